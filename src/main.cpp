@@ -1,0 +1,3 @@
+#include "atlas2kudu/cli.h"
+
+int main(int argc, char** argv) { return atlas2kudu::run_cli(argc, argv); }
