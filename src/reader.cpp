@@ -111,6 +111,13 @@ Reader::Reader(std::vector<std::string> paths, RejectSink& rejects, DecodeLimits
   if (paths_.empty()) paths_.push_back("-");
 }
 
+Reader::Reader(std::vector<std::unique_ptr<ByteSource>> sources, RejectSink& rejects,
+               DecodeLimits limits, std::size_t max_record_bytes)
+    : opened_(std::move(sources)),
+      rejects_(rejects),
+      max_record_bytes_(max_record_bytes),
+      decoder_(limits) {}
+
 Reader::~Reader() = default;
 
 bool Reader::open_next_source() {
@@ -119,10 +126,14 @@ bool Reader::open_next_source() {
     framer_.reset();
     source_.reset();
   }
-  if (next_path_ == paths_.size()) return false;
-  const std::string& path = paths_[next_path_++];
-  source_ = open_byte_source(path);
-  names_.push_back(path);
+  if (next_path_ < opened_.size()) {
+    source_ = std::move(opened_[next_path_++]);
+  } else if (next_path_ < paths_.size()) {
+    source_ = open_byte_source(paths_[next_path_++]);
+  } else {
+    return false;
+  }
+  names_.push_back(source_->name());
   framer_ = std::make_unique<Framer>(*source_, max_record_bytes_);
   ++stats_.sources;
   return true;

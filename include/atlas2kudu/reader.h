@@ -82,6 +82,9 @@ class Reader {
  public:
   Reader(std::vector<std::string> paths, RejectSink& rejects, DecodeLimits limits = {},
          std::size_t max_record_bytes = kDefaultMaxRecordBytes);
+  // Reads already opened sources (in-memory fakes in tests), in order.
+  Reader(std::vector<std::unique_ptr<ByteSource>> sources, RejectSink& rejects,
+         DecodeLimits limits = {}, std::size_t max_record_bytes = kDefaultMaxRecordBytes);
   ~Reader();
 
   // The next accepted event; false at the end of all inputs. Throws SourceError for unreadable
@@ -96,6 +99,7 @@ class Reader {
               std::string_view record);
 
   std::vector<std::string> paths_;
+  std::vector<std::unique_ptr<ByteSource>> opened_;
   std::size_t next_path_ = 0;
   RejectSink& rejects_;
   std::size_t max_record_bytes_;
