@@ -23,6 +23,31 @@ namespace {
 
 constexpr std::size_t kPadding = simdjson::SIMDJSON_PADDING;
 
+// Where a value sits in the record, for error messages: "message.entity.classifications[2].typeName".
+// Built on the stack as a chain and only turned into text when a record is rejected, so that
+// accepted records pay nothing for it.
+struct Path {
+  Path(const char* root) : name(root) {}  // NOLINT: implicit from a literal root path
+  Path(const Path& parent_path, std::string_view child) : parent(&parent_path), name(child) {}
+  Path(const Path& parent_path, std::size_t item) : parent(&parent_path), index(item) {}
+
+  std::string str() const {
+    std::string out = parent ? parent->str() : std::string();
+    if (parent && index == kNoIndex) out += '.';
+    if (index == kNoIndex) {
+      out += name;
+    } else {
+      out += fmt::format("[{}]", index);
+    }
+    return out;
+  }
+
+  static constexpr std::size_t kNoIndex = static_cast<std::size_t>(-1);
+  const Path* parent = nullptr;
+  std::string_view name;
+  std::size_t index = kNoIndex;
+};
+
 std::string_view json_type_name(od::json_type t) {
   switch (t) {
     case od::json_type::array: return "an array";
@@ -35,50 +60,50 @@ std::string_view json_type_name(od::json_type t) {
   return "an unknown value";
 }
 
-[[noreturn]] void wrong_type(std::string_view path, std::string_view expected, od::json_type got) {
+[[noreturn]] void wrong_type(const Path& path, std::string_view expected, od::json_type got) {
   throw InputError(RejectCode::kWrongType,
-                   fmt::format("{}: expected {}, got {}", path, expected, json_type_name(got)));
+                   fmt::format("{}: expected {}, got {}", path.str(), expected, json_type_name(got)));
 }
 
-std::string_view get_string(od::value v, std::string_view path) {
+std::string_view get_string(od::value v, const Path& path) {
   const od::json_type t = v.type();
   if (t != od::json_type::string) wrong_type(path, "a string", t);
   return v.get_string();
 }
 
-std::optional<std::string_view> get_optional_string(od::value v, std::string_view path) {
+std::optional<std::string_view> get_optional_string(od::value v, const Path& path) {
   if (v.type() == od::json_type::null) return std::nullopt;
   return get_string(v, path);
 }
 
-std::int64_t get_int(od::value v, std::string_view path) {
+std::int64_t get_int(od::value v, const Path& path) {
   const od::json_type t = v.type();
   if (t != od::json_type::number) wrong_type(path, "an integer", t);
   std::int64_t out = 0;
   if (v.get_int64().get(out) != simdjson::SUCCESS) {
     throw InputError(RejectCode::kWrongType,
-                     fmt::format("{}: expected a 64-bit integer, got {}", path,
+                     fmt::format("{}: expected a 64-bit integer, got {}", path.str(),
                                  trim_json_token(v.raw_json_token())));
   }
   return out;
 }
 
-od::object get_object(od::value v, std::string_view path) {
+od::object get_object(od::value v, const Path& path) {
   const od::json_type t = v.type();
   if (t != od::json_type::object) wrong_type(path, "an object", t);
   return v.get_object();
 }
 
-od::array get_array(od::value v, std::string_view path) {
+od::array get_array(od::value v, const Path& path) {
   const od::json_type t = v.type();
   if (t != od::json_type::array) wrong_type(path, "an array", t);
   return v.get_array();
 }
 
-Guid get_guid(std::string_view text, std::string_view path) {
+Guid get_guid(std::string_view text, const Path& path) {
   if (auto g = Guid::parse(text)) return *g;
   throw InputError(RejectCode::kBadGuid,
-                   fmt::format("{}: \"{}\" is not a UUID", path, printable_excerpt(text, 60)));
+                   fmt::format("{}: \"{}\" is not a UUID", path.str(), printable_excerpt(text, 60)));
 }
 
 // Text that has to outlive the parser that produced it (unescaped strings live in the parser).
@@ -193,17 +218,15 @@ struct PayloadFields {
   std::vector<ClassificationFields> traits;  // V1 message-level "traits" list
 };
 
-void parse_attribute_object(od::value v, std::string_view path, AttributeSet& out) {
+void parse_attribute_object(od::value v, const Path& path, AttributeSet& out) {
   out.present = true;
   if (v.type() == od::json_type::null) return;
-  std::string key_path;
   for (auto field : get_object(v, path)) {
     std::string key = copy(field.unescaped_key());
     od::value value = field.value();
     if (value.type() == od::json_type::null) continue;  // null never sets a column
     if (key == "qualifiedName" || key == "name") {
-      key_path = fmt::format("{}.{}", path, key);
-      std::string text = copy(get_string(value, key_path));
+      std::string text = copy(get_string(value, Path(path, key)));
       (key == "name" ? out.name : out.qualified_name) = std::move(text);
       continue;
     }
@@ -220,43 +243,45 @@ void parse_attribute_object(od::value v, std::string_view path, AttributeSet& ou
   }
 }
 
-ClassificationFields parse_classification(od::value v, std::string_view path, bool v1_struct) {
+ClassificationFields parse_classification(od::value v, const Path& path, bool v1_struct) {
   ClassificationFields c;
   bool has_type = false;
   for (auto field : get_object(v, path)) {
     const std::string_view key = field.unescaped_key();
     od::value value = field.value();
     if (key == "typeName") {
-      c.type_name = copy(get_string(value, fmt::format("{}.typeName", path)));
+      c.type_name = copy(get_string(value, Path(path, "typeName")));
       has_type = true;
     } else if (key == "entityGuid" && !v1_struct) {
-      if (auto text = get_optional_string(value, fmt::format("{}.entityGuid", path))) {
-        c.entity_guid = get_guid(*text, fmt::format("{}.entityGuid", path));
+      const Path guid_path(path, "entityGuid");
+      if (auto text = get_optional_string(value, guid_path)) {
+        c.entity_guid = get_guid(*text, guid_path);
       }
     } else if (key == (v1_struct ? "values" : "attributes")) {
       if (value.type() == od::json_type::null) continue;
-      get_object(value, fmt::format("{}.{}", path, key));  // type check only
+      get_object(value, Path(path, key));  // type check only
       c.attributes_json.clear();
       write_canonical_json(value, c.attributes_json);
     }
   }
   if (!has_type || c.type_name.empty()) {
-    throw InputError(RejectCode::kMissingField, fmt::format("{}.typeName: missing", path));
+    throw InputError(RejectCode::kMissingField, fmt::format("{}.typeName: missing", path.str()));
   }
   return c;
 }
 
-EndFields parse_end(od::value v, std::string_view path) {
+EndFields parse_end(od::value v, const Path& path) {
   EndFields end;
   for (auto field : get_object(v, path)) {
     const std::string_view key = field.unescaped_key();
     od::value value = field.value();
     if (key == "guid") {
-      if (auto text = get_optional_string(value, fmt::format("{}.guid", path))) {
-        end.guid = get_guid(*text, fmt::format("{}.guid", path));
+      const Path guid_path(path, "guid");
+      if (auto text = get_optional_string(value, guid_path)) {
+        end.guid = get_guid(*text, guid_path);
       }
     } else if (key == "typeName") {
-      if (auto text = get_optional_string(value, fmt::format("{}.typeName", path))) {
+      if (auto text = get_optional_string(value, Path(path, "typeName"))) {
         end.type_name = copy(*text);
       }
     }
@@ -304,9 +329,9 @@ void parse_entity(od::value v, EntityFields& e) {
       if (value.type() == od::json_type::null) continue;
       e.has_classifications = true;
       std::size_t i = 0;
-      for (auto item : get_array(value, "message.entity.classifications")) {
-        e.classifications.push_back(parse_classification(
-            item.value(), fmt::format("message.entity.classifications[{}]", i++), false));
+      const Path list("message.entity.classifications");
+      for (auto item : get_array(value, list)) {
+        e.classifications.push_back(parse_classification(item.value(), Path(list, i++), false));
       }
     } else if (key == "id") {
       // V1 Referenceable: {"jsonClass":..,"id":"<guid>","typeName":..,"state":..}
@@ -330,18 +355,17 @@ void parse_entity(od::value v, EntityFields& e) {
     } else if (key == "traits") {
       if (value.type() == od::json_type::null) continue;
       e.has_traits = true;
-      for (auto trait : get_object(value, "message.entity.traits")) {
+      const Path map("message.entity.traits");
+      for (auto trait : get_object(value, map)) {
         const std::string name = copy(trait.unescaped_key());
-        ClassificationFields c =
-            parse_classification(trait.value(), fmt::format("message.entity.traits.{}", name), true);
-        e.traits.push_back(std::move(c));
+        e.traits.push_back(parse_classification(trait.value(), Path(map, name), true));
       }
     } else if (key == "traitNames") {
       if (value.type() == od::json_type::null) continue;
       std::size_t i = 0;
-      for (auto item : get_array(value, "message.entity.traitNames")) {
-        e.trait_names.push_back(
-            copy(get_string(item.value(), fmt::format("message.entity.traitNames[{}]", i++))));
+      const Path list("message.entity.traitNames");
+      for (auto item : get_array(value, list)) {
+        e.trait_names.push_back(copy(get_string(item.value(), Path(list, i++))));
       }
     } else if (key == "systemAttributes") {
       if (value.type() == od::json_type::null) continue;
@@ -375,9 +399,9 @@ void parse_payload(od::object message, PayloadFields& p) {
       if (value.type() == od::json_type::null) continue;
       p.has_traits = true;
       std::size_t i = 0;
-      for (auto item : get_array(value, "message.traits")) {
-        p.traits.push_back(
-            parse_classification(item.value(), fmt::format("message.traits[{}]", i++), true));
+      const Path list("message.traits");
+      for (auto item : get_array(value, list)) {
+        p.traits.push_back(parse_classification(item.value(), Path(list, i++), true));
       }
     }
   }
@@ -422,14 +446,14 @@ struct NotificationDecoder::Impl {
   };
   std::map<std::string, PendingSplit> pending;
 
-  Envelope parse_envelope(std::string_view text, std::string_view what);
+  Envelope parse_envelope(std::string_view text, const char* what);
   std::optional<Event> decode_envelope_level(Envelope& env, std::string_view text, SourcePosition& pos,
                                              int depth);
   Event decode_payload(std::string_view message_raw, const Envelope& env, const SourcePosition& pos);
   std::string_view inflate_message(std::string_view base64, bool gzip);
 };
 
-Envelope NotificationDecoder::Impl::parse_envelope(std::string_view text, std::string_view what) {
+Envelope NotificationDecoder::Impl::parse_envelope(std::string_view text, const char* what) {
   Envelope env;
   od::document doc = envelope_parser.iterate(text.data(), text.size(), text.size() + kPadding);
   const od::json_type top = doc.type();
