@@ -171,6 +171,11 @@ class Folder::Window {
       by_qn_by_guid_[e.guid].push_back(index_of(net_.by_qn, r));
       if (qn != &k.qualified_name) k.qualified_name = *qn;
       k.qn_state = Cell::kValue;
+    } else if (k.type_state == Cell::kValue && k.type_name != e.type_name &&
+               k.qn_state == Cell::kUnknown) {
+      // A type change whose qualifiedName nobody told us: the row under the old type is stale
+      // and cannot be re-keyed, so drop it rather than leave a wrong mapping.
+      by_qn_cleanup(e.guid, {});
     }
     k.type_state = Cell::kValue;
     k.type_name = e.type_name;
