@@ -85,6 +85,25 @@ std::vector<std::pair<std::string, std::string>> json_object_members(std::string
   return members;
 }
 
+std::vector<std::string> json_string_array(std::string_view array_text) {
+  simdjson::dom::parser parser;
+  simdjson::dom::element element;
+  simdjson::dom::array array;
+  if (parser.parse(array_text.data(), array_text.size()).get(element) != simdjson::SUCCESS ||
+      element.get(array) != simdjson::SUCCESS) {
+    throw JsonError(fmt::format("not a JSON array: {}", array_text.substr(0, 200)));
+  }
+  std::vector<std::string> out;
+  for (auto item : array) {
+    std::string_view s;
+    if (item.get(s) != simdjson::SUCCESS) {
+      throw JsonError(fmt::format("not an array of strings: {}", array_text.substr(0, 200)));
+    }
+    out.emplace_back(s);
+  }
+  return out;
+}
+
 namespace {
 
 void canonical(const simdjson::dom::element& e, std::string& out) {

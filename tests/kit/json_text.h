@@ -26,6 +26,9 @@ std::string json_quote(std::string_view utf8);
 // `object_text` is not a JSON object.
 std::vector<std::pair<std::string, std::string>> json_object_members(std::string_view object_text);
 
+// The decoded strings of a JSON array of strings; throws JsonError for anything else.
+std::vector<std::string> json_string_array(std::string_view array_text);
+
 // `text` with insignificant whitespace removed; throws JsonError when `text` is not valid JSON.
 std::string json_minify(std::string_view text);
 
