@@ -143,28 +143,6 @@ std::optional<Operation> parse_v1_operation(std::string_view name) {
   return std::nullopt;
 }
 
-// What one envelope level holds. Views point into the buffer that was parsed.
-struct Envelope {
-  bool has_version = false;
-  bool kcat = false;
-  bool has_message = false;
-  od::json_type message_type = od::json_type::null;
-  std::string_view message_object;  // raw text, when message is an object
-  std::string message_string;       // unescaped, when message is a string
-  bool gzip = false;
-  std::int64_t split_idx = 1;
-  std::int64_t split_count = 1;
-  std::string msg_id;
-  std::optional<std::int64_t> msg_creation_time;
-  // kcat -J fields
-  std::optional<std::string> topic;
-  std::optional<std::int64_t> partition;
-  std::optional<std::int64_t> offset;
-  std::optional<std::int64_t> kafka_ts;
-  bool has_payload = false;
-  std::optional<std::string> payload;
-};
-
 struct ClassificationFields {
   std::string type_name;
   std::optional<Guid> entity_guid;
@@ -216,6 +194,30 @@ struct PayloadFields {
   RelationshipFields relationship;
   bool has_traits = false;
   std::vector<ClassificationFields> traits;  // V1 message-level "traits" list
+};
+
+// What one envelope level holds. Views point into the buffer that was parsed.
+struct Envelope {
+  bool has_version = false;
+  bool kcat = false;
+  bool has_message = false;
+  od::json_type message_type = od::json_type::null;
+  std::string_view message_raw;     // the message object's text, when it is an object
+  PayloadFields message;            // ... and its fields, parsed in the same pass
+  std::string message_string;       // unescaped, when message is a string
+  PayloadFields top;                // payload fields at the top level: a bare (legacy) payload
+  bool gzip = false;
+  std::int64_t split_idx = 1;
+  std::int64_t split_count = 1;
+  std::string msg_id;
+  std::optional<std::int64_t> msg_creation_time;
+  // kcat -J fields
+  std::optional<std::string> topic;
+  std::optional<std::int64_t> partition;
+  std::optional<std::int64_t> offset;
+  std::optional<std::int64_t> kafka_ts;
+  bool has_payload = false;
+  std::optional<std::string> payload;
 };
 
 void parse_attribute_object(od::value v, const Path& path, AttributeSet& out) {
@@ -380,31 +382,35 @@ void parse_entity(od::value v, EntityFields& e) {
   }
 }
 
-void parse_payload(od::object message, PayloadFields& p) {
-  for (auto field : message) {
-    const std::string_view key = field.unescaped_key();
-    od::value value = field.value();
-    if (key == "type") {
-      if (auto t = get_optional_string(value, "message.type")) p.type = copy(*t);
-    } else if (key == "operationType") {
-      if (auto t = get_optional_string(value, "message.operationType")) p.operation = copy(*t);
-    } else if (key == "eventTime") {
-      if (value.type() != od::json_type::null) p.event_time_ms = get_int(value, "message.eventTime");
-    } else if (key == "entity") {
-      if (value.type() != od::json_type::null) parse_entity(value, p.entity);
-    } else if (key == "relationship") {
-      if (value.type() != od::json_type::null) parse_relationship(value, p.relationship);
-    } else if (key == "traits") {
-      // V1 payload: the entity's traits after the change, super-types included.
-      if (value.type() == od::json_type::null) continue;
-      p.has_traits = true;
-      std::size_t i = 0;
-      const Path list("message.traits");
-      for (auto item : get_array(value, list)) {
-        p.traits.push_back(parse_classification(item.value(), Path(list, i++), true));
-      }
+// Takes one member of a payload object; false if `key` is not a payload field.
+bool parse_payload_field(std::string_view key, od::value value, PayloadFields& p) {
+  if (key == "type") {
+    if (auto t = get_optional_string(value, "message.type")) p.type = copy(*t);
+  } else if (key == "operationType") {
+    if (auto t = get_optional_string(value, "message.operationType")) p.operation = copy(*t);
+  } else if (key == "eventTime") {
+    if (value.type() != od::json_type::null) p.event_time_ms = get_int(value, "message.eventTime");
+  } else if (key == "entity") {
+    if (value.type() != od::json_type::null) parse_entity(value, p.entity);
+  } else if (key == "relationship") {
+    if (value.type() != od::json_type::null) parse_relationship(value, p.relationship);
+  } else if (key == "traits") {
+    // V1 payload: the entity's traits after the change, super-types included.
+    if (value.type() == od::json_type::null) return true;
+    p.has_traits = true;
+    std::size_t i = 0;
+    const Path list("message.traits");
+    for (auto item : get_array(value, list)) {
+      p.traits.push_back(parse_classification(item.value(), Path(list, i++), true));
     }
+  } else {
+    return false;
   }
+  return true;
+}
+
+void parse_payload(od::object message, PayloadFields& p) {
+  for (auto field : message) parse_payload_field(field.unescaped_key(), field.value(), p);
 }
 
 std::int64_t ms_to_us(std::int64_t ms, std::string_view what) {
@@ -431,7 +437,6 @@ std::vector<Classification> to_classifications(std::vector<ClassificationFields>
 struct NotificationDecoder::Impl {
   DecodeLimits limits;
   od::parser envelope_parser;
-  od::parser message_parser;
   std::string kcat_buffer;
   std::string inflated_buffer;
   std::string minified;
@@ -449,7 +454,8 @@ struct NotificationDecoder::Impl {
   Envelope parse_envelope(std::string_view text, const char* what);
   std::optional<Event> decode_envelope_level(Envelope& env, std::string_view text, SourcePosition& pos,
                                              int depth);
-  Event decode_payload(std::string_view message_raw, const Envelope& env, const SourcePosition& pos);
+  Event decode_payload(std::string_view message_raw, PayloadFields& p, const Envelope& env,
+                       const SourcePosition& pos);
   std::string_view inflate_message(std::string_view base64, bool gzip);
 };
 
@@ -470,8 +476,15 @@ Envelope NotificationDecoder::Impl::parse_envelope(std::string_view text, const 
       env.has_message = true;
       env.message_type = value.type();
       if (env.message_type == od::json_type::object) {
-        od::object object = value.get_object();
-        env.message_object = object.raw_json();
+        // Parse the payload in this same pass, and find its text for the audit seq: it starts at
+        // the '{' and ends at the last '}' before the token the iterator stops on afterwards.
+        const char* begin = value.raw_json_token().data();
+        parse_payload(value.get_object(), env.message);
+        const char* after = text.data() + text.size();
+        if (auto loc = doc.current_location(); !loc.error()) after = loc.value_unsafe();
+        const char* end = after;
+        while (end > begin && end[-1] != '}') --end;
+        env.message_raw = std::string_view(begin, static_cast<std::size_t>(end - begin));
       } else if (env.message_type == od::json_type::string) {
         env.message_string = copy(value.get_string());
       } else if (env.message_type != od::json_type::null) {
@@ -507,6 +520,8 @@ Envelope NotificationDecoder::Impl::parse_envelope(std::string_view text, const 
       env.offset = get_int(value, "offset");
     } else if (key == "ts") {
       if (value.type() == od::json_type::number) env.kafka_ts = get_int(value, "ts");
+    } else {
+      parse_payload_field(key, value, env.top);
     }
   }
   env.kcat = env.has_payload && !env.has_version && !env.has_message;
@@ -554,7 +569,7 @@ std::optional<Event> NotificationDecoder::Impl::decode_envelope_level(Envelope& 
 
   if (!env.has_version && !env.has_message) {
     // A bare payload (legacy, no envelope): the whole document is the message.
-    return decode_payload(trim(text), env, pos);
+    return decode_payload(trim(text), env.top, env, pos);
   }
   if (!env.has_message || env.message_type == od::json_type::null) {
     throw InputError(RejectCode::kMissingField, "message: missing");
@@ -637,11 +652,11 @@ std::optional<Event> NotificationDecoder::Impl::decode_envelope_level(Envelope& 
     }
     return decode_envelope_level(inner, inner_text, pos, depth + 2);
   }
-  return decode_payload(env.message_object, env, pos);
+  return decode_payload(env.message_raw, env.message, env, pos);
 }
 
-Event NotificationDecoder::Impl::decode_payload(std::string_view message_raw, const Envelope& env,
-                                                const SourcePosition& pos) {
+Event NotificationDecoder::Impl::decode_payload(std::string_view message_raw, PayloadFields& p,
+                                                const Envelope& env, const SourcePosition& pos) {
   Event event;
   event.pos = pos;
 
@@ -653,14 +668,6 @@ Event NotificationDecoder::Impl::decode_payload(std::string_view message_raw, co
     throw InputError(RejectCode::kInvalidJson, "message: cannot be minified");
   }
   event.audit_seq = sha256_prefix_i64(std::string_view(minified.data(), minified_size));
-
-  PayloadFields p;
-  od::document doc =
-      message_parser.iterate(message_raw.data(), message_raw.size(), message_raw.size() + kPadding);
-  if (doc.type() != od::json_type::object) {
-    throw InputError(RejectCode::kWrongType, "message: expected an object");
-  }
-  parse_payload(doc.get_object(), p);
 
   const std::string_view type = p.type ? std::string_view(*p.type) : std::string_view();
   bool v1 = false;
