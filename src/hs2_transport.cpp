@@ -3,6 +3,7 @@
 #include <signal.h>
 
 #include <fmt/core.h>
+#include <thrift/TOutput.h>
 #include <thrift/transport/TBufferTransports.h>
 #include <thrift/transport/TSocket.h>
 #include <thrift/transport/TTransportException.h>
@@ -27,7 +28,12 @@ namespace {
 // of giving us EPIPE to retry on. A CLI has no other use for SIGPIPE.
 void ignore_sigpipe_once() {
   static std::once_flag once;
-  std::call_once(once, [] { signal(SIGPIPE, SIG_IGN); });
+  std::call_once(once, [] {
+    signal(SIGPIPE, SIG_IGN);
+    // Thrift prints socket errors to stderr itself; ours are reported once, classified, by the
+    // caller, so its duplicate lines would only be noise.
+    apache::thrift::GlobalOutput.setOutputFunction([](const char*) {});
+  });
 }
 
 // Wraps the socket-level stack so that open() runs every handshake under the connect timeout,
