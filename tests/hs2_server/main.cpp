@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "hs2_test_server.h"
+#include "kit_handler.h"
 #include "statement_handler.h"
 
 namespace {
@@ -50,6 +51,12 @@ int main(int argc, char** argv) {
   app.add_option("--http-503", cfg.faults.http_503, "First N HTTP requests get 503");
   app.add_option("--retry-after", cfg.faults.retry_after_s, "Retry-After seconds with 503");
   app.add_flag("--sasl-split-frames", cfg.faults.sasl_split_frames, "Split replies into small frames");
+  std::string handler_name = "kit", key_encoding = "hex";
+  app.add_option("--handler", handler_name,
+                 "kit: test-kit Kudu store + SQL interpreter; keyset: toy key sets")
+      ->check(CLI::IsMember({"kit", "keyset"}));
+  app.add_option("--key-encoding", key_encoding, "hex | binary (kit handler)")
+      ->check(CLI::IsMember({"hex", "binary"}));
   app.add_option("--max-seconds", max_seconds, "Exit after this many seconds")->check(CLI::Range(1, 86400));
   CLI11_PARSE(app, argc, argv);
 
@@ -69,7 +76,13 @@ int main(int argc, char** argv) {
     cfg.faults.fail_at[std::stoi(f.substr(0, colon))] = f.substr(colon + 1);
   }
 
-  Hs2TestServer server(cfg, std::make_shared<atlas2kudu::testing::KeySetHandler>());
+  std::shared_ptr<atlas2kudu::testing::StatementHandler> handler;
+  if (handler_name == "kit")
+    handler = std::make_shared<atlas2kudu::testing::KitHandler>(
+        key_encoding == "binary" ? atlas2kudu::KeyEncoding::kBinary : atlas2kudu::KeyEncoding::kHex);
+  else
+    handler = std::make_shared<atlas2kudu::testing::KeySetHandler>();
+  Hs2TestServer server(cfg, handler);
   int port = server.start();
   if (!port_file.empty()) {
     std::string tmp = port_file + ".tmp";

@@ -1,0 +1,193 @@
+#include "atlas2kudu/reader.h"
+
+#include <cerrno>
+#include <cstring>
+
+#include <fmt/core.h>
+
+#include "atlas2kudu/json_text.h"
+
+namespace atlas2kudu {
+
+namespace {
+
+std::string base64_encode(std::string_view data) {
+  static constexpr char kAlphabet[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  out.reserve((data.size() + 2) / 3 * 4);
+  std::size_t i = 0;
+  for (; i + 2 < data.size(); i += 3) {
+    const std::uint32_t v = static_cast<unsigned char>(data[i]) << 16 |
+                            static_cast<unsigned char>(data[i + 1]) << 8 |
+                            static_cast<unsigned char>(data[i + 2]);
+    out += kAlphabet[v >> 18];
+    out += kAlphabet[(v >> 12) & 63];
+    out += kAlphabet[(v >> 6) & 63];
+    out += kAlphabet[v & 63];
+  }
+  if (i < data.size()) {
+    std::uint32_t v = static_cast<unsigned char>(data[i]) << 16;
+    if (i + 1 < data.size()) v |= static_cast<unsigned char>(data[i + 1]) << 8;
+    out += kAlphabet[v >> 18];
+    out += kAlphabet[(v >> 12) & 63];
+    out += i + 1 < data.size() ? kAlphabet[(v >> 6) & 63] : '=';
+    out += '=';
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string rejection_json(const Rejection& r) {
+  std::string out = "{\"source\":";
+  append_json_string(r.pos.source, out);
+  out += fmt::format(",\"line\":{},\"offset\":{},\"record_index\":{}", r.pos.line, r.pos.offset,
+                     r.pos.record);
+  if (r.pos.kafka) {
+    out += ",\"kafka\":{\"topic\":";
+    append_json_string(r.pos.kafka->topic, out);
+    out += fmt::format(",\"partition\":{},\"offset\":{}}}", r.pos.kafka->partition,
+                       r.pos.kafka->offset);
+  }
+  out += ",\"code\":";
+  append_json_string(to_string(r.code), out);
+  out += ",\"reason\":";
+  append_json_string(r.reason, out);
+  if (is_valid_utf8(r.record)) {
+    out += ",\"record\":";
+    append_json_string(r.record, out);
+  } else {
+    out += ",\"record_base64\":\"" + base64_encode(r.record) + '"';
+  }
+  out += "}\n";
+  return out;
+}
+
+RejectSink::RejectSink(RejectPolicy policy, std::FILE* diagnostics)
+    : policy_(std::move(policy)), diagnostics_(diagnostics) {
+  if (!policy_.reject_file.empty()) {
+    file_ = std::fopen(policy_.reject_file.c_str(), "w");
+    if (file_ == nullptr) {
+      throw SourceError(false, fmt::format("{}: cannot create reject file: {}",
+                                           policy_.reject_file, std::strerror(errno)));
+    }
+  }
+}
+
+RejectSink::~RejectSink() {
+  if (file_ != nullptr) std::fclose(file_);
+}
+
+void RejectSink::reject(const Rejection& r) {
+  ++count_;
+  if (diagnostics_ != nullptr) {
+    fmt::print(diagnostics_, "{}: {}\n", format_position(r.pos), r.reason);
+  }
+  if (file_ != nullptr) {
+    const std::string line = rejection_json(r);
+    if (std::fwrite(line.data(), 1, line.size(), file_) != line.size() || std::fflush(file_) != 0) {
+      throw SourceError(false, fmt::format("{}: cannot write reject file: {}",
+                                           policy_.reject_file, std::strerror(errno)));
+    }
+  }
+  if (count_ > policy_.max_rejects) {
+    throw TooManyRejects(
+        policy_.max_rejects == 0
+            ? fmt::format("stopped at the first malformed record ({}); use --max-rejects N "
+                          "--reject-file FILE to set bad records aside and go on",
+                          format_position(r.pos))
+            : fmt::format("more than {} records rejected (--max-rejects); stopped at {}",
+                          policy_.max_rejects, format_position(r.pos)));
+  }
+}
+
+Reader::Reader(std::vector<std::string> paths, RejectSink& rejects, DecodeLimits limits,
+               std::size_t max_record_bytes)
+    : paths_(std::move(paths)),
+      rejects_(rejects),
+      max_record_bytes_(max_record_bytes),
+      decoder_(limits) {
+  if (paths_.empty()) paths_.push_back("-");
+}
+
+Reader::~Reader() = default;
+
+bool Reader::open_next_source() {
+  if (framer_) {
+    stats_.ignored_lines += framer_->ignored_lines();
+    framer_.reset();
+    source_.reset();
+  }
+  if (next_path_ == paths_.size()) return false;
+  const std::string& path = paths_[next_path_++];
+  source_ = open_byte_source(path);
+  names_.push_back(path);
+  framer_ = std::make_unique<Framer>(*source_, max_record_bytes_);
+  ++stats_.sources;
+  return true;
+}
+
+void Reader::reject(const SourcePosition& pos, RejectCode code, std::string reason,
+                    std::string_view record) {
+  ++stats_.rejected;
+  ++stats_.per_reason[static_cast<std::size_t>(code)];
+  rejects_.reject(Rejection{pos, code, std::move(reason), record});
+}
+
+bool Reader::next(Event& out) {
+  while (!finished_) {
+    if (!framer_ || !framer_->next(record_)) {
+      if (open_next_source()) continue;
+      finished_ = true;
+      for (const IncompleteSplit& split : decoder_.take_incomplete()) {
+        reject(split.first, RejectCode::kBadSplit,
+               fmt::format("split message {} incomplete at end of input: {} of {} chunks arrived",
+                           printable_excerpt(split.msg_id, 80), split.received, split.expected),
+               {});
+      }
+      return false;
+    }
+    ++stats_.records;
+    SourcePosition pos;
+    pos.source = names_.back();
+    pos.line = record_.line;
+    pos.offset = record_.offset;
+    pos.record = record_.index;
+    pos.first_record = record_.index;
+    if (record_.console_partition || record_.console_offset) {
+      pos.kafka = SourcePosition::Kafka{"", record_.console_partition.value_or(0),
+                                        record_.console_offset.value_or(0)};
+    }
+    if (record_.error) {
+      reject(pos, *record_.error, record_.reason, record_.text);
+      continue;
+    }
+    try {
+      std::optional<Event> event = decoder_.decode(record_.text, pos);
+      if (!event) {
+        ++stats_.split_chunks;
+        continue;
+      }
+      out = std::move(*event);
+    } catch (const InputError& e) {
+      reject(pos, e.code(), e.what(), record_.text);
+      continue;
+    }
+    ++stats_.events;
+    ++stats_.per_operation[static_cast<std::size_t>(out.op)];
+    if (out.legacy_v1) ++stats_.legacy_v1;
+    return true;
+  }
+  return false;
+}
+
+std::vector<Event> read_all_events(const std::vector<std::string>& paths) {
+  RejectSink rejects(RejectPolicy{}, nullptr);
+  Reader reader(paths, rejects);
+  std::vector<Event> events;
+  for (Event e; reader.next(e);) events.push_back(std::move(e));
+  return events;
+}
+
+}  // namespace atlas2kudu
