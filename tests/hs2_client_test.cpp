@@ -1,6 +1,11 @@
 // Hs2Client against the in-process HS2 test server over every transport (loopback only).
 #include <doctest/doctest.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <chrono>
 
 #include "atlas2kudu/cli.h"
@@ -33,6 +38,7 @@ void upsert_and_check(Hs2Client& client, KeySetHandler& handler) {
   CHECK(r.has_dml_result);
   CHECK(r.rows_modified == 2);
   CHECK(r.row_errors == 0);
+  CHECK(r.warnings.empty());  // the server's log held only a progress line
   CHECK(handler.tables().at("atlas.t") == std::set<std::string>{"a", "b"});
 }
 
@@ -347,4 +353,43 @@ TEST_CASE("hs2 client: HTTPS with Bearer token, verified against the test CA") {
   o.ca_cert = tls.other_ca;
   auto e = expect_hs2_error([&] { Hs2Client(o, creds).connect(); });
   CHECK(e.kind() == Hs2ErrorKind::kAuth);
+}
+
+TEST_CASE("hs2 client: an RPC slower than --socket_timeout_ms is a transient timeout") {
+  auto handler = std::make_shared<KeySetHandler>();
+  Hs2TestServerConfig cfg;
+  cfg.faults.latency_ms = 600;
+  Hs2TestServer server(cfg, handler);
+  auto o = test_options(server.start());
+  o.socket_timeout_ms = 150;
+  Hs2Client client(o, {});
+  client.connect();
+  auto t0 = std::chrono::steady_clock::now();
+  auto e = expect_hs2_error([&] { client.execute("UPSERT INTO t VALUES ('a')"); });
+  CHECK(e.kind() == Hs2ErrorKind::kTransient);
+  CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(550));
+  CHECK_FALSE(client.connected());
+}
+
+TEST_CASE("hs2 client: a TLS handshake the server never answers ends at the connect timeout") {
+  // A listening socket that nobody accept()s: the kernel completes TCP, nobody speaks TLS.
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+  REQUIRE(::listen(fd, 4) == 0);
+  socklen_t len = sizeof addr;
+  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  auto o = test_options(ntohs(addr.sin_port), "localhost");
+  o.ssl = true;
+  o.ca_cert = tls_files().ca;
+  o.connect_timeout_ms = 200;
+  o.connect_max_tries = 1;
+  auto t0 = std::chrono::steady_clock::now();
+  auto e = expect_hs2_error([&] { Hs2Client(o, {}).connect(); });
+  auto took = std::chrono::steady_clock::now() - t0;
+  ::close(fd);
+  CHECK(e.kind() == Hs2ErrorKind::kTransient);
+  CHECK(took < std::chrono::seconds(3));
 }

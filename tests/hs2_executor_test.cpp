@@ -205,3 +205,58 @@ TEST_CASE("hs2 executor: a wrong password fails at start with the auth exit code
     CHECK(exit_code_for(e.kind()) == kExitAuth);
   }
 }
+
+TEST_CASE("hs2 executor: an expired session is reopened and the statement re-run") {
+  FaultPlan f;
+  f.expire_sessions_at = {4, 20};
+  Run clean = run(1);
+  for (int sessions : {1, 3}) {
+    CAPTURE(sessions);
+    Run r = run(sessions, f);
+    CHECK(r.tables == clean.tables);
+    CHECK(r.stats.retries >= 2);
+    CHECK(r.stats.reconnects == r.stats.retries);
+    CHECK(r.server.sessions_opened == sessions + static_cast<int>(r.stats.reconnects));
+  }
+}
+
+TEST_CASE("hs2 executor: over hs2-http, dropped requests and 503s are retried") {
+  auto handler = std::make_shared<KeySetHandler>();
+  Hs2TestServerConfig cfg;
+  cfg.transport = Hs2TestServerConfig::Transport::kHttp;
+  cfg.user = "alice";
+  cfg.password = "pw";
+  // libcurl silently re-sends once when a kept-alive connection dies before any reply byte, so
+  // two consecutive drops are needed for the executor to see one.
+  cfg.faults.drop_at = {2, 3};
+  cfg.faults.http_503 = 1;
+  cfg.faults.retry_after_s = 0;
+  Hs2TestServer server(cfg, handler);
+  auto o = test_options(server.start());
+  o.protocol = Hs2Protocol::kHttp;
+  o.ldap = true;
+  o.auth_creds_ok_in_clear = true;
+  o.sessions = 2;
+  Hs2Credentials creds;
+  creds.password = "pw";
+  Hs2Executor ex(o, creds);
+  ex.set_sleeper([](int) {});
+  ex.start("");
+  for (const auto& w : make_windows(2, 6, 3)) ex.run_window(w);
+  ex.finish();
+  Run clean = [] {
+    auto h = std::make_shared<KeySetHandler>();
+    Hs2TestServer s({}, h);
+    auto o1 = test_options(s.start());
+    Hs2Executor e(o1, {});
+    e.start("");
+    for (const auto& w : make_windows(2, 6, 3)) e.run_window(w);
+    e.finish();
+    return Run{h->tables(), e.stats(), s.stats()};
+  }();
+  CHECK(handler->tables() == clean.tables);
+  CHECK(ex.stats().retries == 1);
+  CHECK(ex.stats().reconnects == 1);
+  CHECK(server.stats().statements == static_cast<int>(clean.stats.statements) + 2);
+  CHECK(server.stats().http_503_sent == 1);
+}

@@ -10,7 +10,9 @@
 //    seconds when the server gives it (capped at 60), else 1 s, 2 s, ... Then Hs2Error(kTransient).
 //  * 401 while cookies were sent: cookies cleared, request re-sent once; 401 again (or without
 //    cookies) → Hs2Error(kAuth).
-//  * Connect failures, resets, timeouts → Hs2Error(kTransient).
+//  * Connect failures, resets, timeouts → Hs2Error(kTransient). Note that libcurl itself re-sends a
+//    request once, on a fresh connection, when a kept-alive connection dies before any reply byte;
+//    harmless for our idempotent statements, and the same as impala-shell's one reconnect.
 //
 // Example:
 //   HttpTransportConfig cfg{.url = "https://db1:28000/cliservice", .user = "alice",

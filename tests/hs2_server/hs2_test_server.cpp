@@ -254,12 +254,16 @@ class Service : public t::ImpalaHiveServer2ServiceIf {
     FaultPlan f;
     {
       std::lock_guard lock(s_.mu);
+      f = s_.config.faults;
+      if (f.expire_sessions_at.count(s_.stats.statements + 1)) {
+        s_.sessions.clear();
+        s_.config.faults.expire_sessions_at.erase(s_.stats.statements + 1);
+      }
       if (!s_.sessions.count(req.sessionHandle.sessionId.guid)) {
-        r.__set_status(error_status("Invalid session id"));
+        r.__set_status(error_status("Invalid session id: " + hex(req.sessionHandle.sessionId.guid)));
         return;
       }
       n = ++s_.stats.statements;
-      f = s_.config.faults;
       s_.stats.confoverlay_keys.clear();
       for (const auto& [k, v] : req.confOverlay) s_.stats.confoverlay_keys.push_back(k + "=" + v);
     }

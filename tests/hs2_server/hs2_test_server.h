@@ -38,6 +38,9 @@ struct FaultPlan {
   std::set<int> drop_after_run_at;
   // Statement number → error text; the operation ends in ERROR_STATE with this message.
   std::map<int, std::string> fail_at;
+  // Statement numbers before which the server forgets every session (as after an impalad restart
+  // or an idle-session expiry): that ExecuteStatement fails with "Invalid session id".
+  std::set<int> expire_sessions_at;
   // Milliseconds slept in every ExecuteStatement (simulated planning time).
   int latency_ms = 0;
   // GetOperationStatus answers RUNNING this many times before the final state.
