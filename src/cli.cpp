@@ -19,6 +19,8 @@
 #include "atlas2kudu/compiler.h"
 #include "atlas2kudu/ddl.h"
 #include "atlas2kudu/digest.h"
+#include "atlas2kudu/hs2_executor.h"
+#include "atlas2kudu/hs2_options.h"
 #include "atlas2kudu/json_text.h"
 #include "atlas2kudu/pipeline.h"
 #include "atlas2kudu/print_executor.h"
@@ -271,6 +273,84 @@ int run_compile(CompileCommand& c) {
   return status;
 }
 
+struct ApplyCommand {
+  CompileCommand compile;
+  Hs2Options hs2;
+};
+
+int run_apply(ApplyCommand& a) {
+  CompileCommand& c = a.compile;
+  if (c.options.prior == PriorSource::kImpala) {
+    fmt::print(stderr,
+               "atlas2kudu: --prior impala (reading stored state before each window, the default "
+               "for apply) is not available in this version. Pass --prior none to apply with the "
+               "state this input establishes: renames and tag removals stay exact; props_json of "
+               "entities first seen here as updates starts from this input's attributes.\n");
+    return kExitUsage;
+  }
+  validate_hs2_options(a.hs2);
+  const auto started = std::chrono::steady_clock::now();
+  NoPriorState prior;
+  Compiler compiler(c.options, prior);
+  RejectSink rejects(RejectPolicy{c.in.max_rejects, c.in.reject_file});
+  Reader reader(c.in.files, rejects);
+  Hs2Executor executor(a.hs2, resolve_hs2_credentials(a.hs2));
+  Progress progress("apply");
+  RunStats run;
+  bool completed = false;
+  int status = kExitOk;
+  std::string failure;
+  try {
+    run_pipeline(reader, compiler, executor, run, &progress);
+    completed = true;
+  } catch (const TooManyRejects& e) {
+    failure = e.what();
+    status = kExitBadInput;
+  } catch (const Hs2ExecutionError& e) {
+    failure = e.what();
+    status = e.exit_code();
+  } catch (const Hs2Error& e) {
+    failure = e.what();
+    status = exit_code_for(e.kind());
+  }
+  progress.done();
+  if (!failure.empty()) fmt::print(stderr, "atlas2kudu: {}\n", failure);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  const ReadStats& read = reader.stats();
+  const Hs2RunStats hs2 = executor.stats();
+  if (!c.quiet) {
+    fmt::print(stderr,
+               "atlas2kudu apply: {} events ({} records, {} rejected), {} window{} applied, {} "
+               "statements, {} rows modified, {} row errors, {} retries, {:.1f} s{}\n",
+               read.events, read.records, read.rejected, hs2.windows, hs2.windows == 1 ? "" : "s",
+               hs2.statements,
+               hs2.rows_modified, hs2.row_errors, hs2.retries, seconds,
+               completed ? "" : " (stopped)");
+    for (const auto& [table, rows] : hs2.rows_by_table) {
+      fmt::print(stderr, "  {:<24}{:>12} rows modified\n", table, rows);
+    }
+  }
+  if (!c.in.stats_file.empty()) {
+    std::string json = run_stats_json("apply", read, run, completed, seconds);
+    json.pop_back();  // "}\n": add the execution counts inside the object
+    json.pop_back();
+    json += fmt::format(
+        ",\"applied_windows\":{},\"applied_statements\":{},\"rows_modified\":{},"
+        "\"row_errors\":{},\"retries\":{},\"reconnects\":{},\"rows_modified_by_table\":{{",
+        hs2.windows, hs2.statements, hs2.rows_modified, hs2.row_errors, hs2.retries,
+        hs2.reconnects);
+    bool first = true;
+    for (const auto& [table, rows] : hs2.rows_by_table) {
+      json += fmt::format("{}\"{}\":{}", first ? "" : ",", table, rows);
+      first = false;
+    }
+    json += "}}\n";
+    write_text_file(c.in.stats_file, json);
+  }
+  return status;
+}
+
 struct DdlCommand {
   DdlOptions options;
   std::string output;
@@ -321,6 +401,16 @@ int run_cli(int argc, char** argv) {
   compile->add_flag("-q,--quiet", compile_cmd.quiet, "No summary line on stderr");
   compile->callback([&] { command = [&] { return run_compile(compile_cmd); }; });
 
+  ApplyCommand apply_cmd;
+  apply_cmd.compile.options.prior = PriorSource::kImpala;  // SPEC §3: the default for apply
+  CLI::App* apply = app.add_subcommand(
+      "apply", "Compile notifications and run the statements on Impala over HiveServer2, window "
+               "by window (deletes, then upserts)");
+  add_compile_options(apply, apply_cmd.compile);
+  add_hs2_options(apply, &apply_cmd.hs2);
+  apply->add_flag("-q,--quiet", apply_cmd.compile.quiet, "No summary on stderr");
+  apply->callback([&] { command = [&] { return run_apply(apply_cmd); }; });
+
   DdlCommand ddl_cmd;
   CLI::App* ddl = app.add_subcommand(
       "ddl", "Print the CREATE TABLE statements of the six Kudu projection tables");
@@ -366,6 +456,9 @@ int run_cli(int argc, char** argv) {
   } catch (const TooManyRejects& e) {
     fmt::print(stderr, "atlas2kudu: {}\n", e.what());
     return kExitBadInput;
+  } catch (const Hs2Error& e) {
+    fmt::print(stderr, "atlas2kudu: {}\n", e.what());
+    return exit_code_for(e.kind());
   } catch (const std::invalid_argument& e) {
     fmt::print(stderr, "atlas2kudu: {}\n", e.what());
     return kExitUsage;
