@@ -1,5 +1,6 @@
 // End-to-end tests: run the real binary as a user would and check output and exit codes.
 #include <doctest/doctest.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -173,4 +174,122 @@ TEST_CASE("a truncated gzip file is an I/O error, after the records before the c
   CHECK(r.status == 74);
   CHECK(r.err.find(cut + ": ") != std::string::npos);
   std::remove(cut.c_str());
+}
+
+namespace {
+
+// The standalone HS2 test server, started for one test and stopped (by pid) when it ends.
+class TestServer {
+ public:
+  explicit TestServer(const std::string& args, const std::string& env = "") {
+    port_file_ = tmp_path(".port");
+    log_file_ = tmp_path(".log");
+    std::remove(port_file_.c_str());
+    const std::string cmd = env + " " + ATLAS2KUDU_HS2_TEST_SERVER + " --port-file " + port_file_ +
+                            " --statement-log " + log_file_ + " --max-seconds 120 " + args +
+                            " >/dev/null 2>&1 & echo $!";
+    std::FILE* p = popen(cmd.c_str(), "r");
+    REQUIRE(p != nullptr);
+    REQUIRE(std::fscanf(p, "%d", &pid_) == 1);
+    pclose(p);
+    for (int i = 0; i < 100 && port_ == 0; ++i) {  // at most 10 s
+      const std::string text = slurp(port_file_);
+      if (!text.empty()) port_ = std::atoi(text.c_str());
+      if (port_ == 0) usleep(100000);
+    }
+    REQUIRE(port_ != 0);
+  }
+  ~TestServer() {
+    kill(pid_, SIGTERM);
+    waitpid(pid_, nullptr, 0);
+    std::remove(port_file_.c_str());
+    std::remove(log_file_.c_str());
+  }
+  std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
+  std::string statements() const { return slurp(log_file_); }
+
+ private:
+  std::string port_file_;
+  std::string log_file_;
+  int pid_ = 0;
+  int port_ = 0;
+};
+
+std::size_t count_lines_starting(const std::string& text, const std::string& prefix) {
+  std::size_t n = 0;
+  for (std::size_t at = 0; at < text.size();) {
+    if (text.compare(at, prefix.size(), prefix) == 0) ++n;
+    const std::size_t nl = text.find('\n', at);
+    if (nl == std::string::npos) break;
+    at = nl + 1;
+  }
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("apply runs the compiled statements over HS2 and reports rows per table") {
+  TestServer server("--transport binary --handler kit");
+  const std::string examples = std::string(ATLAS2KUDU_SOURCE_DIR) + "/examples/*.jsonl";
+  const std::string stats = tmp_path(".json");
+  auto r = run("apply -i " + server.address() + " --prior none --stats " + stats + " " + examples);
+  CHECK(r.status == 0);
+  CHECK(r.err.find("atlas2kudu apply: 23 events (27 records, 0 rejected), 1 window applied, 21 "
+                   "statements") != std::string::npos);
+  CHECK(r.err.find("entity_audit                      13 rows modified") != std::string::npos);
+  const std::string json = slurp(stats);
+  CHECK(json.find("\"applied_statements\":21") != std::string::npos);
+  CHECK(json.find("\"completed\":true") != std::string::npos);
+  // The server saw exactly what compile prints, deletes first.
+  const auto compiled = run("compile -q --prior none " + examples);
+  CHECK(count_lines_starting(compiled.out, "DELETE ") + count_lines_starting(compiled.out, "UPSERT ") == 21);
+  std::remove(stats.c_str());
+}
+
+TEST_CASE("apply without --prior none says why and exits 64") {
+  const auto r = run("apply -i 127.0.0.1:9 " + data("notifications/gzip-message.jsonl"));
+  CHECK(r.status == 64);
+  CHECK(r.err.find("--prior impala") != std::string::npos);
+  CHECK(r.err.find("Pass --prior none") != std::string::npos);
+}
+
+TEST_CASE("apply: a definite server error stops with its position and exit 3") {
+  TestServer server("--transport binary --handler kit --fail-at '2:AnalysisException: Could not resolve table'");
+  const auto r = run("apply -i " + server.address() + " --prior none " +
+                     data("notifications/atlas21-console.jsonl"));
+  CHECK(r.status == 3);
+  CHECK(r.err.find("window 1") != std::string::npos);
+  CHECK(r.err.find("AnalysisException: Could not resolve table") != std::string::npos);
+  CHECK(r.err.find("(stopped)") != std::string::npos);
+}
+
+TEST_CASE("apply: a dropped connection is retried and the run completes") {
+  TestServer server("--transport binary --handler kit --drop-at 2");
+  const auto r = run("apply -i " + server.address() + " --prior none --retry_backoff_ms 1 " +
+                     data("notifications/atlas21-console.jsonl"));
+  CHECK(r.status == 0);
+  CHECK(r.err.find("1 retries") != std::string::npos);
+}
+
+TEST_CASE("apply: unreachable server is exit 4, wrong LDAP password exit 5, secrets never shown") {
+  auto r = run("apply -i 127.0.0.1:1 --prior none --connect_max_tries 1 " +
+               data("notifications/gzip-message.jsonl"));
+  CHECK(r.status == 4);
+  CHECK(r.err.find("cannot connect to 127.0.0.1:1") != std::string::npos);
+
+  TestServer server("--transport sasl --user alice --handler kit", "HS2_TEST_SERVER_PASSWORD=right-pw");
+  r = run("apply -i " + server.address() + " --prior none -l -u alice --auth_creds_ok_in_clear " +
+          "--ldap_password_cmd 'echo wrong-pw-123' " + data("notifications/gzip-message.jsonl"));
+  CHECK(r.status == 5);
+  CHECK(r.err.find("wrong-pw-123") == std::string::npos);
+  CHECK(r.out.find("wrong-pw-123") == std::string::npos);
+  // LDAP without TLS is refused before anything is sent.
+  r = run("apply -i " + server.address() + " --prior none -l -u alice " +
+          "--ldap_password_cmd 'echo right-pw' " + data("notifications/gzip-message.jsonl"));
+  CHECK(r.status == 64);
+  // The right password works.
+  r = run("apply -i " + server.address() + " --prior none -l -u alice --auth_creds_ok_in_clear " +
+          "--ldap_password_cmd 'echo right-pw' " + data("notifications/gzip-message.jsonl"));
+  CHECK(r.status == 0);
+  CHECK(r.err.find("right-pw") == std::string::npos);
 }
