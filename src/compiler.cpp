@@ -7,6 +7,7 @@
 #include "atlas2kudu/impala_sql.h"
 #include "atlas2kudu/plan.h"
 #include "atlas2kudu/print_executor.h"
+#include "atlas2kudu/version.h"
 
 namespace atlas2kudu {
 
@@ -40,7 +41,7 @@ std::string Compiler::header() const {
       "-- options: --database {} --key-encoding {} --tombstone {} --prior {} "
       "--props-max-bytes {} --window-events {} --batch-rows {} --batch-bytes {}\n"
       "-- prior state: {}\n",
-      kAtlas2KuduVersion, options_.database, name(options_.key_encoding), name(options_.tombstone),
+      kVersion, options_.database, name(options_.key_encoding), name(options_.tombstone),
       name(options_.prior), options_.props_max_bytes, options_.window_events, options_.batch_rows,
       options_.batch_bytes, prior_.describe());
 }

@@ -30,9 +30,6 @@
 
 namespace atlas2kudu {
 
-// Printed in the script header; keep equal to the project version in meson.build.
-inline constexpr std::string_view kAtlas2KuduVersion = "0.1.0";
-
 class Compiler {
  public:
   // Throws std::invalid_argument for options no SQL can be written for (a database name Impala

@@ -646,11 +646,35 @@ ExecutionStats execute_script(std::string_view sql, KuduStore& store,
   ExecutionStats stats;
   store.reset_counters();
 
-  // Split into phases: maximal runs of statements of one kind.
+  // Split into phases: maximal runs of statements of one kind that no phase comment
+  // ("-- window N phase M: ...", docs/sql-subset.md) separates. Windows run in order (SPEC §5),
+  // so the upserts of one window and those of the next are different phases even when the next
+  // window has no deletes between them.
+  std::vector<std::size_t> phase_comment_lines;
+  {
+    std::size_t line = 1;
+    for (std::size_t pos = 0; pos < sql.size();) {
+      const std::size_t eol = std::min(sql.find('\n', pos), sql.size());
+      const std::string_view text = sql.substr(pos, eol - pos);
+      if (text.starts_with("-- window ") && text.find(" phase ") != std::string_view::npos) {
+        phase_comment_lines.push_back(line);
+      }
+      pos = eol + 1;
+      ++line;
+    }
+  }
+  const auto comment_between = [&](std::size_t after_line, std::size_t before_line) {
+    const auto it = std::upper_bound(phase_comment_lines.begin(), phase_comment_lines.end(),
+                                     after_line);
+    return it != phase_comment_lines.end() && *it < before_line;
+  };
   std::vector<std::pair<std::size_t, std::size_t>> phases;  // [begin, end)
   for (std::size_t i = 0; i < statements.size();) {
-    std::size_t j = i;
-    while (j < statements.size() && statements[j].kind == statements[i].kind) ++j;
+    std::size_t j = i + 1;
+    while (j < statements.size() && statements[j].kind == statements[i].kind &&
+           !comment_between(statements[j - 1].line, statements[j].line)) {
+      ++j;
+    }
     phases.emplace_back(i, j);
     i = j;
   }
