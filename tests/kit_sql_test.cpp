@@ -220,3 +220,52 @@ TEST_CASE("interpreter: phases may run in reverse; same-row UPSERTs across phase
   CHECK_FALSE(compare_stores(forward, reverse));
   CHECK(forward.table("entity_flat").find({Cell::string(kG1)})->at(3).is_null());  // name gone
 }
+
+TEST_CASE("interpreter: `-- window` comments end phases, so windows never mix") {
+  // Window 2 has no deletes: its upserts follow window 1's directly, yet they form a new phase.
+  const std::string sql =
+      "-- window 1: events 1-2\n-- window 1 phase 1: deletes\n-- window 1 phase 2: upserts\n"
+      "UPSERT INTO `atlas`.`entity_flat` (`guid`, `name`) VALUES ('" + kG1 + "', 'old');\n"
+      "UPSERT INTO `atlas`.`entity_flat` (`guid`, `name`) VALUES ('" + kG2 + "', 'x');\n"
+      "-- window 2: events 3-3\n-- window 2 phase 1: deletes\n-- window 2 phase 2: upserts\n"
+      "UPSERT INTO `atlas`.`entity_flat` (`guid`, `name`) VALUES ('" + kG1 + "', 'new');\n";
+  for (const bool reversed : {false, true}) {
+    KuduStore s;
+    const auto stats = execute_script(sql, s, {.reverse_phases = reversed});
+    CHECK(stats.phases == 2);
+    CHECK(s.table("entity_flat").find({Cell::string(kG1)})->at(3) == Cell::string("new"));
+  }
+  const auto parsed = parse_script(sql, KuduStore());
+  REQUIRE(parsed.size() == 3);
+  CHECK(parsed[0].starts_phase);
+  CHECK_FALSE(parsed[1].starts_phase);
+  CHECK(parsed[2].starts_phase);
+  // Other comments do not split.
+  KuduStore s;
+  CHECK(execute_script("-- a\nUPSERT INTO `atlas`.`entity_flat` (`guid`) VALUES ('" + kG1 +
+                           "');\n-- b\nUPSERT INTO `atlas`.`entity_flat` (`guid`) VALUES ('" + kG2 +
+                           "');",
+                       s)
+            .phases == 1);
+}
+
+TEST_CASE("interpreter: batch limits on rows and bytes") {
+  const std::string two_rows = "UPSERT INTO `atlas`.`entity_flat` (`guid`) VALUES ('" + kG1 +
+                               "'), ('" + kG2 + "');";
+  const std::string one_row =
+      "UPSERT INTO `atlas`.`entity_flat` (`guid`, `name`) VALUES ('" + kG1 + "', '" +
+      std::string(500, 'n') + "');";
+  KuduStore s;
+  CHECK(sql_error(two_rows, s, {.max_rows = 1}).find("exceeds --batch-rows 1") !=
+        std::string::npos);
+  CHECK(sql_error(two_rows, s, {.max_rows = 2}).empty());
+  CHECK(sql_error(two_rows, s, {.max_bytes = 50}).find("exceeds --batch-bytes 50") !=
+        std::string::npos);
+  // A single row cannot be split: it may exceed the byte batch.
+  CHECK(sql_error(one_row, s, {.max_bytes = 50}).empty());
+  const auto parsed = parse_script(two_rows, s);
+  CHECK(parsed.at(0).bytes == two_rows.size() - 1);  // without the ";"
+  const std::string del = "DELETE FROM `atlas`.`entity_flat` WHERE `guid` IN ('" + kG1 + "', '" +
+                          kG2 + "');";
+  CHECK(sql_error(del, s, {.max_bytes = 40}).find("--batch-bytes") != std::string::npos);
+}

@@ -30,6 +30,8 @@ struct EquivalenceOptions {
   bool check_reversed_phases = true;
   // Reject two UPSERTs of one phase naming the same row (order-dependence).
   bool check_phase_conflicts = true;
+  // Hold every statement to options.batch_rows / options.batch_bytes (InterpreterOptions).
+  bool check_batch_limits = true;
 };
 
 // nullopt when executing `sql` on a copy of `initial` gives the same tables as the reference

@@ -246,6 +246,8 @@ struct Token {
   std::string shown;  // as written, for messages
   std::size_t line = 0;
   std::size_t statement = 0;  // 1-based statement the token belongs to
+  std::size_t offset = 0;     // byte offset of the token in the script
+  bool after_window_comment = false;  // a `-- window ...` comment precedes it (phase boundary)
 };
 
 const std::set<std::string, std::less<>>& keywords() {
@@ -265,6 +267,7 @@ std::vector<Token> lex(std::string_view sql) {
   std::size_t line = 1;
   std::size_t statement = 1;
   std::size_t i = 0;
+  bool window_comment = false;
   const auto fail = [&](std::string_view why, std::string_view token) {
     throw SqlError(
         fmt::format("statement {} (line {}): {} at `{}`", statement, line, why, shorten(token)));
@@ -281,7 +284,10 @@ std::vector<Token> lex(std::string_view sql) {
       continue;
     }
     if (c == '-' && i + 1 < sql.size() && sql[i + 1] == '-') {
+      const std::size_t start = i;
       while (i < sql.size() && sql[i] != '\n') ++i;
+      // docs/sql-subset.md script layout: "-- window N ..." comments open windows and phases.
+      if (sql.substr(start, i - start).starts_with("-- window ")) window_comment = true;
       continue;
     }
     if (c == '/' && i + 1 < sql.size() && sql[i + 1] == '*') {
@@ -290,6 +296,9 @@ std::vector<Token> lex(std::string_view sql) {
     Token t;
     t.line = line;
     t.statement = statement;
+    t.offset = i;
+    t.after_window_comment = window_comment;
+    window_comment = false;
     if (c == '`') {
       const std::size_t end = sql.find('`', i + 1);
       if (end == std::string_view::npos) fail("unterminated quoted identifier", sql.substr(i));
@@ -505,6 +514,7 @@ class Parser {
     const Token& first = peek();
     st.number = first.statement;
     st.line = first.line;
+    st.starts_phase = first.after_window_comment;
     if (is_word(first, "UPSERT")) {
       next();
       st.kind = ParsedStatement::Kind::kUpsert;
@@ -618,6 +628,20 @@ class Parser {
     }
     const Token& end = next();
     if (!is_punct(end, ";")) fail(end, "expected `;` ending the statement");
+    st.bytes = end.offset - first.offset;
+    const bool single_row = st.kind == ParsedStatement::Kind::kUpsert && st.rows.size() == 1;
+    if (st.bytes > kImpalaMaxStatementBytes) {
+      fail(first, fmt::format("statement of {} bytes exceeds Impala's {} byte limit", st.bytes,
+                              kImpalaMaxStatementBytes));
+    }
+    if (options_.max_bytes && st.bytes > options_.max_bytes && !single_row) {
+      fail(first, fmt::format("statement of {} bytes exceeds --batch-bytes {}", st.bytes,
+                              options_.max_bytes));
+    }
+    if (options_.max_rows && st.rows.size() > options_.max_rows) {
+      fail(first, fmt::format("UPSERT of {} rows exceeds --batch-rows {}", st.rows.size(),
+                              options_.max_rows));
+    }
     return st;
   }
 
@@ -649,8 +673,11 @@ ExecutionStats execute_script(std::string_view sql, KuduStore& store,
   // Split into phases: maximal runs of statements of one kind.
   std::vector<std::pair<std::size_t, std::size_t>> phases;  // [begin, end)
   for (std::size_t i = 0; i < statements.size();) {
-    std::size_t j = i;
-    while (j < statements.size() && statements[j].kind == statements[i].kind) ++j;
+    std::size_t j = i + 1;  // a statement that opens a phase belongs to it
+    while (j < statements.size() && statements[j].kind == statements[i].kind &&
+           !statements[j].starts_phase) {
+      ++j;
+    }
     phases.emplace_back(i, j);
     i = j;
   }
