@@ -11,7 +11,10 @@
 
 #include "atlas2kudu/digest.h"
 #include "atlas2kudu/reader.h"
+#include "harness.h"
+#include "invariants.h"
 #include "reference_projector.h"
+#include "stream_generator.h"
 
 using namespace atlas2kudu;
 using namespace atlas2kudu::testkit;
@@ -250,4 +253,54 @@ TEST_CASE("projector: deletes of unknown guids, tombstones and hard deletes") {
   CHECK(hard.table("entity_flat").size() == 0);
   CHECK(hard.table("entity_classifications").size() == 0);
   CHECK(hard.table("entity_audit").size() == 3);  // audit rows are never deleted
+}
+
+TEST_CASE("projector: invariants hold after every event of random streams, from random stores") {
+  for (std::uint64_t seed = 1; seed <= 20; ++seed) {
+    for (const auto tomb : {Tombstone::kSoft, Tombstone::kHard}) {
+      CompileOptions options;
+      options.tombstone = tomb;
+      options.props_max_bytes = seed % 2 ? 60000 : 700;
+      GeneratorConfig config;
+      config.big_values = seed % 2 == 0;
+      KuduStore store = seed % 3 ? KuduStore() : generate_store(seed, options);
+      REQUIRE_FALSE(check_invariants(store, options));
+      ReferenceProjector projector(store, options);
+      const auto events = generate_stream(seed, config);
+      for (std::size_t i = 0; i < events.size(); ++i) {
+        projector.apply(events[i]);
+        const auto broken = check_invariants(store, options);
+        if (broken) {
+          FAIL_CHECK("seed " << seed << " event " << i + 1 << ": " << *broken << "\n"
+                             << describe_events(std::span(events).first(i + 1)));
+          break;
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("invariants: each violation is reported") {
+  CompileOptions options;
+  KuduStore s;
+  const Cell g = s.key(guid(1));
+  s.upsert_row("edge_out", {{"src", g}, {"elabel", Cell::string("l")}, {"dst", g}});
+  CHECK(check_invariants(s, options).value_or("").find("no edge_in mirror") != std::string::npos);
+  s.upsert_row("edge_in", {{"dst", g}, {"elabel", Cell::string("l")}, {"src", g}});
+  CHECK_FALSE(check_invariants(s, options));
+  s.upsert_row("entity_by_qn", {{"qn_digest", s.key(Guid{qn_digest("T", "q")})},
+                                {"guid", g},
+                                {"type_name", Cell::string("T")}});
+  CHECK(check_invariants(s, options).value_or("").find("no entity_flat row") != std::string::npos);
+  s.upsert_row("entity_flat", {{"guid", g},
+                               {"type_name", Cell::string("T")},
+                               {"qualified_name", Cell::string("other")},
+                               {"state", Cell::string("ACTIVE")}});
+  CHECK(check_invariants(s, options).value_or("").find("not the digest") != std::string::npos);
+  s.upsert_row("entity_flat", {{"guid", g}, {"qualified_name", Cell::string("q")}});
+  CHECK_FALSE(check_invariants(s, options));
+  s.upsert_row("entity_flat", {{"guid", g}, {"props_json", Cell::string("[1]")}});
+  CHECK(check_invariants(s, options).value_or("").find("props_json") != std::string::npos);
+  s.upsert_row("entity_flat", {{"guid", g}, {"props_json", Cell::null()}, {"state", Cell::string("DELETED")}});
+  CHECK(check_invariants(s, options).value_or("").find("not ACTIVE") != std::string::npos);
 }
