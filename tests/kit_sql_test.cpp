@@ -269,3 +269,38 @@ TEST_CASE("interpreter: batch limits on rows and bytes") {
                           kG2 + "');";
   CHECK(sql_error(del, s, {.max_bytes = 40}).find("--batch-bytes") != std::string::npos);
 }
+
+TEST_CASE("interpreter: lexical corners") {
+  KuduStore s;
+  // Lower-case keywords, `;` inside literals and comments, raw newline inside a literal, an
+  // identifier with surrounding blanks (Impala trims it), a negative number folded into the literal.
+  const std::string sql =
+      "-- a comment; with a semicolon\n"
+      "upsert into `atlas`.` entity_flat ` (`guid`, `name`, `created_ts`) values\n"
+      "('" + kG1 + "', 'semi;colon\nraw newline', - 5);\n"
+      "delete from `atlas`.`entity_flat` where `guid` = '" + kG2 + "' and `name` not in ('x');\n";
+  const auto stats = execute_script(sql, s);
+  CHECK(stats.statements == 2);
+  const Row* row = s.table("entity_flat").find({Cell::string(kG1)});
+  REQUIRE(row);
+  CHECK((*row)[3] == Cell::string("semi;colon\nraw newline"));
+  CHECK((*row)[5] == Cell::i64(-5));
+  // JFlex's `.` does not match a line break: a backslash cannot escape one.
+  CHECK(sql_error("UPSERT INTO `atlas`.`entity_flat` (`guid`, `name`) VALUES ('" + kG1 +
+                      "', 'a\\\nb');",
+                  s)
+            .find("backslash before a line break") != std::string::npos);
+  // Statement numbers count `;`, not lines.
+  CHECK(sql_error("UPSERT INTO `atlas`.`entity_flat` (`guid`) VALUES ('" + kG1 + "'); "
+                  "UPSERT INTO `atlas`.`entity_flat` (`guid`) VALUES ('" + kG2 + "'), ('zz');",
+                  s)
+            .find("statement 2 (line 1)") != std::string::npos);
+  // Invalid UTF-8 inside a literal is refused (it would reach Java as U+FFFD).
+  CHECK(sql_error("UPSERT INTO `atlas`.`entity_flat` (`guid`, `name`) VALUES ('" + kG1 +
+                      "', '\xc3');",
+                  s)
+            .find("UTF-8") != std::string::npos);
+  // A backtick name with a backslash is refused.
+  CHECK(sql_error("DELETE FROM `atlas`.`entity\\_flat` WHERE `guid` = '" + kG1 + "';", s)
+            .find("backslash") != std::string::npos);
+}
