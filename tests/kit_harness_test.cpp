@@ -8,6 +8,7 @@
 #include <string>
 
 #include "atlas2kudu/digest.h"
+#include "atlas2kudu/reader.h"
 #include "harness.h"
 #include "sql_interpreter.h"
 #include "stream_generator.h"
@@ -277,4 +278,47 @@ TEST_CASE("harness: dropping the last write of any row from a correct script is 
     CAPTURE(lines[line]);
     CHECK(check_equivalence(events, options, empty, mutant, lax));
   }
+}
+
+TEST_CASE("harness: a hand-compiled net-effect script for scenario 03 (trade via temporary)") {
+  const auto events = read_all_events({std::string(ATLAS2KUDU_TEST_DATA) +
+                                       "/scenarios/03-qualified-name-trade-via-temporary.jsonl"});
+  REQUIRE(events.size() == 5);
+  const std::string g1 = events[0].guid.hex(), g2 = events[1].guid.hex();
+  const std::string dx = to_hex(qn_digest("hive_table", "x"));
+  const std::string dy = to_hex(qn_digest("hive_table", "y"));
+  std::string audit;
+  for (const auto& e : events) {
+    audit += fmt::format("{}('{}', {}, {}, '{}')", audit.empty() ? "" : ", ", e.guid.hex(),
+                         e.event_time_us, e.audit_seq, to_string(e.op));
+  }
+  // One window: a predicate delete clears whatever the two guids held under other digests, then
+  // every row is written once.
+  const std::string sql = fmt::format(
+      "-- window 1: events 1-5\n-- window 1 phase 1: deletes\n"
+      "DELETE FROM `atlas`.`entity_by_qn` WHERE `guid` IN ('{0}', '{1}') AND `qn_digest` NOT IN "
+      "('{2}', '{3}');\n"
+      "-- window 1 phase 2: upserts\n"
+      "UPSERT INTO `atlas`.`entity_flat` (`guid`, `type_name`, `qualified_name`, `name`, `state`, "
+      "`created_ts`, `updated_ts`) VALUES ('{0}', 'hive_table', 'y', 'a', 'ACTIVE', 1000, 12000), "
+      "('{1}', 'hive_table', 'x', 'b', 'ACTIVE', 2000, 11000);\n"
+      "UPSERT INTO `atlas`.`entity_by_qn` (`qn_digest`, `guid`, `type_name`) VALUES ('{2}', '{1}', "
+      "'hive_table'), ('{3}', '{0}', 'hive_table');\n"
+      "UPSERT INTO `atlas`.`entity_audit` (`guid`, `event_ts`, `seq`, `op`) VALUES {4};\n",
+      g1, g2, dx, dy, audit);
+  CompileOptions options;
+  CHECK_FALSE(check_equivalence(events, options, KuduStore(), sql));
+  // From a prior state where the guids held other names, the predicate delete keeps it exact.
+  const KuduStore prior = generate_store(77, options, 30);
+  KuduStore seeded = prior;
+  seeded.upsert_row("entity_by_qn", {{"qn_digest", seeded.key(Guid{qn_digest("hive_table", "old")})},
+                                     {"guid", Cell::string(g1)},
+                                     {"type_name", Cell::string("hive_table")}});
+  const auto diff = check_equivalence(events, options, seeded, sql);
+  CHECK_MESSAGE(!diff, diff.value_or(""));
+  // Without the predicate delete the stale "tmp" row never existed, but "old" survives.
+  const std::string no_delete = sql.substr(sql.find("-- window 1 phase 2"));
+  const auto stale = check_equivalence(events, options, seeded, no_delete);
+  REQUIRE(stale);
+  CHECK(stale->find("entity_by_qn") != std::string::npos);
 }
