@@ -2,7 +2,6 @@
 // a naive "one event at a time" SQL writer, built here from store deltas and impala_quote(), must
 // be judged equivalent; broken variants of it must not.
 #include <doctest/doctest.h>
-
 #include <fmt/format.h>
 
 #include <string>
@@ -20,14 +19,18 @@ namespace {
 
 std::string literal(const Cell& c) {
   switch (c.kind) {
-    case Cell::Kind::kNull: return "NULL";
-    case Cell::Kind::kString: return impala_quote(c.bytes);
+    case Cell::Kind::kNull:
+      return "NULL";
+    case Cell::Kind::kString:
+      return impala_quote(c.bytes);
     case Cell::Kind::kBinary:
       return "CAST(unhex('" +
              to_hex(reinterpret_cast<const std::uint8_t*>(c.bytes.data()), c.bytes.size()) +
              "') AS BINARY)";
-    case Cell::Kind::kInt64: return fmt::format("{}", c.int64);
-    case Cell::Kind::kBool: return c.boolean ? "TRUE" : "FALSE";
+    case Cell::Kind::kInt64:
+      return fmt::format("{}", c.int64);
+    case Cell::Kind::kBool:
+      return c.boolean ? "TRUE" : "FALSE";
   }
   return "NULL";
 }
@@ -43,8 +46,8 @@ std::string delta_sql(const KuduStore& before, const KuduStore& after, const std
       if (a.count(key)) continue;
       deletes += fmt::format("DELETE FROM `{}`.`{}` WHERE ", db, schema.name);
       for (std::size_t k = 0; k < schema.key_count; ++k) {
-        deletes += fmt::format("{}`{}` = {}", k ? " AND " : "", schema.columns[k].name,
-                               literal(key[k]));
+        deletes +=
+            fmt::format("{}`{}` = {}", k ? " AND " : "", schema.columns[k].name, literal(key[k]));
       }
       deletes += ";\n";
     }
@@ -128,8 +131,8 @@ TEST_CASE("harness: reports wrong tables, SQL errors and order-dependent phases"
   CHECK(bad->find("SQL (as written): statement") != std::string::npos);
 
   // With the phase checks on, the naive script's repeated rows in one phase are flagged.
-  const auto conflict = check_equivalence(events, options, empty, good,
-                                          {.prior = PriorKnowledge::kStore});
+  const auto conflict =
+      check_equivalence(events, options, empty, good, {.prior = PriorKnowledge::kStore});
   REQUIRE(conflict);
   CHECK(conflict->find("of one phase") != std::string::npos);
 
@@ -232,8 +235,8 @@ TEST_CASE("harness: catches a compiler that hoists every delete before every ups
     std::string sql = deletes + "-- window 1 phase 2: upserts\n";
     for (const auto& [k, st] : upserts) sql += st;
     // Deletes of one row may repeat across events; keep the check on table contents only.
-    const auto diff = check_equivalence(events, options, empty, sql,
-                                        {.prior = PriorKnowledge::kStore});
+    const auto diff =
+        check_equivalence(events, options, empty, sql, {.prior = PriorKnowledge::kStore});
     if (diff) ++caught;
   }
   CHECK(caught >= seeds / 2);
@@ -311,9 +314,10 @@ TEST_CASE("harness: a hand-compiled net-effect script for scenario 03 (trade via
   // From a prior state where the guids held other names, the predicate delete keeps it exact.
   const KuduStore prior = generate_store(77, options, 30);
   KuduStore seeded = prior;
-  seeded.upsert_row("entity_by_qn", {{"qn_digest", seeded.key(Guid{qn_digest("hive_table", "old")})},
-                                     {"guid", Cell::string(g1)},
-                                     {"type_name", Cell::string("hive_table")}});
+  seeded.upsert_row("entity_by_qn",
+                    {{"qn_digest", seeded.key(Guid{qn_digest("hive_table", "old")})},
+                     {"guid", Cell::string(g1)},
+                     {"type_name", Cell::string("hive_table")}});
   const auto diff = check_equivalence(events, options, seeded, sql);
   CHECK_MESSAGE(!diff, diff.value_or(""));
   // Without the predicate delete the stale "tmp" row never existed, but "old" survives.

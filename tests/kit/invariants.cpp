@@ -78,8 +78,9 @@ std::optional<std::string> check_invariants(const KuduStore& store, const Compil
                          store.guid_of(by_guid[g]).hex(), d);
     }
     const Row* f = flat.find({g});
-    if (!f) return fmt::format("entity_by_qn {}: guid {} has no entity_flat row", d,
-                               store.guid_of(g).hex());
+    if (!f)
+      return fmt::format("entity_by_qn {}: guid {} has no entity_flat row", d,
+                         store.guid_of(g).hex());
     if ((*f)[4] != Cell::string("ACTIVE")) {
       return fmt::format("entity_by_qn {}: entity {} is not ACTIVE", d, store.guid_of(g).hex());
     }
@@ -104,9 +105,9 @@ std::optional<std::string> check_invariants(const KuduStore& store, const Compil
     }
   }
 
-  static const std::set<std::string> ops = {
-      "ENTITY_CREATE",      "ENTITY_UPDATE",         "ENTITY_DELETE",
-      "CLASSIFICATION_ADD", "CLASSIFICATION_DELETE", "CLASSIFICATION_UPDATE"};
+  static const std::set<std::string> ops = {"ENTITY_CREATE",         "ENTITY_UPDATE",
+                                            "ENTITY_DELETE",         "CLASSIFICATION_ADD",
+                                            "CLASSIFICATION_DELETE", "CLASSIFICATION_UPDATE"};
   for (const auto& [k, row] : store.table("entity_audit").rows()) {
     if (row[3].kind != Cell::Kind::kString || !ops.count(row[3].bytes)) {
       return fmt::format("entity_audit ({}, {}): op {}", store.guid_of(k[0]).hex(),

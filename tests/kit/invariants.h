@@ -20,9 +20,11 @@ namespace atlas2kudu::testkit {
 //   - edge_out and edge_in hold the same (src, elabel, dst) triples;
 //   - every entity_by_qn row (d -> g, t) has an ACTIVE entity_flat row g with type_name t and
 //     qn_digest(t, qualified_name) == d; a guid appears in at most one by_qn row;
-//   - entity_flat.state is 'ACTIVE' or 'DELETED' (never 'DELETED' under --tombstone hard); ACTIVE rows
+//   - entity_flat.state is 'ACTIVE' or 'DELETED' (never 'DELETED' under --tombstone hard); ACTIVE
+//   rows
 //     have a type_name; props_json is NULL or a JSON object of at most options.props_max_bytes;
-//   - entity_classifications: attrs_json is NULL or a JSON object, propagated == (source_guid != guid);
+//   - entity_classifications: attrs_json is NULL or a JSON object, propagated == (source_guid !=
+//   guid);
 //   - entity_audit.op names an entity or classification operation.
 std::optional<std::string> check_invariants(const KuduStore& store, const CompileOptions& options);
 

@@ -172,18 +172,42 @@ std::string impala_unescape(std::string_view raw) {
     if (current == u'\\' && i + 2 < b.size()) {
       const char16_t n = b[i + 1];
       switch (n) {
-        case u'0': sb += u'\0'; break;
-        case u'\'': sb += u'\''; break;
-        case u'"': sb += u'"'; break;
-        case u'b': sb += u'\b'; break;
-        case u'n': sb += u'\n'; break;
-        case u'r': sb += u'\r'; break;
-        case u't': sb += u'\t'; break;
-        case u'Z': sb += char16_t{0x1A}; break;
-        case u'\\': sb += u'\\'; break;
-        case u'%': sb += u"\\%"; break;  // kept for LIKE patterns
-        case u'_': sb += u"\\_"; break;
-        default: sb += n; break;
+        case u'0':
+          sb += u'\0';
+          break;
+        case u'\'':
+          sb += u'\'';
+          break;
+        case u'"':
+          sb += u'"';
+          break;
+        case u'b':
+          sb += u'\b';
+          break;
+        case u'n':
+          sb += u'\n';
+          break;
+        case u'r':
+          sb += u'\r';
+          break;
+        case u't':
+          sb += u'\t';
+          break;
+        case u'Z':
+          sb += char16_t{0x1A};
+          break;
+        case u'\\':
+          sb += u'\\';
+          break;
+        case u'%':
+          sb += u"\\%";
+          break;  // kept for LIKE patterns
+        case u'_':
+          sb += u"\\_";
+          break;
+        default:
+          sb += n;
+          break;
       }
       ++i;
     } else {
@@ -198,11 +222,21 @@ std::string impala_quote(std::string_view utf8) {
   for (const char ch : utf8) {
     const auto c = static_cast<unsigned char>(ch);
     switch (c) {
-      case '\\': out += "\\\\"; break;
-      case '\'': out += "\\'"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\'':
+        out += "\\'";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
       default:
         if (c < 0x20 || c == 0x7F) {
           out += fmt::format("\\{:03o}", c);
@@ -242,18 +276,18 @@ namespace {
 struct Token {
   enum class Kind { kIdent, kString, kNumber, kWord, kPunct, kEnd };
   Kind kind = Kind::kEnd;
-  std::string text;  // identifier name, raw literal text, digits, upper-cased word, punctuation
+  std::string text;   // identifier name, raw literal text, digits, upper-cased word, punctuation
   std::string shown;  // as written, for messages
   std::size_t line = 0;
-  std::size_t statement = 0;  // 1-based statement the token belongs to
-  std::size_t offset = 0;     // byte offset of the token in the script
+  std::size_t statement = 0;          // 1-based statement the token belongs to
+  std::size_t offset = 0;             // byte offset of the token in the script
   bool after_window_comment = false;  // a `-- window ...` comment precedes it (phase boundary)
 };
 
 const std::set<std::string, std::less<>>& keywords() {
   static const std::set<std::string, std::less<>> k = {
-      "UPSERT", "INTO", "VALUES", "DELETE", "FROM", "WHERE", "AND",  "IN", "NOT",
-      "NULL",   "TRUE", "FALSE",  "CAST",   "AS",   "BINARY", "UNHEX"};
+      "UPSERT", "INTO", "VALUES", "DELETE", "FROM", "WHERE", "AND",    "IN",
+      "NOT",    "NULL", "TRUE",   "FALSE",  "CAST", "AS",    "BINARY", "UNHEX"};
   return k;
 }
 
@@ -346,8 +380,8 @@ std::vector<Token> lex(std::string_view sql) {
     } else if (std::isdigit(static_cast<unsigned char>(c))) {
       std::size_t j = i;
       while (j < sql.size() && std::isdigit(static_cast<unsigned char>(sql[j]))) ++j;
-      if (j < sql.size() && (std::isalpha(static_cast<unsigned char>(sql[j])) || sql[j] == '.' ||
-                             sql[j] == '_')) {
+      if (j < sql.size() &&
+          (std::isalpha(static_cast<unsigned char>(sql[j])) || sql[j] == '.' || sql[j] == '_')) {
         fail("only decimal integers are allowed", sql.substr(i, j + 1 - i));
       }
       t.kind = Token::Kind::kNumber;
@@ -492,8 +526,7 @@ class Parser {
   Cell integer(const Token& t, bool negative) {
     // Parse as unsigned magnitude so that -9223372036854775808 is accepted (Impala folds the sign).
     std::uint64_t magnitude = 0;
-    const auto [p, ec] =
-        std::from_chars(t.text.data(), t.text.data() + t.text.size(), magnitude);
+    const auto [p, ec] = std::from_chars(t.text.data(), t.text.data() + t.text.size(), magnitude);
     const std::uint64_t limit =
         static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()) + (negative ? 1 : 0);
     if (ec != std::errc() || magnitude > limit) fail(t, "integer outside BIGINT range");
@@ -541,8 +574,8 @@ class Parser {
       }
       for (std::size_t k = 0; k < schema.key_count; ++k) {
         if (std::find(index.begin(), index.end(), k) == index.end()) {
-          fail(first, fmt::format("UPSERT must list primary-key column `{}`",
-                                  schema.columns[k].name));
+          fail(first,
+               fmt::format("UPSERT must list primary-key column `{}`", schema.columns[k].name));
         }
       }
       expect_word("VALUES");
@@ -752,8 +785,7 @@ ExecutionStats execute_script(std::string_view sql, KuduStore& store,
         store.delete_where(st.table, st.conditions);
         if (absent) store.count_row_errors(st.table, absent);
       } catch (const StoreError& e) {
-        throw SqlError(
-            fmt::format("statement {} (line {}): {}", st.number, st.line, e.what()));
+        throw SqlError(fmt::format("statement {} (line {}): {}", st.number, st.line, e.what()));
       }
     }
   }

@@ -9,9 +9,9 @@
 // Phases: statements of one kind that follow each other (a run of DELETEs, a run of UPSERTs) form a
 // phase, which SPEC §5 allows to run in any order or in parallel. A comment line starting with
 // "-- window " (the layout of docs/sql-subset.md: "-- window 2 phase 2: upserts") also ends the
-// current phase, so the upserts of window 1 and those of window 2 are never mixed. The interpreter can run each
-// phase in reverse order, and rejects an UPSERT phase in which two statements name the same row
-// (that would make the result depend on statement order).
+// current phase, so the upserts of window 1 and those of window 2 are never mixed. The interpreter
+// can run each phase in reverse order, and rejects an UPSERT phase in which two statements name the
+// same row (that would make the result depend on statement order).
 #pragma once
 
 #include <cstddef>
@@ -53,8 +53,8 @@ std::string impala_unhex(std::string_view hex);
 inline constexpr std::size_t kImpalaMaxStatementBytes = std::size_t{16} << 20;
 
 struct InterpreterOptions {
-  std::string database = "atlas";  // every table must be `database`.`table`
-  bool reverse_phases = false;     // run the statements of each phase in reverse order
+  std::string database = "atlas";     // every table must be `database`.`table`
+  bool reverse_phases = false;        // run the statements of each phase in reverse order
   bool check_phase_conflicts = true;  // reject two UPSERTs of one phase naming the same row
   // SPEC §5 batch limits (0: unchecked). max_rows bounds the rows of an UPSERT; max_bytes bounds
   // the text of every statement (first keyword to the character before ";") except a single-row
@@ -79,14 +79,14 @@ struct ExecutionStats {
 struct ParsedStatement {
   enum class Kind { kUpsert, kDelete };
   Kind kind = Kind::kUpsert;
-  std::size_t number = 0;  // 1-based position in the script
-  std::size_t line = 0;    // line of its first token
-  std::size_t bytes = 0;   // text length from the first keyword to the character before ";"
+  std::size_t number = 0;     // 1-based position in the script
+  std::size_t line = 0;       // line of its first token
+  std::size_t bytes = 0;      // text length from the first keyword to the character before ";"
   bool starts_phase = false;  // preceded by a "-- window ..." comment
-  std::string table;       // unqualified
-  std::vector<std::string> columns;        // UPSERT
-  std::vector<std::vector<Cell>> rows;     // UPSERT
-  std::vector<Condition> conditions;       // DELETE
+  std::string table;          // unqualified
+  std::vector<std::string> columns;     // UPSERT
+  std::vector<std::vector<Cell>> rows;  // UPSERT
+  std::vector<Condition> conditions;    // DELETE
 };
 
 // Parses a whole script (no execution). Types are checked against the schema of `store` (which
