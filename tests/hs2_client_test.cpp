@@ -1,7 +1,8 @@
 // Hs2Client against the in-process HS2 test server over every transport (loopback only).
-#include <doctest/doctest.h>
+#include "atlas2kudu/hs2_client.h"
 
 #include <arpa/inet.h>
+#include <doctest/doctest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -9,7 +10,6 @@
 #include <chrono>
 
 #include "atlas2kudu/cli.h"
-#include "atlas2kudu/hs2_client.h"
 #include "atlas2kudu/hs2_error.h"
 #include "hs2_test_server.h"
 #include "hs2_test_util.h"
