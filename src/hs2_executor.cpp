@@ -111,6 +111,8 @@ void Hs2Executor::run_statement(Hs2Client& client, const CompiledWindow& window,
       std::lock_guard lock(mu_);
       ++stats_.statements;
       stats_.rows_modified += r.rows_modified;
+      (std::string_view(phase) == "delete" ? stats_.rows_deleted : stats_.rows_upserted) +=
+          r.rows_modified;
       stats_.row_errors += r.row_errors;
       stats_.rows_by_table[statement.table] += r.rows_modified;
       if (on_statement_) on_statement_(statement, r);

@@ -83,6 +83,9 @@ TEST_CASE("hs2 executor: --sessions 4 and --sessions 1 produce the same tables a
   CHECK(one.stats.statements == 4 * 2 * 5 + 3 * 2);
   CHECK(one.stats.rows_by_table == four.stats.rows_by_table);
   CHECK(one.stats.rows_by_table.at("entity_flat") == 4 * 12 + 3);  // upserted + deleted rows
+  CHECK(one.stats.rows_deleted == 2 * 3);
+  CHECK(one.stats.rows_upserted == 2 * 4 * 12);
+  CHECK(four.stats.rows_deleted == one.stats.rows_deleted);
   CHECK(one.stats.windows == 4);
   CHECK(four.stats.retries == 0);
   CHECK(one.server.sessions_opened == 1);

@@ -38,11 +38,13 @@ namespace atlas2kudu {
 
 struct Hs2RunStats {
   std::uint64_t windows = 0;
-  std::uint64_t statements = 0;  // applied (each counted once, however many tries it took)
-  std::uint64_t retries = 0;     // re-runs after retryable failures
-  std::uint64_t reconnects = 0;  // sessions reopened after a failure
-  std::int64_t rows_modified = 0;
-  std::int64_t row_errors = 0;  // Kudu row errors (conflicts), reported, not failures
+  std::uint64_t statements = 0;    // applied (each counted once, however many tries it took)
+  std::uint64_t retries = 0;       // re-runs after retryable failures
+  std::uint64_t reconnects = 0;    // sessions reopened after a failure
+  std::int64_t rows_modified = 0;  // = rows_deleted + rows_upserted
+  std::int64_t rows_deleted = 0;   // reported by delete-phase statements
+  std::int64_t rows_upserted = 0;  // reported by upsert-phase statements
+  std::int64_t row_errors = 0;     // Kudu row errors (conflicts), reported, not failures
   std::map<std::string, std::int64_t> rows_by_table;
 };
 
