@@ -100,7 +100,8 @@ struct Hs2Client::Impl {
       throw;
     } catch (const TTransportException& e) {
       drop();
-      throw Hs2Error(Hs2ErrorKind::kTransient, fmt::format("{}: connection failed: {}", what, e.what()));
+      throw Hs2Error(Hs2ErrorKind::kTransient,
+                     fmt::format("{}: connection failed: {}", what, e.what()));
     } catch (const TApplicationException& e) {
       drop();
       throw Hs2Error(Hs2ErrorKind::kInternal, fmt::format("{}: server error: {}", what, e.what()));
@@ -149,8 +150,8 @@ struct Hs2Client::Impl {
         if (attempt >= tries) {
           auto ep = hs2_endpoint(options);
           throw Hs2Error(Hs2ErrorKind::kTransient,
-                         fmt::format("cannot connect to {}:{} after {} tries: {}", ep.host,
-                                     ep.port, attempt, e.what()));
+                         fmt::format("cannot connect to {}:{} after {} tries: {}", ep.host, ep.port,
+                                     attempt, e.what()));
         }
       }
       std::this_thread::sleep_for(milliseconds(options.retry_backoff_ms) * attempt);
@@ -218,7 +219,8 @@ struct Hs2Client::Impl {
       req.__set_operationHandle(op);
       t::TGetOperationStatusResp resp;
       call("GetOperationStatus", [&] { rpc->GetOperationStatus(resp, req); });
-      if (is_error(resp.status) && !resp.__isset.operationState) check(resp.status, "GetOperationStatus");
+      if (is_error(resp.status) && !resp.__isset.operationState)
+        check(resp.status, "GetOperationStatus");
       switch (resp.operationState) {
         case t::TOperationState::FINISHED_STATE:
           return;
@@ -229,8 +231,8 @@ struct Hs2Client::Impl {
           [[fallthrough]];
         default: {
           // ERROR_STATE (Impala reports cancellation this way too), or an unknown handle.
-          std::string msg = trim(resp.errorMessage.empty() ? resp.status.errorMessage
-                                                           : resp.errorMessage);
+          std::string msg =
+              trim(resp.errorMessage.empty() ? resp.status.errorMessage : resp.errorMessage);
           std::string log;
           try {
             log = get_log(op);
@@ -265,7 +267,9 @@ Hs2Client::Hs2Client(Hs2Options options, Hs2Credentials credentials)
   }
 }
 
-Hs2Client::~Hs2Client() { close(); }
+Hs2Client::~Hs2Client() {
+  close();
+}
 
 void Hs2Client::connect() {
   impl_->drop();
@@ -273,7 +277,9 @@ void Hs2Client::connect() {
   impl_->open_session();
 }
 
-bool Hs2Client::connected() const { return impl_->rpc && impl_->session; }
+bool Hs2Client::connected() const {
+  return impl_->rpc && impl_->session;
+}
 
 Hs2DmlResult Hs2Client::execute(std::string_view sql) {
   t::TOperationHandle op = impl_->start(sql);
@@ -330,23 +336,28 @@ Hs2QueryResult Hs2Client::query(std::string_view sql, std::int64_t fetch_size) {
           append_column(col.binaryVal, c, base, rows, [](const std::string& v) { return v; });
           fetched = std::max(fetched, col.binaryVal.values.size());
         } else if (col.__isset.i64Val) {
-          append_column(col.i64Val, c, base, rows, [](std::int64_t v) { return std::to_string(v); });
+          append_column(col.i64Val, c, base, rows,
+                        [](std::int64_t v) { return std::to_string(v); });
           fetched = std::max(fetched, col.i64Val.values.size());
         } else if (col.__isset.i32Val) {
-          append_column(col.i32Val, c, base, rows, [](std::int32_t v) { return std::to_string(v); });
+          append_column(col.i32Val, c, base, rows,
+                        [](std::int32_t v) { return std::to_string(v); });
           fetched = std::max(fetched, col.i32Val.values.size());
         } else if (col.__isset.i16Val) {
-          append_column(col.i16Val, c, base, rows, [](std::int16_t v) { return std::to_string(v); });
+          append_column(col.i16Val, c, base, rows,
+                        [](std::int16_t v) { return std::to_string(v); });
           fetched = std::max(fetched, col.i16Val.values.size());
         } else if (col.__isset.byteVal) {
-          append_column(col.byteVal, c, base, rows, [](std::int8_t v) { return std::to_string(v); });
+          append_column(col.byteVal, c, base, rows,
+                        [](std::int8_t v) { return std::to_string(v); });
           fetched = std::max(fetched, col.byteVal.values.size());
         } else if (col.__isset.boolVal) {
           append_column(col.boolVal, c, base, rows,
                         [](bool v) { return std::string(v ? "true" : "false"); });
           fetched = std::max(fetched, col.boolVal.values.size());
         } else if (col.__isset.doubleVal) {
-          append_column(col.doubleVal, c, base, rows, [](double v) { return fmt::format("{}", v); });
+          append_column(col.doubleVal, c, base, rows,
+                        [](double v) { return fmt::format("{}", v); });
           fetched = std::max(fetched, col.doubleVal.values.size());
         }
       }
@@ -386,12 +397,16 @@ void Hs2Client::close() noexcept {
   impl_->drop();
 }
 
-void Hs2Client::drop() noexcept { impl_->drop(); }
+void Hs2Client::drop() noexcept {
+  impl_->drop();
+}
 
 const std::map<std::string, std::string>& Hs2Client::server_configuration() const {
   return impl_->server_config;
 }
 
-void Hs2Client::set_poll_schedule(PollSchedule schedule) { impl_->poll = std::move(schedule); }
+void Hs2Client::set_poll_schedule(PollSchedule schedule) {
+  impl_->poll = std::move(schedule);
+}
 
 }  // namespace atlas2kudu

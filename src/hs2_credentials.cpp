@@ -1,12 +1,11 @@
 // Where LDAP passwords and JWTs come from. Never argv (visible in `ps`), never printed: error
 // messages name the source (command, variable), never the value or the command's output.
 #include <fcntl.h>
+#include <fmt/core.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <unistd.h>
-
-#include <fmt/core.h>
 
 #include <cerrno>
 #include <cstdlib>
@@ -33,7 +32,8 @@ void wipe(std::string& s) {
 std::string run_secret_command(const std::string& flag, const std::string& command) {
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0)
-    throw Hs2Error(Hs2ErrorKind::kInternal, fmt::format("{}: pipe: {}", flag, std::strerror(errno)));
+    throw Hs2Error(Hs2ErrorKind::kInternal,
+                   fmt::format("{}: pipe: {}", flag, std::strerror(errno)));
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);
@@ -44,7 +44,8 @@ std::string run_secret_command(const std::string& flag, const std::string& comma
   close(fds[1]);
   if (rc != 0) {
     close(fds[0]);
-    throw Hs2Error(Hs2ErrorKind::kAuth, fmt::format("{}: cannot start: {}", flag, std::strerror(rc)));
+    throw Hs2Error(Hs2ErrorKind::kAuth,
+                   fmt::format("{}: cannot start: {}", flag, std::strerror(rc)));
   }
   std::string out;
   char buf[512];

@@ -21,12 +21,9 @@ bool contains_ci(std::string_view haystack, std::string_view needle) {
 // Texts Impala and Kudu use for conditions that a later attempt can succeed past. Kept as
 // substrings because Impala wraps the detail ("Query <id> failed:\n...").
 constexpr std::array kSessionLostMarkers = {
-    std::string_view{"Invalid session id"},
-    std::string_view{"Invalid or unknown query handle"},
-    std::string_view{"Session expired"},
-    std::string_view{"expired due to inactivity"},
-    std::string_view{"Session closed"},
-    std::string_view{"session has been closed"},
+    std::string_view{"Invalid session id"}, std::string_view{"Invalid or unknown query handle"},
+    std::string_view{"Session expired"},    std::string_view{"expired due to inactivity"},
+    std::string_view{"Session closed"},     std::string_view{"session has been closed"},
 };
 
 constexpr std::array kTransientMarkers = {
@@ -44,10 +41,8 @@ constexpr std::array kTransientMarkers = {
 // Never retried even if they also contain a transient marker (a table called "timed_out" must not
 // turn an analysis error into a retry loop).
 constexpr std::array kDefiniteMarkers = {
-    std::string_view{"AnalysisException"},
-    std::string_view{"ParseException"},
-    std::string_view{"Syntax error"},
-    std::string_view{"AuthorizationException"},
+    std::string_view{"AnalysisException"},    std::string_view{"ParseException"},
+    std::string_view{"Syntax error"},         std::string_view{"AuthorizationException"},
     std::string_view{"Invalid query option"},
 };
 
@@ -82,12 +77,18 @@ int exit_code_for(Hs2ErrorKind kind) {
 
 const char* to_string(Hs2ErrorKind kind) {
   switch (kind) {
-    case Hs2ErrorKind::kTransient: return "transient";
-    case Hs2ErrorKind::kSessionLost: return "session lost";
-    case Hs2ErrorKind::kDefinite: return "definite";
-    case Hs2ErrorKind::kAuth: return "authentication";
-    case Hs2ErrorKind::kUsage: return "usage";
-    case Hs2ErrorKind::kInternal: return "internal";
+    case Hs2ErrorKind::kTransient:
+      return "transient";
+    case Hs2ErrorKind::kSessionLost:
+      return "session lost";
+    case Hs2ErrorKind::kDefinite:
+      return "definite";
+    case Hs2ErrorKind::kAuth:
+      return "authentication";
+    case Hs2ErrorKind::kUsage:
+      return "usage";
+    case Hs2ErrorKind::kInternal:
+      return "internal";
   }
   return "internal";
 }

@@ -90,8 +90,8 @@ void Hs2Executor::run_phase(const CompiledWindow& window, const std::vector<Stat
 }
 
 void Hs2Executor::run_statement(Hs2Client& client, const CompiledWindow& window,
-                                const Statement& statement, const char* phase,
-                                std::size_t position, std::size_t count) {
+                                const Statement& statement, const char* phase, std::size_t position,
+                                std::size_t count) {
   auto where = [&] {
     return fmt::format("window {} (events {}-{}), {} phase, statement {} of {} (table {})",
                        window.index, window.first_event, window.last_event, phase, position, count,
@@ -111,6 +111,8 @@ void Hs2Executor::run_statement(Hs2Client& client, const CompiledWindow& window,
       std::lock_guard lock(mu_);
       ++stats_.statements;
       stats_.rows_modified += r.rows_modified;
+      (std::string_view(phase) == "delete" ? stats_.rows_deleted : stats_.rows_upserted) +=
+          r.rows_modified;
       stats_.row_errors += r.row_errors;
       stats_.rows_by_table[statement.table] += r.rows_modified;
       if (on_statement_) on_statement_(statement, r);
@@ -120,10 +122,9 @@ void Hs2Executor::run_statement(Hs2Client& client, const CompiledWindow& window,
         throw Hs2ExecutionError(e.kind(), fmt::format("{}: {}", where(), e.what()), window.index,
                                 phase, position, statement.table, e.what());
       if (attempt >= options_.max_retries)
-        throw Hs2ExecutionError(e.kind(),
-                                fmt::format("{}: giving up after {} retries: {}", where(), attempt,
-                                            e.what()),
-                                window.index, phase, position, statement.table, e.what());
+        throw Hs2ExecutionError(
+            e.kind(), fmt::format("{}: giving up after {} retries: {}", where(), attempt, e.what()),
+            window.index, phase, position, statement.table, e.what());
       // A lost session must be reopened; a transport failure has already dropped the
       // connection; a transient server error (admission, Kudu timeout) leaves the session usable.
       if (e.kind() == Hs2ErrorKind::kSessionLost) client.drop();
@@ -131,7 +132,8 @@ void Hs2Executor::run_statement(Hs2Client& client, const CompiledWindow& window,
         std::lock_guard lock(mu_);
         ++stats_.retries;
       }
-      long base = std::min<long>(30000, static_cast<long>(options_.retry_backoff_ms) << std::min(attempt, 16));
+      long base = std::min<long>(30000, static_cast<long>(options_.retry_backoff_ms)
+                                            << std::min(attempt, 16));
       long jitter = base > 0 ? std::uniform_int_distribution<long>(0, base / 4)(jitter_rng) : 0;
       sleep_ms_(static_cast<int>(base + jitter));
     }

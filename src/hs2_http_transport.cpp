@@ -1,7 +1,6 @@
 #include "atlas2kudu/hs2_http_transport.h"
 
 #include <curl/curl.h>
-
 #include <fmt/core.h>
 #include <thrift/transport/TTransportException.h>
 
@@ -154,8 +153,7 @@ void HttpClientTransport::flush() {
       if (wait > 0) config_.sleep_seconds(static_cast<int>(wait));
       continue;
     }
-    if (status == 403)
-      throw Hs2Error(Hs2ErrorKind::kAuth, "HTTP 403 Forbidden");
+    if (status == 403) throw Hs2Error(Hs2ErrorKind::kAuth, "HTTP 403 Forbidden");
     throw Hs2Error(Hs2ErrorKind::kInternal, fmt::format("HTTP {} from server", status));
   }
   wbuf_.clear();

@@ -1,8 +1,8 @@
 #include "atlas2kudu/hs2_options.h"
 
-#include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
+#include <CLI/CLI.hpp>
 #include <cstdlib>
 
 #include "atlas2kudu/hs2_error.h"
@@ -66,10 +66,12 @@ void add_hs2_options(CLI::App* app, Hs2Options* o) {
       ->default_str("hs2")
       ->group(group);
   app->add_flag("--ssl", o->ssl, "Use TLS; verifies certificate and host name")->group(group);
-  app->add_option("--ca_cert", o->ca_cert, "PEM CA bundle to verify the server (default: system CAs)")
+  app->add_option("--ca_cert", o->ca_cert,
+                  "PEM CA bundle to verify the server (default: system CAs)")
       ->check(CLI::ExistingFile)
       ->group(group);
-  app->add_flag("--ssl_insecure_skip_verify", o->ssl_insecure_skip_verify,
+  app->add_flag("--ssl_insecure_skip_verify,--ssl-insecure-skip-verify",
+                o->ssl_insecure_skip_verify,
                 "DANGEROUS: accept any server certificate and host name")
       ->group(group);
   app->add_flag("-l,--ldap", o->ldap, "LDAP authentication (SASL PLAIN, or HTTP Basic)")
@@ -93,7 +95,7 @@ void add_hs2_options(CLI::App* app, Hs2Options* o) {
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber)
       ->group(group);
-  app->add_option("--socket_timeout_ms", o->socket_timeout_ms,
+  app->add_option("--socket_timeout_ms,--socket-timeout-ms", o->socket_timeout_ms,
                   "Receive timeout per RPC in ms (0 = none; must cover planning)")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber)
@@ -110,11 +112,12 @@ void add_hs2_options(CLI::App* app, Hs2Options* o) {
       ->capture_default_str()
       ->check(CLI::Range(1, 256))
       ->group(group);
-  app->add_option("--max_retries", o->max_retries, "Re-runs of a statement on transient failures")
+  app->add_option("--max_retries,--max-retries", o->max_retries,
+                  "Re-runs of a statement on transient failures")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber)
       ->group(group);
-  app->add_option("--retry_backoff_ms", o->retry_backoff_ms,
+  app->add_option("--retry_backoff_ms,--retry-backoff-ms", o->retry_backoff_ms,
                   "First retry back-off in ms (doubles, capped at 30 s)")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber)
@@ -129,8 +132,9 @@ void validate_hs2_options(const Hs2Options& o) {
   if (!o.ldap_password_cmd.empty() && !o.ldap) usage("--ldap_password_cmd needs -l/--ldap");
   if (o.jwt && o.protocol != Hs2Protocol::kHttp) usage("-j/--jwt needs --protocol hs2-http");
   if ((o.ldap || o.jwt) && !o.ssl && !o.auth_creds_ok_in_clear)
-    usage("refusing to send LDAP/JWT credentials without --ssl "
-          "(use --auth_creds_ok_in_clear to override)");
+    usage(
+        "refusing to send LDAP/JWT credentials without --ssl "
+        "(use --auth_creds_ok_in_clear to override)");
   if (o.ssl_insecure_skip_verify && !o.ca_cert.empty())
     usage("--ssl_insecure_skip_verify contradicts --ca_cert");
   if ((o.ssl_insecure_skip_verify || !o.ca_cert.empty()) && !o.ssl)
@@ -139,8 +143,7 @@ void validate_hs2_options(const Hs2Options& o) {
   if (o.connect_max_tries < 1) usage("--connect_max_tries must be at least 1");
   for (const auto& q : o.query_options) {
     auto eq = q.find('=');
-    if (eq == std::string::npos || eq == 0)
-      usage(fmt::format("-Q {}: expected KEY=VALUE", q));
+    if (eq == std::string::npos || eq == 0) usage(fmt::format("-Q {}: expected KEY=VALUE", q));
   }
 }
 

@@ -1,8 +1,7 @@
 #include "atlas2kudu/hs2_sasl_transport.h"
 
-#include <sasl/sasl.h>
-
 #include <fmt/core.h>
+#include <sasl/sasl.h>
 #include <thrift/transport/TTransportException.h>
 
 #include <cstdlib>
@@ -36,8 +35,8 @@ void init_cyrus_once() {
   static int rc = SASL_OK;
   std::call_once(once, [] { rc = sasl_client_init(nullptr); });
   if (rc != SASL_OK)
-    throw Hs2Error(Hs2ErrorKind::kInternal,
-                   fmt::format("SASL: sasl_client_init failed: {}", sasl_errstring(rc, nullptr, nullptr)));
+    throw Hs2Error(Hs2ErrorKind::kInternal, fmt::format("SASL: sasl_client_init failed: {}",
+                                                        sasl_errstring(rc, nullptr, nullptr)));
 }
 
 }  // namespace
@@ -83,7 +82,8 @@ int sasl_get_secret(sasl_conn_t*, void* context, int id, sasl_secret_t** psecret
   auto* s = static_cast<SaslClientTransport::Secrets*>(context);
   if (id != SASL_CB_PASS) return SASL_BADPARAM;
   if (!s->secret) {
-    s->secret = static_cast<sasl_secret_t*>(std::malloc(sizeof(sasl_secret_t) + s->password.size()));
+    s->secret =
+        static_cast<sasl_secret_t*>(std::malloc(sizeof(sasl_secret_t) + s->password.size()));
     if (!s->secret) return SASL_NOMEM;
     s->secret->len = s->password.size();
     std::memcpy(s->secret->data, s->password.data(), s->password.size());
@@ -138,9 +138,13 @@ SaslClientTransport::SaslClientTransport(std::shared_ptr<TTransport> inner, std:
 
 SaslClientTransport::~SaslClientTransport() = default;
 
-bool SaslClientTransport::isOpen() const { return negotiated_ && inner_->isOpen(); }
+bool SaslClientTransport::isOpen() const {
+  return negotiated_ && inner_->isOpen();
+}
 
-bool SaslClientTransport::peek() { return rpos_ < rbuf_.size() || inner_->peek(); }
+bool SaslClientTransport::peek() {
+  return rpos_ < rbuf_.size() || inner_->peek();
+}
 
 void SaslClientTransport::open() {
   if (!inner_->isOpen()) inner_->open();
@@ -168,10 +172,11 @@ void SaslClientTransport::negotiate() {
   s.callbacks[2] = {SASL_CB_PASS, sasl_callback_fn(&sasl_get_secret), &s};
   s.callbacks[3] = {SASL_CB_LIST_END, nullptr, nullptr};
   if (s.conn) sasl_dispose(&s.conn);
-  int rc = sasl_client_new(service_.c_str(), host_.c_str(), nullptr, nullptr, s.callbacks, 0, &s.conn);
+  int rc =
+      sasl_client_new(service_.c_str(), host_.c_str(), nullptr, nullptr, s.callbacks, 0, &s.conn);
   if (rc != SASL_OK)
-    throw Hs2Error(Hs2ErrorKind::kInternal,
-                   fmt::format("SASL: sasl_client_new failed: {}", sasl_errstring(rc, nullptr, nullptr)));
+    throw Hs2Error(Hs2ErrorKind::kInternal, fmt::format("SASL: sasl_client_new failed: {}",
+                                                        sasl_errstring(rc, nullptr, nullptr)));
   sasl_security_properties_t props{};
   props.min_ssf = 0;
   props.max_ssf = 0;  // no security layer: Impala never wraps frames
@@ -184,8 +189,8 @@ void SaslClientTransport::negotiate() {
   const char* chosen = nullptr;
   rc = sasl_client_start(s.conn, mechanism_.c_str(), nullptr, &out, &out_len, &chosen);
   if (rc != SASL_OK && rc != SASL_CONTINUE)
-    throw Hs2Error(Hs2ErrorKind::kAuth, fmt::format("SASL {}: cannot start: {}", mechanism_,
-                                                     sasl_errdetail(s.conn)));
+    throw Hs2Error(Hs2ErrorKind::kAuth,
+                   fmt::format("SASL {}: cannot start: {}", mechanism_, sasl_errdetail(s.conn)));
   write_sasl_message(*inner_, SaslStatus::kStart, mechanism_);
   write_sasl_message(*inner_, SaslStatus::kOk, std::string(out ? out : "", out_len));
   for (;;) {
@@ -194,8 +199,8 @@ void SaslClientTransport::negotiate() {
       case SaslStatus::kComplete:
         return;
       case SaslStatus::kOk: {
-        rc = sasl_client_step(s.conn, payload.data(), static_cast<unsigned>(payload.size()), nullptr,
-                              &out, &out_len);
+        rc = sasl_client_step(s.conn, payload.data(), static_cast<unsigned>(payload.size()),
+                              nullptr, &out, &out_len);
         if (rc != SASL_OK && rc != SASL_CONTINUE)
           throw Hs2Error(Hs2ErrorKind::kAuth,
                          fmt::format("SASL {}: {}", mechanism_, sasl_errdetail(s.conn)));
@@ -208,9 +213,9 @@ void SaslClientTransport::negotiate() {
                        fmt::format("SASL {} authentication failed: server said: {}", mechanism_,
                                    payload.empty() ? "(no reason)" : payload));
       default:
-        throw Hs2Error(Hs2ErrorKind::kInternal,
-                       fmt::format("SASL: unexpected negotiation status {}",
-                                   static_cast<int>(status)));
+        throw Hs2Error(
+            Hs2ErrorKind::kInternal,
+            fmt::format("SASL: unexpected negotiation status {}", static_cast<int>(status)));
     }
   }
 }

@@ -1,11 +1,10 @@
 #include "atlas2kudu/hs2_tls.h"
 
 #include <arpa/inet.h>
+#include <fmt/core.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
-
-#include <fmt/core.h>
 #include <thrift/transport/TTransportException.h>
 
 #include <cerrno>
@@ -66,12 +65,14 @@ std::shared_ptr<TlsContext> TlsContext::server(const std::string& cert_file,
   if (SSL_CTX_use_certificate_chain_file(ctx, cert_file.c_str()) != 1 ||
       SSL_CTX_use_PrivateKey_file(ctx, key_file.c_str(), SSL_FILETYPE_PEM) != 1 ||
       SSL_CTX_check_private_key(ctx) != 1)
-    throw Hs2Error(Hs2ErrorKind::kUsage,
-                   fmt::format("TLS: cannot load {} / {}: {}", cert_file, key_file, openssl_errors()));
+    throw Hs2Error(Hs2ErrorKind::kUsage, fmt::format("TLS: cannot load {} / {}: {}", cert_file,
+                                                     key_file, openssl_errors()));
   return result;
 }
 
-TlsContext::~TlsContext() { SSL_CTX_free(ctx_); }
+TlsContext::~TlsContext() {
+  SSL_CTX_free(ctx_);
+}
 
 TlsTransport::TlsTransport(std::shared_ptr<TlsContext> ctx, std::shared_ptr<TSocket> socket,
                            std::string host)
@@ -81,7 +82,9 @@ TlsTransport::~TlsTransport() {
   if (ssl_) SSL_free(ssl_);
 }
 
-bool TlsTransport::isOpen() const { return ssl_ != nullptr && socket_->isOpen(); }
+bool TlsTransport::isOpen() const {
+  return ssl_ != nullptr && socket_->isOpen();
+}
 
 bool TlsTransport::peek() {
   if (!isOpen()) return false;
@@ -159,9 +162,9 @@ uint32_t TlsTransport::read(uint8_t* buf, uint32_t len) {
     }
     if (err == SSL_ERROR_SYSCALL && errno == 0) return 0;  // EOF without close_notify
     if (err == SSL_ERROR_SYSCALL && errno == EINTR) continue;
-    throw TTransportException(TTransportException::END_OF_FILE,
-                              fmt::format("TLS read failed: {}", errno ? std::strerror(errno)
-                                                                       : openssl_errors()));
+    throw TTransportException(
+        TTransportException::END_OF_FILE,
+        fmt::format("TLS read failed: {}", errno ? std::strerror(errno) : openssl_errors()));
   }
 }
 
@@ -180,9 +183,9 @@ void TlsTransport::write(const uint8_t* buf, uint32_t len) {
     if (err == SSL_ERROR_SYSCALL && errno == EINTR) continue;
     if (err == SSL_ERROR_WANT_WRITE || err == SSL_ERROR_WANT_READ)
       throw TTransportException(TTransportException::TIMED_OUT, "TLS write timed out");
-    throw TTransportException(TTransportException::NOT_OPEN,
-                              fmt::format("TLS write failed: {}", errno ? std::strerror(errno)
-                                                                        : openssl_errors()));
+    throw TTransportException(
+        TTransportException::NOT_OPEN,
+        fmt::format("TLS write failed: {}", errno ? std::strerror(errno) : openssl_errors()));
   }
 }
 

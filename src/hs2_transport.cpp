@@ -1,8 +1,7 @@
 #include "atlas2kudu/hs2_transport.h"
 
-#include <signal.h>
-
 #include <fmt/core.h>
+#include <signal.h>
 #include <thrift/TOutput.h>
 #include <thrift/transport/TBufferTransports.h>
 #include <thrift/transport/TSocket.h>
@@ -82,8 +81,8 @@ std::shared_ptr<TTransport> make_hs2_transport(const Hs2Options& o, const Hs2Cre
     HttpTransportConfig cfg;
     std::string path = o.http_path;
     while (!path.empty() && path.front() == '/') path.erase(0, 1);
-    cfg.url = fmt::format("{}://{}:{}/{}", o.ssl ? "https" : "http", url_host(ep.host), ep.port,
-                          path);
+    cfg.url =
+        fmt::format("{}://{}:{}/{}", o.ssl ? "https" : "http", url_host(ep.host), ep.port, path);
     cfg.user = hs2_user(o);
     if (o.ldap) {
       cfg.basic_auth = true;

@@ -1,7 +1,8 @@
 // Hs2Client against the in-process HS2 test server over every transport (loopback only).
-#include <doctest/doctest.h>
+#include "atlas2kudu/hs2_client.h"
 
 #include <arpa/inet.h>
+#include <doctest/doctest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -9,7 +10,6 @@
 #include <chrono>
 
 #include "atlas2kudu/cli.h"
-#include "atlas2kudu/hs2_client.h"
 #include "atlas2kudu/hs2_error.h"
 #include "hs2_test_server.h"
 #include "hs2_test_util.h"
@@ -353,6 +353,23 @@ TEST_CASE("hs2 client: HTTPS with Bearer token, verified against the test CA") {
   o.ca_cert = tls.other_ca;
   auto e = expect_hs2_error([&] { Hs2Client(o, creds).connect(); });
   CHECK(e.kind() == Hs2ErrorKind::kAuth);
+  CHECK(std::string(e.what()).find("header.payload.signature") == std::string::npos);
+}
+
+TEST_CASE("hs2 client: HTTPS refuses a certificate for another host name") {
+  const auto& tls = tls_files();
+  Hs2TestServerConfig cfg;
+  cfg.transport = Transport::kHttp;
+  cfg.tls_cert = tls.wrong_cert;
+  cfg.tls_key = tls.wrong_key;
+  Hs2TestServer server(cfg, std::make_shared<KeySetHandler>());
+  auto o = test_options(server.start(), "localhost");
+  o.protocol = Hs2Protocol::kHttp;
+  o.ssl = true;
+  o.ca_cert = tls.ca;
+  auto e = expect_hs2_error([&] { Hs2Client(o, {}).connect(); });
+  CHECK(e.kind() == Hs2ErrorKind::kAuth);
+  CHECK(std::string(e.what()).find("not trusted") != std::string::npos);
 }
 
 TEST_CASE("hs2 client: an RPC slower than --socket_timeout_ms is a transient timeout") {

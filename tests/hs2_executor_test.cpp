@@ -1,13 +1,13 @@
 // Hs2Executor against the in-process HS2 test server: phases, concurrency, retries, stop on error.
-#include <doctest/doctest.h>
+#include "atlas2kudu/hs2_executor.h"
 
+#include <doctest/doctest.h>
 #include <fmt/core.h>
 
 #include <cstdio>
 #include <fstream>
 
 #include "atlas2kudu/cli.h"
-#include "atlas2kudu/hs2_executor.h"
 #include "hs2_test_server.h"
 #include "hs2_test_util.h"
 #include "statement_handler.h"
@@ -28,9 +28,9 @@ std::vector<CompiledWindow> make_windows(int windows, int keys, int batches) {
     cw.last_event = static_cast<std::uint64_t>(w * 10);
     for (const char* table : {"entity_flat", "edge"}) {
       if (w > 1)
-        cw.deletes.push_back({table, fmt::format("DELETE FROM `atlas`.`{}` WHERE `k` IN ('{}-0')",
-                                                 table, w - 1),
-                              1});
+        cw.deletes.push_back(
+            {table, fmt::format("DELETE FROM `atlas`.`{}` WHERE `k` IN ('{}-0')", table, w - 1),
+             1});
       for (int b = 0; b < batches; ++b) {
         std::string values;
         int rows = 0;
@@ -38,9 +38,9 @@ std::vector<CompiledWindow> make_windows(int windows, int keys, int batches) {
           values += fmt::format("{}('{}-{}', 1)", values.empty() ? "" : ", ", w, k);
           ++rows;
         }
-        cw.upserts.push_back(
-            {table, fmt::format("UPSERT INTO `atlas`.`{}` VALUES {}", table, values),
-             static_cast<std::size_t>(rows)});
+        cw.upserts.push_back({table,
+                              fmt::format("UPSERT INTO `atlas`.`{}` VALUES {}", table, values),
+                              static_cast<std::size_t>(rows)});
       }
     }
     out.push_back(std::move(cw));
@@ -83,6 +83,9 @@ TEST_CASE("hs2 executor: --sessions 4 and --sessions 1 produce the same tables a
   CHECK(one.stats.statements == 4 * 2 * 5 + 3 * 2);
   CHECK(one.stats.rows_by_table == four.stats.rows_by_table);
   CHECK(one.stats.rows_by_table.at("entity_flat") == 4 * 12 + 3);  // upserted + deleted rows
+  CHECK(one.stats.rows_deleted == 2 * 3);
+  CHECK(one.stats.rows_upserted == 2 * 4 * 12);
+  CHECK(four.stats.rows_deleted == one.stats.rows_deleted);
   CHECK(one.stats.windows == 4);
   CHECK(four.stats.retries == 0);
   CHECK(one.server.sessions_opened == 1);
@@ -98,8 +101,10 @@ TEST_CASE("hs2 executor: deletes of a window run before its upserts") {
   ex.start("");
   CompiledWindow w;
   w.index = 1;
-  w.upserts = {{"t", "UPSERT INTO t VALUES ('a', 1)", 1}, {"t", "UPSERT INTO t VALUES ('b', 1)", 1}};
-  w.deletes = {{"t", "DELETE FROM t WHERE k IN ('a')", 1}, {"t", "DELETE FROM t WHERE k IN ('b')", 1}};
+  w.upserts = {{"t", "UPSERT INTO t VALUES ('a', 1)", 1},
+               {"t", "UPSERT INTO t VALUES ('b', 1)", 1}};
+  w.deletes = {{"t", "DELETE FROM t WHERE k IN ('a')", 1},
+               {"t", "DELETE FROM t WHERE k IN ('b')", 1}};
   ex.run_window(w);
   ex.finish();
   // Key re-created in the same window survives: the deletes came first.
@@ -112,8 +117,8 @@ TEST_CASE("hs2 executor: deletes of a window run before its upserts") {
 
 TEST_CASE("hs2 executor: dropped connections are reconnected and the statements re-run") {
   FaultPlan f;
-  f.drop_at = {3, 9};            // lost before running
-  f.drop_after_run_at = {17};    // lost after running: the re-run must be harmless
+  f.drop_at = {3, 9};          // lost before running
+  f.drop_after_run_at = {17};  // lost after running: the re-run must be harmless
   Run clean = run(1);
   for (int sessions : {1, 4}) {
     CAPTURE(sessions);
@@ -236,7 +241,7 @@ TEST_CASE("hs2 executor: over hs2-http, dropped requests and 503s are retried") 
   o.protocol = Hs2Protocol::kHttp;
   o.ldap = true;
   o.auth_creds_ok_in_clear = true;
-  o.sessions = 2;
+  o.sessions = 1;  // statement numbers are global: one session keeps the fault sequence exact
   Hs2Credentials creds;
   creds.password = "pw";
   Hs2Executor ex(o, creds);

@@ -1,9 +1,8 @@
 // The HS2 layer end to end with the test kit's Kudu store behind the test server, in process and
 // through the standalone hs2_test_server binary.
 #include <doctest/doctest.h>
-
-#include <signal.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -30,7 +29,8 @@ const std::string kG2 = "fedcba9876543210fedcba9876543210";
 const std::string kG3 = "00112233445566778899aabbccddeeff";
 
 std::string upsert(const std::string& guid, const std::string& name) {
-  return "UPSERT INTO `atlas`.`entity_flat` (`guid`, `name`) VALUES ('" + guid + "', '" + name + "')";
+  return "UPSERT INTO `atlas`.`entity_flat` (`guid`, `name`) VALUES ('" + guid + "', '" + name +
+         "')";
 }
 }  // namespace
 
@@ -94,9 +94,10 @@ TEST_CASE("hs2 kit: the standalone hs2_test_server binary serves SASL and logs s
   const std::string port_file = (dir / "port").string();
   const std::string log_file = (dir / "statements.log").string();
   std::string bin = ATLAS2KUDU_HS2_TEST_SERVER;
-  std::vector<std::string> args = {bin, "--transport", "sasl", "--user", "alice",
-                                   "--port-file", port_file, "--statement-log", log_file,
-                                   "--drop-at", "2", "--max-seconds", "60"};
+  std::vector<std::string> args = {bin,      "--transport", "sasl",    "--user",
+                                   "alice",  "--port-file", port_file, "--statement-log",
+                                   log_file, "--drop-at",   "2",       "--max-seconds",
+                                   "60"};
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);

@@ -1,13 +1,13 @@
 // Options, credentials and error classification of the HS2 layer (no network).
+#include "atlas2kudu/hs2_options.h"
+
 #include <doctest/doctest.h>
 
 #include <CLI/CLI.hpp>
-
 #include <cstdlib>
 
 #include "atlas2kudu/cli.h"
 #include "atlas2kudu/hs2_error.h"
-#include "atlas2kudu/hs2_options.h"
 
 using namespace atlas2kudu;
 
@@ -42,10 +42,24 @@ TEST_CASE("hs2 options: CLI11 registration parses impala-shell style flags") {
   CLI::App app;
   Hs2Options o;
   add_hs2_options(&app, &o);
-  std::vector<std::string> args = {"--sessions", "4", "-Q", "REQUEST_POOL=etl", "-Q", "MEM_LIMIT=2g",
-                                   "--auth_creds_ok_in_clear", "-u", "bob", "-l", "--http_path",
-                                   "/x", "--protocol", "hs2-http", "-t", "1500",
-                                   "-i", "db1:28001"};
+  std::vector<std::string> args = {"--sessions",
+                                   "4",
+                                   "-Q",
+                                   "REQUEST_POOL=etl",
+                                   "-Q",
+                                   "MEM_LIMIT=2g",
+                                   "--auth_creds_ok_in_clear",
+                                   "-u",
+                                   "bob",
+                                   "-l",
+                                   "--http_path",
+                                   "/x",
+                                   "--protocol",
+                                   "hs2-http",
+                                   "-t",
+                                   "1500",
+                                   "-i",
+                                   "db1:28001"};
   std::reverse(args.begin(), args.end());  // CLI11 takes argv reversed in a vector
   app.parse(args);
   CHECK(o.sessions == 4);
@@ -124,7 +138,8 @@ TEST_CASE("hs2 credentials: environment variables") {
 TEST_CASE("hs2 errors: server messages are classified per SPEC §6") {
   CHECK(classify_server_message("Query 1:2 failed:\nAnalysisException: Could not resolve table "
                                 "reference: 'atlas.timed_out'") == Hs2ErrorKind::kDefinite);
-  CHECK(classify_server_message("ParseException: Syntax error in line 1") == Hs2ErrorKind::kDefinite);
+  CHECK(classify_server_message("ParseException: Syntax error in line 1") ==
+        Hs2ErrorKind::kDefinite);
   CHECK(classify_server_message("AuthorizationException: User 'x' does not have privileges") ==
         Hs2ErrorKind::kDefinite);
   CHECK(classify_server_message("Admission for query exceeded timeout 60000ms in pool root.x") ==
@@ -133,7 +148,8 @@ TEST_CASE("hs2 errors: server messages are classified per SPEC §6") {
         Hs2ErrorKind::kTransient);
   CHECK(classify_server_message("Kudu error(s) reported, first error: Timed out: ...") ==
         Hs2ErrorKind::kTransient);
-  CHECK(classify_server_message("Service unavailable: Leader not ready") == Hs2ErrorKind::kTransient);
+  CHECK(classify_server_message("Service unavailable: Leader not ready") ==
+        Hs2ErrorKind::kTransient);
   CHECK(classify_server_message("Network error: recv error: Connection reset") ==
         Hs2ErrorKind::kTransient);
   CHECK(classify_server_message("Invalid session id: 4a2b") == Hs2ErrorKind::kSessionLost);

@@ -13,9 +13,22 @@
 
 namespace atlas2kudu::testing {
 
+// One directory per test process under $TMPDIR, removed when the process exits.
+inline std::filesystem::path scratch_root() {
+  struct Root {
+    std::filesystem::path path = std::filesystem::temp_directory_path() /
+                                 ("atlas2kudu-hs2-" + std::to_string(::getpid()));
+    ~Root() {
+      std::error_code ec;
+      std::filesystem::remove_all(path, ec);
+    }
+  };
+  static Root root;
+  return root.path;
+}
+
 inline std::filesystem::path scratch_dir(const std::string& name) {
-  auto dir = std::filesystem::temp_directory_path() /
-             ("atlas2kudu-hs2-" + std::to_string(::getpid()) + "-" + name);
+  auto dir = scratch_root() / name;
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   return dir;

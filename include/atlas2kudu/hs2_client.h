@@ -1,6 +1,6 @@
 // One HS2 session with Impala, used the way impala-shell runs DML (research §A.6, §E):
-//   ExecuteStatement → poll GetOperationStatus (10 ms, growing to 1 s) → GetLog → CloseImpalaOperation
-//   (rows_modified summed over partitions, num_row_errors).
+//   ExecuteStatement → poll GetOperationStatus (10 ms, growing to 1 s) → GetLog →
+//   CloseImpalaOperation (rows_modified summed over partitions, num_row_errors).
 // Every failure is thrown as Hs2Error with its kind already decided (hs2_error.h): transport
 // trouble is kTransient, a lost session kSessionLost, a rejected statement kDefinite with the
 // server's message. The client never re-runs anything itself (connect attempts aside): re-running

@@ -26,7 +26,8 @@ enum class Hs2ErrorKind {
 
 class Hs2Error : public std::runtime_error {
  public:
-  Hs2Error(Hs2ErrorKind kind, const std::string& message) : std::runtime_error(message), kind_(kind) {}
+  Hs2Error(Hs2ErrorKind kind, const std::string& message)
+      : std::runtime_error(message), kind_(kind) {}
   Hs2ErrorKind kind() const { return kind_; }
   // Worth reconnecting and re-running the (idempotent) statement.
   bool retryable() const {

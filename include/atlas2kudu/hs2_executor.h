@@ -14,7 +14,8 @@
 //   executor.finish();                           // closes the sessions
 //   executor.stats().rows_by_table.at("entity_flat");   // rows modified, summed
 // On failure:
-//   catch (const Hs2ExecutionError& e) { fmt::print(stderr, "{}\n", e.what()); return e.exit_code(); }
+//   catch (const Hs2ExecutionError& e) { fmt::print(stderr, "{}\n", e.what()); return
+//   e.exit_code(); }
 //   // e.what(): "window 3 (events 101-150), upsert phase, statement 2 of 5 (table entity_flat):
 //   //            ExecuteStatement: Query 5c4...:0 failed: AnalysisException: ..."
 #pragma once
@@ -37,11 +38,13 @@ namespace atlas2kudu {
 
 struct Hs2RunStats {
   std::uint64_t windows = 0;
-  std::uint64_t statements = 0;  // applied (each counted once, however many tries it took)
-  std::uint64_t retries = 0;     // re-runs after retryable failures
-  std::uint64_t reconnects = 0;  // sessions reopened after a failure
-  std::int64_t rows_modified = 0;
-  std::int64_t row_errors = 0;   // Kudu row errors (conflicts), reported, not failures
+  std::uint64_t statements = 0;    // applied (each counted once, however many tries it took)
+  std::uint64_t retries = 0;       // re-runs after retryable failures
+  std::uint64_t reconnects = 0;    // sessions reopened after a failure
+  std::int64_t rows_modified = 0;  // = rows_deleted + rows_upserted
+  std::int64_t rows_deleted = 0;   // reported by delete-phase statements
+  std::int64_t rows_upserted = 0;  // reported by upsert-phase statements
+  std::int64_t row_errors = 0;     // Kudu row errors (conflicts), reported, not failures
   std::map<std::string, std::int64_t> rows_by_table;
 };
 
@@ -58,9 +61,9 @@ class Hs2ExecutionError : public Hs2Error {
         server_message(std::move(server_message)) {}
   int exit_code() const { return exit_code_for(kind()); }
 
-  std::uint64_t window;        // CompiledWindow::index
-  std::string phase;           // "delete" or "upsert"
-  std::size_t position;        // 1-based within the phase
+  std::uint64_t window;  // CompiledWindow::index
+  std::string phase;     // "delete" or "upsert"
+  std::size_t position;  // 1-based within the phase
   std::string table;
   std::string server_message;  // the underlying Hs2Error text
 };

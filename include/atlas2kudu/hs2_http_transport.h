@@ -31,11 +31,11 @@ namespace atlas2kudu {
 
 struct HttpTransportConfig {
   std::string url;
-  std::string user;       // Basic when non-empty together with `basic_auth`
+  std::string user;  // Basic when non-empty together with `basic_auth`
   std::string password;
   bool basic_auth = false;
-  std::string bearer;     // Bearer token when non-empty
-  std::string ca_file;    // empty: system CAs
+  std::string bearer;   // Bearer token when non-empty
+  std::string ca_file;  // empty: system CAs
   bool verify_tls = true;
   int connect_timeout_ms = 60000;
   int request_timeout_ms = 0;  // whole request, 0 = none

@@ -25,25 +25,25 @@ namespace atlas2kudu {
 enum class Hs2Protocol { kBinary, kHttp };  // --protocol hs2 | hs2-http
 
 struct Hs2Options {
-  std::string impalad;                   // -i host[:port]; empty = localhost, port by protocol
+  std::string impalad;  // -i host[:port]; empty = localhost, port by protocol
   Hs2Protocol protocol = Hs2Protocol::kBinary;
-  bool ssl = false;                      // --ssl
-  std::string ca_cert;                   // --ca_cert PEM file (else system CAs)
-  bool ssl_insecure_skip_verify = false; // --ssl_insecure_skip_verify (NOT the default)
-  bool ldap = false;                     // -l: SASL PLAIN (binary) / Basic (HTTP)
-  std::string user;                      // -u; empty = $USER
-  std::string ldap_password_cmd;         // --ldap_password_cmd: stdout is the password
-  bool jwt = false;                      // -j: Bearer token (hs2-http only)
-  std::string jwt_cmd;                   // --jwt_cmd: stdout is the token
+  bool ssl = false;                        // --ssl
+  std::string ca_cert;                     // --ca_cert PEM file (else system CAs)
+  bool ssl_insecure_skip_verify = false;   // --ssl_insecure_skip_verify (NOT the default)
+  bool ldap = false;                       // -l: SASL PLAIN (binary) / Basic (HTTP)
+  std::string user;                        // -u; empty = $USER
+  std::string ldap_password_cmd;           // --ldap_password_cmd: stdout is the password
+  bool jwt = false;                        // -j: Bearer token (hs2-http only)
+  std::string jwt_cmd;                     // --jwt_cmd: stdout is the token
   std::vector<std::string> query_options;  // -Q KEY=VALUE, sent in every statement's confOverlay
-  std::string http_path = "cliservice";  // --http_path
-  int connect_timeout_ms = 60000;        // -t/--client_connect_timeout_ms (connect + handshake)
-  int socket_timeout_ms = 0;             // --socket_timeout_ms: per-RPC receive timeout, 0 = none
-  int connect_max_tries = 4;             // --connect_max_tries: connects and HTTP 502/503/504
-  bool auth_creds_ok_in_clear = false;   // --auth_creds_ok_in_clear
-  int sessions = 1;                      // --sessions N: concurrent sessions per phase
-  int max_retries = 5;                   // --max_retries: re-runs of one statement
-  int retry_backoff_ms = 500;            // --retry_backoff_ms: first back-off, doubled, capped 30 s
+  std::string http_path = "cliservice";    // --http_path
+  int connect_timeout_ms = 60000;          // -t/--client_connect_timeout_ms (connect + handshake)
+  int socket_timeout_ms = 0;               // --socket_timeout_ms: per-RPC receive timeout, 0 = none
+  int connect_max_tries = 4;               // --connect_max_tries: connects and HTTP 502/503/504
+  bool auth_creds_ok_in_clear = false;     // --auth_creds_ok_in_clear
+  int sessions = 1;                        // --sessions N: concurrent sessions per phase
+  int max_retries = 5;                     // --max_retries: re-runs of one statement
+  int retry_backoff_ms = 500;  // --retry_backoff_ms: first back-off, doubled, capped 30 s
 };
 
 // Host and port after applying the protocol's default port (21050 binary, 28000 HTTP).

@@ -44,8 +44,7 @@ class TlsContext {
   bool verify_;
 };
 
-class TlsTransport
-    : public apache::thrift::transport::TVirtualTransport<TlsTransport> {
+class TlsTransport : public apache::thrift::transport::TVirtualTransport<TlsTransport> {
  public:
   // `host` is what the certificate must name (DNS name or IP literal); ignored on the server side.
   TlsTransport(std::shared_ptr<TlsContext> ctx,
@@ -54,8 +53,8 @@ class TlsTransport
 
   bool isOpen() const override;
   bool peek() override;
-  void open() override;   // client: connect + handshake; throws Hs2Error(kAuth) if not trusted
-  void accept();          // server: handshake on an accepted socket
+  void open() override;  // client: connect + handshake; throws Hs2Error(kAuth) if not trusted
+  void accept();         // server: handshake on an accepted socket
   void close() override;
   uint32_t read(uint8_t* buf, uint32_t len);
   void write(const uint8_t* buf, uint32_t len);

@@ -1,17 +1,16 @@
 #include "hs2_test_server.h"
 
 #include <arpa/inet.h>
+#include <fmt/core.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
-#include <unistd.h>
-
-#include <fmt/core.h>
 #include <thrift/protocol/TBinaryProtocol.h>
 #include <thrift/transport/TBufferTransports.h>
 #include <thrift/transport/TSocket.h>
 #include <thrift/transport/TTransportException.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -101,7 +100,8 @@ t::TStatus error_status(const std::string& msg) {
 // for it, so the client sees EOF where it expected a reply.
 class DropGuard : public apache::thrift::transport::TVirtualTransport<DropGuard> {
  public:
-  DropGuard(std::shared_ptr<TTransport> inner, ConnState* conn) : inner_(std::move(inner)), conn_(conn) {}
+  DropGuard(std::shared_ptr<TTransport> inner, ConnState* conn)
+      : inner_(std::move(inner)), conn_(conn) {}
   bool isOpen() const override { return inner_->isOpen(); }
   bool peek() override { return inner_->peek(); }
   void close() override { inner_->close(); }
@@ -125,7 +125,8 @@ class DropGuard : public apache::thrift::transport::TVirtualTransport<DropGuard>
 // Server side of SASL data frames (4-byte big-endian length + payload).
 class SaslServerFrames : public apache::thrift::transport::TVirtualTransport<SaslServerFrames> {
  public:
-  SaslServerFrames(std::shared_ptr<TTransport> inner, bool split) : inner_(std::move(inner)), split_(split) {}
+  SaslServerFrames(std::shared_ptr<TTransport> inner, bool split)
+      : inner_(std::move(inner)), split_(split) {}
   bool isOpen() const override { return inner_->isOpen(); }
   bool peek() override { return rpos_ < rbuf_.size() || inner_->peek(); }
   void close() override { inner_->close(); }
@@ -154,7 +155,8 @@ class SaslServerFrames : public apache::thrift::transport::TVirtualTransport<Sas
       std::size_t n = std::min(chunk, out.size() - pos);
       std::vector<uint8_t> frame{static_cast<uint8_t>(n >> 24), static_cast<uint8_t>(n >> 16),
                                  static_cast<uint8_t>(n >> 8), static_cast<uint8_t>(n)};
-      frame.insert(frame.end(), out.begin() + static_cast<long>(pos), out.begin() + static_cast<long>(pos + n));
+      frame.insert(frame.end(), out.begin() + static_cast<long>(pos),
+                   out.begin() + static_cast<long>(pos + n));
       if (split_) {
         // Two writes with a pause: the client's reads see a frame header cut in the middle.
         std::size_t half = 2;
@@ -237,16 +239,17 @@ class Service : public t::ImpalaHiveServer2ServiceIf {
     t::TSessionHandle h;
     h.__set_sessionId(id);
     r.__set_status(ok_status());
-    r.__set_serverProtocolVersion(std::min(req.client_protocol,
-                                           t::TProtocolVersion::HIVE_CLI_SERVICE_PROTOCOL_V6));
+    r.__set_serverProtocolVersion(
+        std::min(req.client_protocol, t::TProtocolVersion::HIVE_CLI_SERVICE_PROTOCOL_V6));
     r.__set_sessionHandle(h);
     r.__set_configuration({{"MEM_LIMIT", "0"}, {"REQUEST_POOL", ""}, {"http_addr", "127.0.0.1:0"}});
   }
 
   void CloseSession(t::TCloseSessionResp& r, const t::TCloseSessionReq& req) override {
     std::lock_guard lock(s_.mu);
-    r.__set_status(s_.sessions.erase(req.sessionHandle.sessionId.guid) ? ok_status()
-                                                                       : error_status("Invalid session id"));
+    r.__set_status(s_.sessions.erase(req.sessionHandle.sessionId.guid)
+                       ? ok_status()
+                       : error_status("Invalid session id"));
   }
 
   void ExecuteStatement(t::TExecuteStatementResp& r, const t::TExecuteStatementReq& req) override {
@@ -260,7 +263,8 @@ class Service : public t::ImpalaHiveServer2ServiceIf {
         s_.config.faults.expire_sessions_at.erase(s_.stats.statements + 1);
       }
       if (!s_.sessions.count(req.sessionHandle.sessionId.guid)) {
-        r.__set_status(error_status("Invalid session id: " + hex(req.sessionHandle.sessionId.guid)));
+        r.__set_status(
+            error_status("Invalid session id: " + hex(req.sessionHandle.sessionId.guid)));
         return;
       }
       n = ++s_.stats.statements;
@@ -306,7 +310,8 @@ class Service : public t::ImpalaHiveServer2ServiceIf {
     r.__set_operationHandle(h);
   }
 
-  void GetOperationStatus(t::TGetOperationStatusResp& r, const t::TGetOperationStatusReq& req) override {
+  void GetOperationStatus(t::TGetOperationStatusResp& r,
+                          const t::TGetOperationStatusReq& req) override {
     std::lock_guard lock(s_.mu);
     auto it = s_.ops.find(req.operationHandle.operationId.guid);
     if (it == s_.ops.end()) {
@@ -383,7 +388,8 @@ class Service : public t::ImpalaHiveServer2ServiceIf {
     }
     auto& op = it->second;
     const auto& rows = op.outcome.rows;
-    std::size_t end = std::min(rows.size(), op.fetch_pos + static_cast<std::size_t>(std::max<int64_t>(req.maxRows, 1)));
+    std::size_t end = std::min(
+        rows.size(), op.fetch_pos + static_cast<std::size_t>(std::max<int64_t>(req.maxRows, 1)));
     t::TRowSet set;
     set.__set_startRowOffset(static_cast<int64_t>(op.fetch_pos));
     for (std::size_t c = 0; c < op.outcome.columns.size(); ++c) {
@@ -541,7 +547,8 @@ void Hs2TestServer::Impl::serve_http(TTransport& wire, ConnState& conn) {
     std::size_t pos = head.find("\r\n");
     while (pos != std::string::npos && pos < head.size()) {
       std::size_t next = head.find("\r\n", pos + 2);
-      std::string line = head.substr(pos + 2, next == std::string::npos ? std::string::npos : next - pos - 2);
+      std::string line =
+          head.substr(pos + 2, next == std::string::npos ? std::string::npos : next - pos - 2);
       auto colon = line.find(':');
       if (colon != std::string::npos) {
         std::string name = line.substr(0, colon);
@@ -552,7 +559,8 @@ void Hs2TestServer::Impl::serve_http(TTransport& wire, ConnState& conn) {
       }
       pos = next;
     }
-    std::size_t length = headers.count("content-length") ? std::stoul(headers["content-length"]) : 0;
+    std::size_t length =
+        headers.count("content-length") ? std::stoul(headers["content-length"]) : 0;
     while (buf.size() < length)
       if (!fill()) return;
     std::string body = buf.substr(0, length);
@@ -570,11 +578,13 @@ void Hs2TestServer::Impl::serve_http(TTransport& wire, ConnState& conn) {
       if (http_503_left > 0) {
         --http_503_left;
         ++stats.http_503_sent;
-        respond("503 Service Unavailable", {fmt::format("Retry-After: {}", config.faults.retry_after_s)}, "");
+        respond("503 Service Unavailable",
+                {fmt::format("Retry-After: {}", config.faults.retry_after_s)}, "");
         continue;
       }
     }
-    std::vector<std::string> extra = {"Content-Type: application/x-thrift", "Connection: Keep-Alive"};
+    std::vector<std::string> extra = {"Content-Type: application/x-thrift",
+                                      "Connection: Keep-Alive"};
     if (auth_required) {
       bool ok = false, via_cookie = false;
       std::string cookie_header = headers["cookie"];
@@ -596,7 +606,8 @@ void Hs2TestServer::Impl::serve_http(TTransport& wire, ConnState& conn) {
         ok = !config.bearer_token.empty() && authz.substr(7) == config.bearer_token;
       }
       if (!ok) {
-        respond("401 Unauthorized", {"WWW-Authenticate: Basic realm=\"impala\"", "Connection: close"}, "");
+        respond("401 Unauthorized",
+                {"WWW-Authenticate: Basic realm=\"impala\"", "Connection: close"}, "");
         return;
       }
       if (!via_cookie) {  // authenticated by credentials: issue a cookie
@@ -609,8 +620,9 @@ void Hs2TestServer::Impl::serve_http(TTransport& wire, ConnState& conn) {
                         (tls ? ";Secure" : ""));
       }
     }
-    auto in = std::make_shared<TMemoryBuffer>(reinterpret_cast<uint8_t*>(body.data()),
-                                              static_cast<uint32_t>(body.size()), TMemoryBuffer::COPY);
+    auto in =
+        std::make_shared<TMemoryBuffer>(reinterpret_cast<uint8_t*>(body.data()),
+                                        static_cast<uint32_t>(body.size()), TMemoryBuffer::COPY);
     auto out = std::make_shared<TMemoryBuffer>();
     auto iprot = std::make_shared<TBinaryProtocol>(in);
     auto oprot = std::make_shared<TBinaryProtocol>(out);
@@ -662,7 +674,9 @@ Hs2TestServer::Hs2TestServer(Hs2TestServerConfig config, std::shared_ptr<Stateme
     impl_->tls = TlsContext::server(impl_->config.tls_cert, impl_->config.tls_key);
 }
 
-Hs2TestServer::~Hs2TestServer() { stop(); }
+Hs2TestServer::~Hs2TestServer() {
+  stop();
+}
 
 int Hs2TestServer::start() {
   signal(SIGPIPE, SIG_IGN);
@@ -693,7 +707,8 @@ void Hs2TestServer::stop() {
   ::close(impl_->listen_fd);
   std::unique_lock lock(impl_->mu);
   for (int fd : impl_->conn_fds) ::shutdown(fd, SHUT_RDWR);  // unblocks their reads
-  impl_->conns_cv.wait_for(lock, std::chrono::seconds(10), [&] { return impl_->active_conns == 0; });
+  impl_->conns_cv.wait_for(lock, std::chrono::seconds(10),
+                           [&] { return impl_->active_conns == 0; });
 }
 
 Hs2TestServerStats Hs2TestServer::stats() const {

@@ -60,14 +60,14 @@ struct Hs2TestServerConfig {
   std::string user, password;     // SASL PLAIN / HTTP Basic; HTTP without user: no auth
   std::string bearer_token;       // HTTP: also accept "Authorization: Bearer <token>"
   FaultPlan faults;
-  std::string statement_log;      // append every executed statement (one line each) here
+  std::string statement_log;  // append every executed statement (one line each) here
 };
 
 struct Hs2TestServerStats {
   int connections = 0;
   int sessions_opened = 0;
-  int statements = 0;        // ExecuteStatement calls received
-  int statements_run = 0;    // handed to the handler
+  int statements = 0;      // ExecuteStatement calls received
+  int statements_run = 0;  // handed to the handler
   int http_requests = 0;
   int http_cookie_auth = 0;  // HTTP requests authenticated by the impala.auth cookie
   int http_503_sent = 0;

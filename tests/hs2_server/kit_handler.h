@@ -12,7 +12,8 @@
 //   auto kit = std::make_shared<KitHandler>(KeyEncoding::kHex);
 //   Hs2TestServer server({}, kit);
 //   ... run the executor against it ...
-//   kit->with_store([](const testkit::KuduStore& s) { CHECK(s.table("entity_flat").size() == 3); });
+//   kit->with_store([](const testkit::KuduStore& s) { CHECK(s.table("entity_flat").size() == 3);
+//   });
 #pragma once
 
 #include <functional>

@@ -5,11 +5,10 @@
 //
 //   HS2_TEST_SERVER_PASSWORD=pw hs2_test_server --transport sasl --user alice
 //       --port-file /tmp/port --statement-log /tmp/stmts.log --drop-at 3 --max-seconds 60
+#include <fmt/core.h>
 #include <signal.h>
 
 #include <CLI/CLI.hpp>
-#include <fmt/core.h>
-
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -24,7 +23,9 @@
 
 namespace {
 volatile std::sig_atomic_t g_stop = 0;
-void on_signal(int) { g_stop = 1; }
+void on_signal(int) {
+  g_stop = 1;
+}
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -50,14 +51,16 @@ int main(int argc, char** argv) {
   app.add_option("--running-polls", cfg.faults.running_polls, "RUNNING answers before the end");
   app.add_option("--http-503", cfg.faults.http_503, "First N HTTP requests get 503");
   app.add_option("--retry-after", cfg.faults.retry_after_s, "Retry-After seconds with 503");
-  app.add_flag("--sasl-split-frames", cfg.faults.sasl_split_frames, "Split replies into small frames");
+  app.add_flag("--sasl-split-frames", cfg.faults.sasl_split_frames,
+               "Split replies into small frames");
   std::string handler_name = "kit", key_encoding = "hex";
   app.add_option("--handler", handler_name,
                  "kit: test-kit Kudu store + SQL interpreter; keyset: toy key sets")
       ->check(CLI::IsMember({"kit", "keyset"}));
   app.add_option("--key-encoding", key_encoding, "hex | binary (kit handler)")
       ->check(CLI::IsMember({"hex", "binary"}));
-  app.add_option("--max-seconds", max_seconds, "Exit after this many seconds")->check(CLI::Range(1, 86400));
+  app.add_option("--max-seconds", max_seconds, "Exit after this many seconds")
+      ->check(CLI::Range(1, 86400));
   CLI11_PARSE(app, argc, argv);
 
   cfg.transport = transport == "sasl"   ? Hs2TestServerConfig::Transport::kSasl
@@ -79,7 +82,8 @@ int main(int argc, char** argv) {
   std::shared_ptr<atlas2kudu::testing::StatementHandler> handler;
   if (handler_name == "kit")
     handler = std::make_shared<atlas2kudu::testing::KitHandler>(
-        key_encoding == "binary" ? atlas2kudu::KeyEncoding::kBinary : atlas2kudu::KeyEncoding::kHex);
+        key_encoding == "binary" ? atlas2kudu::KeyEncoding::kBinary
+                                 : atlas2kudu::KeyEncoding::kHex);
   else
     handler = std::make_shared<atlas2kudu::testing::KeySetHandler>();
   Hs2TestServer server(cfg, handler);

@@ -53,11 +53,12 @@ std::vector<std::string> literals(const std::string& text, bool first_in_tuple_o
 }  // namespace
 
 StatementOutcome KeySetHandler::execute(const std::string& sql) {
-  static const std::regex upsert(R"(^\s*UPSERT\s+INTO\s+(\S+)\s+(?:\([^)]*\)\s+)?VALUES\s*([\s\S]*)$)",
+  static const std::regex upsert(
+      R"(^\s*UPSERT\s+INTO\s+(\S+)\s+(?:\([^)]*\)\s+)?VALUES\s*([\s\S]*)$)", std::regex::icase);
+  static const std::regex del(
+      R"(^\s*DELETE\s+FROM\s+(\S+)\s+WHERE\s+[\s\S]*?\bIN\s*\(([\s\S]*)\)\s*$)", std::regex::icase);
+  static const std::regex select(R"(^\s*SELECT\s+[\s\S]*?\s+FROM\s+(\S+)[\s\S]*$)",
                                  std::regex::icase);
-  static const std::regex del(R"(^\s*DELETE\s+FROM\s+(\S+)\s+WHERE\s+[\s\S]*?\bIN\s*\(([\s\S]*)\)\s*$)",
-                              std::regex::icase);
-  static const std::regex select(R"(^\s*SELECT\s+[\s\S]*?\s+FROM\s+(\S+)[\s\S]*$)", std::regex::icase);
   std::lock_guard lock(mu_);
   statements_.push_back(sql);
   StatementOutcome out;
@@ -73,7 +74,8 @@ StatementOutcome KeySetHandler::execute(const std::string& sql) {
     }
   } else if (std::regex_match(sql, m, del)) {
     auto& t = tables_[unquote_ident(m[1])];
-    for (auto& k : literals(m[2], false)) out.rows_modified += static_cast<std::int64_t>(t.erase(k));
+    for (auto& k : literals(m[2], false))
+      out.rows_modified += static_cast<std::int64_t>(t.erase(k));
   } else if (std::regex_match(sql, m, select)) {
     out.is_query = true;
     out.columns = {"key"};

@@ -44,7 +44,8 @@ class StatementHandler {
 //   DELETE FROM <t> WHERE ... IN ('k1', 'k2')         → keys removed; rows_modified = present keys,
 //                                                        absent keys counted as row_errors = 0
 //   SELECT * FROM <t>                                 → one STRING column "key", sorted
-//   anything containing "syntax error"                → fails at ExecuteStatement (AnalysisException)
+//   anything containing "syntax error"                → fails at ExecuteStatement
+//   (AnalysisException)
 // Every statement is also recorded in order of arrival.
 class KeySetHandler : public StatementHandler {
  public:
