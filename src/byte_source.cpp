@@ -1,6 +1,7 @@
 #include "atlas2kudu/byte_source.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -11,13 +12,27 @@
 
 #include <fmt/core.h>
 
+#include "atlas2kudu/digest.h"
+
 namespace atlas2kudu {
 
 namespace {
 
+// Hash of the first 64 KiB of a regular file (of its raw, possibly compressed, bytes).
+std::string file_identity(int fd) {
+  struct stat st {};
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return {};
+  std::string head(64 * 1024, '\0');
+  const ssize_t n = pread(fd, head.data(), head.size(), 0);
+  if (n < 0) return {};
+  head.resize(static_cast<std::size_t>(n));
+  return to_hex(sha256(head)).substr(0, 32);
+}
+
 class GzByteSource final : public ByteSource {
  public:
-  GzByteSource(std::string name, gzFile file) : name_(std::move(name)), file_(file) {}
+  GzByteSource(std::string name, gzFile file, std::string identity)
+      : name_(std::move(name)), file_(file), identity_(std::move(identity)) {}
   ~GzByteSource() override { gzclose(file_); }
 
   std::size_t read(char* out, std::size_t size) override {
@@ -41,10 +56,12 @@ class GzByteSource final : public ByteSource {
   }
 
   const std::string& name() const override { return name_; }
+  std::string identity() const override { return identity_; }
 
  private:
   std::string name_;
   gzFile file_;
+  std::string identity_;
 };
 
 class MemoryByteSource final : public ByteSource {
@@ -59,6 +76,9 @@ class MemoryByteSource final : public ByteSource {
     return n;
   }
   const std::string& name() const override { return name_; }
+  std::string identity() const override {
+    return "mem:" + to_hex(sha256(std::string_view(data_).substr(0, 64 * 1024))).substr(0, 28);
+  }
 
  private:
   std::string name_;
@@ -75,13 +95,19 @@ std::unique_ptr<ByteSource> open_byte_source(const std::string& path) {
   if (fd < 0) {
     throw SourceError(true, fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
   }
+  struct stat st {};
+  if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+    ::close(fd);
+    throw SourceError(true, fmt::format("{}: cannot open: Is a directory", path));
+  }
+  std::string identity = is_stdin ? std::string() : file_identity(fd);
   gzFile file = gzdopen(fd, "rb");
   if (file == nullptr) {
     ::close(fd);
     throw SourceError(true, fmt::format("{}: cannot open: out of memory", path));
   }
   gzbuffer(file, 1 << 20);
-  return std::make_unique<GzByteSource>(path, file);
+  return std::make_unique<GzByteSource>(path, file, std::move(identity));
 }
 
 std::unique_ptr<ByteSource> memory_byte_source(std::string name, std::string data,

@@ -16,6 +16,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
+#include "atlas2kudu/checkpoint.h"
 #include "atlas2kudu/compiler.h"
 #include "atlas2kudu/ddl.h"
 #include "atlas2kudu/digest.h"
@@ -276,6 +277,7 @@ int run_compile(CompileCommand& c) {
 struct ApplyCommand {
   CompileCommand compile;
   Hs2Options hs2;
+  std::string checkpoint;
 };
 
 int run_apply(ApplyCommand& a) {
@@ -294,6 +296,17 @@ int run_apply(ApplyCommand& a) {
   Compiler compiler(c.options, prior);
   RejectSink rejects(RejectPolicy{c.in.max_rejects, c.in.reject_file});
   Reader reader(c.in.files, rejects);
+  Checkpoint checkpoint;
+  if (!a.checkpoint.empty()) {
+    checkpoint = load_checkpoint(a.checkpoint);
+    reader.resume_from(checkpoint.progress);
+  }
+  const WindowApplied save = [&](const CompiledWindow& window, const Reader& r) {
+    checkpoint.progress = r.progress();
+    ++checkpoint.windows_applied;
+    checkpoint.events_applied += window.last_event - window.first_event + 1;
+    save_checkpoint(a.checkpoint, checkpoint);
+  };
   Hs2Executor executor(a.hs2, resolve_hs2_credentials(a.hs2));
   Progress progress("apply");
   RunStats run;
@@ -301,7 +314,12 @@ int run_apply(ApplyCommand& a) {
   int status = kExitOk;
   std::string failure;
   try {
-    run_pipeline(reader, compiler, executor, run, &progress);
+    run_pipeline(reader, compiler, executor, run, &progress,
+                 a.checkpoint.empty() ? WindowApplied() : save);
+    if (!a.checkpoint.empty() && run.windows == 0) {
+      checkpoint.progress = reader.progress();  // nothing new: keep the marks current
+      save_checkpoint(a.checkpoint, checkpoint);
+    }
     completed = true;
   } catch (const TooManyRejects& e) {
     failure = e.what();
@@ -320,6 +338,10 @@ int run_apply(ApplyCommand& a) {
   const ReadStats& read = reader.stats();
   const Hs2RunStats hs2 = executor.stats();
   if (!c.quiet) {
+    if (read.skipped) {
+      fmt::print(stderr, "atlas2kudu apply: {} records skipped, applied by an earlier run ({})\n",
+                 read.skipped, a.checkpoint);
+    }
     fmt::print(stderr,
                "atlas2kudu apply: {} events ({} records, {} rejected), {} window{} applied, {} "
                "statements, {} rows modified, {} row errors, {} retries, {:.1f} s{}\n",
@@ -409,6 +431,9 @@ int run_cli(int argc, char** argv) {
   add_compile_options(apply, apply_cmd.compile);
   add_hs2_options(apply, &apply_cmd.hs2);
   apply->add_flag("-q,--quiet", apply_cmd.compile.quiet, "No summary on stderr");
+  apply->add_option("--checkpoint", apply_cmd.checkpoint,
+                    "After each applied window, record in FILE how far the input was applied; a "
+                    "rerun with the same FILE skips it");
   apply->callback([&] { command = [&] { return run_apply(apply_cmd); }; });
 
   DdlCommand ddl_cmd;

@@ -7,6 +7,7 @@
 #include <charconv>
 #include <chrono>
 #include <cstring>
+#include <tuple>
 #include <unordered_map>
 
 #include <fmt/core.h>
@@ -615,7 +616,10 @@ std::optional<Event> NotificationDecoder::Impl::decode_envelope_level(Envelope& 
       }
       return std::nullopt;  // a redelivered chunk: already held
     }
-    if (pos.record < split.first.record) split.first = pos;
+    if (std::tie(pos.source_index, pos.record) <
+        std::tie(split.first.source_index, split.first.record)) {
+      split.first = pos;
+    }
     split.gzip = split.gzip || env.gzip;
     split.bytes += env.message_string.size();
     slot = std::move(env.message_string);
@@ -799,6 +803,18 @@ std::optional<Event> NotificationDecoder::decode(std::string_view text, const So
     throw InputError(RejectCode::kInvalidJson,
                      fmt::format("invalid JSON: {}", simdjson::error_message(code)));
   }
+}
+
+std::optional<SourcePosition> NotificationDecoder::earliest_pending() const {
+  std::optional<SourcePosition> earliest;
+  for (const auto& [id, split] : impl_->pending) {
+    const auto& f = split.first;
+    if (!earliest || std::tie(f.source_index, f.record) <
+                         std::tie(earliest->source_index, earliest->record)) {
+      earliest = f;
+    }
+  }
+  return earliest;
 }
 
 std::vector<IncompleteSplit> NotificationDecoder::take_incomplete() {

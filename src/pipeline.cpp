@@ -28,7 +28,7 @@ void count_window(const CompiledWindow& window, RunStats& stats) {
 }  // namespace
 
 void run_pipeline(Reader& reader, Compiler& compiler, Executor& executor, RunStats& stats,
-                  Progress* progress) {
+                  Progress* progress, const WindowApplied& on_applied) {
   const std::size_t window_events = compiler.options().window_events;
   std::vector<Event> window;
   window.reserve(std::min<std::size_t>(window_events, 1 << 16));
@@ -49,6 +49,7 @@ void run_pipeline(Reader& reader, Compiler& compiler, Executor& executor, RunSta
     const CompiledWindow compiled = compiler.compile_window(window);
     executor.run_window(compiled);
     count_window(compiled, stats);
+    if (on_applied) on_applied(compiled, reader);
   }
   executor.finish();
 }

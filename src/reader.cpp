@@ -136,7 +136,50 @@ bool Reader::open_next_source() {
   names_.push_back(source_->name());
   framer_ = std::make_unique<Framer>(*source_, max_record_bytes_);
   ++stats_.sources;
+  marks_.push_back(SourceMark{source_->name(), source_->identity(), 0, false});
+  skip_records_ = 0;
+  if (!marks_.back().identity.empty()) {
+    for (std::size_t i = 0; i < resume_.sources.size(); ++i) {
+      if (!resume_used_[i] && resume_.sources[i].identity == marks_.back().identity) {
+        resume_used_[i] = true;
+        skip_records_ = resume_.sources[i].next_record;
+        break;
+      }
+    }
+  }
   return true;
+}
+
+bool Reader::kafka_applied(const SourcePosition::Kafka& k) const {
+  const auto it = resume_.kafka_next_offset.find({k.topic, k.partition});
+  return it != resume_.kafka_next_offset.end() && k.offset < it->second;
+}
+
+void Reader::resume_from(InputProgress applied) {
+  resume_ = std::move(applied);
+  resume_used_.assign(resume_.sources.size(), false);
+  kafka_next_ = resume_.kafka_next_offset;
+}
+
+InputProgress Reader::progress() const {
+  InputProgress p;
+  p.sources = marks_;
+  for (std::size_t i = 0; i < p.sources.size(); ++i) {
+    p.sources[i].complete = i + 1 < p.sources.size() || finished_;
+  }
+  p.kafka_next_offset = kafka_next_;
+  if (const auto pending = decoder_.earliest_pending()) {
+    const std::size_t s = pending->source_index;
+    for (std::size_t i = s; i < p.sources.size(); ++i) {
+      p.sources[i].complete = false;
+      p.sources[i].next_record = i == s ? pending->record : 0;
+    }
+    if (pending->kafka) {
+      auto& next = p.kafka_next_offset[{pending->kafka->topic, pending->kafka->partition}];
+      next = std::min(next, pending->kafka->offset);
+    }
+  }
+  return p;
 }
 
 void Reader::reject(const SourcePosition& pos, RejectCode code, std::string reason,
@@ -160,8 +203,10 @@ bool Reader::next(Event& out) {
       return false;
     }
     ++stats_.records;
+    marks_.back().next_record = record_.index + 1;
     SourcePosition pos;
     pos.source = names_.back();
+    pos.source_index = static_cast<std::uint32_t>(marks_.size() - 1);
     pos.line = record_.line;
     pos.offset = record_.offset;
     pos.record = record_.index;
@@ -169,6 +214,10 @@ bool Reader::next(Event& out) {
     if (record_.console_partition || record_.console_offset) {
       pos.kafka = SourcePosition::Kafka{"", record_.console_partition.value_or(0),
                                         record_.console_offset.value_or(0)};
+    }
+    if (record_.index < skip_records_ || (pos.kafka && kafka_applied(*pos.kafka))) {
+      ++stats_.skipped;
+      continue;
     }
     if (record_.error) {
       reject(pos, *record_.error, record_.reason, record_.text);
@@ -179,6 +228,14 @@ bool Reader::next(Event& out) {
       if (!event) {
         ++stats_.split_chunks;
         continue;
+      }
+      if (event->pos.kafka) {
+        if (kafka_applied(*event->pos.kafka)) {
+          ++stats_.skipped;
+          continue;
+        }
+        auto& next = kafka_next_[{event->pos.kafka->topic, event->pos.kafka->partition}];
+        next = std::max(next, event->pos.kafka->offset + 1);
       }
       out = std::move(*event);
     } catch (const InputError& e) {

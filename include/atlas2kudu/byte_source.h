@@ -17,6 +17,9 @@ class ByteSource {
   virtual std::size_t read(char* out, std::size_t size) = 0;
   // The name used in messages: the path as given, or "-" for stdin.
   virtual const std::string& name() const = 0;
+  // What recognises this input on a later run (checkpoint.h): a hash of its first 64 KiB for
+  // files, empty for stdin (which cannot be recognised).
+  virtual std::string identity() const = 0;
 };
 
 // An input that cannot be opened or read (missing file, corrupt gzip stream, I/O error).

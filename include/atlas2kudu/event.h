@@ -81,6 +81,7 @@ inline bool is_relationship_op(Operation op) { return op >= Operation::kRelation
 // counted in the decompressed text of the source.
 struct SourcePosition {
   std::string_view source;
+  std::uint32_t source_index = 0;  // 0-based position of the source among the run's inputs
   std::uint64_t line = 0;
   std::uint64_t offset = 0;
   // 0-based index of the record within its source (every framed record counts, rejected or not).

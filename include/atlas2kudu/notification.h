@@ -55,6 +55,10 @@ class NotificationDecoder {
   // add their Kafka coordinates to it.
   std::optional<Event> decode(std::string_view text, const SourcePosition& pos);
 
+  // The first chunk's position of the earliest split message still waiting for chunks: a resume
+  // point must not pass it (checkpoint.h).
+  std::optional<SourcePosition> earliest_pending() const;
+
   // Split messages still waiting for chunks; clears them.
   std::vector<IncompleteSplit> take_incomplete();
 

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 
@@ -38,9 +39,13 @@ struct RunStats {
   std::map<std::string, TableCounts> tables;  // by table name, sorted
 };
 
-// Runs the whole input through `compiler` into `executor`. `progress` may be null.
+// Called after each window the executor has fully applied (e.g. to save a checkpoint). The
+// reader's progress() at that moment is exactly what the window completed.
+using WindowApplied = std::function<void(const CompiledWindow&, const Reader&)>;
+
+// Runs the whole input through `compiler` into `executor`. `progress` and `on_applied` may be null.
 void run_pipeline(Reader& reader, Compiler& compiler, Executor& executor, RunStats& stats,
-                  Progress* progress = nullptr);
+                  Progress* progress = nullptr, const WindowApplied& on_applied = nullptr);
 
 // The --stats JSON for compile/apply: the reader's counts plus windows, statements, per table.
 std::string run_stats_json(std::string_view command, const ReadStats& read, const RunStats& run,

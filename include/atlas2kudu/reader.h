@@ -16,11 +16,13 @@
 #include <cstdint>
 #include <cstdio>
 #include <deque>
+#include <map>
 #include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "atlas2kudu/checkpoint.h"
 #include "atlas2kudu/event.h"
 #include "atlas2kudu/framer.h"
 #include "atlas2kudu/input_error.h"
@@ -36,6 +38,7 @@ struct ReadStats {
   std::uint64_t split_chunks = 0;   // chunk records held for reassembly (not events themselves)
   std::uint64_t ignored_lines = 0;  // kafka-console-consumer / kcat diagnostics skipped
   std::uint64_t legacy_v1 = 0;      // events from V1 payloads
+  std::uint64_t skipped = 0;        // records an earlier run applied (--checkpoint)
   std::array<std::uint64_t, kOperationCount> per_operation{};
   std::array<std::uint64_t, kRejectCodeCount> per_reason{};
 };
@@ -93,7 +96,17 @@ class Reader {
 
   const ReadStats& stats() const { return stats_; }
 
+  // How far the input has been read, as a resume point: every record read so far counts as done
+  // except the chunks of split messages still waiting for their other chunks. Right after next()
+  // returned the last event of a window, this is exactly what applying the window completes.
+  InputProgress progress() const;
+
+  // Skips what an earlier run applied: records before a source's mark (the source recognised by
+  // its identity) and Kafka records below the applied offsets. Call before the first next().
+  void resume_from(InputProgress applied);
+
  private:
+  bool kafka_applied(const SourcePosition::Kafka& k) const;
   bool open_next_source();
   void reject(const SourcePosition& pos, RejectCode code, std::string reason,
               std::string_view record);
@@ -110,6 +123,11 @@ class Reader {
   FramedRecord record_;
   ReadStats stats_;
   bool finished_ = false;
+  std::vector<SourceMark> marks_;  // one per opened source; next_record = records framed
+  std::map<KafkaPartition, std::int64_t> kafka_next_;  // next offset after those read
+  InputProgress resume_;
+  std::vector<bool> resume_used_;
+  std::uint64_t skip_records_ = 0;  // of the current source
 };
 
 // Appends the reader's counts as JSON object members (no braces), as --stats writes them:
