@@ -8,14 +8,14 @@
 //   atlas2kudu-reader : our Reader over the same bytes from memory (framing, envelopes, payload
 //                       decoding, Event construction), no I/O;
 // and the ratio reader / simdjson.
+#include <fmt/core.h>
+#include <simdjson.h>
+
 #include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
 #include <string>
-
-#include <fmt/core.h>
-#include <simdjson.h>
 
 #include "atlas2kudu/byte_source.h"
 #include "atlas2kudu/reader.h"
@@ -78,7 +78,8 @@ int main(int argc, char** argv) {
       const auto t = std::chrono::steady_clock::now();
       od::parser parser;
       od::document_stream stream;
-      if (parser.iterate_many(data, std::size_t{4} << 20).get(stream) != simdjson::SUCCESS) return 1;
+      if (parser.iterate_many(data, std::size_t{4} << 20).get(stream) != simdjson::SUCCESS)
+        return 1;
       docs = values = 0;
       for (auto doc : stream) {
         od::value root;
@@ -92,7 +93,8 @@ int main(int argc, char** argv) {
       const auto t = std::chrono::steady_clock::now();
       atlas2kudu::RejectSink rejects(atlas2kudu::RejectPolicy{1u << 30, ""}, nullptr);
       std::vector<std::unique_ptr<atlas2kudu::ByteSource>> sources;
-      sources.push_back(atlas2kudu::memory_byte_source("bench", std::string(data.data(), data.size())));
+      sources.push_back(
+          atlas2kudu::memory_byte_source("bench", std::string(data.data(), data.size())));
       const auto copied = std::chrono::steady_clock::now();
       atlas2kudu::Reader reader(std::move(sources), rejects);
       events = 0;
@@ -102,7 +104,8 @@ int main(int argc, char** argv) {
     }
   }
   fmt::print("input              {:.1f} MB, {} documents, {} events\n", mb, docs, events);
-  fmt::print("simdjson-ondemand  {:8.1f} MB/s  (every value visited, {} values)\n", mb / best_simdjson, values);
+  fmt::print("simdjson-ondemand  {:8.1f} MB/s  (every value visited, {} values)\n",
+             mb / best_simdjson, values);
   fmt::print("atlas2kudu-reader  {:8.1f} MB/s\n", mb / best_reader);
   fmt::print("ratio reader/simdjson  {:.2f}\n", best_simdjson / best_reader);
   return 0;

@@ -1,6 +1,7 @@
 #include "atlas2kudu/byte_source.h"
 
 #include <fcntl.h>
+#include <fmt/core.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -9,8 +10,6 @@
 #include <cerrno>
 #include <climits>
 #include <cstring>
-
-#include <fmt/core.h>
 
 #include "atlas2kudu/digest.h"
 

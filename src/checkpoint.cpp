@@ -1,15 +1,14 @@
 #include "atlas2kudu/checkpoint.h"
 
 #include <fcntl.h>
+#include <fmt/core.h>
+#include <simdjson.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
 #include <stdexcept>
 #include <system_error>
-
-#include <fmt/core.h>
-#include <simdjson.h>
 
 #include "atlas2kudu/json_text.h"
 
@@ -35,9 +34,10 @@ std::string directory_of(const std::string& path) {
 }  // namespace
 
 std::string checkpoint_json(const Checkpoint& c) {
-  std::string out = fmt::format("{{\"format\":\"{}\",\"windows_applied\":{},\"events_applied\":{},"
-                                "\"sources\":[",
-                                kFormat, c.windows_applied, c.events_applied);
+  std::string out = fmt::format(
+      "{{\"format\":\"{}\",\"windows_applied\":{},\"events_applied\":{},"
+      "\"sources\":[",
+      kFormat, c.windows_applied, c.events_applied);
   bool first = true;
   for (const SourceMark& s : c.progress.sources) {
     out += first ? "{\"name\":" : ",{\"name\":";
@@ -84,7 +84,8 @@ Checkpoint load_checkpoint(const std::string& path) {
           for (auto f : item.get_object()) {
             const std::string_view k = f.unescaped_key();
             if (k == "name") mark.name = std::string(std::string_view(f.value().get_string()));
-            if (k == "identity") mark.identity = std::string(std::string_view(f.value().get_string()));
+            if (k == "identity")
+              mark.identity = std::string(std::string_view(f.value().get_string()));
             if (k == "next_record") mark.next_record = f.value().get_uint64();
             if (k == "complete") mark.complete = f.value().get_bool();
           }
@@ -105,8 +106,8 @@ Checkpoint load_checkpoint(const std::string& path) {
       }
     }
     if (!format_ok) {
-      throw std::runtime_error(fmt::format("{}: not an atlas2kudu checkpoint ({} expected)", path,
-                                           kFormat));
+      throw std::runtime_error(
+          fmt::format("{}: not an atlas2kudu checkpoint ({} expected)", path, kFormat));
     }
   } catch (const simdjson::simdjson_error& e) {
     throw std::runtime_error(fmt::format("{}: malformed checkpoint: {}", path, e.what()));

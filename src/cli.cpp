@@ -1,20 +1,19 @@
 #include "atlas2kudu/cli.h"
 
+#include <fmt/core.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <functional>
 #include <map>
-#include <system_error>
-#include <utility>
 #include <optional>
 #include <string>
+#include <system_error>
+#include <utility>
 #include <vector>
-
-#include <CLI/CLI.hpp>
-#include <fmt/core.h>
 
 #include "atlas2kudu/checkpoint.h"
 #include "atlas2kudu/compiler.h"
@@ -106,7 +105,9 @@ void print_read_summary(std::FILE* out, const ReadStats& s) {
   fmt::print(out, "records read      {:>12}\n", s.records);
   fmt::print(out, "events accepted   {:>12}\n", s.events);
   fmt::print(out, "records rejected  {:>12}\n", s.rejected);
-  if (s.split_chunks) fmt::print(out, "split chunks      {:>12}  (held for split-message reassembly)\n", s.split_chunks);
+  if (s.split_chunks)
+    fmt::print(out, "split chunks      {:>12}  (held for split-message reassembly)\n",
+               s.split_chunks);
   if (s.ignored_lines) {
     fmt::print(out, "ignored lines     {:>12}  (kafka-console-consumer/kcat diagnostics)\n",
                s.ignored_lines);
@@ -126,28 +127,48 @@ void print_read_summary(std::FILE* out, const ReadStats& s) {
   }
 }
 
-int run_check(const InputOptions& in) {
+// How a reading run ended. Bad input past --max-rejects and HS2 failures end the run but not the
+// report: the summary and --stats still describe what was done.
+struct RunOutcome {
+  bool completed = false;
+  int status = kExitOk;
+  double seconds = 0;
+};
+
+RunOutcome run_reporting_failures(Progress& progress, const std::function<void()>& body) {
   const auto started = std::chrono::steady_clock::now();
+  RunOutcome outcome;
+  std::string failure;
+  try {
+    body();
+    outcome.completed = true;
+  } catch (const TooManyRejects& e) {
+    failure = e.what();
+    outcome.status = kExitBadInput;
+  } catch (const Hs2Error& e) {
+    failure = e.what();
+    outcome.status = exit_code_for(e.kind());
+  }
+  progress.done();
+  if (!failure.empty()) fmt::print(stderr, "atlas2kudu: {}\n", failure);
+  outcome.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  return outcome;
+}
+
+int run_check(const InputOptions& in) {
   RejectSink rejects(RejectPolicy{in.max_rejects, in.reject_file});
   Reader reader(in.files, rejects);
   Progress progress("check");
-  bool completed = false;
-  int status = kExitOk;
-  try {
+  const RunOutcome outcome = run_reporting_failures(progress, [&] {
     for (Event e; reader.next(e);) progress.tick(reader.stats().records, reader.stats().events, 0);
-    completed = true;
-  } catch (const TooManyRejects& e) {
-    fmt::print(stderr, "atlas2kudu: {}\n", e.what());
-    status = kExitBadInput;
-  }
-  progress.done();
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  });
   print_read_summary(stdout, reader.stats());
   if (!in.stats_file.empty()) {
-    write_text_file(in.stats_file, read_stats_json("check", reader.stats(), completed, seconds));
+    write_text_file(in.stats_file,
+                    read_stats_json("check", reader.stats(), outcome.completed, outcome.seconds));
   }
-  return status;
+  return outcome.status;
 }
 
 // A file written under a temporary name and renamed into place on commit(), so a run that stops
@@ -204,13 +225,14 @@ void add_compile_options(CLI::App* cmd, CompileCommand& c) {
   cmd->add_option("--database", o.database, "Database holding the projection tables")
       ->capture_default_str();
   add_choice(cmd, "--key-encoding", o.key_encoding, kKeyEncodings, kKeyEncodingHelp);
-  add_choice(cmd, "--tombstone", o.tombstone, {{"soft", Tombstone::kSoft}, {"hard", Tombstone::kHard}},
-                  "ENTITY_DELETE: soft = state DELETED on entity_flat, tags kept; hard = remove "
-                  "the entity's rows");
+  add_choice(cmd, "--tombstone", o.tombstone,
+             {{"soft", Tombstone::kSoft}, {"hard", Tombstone::kHard}},
+             "ENTITY_DELETE: soft = state DELETED on entity_flat, tags kept; hard = remove "
+             "the entity's rows");
   add_choice(cmd, "--prior", o.prior,
              {{"none", PriorSource::kNone}, {"impala", PriorSource::kImpala}},
-                  "Stored state for keys the input does not establish: none (input only) or "
-                  "impala (primary-key lookups over HS2)");
+             "Stored state for keys the input does not establish: none (input only) or "
+             "impala (primary-key lookups over HS2)");
   cmd->add_option("--props-max-bytes", o.props_max_bytes,
                   "Cap on props_json; the largest values are dropped first and listed under "
                   "\"_truncated\"")
@@ -236,7 +258,6 @@ int run_compile(CompileCommand& c) {
                "cannot do yet; use --prior none (the default for compile)\n");
     return kExitUsage;
   }
-  const auto started = std::chrono::steady_clock::now();
   NoPriorState prior;
   Compiler compiler(c.options, prior);
   RejectSink rejects(RejectPolicy{c.in.max_rejects, c.in.reject_file});
@@ -245,33 +266,24 @@ int run_compile(CompileCommand& c) {
   PrintExecutor printer(output.get());
   Progress progress("compile");
   RunStats run;
-  bool completed = false;
-  int status = kExitOk;
-  try {
+  const RunOutcome outcome = run_reporting_failures(progress, [&] {
     run_pipeline(reader, compiler, printer, run, &progress);
     output.commit();
-    completed = true;
-  } catch (const TooManyRejects& e) {
-    fmt::print(stderr, "atlas2kudu: {}\n", e.what());
-    status = kExitBadInput;
-  }
-  progress.done();
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  });
   const ReadStats& read = reader.stats();
   if (!c.quiet) {
     fmt::print(stderr,
                "atlas2kudu compile: {} events ({} records, {} rejected) in {} window{} -> {} "
                "statement{}, {:.1f} KiB of SQL{}\n",
                read.events, read.records, read.rejected, run.windows, run.windows == 1 ? "" : "s",
-               run.statements, run.statements == 1 ? "" : "s",
-               run.sql_bytes / 1024.0,
-               completed ? "" : "; stopped, no output written");
+               run.statements, run.statements == 1 ? "" : "s", run.sql_bytes / 1024.0,
+               outcome.completed ? "" : "; stopped, no output written");
   }
   if (!c.in.stats_file.empty()) {
-    write_text_file(c.in.stats_file, run_stats_json("compile", read, run, completed, seconds));
+    write_text_file(c.in.stats_file,
+                    run_stats_json("compile", read, run, outcome.completed, outcome.seconds));
   }
-  return status;
+  return outcome.status;
 }
 
 struct ApplyCommand {
@@ -291,7 +303,6 @@ int run_apply(ApplyCommand& a) {
     return kExitUsage;
   }
   validate_hs2_options(a.hs2);
-  const auto started = std::chrono::steady_clock::now();
   NoPriorState prior;
   Compiler compiler(c.options, prior);
   RejectSink rejects(RejectPolicy{c.in.max_rejects, c.in.reject_file});
@@ -310,31 +321,14 @@ int run_apply(ApplyCommand& a) {
   Hs2Executor executor(a.hs2, resolve_hs2_credentials(a.hs2));
   Progress progress("apply");
   RunStats run;
-  bool completed = false;
-  int status = kExitOk;
-  std::string failure;
-  try {
+  const RunOutcome outcome = run_reporting_failures(progress, [&] {
     run_pipeline(reader, compiler, executor, run, &progress,
                  a.checkpoint.empty() ? WindowApplied() : save);
     if (!a.checkpoint.empty() && run.windows == 0) {
       checkpoint.progress = reader.progress();  // nothing new: keep the marks current
       save_checkpoint(a.checkpoint, checkpoint);
     }
-    completed = true;
-  } catch (const TooManyRejects& e) {
-    failure = e.what();
-    status = kExitBadInput;
-  } catch (const Hs2ExecutionError& e) {
-    failure = e.what();
-    status = e.exit_code();
-  } catch (const Hs2Error& e) {
-    failure = e.what();
-    status = exit_code_for(e.kind());
-  }
-  progress.done();
-  if (!failure.empty()) fmt::print(stderr, "atlas2kudu: {}\n", failure);
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  });
   const ReadStats& read = reader.stats();
   const Hs2RunStats hs2 = executor.stats();
   if (!c.quiet) {
@@ -346,15 +340,14 @@ int run_apply(ApplyCommand& a) {
                "atlas2kudu apply: {} events ({} records, {} rejected), {} window{} applied, {} "
                "statements, {} rows modified, {} row errors, {} retries, {:.1f} s{}\n",
                read.events, read.records, read.rejected, hs2.windows, hs2.windows == 1 ? "" : "s",
-               hs2.statements,
-               hs2.rows_modified, hs2.row_errors, hs2.retries, seconds,
-               completed ? "" : " (stopped)");
+               hs2.statements, hs2.rows_modified, hs2.row_errors, hs2.retries, outcome.seconds,
+               outcome.completed ? "" : " (stopped)");
     for (const auto& [table, rows] : hs2.rows_by_table) {
       fmt::print(stderr, "  {:<24}{:>12} rows modified\n", table, rows);
     }
   }
   if (!c.in.stats_file.empty()) {
-    std::string json = run_stats_json("apply", read, run, completed, seconds);
+    std::string json = run_stats_json("apply", read, run, outcome.completed, outcome.seconds);
     json.pop_back();  // "}\n": add the execution counts inside the object
     json.pop_back();
     json += fmt::format(
@@ -370,7 +363,7 @@ int run_apply(ApplyCommand& a) {
     json += "}}\n";
     write_text_file(c.in.stats_file, json);
   }
-  return status;
+  return outcome.status;
 }
 
 struct DdlCommand {
@@ -408,15 +401,17 @@ int run_cli(int argc, char** argv) {
 
   InputOptions check_in;
   CLI::App* check = app.add_subcommand(
-      "check", "Parse and validate notifications only; print counts per operation and per "
-               "rejection reason");
+      "check",
+      "Parse and validate notifications only; print counts per operation and per "
+      "rejection reason");
   add_input_options(check, check_in);
   check->callback([&] { command = [&] { return run_check(check_in); }; });
 
   CompileCommand compile_cmd;
   CLI::App* compile = app.add_subcommand(
-      "compile", "Dry run: compile notifications into the Impala SQL that apply would run, and "
-                 "print it (or write it with -o)");
+      "compile",
+      "Dry run: compile notifications into the Impala SQL that apply would run, and "
+      "print it (or write it with -o)");
   add_compile_options(compile, compile_cmd);
   compile->add_option("-o,--output", compile_cmd.output,
                       "Write the SQL to FILE (replaced only when the run succeeds)");
@@ -426,8 +421,9 @@ int run_cli(int argc, char** argv) {
   ApplyCommand apply_cmd;
   apply_cmd.compile.options.prior = PriorSource::kImpala;  // SPEC §3: the default for apply
   CLI::App* apply = app.add_subcommand(
-      "apply", "Compile notifications and run the statements on Impala over HiveServer2, window "
-               "by window (deletes, then upserts)");
+      "apply",
+      "Compile notifications and run the statements on Impala over HiveServer2, window "
+      "by window (deletes, then upserts)");
   add_compile_options(apply, apply_cmd.compile);
   add_hs2_options(apply, &apply_cmd.hs2);
   apply->add_flag("-q,--quiet", apply_cmd.compile.quiet, "No summary on stderr");

@@ -33,7 +33,9 @@ Sha256 sha256_of(Parts... parts) {
 
 }  // namespace
 
-Sha256 sha256(std::string_view data) { return sha256_of(data); }
+Sha256 sha256(std::string_view data) {
+  return sha256_of(data);
+}
 
 QnDigest qn_digest(std::string_view type_name, std::string_view qualified_name) {
   const Sha256 full = sha256_of(type_name, std::string_view("\x1f", 1), qualified_name);

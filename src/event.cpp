@@ -20,7 +20,9 @@ constexpr std::array<std::int8_t, 256> kHexValue = [] {
   return t;
 }();
 
-inline int hex_value(char c) { return kHexValue[static_cast<unsigned char>(c)]; }
+inline int hex_value(char c) {
+  return kHexValue[static_cast<unsigned char>(c)];
+}
 
 constexpr std::array<std::string_view, kOperationCount> kOperationNames = {
     "ENTITY_CREATE",       "ENTITY_UPDATE",         "ENTITY_DELETE",
@@ -52,7 +54,9 @@ std::optional<Guid> Guid::parse(std::string_view text) {
   return g;
 }
 
-std::string Guid::hex() const { return to_hex(bytes); }
+std::string Guid::hex() const {
+  return to_hex(bytes);
+}
 
 std::string Guid::dashed() const {
   const std::string h = hex();
@@ -71,7 +75,9 @@ std::size_t GuidHash::operator()(const Guid& g) const noexcept {
   return static_cast<std::size_t>(a ^ (b * 0x9e3779b97f4a7c15ULL));
 }
 
-std::string_view to_string(Operation op) { return kOperationNames[static_cast<std::size_t>(op)]; }
+std::string_view to_string(Operation op) {
+  return kOperationNames[static_cast<std::size_t>(op)];
+}
 
 std::optional<Operation> parse_operation(std::string_view name) {
   for (std::size_t i = 0; i < kOperationNames.size(); ++i) {

@@ -1,10 +1,10 @@
 #include "atlas2kudu/framer.h"
 
+#include <fmt/core.h>
+
 #include <algorithm>
 #include <charconv>
 #include <cstring>
-
-#include <fmt/core.h>
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -26,8 +26,9 @@ inline const char* find_string_special(const char* p, const char* end) {
   const __m128i newline = _mm_set1_epi8('\n');
   while (end - p >= 16) {
     const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-    const __m128i hits = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash)),
-                                      _mm_cmpeq_epi8(v, newline));
+    const __m128i hits =
+        _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash)),
+                     _mm_cmpeq_epi8(v, newline));
     const int mask = _mm_movemask_epi8(hits);
     if (mask != 0) return p + __builtin_ctz(static_cast<unsigned>(mask));
     p += 16;
@@ -39,7 +40,9 @@ inline const char* find_string_special(const char* p, const char* end) {
   return end;
 }
 
-inline bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
+inline bool is_space(char c) {
+  return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
 
 // A short, printable excerpt of bad bytes for error messages.
 std::string excerpt(std::string_view text) {
@@ -110,9 +113,9 @@ bool Framer::skip_prefixes_and_diagnostics(FramedRecord& out) {
     return true;
   }
   // kafka-console-consumer's optional prefixes, in the order it prints them, each ending in a tab.
-  static constexpr std::string_view kPrefixes[] = {
-      "CreateTime:", "LogAppendTime:", "NO_TIMESTAMP", "Partition:", "Offset:", "NO_HEADERS",
-      "null\t"};
+  static constexpr std::string_view kPrefixes[] = {"CreateTime:", "LogAppendTime:", "NO_TIMESTAMP",
+                                                   "Partition:",  "Offset:",        "NO_HEADERS",
+                                                   "null\t"};
   for (bool more = true; more;) {
     more = false;
     ahead = std::string_view(buf_.get() + pos_, end_ - pos_);
@@ -120,7 +123,8 @@ bool Framer::skip_prefixes_and_diagnostics(FramedRecord& out) {
       if (!ahead.starts_with(prefix)) continue;
       const std::size_t tab = ahead.find('\t', prefix.size() - (prefix.back() == '\t' ? 1 : 0));
       if (tab == std::string_view::npos || tab > kPrefixLookahead) break;
-      const std::string_view value = ahead.substr(prefix.size(), tab - std::min(tab, prefix.size()));
+      const std::string_view value =
+          ahead.substr(prefix.size(), tab - std::min(tab, prefix.size()));
       if (prefix == "Partition:") {
         std::int32_t v = 0;
         if (std::from_chars(value.data(), value.data() + value.size(), v).ec == std::errc()) {
@@ -181,9 +185,9 @@ Framer::Scan Framer::scan_document(std::size_t& start, std::string& reason) {
       fill(start, 1);
       start = pos_ - before;
       if (pos_ == end_) {
-        reason = in_string ? "truncated JSON: unterminated string at end of input"
-                           : fmt::format("truncated JSON: {} unclosed bracket(s) at end of input",
-                                         depth);
+        reason = in_string
+                     ? "truncated JSON: unterminated string at end of input"
+                     : fmt::format("truncated JSON: {} unclosed bracket(s) at end of input", depth);
         return Scan::kTruncated;
       }
     }

@@ -50,13 +50,27 @@ void append_json_string(std::string_view text, std::string& out) {
   for (char c : text) {
     const auto u = static_cast<unsigned char>(c);
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      case '\b': out += "\\b"; break;
-      case '\f': out += "\\f"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
       default:
         if (u < 0x20) {
           fmt::format_to(std::back_inserter(out), "\\u{:04x}", u);
@@ -106,9 +120,9 @@ void write_canonical_json(od::value value, std::string& out) {
     case od::json_type::boolean: {
       bool b = false;
       if (value.get_bool().get(b) != simdjson::SUCCESS) {
-        throw simdjson::simdjson_error(
-            trim_json_token(value.raw_json_token()).starts_with('t') ? simdjson::T_ATOM_ERROR
-                                                                     : simdjson::F_ATOM_ERROR);
+        throw simdjson::simdjson_error(trim_json_token(value.raw_json_token()).starts_with('t')
+                                           ? simdjson::T_ATOM_ERROR
+                                           : simdjson::F_ATOM_ERROR);
       }
       out += b ? "true" : "false";
       return;
@@ -130,6 +144,8 @@ std::string printable_excerpt(std::string_view text, std::size_t max) {
   return out;
 }
 
-bool is_valid_utf8(std::string_view text) { return simdjson::validate_utf8(text.data(), text.size()); }
+bool is_valid_utf8(std::string_view text) {
+  return simdjson::validate_utf8(text.data(), text.size());
+}
 
 }  // namespace atlas2kudu

@@ -1,5 +1,7 @@
 #include "atlas2kudu/notification.h"
 
+#include <fmt/core.h>
+#include <simdjson.h>
 #include <zlib.h>
 
 #include <algorithm>
@@ -9,9 +11,6 @@
 #include <cstring>
 #include <tuple>
 #include <unordered_map>
-
-#include <fmt/core.h>
-#include <simdjson.h>
 
 #include "atlas2kudu/digest.h"
 #include "atlas2kudu/json_text.h"
@@ -24,9 +23,9 @@ namespace {
 
 constexpr std::size_t kPadding = simdjson::SIMDJSON_PADDING;
 
-// Where a value sits in the record, for error messages: "message.entity.classifications[2].typeName".
-// Built on the stack as a chain and only turned into text when a record is rejected, so that
-// accepted records pay nothing for it.
+// Where a value sits in the record, for error messages:
+// "message.entity.classifications[2].typeName". Built on the stack as a chain and only turned into
+// text when a record is rejected, so that accepted records pay nothing for it.
 struct Path {
   Path(const char* root) : name(root) {}  // NOLINT: implicit from a literal root path
   Path(const Path& parent_path, std::string_view child) : parent(&parent_path), name(child) {}
@@ -51,19 +50,25 @@ struct Path {
 
 std::string_view json_type_name(od::json_type t) {
   switch (t) {
-    case od::json_type::array: return "an array";
-    case od::json_type::object: return "an object";
-    case od::json_type::number: return "a number";
-    case od::json_type::string: return "a string";
-    case od::json_type::boolean: return "a boolean";
-    case od::json_type::null: return "null";
+    case od::json_type::array:
+      return "an array";
+    case od::json_type::object:
+      return "an object";
+    case od::json_type::number:
+      return "a number";
+    case od::json_type::string:
+      return "a string";
+    case od::json_type::boolean:
+      return "a boolean";
+    case od::json_type::null:
+      return "null";
   }
   return "an unknown value";
 }
 
 [[noreturn]] void wrong_type(const Path& path, std::string_view expected, od::json_type got) {
-  throw InputError(RejectCode::kWrongType,
-                   fmt::format("{}: expected {}, got {}", path.str(), expected, json_type_name(got)));
+  throw InputError(RejectCode::kWrongType, fmt::format("{}: expected {}, got {}", path.str(),
+                                                       expected, json_type_name(got)));
 }
 
 std::string_view get_string(od::value v, const Path& path) {
@@ -103,12 +108,14 @@ od::array get_array(od::value v, const Path& path) {
 
 Guid get_guid(std::string_view text, const Path& path) {
   if (auto g = Guid::parse(text)) return *g;
-  throw InputError(RejectCode::kBadGuid,
-                   fmt::format("{}: \"{}\" is not a UUID", path.str(), printable_excerpt(text, 60)));
+  throw InputError(RejectCode::kBadGuid, fmt::format("{}: \"{}\" is not a UUID", path.str(),
+                                                     printable_excerpt(text, 60)));
 }
 
 // Text that has to outlive the parser that produced it (unescaped strings live in the parser).
-std::string copy(std::string_view s) { return std::string(s); }
+std::string copy(std::string_view s) {
+  return std::string(s);
+}
 
 // A buffer with simdjson's padding after the content.
 void assign_padded(std::string& buf, std::string_view content) {
@@ -117,8 +124,8 @@ void assign_padded(std::string& buf, std::string_view content) {
 }
 
 std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\n' || s.front() == '\t' ||
-                        s.front() == '\r')) {
+  while (!s.empty() &&
+         (s.front() == ' ' || s.front() == '\n' || s.front() == '\t' || s.front() == '\r')) {
     s.remove_prefix(1);
   }
   while (!s.empty() &&
@@ -129,9 +136,12 @@ std::string_view trim(std::string_view s) {
 }
 
 constexpr std::array<std::string_view, 12> kHookTypes = {
-    "ENTITY_CREATE_V2", "ENTITY_PARTIAL_UPDATE_V2", "ENTITY_FULL_UPDATE_V2", "ENTITY_DELETE_V2",
-    "ENTITY_CREATE",    "ENTITY_FULL_UPDATE",       "ENTITY_PARTIAL_UPDATE", "ENTITY_DELETE",
-    "TYPE_CREATE",      "TYPE_UPDATE",              "IMPORT_TYPES_DEF",      "IMPORT_ENTITY",
+    "ENTITY_CREATE_V2",      "ENTITY_PARTIAL_UPDATE_V2",
+    "ENTITY_FULL_UPDATE_V2", "ENTITY_DELETE_V2",
+    "ENTITY_CREATE",         "ENTITY_FULL_UPDATE",
+    "ENTITY_PARTIAL_UPDATE", "ENTITY_DELETE",
+    "TYPE_CREATE",           "TYPE_UPDATE",
+    "IMPORT_TYPES_DEF",      "IMPORT_ENTITY",
 };
 
 std::optional<Operation> parse_v1_operation(std::string_view name) {
@@ -203,10 +213,10 @@ struct Envelope {
   bool kcat = false;
   bool has_message = false;
   od::json_type message_type = od::json_type::null;
-  std::string_view message_raw;     // the message object's text, when it is an object
-  PayloadFields message;            // ... and its fields, parsed in the same pass
-  std::string message_string;       // unescaped, when message is a string
-  PayloadFields top;                // payload fields at the top level: a bare (legacy) payload
+  std::string_view message_raw;  // the message object's text, when it is an object
+  PayloadFields message;         // ... and its fields, parsed in the same pass
+  std::string message_string;    // unescaped, when message is a string
+  PayloadFields top;             // payload fields at the top level: a bare (legacy) payload
   bool gzip = false;
   std::int64_t split_idx = 1;
   std::int64_t split_count = 1;
@@ -298,7 +308,8 @@ void parse_relationship(od::value v, RelationshipFields& rel) {
     const std::string_view key = field.unescaped_key();
     od::value value = field.value();
     if (key == "typeName") {
-      rel.type_name = copy(get_optional_string(value, "message.relationship.typeName").value_or(""));
+      rel.type_name =
+          copy(get_optional_string(value, "message.relationship.typeName").value_or(""));
     } else if (key == "guid") {
       if (auto text = get_optional_string(value, "message.relationship.guid")) {
         rel.guid = get_guid(*text, "message.relationship.guid");
@@ -308,9 +319,11 @@ void parse_relationship(od::value v, RelationshipFields& rel) {
     } else if (key == "status") {
       rel.status = copy(get_optional_string(value, "message.relationship.status").value_or(""));
     } else if (key == "end1") {
-      if (value.type() != od::json_type::null) rel.end1 = parse_end(value, "message.relationship.end1");
+      if (value.type() != od::json_type::null)
+        rel.end1 = parse_end(value, "message.relationship.end1");
     } else if (key == "end2") {
-      if (value.type() != od::json_type::null) rel.end2 = parse_end(value, "message.relationship.end2");
+      if (value.type() != od::json_type::null)
+        rel.end2 = parse_end(value, "message.relationship.end2");
     }
   }
 }
@@ -374,7 +387,8 @@ void parse_entity(od::value v, EntityFields& e) {
       if (value.type() == od::json_type::null) continue;
       for (auto sys : get_object(value, "message.entity.systemAttributes")) {
         if (sys.unescaped_key().value() == "modifiedTime") {
-          if (auto t = get_optional_string(sys.value(), "message.entity.systemAttributes.modifiedTime")) {
+          if (auto t = get_optional_string(sys.value(),
+                                           "message.entity.systemAttributes.modifiedTime")) {
             e.modified_time = copy(*t);
           }
         }
@@ -423,7 +437,7 @@ std::int64_t ms_to_us(std::int64_t ms, std::string_view what) {
 }
 
 std::vector<Classification> to_classifications(std::vector<ClassificationFields>&& in,
-                                                const Guid& entity_guid) {
+                                               const Guid& entity_guid) {
   std::vector<Classification> out;
   out.reserve(in.size());
   for (auto& c : in) {
@@ -453,8 +467,8 @@ struct NotificationDecoder::Impl {
   std::map<std::string, PendingSplit> pending;
 
   Envelope parse_envelope(std::string_view text, const char* what);
-  std::optional<Event> decode_envelope_level(Envelope& env, std::string_view text, SourcePosition& pos,
-                                             int depth);
+  std::optional<Event> decode_envelope_level(Envelope& env, std::string_view text,
+                                             SourcePosition& pos, int depth);
   Event decode_payload(std::string_view message_raw, PayloadFields& p, const Envelope& env,
                        const SourcePosition& pos);
   std::string_view inflate_message(std::string_view base64, bool gzip);
@@ -496,9 +510,9 @@ Envelope NotificationDecoder::Impl::parse_envelope(std::string_view text, const 
       if (kind && *kind == "GZIP") {
         env.gzip = true;
       } else if (kind && *kind != "NONE") {
-        throw InputError(RejectCode::kBadEncoding,
-                         fmt::format("msgCompressionKind: unknown kind \"{}\"",
-                                     printable_excerpt(*kind, 40)));
+        throw InputError(
+            RejectCode::kBadEncoding,
+            fmt::format("msgCompressionKind: unknown kind \"{}\"", printable_excerpt(*kind, 40)));
       }
     } else if (key == "msgSplitIdx") {
       env.split_idx = get_int(value, "msgSplitIdx");
@@ -577,7 +591,8 @@ std::optional<Event> NotificationDecoder::Impl::decode_envelope_level(Envelope& 
   }
 
   if (env.split_count > 1) {
-    if (depth > 1) throw InputError(RejectCode::kBadSplit, "split message nested in a split message");
+    if (depth > 1)
+      throw InputError(RejectCode::kBadSplit, "split message nested in a split message");
     if (env.msg_id.empty()) {
       throw InputError(RejectCode::kBadSplit, "msgId: a split message chunk needs a msgId");
     }
@@ -585,9 +600,9 @@ std::optional<Event> NotificationDecoder::Impl::decode_envelope_level(Envelope& 
       throw InputError(RejectCode::kBadSplit, "message: a split message chunk must be a string");
     }
     if (env.split_count > 100000) {
-      throw InputError(RejectCode::kBadSplit,
-                       fmt::format("msgSplitCount: {} chunks is more than any real message",
-                                   env.split_count));
+      throw InputError(
+          RejectCode::kBadSplit,
+          fmt::format("msgSplitCount: {} chunks is more than any real message", env.split_count));
     }
     if (env.split_idx < 0 || env.split_idx >= env.split_count) {
       throw InputError(RejectCode::kBadSplit,
@@ -602,17 +617,19 @@ std::optional<Event> NotificationDecoder::Impl::decode_envelope_level(Envelope& 
       split.gzip = env.gzip;
       split.first = pos;
     } else if (split.count != env.split_count) {
-      throw InputError(RejectCode::kBadSplit,
-                       fmt::format("msgSplitCount: {} differs from {} in an earlier chunk of msgId {}",
-                                   env.split_count, split.count, printable_excerpt(env.msg_id, 80)));
+      throw InputError(
+          RejectCode::kBadSplit,
+          fmt::format("msgSplitCount: {} differs from {} in an earlier chunk of msgId {}",
+                      env.split_count, split.count, printable_excerpt(env.msg_id, 80)));
     }
     auto& slot = split.chunks[static_cast<std::size_t>(env.split_idx)];
     if (slot) {
       if (*slot != env.message_string) {
-        throw InputError(RejectCode::kBadSplit,
-                         fmt::format("msgSplitIdx: chunk {} of msgId {} arrived twice with different "
-                                     "content",
-                                     env.split_idx, printable_excerpt(env.msg_id, 80)));
+        throw InputError(
+            RejectCode::kBadSplit,
+            fmt::format("msgSplitIdx: chunk {} of msgId {} arrived twice with different "
+                        "content",
+                        env.split_idx, printable_excerpt(env.msg_id, 80)));
       }
       return std::nullopt;  // a redelivered chunk: already held
     }
@@ -646,7 +663,8 @@ std::optional<Event> NotificationDecoder::Impl::decode_envelope_level(Envelope& 
       throw InputError(RejectCode::kWrongType,
                        "message: a string message needs msgCompressionKind GZIP");
     }
-    if (depth > 1) throw InputError(RejectCode::kBadEncoding, "compressed message inside a compressed message");
+    if (depth > 1)
+      throw InputError(RejectCode::kBadEncoding, "compressed message inside a compressed message");
     std::string inner_text(inflate_message(env.message_string, true));
     inner_text.reserve(inner_text.size() + kPadding);
     Envelope inner = parse_envelope(inner_text, "message (decompressed)");
@@ -684,14 +702,15 @@ Event NotificationDecoder::Impl::decode_payload(std::string_view message_raw, Pa
                                    "the hook topic, export ATLAS_ENTITIES instead",
                                    type));
     }
-    throw InputError(RejectCode::kUnknownType,
-                     fmt::format("message.type: unknown notification type \"{}\"",
-                                 printable_excerpt(type, 60)));
+    throw InputError(
+        RejectCode::kUnknownType,
+        fmt::format("message.type: unknown notification type \"{}\"", printable_excerpt(type, 60)));
   }
   event.legacy_v1 = v1;
 
   if (!p.operation) throw InputError(RejectCode::kMissingField, "message.operationType: missing");
-  const std::optional<Operation> op = v1 ? parse_v1_operation(*p.operation) : parse_operation(*p.operation);
+  const std::optional<Operation> op =
+      v1 ? parse_v1_operation(*p.operation) : parse_operation(*p.operation);
   if (!op) {
     throw InputError(RejectCode::kUnknownOperation,
                      fmt::format("message.operationType: unknown {} operation \"{}\"",
@@ -717,8 +736,9 @@ Event NotificationDecoder::Impl::decode_payload(std::string_view message_raw, Pa
   } else if (env.kafka_ts) {
     event.event_time_us = ms_to_us(*env.kafka_ts, "ts");
   } else {
-    throw InputError(RejectCode::kMissingField,
-                     "message.eventTime: missing, and no msgCreationTime or Kafka timestamp to use");
+    throw InputError(
+        RejectCode::kMissingField,
+        "message.eventTime: missing, and no msgCreationTime or Kafka timestamp to use");
   }
 
   if (is_relationship_op(event.op)) {
@@ -749,12 +769,14 @@ Event NotificationDecoder::Impl::decode_payload(std::string_view message_raw, Pa
 
   EntityFields& e = p.entity;
   if (!e.present) throw InputError(RejectCode::kMissingField, "message.entity: missing");
-  std::optional<std::string>& guid_text = v1 ? (e.v1_id_guid ? e.v1_id_guid : e.guid_text) : e.guid_text;
+  std::optional<std::string>& guid_text =
+      v1 ? (e.v1_id_guid ? e.v1_id_guid : e.guid_text) : e.guid_text;
   if (!guid_text) {
     throw InputError(RejectCode::kMissingField,
                      v1 ? "message.entity.id.id: missing" : "message.entity.guid: missing");
   }
-  event.guid = get_guid(*guid_text, v1 && e.v1_id_guid ? "message.entity.id.id" : "message.entity.guid");
+  event.guid =
+      get_guid(*guid_text, v1 && e.v1_id_guid ? "message.entity.id.id" : "message.entity.guid");
   std::optional<std::string>& type_name = e.type_name ? e.type_name : e.v1_id_type_name;
   if (!type_name || type_name->empty()) {
     throw InputError(RejectCode::kMissingField, "message.entity.typeName: missing");
@@ -809,8 +831,8 @@ std::optional<SourcePosition> NotificationDecoder::earliest_pending() const {
   std::optional<SourcePosition> earliest;
   for (const auto& [id, split] : impl_->pending) {
     const auto& f = split.first;
-    if (!earliest || std::tie(f.source_index, f.record) <
-                         std::tie(earliest->source_index, earliest->record)) {
+    if (!earliest ||
+        std::tie(f.source_index, f.record) < std::tie(earliest->source_index, earliest->record)) {
       earliest = f;
     }
   }
@@ -834,7 +856,8 @@ std::string base64_decode(std::string_view text) {
     std::array<std::int8_t, 256> t{};
     t.fill(-1);
     const char* alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    for (int i = 0; i < 64; ++i) t[static_cast<unsigned char>(alphabet[i])] = static_cast<std::int8_t>(i);
+    for (int i = 0; i < 64; ++i)
+      t[static_cast<unsigned char>(alphabet[i])] = static_cast<std::int8_t>(i);
     t['-'] = 62;  // URL-safe alphabet, as commons-codec accepts
     t['_'] = 63;
     return t;
@@ -901,10 +924,11 @@ std::string gunzip(std::string_view data, std::size_t max_bytes) {
                      fmt::format("message: decompresses to more than {} bytes", max_bytes));
   }
   if (rc != Z_STREAM_END) {
-    throw InputError(RejectCode::kBadEncoding,
-                     fmt::format("message: corrupt or truncated gzip data ({})",
-                                 msg ? msg : (rc == Z_OK || rc == Z_BUF_ERROR ? "unexpected end"
-                                                                              : "inflate error")));
+    throw InputError(
+        RejectCode::kBadEncoding,
+        fmt::format(
+            "message: corrupt or truncated gzip data ({})",
+            msg ? msg : (rc == Z_OK || rc == Z_BUF_ERROR ? "unexpected end" : "inflate error")));
   }
   out.resize(produced);
   return out;
@@ -942,7 +966,8 @@ std::optional<std::int64_t> parse_iso8601_micros(std::string_view s) {
   }
   if (i + 1 != s.size() || s[i] != 'Z') return std::nullopt;
   if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60) return std::nullopt;
-  const std::chrono::year_month_day date{std::chrono::year{y}, std::chrono::month{static_cast<unsigned>(mo)},
+  const std::chrono::year_month_day date{std::chrono::year{y},
+                                         std::chrono::month{static_cast<unsigned>(mo)},
                                          std::chrono::day{static_cast<unsigned>(d)}};
   if (!date.ok()) return std::nullopt;
   const std::int64_t days = std::chrono::sys_days{date}.time_since_epoch().count();

@@ -1,8 +1,8 @@
 #include "atlas2kudu/pipeline.h"
 
-#include <vector>
-
 #include <fmt/core.h>
+
+#include <vector>
 
 namespace atlas2kudu {
 

@@ -1,14 +1,15 @@
 #include "atlas2kudu/progress.h"
 
+#include <fmt/core.h>
 #include <unistd.h>
 
 #include <cstdio>
 
-#include <fmt/core.h>
-
 namespace atlas2kudu {
 
-bool Progress::default_enabled() { return isatty(STDERR_FILENO) == 1; }
+bool Progress::default_enabled() {
+  return isatty(STDERR_FILENO) == 1;
+}
 
 Progress::Progress(std::string label, bool enabled)
     : label_(std::move(label)),

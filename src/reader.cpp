@@ -1,9 +1,11 @@
 #include "atlas2kudu/reader.h"
 
-#include <cerrno>
-#include <cstring>
-
 #include <fmt/core.h>
+
+#include <cerrno>
+#include <mutex>
+#include <set>
+#include <cstring>
 
 #include "atlas2kudu/json_text.h"
 
@@ -39,6 +41,13 @@ std::string base64_encode(std::string_view data) {
 
 }  // namespace
 
+std::string_view intern_source_name(const std::string& name) {
+  static std::mutex mu;
+  static std::set<std::string, std::less<>> names;
+  std::lock_guard lock(mu);
+  return *names.insert(name).first;
+}
+
 std::string rejection_json(const Rejection& r) {
   std::string out = "{\"source\":";
   append_json_string(r.pos.source, out);
@@ -69,8 +78,8 @@ RejectSink::RejectSink(RejectPolicy policy, std::FILE* diagnostics)
   if (!policy_.reject_file.empty()) {
     file_ = std::fopen(policy_.reject_file.c_str(), "w");
     if (file_ == nullptr) {
-      throw SourceError(false, fmt::format("{}: cannot create reject file: {}",
-                                           policy_.reject_file, std::strerror(errno)));
+      throw SourceError(false, fmt::format("{}: cannot create reject file: {}", policy_.reject_file,
+                                           std::strerror(errno)));
     }
   }
 }
@@ -87,8 +96,8 @@ void RejectSink::reject(const Rejection& r) {
   if (file_ != nullptr) {
     const std::string line = rejection_json(r);
     if (std::fwrite(line.data(), 1, line.size(), file_) != line.size() || std::fflush(file_) != 0) {
-      throw SourceError(false, fmt::format("{}: cannot write reject file: {}",
-                                           policy_.reject_file, std::strerror(errno)));
+      throw SourceError(false, fmt::format("{}: cannot write reject file: {}", policy_.reject_file,
+                                           std::strerror(errno)));
     }
   }
   if (count_ > policy_.max_rejects) {
@@ -133,7 +142,7 @@ bool Reader::open_next_source() {
   } else {
     return false;
   }
-  names_.push_back(source_->name());
+  source_name_ = intern_source_name(source_->name());
   framer_ = std::make_unique<Framer>(*source_, max_record_bytes_);
   ++stats_.sources;
   marks_.push_back(SourceMark{source_->name(), source_->identity(), 0, false});
@@ -205,7 +214,7 @@ bool Reader::next(Event& out) {
     ++stats_.records;
     marks_.back().next_record = record_.index + 1;
     SourcePosition pos;
-    pos.source = names_.back();
+    pos.source = source_name_;
     pos.source_index = static_cast<std::uint32_t>(marks_.size() - 1);
     pos.line = record_.line;
     pos.offset = record_.offset;

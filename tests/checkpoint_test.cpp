@@ -17,12 +17,14 @@ using namespace atlas2kudu::testing;
 namespace {
 
 std::string line(int i) {
-  return envelope(entity_message("ENTITY_UPDATE", "{\"qualifiedName\":\"q" + std::to_string(i) + "\"}",
+  return envelope(entity_message("ENTITY_UPDATE",
+                                 "{\"qualifiedName\":\"q" + std::to_string(i) + "\"}",
                                  ",\"eventTime\":" + std::to_string(1000 + i))) +
          "\n";
 }
 
-std::vector<std::unique_ptr<ByteSource>> sources(const std::vector<std::pair<std::string, std::string>>& files) {
+std::vector<std::unique_ptr<ByteSource>> sources(
+    const std::vector<std::pair<std::string, std::string>>& files) {
   std::vector<std::unique_ptr<ByteSource>> out;
   for (const auto& [name, text] : files) out.push_back(memory_byte_source(name, text, 97));
   return out;
@@ -68,7 +70,8 @@ TEST_CASE("progress after a window, then resume: nothing applied twice, nothing 
 }
 
 TEST_CASE("a pending split message holds the resume point at its first chunk") {
-  const std::string split = slurp(std::string(ATLAS2KUDU_TEST_DATA) + "/notifications/split-message.jsonl");
+  const std::string split =
+      slurp(std::string(ATLAS2KUDU_TEST_DATA) + "/notifications/split-message.jsonl");
   std::vector<std::string> chunks;
   for (std::size_t at = 0; at < split.size();) {
     const std::size_t nl = split.find('\n', at);
@@ -77,7 +80,8 @@ TEST_CASE("a pending split message holds the resume point at its first chunk") {
   }
   REQUIRE(chunks.size() == 5);
   // line(0), chunk0, line(1), chunks 1-4, line(2)
-  const std::string text = line(0) + chunks[0] + line(1) + chunks[1] + chunks[2] + chunks[3] + chunks[4] + line(2);
+  const std::string text =
+      line(0) + chunks[0] + line(1) + chunks[1] + chunks[2] + chunks[3] + chunks[4] + line(2);
   RejectSink sink(RejectPolicy{}, nullptr);
   Reader reader(sources({{"s.jsonl", text}}), sink);
   CHECK(take(reader, 2) == std::vector<std::string>{"q0", "q1"});

@@ -67,7 +67,6 @@ long long count(const std::string& out, const std::string& label) {
   return -1;
 }
 
-
 }  // namespace
 
 TEST_CASE("digest prints the qn_digest of the shared vectors") {
@@ -115,7 +114,8 @@ TEST_CASE("check stops at the first bad record with exit 2 and its position") {
   auto r = run("check " + bad);
   CHECK(r.status == 2);
   const std::string offset = std::to_string(slurp(data("notifications/gzip-message.jsonl")).size());
-  CHECK(r.err.find(bad + ":2:" + offset + ": message.type: ENTITY_CREATE_V2 is an ATLAS_HOOK message") !=
+  CHECK(r.err.find(bad + ":2:" + offset +
+                   ": message.type: ENTITY_CREATE_V2 is an ATLAS_HOOK message") !=
         std::string::npos);
   CHECK(r.err.find("stopped at the first malformed record") != std::string::npos);
   CHECK(r.err.find("not json") == std::string::npos);  // stopped before line 3
@@ -242,7 +242,9 @@ TEST_CASE("apply runs the compiled statements over HS2 and reports rows per tabl
   CHECK(json.find("\"completed\":true") != std::string::npos);
   // The server saw exactly what compile prints, deletes first.
   const auto compiled = run("compile -q --prior none " + examples);
-  CHECK(count_lines_starting(compiled.out, "DELETE ") + count_lines_starting(compiled.out, "UPSERT ") == 21);
+  CHECK(count_lines_starting(compiled.out, "DELETE ") +
+            count_lines_starting(compiled.out, "UPSERT ") ==
+        21);
   std::remove(stats.c_str());
 }
 
@@ -254,7 +256,8 @@ TEST_CASE("apply without --prior none says why and exits 64") {
 }
 
 TEST_CASE("apply: a definite server error stops with its position and exit 3") {
-  TestServer server("--transport binary --handler kit --fail-at '2:AnalysisException: Could not resolve table'");
+  TestServer server(
+      "--transport binary --handler kit --fail-at '2:AnalysisException: Could not resolve table'");
   const auto r = run("apply -i " + server.address() + " --prior none " +
                      data("notifications/atlas21-console.jsonl"));
   CHECK(r.status == 3);
@@ -277,7 +280,8 @@ TEST_CASE("apply: unreachable server is exit 4, wrong LDAP password exit 5, secr
   CHECK(r.status == 4);
   CHECK(r.err.find("cannot connect to 127.0.0.1:1") != std::string::npos);
 
-  TestServer server("--transport sasl --user alice --handler kit", "HS2_TEST_SERVER_PASSWORD=right-pw");
+  TestServer server("--transport sasl --user alice --handler kit",
+                    "HS2_TEST_SERVER_PASSWORD=right-pw");
   r = run("apply -i " + server.address() + " --prior none -l -u alice --auth_creds_ok_in_clear " +
           "--ldap_password_cmd 'echo wrong-pw-123' " + data("notifications/gzip-message.jsonl"));
   CHECK(r.status == 5);

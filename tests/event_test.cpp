@@ -17,10 +17,11 @@ TEST_CASE("Guid accepts dashed and plain hex in any case") {
 }
 
 TEST_CASE("Guid rejects everything that is not a UUID") {
-  for (const char* bad : {"", "-72583599150177287", "0b6f3c1e-2a4d-4e8f-9c1b-5d7e8f9a0b1",
-                          "0b6f3c1e-2a4d-4e8f-9c1b-5d7e8f9a0b1cc", "0b6f3c1e+2a4d-4e8f-9c1b-5d7e8f9a0b1c",
-                          "0b6f3c1e2a4d4e8f9c1b5d7e8f9a0b1g", "0b6f3c1e-2a4d4e8f-9c1b-5d7e8f9a0b1c",
-                          " 0b6f3c1e2a4d4e8f9c1b5d7e8f9a0b1"}) {
+  for (const char* bad :
+       {"", "-72583599150177287", "0b6f3c1e-2a4d-4e8f-9c1b-5d7e8f9a0b1",
+        "0b6f3c1e-2a4d-4e8f-9c1b-5d7e8f9a0b1cc", "0b6f3c1e+2a4d-4e8f-9c1b-5d7e8f9a0b1c",
+        "0b6f3c1e2a4d4e8f9c1b5d7e8f9a0b1g", "0b6f3c1e-2a4d4e8f-9c1b-5d7e8f9a0b1c",
+        " 0b6f3c1e2a4d4e8f9c1b5d7e8f9a0b1"}) {
     CAPTURE(bad);
     CHECK_FALSE(Guid::parse(bad));
   }

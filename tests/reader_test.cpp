@@ -18,7 +18,8 @@ std::string data(const std::string& name) {
   return std::string(ATLAS2KUDU_TEST_DATA) + "/notifications/" + name;
 }
 
-ReadOutcome read_file(const std::string& name, std::size_t max_read = static_cast<std::size_t>(-1)) {
+ReadOutcome read_file(const std::string& name,
+                      std::size_t max_read = static_cast<std::size_t>(-1)) {
   return read_text(slurp(data(name)), max_read);
 }
 
@@ -95,7 +96,7 @@ TEST_CASE("Atlas 2.2 spooled create, relationship create, and Purview classifica
   CHECK(add.classifications[0].attributes_json == "{}");  // Purview's lastModifiedTS is ignored
 
   CHECK(out.events[3].op == Operation::kClassificationDelete);
-  CHECK(out.events[3].classifications.empty());  // last tag removed: list absent
+  CHECK(out.events[3].classifications.empty());         // last tag removed: list absent
   CHECK(out.events[4].op == Operation::kEntityDelete);  // Purview delete without status
 }
 
@@ -147,18 +148,22 @@ TEST_CASE("the audit seq of a GZIP message equals that of the same message sent 
   REQUIRE(plain.events.size() == 1);
   CHECK(gz.events[0].audit_seq == plain.events[0].audit_seq);
   // And it is the SHA-256 prefix of the minified message object.
-  const std::string message = inner.substr(inner.find("\"message\":") + 10, inner.size() - inner.find("\"message\":") - 11);
+  const std::string message =
+      inner.substr(inner.find("\"message\":") + 10, inner.size() - inner.find("\"message\":") - 11);
   CHECK(plain.events[0].audit_seq == sha256_prefix_i64(message));
 }
 
 TEST_CASE("insignificant whitespace does not change the audit seq; content does") {
   const std::string compact = envelope(entity_message("ENTITY_UPDATE"));
-  const std::string spaced = "{ \"version\" : {\"version\":\"1.0.0\"}, \"msgCreationTime\": 1700000000000, \"message\" : "
-      "{ \"type\" : \"ENTITY_NOTIFICATION_V2\", \"entity\" : { \"typeName\" : \"t\", \"attributes\" : "
+  const std::string spaced =
+      "{ \"version\" : {\"version\":\"1.0.0\"}, \"msgCreationTime\": 1700000000000, \"message\" : "
+      "{ \"type\" : \"ENTITY_NOTIFICATION_V2\", \"entity\" : { \"typeName\" : \"t\", "
+      "\"attributes\" : "
       "{ \"qualifiedName\" : \"q\" }, \"guid\" : \"00000001-0000-4000-8000-000000000001\" }, "
       "\"operationType\" : \"ENTITY_UPDATE\", \"eventTime\" : 1000 } }";
-  const auto out = read_text(compact + "\n" + spaced + "\n" +
-                             envelope(entity_message("ENTITY_UPDATE", "{\"qualifiedName\":\"r\"}")) + "\n");
+  const auto out =
+      read_text(compact + "\n" + spaced + "\n" +
+                envelope(entity_message("ENTITY_UPDATE", "{\"qualifiedName\":\"r\"}")) + "\n");
   REQUIRE(out.events.size() == 3);
   CHECK(out.events[0].audit_seq == out.events[1].audit_seq);
   CHECK(out.events[0].audit_seq != out.events[2].audit_seq);
@@ -223,8 +228,15 @@ TEST_CASE("legacy V1 payloads, with and without envelope") {
 
   CHECK(out.events[2].op == Operation::kEntityDelete);
   CHECK(out.events[2].event_time_us == 1490472499000000);  // systemAttributes null: envelope time
-  CHECK(out.events[3].op == Operation::kEntityUpdate);    // bare payload, no envelope
+  CHECK(out.events[3].op == Operation::kEntityUpdate);     // bare payload, no envelope
   CHECK(out.events[3].event_time_us == 1490472500000000);
+}
+
+TEST_CASE("event positions outlive the reader that produced them") {
+  const std::vector<Event> events = read_all_events({data("atlas21-console.jsonl")});
+  REQUIRE(events.size() == 4);
+  CHECK(events[3].pos.source == data("atlas21-console.jsonl"));
+  CHECK(format_position(events[3].pos) == data("atlas21-console.jsonl") + ":4:1587");
 }
 
 TEST_CASE("gzip-compressed export files are inflated") {
@@ -236,11 +248,13 @@ TEST_CASE("gzip-compressed export files are inflated") {
 }
 
 TEST_CASE("numbers are kept exactly as written, strings re-escaped canonically") {
-  const auto out = read_text(envelope(entity_message(
-      "ENTITY_CREATE",
-      "{\"big\":123456789012345678901234567890,\"f\":1.0,\"e\":1E+3,\"neg\":-0.5e-7,"
-      "\"s\":\"a\\u0041\\n\\u00e9\\\"\",\"nested\":{ \"k\" : [ 1.50 , true, null ] },\"gone\":null}")) +
-                             "\n");
+  const auto out =
+      read_text(envelope(entity_message(
+                    "ENTITY_CREATE",
+                    "{\"big\":123456789012345678901234567890,\"f\":1.0,\"e\":1E+3,\"neg\":-0.5e-7,"
+                    "\"s\":\"a\\u0041\\n\\u00e9\\\"\",\"nested\":{ \"k\" : [ 1.50 , true, null ] "
+                    "},\"gone\":null}")) +
+                "\n");
   REQUIRE(out.events.size() == 1);
   const Event& e = out.events[0];
   CHECK(find_attr(e, "big")->json == "123456789012345678901234567890");
@@ -254,13 +268,16 @@ TEST_CASE("numbers are kept exactly as written, strings re-escaped canonically")
 }
 
 TEST_CASE("fork fields are ignored (Atlan, Purview)") {
-  const auto out = read_text(envelope(
-      "{\"type\":\"ENTITY_NOTIFICATION_V2\",\"mutatedDetails\":{\"x\":[1]},\"entity\":{\"typeName\":"
-      "\"Table\",\"guid\":\"00000001-0000-4000-8000-000000000001\",\"createdBy\":\"svc\","
-      "\"updateTime\":1,\"deleteHandler\":\"SOFT\",\"attributes\":{\"qualifiedName\":\"q\"},"
-      "\"classifications\":[{\"typeName\":\"PII\",\"lastModifiedTS\":\"1\",\"entityGuid\":"
-      "\"00000002-0000-4000-8000-000000000002\",\"restrictPropagationThroughLineage\":false}]},"
-      "\"operationType\":\"CLASSIFICATION_ADD\",\"eventTime\":7}") + "\n");
+  const auto out = read_text(
+      envelope(
+          "{\"type\":\"ENTITY_NOTIFICATION_V2\",\"mutatedDetails\":{\"x\":[1]},\"entity\":{"
+          "\"typeName\":"
+          "\"Table\",\"guid\":\"00000001-0000-4000-8000-000000000001\",\"createdBy\":\"svc\","
+          "\"updateTime\":1,\"deleteHandler\":\"SOFT\",\"attributes\":{\"qualifiedName\":\"q\"},"
+          "\"classifications\":[{\"typeName\":\"PII\",\"lastModifiedTS\":\"1\",\"entityGuid\":"
+          "\"00000002-0000-4000-8000-000000000002\",\"restrictPropagationThroughLineage\":false}]},"
+          "\"operationType\":\"CLASSIFICATION_ADD\",\"eventTime\":7}") +
+      "\n");
   CHECK(out.diagnostics.empty());
   REQUIRE(out.events.size() == 1);
   REQUIRE(out.events[0].classifications.size() == 1);
@@ -269,11 +286,14 @@ TEST_CASE("fork fields are ignored (Atlan, Purview)") {
 }
 
 TEST_CASE("relationship update with status DELETED and label fallback") {
-  const auto out = read_text(envelope(
-      "{\"type\":\"ENTITY_NOTIFICATION_V2\",\"relationship\":{\"typeName\":\"hive_table_columns\","
-      "\"status\":\"DELETED\",\"end1\":{\"guid\":\"00000001000040008000000000000001\","
-      "\"typeName\":\"hive_table\"},\"end2\":{\"guid\":\"00000002-0000-4000-8000-000000000002\"}},"
-      "\"operationType\":\"RELATIONSHIP_UPDATE\",\"eventTime\":7}") + "\n");
+  const auto out = read_text(
+      envelope("{\"type\":\"ENTITY_NOTIFICATION_V2\",\"relationship\":{\"typeName\":\"hive_table_"
+               "columns\","
+               "\"status\":\"DELETED\",\"end1\":{\"guid\":\"00000001000040008000000000000001\","
+               "\"typeName\":\"hive_table\"},\"end2\":{\"guid\":\"00000002-0000-4000-8000-"
+               "000000000002\"}},"
+               "\"operationType\":\"RELATIONSHIP_UPDATE\",\"eventTime\":7}") +
+      "\n");
   REQUIRE(out.events.size() == 1);
   const Event& e = out.events[0];
   CHECK(e.relationship.status_deleted);
@@ -306,8 +326,9 @@ TEST_CASE("a redelivered chunk is absorbed; a conflicting one is rejected") {
   conflicting.replace(conflicting.find("H4sI"), 4, "H4sJ");
   out = read_text(line0 + conflicting + text.substr(line0.size()));
   REQUIRE(out.diagnostics.size() == 1);
-  CHECK(out.diagnostics[0].find("chunk 0 of msgId 5c0e2f0a-6d1b-4b7e-9a55-3f1f2d9c8e71_0 arrived twice with "
-                                "different content") != std::string::npos);
+  CHECK(out.diagnostics[0].find(
+            "chunk 0 of msgId 5c0e2f0a-6d1b-4b7e-9a55-3f1f2d9c8e71_0 arrived twice with "
+            "different content") != std::string::npos);
   CHECK(out.events.size() == 1);
 }
 
@@ -344,7 +365,8 @@ TEST_CASE("framing: truncation is found on its own line, pretty documents span l
 
 TEST_CASE("records over the size limit are rejected without holding them") {
   const std::string good = envelope(entity_message("ENTITY_CREATE"));
-  const std::string big = envelope(entity_message("ENTITY_CREATE", "{\"blob\":\"" + std::string(5000, 'x') + "\"}"));
+  const std::string big =
+      envelope(entity_message("ENTITY_CREATE", "{\"blob\":\"" + std::string(5000, 'x') + "\"}"));
   const auto out = read_text(good + "\n" + big + "\n" + good + "\n", 100, 2048);
   CHECK(out.events.size() == 2);
   REQUIRE(out.diagnostics.size() == 1);

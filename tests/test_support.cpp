@@ -1,12 +1,11 @@
 #include "test_support.h"
 
+#include <fmt/core.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
-
-#include <fmt/core.h>
 
 namespace atlas2kudu::testing {
 
@@ -32,8 +31,6 @@ ReadOutcome read_text(const std::string& text, std::size_t max_read, std::size_t
     Reader reader(std::move(sources), sink, DecodeLimits{}, max_record_bytes);
     for (Event e; reader.next(e);) out.events.push_back(std::move(e));
     out.stats = reader.stats();
-    // Event positions view names owned by the reader; give them static storage for the test.
-    for (auto& e : out.events) e.pos.source = "t.jsonl";
   }
   std::fclose(diag);
   std::string all(diag_buf, diag_size);
@@ -46,7 +43,8 @@ ReadOutcome read_text(const std::string& text, std::size_t max_read, std::size_t
 }
 
 std::string envelope(const std::string& message) {
-  return "{\"version\":{\"version\":\"1.0.0\",\"versionParts\":[1]},\"msgCompressionKind\":\"NONE\","
+  return "{\"version\":{\"version\":\"1.0.0\",\"versionParts\":[1]},\"msgCompressionKind\":"
+         "\"NONE\","
          "\"msgSplitIdx\":1,\"msgSplitCount\":1,\"msgCreationTime\":1700000000000,\"message\":" +
          message + "}";
 }

@@ -14,7 +14,7 @@ struct ReadOutcome {
   std::vector<Event> events;
   std::vector<std::string> diagnostics;  // "SOURCE:LINE:OFFSET: reason", one per rejection
   ReadStats stats;
-  std::string reject_file;               // contents of the reject file
+  std::string reject_file;  // contents of the reject file
 };
 
 // Reads `text` as source "t.jsonl", handing the framer at most `max_read` bytes per read, with
@@ -27,7 +27,8 @@ std::string slurp(const std::string& path);
 // A V2 envelope around `message`, one line, msgCreationTime 1700000000000.
 std::string envelope(const std::string& message);
 // A V2 ENTITY_* payload for guid 00000001-0000-4000-8000-000000000001.
-std::string entity_message(const std::string& op, const std::string& attributes = "{\"qualifiedName\":\"q\"}",
+std::string entity_message(const std::string& op,
+                           const std::string& attributes = "{\"qualifiedName\":\"q\"}",
                            const std::string& extra = ",\"eventTime\":1000");
 
 }  // namespace atlas2kudu::testing

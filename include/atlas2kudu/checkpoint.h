@@ -27,7 +27,7 @@ namespace atlas2kudu {
 
 struct SourceMark {
   std::string name;
-  std::string identity;        // empty for stdin: it is skipped by Kafka offsets only
+  std::string identity;  // empty for stdin: it is skipped by Kafka offsets only
   std::uint64_t next_record = 0;
   bool complete = false;
 

@@ -70,11 +70,15 @@ std::string_view to_string(Operation op);
 // Parses a V2 operationType name; nullopt for anything else.
 std::optional<Operation> parse_operation(std::string_view name);
 
-inline bool is_entity_op(Operation op) { return op <= Operation::kEntityDelete; }
+inline bool is_entity_op(Operation op) {
+  return op <= Operation::kEntityDelete;
+}
 inline bool is_classification_op(Operation op) {
   return op >= Operation::kClassificationAdd && op <= Operation::kClassificationUpdate;
 }
-inline bool is_relationship_op(Operation op) { return op >= Operation::kRelationshipCreate; }
+inline bool is_relationship_op(Operation op) {
+  return op >= Operation::kRelationshipCreate;
+}
 
 // Where a record came from. `source` names the file ("-" for stdin); the string it views is owned
 // by the Reader and lives as long as the Reader. Lines are 1-based, byte offsets 0-based, both
@@ -135,9 +139,9 @@ struct RelationshipEnd {
 struct Relationship {
   std::optional<Guid> guid;  // the relationship's own guid, when given
   std::string type_name;
-  std::string label;         // as given; may be empty
-  RelationshipEnd end1;      // src
-  RelationshipEnd end2;      // dst
+  std::string label;            // as given; may be empty
+  RelationshipEnd end1;         // src
+  RelationshipEnd end2;         // dst
   bool status_deleted = false;  // status == "DELETED": an update that is really a delete
 
   // SPEC §3: `label`, else `typeName`.
@@ -153,9 +157,9 @@ struct Event {
   Guid guid;
   // Entity typeName (relationship typeName for relationship events).
   std::string type_name;
-  std::optional<std::string> qualified_name;  // decoded text, when the event carries it
-  std::optional<std::string> name;            // decoded text, when the event carries it
-  std::vector<Attribute> attributes;          // every other non-null attribute, in input order
+  std::optional<std::string> qualified_name;    // decoded text, when the event carries it
+  std::optional<std::string> name;              // decoded text, when the event carries it
+  std::vector<Attribute> attributes;            // every other non-null attribute, in input order
   std::vector<Classification> classifications;  // complete tag set after the change
   Relationship relationship;                    // RELATIONSHIP_* only
   // eventTime (ms) x 1000; V1 falls back to systemAttributes.modifiedTime, then msgCreationTime.

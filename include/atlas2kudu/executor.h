@@ -12,7 +12,7 @@ namespace atlas2kudu {
 
 // One SQL statement, ready to send or print. `sql` has no trailing ";" or newline.
 struct Statement {
-  std::string table;     // unqualified projection table name, e.g. "entity_flat"
+  std::string table;  // unqualified projection table name, e.g. "entity_flat"
   std::string sql;
   std::size_t rows = 0;  // rows named (UPSERT) or keys listed (DELETE), for reporting
 };
@@ -21,10 +21,10 @@ struct Statement {
 // before any upsert; the statements of one phase never name the same row twice, so they may run in
 // any order or concurrently.
 struct CompiledWindow {
-  std::uint64_t index = 0;         // 1-based
-  std::uint64_t first_event = 0;   // 1-based event numbers covered, inclusive
+  std::uint64_t index = 0;        // 1-based
+  std::uint64_t first_event = 0;  // 1-based event numbers covered, inclusive
   std::uint64_t last_event = 0;
-  std::string comment;             // one line, without "-- "
+  std::string comment;  // one line, without "-- "
   std::vector<Statement> deletes;
   std::vector<Statement> upserts;
 };

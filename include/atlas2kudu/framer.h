@@ -83,9 +83,9 @@ class Framer {
   ByteSource& source_;
   std::size_t max_record_bytes_;
   std::unique_ptr<char[]> buf_;
-  std::size_t capacity_ = 0;  // usable bytes; kRecordPadding more are allocated
-  std::size_t pos_ = 0;       // next byte to look at
-  std::size_t end_ = 0;       // end of valid data
+  std::size_t capacity_ = 0;       // usable bytes; kRecordPadding more are allocated
+  std::size_t pos_ = 0;            // next byte to look at
+  std::size_t end_ = 0;            // end of valid data
   std::uint64_t base_offset_ = 0;  // source offset of buf_[0]
   std::uint64_t line_ = 1;         // line of buf_[pos_]
   bool eof_ = false;

@@ -1,10 +1,10 @@
 // Small JSON text helpers shared by the decoder, the reject file and the --stats writers.
 #pragma once
 
+#include <simdjson.h>
+
 #include <string>
 #include <string_view>
-
-#include <simdjson.h>
 
 namespace atlas2kudu {
 

@@ -77,6 +77,10 @@ class RejectSink {
   std::uint64_t count_ = 0;
 };
 
+// Source names live for the whole process, so that an Event's SourcePosition::source stays valid
+// after the Reader that produced it is gone (a few short strings per run).
+std::string_view intern_source_name(const std::string& name);
+
 // One reject-file line: {"source":..,"line":..,"offset":..,"record_index":..,["kafka":{..},]
 // "code":..,"reason":..,"record":"<verbatim>"} ("record_base64" instead when not UTF-8).
 std::string rejection_json(const Rejection& r);
@@ -116,7 +120,7 @@ class Reader {
   std::size_t next_path_ = 0;
   RejectSink& rejects_;
   std::size_t max_record_bytes_;
-  std::deque<std::string> names_;  // stable storage for SourcePosition::source
+  std::string_view source_name_;  // of the current source, interned
   std::unique_ptr<ByteSource> source_;
   std::unique_ptr<Framer> framer_;
   NotificationDecoder decoder_;
