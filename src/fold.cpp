@@ -44,18 +44,6 @@ struct TagKeyHash {
   }
 };
 
-struct AuditKey {
-  Guid guid;
-  std::int64_t ts;
-  std::int64_t seq;
-  friend bool operator==(const AuditKey&, const AuditKey&) = default;
-};
-struct AuditKeyHash {
-  std::size_t operator()(const AuditKey& k) const noexcept {
-    return bytes_hash(k.guid.bytes.data()) ^ static_cast<std::size_t>(k.ts * 1000003 + k.seq);
-  }
-};
-
 using Cell = EntityKnowledge::Cell;
 
 template <typename T>
@@ -83,8 +71,13 @@ std::vector<const Classification*> distinct_tags(const Event& e) {
 // The per-window fold state: pending rows with their indexes.
 class Folder::Window {
  public:
-  Window(const CompileOptions& options, KnowledgeMap& knowledge)
-      : options_(options), knowledge_(knowledge) {}
+  Window(const CompileOptions& options, KnowledgeMap& knowledge, std::size_t events)
+      : options_(options), knowledge_(knowledge) {
+    // Most events touch one flat row and one audit row; reserving avoids rehashing mid-window.
+    flat_index_.reserve(events);
+    net_.flat.reserve(events);
+    net_.audit.reserve(events);
+  }
 
   void apply(const Event& e) {
     switch (e.op) {
@@ -372,10 +365,9 @@ class Folder::Window {
   // --- entity_audit ---
 
   void audit(const Event& e) {
-    auto [it, inserted] =
-        audit_index_.try_emplace(AuditKey{e.guid, e.event_time_us, e.audit_seq}, net_.audit.size());
-    if (inserted) net_.audit.emplace_back();
-    AuditRow& a = net_.audit[it->second];
+    // Appended in event order; the planner keeps the last row per key (a redelivered message
+    // has the same key and the same content).
+    AuditRow& a = net_.audit.emplace_back();
     a.guid = e.guid;
     a.event_ts = e.event_time_us;
     a.seq = e.audit_seq;
@@ -412,7 +404,6 @@ class Folder::Window {
   GuidRows edge_out_by_a_, edge_out_by_b_, edge_in_by_a_, edge_in_by_b_;
   std::unordered_map<TagKey, std::size_t, TagKeyHash> tag_index_;
   GuidRows tags_by_guid_;
-  std::unordered_map<AuditKey, std::size_t, AuditKeyHash> audit_index_;
   std::unordered_map<Guid, std::vector<QnDigest>> by_qn_cleanups_;
   std::unordered_map<Guid, std::vector<std::string>> tag_cleanups_;
   std::vector<Guid> edge_cascades_;
@@ -455,7 +446,7 @@ void Folder::learn_prior(std::span<const Event> events) {
 
 NetWindow Folder::fold(std::span<const Event> events) {
   learn_prior(events);
-  Window w(options_, knowledge_);
+  Window w(options_, knowledge_, events.size());
   for (const Event& e : events) w.apply(e);
   return w.finish();
 }

@@ -95,9 +95,20 @@ class Planner {
     std::sort(net.tags.begin(), net.tags.end(), [](const TagRow& x, const TagRow& y) {
       return std::tie(x.tag_name, x.guid) < std::tie(y.tag_name, y.guid);
     });
-    std::sort(net.audit.begin(), net.audit.end(), [](const AuditRow& x, const AuditRow& y) {
+    // Stable, then keep the last row of each key: the row of the last event, as in sequence.
+    std::stable_sort(net.audit.begin(), net.audit.end(), [](const AuditRow& x, const AuditRow& y) {
       return std::tie(x.guid, x.event_ts, x.seq) < std::tie(y.guid, y.event_ts, y.seq);
     });
+    const auto same_key = [](const AuditRow& x, const AuditRow& y) {
+      return x.guid == y.guid && x.event_ts == y.event_ts && x.seq == y.seq;
+    };
+    std::size_t kept = 0;
+    for (std::size_t i = 0; i < net.audit.size(); ++i) {
+      if (i + 1 < net.audit.size() && same_key(net.audit[i], net.audit[i + 1])) continue;
+      if (kept != i) net.audit[kept] = std::move(net.audit[i]);
+      ++kept;
+    }
+    net.audit.resize(kept);
     std::sort(net.by_qn_guarded.begin(), net.by_qn_guarded.end());
     net.by_qn_guarded.erase(std::unique(net.by_qn_guarded.begin(), net.by_qn_guarded.end()),
                             net.by_qn_guarded.end());
