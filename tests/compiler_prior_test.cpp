@@ -89,7 +89,7 @@ std::string slurp(const std::filesystem::path& p) {
 }  // namespace
 
 TEST_CASE("prior state from the tables: equal to the full-knowledge projection") {
-  for (std::uint64_t seed = 1; seed <= 1500; ++seed) {
+  for (std::uint64_t seed = 1; seed <= 800; ++seed) {
     CompileOptions o;
     o.tombstone = seed % 3 ? Tombstone::kSoft : Tombstone::kHard;
     o.key_encoding = seed % 2 ? KeyEncoding::kHex : KeyEncoding::kBinary;
