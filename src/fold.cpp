@@ -70,11 +70,29 @@ std::vector<const Classification*> distinct_tags(const Event& e) {
 
 // The per-window fold state: pending rows with their indexes.
 class Folder::Window {
+  // Per guid touched in the window: its entity_flat row and the heads of singly linked lists
+  // (through links_) of the rows a predicate delete on that guid must look at. One hash lookup
+  // per guid and no per-guid allocations, since windows touch many guids.
+  static constexpr std::uint32_t kNone = 0xFFFFFFFF;
+  struct Slot {
+    std::uint32_t flat = kNone;
+    std::uint32_t by_qn = kNone;  // by_qn rows upserted with this guid (may map elsewhere now)
+    std::uint32_t out_a = kNone, out_b = kNone;  // edge_out rows with src / dst = guid
+    std::uint32_t in_a = kNone, in_b = kNone;    // edge_in rows with dst / src = guid
+    std::uint32_t tags = kNone;
+  };
+  struct Link {
+    std::uint32_t row;
+    std::uint32_t next;
+  };
+
+
  public:
   Window(const CompileOptions& options, KnowledgeMap& knowledge, std::size_t events)
       : options_(options), knowledge_(knowledge) {
     // Most events touch one flat row and one audit row; reserving avoids rehashing mid-window.
-    flat_index_.reserve(events);
+    slot_index_.reserve(events);
+    slots_.reserve(events);
     net_.flat.reserve(events);
     net_.audit.reserve(events);
   }
@@ -161,7 +179,7 @@ class Folder::Window {
       r.upsert = true;
       r.guid = e.guid;
       r.type_name = e.type_name;
-      by_qn_by_guid_[e.guid].push_back(index_of(net_.by_qn, r));
+      link(slots_[slot(e.guid)].by_qn, index_of(net_.by_qn, r));
       if (qn != &k.qualified_name) k.qualified_name = *qn;
       k.qn_state = Cell::kValue;
     } else if (k.type_state == Cell::kValue && k.type_name != e.type_name &&
@@ -213,12 +231,13 @@ class Folder::Window {
   }
 
   FlatRow& flat(const Guid& guid) {
-    auto [it, inserted] = flat_index_.try_emplace(guid, net_.flat.size());
-    if (inserted) {
+    std::uint32_t& index = slots_[slot(guid)].flat;
+    if (index == kNone) {
+      index = static_cast<std::uint32_t>(net_.flat.size());
       net_.flat.emplace_back();
       net_.flat.back().guid = guid;
     }
-    return net_.flat[it->second];
+    return net_.flat[index];
   }
 
   ByQnRow& by_qn(const QnDigest& digest) {
@@ -242,16 +261,13 @@ class Folder::Window {
 
   // Delete every by_qn row mapping to `guid` except `keep`.
   void by_qn_cleanup(const Guid& guid, std::vector<QnDigest> keep) {
-    auto pending = by_qn_by_guid_.find(guid);
-    if (pending != by_qn_by_guid_.end()) {
-      for (const std::size_t i : pending->second) {
-        ByQnRow& r = net_.by_qn[i];
-        if (r.upsert && r.guid == guid &&
-            std::find(keep.begin(), keep.end(), r.digest) == keep.end()) {
-          keyed_delete(r);
-        }
+    for_each_linked(slots_[slot(guid)].by_qn, [&](std::uint32_t i) {
+      ByQnRow& r = net_.by_qn[i];
+      if (r.upsert && r.guid == guid &&
+          std::find(keep.begin(), keep.end(), r.digest) == keep.end()) {
+        keyed_delete(r);
       }
-    }
+    });
     auto [it, inserted] = by_qn_cleanups_.try_emplace(guid, keep);
     if (!inserted) intersect_into(it->second, keep);
   }
@@ -261,10 +277,10 @@ class Folder::Window {
   void relationship(const Event& e, bool is_delete) {
     const Relationship& r = e.relationship;
     const std::string& label = r.edge_label();
-    EdgeRow& out = edge(net_.edge_out, edge_out_index_, edge_out_by_a_, edge_out_by_b_, r.end1.guid,
+    EdgeRow& out = edge(net_.edge_out, edge_out_index_, &Slot::out_a, &Slot::out_b, r.end1.guid,
                         label, r.end2.guid);
-    EdgeRow& in = edge(net_.edge_in, edge_in_index_, edge_in_by_a_, edge_in_by_b_, r.end2.guid,
-                       label, r.end1.guid);
+    EdgeRow& in = edge(net_.edge_in, edge_in_index_, &Slot::in_a, &Slot::in_b, r.end2.guid, label,
+                       r.end1.guid);
     if (is_delete) {
       keyed_delete(out);
       keyed_delete(in);
@@ -276,38 +292,34 @@ class Folder::Window {
     }
   }
 
-  using GuidRows = std::unordered_map<Guid, std::vector<std::size_t>>;
   using EdgeIndex = std::unordered_map<EdgeKey, std::size_t, EdgeKeyHash>;
 
-  static EdgeRow& edge(std::vector<EdgeRow>& rows, EdgeIndex& index, GuidRows& by_a,
-                       GuidRows& by_b, const Guid& a, const std::string& label, const Guid& b) {
+  EdgeRow& edge(std::vector<EdgeRow>& rows, EdgeIndex& index, std::uint32_t Slot::*by_a,
+                std::uint32_t Slot::*by_b, const Guid& a, const std::string& label, const Guid& b) {
     auto [it, inserted] = index.try_emplace(EdgeKey{a, b, label}, rows.size());
     if (inserted) {
       rows.emplace_back();
       rows.back().a = a;
       rows.back().elabel = label;
       rows.back().b = b;
-      by_a[a].push_back(it->second);
-      by_b[b].push_back(it->second);
+      const auto row = static_cast<std::uint32_t>(it->second);
+      link(slots_[slot(a)].*by_a, row);
+      link(slots_[slot(b)].*by_b, row);
     }
     return rows[it->second];
   }
 
   void edge_cascade(const Guid& guid) {
-    for (GuidRows* index : {&edge_out_by_a_, &edge_out_by_b_}) {
-      auto it = index->find(guid);
-      if (it == index->end()) continue;
-      for (const std::size_t i : it->second) {
-        if (net_.edge_out[i].upsert) keyed_delete(net_.edge_out[i]);
-      }
-    }
-    for (GuidRows* index : {&edge_in_by_a_, &edge_in_by_b_}) {
-      auto it = index->find(guid);
-      if (it == index->end()) continue;
-      for (const std::size_t i : it->second) {
-        if (net_.edge_in[i].upsert) keyed_delete(net_.edge_in[i]);
-      }
-    }
+    const Slot& s = slots_[slot(guid)];
+    const auto cancel = [](std::vector<EdgeRow>& rows) {
+      return [&rows](std::uint32_t i) {
+        if (rows[i].upsert) keyed_delete(rows[i]);
+      };
+    };
+    for_each_linked(s.out_a, cancel(net_.edge_out));
+    for_each_linked(s.out_b, cancel(net_.edge_out));
+    for_each_linked(s.in_a, cancel(net_.edge_in));
+    for_each_linked(s.in_b, cancel(net_.edge_in));
     edge_cascades_.push_back(guid);
   }
 
@@ -345,19 +357,16 @@ class Folder::Window {
       net_.tags.emplace_back();
       net_.tags.back().guid = guid;
       net_.tags.back().tag_name = name;
-      tags_by_guid_[guid].push_back(it->second);
+      link(slots_[slot(guid)].tags, static_cast<std::uint32_t>(it->second));
     }
     return net_.tags[it->second];
   }
 
   void tag_cleanup(const Guid& guid, const std::vector<std::string>& keep) {
-    auto pending = tags_by_guid_.find(guid);
-    if (pending != tags_by_guid_.end()) {
-      for (const std::size_t i : pending->second) {
-        TagRow& r = net_.tags[i];
-        if (r.upsert && !std::binary_search(keep.begin(), keep.end(), r.tag_name)) keyed_delete(r);
-      }
-    }
+    for_each_linked(slots_[slot(guid)].tags, [&](std::uint32_t i) {
+      TagRow& r = net_.tags[i];
+      if (r.upsert && !std::binary_search(keep.begin(), keep.end(), r.tag_name)) keyed_delete(r);
+    });
     auto [it, inserted] = tag_cleanups_.try_emplace(guid, keep);
     if (!inserted) intersect_into(it->second, keep);
   }
@@ -397,13 +406,26 @@ class Folder::Window {
   const CompileOptions& options_;
   KnowledgeMap& knowledge_;
   NetWindow net_;
-  std::unordered_map<Guid, std::size_t> flat_index_;
+  std::uint32_t slot(const Guid& guid) {
+    auto [it, inserted] = slot_index_.try_emplace(guid, static_cast<std::uint32_t>(slots_.size()));
+    if (inserted) slots_.emplace_back();
+    return it->second;
+  }
+  void link(std::uint32_t& head, std::uint32_t row) {
+    links_.push_back(Link{row, head});
+    head = static_cast<std::uint32_t>(links_.size() - 1);
+  }
+  template <typename F>
+  void for_each_linked(std::uint32_t head, F&& f) {
+    for (std::uint32_t h = head; h != kNone; h = links_[h].next) f(links_[h].row);
+  }
+
+  std::unordered_map<Guid, std::uint32_t> slot_index_;
+  std::vector<Slot> slots_;
+  std::vector<Link> links_;
   std::unordered_map<QnDigest, std::size_t, DigestHash> by_qn_index_;
-  GuidRows by_qn_by_guid_;
   EdgeIndex edge_out_index_, edge_in_index_;
-  GuidRows edge_out_by_a_, edge_out_by_b_, edge_in_by_a_, edge_in_by_b_;
   std::unordered_map<TagKey, std::size_t, TagKeyHash> tag_index_;
-  GuidRows tags_by_guid_;
   std::unordered_map<Guid, std::vector<QnDigest>> by_qn_cleanups_;
   std::unordered_map<Guid, std::vector<std::string>> tag_cleanups_;
   std::vector<Guid> edge_cascades_;
