@@ -714,7 +714,7 @@ ExecutionStats execute_script(std::string_view sql, KuduStore& store,
   ExecutionStats stats;
   store.reset_counters();
 
-  // Split into phases: maximal runs of statements of one kind.
+  // Split into phases: maximal runs of statements of one kind; a phase comment opens a new one.
   std::vector<std::pair<std::size_t, std::size_t>> phases;  // [begin, end)
   for (std::size_t i = 0; i < statements.size();) {
     std::size_t j = i + 1;  // a statement that opens a phase belongs to it
