@@ -1,5 +1,5 @@
-// Tests of the random stream generator (tests/kit/stream_generator.h): determinism, coverage of every
-// listed case across seeds, validity of what it produces, and the case classifier itself.
+// Tests of the random stream generator (tests/kit/stream_generator.h): determinism, coverage of
+// every listed case across seeds, validity of what it produces, and the case classifier itself.
 #include <doctest/doctest.h>
 
 #include <string>
@@ -126,7 +126,8 @@ TEST_CASE("classifier: recognises the cases of the worked scenarios") {
   CHECK(scenario_cases("02-qualified-name-trade").count(Case::kQnTradeDirect));
   CHECK_FALSE(scenario_cases("02-qualified-name-trade").count(Case::kQnTradeViaTemporary));
   CHECK(scenario_cases("03-qualified-name-trade-via-temporary").count(Case::kQnTradeViaTemporary));
-  CHECK(scenario_cases("04-soft-delete-cascades-edges-keeps-tags").count(Case::kEdgeCascadeOnDelete));
+  CHECK(
+      scenario_cases("04-soft-delete-cascades-edges-keeps-tags").count(Case::kEdgeCascadeOnDelete));
   CHECK(scenario_cases("06-tag-set-shrinks-to-empty").count(Case::kDuplicateTagInSet));
   CHECK(scenario_cases("06-tag-set-shrinks-to-empty").count(Case::kTagSetShrinks));
   CHECK(scenario_cases("07-tag-set-then-empty").count(Case::kTagSetShrinksToEmpty));

@@ -2,12 +2,12 @@
 // a naive "one event at a time" SQL writer, built here from store deltas and impala_quote(), must
 // be judged equivalent; broken variants of it must not.
 #include <doctest/doctest.h>
-
 #include <fmt/format.h>
 
 #include <string>
 
 #include "atlas2kudu/digest.h"
+#include "atlas2kudu/reader.h"
 #include "harness.h"
 #include "sql_interpreter.h"
 #include "stream_generator.h"
@@ -19,14 +19,18 @@ namespace {
 
 std::string literal(const Cell& c) {
   switch (c.kind) {
-    case Cell::Kind::kNull: return "NULL";
-    case Cell::Kind::kString: return impala_quote(c.bytes);
+    case Cell::Kind::kNull:
+      return "NULL";
+    case Cell::Kind::kString:
+      return impala_quote(c.bytes);
     case Cell::Kind::kBinary:
       return "CAST(unhex('" +
              to_hex(reinterpret_cast<const std::uint8_t*>(c.bytes.data()), c.bytes.size()) +
              "') AS BINARY)";
-    case Cell::Kind::kInt64: return fmt::format("{}", c.int64);
-    case Cell::Kind::kBool: return c.boolean ? "TRUE" : "FALSE";
+    case Cell::Kind::kInt64:
+      return fmt::format("{}", c.int64);
+    case Cell::Kind::kBool:
+      return c.boolean ? "TRUE" : "FALSE";
   }
   return "NULL";
 }
@@ -42,8 +46,8 @@ std::string delta_sql(const KuduStore& before, const KuduStore& after, const std
       if (a.count(key)) continue;
       deletes += fmt::format("DELETE FROM `{}`.`{}` WHERE ", db, schema.name);
       for (std::size_t k = 0; k < schema.key_count; ++k) {
-        deletes += fmt::format("{}`{}` = {}", k ? " AND " : "", schema.columns[k].name,
-                               literal(key[k]));
+        deletes +=
+            fmt::format("{}`{}` = {}", k ? " AND " : "", schema.columns[k].name, literal(key[k]));
       }
       deletes += ";\n";
     }
@@ -127,8 +131,8 @@ TEST_CASE("harness: reports wrong tables, SQL errors and order-dependent phases"
   CHECK(bad->find("SQL (as written): statement") != std::string::npos);
 
   // With the phase checks on, the naive script's repeated rows in one phase are flagged.
-  const auto conflict = check_equivalence(events, options, empty, good,
-                                          {.prior = PriorKnowledge::kStore});
+  const auto conflict =
+      check_equivalence(events, options, empty, good, {.prior = PriorKnowledge::kStore});
   REQUIRE(conflict);
   CHECK(conflict->find("of one phase") != std::string::npos);
 
@@ -187,4 +191,138 @@ TEST_CASE("harness: shrink_events finds a minimal failing stream") {
   CHECK(minimal[0].op == Operation::kEntityDelete);
   CHECK(minimal[1].op == Operation::kEntityCreate);
   CHECK(describe_events(minimal).find("1: ENTITY_DELETE") == 0);
+}
+
+TEST_CASE("harness: catches a compiler that hoists every delete before every upsert") {
+  // The classic net-effect bug: a row upserted by one event and deleted by a later one comes back
+  // when all deletes run first. The oracle must see it on ordinary random streams.
+  int caught = 0;
+  const int seeds = 10;
+  for (int seed = 1; seed <= seeds; ++seed) {
+    CompileOptions options;
+    const KuduStore empty;
+    const auto events = generate_stream(static_cast<std::uint64_t>(seed), {});
+    // Net effect per row, computed badly: deleted-ever rows, last full row of upserted-ever rows.
+    KuduStore store = empty;
+    ReferenceProjector projector(store, options);
+    std::string deletes = "-- window 1 phase 1: deletes\n";
+    std::map<std::pair<std::string, Key>, std::string> upserts;
+    for (const auto& e : events) {
+      const KuduStore before = store;
+      projector.apply(e);
+      const std::string delta = delta_sql(before, store, options.database);
+      std::size_t pos = 0;
+      while (pos < delta.size()) {
+        const std::size_t end = delta.find(";\n", pos) + 2;
+        const std::string st = delta.substr(pos, end - pos);
+        if (st.starts_with("DELETE")) deletes += st;
+        pos = end;
+      }
+      for (const auto& schema : projection_schemas()) {
+        for (const auto& [key, row] : store.table(schema.name).rows()) {
+          const auto old = before.table(schema.name).find(key);
+          if (old && *old == row) continue;
+          std::string sql = fmt::format("UPSERT INTO `atlas`.`{}` (", schema.name);
+          for (std::size_t c = 0; c < schema.columns.size(); ++c) {
+            sql += fmt::format("{}`{}`", c ? ", " : "", schema.columns[c].name);
+          }
+          sql += ") VALUES (";
+          for (std::size_t c = 0; c < row.size(); ++c) sql += (c ? ", " : "") + literal(row[c]);
+          upserts[{schema.name, key}] = sql + ");\n";
+        }
+      }
+    }
+    std::string sql = deletes + "-- window 1 phase 2: upserts\n";
+    for (const auto& [k, st] : upserts) sql += st;
+    // Deletes of one row may repeat across events; keep the check on table contents only.
+    const auto diff =
+        check_equivalence(events, options, empty, sql, {.prior = PriorKnowledge::kStore});
+    if (diff) ++caught;
+  }
+  CHECK(caught >= seeds / 2);
+}
+
+TEST_CASE("harness: dropping the last write of any row from a correct script is caught") {
+  // The naive script has one statement per line, each touching one row; the last statement that
+  // touches a row decides it, so removing that statement must always show up as a difference.
+  CompileOptions options;
+  const KuduStore empty;
+  const auto events = generate_stream(21, GeneratorConfig{.length = 40});
+  const std::string sql = naive_sql(events, options, empty);
+  EquivalenceOptions lax{.prior = PriorKnowledge::kStore,
+                         .check_reversed_phases = false,
+                         .check_phase_conflicts = false};
+  REQUIRE_FALSE(check_equivalence(events, options, empty, sql, lax));
+  std::vector<std::string> lines;
+  for (std::size_t pos = 0; pos < sql.size();) {
+    const std::size_t end = sql.find('\n', pos);
+    lines.push_back(sql.substr(pos, end - pos + 1));
+    pos = end + 1;
+  }
+  std::map<std::pair<std::string, Key>, std::size_t> last;  // row -> line of its last statement
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    if (lines[i].starts_with("--")) continue;
+    const auto st = parse_script(lines[i], empty).at(0);
+    const TableSchema& schema = empty.table(st.table).schema();
+    Key key(schema.key_count);
+    if (st.kind == ParsedStatement::Kind::kUpsert) {
+      for (std::size_t c = 0; c < schema.key_count; ++c) key[c] = st.rows[0][c];
+    } else {
+      for (std::size_t c = 0; c < schema.key_count; ++c) key[c] = st.conditions[c].values[0];
+    }
+    last[{st.table, key}] = i;
+  }
+  REQUIRE(last.size() > 20);
+  for (const auto& [row, line] : last) {
+    std::string mutant;
+    for (std::size_t i = 0; i < lines.size(); ++i) {
+      if (i != line) mutant += lines[i];
+    }
+    CAPTURE(lines[line]);
+    CHECK(check_equivalence(events, options, empty, mutant, lax));
+  }
+}
+
+TEST_CASE("harness: a hand-compiled net-effect script for scenario 03 (trade via temporary)") {
+  const auto events = read_all_events({std::string(ATLAS2KUDU_TEST_DATA) +
+                                       "/scenarios/03-qualified-name-trade-via-temporary.jsonl"});
+  REQUIRE(events.size() == 5);
+  const std::string g1 = events[0].guid.hex(), g2 = events[1].guid.hex();
+  const std::string dx = to_hex(qn_digest("hive_table", "x"));
+  const std::string dy = to_hex(qn_digest("hive_table", "y"));
+  std::string audit;
+  for (const auto& e : events) {
+    audit += fmt::format("{}('{}', {}, {}, '{}')", audit.empty() ? "" : ", ", e.guid.hex(),
+                         e.event_time_us, e.audit_seq, to_string(e.op));
+  }
+  // One window: a predicate delete clears whatever the two guids held under other digests, then
+  // every row is written once.
+  const std::string sql = fmt::format(
+      "-- window 1: events 1-5\n-- window 1 phase 1: deletes\n"
+      "DELETE FROM `atlas`.`entity_by_qn` WHERE `guid` IN ('{0}', '{1}') AND `qn_digest` NOT IN "
+      "('{2}', '{3}');\n"
+      "-- window 1 phase 2: upserts\n"
+      "UPSERT INTO `atlas`.`entity_flat` (`guid`, `type_name`, `qualified_name`, `name`, `state`, "
+      "`created_ts`, `updated_ts`) VALUES ('{0}', 'hive_table', 'y', 'a', 'ACTIVE', 1000, 12000), "
+      "('{1}', 'hive_table', 'x', 'b', 'ACTIVE', 2000, 11000);\n"
+      "UPSERT INTO `atlas`.`entity_by_qn` (`qn_digest`, `guid`, `type_name`) VALUES ('{2}', '{1}', "
+      "'hive_table'), ('{3}', '{0}', 'hive_table');\n"
+      "UPSERT INTO `atlas`.`entity_audit` (`guid`, `event_ts`, `seq`, `op`) VALUES {4};\n",
+      g1, g2, dx, dy, audit);
+  CompileOptions options;
+  CHECK_FALSE(check_equivalence(events, options, KuduStore(), sql));
+  // From a prior state where the guids held other names, the predicate delete keeps it exact.
+  const KuduStore prior = generate_store(77, options, 30);
+  KuduStore seeded = prior;
+  seeded.upsert_row("entity_by_qn",
+                    {{"qn_digest", seeded.key(Guid{qn_digest("hive_table", "old")})},
+                     {"guid", Cell::string(g1)},
+                     {"type_name", Cell::string("hive_table")}});
+  const auto diff = check_equivalence(events, options, seeded, sql);
+  CHECK_MESSAGE(!diff, diff.value_or(""));
+  // Without the predicate delete the stale "tmp" row never existed, but "old" survives.
+  const std::string no_delete = sql.substr(sql.find("-- window 1 phase 2"));
+  const auto stale = check_equivalence(events, options, seeded, no_delete);
+  REQUIRE(stale);
+  CHECK(stale->find("entity_by_qn") != std::string::npos);
 }

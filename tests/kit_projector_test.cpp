@@ -11,7 +11,10 @@
 
 #include "atlas2kudu/digest.h"
 #include "atlas2kudu/reader.h"
+#include "harness.h"
+#include "invariants.h"
 #include "reference_projector.h"
+#include "stream_generator.h"
 
 using namespace atlas2kudu;
 using namespace atlas2kudu::testkit;
@@ -64,8 +67,8 @@ Guid guid(int n) {
   return g;
 }
 
-Event entity(Operation op, int g, std::string type, std::optional<std::string> qn,
-             std::int64_t t, std::vector<Attribute> attrs = {}) {
+Event entity(Operation op, int g, std::string type, std::optional<std::string> qn, std::int64_t t,
+             std::vector<Attribute> attrs = {}) {
   Event e;
   e.op = op;
   e.guid = guid(g);
@@ -77,7 +80,17 @@ Event entity(Operation op, int g, std::string type, std::optional<std::string> q
   return e;
 }
 
-const Row* flat(const KuduStore& s, int g) { return s.table("entity_flat").find({s.key(guid(g))}); }
+// A JSON string value of n copies of c (built without operator+, which trips GCC 12's
+// -Wrestrict false positive).
+std::string json_string_of(std::size_t n, char c) {
+  std::string s(n + 2, c);
+  s.front() = s.back() = '"';
+  return s;
+}
+
+const Row* flat(const KuduStore& s, int g) {
+  return s.table("entity_flat").find({s.key(guid(g))});
+}
 
 }  // namespace
 
@@ -133,35 +146,36 @@ TEST_CASE("merge_props: sorted compact merge, event wins, numbers as written") {
   CHECK(merge_props(R"({"b":[1, 2],"z":0})", attrs, 1000) ==
         R"({"a":2,"b":[1,2],"m":1e3,"z":1.0})");
   // Keys with characters JSON must escape are quoted minimally.
-  CHECK(merge_props("", std::vector<Attribute>{{"k\"\n", "true"}}, 1000) ==
-        "{\"k\\\"\\n\":true}");
+  CHECK(merge_props("", std::vector<Attribute>{{"k\"\n", "true"}}, 1000) == "{\"k\\\"\\n\":true}");
   // Byte order of keys: upper case, then "_", then lower case, then non-ASCII.
-  CHECK(merge_props("", std::vector<Attribute>{{"\xc3\xa9", "1"}, {"b", "1"}, {"B", "1"}, {"_", "1"}},
+  CHECK(merge_props("",
+                    std::vector<Attribute>{{"\xc3\xa9", "1"}, {"b", "1"}, {"B", "1"}, {"_", "1"}},
                     1000) == "{\"B\":1,\"_\":1,\"b\":1,\"\xc3\xa9\":1}");
 }
 
 TEST_CASE("merge_props: the cap drops largest values first, ties by key, and lists them") {
   const std::vector<Attribute> attrs = {
-      {"big", "\"" + std::string(100, 'x') + "\""},
-      {"b2", "\"" + std::string(50, 'y') + "\""},
-      {"b1", "\"" + std::string(50, 'y') + "\""},
+      {"big", json_string_of(100, 'x')},
+      {"b2", json_string_of(50, 'y')},
+      {"b1", json_string_of(50, 'y')},
       {"n", "1"},
   };
   const std::string all = merge_props("", attrs, 10000);
   CHECK(all.size() > 200);
   // Dropping "big" is enough for 150 bytes.
-  CHECK(merge_props("", attrs, 150) ==
-        R"({"_truncated":["big"],"b1":")" + std::string(50, 'y') + R"(","b2":")" +
-            std::string(50, 'y') + R"(","n":1})");
+  CHECK(merge_props("", attrs, 150) == R"({"_truncated":["big"],"b1":")" + std::string(50, 'y') +
+                                           R"(","b2":")" + std::string(50, 'y') + R"(","n":1})");
   // Then the tie between b1 and b2 (same size) drops b1 first.
   const std::string two = merge_props("", attrs, 100);
   CHECK(two == R"({"_truncated":["b1","big"],"b2":")" + std::string(50, 'y') + R"(","n":1})");
   CHECK(two.size() <= 100);
   // The stored list accumulates, and a key supplied again leaves it.
   const std::string later = merge_props(two, std::vector<Attribute>{{"c", "3"}}, 100);
-  CHECK(later == R"({"_truncated":["b1","big"],"b2":")" + std::string(50, 'y') + R"(","c":3,"n":1})");
+  CHECK(later ==
+        R"({"_truncated":["b1","big"],"b2":")" + std::string(50, 'y') + R"(","c":3,"n":1})");
   const std::string back = merge_props(later, std::vector<Attribute>{{"big", "0"}}, 100);
-  CHECK(back == R"({"_truncated":["b1"],"b2":")" + std::string(50, 'y') + R"(","big":0,"c":3,"n":1})");
+  CHECK(back ==
+        R"({"_truncated":["b1"],"b2":")" + std::string(50, 'y') + R"(","big":0,"c":3,"n":1})");
   CHECK_THROWS_AS(merge_props("", attrs, 10), std::length_error);
 }
 
@@ -175,7 +189,8 @@ TEST_CASE("projector: applying to a pre-populated store uses the stored state") 
                                    {"created_ts", Cell::i64(1)},
                                    {"props_json", Cell::string(R"({"keep":1,"over":2})")}});
   const Cell d = prior.key(Guid{qn_digest("T", "q")});
-  prior.upsert_row("entity_by_qn", {{"qn_digest", d}, {"guid", g1}, {"type_name", Cell::string("T")}});
+  prior.upsert_row("entity_by_qn",
+                   {{"qn_digest", d}, {"guid", g1}, {"type_name", Cell::string("T")}});
 
   // Type change without qualifiedName: kStore re-keys with the stored "q".
   const std::vector<Event> events = {
@@ -223,10 +238,9 @@ TEST_CASE("projector: deletes of unknown guids, tombstones and hard deletes") {
   Event edge;
   edge.op = Operation::kRelationshipCreate;
   edge.relationship = {std::nullopt, "owns", "", {guid(3), "T"}, {guid(4), "V"}, false};
-  const std::vector<Event> events = {entity(Operation::kEntityDelete, 9, "T", "zz", 1,
-                                            {{"ignored", "1"}}),
-                                     tag, edge,
-                                     entity(Operation::kEntityDelete, 3, "T", std::nullopt, 6)};
+  const std::vector<Event> events = {
+      entity(Operation::kEntityDelete, 9, "T", "zz", 1, {{"ignored", "1"}}), tag, edge,
+      entity(Operation::kEntityDelete, 3, "T", std::nullopt, 6)};
   const KuduStore soft = project(events, {}, KuduStore());
   // The unknown guid gets a tombstone with only state and updated_ts.
   const Row* t = flat(soft, 9);
@@ -250,4 +264,55 @@ TEST_CASE("projector: deletes of unknown guids, tombstones and hard deletes") {
   CHECK(hard.table("entity_flat").size() == 0);
   CHECK(hard.table("entity_classifications").size() == 0);
   CHECK(hard.table("entity_audit").size() == 3);  // audit rows are never deleted
+}
+
+TEST_CASE("projector: invariants hold after every event of random streams, from random stores") {
+  for (std::uint64_t seed = 1; seed <= 20; ++seed) {
+    for (const auto tomb : {Tombstone::kSoft, Tombstone::kHard}) {
+      CompileOptions options;
+      options.tombstone = tomb;
+      options.props_max_bytes = seed % 2 ? 60000 : 700;
+      GeneratorConfig config;
+      config.big_values = seed % 2 == 0;
+      KuduStore store = seed % 3 ? KuduStore() : generate_store(seed, options);
+      REQUIRE_FALSE(check_invariants(store, options));
+      ReferenceProjector projector(store, options);
+      const auto events = generate_stream(seed, config);
+      for (std::size_t i = 0; i < events.size(); ++i) {
+        projector.apply(events[i]);
+        const auto broken = check_invariants(store, options);
+        if (broken) {
+          FAIL_CHECK("seed " << seed << " event " << i + 1 << ": " << *broken << "\n"
+                             << describe_events(std::span(events).first(i + 1)));
+          break;
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("invariants: each violation is reported") {
+  CompileOptions options;
+  KuduStore s;
+  const Cell g = s.key(guid(1));
+  s.upsert_row("edge_out", {{"src", g}, {"elabel", Cell::string("l")}, {"dst", g}});
+  CHECK(check_invariants(s, options).value_or("").find("no edge_in mirror") != std::string::npos);
+  s.upsert_row("edge_in", {{"dst", g}, {"elabel", Cell::string("l")}, {"src", g}});
+  CHECK_FALSE(check_invariants(s, options));
+  s.upsert_row("entity_by_qn", {{"qn_digest", s.key(Guid{qn_digest("T", "q")})},
+                                {"guid", g},
+                                {"type_name", Cell::string("T")}});
+  CHECK(check_invariants(s, options).value_or("").find("no entity_flat row") != std::string::npos);
+  s.upsert_row("entity_flat", {{"guid", g},
+                               {"type_name", Cell::string("T")},
+                               {"qualified_name", Cell::string("other")},
+                               {"state", Cell::string("ACTIVE")}});
+  CHECK(check_invariants(s, options).value_or("").find("not the digest") != std::string::npos);
+  s.upsert_row("entity_flat", {{"guid", g}, {"qualified_name", Cell::string("q")}});
+  CHECK_FALSE(check_invariants(s, options));
+  s.upsert_row("entity_flat", {{"guid", g}, {"props_json", Cell::string("[1]")}});
+  CHECK(check_invariants(s, options).value_or("").find("props_json") != std::string::npos);
+  s.upsert_row("entity_flat",
+               {{"guid", g}, {"props_json", Cell::null()}, {"state", Cell::string("DELETED")}});
+  CHECK(check_invariants(s, options).value_or("").find("not ACTIVE") != std::string::npos);
 }

@@ -21,8 +21,7 @@ std::string head_lines(const std::string& text, std::size_t lines) {
 }  // namespace
 
 std::optional<std::string> run_equivalence(std::span<const Event> events,
-                                           const CompileOptions& options,
-                                           const KuduStore& initial,
+                                           const CompileOptions& options, const KuduStore& initial,
                                            const EquivalenceOptions& check) {
   std::string sql;
   try {

@@ -1,6 +1,6 @@
 // The equivalence oracle wired to the compiler: compile_to_sql(events, options), then
-// check_equivalence() (harness.h). Not part of the test_kit library until the compiler exists on the
-// branch; the compiler owner adds tests/kit/equivalence.cpp to the test sources (README.md).
+// check_equivalence() (harness.h). Not part of the test_kit library until the compiler exists on
+// the branch; the compiler owner adds tests/kit/equivalence.cpp to the test sources (README.md).
 #pragma once
 
 #include <optional>
@@ -19,8 +19,7 @@ namespace atlas2kudu::testkit {
 // every phase reversed), (c) compares. nullopt when equivalent, else the reason followed by the SQL
 // (cut to its first 200 lines) for the report.
 std::optional<std::string> run_equivalence(std::span<const Event> events,
-                                           const CompileOptions& options,
-                                           const KuduStore& initial,
+                                           const CompileOptions& options, const KuduStore& initial,
                                            const EquivalenceOptions& check = {});
 
 // run_equivalence over a failing stream, shrunk to a minimal failing one (shrink_events), with

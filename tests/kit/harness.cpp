@@ -29,6 +29,10 @@ std::optional<std::string> check_equivalence(std::span<const Event> events,
     io.database = options.database;
     io.reverse_phases = reversed;
     io.check_phase_conflicts = check.check_phase_conflicts;
+    if (check.check_batch_limits) {
+      io.max_rows = options.batch_rows;
+      io.max_bytes = options.batch_bytes;
+    }
     try {
       execute_script(sql, actual, io);
     } catch (const SqlError& e) {

@@ -22,14 +22,16 @@
 namespace atlas2kudu::testkit {
 
 struct EquivalenceOptions {
-  // compile_to_sql() has no prior-state source, so it compiles as `--prior none`: the projector must
-  // then only know what the input establishes. From empty tables both modes agree.
+  // compile_to_sql() has no prior-state source, so it compiles as `--prior none`: the projector
+  // must then only know what the input establishes. From empty tables both modes agree.
   PriorKnowledge prior = PriorKnowledge::kInputOnly;
-  // Run the script a second time with every phase in reverse statement order (SPEC §5: statements of
-  // one phase may run in any order) and require the same tables.
+  // Run the script a second time with every phase in reverse statement order (SPEC §5: statements
+  // of one phase may run in any order) and require the same tables.
   bool check_reversed_phases = true;
   // Reject two UPSERTs of one phase naming the same row (order-dependence).
   bool check_phase_conflicts = true;
+  // Hold every statement to options.batch_rows / options.batch_bytes (InterpreterOptions).
+  bool check_batch_limits = true;
 };
 
 // nullopt when executing `sql` on a copy of `initial` gives the same tables as the reference

@@ -14,13 +14,27 @@ std::string json_quote(std::string_view utf8) {
   for (const char ch : utf8) {
     const auto c = static_cast<unsigned char>(ch);
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\b': out += "\\b"; break;
-      case '\f': out += "\\f"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
       default:
         if (c < 0x20) {
           out += fmt::format("\\u{:04x}", c);
@@ -49,7 +63,8 @@ class Validator {
 
  private:
   void ws() {
-    while (i_ < s_.size() && (s_[i_] == ' ' || s_[i_] == '\t' || s_[i_] == '\n' || s_[i_] == '\r')) {
+    while (i_ < s_.size() &&
+           (s_[i_] == ' ' || s_[i_] == '\t' || s_[i_] == '\n' || s_[i_] == '\r')) {
       ++i_;
     }
   }
@@ -175,9 +190,9 @@ std::string json_minify(std::string_view text) {
 }
 
 std::vector<std::pair<std::string, std::string>> json_object_members(std::string_view object_text) {
-  // The DOM keeps members in order; values are cut out of a minified copy by re-serialising
-  // them would lose the number text, so walk the minified text with simdjson's on-demand API,
-  // which hands back raw tokens.
+  // Re-serialising values from the DOM would lose the number text (and the DOM refuses big
+  // integers), so walk the minified text with simdjson's on-demand API, which hands back raw
+  // tokens.
   const std::string minified = json_minify(object_text);
   simdjson::ondemand::parser parser;
   simdjson::padded_string padded(minified);
@@ -207,7 +222,8 @@ std::vector<std::pair<std::string, std::string>> json_object_members(std::string
       members.emplace_back(std::move(key), std::string(raw));
     }
   } catch (const simdjson::simdjson_error& e) {
-    throw JsonError(fmt::format("not a JSON object ({}): {}", e.what(), object_text.substr(0, 200)));
+    throw JsonError(
+        fmt::format("not a JSON object ({}): {}", e.what(), object_text.substr(0, 200)));
   }
   return members;
 }

@@ -1,5 +1,6 @@
-// Small JSON text helpers shared by the store dump, the comparisons and the projector's props merge.
-// Parsing is simdjson's; this file only quotes, splits objects into members and canonicalises.
+// Small JSON text helpers shared by the store dump, the comparisons and the projector's props
+// merge. Parsing is simdjson's; this file only quotes, splits objects into members and
+// canonicalises.
 #pragma once
 
 #include <stdexcept>

@@ -1,0 +1,27 @@
+// Builds the transport stack the options describe (research §B):
+//   hs2, no auth:     TSocket [→ TLS] → TBufferedTransport          (never framed)
+//   hs2, -l (LDAP):   TSocket [→ TLS] → SASL PLAIN frames
+//   hs2-http:         libcurl POST per message (TLS, Basic/Bearer, cookies, 502/503/504 retries)
+// The returned transport is not open; open() connects and performs the TLS and SASL handshakes
+// under the connect timeout (-t), after which the socket uses --socket_timeout_ms.
+//
+// Example:
+//   auto t = make_hs2_transport(options, credentials);
+//   t->open();   // Hs2Error(kAuth) if the certificate or the password is refused,
+//                // Hs2Error(kTransient) if the server cannot be reached
+#pragma once
+
+#include <memory>
+
+#include "atlas2kudu/hs2_options.h"
+
+namespace apache::thrift::transport {
+class TTransport;
+}
+
+namespace atlas2kudu {
+
+std::shared_ptr<apache::thrift::transport::TTransport> make_hs2_transport(
+    const Hs2Options& options, const Hs2Credentials& credentials);
+
+}  // namespace atlas2kudu

@@ -1,0 +1,719 @@
+#include "hs2_test_server.h"
+
+#include <arpa/inet.h>
+#include <fmt/core.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <thrift/protocol/TBinaryProtocol.h>
+#include <thrift/transport/TBufferTransports.h>
+#include <thrift/transport/TSocket.h>
+#include <thrift/transport/TTransportException.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <cstring>
+#include <fstream>
+#include <random>
+
+#include "ImpalaHiveServer2Service.h"
+#include "atlas2kudu/hs2_sasl_transport.h"
+#include "atlas2kudu/hs2_tls.h"
+
+namespace atlas2kudu::testing {
+
+namespace t = atlas2kudu::hs2;
+using apache::thrift::protocol::TBinaryProtocol;
+using apache::thrift::transport::TBufferedTransport;
+using apache::thrift::transport::TMemoryBuffer;
+using apache::thrift::transport::TSocket;
+using apache::thrift::transport::TTransport;
+using apache::thrift::transport::TTransportException;
+
+namespace {
+
+// The connection a handler call is serving: a Thrift handler has no other way to ask for the
+// connection to be dropped instead of answered.
+struct ConnState {
+  int fd = -1;
+  bool drop = false;
+};
+thread_local ConnState* t_conn = nullptr;
+
+std::string random_bytes(std::size_t n) {
+  static std::mutex mu;
+  static std::mt19937_64 rng{std::random_device{}()};
+  std::lock_guard lock(mu);
+  std::string s(n, '\0');
+  for (auto& c : s) c = static_cast<char>(rng() & 0xff);
+  return s;
+}
+
+std::string hex(const std::string& bytes) {
+  std::string out;
+  for (unsigned char c : bytes) out += fmt::format("{:02x}", c);
+  return out;
+}
+
+std::string base64_decode(const std::string& in) {
+  auto val = [](char c) -> int {
+    if (c >= 'A' && c <= 'Z') return c - 'A';
+    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+    if (c >= '0' && c <= '9') return c - '0' + 52;
+    if (c == '+') return 62;
+    if (c == '/') return 63;
+    return -1;
+  };
+  std::string out;
+  int bits = 0, acc = 0;
+  for (char c : in) {
+    int v = val(c);
+    if (v < 0) continue;  // '=' padding, whitespace
+    acc = (acc << 6) | v;
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out += static_cast<char>((acc >> bits) & 0xff);
+    }
+  }
+  return out;
+}
+
+t::TStatus ok_status() {
+  t::TStatus s;
+  s.__set_statusCode(t::TStatusCode::SUCCESS_STATUS);
+  return s;
+}
+
+t::TStatus error_status(const std::string& msg) {
+  t::TStatus s;
+  s.__set_statusCode(t::TStatusCode::ERROR_STATUS);
+  s.__set_errorMessage(msg);
+  s.__set_sqlState("HY000");
+  return s;
+}
+
+// Writes go to the wrapped transport; flush() drops the connection instead when the handler asked
+// for it, so the client sees EOF where it expected a reply.
+class DropGuard : public apache::thrift::transport::TVirtualTransport<DropGuard> {
+ public:
+  DropGuard(std::shared_ptr<TTransport> inner, ConnState* conn)
+      : inner_(std::move(inner)), conn_(conn) {}
+  bool isOpen() const override { return inner_->isOpen(); }
+  bool peek() override { return inner_->peek(); }
+  void close() override { inner_->close(); }
+  uint32_t read(uint8_t* buf, uint32_t len) { return inner_->read(buf, len); }
+  void write(const uint8_t* buf, uint32_t len) {
+    if (!conn_->drop) inner_->write(buf, len);
+  }
+  void flush() override {
+    if (conn_->drop) {
+      ::shutdown(conn_->fd, SHUT_RDWR);
+      throw TTransportException(TTransportException::NOT_OPEN, "fault injection: dropped");
+    }
+    inner_->flush();
+  }
+
+ private:
+  std::shared_ptr<TTransport> inner_;
+  ConnState* conn_;
+};
+
+// Server side of SASL data frames (4-byte big-endian length + payload).
+class SaslServerFrames : public apache::thrift::transport::TVirtualTransport<SaslServerFrames> {
+ public:
+  SaslServerFrames(std::shared_ptr<TTransport> inner, bool split)
+      : inner_(std::move(inner)), split_(split) {}
+  bool isOpen() const override { return inner_->isOpen(); }
+  bool peek() override { return rpos_ < rbuf_.size() || inner_->peek(); }
+  void close() override { inner_->close(); }
+  uint32_t read(uint8_t* buf, uint32_t len) {
+    while (rpos_ == rbuf_.size()) {
+      uint8_t h[4];
+      inner_->readAll(h, 4);
+      uint32_t n = (uint32_t{h[0]} << 24) | (uint32_t{h[1]} << 16) | (uint32_t{h[2]} << 8) | h[3];
+      if (n > (1u << 30)) throw TTransportException(TTransportException::CORRUPTED_DATA, "frame");
+      rbuf_.assign(n, 0);
+      rpos_ = 0;
+      if (n) inner_->readAll(rbuf_.data(), n);
+    }
+    uint32_t n = std::min<uint32_t>(len, static_cast<uint32_t>(rbuf_.size() - rpos_));
+    std::memcpy(buf, rbuf_.data() + rpos_, n);
+    rpos_ += n;
+    return n;
+  }
+  void write(const uint8_t* buf, uint32_t len) { wbuf_.insert(wbuf_.end(), buf, buf + len); }
+  void flush() override {
+    std::vector<uint8_t> out;
+    out.swap(wbuf_);
+    const std::size_t chunk = split_ ? 7 : std::max<std::size_t>(out.size(), 1);
+    std::size_t pos = 0;
+    do {
+      std::size_t n = std::min(chunk, out.size() - pos);
+      std::vector<uint8_t> frame{static_cast<uint8_t>(n >> 24), static_cast<uint8_t>(n >> 16),
+                                 static_cast<uint8_t>(n >> 8), static_cast<uint8_t>(n)};
+      frame.insert(frame.end(), out.begin() + static_cast<long>(pos),
+                   out.begin() + static_cast<long>(pos + n));
+      if (split_) {
+        // Two writes with a pause: the client's reads see a frame header cut in the middle.
+        std::size_t half = 2;
+        inner_->write(frame.data(), static_cast<uint32_t>(half));
+        inner_->flush();
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        inner_->write(frame.data() + half, static_cast<uint32_t>(frame.size() - half));
+      } else {
+        inner_->write(frame.data(), static_cast<uint32_t>(frame.size()));
+      }
+      inner_->flush();
+      pos += n;
+    } while (pos < out.size());
+  }
+
+ private:
+  std::shared_ptr<TTransport> inner_;
+  bool split_;
+  std::vector<uint8_t> rbuf_, wbuf_;
+  std::size_t rpos_ = 0;
+};
+
+}  // namespace
+
+struct Hs2TestServer::Impl : public std::enable_shared_from_this<Impl> {
+  Hs2TestServerConfig config;
+  std::shared_ptr<StatementHandler> handler;
+  std::shared_ptr<TlsContext> tls;
+
+  mutable std::mutex mu;
+  Hs2TestServerStats stats;
+  struct Op {
+    StatementOutcome outcome;
+    int polls_left = 0;
+    std::size_t fetch_pos = 0;
+    std::string query_id;
+  };
+  std::map<std::string, std::string> sessions;  // guid → secret
+  std::map<std::string, Op> ops;                // guid → operation
+  std::set<std::string> cookies;                // valid impala.auth values
+  int http_503_left = 0;
+  std::mutex log_mu;
+
+  int listen_fd = -1;
+  std::atomic<bool> stopping{false};
+  std::thread acceptor;
+  std::condition_variable conns_cv;
+  int active_conns = 0;
+  std::set<int> conn_fds;
+
+  void log_statement(const std::string& sql) {
+    if (config.statement_log.empty()) return;
+    std::string line = sql;
+    std::replace(line.begin(), line.end(), '\n', ' ');
+    std::lock_guard lock(log_mu);
+    std::ofstream(config.statement_log, std::ios::app) << line << '\n';
+  }
+
+  void accept_loop();
+  void serve(int fd);
+  bool sasl_handshake(TTransport& wire);
+  void serve_http(TTransport& wire, ConnState& conn);
+};
+
+namespace {
+
+class Service : public t::ImpalaHiveServer2ServiceIf {
+ public:
+  explicit Service(Hs2TestServer::Impl& s) : s_(s) {}
+
+  void OpenSession(t::TOpenSessionResp& r, const t::TOpenSessionReq& req) override {
+    t::THandleIdentifier id;
+    id.__set_guid(random_bytes(16));
+    id.__set_secret(random_bytes(16));
+    {
+      std::lock_guard lock(s_.mu);
+      s_.sessions[id.guid] = id.secret;
+      ++s_.stats.sessions_opened;
+    }
+    t::TSessionHandle h;
+    h.__set_sessionId(id);
+    r.__set_status(ok_status());
+    r.__set_serverProtocolVersion(
+        std::min(req.client_protocol, t::TProtocolVersion::HIVE_CLI_SERVICE_PROTOCOL_V6));
+    r.__set_sessionHandle(h);
+    r.__set_configuration({{"MEM_LIMIT", "0"}, {"REQUEST_POOL", ""}, {"http_addr", "127.0.0.1:0"}});
+  }
+
+  void CloseSession(t::TCloseSessionResp& r, const t::TCloseSessionReq& req) override {
+    std::lock_guard lock(s_.mu);
+    r.__set_status(s_.sessions.erase(req.sessionHandle.sessionId.guid)
+                       ? ok_status()
+                       : error_status("Invalid session id"));
+  }
+
+  void ExecuteStatement(t::TExecuteStatementResp& r, const t::TExecuteStatementReq& req) override {
+    int n;
+    FaultPlan f;
+    {
+      std::lock_guard lock(s_.mu);
+      f = s_.config.faults;
+      if (f.expire_sessions_at.count(s_.stats.statements + 1)) {
+        s_.sessions.clear();
+        s_.config.faults.expire_sessions_at.erase(s_.stats.statements + 1);
+      }
+      if (!s_.sessions.count(req.sessionHandle.sessionId.guid)) {
+        r.__set_status(
+            error_status("Invalid session id: " + hex(req.sessionHandle.sessionId.guid)));
+        return;
+      }
+      n = ++s_.stats.statements;
+      s_.stats.confoverlay_keys.clear();
+      for (const auto& [k, v] : req.confOverlay) s_.stats.confoverlay_keys.push_back(k + "=" + v);
+    }
+    if (f.latency_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(f.latency_ms));
+    if (f.drop_at.count(n)) {
+      t_conn->drop = true;
+      return;
+    }
+    StatementOutcome outcome;
+    if (auto it = f.fail_at.find(n); it != f.fail_at.end()) {
+      outcome.error = it->second;
+    } else {
+      outcome = s_.handler->execute(req.statement);
+      s_.log_statement(req.statement);
+      std::lock_guard lock(s_.mu);
+      ++s_.stats.statements_run;
+    }
+    if (f.drop_after_run_at.count(n)) {
+      t_conn->drop = true;
+      return;
+    }
+    std::string guid = random_bytes(16);
+    std::string query_id = hex(guid.substr(0, 8)) + ":" + hex(guid.substr(8));
+    if (outcome.error && outcome.at_execute) {
+      r.__set_status(error_status(fmt::format("Query {} failed:\n{}\n", query_id, *outcome.error)));
+      return;
+    }
+    t::THandleIdentifier id;
+    id.__set_guid(guid);
+    id.__set_secret(req.sessionHandle.sessionId.secret);
+    t::TOperationHandle h;
+    h.__set_operationId(id);
+    h.__set_operationType(t::TOperationType::EXECUTE_STATEMENT);
+    h.__set_hasResultSet(outcome.is_query);
+    {
+      std::lock_guard lock(s_.mu);
+      s_.ops[guid] = Hs2TestServer::Impl::Op{std::move(outcome), f.running_polls, 0, query_id};
+    }
+    r.__set_status(ok_status());
+    r.__set_operationHandle(h);
+  }
+
+  void GetOperationStatus(t::TGetOperationStatusResp& r,
+                          const t::TGetOperationStatusReq& req) override {
+    std::lock_guard lock(s_.mu);
+    auto it = s_.ops.find(req.operationHandle.operationId.guid);
+    if (it == s_.ops.end()) {
+      r.__set_status(error_status("Invalid or unknown query handle"));
+      r.__set_operationState(t::TOperationState::ERROR_STATE);
+      return;
+    }
+    auto& op = it->second;
+    r.__set_status(ok_status());
+    if (op.polls_left > 0) {
+      --op.polls_left;
+      r.__set_operationState(t::TOperationState::RUNNING_STATE);
+    } else if (op.outcome.error) {
+      r.__set_operationState(t::TOperationState::ERROR_STATE);
+      r.__set_errorMessage(fmt::format("Query {} failed:\n{}\n", op.query_id, *op.outcome.error));
+      r.__set_sqlState("HY000");
+    } else {
+      r.__set_operationState(t::TOperationState::FINISHED_STATE);
+      r.__set_hasResultSet(op.outcome.is_query);
+    }
+  }
+
+  void CancelOperation(t::TCancelOperationResp& r, const t::TCancelOperationReq& req) override {
+    std::lock_guard lock(s_.mu);
+    auto it = s_.ops.find(req.operationHandle.operationId.guid);
+    if (it == s_.ops.end()) {
+      r.__set_status(error_status("Invalid or unknown query handle"));
+      return;
+    }
+    it->second.outcome.error = "Cancelled";
+    r.__set_status(ok_status());
+  }
+
+  void CloseOperation(t::TCloseOperationResp& r, const t::TCloseOperationReq& req) override {
+    std::lock_guard lock(s_.mu);
+    r.__set_status(s_.ops.erase(req.operationHandle.operationId.guid)
+                       ? ok_status()
+                       : error_status("Invalid or unknown query handle"));
+  }
+
+  void GetResultSetMetadata(t::TGetResultSetMetadataResp& r,
+                            const t::TGetResultSetMetadataReq& req) override {
+    std::lock_guard lock(s_.mu);
+    auto it = s_.ops.find(req.operationHandle.operationId.guid);
+    if (it == s_.ops.end()) {
+      r.__set_status(error_status("Invalid or unknown query handle"));
+      return;
+    }
+    t::TTableSchema schema;
+    int pos = 1;
+    for (const auto& name : it->second.outcome.columns) {
+      t::TPrimitiveTypeEntry prim;
+      prim.__set_type(t::TTypeId::STRING_TYPE);
+      t::TTypeEntry entry;
+      entry.__set_primitiveEntry(prim);
+      t::TTypeDesc type;
+      type.__set_types({entry});
+      t::TColumnDesc col;
+      col.__set_columnName(name);
+      col.__set_typeDesc(type);
+      col.__set_position(pos++);
+      schema.columns.push_back(col);
+    }
+    r.__set_status(ok_status());
+    r.__set_schema(schema);
+  }
+
+  void FetchResults(t::TFetchResultsResp& r, const t::TFetchResultsReq& req) override {
+    std::lock_guard lock(s_.mu);
+    auto it = s_.ops.find(req.operationHandle.operationId.guid);
+    if (it == s_.ops.end()) {
+      r.__set_status(error_status("Invalid or unknown query handle"));
+      return;
+    }
+    auto& op = it->second;
+    const auto& rows = op.outcome.rows;
+    std::size_t end = std::min(
+        rows.size(), op.fetch_pos + static_cast<std::size_t>(std::max<int64_t>(req.maxRows, 1)));
+    t::TRowSet set;
+    set.__set_startRowOffset(static_cast<int64_t>(op.fetch_pos));
+    for (std::size_t c = 0; c < op.outcome.columns.size(); ++c) {
+      t::TStringColumn col;
+      std::string nulls((end - op.fetch_pos + 7) / 8, '\0');
+      for (std::size_t i = op.fetch_pos; i < end; ++i) {
+        const auto& v = c < rows[i].size() ? rows[i][c] : std::nullopt;
+        col.values.push_back(v.value_or(""));
+        if (!v) nulls[(i - op.fetch_pos) / 8] |= static_cast<char>(1 << ((i - op.fetch_pos) % 8));
+      }
+      col.__set_nulls(nulls);
+      t::TColumn tc;
+      tc.__set_stringVal(col);
+      set.columns.push_back(tc);
+    }
+    set.__isset.columns = true;
+    op.fetch_pos = end;
+    r.__set_status(ok_status());
+    r.__set_hasMoreRows(end < rows.size());
+    r.__set_results(set);
+  }
+
+  void GetLog(t::TGetLogResp& r, const t::TGetLogReq& req) override {
+    std::lock_guard lock(s_.mu);
+    auto it = s_.ops.find(req.operationHandle.operationId.guid);
+    if (it == s_.ops.end()) {
+      r.__set_status(error_status("Invalid or unknown query handle"));
+      return;
+    }
+    // Like Impala: a progress line (which clients strip) followed by the error, if any.
+    std::string log = fmt::format("Query {}: 100% Complete (1 out of 1)\n", it->second.query_id);
+    if (it->second.outcome.error) log += *it->second.outcome.error + "\n";
+    r.__set_status(ok_status());
+    r.__set_log(log);
+  }
+
+  void CloseImpalaOperation(t::TCloseImpalaOperationResp& r,
+                            const t::TCloseImpalaOperationReq& req) override {
+    std::lock_guard lock(s_.mu);
+    auto it = s_.ops.find(req.operationHandle.operationId.guid);
+    if (it == s_.ops.end()) {
+      r.__set_status(error_status("Invalid or unknown query handle"));
+      return;
+    }
+    const auto& o = it->second.outcome;
+    if (!o.error && !o.is_query) {
+      t::TDmlResult dml;
+      dml.__set_rows_modified({{"", o.rows_modified}});
+      dml.__set_num_row_errors(o.row_errors);
+      r.__set_dml_result(dml);
+    }
+    s_.ops.erase(it);
+    r.__set_status(ok_status());
+  }
+
+  void PingImpalaHS2Service(t::TPingImpalaHS2ServiceResp& r,
+                            const t::TPingImpalaHS2ServiceReq& req) override {
+    std::lock_guard lock(s_.mu);
+    if (!s_.sessions.count(req.sessionHandle.sessionId.guid)) {
+      r.__set_status(error_status("Invalid session id"));
+      return;
+    }
+    r.__set_status(ok_status());
+    r.__set_version("atlas2kudu hs2_test_server");
+  }
+
+ private:
+  Hs2TestServer::Impl& s_;
+};
+
+}  // namespace
+
+void Hs2TestServer::Impl::accept_loop() {
+  auto self = shared_from_this();
+  while (!stopping) {
+    pollfd p{listen_fd, POLLIN, 0};
+    if (::poll(&p, 1, 100) <= 0) continue;
+    int fd = ::accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC);
+    if (fd < 0) continue;
+    {
+      std::lock_guard lock(mu);
+      ++active_conns;
+      ++stats.connections;
+      conn_fds.insert(fd);
+    }
+    std::thread([self, fd] {
+      try {
+        self->serve(fd);
+      } catch (...) {
+        // A client that vanished, a TLS handshake that failed, a fault we injected: the
+        // connection is over either way.
+      }
+      std::lock_guard lock(self->mu);
+      self->conn_fds.erase(fd);
+      --self->active_conns;
+      self->conns_cv.notify_all();
+    }).detach();
+  }
+}
+
+bool Hs2TestServer::Impl::sasl_handshake(TTransport& wire) {
+  auto fail = [&](SaslStatus status, const std::string& why) {
+    write_sasl_message(wire, status, why);
+    std::lock_guard lock(mu);
+    ++stats.sasl_failures;
+    return false;
+  };
+  auto [st, mech] = read_sasl_message(wire);
+  if (st != SaslStatus::kStart) return fail(SaslStatus::kError, "expected SASL START");
+  if (mech != "PLAIN") return fail(SaslStatus::kBad, "Unsupported mechanism type " + mech);
+  auto [st2, resp] = read_sasl_message(wire);
+  if (st2 != SaslStatus::kOk && st2 != SaslStatus::kComplete)
+    return fail(SaslStatus::kError, "expected SASL OK with the PLAIN response");
+  // RFC 4616: authzid NUL authcid NUL passwd
+  auto first = resp.find('\0');
+  auto second = first == std::string::npos ? std::string::npos : resp.find('\0', first + 1);
+  if (second == std::string::npos) return fail(SaslStatus::kBad, "malformed PLAIN response");
+  std::string authcid = resp.substr(first + 1, second - first - 1);
+  std::string passwd = resp.substr(second + 1);
+  if (authcid != config.user || passwd != config.password)
+    return fail(SaslStatus::kBad, "PLAIN: invalid username or password for user '" + authcid + "'");
+  write_sasl_message(wire, SaslStatus::kComplete, "");
+  return true;
+}
+
+void Hs2TestServer::Impl::serve_http(TTransport& wire, ConnState& conn) {
+  auto service = std::make_shared<Service>(*this);
+  t::ImpalaHiveServer2ServiceProcessor processor(service);
+  std::string buf;
+  auto fill = [&]() {
+    uint8_t tmp[4096];
+    uint32_t n = wire.read(tmp, sizeof tmp);
+    if (n == 0) return false;
+    buf.append(reinterpret_cast<char*>(tmp), n);
+    return true;
+  };
+  auto respond = [&](const std::string& status, const std::vector<std::string>& headers,
+                     const std::string& body) {
+    std::string out = "HTTP/1.1 " + status + "\r\n";
+    for (const auto& h : headers) out += h + "\r\n";
+    out += fmt::format("Content-Length: {}\r\n\r\n", body.size());
+    out += body;
+    wire.write(reinterpret_cast<const uint8_t*>(out.data()), static_cast<uint32_t>(out.size()));
+    wire.flush();
+  };
+  const bool auth_required = !config.user.empty() || !config.bearer_token.empty();
+  for (;;) {
+    std::size_t end;
+    while ((end = buf.find("\r\n\r\n")) == std::string::npos)
+      if (!fill()) return;
+    std::string head = buf.substr(0, end);
+    buf.erase(0, end + 4);
+    std::map<std::string, std::string> headers;
+    std::string request_line = head.substr(0, head.find("\r\n"));
+    std::size_t pos = head.find("\r\n");
+    while (pos != std::string::npos && pos < head.size()) {
+      std::size_t next = head.find("\r\n", pos + 2);
+      std::string line =
+          head.substr(pos + 2, next == std::string::npos ? std::string::npos : next - pos - 2);
+      auto colon = line.find(':');
+      if (colon != std::string::npos) {
+        std::string name = line.substr(0, colon);
+        std::transform(name.begin(), name.end(), name.begin(), ::tolower);
+        std::string value = line.substr(colon + 1);
+        while (!value.empty() && value.front() == ' ') value.erase(0, 1);
+        headers[name] = value;
+      }
+      pos = next;
+    }
+    std::size_t length =
+        headers.count("content-length") ? std::stoul(headers["content-length"]) : 0;
+    while (buf.size() < length)
+      if (!fill()) return;
+    std::string body = buf.substr(0, length);
+    buf.erase(0, length);
+    {
+      std::lock_guard lock(mu);
+      ++stats.http_requests;
+    }
+    if (request_line.rfind("POST ", 0) != 0) {
+      respond("405 Method Not Allowed", {"Connection: close"}, "");
+      return;
+    }
+    {
+      std::lock_guard lock(mu);
+      if (http_503_left > 0) {
+        --http_503_left;
+        ++stats.http_503_sent;
+        respond("503 Service Unavailable",
+                {fmt::format("Retry-After: {}", config.faults.retry_after_s)}, "");
+        continue;
+      }
+    }
+    std::vector<std::string> extra = {"Content-Type: application/x-thrift",
+                                      "Connection: Keep-Alive"};
+    if (auth_required) {
+      bool ok = false, via_cookie = false;
+      std::string cookie_header = headers["cookie"];
+      auto cpos = cookie_header.find("impala.auth=");
+      if (cpos != std::string::npos) {
+        std::string value = cookie_header.substr(cpos + 12);
+        value = value.substr(0, value.find(';'));
+        std::lock_guard lock(mu);
+        if (cookies.count(value)) {
+          ok = via_cookie = true;
+          ++stats.http_cookie_auth;
+        }
+      }
+      const std::string& authz = headers["authorization"];
+      if (!ok && authz.rfind("Basic ", 0) == 0) {
+        std::string creds = base64_decode(authz.substr(6));
+        ok = !config.user.empty() && creds == config.user + ":" + config.password;
+      } else if (!ok && authz.rfind("Bearer ", 0) == 0) {
+        ok = !config.bearer_token.empty() && authz.substr(7) == config.bearer_token;
+      }
+      if (!ok) {
+        respond("401 Unauthorized",
+                {"WWW-Authenticate: Basic realm=\"impala\"", "Connection: close"}, "");
+        return;
+      }
+      if (!via_cookie) {  // authenticated by credentials: issue a cookie
+        std::string token = hex(random_bytes(16)) + "&u=" + config.user + "&a=basic";
+        {
+          std::lock_guard lock(mu);
+          cookies.insert(token);
+        }
+        extra.push_back("Set-Cookie: impala.auth=" + token + ";HttpOnly;Max-Age=86400" +
+                        (tls ? ";Secure" : ""));
+      }
+    }
+    auto in =
+        std::make_shared<TMemoryBuffer>(reinterpret_cast<uint8_t*>(body.data()),
+                                        static_cast<uint32_t>(body.size()), TMemoryBuffer::COPY);
+    auto out = std::make_shared<TMemoryBuffer>();
+    auto iprot = std::make_shared<TBinaryProtocol>(in);
+    auto oprot = std::make_shared<TBinaryProtocol>(out);
+    processor.process(iprot, oprot, nullptr);
+    if (conn.drop) {
+      ::shutdown(conn.fd, SHUT_RDWR);
+      return;
+    }
+    respond("200 OK", extra, out->getBufferAsString());
+    if (headers["connection"] == "close") return;
+  }
+}
+
+void Hs2TestServer::Impl::serve(int fd) {
+  ConnState conn{fd, false};
+  t_conn = &conn;
+  auto socket = std::make_shared<TSocket>(fd);  // owns and closes fd
+  std::shared_ptr<TTransport> wire = socket;
+  if (tls) {
+    auto t = std::make_shared<TlsTransport>(tls, socket, "");
+    t->accept();
+    wire = t;
+  }
+  if (config.transport == Hs2TestServerConfig::Transport::kHttp) {
+    serve_http(*wire, conn);
+    return;
+  }
+  std::shared_ptr<TTransport> top;
+  if (config.transport == Hs2TestServerConfig::Transport::kSasl) {
+    if (!sasl_handshake(*wire)) return;
+    top = std::make_shared<SaslServerFrames>(wire, config.faults.sasl_split_frames);
+  } else {
+    top = std::make_shared<TBufferedTransport>(wire);
+  }
+  auto guard = std::make_shared<DropGuard>(top, &conn);
+  auto proto = std::make_shared<TBinaryProtocol>(guard);
+  t::ImpalaHiveServer2ServiceProcessor processor(std::make_shared<Service>(*this));
+  while (!stopping && guard->peek()) {
+    if (!processor.process(proto, proto, nullptr)) break;
+  }
+}
+
+Hs2TestServer::Hs2TestServer(Hs2TestServerConfig config, std::shared_ptr<StatementHandler> handler)
+    : impl_(std::make_shared<Impl>()) {
+  impl_->config = std::move(config);
+  impl_->handler = std::move(handler);
+  impl_->http_503_left = impl_->config.faults.http_503;
+  if (!impl_->config.tls_cert.empty())
+    impl_->tls = TlsContext::server(impl_->config.tls_cert, impl_->config.tls_key);
+}
+
+Hs2TestServer::~Hs2TestServer() {
+  stop();
+}
+
+int Hs2TestServer::start() {
+  signal(SIGPIPE, SIG_IGN);
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) throw std::runtime_error("socket: " + std::string(std::strerror(errno)));
+  int one = 1;
+  setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);  // loopback only
+  addr.sin_port = 0;                              // kernel picks a free port
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || ::listen(fd, 64) != 0) {
+    ::close(fd);
+    throw std::runtime_error("bind/listen: " + std::string(std::strerror(errno)));
+  }
+  socklen_t len = sizeof addr;
+  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  port_ = ntohs(addr.sin_port);
+  impl_->listen_fd = fd;
+  impl_->acceptor = std::thread([impl = impl_] { impl->accept_loop(); });
+  return port_;
+}
+
+void Hs2TestServer::stop() {
+  if (!impl_->acceptor.joinable()) return;
+  impl_->stopping = true;
+  impl_->acceptor.join();
+  ::close(impl_->listen_fd);
+  std::unique_lock lock(impl_->mu);
+  for (int fd : impl_->conn_fds) ::shutdown(fd, SHUT_RDWR);  // unblocks their reads
+  impl_->conns_cv.wait_for(lock, std::chrono::seconds(10),
+                           [&] { return impl_->active_conns == 0; });
+}
+
+Hs2TestServerStats Hs2TestServer::stats() const {
+  std::lock_guard lock(impl_->mu);
+  return impl_->stats;
+}
+
+}  // namespace atlas2kudu::testing

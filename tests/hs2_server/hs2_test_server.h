@@ -1,0 +1,97 @@
+// A real Thrift HS2 server for loopback tests, built from the same IDL as the client. It serves
+// binary (buffered, no SASL), SASL PLAIN, and HTTP (POST body = Thrift binary, Basic or Bearer
+// auth, `impala.auth` cookie), each optionally under TLS, and hands statements to a
+// StatementHandler. Faults can be injected to exercise the client's retry paths.
+//
+// It listens on 127.0.0.1 only, on a kernel-chosen port.
+//
+// Example:
+//   auto handler = std::make_shared<KeySetHandler>();
+//   Hs2TestServerConfig cfg;
+//   cfg.transport = Hs2TestServerConfig::Transport::kSasl;
+//   cfg.user = "alice"; cfg.password = "s3cret";
+//   cfg.faults.drop_at = {3};          // 3rd ExecuteStatement: connection dropped, nothing run
+//   Hs2TestServer server(cfg, handler);
+//   int port = server.start();
+//   ... connect a client to 127.0.0.1:port ...
+//   server.stop();                     // also done by the destructor
+#pragma once
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "statement_handler.h"
+
+namespace atlas2kudu::testing {
+
+struct FaultPlan {
+  // 1-based ExecuteStatement numbers (counted over the whole server) at which the connection is
+  // closed instead of replying. The statement is NOT run (the reply is "lost before execution").
+  std::set<int> drop_at;
+  // Same, but the statement IS run first (the reply is lost after the effect).
+  std::set<int> drop_after_run_at;
+  // Statement number → error text; the operation ends in ERROR_STATE with this message.
+  std::map<int, std::string> fail_at;
+  // Statement numbers before which the server forgets every session (as after an impalad restart
+  // or an idle-session expiry): that ExecuteStatement fails with "Invalid session id".
+  std::set<int> expire_sessions_at;
+  // Milliseconds slept in every ExecuteStatement (simulated planning time).
+  int latency_ms = 0;
+  // GetOperationStatus answers RUNNING this many times before the final state.
+  int running_polls = 0;
+  // HTTP only: the first N requests get "503 Service Unavailable" with Retry-After.
+  int http_503 = 0;
+  int retry_after_s = 1;
+  // SASL only: send each reply as several small frames, each written in pieces, to prove the
+  // client reassembles replies split across frames and reads.
+  bool sasl_split_frames = false;
+};
+
+struct Hs2TestServerConfig {
+  enum class Transport { kBinary, kSasl, kHttp };
+  Transport transport = Transport::kBinary;
+  std::string tls_cert, tls_key;  // TLS when both are set
+  std::string user, password;     // SASL PLAIN / HTTP Basic; HTTP without user: no auth
+  std::string bearer_token;       // HTTP: also accept "Authorization: Bearer <token>"
+  FaultPlan faults;
+  std::string statement_log;  // append every executed statement (one line each) here
+};
+
+struct Hs2TestServerStats {
+  int connections = 0;
+  int sessions_opened = 0;
+  int statements = 0;      // ExecuteStatement calls received
+  int statements_run = 0;  // handed to the handler
+  int http_requests = 0;
+  int http_cookie_auth = 0;  // HTTP requests authenticated by the impala.auth cookie
+  int http_503_sent = 0;
+  int sasl_failures = 0;
+  std::vector<std::string> confoverlay_keys;  // of the last statement
+};
+
+class Hs2TestServer {
+ public:
+  Hs2TestServer(Hs2TestServerConfig config, std::shared_ptr<StatementHandler> handler);
+  ~Hs2TestServer();
+  Hs2TestServer(const Hs2TestServer&) = delete;
+  Hs2TestServer& operator=(const Hs2TestServer&) = delete;
+
+  int start();  // returns the port
+  void stop();
+  int port() const { return port_; }
+  Hs2TestServerStats stats() const;
+
+  struct Impl;
+
+ private:
+  std::shared_ptr<Impl> impl_;
+  int port_ = 0;
+};
+
+}  // namespace atlas2kudu::testing

@@ -1,0 +1,108 @@
+// hs2_test_server: the HS2 test server as a standalone process for end-to-end tests of the
+// atlas2kudu binary. Listens on 127.0.0.1 (port chosen by the kernel), prints "PORT <n>" on stdout
+// and writes the port to --port-file, serves until --max-seconds pass or SIGINT/SIGTERM.
+// The SASL/HTTP password comes from $HS2_TEST_SERVER_PASSWORD, never from argv.
+//
+//   HS2_TEST_SERVER_PASSWORD=pw hs2_test_server --transport sasl --user alice
+//       --port-file /tmp/port --statement-log /tmp/stmts.log --drop-at 3 --max-seconds 60
+#include <fmt/core.h>
+#include <signal.h>
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "hs2_test_server.h"
+#include "kit_handler.h"
+#include "statement_handler.h"
+
+namespace {
+volatile std::sig_atomic_t g_stop = 0;
+void on_signal(int) {
+  g_stop = 1;
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  using atlas2kudu::testing::Hs2TestServer;
+  using atlas2kudu::testing::Hs2TestServerConfig;
+  CLI::App app{"HS2 test server (loopback only)"};
+  Hs2TestServerConfig cfg;
+  std::string transport = "binary", port_file;
+  int max_seconds = 600;
+  std::vector<int> drop_at, drop_after_run_at;
+  std::vector<std::string> fail_at;
+  app.add_option("--transport", transport, "binary | sasl | http")
+      ->check(CLI::IsMember({"binary", "sasl", "http"}));
+  app.add_option("--tls-cert", cfg.tls_cert, "PEM certificate (enables TLS)");
+  app.add_option("--tls-key", cfg.tls_key, "PEM private key");
+  app.add_option("--user", cfg.user, "SASL PLAIN / HTTP Basic user ($HS2_TEST_SERVER_PASSWORD)");
+  app.add_option("--port-file", port_file, "Write the chosen port here");
+  app.add_option("--statement-log", cfg.statement_log, "Append executed statements here");
+  app.add_option("--drop-at", drop_at, "Drop the connection at the N-th statement (not run)");
+  app.add_option("--drop-after-run-at", drop_after_run_at, "Run the N-th statement, then drop");
+  app.add_option("--fail-at", fail_at, "N:MESSAGE — the N-th statement fails with MESSAGE");
+  app.add_option("--latency-ms", cfg.faults.latency_ms, "Sleep per ExecuteStatement");
+  app.add_option("--running-polls", cfg.faults.running_polls, "RUNNING answers before the end");
+  app.add_option("--http-503", cfg.faults.http_503, "First N HTTP requests get 503");
+  app.add_option("--retry-after", cfg.faults.retry_after_s, "Retry-After seconds with 503");
+  app.add_flag("--sasl-split-frames", cfg.faults.sasl_split_frames,
+               "Split replies into small frames");
+  std::string handler_name = "kit", key_encoding = "hex";
+  app.add_option("--handler", handler_name,
+                 "kit: test-kit Kudu store + SQL interpreter; keyset: toy key sets")
+      ->check(CLI::IsMember({"kit", "keyset"}));
+  app.add_option("--key-encoding", key_encoding, "hex | binary (kit handler)")
+      ->check(CLI::IsMember({"hex", "binary"}));
+  app.add_option("--max-seconds", max_seconds, "Exit after this many seconds")
+      ->check(CLI::Range(1, 86400));
+  CLI11_PARSE(app, argc, argv);
+
+  cfg.transport = transport == "sasl"   ? Hs2TestServerConfig::Transport::kSasl
+                  : transport == "http" ? Hs2TestServerConfig::Transport::kHttp
+                                        : Hs2TestServerConfig::Transport::kBinary;
+  if (const char* pw = std::getenv("HS2_TEST_SERVER_PASSWORD")) cfg.password = pw;
+  if (const char* tok = std::getenv("HS2_TEST_SERVER_BEARER")) cfg.bearer_token = tok;
+  cfg.faults.drop_at.insert(drop_at.begin(), drop_at.end());
+  cfg.faults.drop_after_run_at.insert(drop_after_run_at.begin(), drop_after_run_at.end());
+  for (const auto& f : fail_at) {
+    auto colon = f.find(':');
+    if (colon == std::string::npos) {
+      fmt::print(stderr, "--fail-at {}: expected N:MESSAGE\n", f);
+      return 64;
+    }
+    cfg.faults.fail_at[std::stoi(f.substr(0, colon))] = f.substr(colon + 1);
+  }
+
+  std::shared_ptr<atlas2kudu::testing::StatementHandler> handler;
+  if (handler_name == "kit")
+    handler = std::make_shared<atlas2kudu::testing::KitHandler>(
+        key_encoding == "binary" ? atlas2kudu::KeyEncoding::kBinary
+                                 : atlas2kudu::KeyEncoding::kHex);
+  else
+    handler = std::make_shared<atlas2kudu::testing::KeySetHandler>();
+  Hs2TestServer server(cfg, handler);
+  int port = server.start();
+  if (!port_file.empty()) {
+    std::string tmp = port_file + ".tmp";
+    std::ofstream(tmp) << port << '\n';
+    std::filesystem::rename(tmp, port_file);  // readers never see a half-written file
+  }
+  fmt::print("PORT {}\n", port);
+  std::fflush(stdout);
+  std::signal(SIGINT, on_signal);
+  std::signal(SIGTERM, on_signal);
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(max_seconds);
+  while (!g_stop && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  server.stop();
+  auto st = server.stats();
+  fmt::print(stderr, "hs2_test_server: {} connections, {} sessions, {} statements ({} run)\n",
+             st.connections, st.sessions_opened, st.statements, st.statements_run);
+  return 0;
+}
