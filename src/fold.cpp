@@ -59,8 +59,9 @@ std::vector<const Classification*> distinct_tags(const Event& e) {
   std::vector<const Classification*> out;
   out.reserve(e.classifications.size());
   for (const Classification& c : e.classifications) {
-    const bool seen = std::any_of(out.begin(), out.end(),
-                                  [&](const Classification* o) { return o->type_name == c.type_name; });
+    const bool seen = std::any_of(out.begin(), out.end(), [&](const Classification* o) {
+      return o->type_name == c.type_name;
+    });
     if (!seen) out.push_back(&c);
   }
   return out;
@@ -86,7 +87,6 @@ class Folder::Window {
     std::uint32_t next;
   };
 
-
  public:
   Window(const CompileOptions& options, KnowledgeMap& knowledge, std::size_t events)
       : options_(options), knowledge_(knowledge) {
@@ -99,24 +99,37 @@ class Folder::Window {
 
   void apply(const Event& e) {
     switch (e.op) {
-      case Operation::kEntityCreate: entity_upsert(e, true); break;
-      case Operation::kEntityUpdate: entity_upsert(e, false); break;
-      case Operation::kEntityDelete: entity_delete(e); break;
+      case Operation::kEntityCreate:
+        entity_upsert(e, true);
+        break;
+      case Operation::kEntityUpdate:
+        entity_upsert(e, false);
+        break;
+      case Operation::kEntityDelete:
+        entity_delete(e);
+        break;
       case Operation::kClassificationAdd:
       case Operation::kClassificationUpdate:
       case Operation::kClassificationDelete:
         entity_upsert(e, false);
         classifications(e);
         break;
-      case Operation::kRelationshipCreate: relationship(e, false); break;
-      case Operation::kRelationshipUpdate: relationship(e, e.relationship.status_deleted); break;
-      case Operation::kRelationshipDelete: relationship(e, true); break;
+      case Operation::kRelationshipCreate:
+        relationship(e, false);
+        break;
+      case Operation::kRelationshipUpdate:
+        relationship(e, e.relationship.status_deleted);
+        break;
+      case Operation::kRelationshipDelete:
+        relationship(e, true);
+        break;
     }
     if (is_entity_op(e.op) || is_classification_op(e.op)) audit(e);
   }
 
   NetWindow finish() {
-    for (auto& [guid, keep] : by_qn_cleanups_) net_.by_qn_cleanups.push_back({guid, std::move(keep)});
+    for (auto& [guid, keep] : by_qn_cleanups_)
+      net_.by_qn_cleanups.push_back({guid, std::move(keep)});
     for (auto& [guid, keep] : tag_cleanups_) net_.tag_cleanups.push_back({guid, std::move(keep)});
     net_.edge_cascades.assign(edge_cascades_.begin(), edge_cascades_.end());
     return std::move(net_);

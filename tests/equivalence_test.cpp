@@ -2,6 +2,8 @@
 // executing the compiled SQL on a store with Kudu semantics gives the same tables as the
 // sequential reference projector, whatever the window and batch sizes, tombstone policy, key
 // encoding, statement order within a phase, and (for --prior none) the prior tables.
+#include "equivalence.h"
+
 #include <doctest/doctest.h>
 
 #include <optional>
@@ -10,7 +12,6 @@
 #include <vector>
 
 #include "atlas2kudu/compiler.h"
-#include "equivalence.h"
 #include "harness.h"
 #include "kudu_store.h"
 #include "reference_projector.h"
