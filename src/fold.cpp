@@ -183,7 +183,7 @@ class Folder::Window {
     if (qn) {
       const QnDigest digest = qn_digest(e.type_name, *qn);
       if (k.qn_state == Cell::kValue && k.type_state == Cell::kValue) {
-        const QnDigest old = qn_digest(k.type_name, k.qualified_name);
+        const QnDigest old = stored_digest(k);
         if (old != digest) by_qn_guarded_delete(old, e.guid);
       } else if (k.qn_state != Cell::kNull) {
         by_qn_cleanup(e.guid, {digest});
@@ -195,11 +195,15 @@ class Folder::Window {
       link(slots_[slot(e.guid)].by_qn, index_of(net_.by_qn, r));
       if (qn != &k.qualified_name) k.qualified_name = *qn;
       k.qn_state = Cell::kValue;
-    } else if (k.type_state == Cell::kValue && k.type_name != e.type_name &&
-               k.qn_state == Cell::kUnknown) {
-      // A type change whose qualifiedName nobody told us: the row under the old type is stale
-      // and cannot be re-keyed, so drop it rather than leave a wrong mapping.
-      by_qn_cleanup(e.guid, {});
+      k.digest = digest;  // of (e.type_name, qn): the state after this event
+      k.digest_valid = true;
+    } else if (k.type_name != e.type_name) {
+      k.digest_valid = false;
+      if (k.type_state == Cell::kValue && k.qn_state == Cell::kUnknown) {
+        // A type change whose qualifiedName nobody told us: the row under the old type is stale
+        // and cannot be re-keyed, so drop it rather than leave a wrong mapping.
+        by_qn_cleanup(e.guid, {});
+      }
     }
     k.type_state = Cell::kValue;
     k.type_name = e.type_name;
@@ -221,7 +225,7 @@ class Folder::Window {
     }
     // The by_qn row, only where it maps to this guid.
     if (k.qn_state == Cell::kValue && k.type_state == Cell::kValue) {
-      by_qn_guarded_delete(qn_digest(k.type_name, k.qualified_name), e.guid);
+      by_qn_guarded_delete(stored_digest(k), e.guid);
     } else if (k.qn_state != Cell::kNull) {
       by_qn_cleanup(e.guid, {});
     }
@@ -236,11 +240,21 @@ class Folder::Window {
       k.type_name.clear();
       k.qn_state = Cell::kNull;
       k.qualified_name.clear();
+      k.digest_valid = false;
       k.props_known = true;
       k.props = Props{};
       k.tags_known = true;
       k.tags.clear();
     }
+  }
+
+  // The digest of the stored (type_name, qualified_name); both must be known values.
+  static const QnDigest& stored_digest(EntityKnowledge& k) {
+    if (!k.digest_valid) {
+      k.digest = qn_digest(k.type_name, k.qualified_name);
+      k.digest_valid = true;
+    }
+    return k.digest;
   }
 
   FlatRow& flat(const Guid& guid) {
