@@ -13,9 +13,15 @@ namespace atlas2kudu {
 
 namespace {
 
-std::string_view name(KeyEncoding e) { return e == KeyEncoding::kHex ? "hex" : "binary"; }
-std::string_view name(Tombstone t) { return t == Tombstone::kSoft ? "soft" : "hard"; }
-std::string_view name(PriorSource p) { return p == PriorSource::kNone ? "none" : "impala"; }
+std::string_view name(KeyEncoding e) {
+  return e == KeyEncoding::kHex ? "hex" : "binary";
+}
+std::string_view name(Tombstone t) {
+  return t == Tombstone::kSoft ? "soft" : "hard";
+}
+std::string_view name(PriorSource p) {
+  return p == PriorSource::kNone ? "none" : "impala";
+}
 
 std::string position(const SourcePosition& p) {
   if (p.source.empty()) return {};

@@ -44,18 +44,6 @@ struct TagKeyHash {
   }
 };
 
-struct AuditKey {
-  Guid guid;
-  std::int64_t ts;
-  std::int64_t seq;
-  friend bool operator==(const AuditKey&, const AuditKey&) = default;
-};
-struct AuditKeyHash {
-  std::size_t operator()(const AuditKey& k) const noexcept {
-    return bytes_hash(k.guid.bytes.data()) ^ static_cast<std::size_t>(k.ts * 1000003 + k.seq);
-  }
-};
-
 using Cell = EntityKnowledge::Cell;
 
 template <typename T>
@@ -71,8 +59,9 @@ std::vector<const Classification*> distinct_tags(const Event& e) {
   std::vector<const Classification*> out;
   out.reserve(e.classifications.size());
   for (const Classification& c : e.classifications) {
-    const bool seen = std::any_of(out.begin(), out.end(),
-                                  [&](const Classification* o) { return o->type_name == c.type_name; });
+    const bool seen = std::any_of(out.begin(), out.end(), [&](const Classification* o) {
+      return o->type_name == c.type_name;
+    });
     if (!seen) out.push_back(&c);
   }
   return out;
@@ -82,30 +71,65 @@ std::vector<const Classification*> distinct_tags(const Event& e) {
 
 // The per-window fold state: pending rows with their indexes.
 class Folder::Window {
+  // Per guid touched in the window: its entity_flat row and the heads of singly linked lists
+  // (through links_) of the rows a predicate delete on that guid must look at. One hash lookup
+  // per guid and no per-guid allocations, since windows touch many guids.
+  static constexpr std::uint32_t kNone = 0xFFFFFFFF;
+  struct Slot {
+    std::uint32_t flat = kNone;
+    std::uint32_t by_qn = kNone;  // by_qn rows upserted with this guid (may map elsewhere now)
+    std::uint32_t out_a = kNone, out_b = kNone;  // edge_out rows with src / dst = guid
+    std::uint32_t in_a = kNone, in_b = kNone;    // edge_in rows with dst / src = guid
+    std::uint32_t tags = kNone;
+  };
+  struct Link {
+    std::uint32_t row;
+    std::uint32_t next;
+  };
+
  public:
-  Window(const CompileOptions& options, KnowledgeMap& knowledge)
-      : options_(options), knowledge_(knowledge) {}
+  Window(const CompileOptions& options, KnowledgeMap& knowledge, std::size_t events)
+      : options_(options), knowledge_(knowledge) {
+    // Most events touch one flat row and one audit row; reserving avoids rehashing mid-window.
+    slot_index_.reserve(events);
+    slots_.reserve(events);
+    net_.flat.reserve(events);
+    net_.audit.reserve(events);
+  }
 
   void apply(const Event& e) {
     switch (e.op) {
-      case Operation::kEntityCreate: entity_upsert(e, true); break;
-      case Operation::kEntityUpdate: entity_upsert(e, false); break;
-      case Operation::kEntityDelete: entity_delete(e); break;
+      case Operation::kEntityCreate:
+        entity_upsert(e, true);
+        break;
+      case Operation::kEntityUpdate:
+        entity_upsert(e, false);
+        break;
+      case Operation::kEntityDelete:
+        entity_delete(e);
+        break;
       case Operation::kClassificationAdd:
       case Operation::kClassificationUpdate:
       case Operation::kClassificationDelete:
         entity_upsert(e, false);
         classifications(e);
         break;
-      case Operation::kRelationshipCreate: relationship(e, false); break;
-      case Operation::kRelationshipUpdate: relationship(e, e.relationship.status_deleted); break;
-      case Operation::kRelationshipDelete: relationship(e, true); break;
+      case Operation::kRelationshipCreate:
+        relationship(e, false);
+        break;
+      case Operation::kRelationshipUpdate:
+        relationship(e, e.relationship.status_deleted);
+        break;
+      case Operation::kRelationshipDelete:
+        relationship(e, true);
+        break;
     }
     if (is_entity_op(e.op) || is_classification_op(e.op)) audit(e);
   }
 
   NetWindow finish() {
-    for (auto& [guid, keep] : by_qn_cleanups_) net_.by_qn_cleanups.push_back({guid, std::move(keep)});
+    for (auto& [guid, keep] : by_qn_cleanups_)
+      net_.by_qn_cleanups.push_back({guid, std::move(keep)});
     for (auto& [guid, keep] : tag_cleanups_) net_.tag_cleanups.push_back({guid, std::move(keep)});
     net_.edge_cascades.assign(edge_cascades_.begin(), edge_cascades_.end());
     return std::move(net_);
@@ -159,7 +183,7 @@ class Folder::Window {
     if (qn) {
       const QnDigest digest = qn_digest(e.type_name, *qn);
       if (k.qn_state == Cell::kValue && k.type_state == Cell::kValue) {
-        const QnDigest old = qn_digest(k.type_name, k.qualified_name);
+        const QnDigest old = stored_digest(k);
         if (old != digest) by_qn_guarded_delete(old, e.guid);
       } else if (k.qn_state != Cell::kNull) {
         by_qn_cleanup(e.guid, {digest});
@@ -168,14 +192,18 @@ class Folder::Window {
       r.upsert = true;
       r.guid = e.guid;
       r.type_name = e.type_name;
-      by_qn_by_guid_[e.guid].push_back(index_of(net_.by_qn, r));
+      link(slots_[slot(e.guid)].by_qn, index_of(net_.by_qn, r));
       if (qn != &k.qualified_name) k.qualified_name = *qn;
       k.qn_state = Cell::kValue;
-    } else if (k.type_state == Cell::kValue && k.type_name != e.type_name &&
-               k.qn_state == Cell::kUnknown) {
-      // A type change whose qualifiedName nobody told us: the row under the old type is stale
-      // and cannot be re-keyed, so drop it rather than leave a wrong mapping.
-      by_qn_cleanup(e.guid, {});
+      k.digest = digest;  // of (e.type_name, qn): the state after this event
+      k.digest_valid = true;
+    } else if (k.type_name != e.type_name) {
+      k.digest_valid = false;
+      if (k.type_state == Cell::kValue && k.qn_state == Cell::kUnknown) {
+        // A type change whose qualifiedName nobody told us: the row under the old type is stale
+        // and cannot be re-keyed, so drop it rather than leave a wrong mapping.
+        by_qn_cleanup(e.guid, {});
+      }
     }
     k.type_state = Cell::kValue;
     k.type_name = e.type_name;
@@ -197,7 +225,7 @@ class Folder::Window {
     }
     // The by_qn row, only where it maps to this guid.
     if (k.qn_state == Cell::kValue && k.type_state == Cell::kValue) {
-      by_qn_guarded_delete(qn_digest(k.type_name, k.qualified_name), e.guid);
+      by_qn_guarded_delete(stored_digest(k), e.guid);
     } else if (k.qn_state != Cell::kNull) {
       by_qn_cleanup(e.guid, {});
     }
@@ -212,6 +240,7 @@ class Folder::Window {
       k.type_name.clear();
       k.qn_state = Cell::kNull;
       k.qualified_name.clear();
+      k.digest_valid = false;
       k.props_known = true;
       k.props = Props{};
       k.tags_known = true;
@@ -219,13 +248,23 @@ class Folder::Window {
     }
   }
 
+  // The digest of the stored (type_name, qualified_name); both must be known values.
+  static const QnDigest& stored_digest(EntityKnowledge& k) {
+    if (!k.digest_valid) {
+      k.digest = qn_digest(k.type_name, k.qualified_name);
+      k.digest_valid = true;
+    }
+    return k.digest;
+  }
+
   FlatRow& flat(const Guid& guid) {
-    auto [it, inserted] = flat_index_.try_emplace(guid, net_.flat.size());
-    if (inserted) {
+    std::uint32_t& index = slots_[slot(guid)].flat;
+    if (index == kNone) {
+      index = static_cast<std::uint32_t>(net_.flat.size());
       net_.flat.emplace_back();
       net_.flat.back().guid = guid;
     }
-    return net_.flat[it->second];
+    return net_.flat[index];
   }
 
   ByQnRow& by_qn(const QnDigest& digest) {
@@ -249,16 +288,13 @@ class Folder::Window {
 
   // Delete every by_qn row mapping to `guid` except `keep`.
   void by_qn_cleanup(const Guid& guid, std::vector<QnDigest> keep) {
-    auto pending = by_qn_by_guid_.find(guid);
-    if (pending != by_qn_by_guid_.end()) {
-      for (const std::size_t i : pending->second) {
-        ByQnRow& r = net_.by_qn[i];
-        if (r.upsert && r.guid == guid &&
-            std::find(keep.begin(), keep.end(), r.digest) == keep.end()) {
-          keyed_delete(r);
-        }
+    for_each_linked(slots_[slot(guid)].by_qn, [&](std::uint32_t i) {
+      ByQnRow& r = net_.by_qn[i];
+      if (r.upsert && r.guid == guid &&
+          std::find(keep.begin(), keep.end(), r.digest) == keep.end()) {
+        keyed_delete(r);
       }
-    }
+    });
     auto [it, inserted] = by_qn_cleanups_.try_emplace(guid, keep);
     if (!inserted) intersect_into(it->second, keep);
   }
@@ -268,10 +304,10 @@ class Folder::Window {
   void relationship(const Event& e, bool is_delete) {
     const Relationship& r = e.relationship;
     const std::string& label = r.edge_label();
-    EdgeRow& out = edge(net_.edge_out, edge_out_index_, edge_out_by_a_, edge_out_by_b_, r.end1.guid,
+    EdgeRow& out = edge(net_.edge_out, edge_out_index_, &Slot::out_a, &Slot::out_b, r.end1.guid,
                         label, r.end2.guid);
-    EdgeRow& in = edge(net_.edge_in, edge_in_index_, edge_in_by_a_, edge_in_by_b_, r.end2.guid,
-                       label, r.end1.guid);
+    EdgeRow& in = edge(net_.edge_in, edge_in_index_, &Slot::in_a, &Slot::in_b, r.end2.guid, label,
+                       r.end1.guid);
     if (is_delete) {
       keyed_delete(out);
       keyed_delete(in);
@@ -283,38 +319,34 @@ class Folder::Window {
     }
   }
 
-  using GuidRows = std::unordered_map<Guid, std::vector<std::size_t>>;
   using EdgeIndex = std::unordered_map<EdgeKey, std::size_t, EdgeKeyHash>;
 
-  static EdgeRow& edge(std::vector<EdgeRow>& rows, EdgeIndex& index, GuidRows& by_a,
-                       GuidRows& by_b, const Guid& a, const std::string& label, const Guid& b) {
+  EdgeRow& edge(std::vector<EdgeRow>& rows, EdgeIndex& index, std::uint32_t Slot::*by_a,
+                std::uint32_t Slot::*by_b, const Guid& a, const std::string& label, const Guid& b) {
     auto [it, inserted] = index.try_emplace(EdgeKey{a, b, label}, rows.size());
     if (inserted) {
       rows.emplace_back();
       rows.back().a = a;
       rows.back().elabel = label;
       rows.back().b = b;
-      by_a[a].push_back(it->second);
-      by_b[b].push_back(it->second);
+      const auto row = static_cast<std::uint32_t>(it->second);
+      link(slots_[slot(a)].*by_a, row);
+      link(slots_[slot(b)].*by_b, row);
     }
     return rows[it->second];
   }
 
   void edge_cascade(const Guid& guid) {
-    for (GuidRows* index : {&edge_out_by_a_, &edge_out_by_b_}) {
-      auto it = index->find(guid);
-      if (it == index->end()) continue;
-      for (const std::size_t i : it->second) {
-        if (net_.edge_out[i].upsert) keyed_delete(net_.edge_out[i]);
-      }
-    }
-    for (GuidRows* index : {&edge_in_by_a_, &edge_in_by_b_}) {
-      auto it = index->find(guid);
-      if (it == index->end()) continue;
-      for (const std::size_t i : it->second) {
-        if (net_.edge_in[i].upsert) keyed_delete(net_.edge_in[i]);
-      }
-    }
+    const Slot& s = slots_[slot(guid)];
+    const auto cancel = [](std::vector<EdgeRow>& rows) {
+      return [&rows](std::uint32_t i) {
+        if (rows[i].upsert) keyed_delete(rows[i]);
+      };
+    };
+    for_each_linked(s.out_a, cancel(net_.edge_out));
+    for_each_linked(s.out_b, cancel(net_.edge_out));
+    for_each_linked(s.in_a, cancel(net_.edge_in));
+    for_each_linked(s.in_b, cancel(net_.edge_in));
     edge_cascades_.push_back(guid);
   }
 
@@ -352,19 +384,16 @@ class Folder::Window {
       net_.tags.emplace_back();
       net_.tags.back().guid = guid;
       net_.tags.back().tag_name = name;
-      tags_by_guid_[guid].push_back(it->second);
+      link(slots_[slot(guid)].tags, static_cast<std::uint32_t>(it->second));
     }
     return net_.tags[it->second];
   }
 
   void tag_cleanup(const Guid& guid, const std::vector<std::string>& keep) {
-    auto pending = tags_by_guid_.find(guid);
-    if (pending != tags_by_guid_.end()) {
-      for (const std::size_t i : pending->second) {
-        TagRow& r = net_.tags[i];
-        if (r.upsert && !std::binary_search(keep.begin(), keep.end(), r.tag_name)) keyed_delete(r);
-      }
-    }
+    for_each_linked(slots_[slot(guid)].tags, [&](std::uint32_t i) {
+      TagRow& r = net_.tags[i];
+      if (r.upsert && !std::binary_search(keep.begin(), keep.end(), r.tag_name)) keyed_delete(r);
+    });
     auto [it, inserted] = tag_cleanups_.try_emplace(guid, keep);
     if (!inserted) intersect_into(it->second, keep);
   }
@@ -372,10 +401,9 @@ class Folder::Window {
   // --- entity_audit ---
 
   void audit(const Event& e) {
-    auto [it, inserted] =
-        audit_index_.try_emplace(AuditKey{e.guid, e.event_time_us, e.audit_seq}, net_.audit.size());
-    if (inserted) net_.audit.emplace_back();
-    AuditRow& a = net_.audit[it->second];
+    // Appended in event order; the planner keeps the last row per key (a redelivered message
+    // has the same key and the same content).
+    AuditRow& a = net_.audit.emplace_back();
     a.guid = e.guid;
     a.event_ts = e.event_time_us;
     a.seq = e.audit_seq;
@@ -405,14 +433,26 @@ class Folder::Window {
   const CompileOptions& options_;
   KnowledgeMap& knowledge_;
   NetWindow net_;
-  std::unordered_map<Guid, std::size_t> flat_index_;
+  std::uint32_t slot(const Guid& guid) {
+    auto [it, inserted] = slot_index_.try_emplace(guid, static_cast<std::uint32_t>(slots_.size()));
+    if (inserted) slots_.emplace_back();
+    return it->second;
+  }
+  void link(std::uint32_t& head, std::uint32_t row) {
+    links_.push_back(Link{row, head});
+    head = static_cast<std::uint32_t>(links_.size() - 1);
+  }
+  template <typename F>
+  void for_each_linked(std::uint32_t head, F&& f) {
+    for (std::uint32_t h = head; h != kNone; h = links_[h].next) f(links_[h].row);
+  }
+
+  std::unordered_map<Guid, std::uint32_t> slot_index_;
+  std::vector<Slot> slots_;
+  std::vector<Link> links_;
   std::unordered_map<QnDigest, std::size_t, DigestHash> by_qn_index_;
-  GuidRows by_qn_by_guid_;
   EdgeIndex edge_out_index_, edge_in_index_;
-  GuidRows edge_out_by_a_, edge_out_by_b_, edge_in_by_a_, edge_in_by_b_;
   std::unordered_map<TagKey, std::size_t, TagKeyHash> tag_index_;
-  GuidRows tags_by_guid_;
-  std::unordered_map<AuditKey, std::size_t, AuditKeyHash> audit_index_;
   std::unordered_map<Guid, std::vector<QnDigest>> by_qn_cleanups_;
   std::unordered_map<Guid, std::vector<std::string>> tag_cleanups_;
   std::vector<Guid> edge_cascades_;
@@ -455,7 +495,7 @@ void Folder::learn_prior(std::span<const Event> events) {
 
 NetWindow Folder::fold(std::span<const Event> events) {
   learn_prior(events);
-  Window w(options_, knowledge_);
+  Window w(options_, knowledge_, events.size());
   for (const Event& e : events) w.apply(e);
   return w.finish();
 }

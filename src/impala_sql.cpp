@@ -22,11 +22,21 @@ void append_string_literal(std::string& out, std::string_view text) {
     out.append(text.data() + run, i - run);
     run = i + 1;
     switch (c) {
-      case '\\': out.append("\\\\"); break;
-      case '\'': out.append("\\'"); break;
-      case '\n': out.append("\\n"); break;
-      case '\r': out.append("\\r"); break;
-      case '\t': out.append("\\t"); break;
+      case '\\':
+        out.append("\\\\");
+        break;
+      case '\'':
+        out.append("\\'");
+        break;
+      case '\n':
+        out.append("\\n");
+        break;
+      case '\r':
+        out.append("\\r");
+        break;
+      case '\t':
+        out.append("\\t");
+        break;
       default: {
         // Three octal digits, first digit 0 or 1 (c <= 0x7F): Hive's `\[0-1][0-7][0-7]` rule.
         const char octal[4] = {'\\', static_cast<char>('0' + (c >> 6)),
@@ -57,15 +67,17 @@ void append_key(std::string& out, const std::array<std::uint8_t, 16>& bytes, Key
   }
 }
 
-void append_int(std::string& out, std::int64_t value) { fmt::format_to(std::back_inserter(out), "{}", value); }
+void append_int(std::string& out, std::int64_t value) {
+  fmt::format_to(std::back_inserter(out), "{}", value);
+}
 
 void check_identifier(std::string_view name) {
   if (name.empty()) throw std::invalid_argument("empty SQL identifier");
   for (const char ch : name) {
     const auto c = static_cast<unsigned char>(ch);
     if (c == '`' || c == '\\' || c < 0x20 || c == 0x7F) {
-      throw std::invalid_argument(
-          fmt::format("SQL identifier '{}' contains a backtick, backslash or control character", name));
+      throw std::invalid_argument(fmt::format(
+          "SQL identifier '{}' contains a backtick, backslash or control character", name));
     }
   }
   if (name.front() == ' ' || name.back() == ' ') {

@@ -95,9 +95,20 @@ class Planner {
     std::sort(net.tags.begin(), net.tags.end(), [](const TagRow& x, const TagRow& y) {
       return std::tie(x.tag_name, x.guid) < std::tie(y.tag_name, y.guid);
     });
-    std::sort(net.audit.begin(), net.audit.end(), [](const AuditRow& x, const AuditRow& y) {
+    // Stable, then keep the last row of each key: the row of the last event, as in sequence.
+    std::stable_sort(net.audit.begin(), net.audit.end(), [](const AuditRow& x, const AuditRow& y) {
       return std::tie(x.guid, x.event_ts, x.seq) < std::tie(y.guid, y.event_ts, y.seq);
     });
+    const auto same_key = [](const AuditRow& x, const AuditRow& y) {
+      return x.guid == y.guid && x.event_ts == y.event_ts && x.seq == y.seq;
+    };
+    std::size_t kept = 0;
+    for (std::size_t i = 0; i < net.audit.size(); ++i) {
+      if (i + 1 < net.audit.size() && same_key(net.audit[i], net.audit[i + 1])) continue;
+      if (kept != i) net.audit[kept] = std::move(net.audit[i]);
+      ++kept;
+    }
+    net.audit.resize(kept);
     std::sort(net.by_qn_guarded.begin(), net.by_qn_guarded.end());
     net.by_qn_guarded.erase(std::unique(net.by_qn_guarded.begin(), net.by_qn_guarded.end()),
                             net.by_qn_guarded.end());
@@ -110,7 +121,9 @@ class Planner {
                             net.edge_cascades.end());
   }
 
-  std::string table(std::string_view name) const { return qualified_table(options_.database, name); }
+  std::string table(std::string_view name) const {
+    return qualified_table(options_.database, name);
+  }
 
   std::string key(const std::array<std::uint8_t, 16>& bytes) const {
     std::string s;
@@ -140,7 +153,8 @@ class Planner {
                       const std::vector<std::string>& as, const std::string& middle,
                       std::string_view col_b, const std::vector<std::string>& bs) {
     const std::size_t max_rows = std::max<std::size_t>(options_.batch_rows, 1);
-    const std::string head = "DELETE FROM " + table(name) + " WHERE `" + std::string(col_a) + "` IN (";
+    const std::string head =
+        "DELETE FROM " + table(name) + " WHERE `" + std::string(col_a) + "` IN (";
     const std::string mid = ")" + (middle.empty() ? std::string() : " AND " + middle) + " AND `" +
                             std::string(col_b) + "` IN (";
     std::size_t a_chunk = std::min(as.size(), max_rows);
@@ -153,8 +167,10 @@ class Planner {
     };
     while (bytes(a_chunk, std::min(b_chunk, bs.size())) > options_.batch_bytes &&
            (a_chunk > 1 || b_chunk > 1)) {
-      if (a_chunk >= b_chunk) a_chunk = (a_chunk + 1) / 2;
-      else b_chunk = (b_chunk + 1) / 2;
+      if (a_chunk >= b_chunk)
+        a_chunk = (a_chunk + 1) / 2;
+      else
+        b_chunk = (b_chunk + 1) / 2;
     }
     for (std::size_t i = 0; i < as.size(); i += a_chunk) {
       const std::size_t ia = std::min(as.size(), i + a_chunk);
@@ -346,7 +362,8 @@ class Planner {
     flat_upserts(net.flat);
     {
       Batcher b(w_.upserts, "entity_by_qn",
-                upsert_head("entity_by_qn", {"qn_digest", "guid", "type_name"}), ",\n", "", options_);
+                upsert_head("entity_by_qn", {"qn_digest", "guid", "type_name"}), ",\n", "",
+                options_);
       for (const ByQnRow& r : net.by_qn) {
         if (!r.upsert) continue;
         b.add([&](std::string& s) {
@@ -441,9 +458,12 @@ class Planner {
   // entity_flat rows grouped by column set. A row re-created after a delete lists every column.
   void flat_upserts(const std::vector<FlatRow>& rows) {
     static constexpr std::pair<FlatRow::Column, std::string_view> kColumns[] = {
-        {FlatRow::kTypeName, "type_name"},   {FlatRow::kQualifiedName, "qualified_name"},
-        {FlatRow::kName, "name"},            {FlatRow::kState, "state"},
-        {FlatRow::kCreatedTs, "created_ts"}, {FlatRow::kUpdatedTs, "updated_ts"},
+        {FlatRow::kTypeName, "type_name"},
+        {FlatRow::kQualifiedName, "qualified_name"},
+        {FlatRow::kName, "name"},
+        {FlatRow::kState, "state"},
+        {FlatRow::kCreatedTs, "created_ts"},
+        {FlatRow::kUpdatedTs, "updated_ts"},
         {FlatRow::kPropsJson, "props_json"},
     };
     std::map<std::uint8_t, std::vector<const FlatRow*>> groups;
@@ -472,16 +492,29 @@ class Planner {
               continue;
             }
             switch (bit) {
-              case FlatRow::kTypeName: append_string_literal(s, r->type_name); break;
-              case FlatRow::kQualifiedName: append_string_literal(s, r->qualified_name); break;
-              case FlatRow::kName: append_string_literal(s, r->name); break;
+              case FlatRow::kTypeName:
+                append_string_literal(s, r->type_name);
+                break;
+              case FlatRow::kQualifiedName:
+                append_string_literal(s, r->qualified_name);
+                break;
+              case FlatRow::kName:
+                append_string_literal(s, r->name);
+                break;
               case FlatRow::kState:
                 append_string_literal(s, r->state_deleted ? "DELETED" : "ACTIVE");
                 break;
-              case FlatRow::kCreatedTs: append_int(s, r->created_ts); break;
-              case FlatRow::kUpdatedTs: append_int(s, r->updated_ts); break;
-              case FlatRow::kPropsJson: append_string_literal(s, r->props_json); break;
-              default: break;
+              case FlatRow::kCreatedTs:
+                append_int(s, r->created_ts);
+                break;
+              case FlatRow::kUpdatedTs:
+                append_int(s, r->updated_ts);
+                break;
+              case FlatRow::kPropsJson:
+                append_string_literal(s, r->props_json);
+                break;
+              default:
+                break;
             }
           }
           s.push_back(')');

@@ -20,7 +20,9 @@ void PrintExecutor::write(std::string_view text) {
   }
 }
 
-void PrintExecutor::start(std::string_view header) { write(header); }
+void PrintExecutor::start(std::string_view header) {
+  write(header);
+}
 
 void PrintExecutor::format_window(const CompiledWindow& w, std::string& out) {
   auto it = std::back_inserter(out);

@@ -40,10 +40,12 @@ TEST_CASE("DDL: six Kudu tables, primary-key columns first and NOT NULL, hash on
   CHECK(ddl.find("  `guid` STRING NOT NULL,\n  `event_ts` BIGINT NOT NULL,\n  `seq` BIGINT NOT "
                  "NULL,\n") != std::string::npos);
   CHECK(ddl.find("PRIMARY KEY (`guid`, `event_ts`, `seq`)") != std::string::npos);
-  CHECK(ddl.find("PRIMARY KEY (`src`, `elabel`, `dst`)\n)\nPARTITION BY HASH (`src`) PARTITIONS 16") !=
+  CHECK(ddl.find(
+            "PRIMARY KEY (`src`, `elabel`, `dst`)\n)\nPARTITION BY HASH (`src`) PARTITIONS 16") !=
         std::string::npos);
   CHECK(ddl.find("PARTITION BY HASH (`tag_name`) PARTITIONS 16") != std::string::npos);
-  CHECK(ddl.find("RANGE (`event_ts`) (\n  PARTITION VALUES < 1704067200000000,") != std::string::npos);
+  CHECK(ddl.find("RANGE (`event_ts`) (\n  PARTITION VALUES < 1704067200000000,") !=
+        std::string::npos);
   CHECK(ddl.find("PARTITION 1893456000000000 <= VALUES < 1924992000000000  -- 2030\n)") !=
         std::string::npos);
 }

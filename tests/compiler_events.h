@@ -49,9 +49,15 @@ inline Event entity(Operation op, const EntitySpec& s) {
                                           static_cast<std::uint64_t>(s.id));
   return e;
 }
-inline Event create(const EntitySpec& s) { return entity(Operation::kEntityCreate, s); }
-inline Event update(const EntitySpec& s) { return entity(Operation::kEntityUpdate, s); }
-inline Event remove(const EntitySpec& s) { return entity(Operation::kEntityDelete, s); }
+inline Event create(const EntitySpec& s) {
+  return entity(Operation::kEntityCreate, s);
+}
+inline Event update(const EntitySpec& s) {
+  return entity(Operation::kEntityUpdate, s);
+}
+inline Event remove(const EntitySpec& s) {
+  return entity(Operation::kEntityDelete, s);
+}
 
 // A classification event whose complete tag set is `tags` (name, entity guid id).
 inline Event tags(int id, std::vector<std::pair<std::string, int>> set, std::int64_t ms,
@@ -77,6 +83,8 @@ inline Event relationship(Operation op, int src, int dst, std::string label, std
   return e;
 }
 
-inline Attribute attr(std::string name, std::string json) { return Attribute{std::move(name), std::move(json)}; }
+inline Attribute attr(std::string name, std::string json) {
+  return Attribute{std::move(name), std::move(json)};
+}
 
 }  // namespace atlas2kudu::test

@@ -27,8 +27,14 @@ CompileOptions hard_tombstones() {
 
 }  // namespace
 
-TEST_CASE("golden: ENTITY_CREATE of an unknown entity: full flat row, by_qn clean-up under prior none, audit") {
-  CHECK(body({create({.id=1, .qn="db.t1@c", .name="t1", .attrs={attr("owner","\"a\""), attr("createTime","5")}, .ms=1})}) ==
+TEST_CASE(
+    "golden: ENTITY_CREATE of an unknown entity: full flat row, by_qn clean-up under prior none, "
+    "audit") {
+  CHECK(body({create({.id = 1,
+                      .qn = "db.t1@c",
+                      .name = "t1",
+                      .attrs = {attr("owner", "\"a\""), attr("createTime", "5")},
+                      .ms = 1})}) ==
         R"sql(-- window 1: events 1-1
 -- window 1 phase 1: deletes (1 statement)
 DELETE FROM `atlas`.`entity_by_qn` WHERE `guid` IN ('00000001000040008000000000000001') AND `qn_digest` NOT IN ('de09793dfc2386f36591aaf9fc831606');
@@ -43,8 +49,11 @@ UPSERT INTO `atlas`.`entity_audit` (`guid`, `event_ts`, `seq`, `op`, `type_name`
 }
 
 TEST_CASE("golden: a partial update merges props and keeps created_ts and the qualifiedName") {
-  CHECK(body({create({.id=1, .qn="q", .name="t", .attrs={attr("owner","\"a\"")}, .ms=1}),
-                                 update({.id=1, .name="t2", .attrs={attr("owner","\"b\""), attr("n","1")}, .ms=2})}) ==
+  CHECK(body({create({.id = 1, .qn = "q", .name = "t", .attrs = {attr("owner", "\"a\"")}, .ms = 1}),
+              update({.id = 1,
+                      .name = "t2",
+                      .attrs = {attr("owner", "\"b\""), attr("n", "1")},
+                      .ms = 2})}) ==
         R"sql(-- window 1: events 1-2
 -- window 1 phase 1: deletes (1 statement)
 DELETE FROM `atlas`.`entity_by_qn` WHERE `guid` IN ('00000001000040008000000000000001') AND `qn_digest` NOT IN ('eef327bfae727eb455798d61bf64a11c');
@@ -60,7 +69,7 @@ UPSERT INTO `atlas`.`entity_audit` (`guid`, `event_ts`, `seq`, `op`, `type_name`
 }
 
 TEST_CASE("golden: an update of an unknown entity writes only the columns it carries") {
-  CHECK(body({update({.id=1, .name="t2", .ms=2})}) ==
+  CHECK(body({update({.id = 1, .name = "t2", .ms = 2})}) ==
         R"sql(-- window 1: events 1-1
 -- window 1 phase 1: deletes (0 statements)
 -- window 1 phase 2: upserts (2 statements)
@@ -71,8 +80,11 @@ UPSERT INTO `atlas`.`entity_audit` (`guid`, `event_ts`, `seq`, `op`, `type_name`
 )sql");
 }
 
-TEST_CASE("golden: update -> soft delete -> update: the delete drops by_qn and edges, props survive") {
-  CHECK(body({update({.id=1, .qn="q", .attrs={attr("a","1")}, .ms=1}), remove({.id=1, .qn="q", .attrs={attr("b","2")}, .ms=2}), update({.id=1, .attrs={attr("c","3")}, .ms=3})}) ==
+TEST_CASE(
+    "golden: update -> soft delete -> update: the delete drops by_qn and edges, props survive") {
+  CHECK(body({update({.id = 1, .qn = "q", .attrs = {attr("a", "1")}, .ms = 1}),
+              remove({.id = 1, .qn = "q", .attrs = {attr("b", "2")}, .ms = 2}),
+              update({.id = 1, .attrs = {attr("c", "3")}, .ms = 3})}) ==
         R"sql(-- window 1: events 1-3
 -- window 1 phase 1: deletes (7 statements)
 DELETE FROM `atlas`.`entity_by_qn` WHERE `qn_digest` IN ('eef327bfae727eb455798d61bf64a11c');
@@ -92,8 +104,11 @@ UPSERT INTO `atlas`.`entity_audit` (`guid`, `event_ts`, `seq`, `op`, `type_name`
 )sql");
 }
 
-TEST_CASE("golden: create -> hard delete -> create: keyed delete, then a full row with explicit NULLs") {
-  CHECK(body({create({.id=1, .qn="q", .name="n", .attrs={attr("a","1")}, .ms=1}), remove({.id=1, .ms=2}), create({.id=1, .qn="q", .ms=3})}, hard_tombstones()) ==
+TEST_CASE(
+    "golden: create -> hard delete -> create: keyed delete, then a full row with explicit NULLs") {
+  CHECK(body({create({.id = 1, .qn = "q", .name = "n", .attrs = {attr("a", "1")}, .ms = 1}),
+              remove({.id = 1, .ms = 2}), create({.id = 1, .qn = "q", .ms = 3})},
+             hard_tombstones()) ==
         R"sql(-- window 1: events 1-3
 -- window 1 phase 1: deletes (9 statements)
 DELETE FROM `atlas`.`entity_flat` WHERE `guid` IN ('00000001000040008000000000000001');
@@ -118,7 +133,9 @@ UPSERT INTO `atlas`.`entity_audit` (`guid`, `event_ts`, `seq`, `op`, `type_name`
 }
 
 TEST_CASE("golden: two entities trade qualifiedNames in one window (scenario 02)") {
-  CHECK(body({create({.id=1, .qn="x", .name="a", .ms=1}), create({.id=2, .qn="y", .name="b", .ms=2}), update({.id=1, .qn="y", .ms=10}), update({.id=2, .qn="x", .ms=11})}) ==
+  CHECK(body({create({.id = 1, .qn = "x", .name = "a", .ms = 1}),
+              create({.id = 2, .qn = "y", .name = "b", .ms = 2}),
+              update({.id = 1, .qn = "y", .ms = 10}), update({.id = 2, .qn = "x", .ms = 11})}) ==
         R"sql(-- window 1: events 1-4
 -- window 1 phase 1: deletes (3 statements)
 DELETE FROM `atlas`.`entity_by_qn` WHERE `qn_digest` IN ('a133b929d025382590861f24933d3adc');
@@ -139,8 +156,11 @@ UPSERT INTO `atlas`.`entity_audit` (`guid`, `event_ts`, `seq`, `op`, `type_name`
 )sql");
 }
 
-TEST_CASE("golden: a type change without qualifiedName re-keys by_qn with the stored name (scenario 10)") {
-  CHECK(body({create({.id=11, .type="DataSet", .qn="qx", .name="x", .ms=1}), update({.id=11, .type="hdfs_path", .name="x", .ms=2})}) ==
+TEST_CASE(
+    "golden: a type change without qualifiedName re-keys by_qn with the stored name (scenario "
+    "10)") {
+  CHECK(body({create({.id = 11, .type = "DataSet", .qn = "qx", .name = "x", .ms = 1}),
+              update({.id = 11, .type = "hdfs_path", .name = "x", .ms = 2})}) ==
         R"sql(-- window 1: events 1-2
 -- window 1 phase 1: deletes (3 statements)
 DELETE FROM `atlas`.`entity_by_qn` WHERE `qn_digest` IN ('19d05313d5055027c106969bcd9a6759');
@@ -157,8 +177,11 @@ UPSERT INTO `atlas`.`entity_audit` (`guid`, `event_ts`, `seq`, `op`, `type_name`
 )sql");
 }
 
-TEST_CASE("golden: the tag set shrinks, then becomes empty: first entry wins, keyed deletes once known") {
-  CHECK(body({tags(7, {{"PII_EMAIL",7},{"PII",7},{"PII",7},{"GDPR",8}}, 3), tags(7, {{"PII_EMAIL",7},{"PII",7}}, 4, O::kClassificationDelete), tags(7, {}, 5, O::kClassificationDelete)}) ==
+TEST_CASE(
+    "golden: the tag set shrinks, then becomes empty: first entry wins, keyed deletes once known") {
+  CHECK(body({tags(7, {{"PII_EMAIL", 7}, {"PII", 7}, {"PII", 7}, {"GDPR", 8}}, 3),
+              tags(7, {{"PII_EMAIL", 7}, {"PII", 7}}, 4, O::kClassificationDelete),
+              tags(7, {}, 5, O::kClassificationDelete)}) ==
         R"sql(-- window 1: events 1-3
 -- window 1 phase 1: deletes (2 statements)
 DELETE FROM `atlas`.`entity_classifications` WHERE `tag_name` IN ('GDPR', 'PII', 'PII_EMAIL') AND `guid` IN ('00000007000040008000000000000007');
@@ -174,7 +197,9 @@ UPSERT INTO `atlas`.`entity_audit` (`guid`, `event_ts`, `seq`, `op`, `type_name`
 }
 
 TEST_CASE("golden: soft delete cascades to edges on both tables; an edge created later survives") {
-  CHECK(body({relationship(O::kRelationshipCreate, 1, 2, "r:ab", 1), relationship(O::kRelationshipCreate, 3, 1, "", 2), remove({.id=1, .ms=3}), relationship(O::kRelationshipCreate, 1, 3, "r:ac", 4)}) ==
+  CHECK(body({relationship(O::kRelationshipCreate, 1, 2, "r:ab", 1),
+              relationship(O::kRelationshipCreate, 3, 1, "", 2), remove({.id = 1, .ms = 3}),
+              relationship(O::kRelationshipCreate, 1, 3, "r:ac", 4)}) ==
         R"sql(-- window 1: events 1-4
 -- window 1 phase 1: deletes (9 statements)
 DELETE FROM `atlas`.`entity_by_qn` WHERE `guid` IN ('00000001000040008000000000000001');
@@ -198,8 +223,10 @@ UPSERT INTO `atlas`.`entity_audit` (`guid`, `event_ts`, `seq`, `op`, `type_name`
 )sql");
 }
 
-TEST_CASE("golden: RELATIONSHIP_UPDATE with status DELETED and a label-less delete remove both sides") {
-  CHECK(body({relationship(O::kRelationshipUpdate, 2, 3, "r:links", 3, true), relationship(O::kRelationshipDelete, 4, 5, "", 4)}) ==
+TEST_CASE(
+    "golden: RELATIONSHIP_UPDATE with status DELETED and a label-less delete remove both sides") {
+  CHECK(body({relationship(O::kRelationshipUpdate, 2, 3, "r:links", 3, true),
+              relationship(O::kRelationshipDelete, 4, 5, "", 4)}) ==
         R"sql(-- window 1: events 1-2
 -- window 1 phase 1: deletes (4 statements)
 DELETE FROM `atlas`.`edge_out` WHERE `src` IN ('00000002000040008000000000000002') AND `elabel` IN ('r:links') AND `dst` IN ('00000003000040008000000000000003');

@@ -89,7 +89,7 @@ std::string slurp(const std::filesystem::path& p) {
 }  // namespace
 
 TEST_CASE("prior state from the tables: equal to the full-knowledge projection") {
-  for (std::uint64_t seed = 1; seed <= 1500; ++seed) {
+  for (std::uint64_t seed = 1; seed <= 800; ++seed) {
     CompileOptions o;
     o.tombstone = seed % 3 ? Tombstone::kSoft : Tombstone::kHard;
     o.key_encoding = seed % 2 ? KeyEncoding::kHex : KeyEncoding::kBinary;
@@ -151,7 +151,8 @@ TEST_CASE("every worked scenario through the compiler, one window and one event 
     if (const auto p = opts.find("--props-max-bytes "); p != std::string::npos) {
       o.props_max_bytes = std::stoul(opts.substr(p + 18));
     }
-    const std::string expected = slurp(std::filesystem::path(path).replace_extension(".expected.json"));
+    const std::string expected =
+        slurp(std::filesystem::path(path).replace_extension(".expected.json"));
     std::vector<Event> events = read_all_events({path.string()});
     // read_all_events() destroys its Reader, which owns the text SourcePosition::source views.
     for (Event& e : events) e.pos.source = {};
@@ -162,8 +163,8 @@ TEST_CASE("every worked scenario through the compiler, one window and one event 
         KuduStore store(enc);
         execute_script(compile_to_sql(events, o), store);
         const auto diff = compare_with_dump(expected, store);
-        CHECK_MESSAGE(!diff, path.filename().string() << " window " << window << ": "
-                                                      << diff.value_or(""));
+        CHECK_MESSAGE(!diff, path.filename().string()
+                                 << " window " << window << ": " << diff.value_or(""));
       }
     }
   }

@@ -12,7 +12,8 @@ TEST_CASE("merge: event wins per key, keys sorted, values kept as written") {
   Props p;
   merge_attributes(p, std::vector<Attribute>{{"owner", "\"a\""}, {"createTime", "5"}}, 1000);
   CHECK(to_json(p) == R"({"createTime":5,"owner":"a"})");
-  merge_attributes(p, std::vector<Attribute>{{"owner", "\"b\""}, {"n", "1.50e3"}, {"n", "7"}}, 1000);
+  merge_attributes(p, std::vector<Attribute>{{"owner", "\"b\""}, {"n", "1.50e3"}, {"n", "7"}},
+                   1000);
   CHECK(to_json(p) == R"({"createTime":5,"n":7,"owner":"b"})");
   merge_attributes(p, std::vector<Attribute>{{"k\"\n", "{\"x\":[1,2]}"}}, 1000);
   CHECK(to_json(p) == R"({"createTime":5,"k\"\n":{"x":[1,2]},"n":7,"owner":"b"})");

@@ -17,8 +17,11 @@ namespace {
 std::vector<Event> many_entities(int n) {
   std::vector<Event> out;
   for (int i = 1; i <= n; ++i) {
-    out.push_back(create({.id = i, .qn = "db.t" + std::to_string(i) + "@c", .name = "t",
-                          .attrs = {attr("owner", "\"someone with a long name\"")}, .ms = i}));
+    out.push_back(create({.id = i,
+                          .qn = "db.t" + std::to_string(i) + "@c",
+                          .name = "t",
+                          .attrs = {attr("owner", "\"someone with a long name\"")},
+                          .ms = i}));
   }
   for (int i = 1; i <= n; ++i) out.push_back(remove({.id = i, .ms = 1000 + i}));
   return out;
@@ -70,7 +73,8 @@ TEST_CASE("options no SQL can be written for are refused") {
 TEST_CASE("windows: comments, numbering, positions and phases") {
   CompileOptions o;
   o.window_events = 2;
-  std::vector<Event> ev = {create({.id = 1, .qn = "q", .ms = 1}), update({.id = 1, .name = "n", .ms = 2}),
+  std::vector<Event> ev = {create({.id = 1, .qn = "q", .ms = 1}),
+                           update({.id = 1, .name = "n", .ms = 2}),
                            relationship(O::kRelationshipCreate, 1, 2, "l", 3)};
   ev[0].pos.source = "in.json";
   ev[0].pos.line = 1;
@@ -164,7 +168,8 @@ TEST_CASE("output is byte-identical for the same input and options") {
   std::vector<Event> ev = many_entities(40);
   for (int i = 1; i <= 40; ++i) {
     ev.push_back(tags(i, {{"T" + std::to_string(i % 3), i}, {"PII", 1}}, 5000 + i));
-    ev.push_back(relationship(O::kRelationshipCreate, i, 41 - i, "l" + std::to_string(i % 2), 6000 + i));
+    ev.push_back(
+        relationship(O::kRelationshipCreate, i, 41 - i, "l" + std::to_string(i % 2), 6000 + i));
   }
   CompileOptions o;
   o.batch_rows = 7;
@@ -180,8 +185,9 @@ TEST_CASE("state established in earlier windows is carried: renames and tag remo
   CompileOptions o;
   o.window_events = 1;
   const std::string sql = compile_to_sql(
-      std::vector<Event>{create({.id = 1, .qn = "x", .ms = 1}), update({.id = 1, .qn = "y", .ms = 2}),
-       tags(1, {{"A", 1}, {"B", 1}}, 3), tags(1, {{"B", 1}}, 4, O::kClassificationDelete)},
+      std::vector<Event>{create({.id = 1, .qn = "x", .ms = 1}),
+                         update({.id = 1, .qn = "y", .ms = 2}), tags(1, {{"A", 1}, {"B", 1}}, 3),
+                         tags(1, {{"B", 1}}, 4, O::kClassificationDelete)},
       o);
   // Window 2 knows the old name: a guarded keyed delete, no clean-up scan.
   CHECK(sql.find("-- window 2: events 2-2\n-- window 2 phase 1: deletes (1 statement)\n"

@@ -38,18 +38,41 @@ std::string impala_unescape(const std::string& literal) {
       continue;
     }
     switch (n) {
-      case '0': out.push_back('\0'); break;
-      case '\'': out.push_back('\''); break;
-      case '"': out.push_back('"'); break;
-      case 'b': out.push_back('\b'); break;
-      case 'n': out.push_back('\n'); break;
-      case 'r': out.push_back('\r'); break;
-      case 't': out.push_back('\t'); break;
-      case 'Z': out.push_back('\x1a'); break;
-      case '\\': out.push_back('\\'); break;
-      case '%': out.append("\\%"); break;
-      case '_': out.append("\\_"); break;
-      default: out.push_back(n);
+      case '0':
+        out.push_back('\0');
+        break;
+      case '\'':
+        out.push_back('\'');
+        break;
+      case '"':
+        out.push_back('"');
+        break;
+      case 'b':
+        out.push_back('\b');
+        break;
+      case 'n':
+        out.push_back('\n');
+        break;
+      case 'r':
+        out.push_back('\r');
+        break;
+      case 't':
+        out.push_back('\t');
+        break;
+      case 'Z':
+        out.push_back('\x1a');
+        break;
+      case '\\':
+        out.push_back('\\');
+        break;
+      case '%':
+        out.append("\\%");
+        break;
+      case '_':
+        out.append("\\_");
+        break;
+      default:
+        out.push_back(n);
     }
     ++i;
   }
@@ -87,7 +110,9 @@ TEST_CASE("string literals escape exactly the characters of research §C.5") {
   CHECK(literal("it's") == R"('it\'s')");
   CHECK(literal("a\\b") == R"('a\\b')");
   CHECK(literal("l1\nl2\r\t") == R"('l1\nl2\r\t')");
-  CHECK(literal(std::string("nul\0" "12", 6)) == R"('nul\00012')");
+  CHECK(literal(std::string("nul\0"
+                            "12",
+                            6)) == R"('nul\00012')");
   CHECK(literal("\x01\x1f\x7f") == R"('\001\037\177')");
   CHECK(literal("100% a_b \"q\"") == R"('100% a_b "q"')");
   CHECK(literal("caf\xc3\xa9 \xf0\x9f\x98\x80") == "'caf\xc3\xa9 \xf0\x9f\x98\x80'");
@@ -98,17 +123,24 @@ TEST_CASE("random valid UTF-8 round-trips through Impala's unescaping") {
   std::mt19937_64 rng(20261130);
   // Weighted towards the characters that matter: controls, quotes, backslashes, digits after a
   // NUL, Hive's special \% and \_, and multi-byte sequences of every length.
-  const char32_t specials[] = {0, 1, '\n', '\r', '\t', 0x1a, 0x1f, 0x7f, '\'', '"', '\\', '%', '_',
-                               '0', '1', '7', 'u', 'n', 'Z', 0xe9, 0x7ff, 0x800, 0xfffd, 0x10ffff};
+  const char32_t specials[] = {0,    1,   '\n', '\r', '\t',  0x1a,  0x1f,   0x7f,
+                               '\'', '"', '\\', '%',  '_',   '0',   '1',    '7',
+                               'u',  'n', 'Z',  0xe9, 0x7ff, 0x800, 0xfffd, 0x10ffff};
   for (int round = 0; round < 20000; ++round) {
     std::string text;
     const int len = static_cast<int>(rng() % 24);
     for (int i = 0; i < len; ++i) {
       char32_t cp;
       switch (rng() % 4) {
-        case 0: cp = specials[rng() % std::size(specials)]; break;
-        case 1: cp = static_cast<char32_t>(rng() % 0x80); break;
-        case 2: cp = static_cast<char32_t>(0x80 + rng() % 0x780); break;
+        case 0:
+          cp = specials[rng() % std::size(specials)];
+          break;
+        case 1:
+          cp = static_cast<char32_t>(rng() % 0x80);
+          break;
+        case 2:
+          cp = static_cast<char32_t>(0x80 + rng() % 0x780);
+          break;
         default: {
           do cp = static_cast<char32_t>(rng() % 0x110000);
           while (cp >= 0xD800 && cp <= 0xDFFF);

@@ -58,9 +58,9 @@ class Compiler {
 
 // Compiles `events` (in input order) with `options` and returns the complete dry-run script:
 // header comment, then per window a comment, the delete phase and the upsert phase, each statement
-// ending in ";\n". Executing the script on Kudu tables gives the same tables as applying every event
-// one at a time in order (SPEC §5). Byte-identical for the same events and options.
-// Uses NoPriorState; throws std::invalid_argument if options.prior is kImpala (no connection here).
+// ending in ";\n". Executing the script on Kudu tables gives the same tables as applying every
+// event one at a time in order (SPEC §5). Byte-identical for the same events and options. Uses
+// NoPriorState; throws std::invalid_argument if options.prior is kImpala (no connection here).
 std::string compile_to_sql(std::span<const Event> events, const CompileOptions& options);
 
 }  // namespace atlas2kudu

@@ -53,6 +53,10 @@ struct EntityKnowledge {
   // kValue: entity_flat.qualified_name; kNull: no qualified name and no by_qn row maps to the guid.
   Cell qn_state = Cell::kUnknown;
   std::string qualified_name;
+  // qn_digest(type_name, qualified_name) when digest_valid: renames compare against it on every
+  // event, and SHA-256 is the most expensive step of the fold.
+  bool digest_valid = false;
+  QnDigest digest{};
   bool props_known = false;
   Props props;
   bool tags_known = false;

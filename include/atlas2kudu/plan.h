@@ -13,8 +13,8 @@
 // so the output is byte-identical for the same input.
 //
 // Example (hex keys, database atlas):
-//   DELETE FROM `atlas`.`edge_out` WHERE `src` IN ('…01') AND `elabel` IN ('owns') AND `dst` IN ('…02')
-//   UPSERT INTO `atlas`.`entity_by_qn` (`qn_digest`, `guid`, `type_name`) VALUES
+//   DELETE FROM `atlas`.`edge_out` WHERE `src` IN ('…01') AND `elabel` IN ('owns') AND `dst` IN
+//   ('…02') UPSERT INTO `atlas`.`entity_by_qn` (`qn_digest`, `guid`, `type_name`) VALUES
 //   ('…', '…01', 'hive_table')
 #pragma once
 

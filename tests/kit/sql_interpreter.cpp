@@ -1,6 +1,7 @@
 #include "sql_interpreter.h"
 
 #include <fmt/format.h>
+#include <simdjson.h>
 
 #include <algorithm>
 #include <cctype>
@@ -115,6 +116,14 @@ int java_hex_digit(char16_t c) {
 }  // namespace
 
 std::string impala_unescape(std::string_view raw) {
+  // Without a backslash neither normalisation nor unescaping changes anything (a bare quote cannot
+  // occur: it would have ended the literal), and valid UTF-8 holds no unpaired surrogate.
+  if (raw.find('\\') == std::string_view::npos) {
+    if (!simdjson::validate_utf8(raw.data(), raw.size())) {
+      throw SqlError("string literal is not valid UTF-8");
+    }
+    return std::string(raw);
+  }
   const auto value = utf8_to_utf16(raw);
   if (!value) throw SqlError("string literal is not valid UTF-8");
 
@@ -276,8 +285,8 @@ namespace {
 struct Token {
   enum class Kind { kIdent, kString, kNumber, kWord, kPunct, kEnd };
   Kind kind = Kind::kEnd;
-  std::string text;   // identifier name, raw literal text, digits, upper-cased word, punctuation
-  std::string shown;  // as written, for messages
+  std::string text;  // identifier name, raw literal text, digits, upper-cased word, punctuation
+  std::string_view shown;  // as written (a view into the script), for messages
   std::size_t line = 0;
   std::size_t statement = 0;          // 1-based statement the token belongs to
   std::size_t offset = 0;             // byte offset of the token in the script
@@ -350,7 +359,7 @@ std::vector<Token> lex(std::string_view sql) {
       if (name.empty()) fail("empty identifier", sql.substr(i, end - i + 1));
       t.kind = Token::Kind::kIdent;
       t.text = std::string(name);
-      t.shown = std::string(sql.substr(i, end - i + 1));
+      t.shown = sql.substr(i, end - i + 1);
       i = end + 1;
     } else if (c == '\'') {
       // SingleQuoteStringLiteral = \'(\\.|[^\\\'])*\'   (JFlex `.` excludes line terminators)
@@ -372,7 +381,7 @@ std::vector<Token> lex(std::string_view sql) {
       }
       t.kind = Token::Kind::kString;
       t.text = std::string(sql.substr(i + 1, j - i - 1));
-      t.shown = std::string(sql.substr(i, j - i + 1));
+      t.shown = sql.substr(i, j - i + 1);
       t.line = start_line;
       i = j + 1;
     } else if (c == '"') {
@@ -385,7 +394,8 @@ std::vector<Token> lex(std::string_view sql) {
         fail("only decimal integers are allowed", sql.substr(i, j + 1 - i));
       }
       t.kind = Token::Kind::kNumber;
-      t.text = t.shown = std::string(sql.substr(i, j - i));
+      t.shown = sql.substr(i, j - i);
+      t.text = std::string(t.shown);
       i = j;
     } else if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {
       std::size_t j = i;
@@ -393,8 +403,8 @@ std::vector<Token> lex(std::string_view sql) {
              (std::isalnum(static_cast<unsigned char>(sql[j])) || sql[j] == '_')) {
         ++j;
       }
-      t.shown = std::string(sql.substr(i, j - i));
-      std::string upper = t.shown;
+      t.shown = sql.substr(i, j - i);
+      std::string upper(t.shown);
       for (auto& ch : upper) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
       if (upper == "OR") fail("OR is not allowed (no OR-of-ANDs; use IN-lists)", t.shown);
       if (!keywords().count(upper)) {
@@ -405,7 +415,8 @@ std::vector<Token> lex(std::string_view sql) {
       i = j;
     } else if (c == '(' || c == ')' || c == ',' || c == '.' || c == ';' || c == '=' || c == '-') {
       t.kind = Token::Kind::kPunct;
-      t.text = t.shown = std::string(1, c);
+      t.shown = sql.substr(i, 1);
+      t.text = std::string(1, c);
       ++i;
       if (c == ';') {
         out.push_back(std::move(t));
