@@ -25,6 +25,9 @@
 //     wrong shape (column count, a guid that was not asked for, a guid that is not hex) throws
 //     Hs2Error(kInternal). A throwing lookup() appends nothing.
 //   - Not thread-safe; the compiler calls it from one thread.
+//   - Consistency: the compiler asks about a guid only the first time a run meets it, so the rows
+//     read were written by earlier runs (or other writers), never by this run's own executor
+//     session. -Q options (e.g. -Q KUDU_READ_MODE=READ_AT_SNAPSHOT) apply to these SELECTs too.
 //
 // Worked example (hex keys, batch_rows = 2, database `atlas`), guids g1 < g2 < g3 where g1 has an
 // entity_flat row (hive_table, qn NULL, props {"owner":"a"}) and the tag PII, g2 only the tag
