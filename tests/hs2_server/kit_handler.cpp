@@ -1,5 +1,6 @@
 #include "kit_handler.h"
 
+#include "kit_select.h"
 #include "sql_interpreter.h"
 
 namespace atlas2kudu::testing {
@@ -11,6 +12,13 @@ StatementOutcome KitHandler::execute(const std::string& sql) {
   StatementOutcome out;
   std::lock_guard lock(mu_);
   try {
+    if (is_select_statement(sql)) {  // prior-state lookups (kit_select.h)
+      KitSelectResult r = run_kit_select(sql, store_, database_);
+      out.is_query = true;
+      out.columns = std::move(r.columns);
+      out.rows = std::move(r.rows);
+      return out;
+    }
     testkit::InterpreterOptions options;
     options.database = database_;
     // One statement per call, as over HS2: phase-conflict checks span scripts, not statements.

@@ -5,8 +5,8 @@
 //
 // Statements outside the interpreter's subset (docs/sql-subset.md) fail at ExecuteStatement with
 // "AnalysisException: <interpreter message>", which the client classifies as definite.
-// SELECT is not in the subset yet: prior-state lookups (SPEC §3 --prior impala) will need the
-// interpreter extended with the SELECT forms they use; until then SELECT is rejected the same way.
+// SELECT statements go to kit_select.h, which answers the prior-state lookups (SPEC §3
+// --prior impala) and rejects every other SELECT shape the same way.
 //
 // Example:
 //   auto kit = std::make_shared<KitHandler>(KeyEncoding::kHex);
