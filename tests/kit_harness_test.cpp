@@ -8,6 +8,7 @@
 
 #include "atlas2kudu/digest.h"
 #include "atlas2kudu/reader.h"
+#include "equivalence.h"
 #include "harness.h"
 #include "sql_interpreter.h"
 #include "stream_generator.h"
@@ -325,4 +326,25 @@ TEST_CASE("harness: a hand-compiled net-effect script for scenario 03 (trade via
   const auto stale = check_equivalence(events, options, seeded, no_delete);
   REQUIRE(stale);
   CHECK(stale->find("entity_by_qn") != std::string::npos);
+}
+
+TEST_CASE("equivalence: explain_equivalence_failure shrinks a real disagreement") {
+  // The compiler compiles as --prior none; judged against a projector that reads the prior store
+  // (PriorKnowledge::kStore), a props merge onto pre-existing entities must disagree. The
+  // explanation must cut the stream down to a handful of events.
+  CompileOptions options;
+  const KuduStore prior = generate_store(4, options);
+  const auto events = generate_stream(4, GeneratorConfig{.length = 60});
+  EquivalenceOptions full{.prior = PriorKnowledge::kStore};
+  const auto explained = explain_equivalence_failure(events, options, prior, full);
+  REQUIRE(explained);
+  CHECK(explained->find("minimal failing stream (") == 0);
+  const auto of = explained->find(" of 60 events");
+  REQUIRE(of != std::string::npos);
+  const int kept = std::stoi(explained->substr(24, of - 24));
+  CHECK(kept >= 1);
+  CHECK(kept <= 3);
+  CHECK(explained->find("--- SQL ---") != std::string::npos);
+  // The same stream is equivalent under the knowledge the compiler really has.
+  CHECK_FALSE(run_equivalence(events, options, prior));
 }

@@ -1,6 +1,5 @@
 // The equivalence oracle wired to the compiler: compile_to_sql(events, options), then
-// check_equivalence() (harness.h). Not part of the test_kit library until the compiler exists on
-// the branch; the compiler owner adds tests/kit/equivalence.cpp to the test sources (README.md).
+// check_equivalence() (harness.h). The only part of the kit that depends on the compiler.
 #pragma once
 
 #include <optional>

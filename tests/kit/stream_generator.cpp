@@ -248,8 +248,9 @@ class Generator {
     Event e = base(op, 0);
     e.guid = Guid{};
     if (rng_.chance(70)) {
-      e.guid = generator_guid(1000 + (std::hash<std::string>{}(k.label + k.rel_type) % 7) * 64 +
-                              k.src * 8 + k.dst);
+      e.guid = generator_guid(
+          1000 + (static_cast<std::uint64_t>(sha256_prefix_i64(k.label + k.rel_type)) % 7) * 64 +
+          k.src * 8 + k.dst);
       e.relationship.guid = e.guid;
     }
     e.type_name = k.rel_type;
