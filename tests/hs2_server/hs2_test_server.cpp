@@ -492,9 +492,12 @@ void Hs2TestServer::Impl::accept_loop() {
 
 bool Hs2TestServer::Impl::sasl_handshake(TTransport& wire) {
   auto fail = [&](SaslStatus status, const std::string& why) {
+    {
+      // Counted before replying, so a client that has seen the reply also sees the count.
+      std::lock_guard lock(mu);
+      ++stats.sasl_failures;
+    }
     write_sasl_message(wire, status, why);
-    std::lock_guard lock(mu);
-    ++stats.sasl_failures;
     return false;
   };
   auto [st, mech] = read_sasl_message(wire);
