@@ -246,6 +246,12 @@ class Service : public t::ImpalaHiveServer2ServiceIf {
   }
 
   void CloseSession(t::TCloseSessionResp& r, const t::TCloseSessionReq& req) override {
+    int latency;
+    {
+      std::lock_guard lock(s_.mu);
+      latency = s_.config.faults.close_session_latency_ms;
+    }
+    if (latency > 0) std::this_thread::sleep_for(std::chrono::milliseconds(latency));
     std::lock_guard lock(s_.mu);
     r.__set_status(s_.sessions.erase(req.sessionHandle.sessionId.guid)
                        ? ok_status()
