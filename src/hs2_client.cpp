@@ -386,6 +386,7 @@ std::string Hs2Client::ping() {
 void Hs2Client::close() noexcept {
   if (impl_->rpc && impl_->session) {
     try {
+      set_hs2_rpc_timeout(*impl_->transport, impl_->options.close_timeout_ms);
       t::TCloseSessionReq req;
       req.__set_sessionHandle(*impl_->session);
       t::TCloseSessionResp resp;

@@ -72,6 +72,11 @@ HttpClientTransport::~HttpClientTransport() {
   for (std::size_t i = 0; i < config_.bearer.size(); ++i) p[i] = 0;
 }
 
+void HttpClientTransport::set_request_timeout(int ms) {
+  config_.request_timeout_ms = ms;
+  curl_easy_setopt(static_cast<CURL*>(curl_), CURLOPT_TIMEOUT_MS, static_cast<long>(ms));
+}
+
 void HttpClientTransport::close() {
   open_ = false;
   wbuf_.clear();

@@ -30,6 +30,14 @@ std::uint32_t get_be32(const std::uint8_t* p) {
 }
 
 // sasl_client_init is process-global and not thread-safe; sessions connect concurrently.
+// Cyrus keeps global mechanism lists and, unless the application installs mutex callbacks,
+// does not lock them. Sessions negotiate concurrently (--sessions N), so every call into Cyrus is
+// made under this lock; negotiation is a few calls per connection, never on the data path.
+std::mutex& cyrus_mutex() {
+  static std::mutex mu;
+  return mu;
+}
+
 void init_cyrus_once() {
   static std::once_flag once;
   static int rc = SASL_OK;
@@ -49,7 +57,10 @@ struct SaslClientTransport::Secrets {
   sasl_callback_t callbacks[4];
 
   ~Secrets() {
-    if (conn) sasl_dispose(&conn);
+    if (conn) {
+      std::lock_guard lock(cyrus_mutex());
+      sasl_dispose(&conn);
+    }
     if (secret) {
       volatile unsigned char* p = secret->data;
       for (unsigned long i = 0; i < secret->len; ++i) p[i] = 0;
@@ -171,6 +182,7 @@ void SaslClientTransport::negotiate() {
   s.callbacks[1] = {SASL_CB_AUTHNAME, sasl_callback_fn(&sasl_get_simple), &s};
   s.callbacks[2] = {SASL_CB_PASS, sasl_callback_fn(&sasl_get_secret), &s};
   s.callbacks[3] = {SASL_CB_LIST_END, nullptr, nullptr};
+  std::unique_lock lock(cyrus_mutex());
   if (s.conn) sasl_dispose(&s.conn);
   int rc =
       sasl_client_new(service_.c_str(), host_.c_str(), nullptr, nullptr, s.callbacks, 0, &s.conn);
@@ -191,16 +203,26 @@ void SaslClientTransport::negotiate() {
   if (rc != SASL_OK && rc != SASL_CONTINUE)
     throw Hs2Error(Hs2ErrorKind::kAuth,
                    fmt::format("SASL {}: cannot start: {}", mechanism_, sasl_errdetail(s.conn)));
+  lock.unlock();
   write_sasl_message(*inner_, SaslStatus::kStart, mechanism_);
-  write_sasl_message(*inner_, SaslStatus::kOk, std::string(out ? out : "", out_len));
+  {
+    // The PLAIN initial response holds the password: wipe our copy once it is sent.
+    std::string initial(out ? out : "", out_len);
+    write_sasl_message(*inner_, SaslStatus::kOk, initial);
+    volatile char* p = initial.data();
+    for (std::size_t i = 0; i < initial.size(); ++i) p[i] = 0;
+  }
   for (;;) {
     auto [status, payload] = read_sasl_message(*inner_);
     switch (status) {
       case SaslStatus::kComplete:
         return;
       case SaslStatus::kOk: {
-        rc = sasl_client_step(s.conn, payload.data(), static_cast<unsigned>(payload.size()),
-                              nullptr, &out, &out_len);
+        {
+          std::lock_guard step_lock(cyrus_mutex());
+          rc = sasl_client_step(s.conn, payload.data(), static_cast<unsigned>(payload.size()),
+                                nullptr, &out, &out_len);
+        }
         if (rc != SASL_OK && rc != SASL_CONTINUE)
           throw Hs2Error(Hs2ErrorKind::kAuth,
                          fmt::format("SASL {}: {}", mechanism_, sasl_errdetail(s.conn)));

@@ -56,6 +56,10 @@ class TimedOpenTransport : public apache::thrift::transport::TVirtualTransport<T
     socket_->setSendTimeout(socket_timeout_ms_);
   }
   void close() override { top_->close(); }
+  void set_rpc_timeout(int ms) {
+    socket_->setRecvTimeout(ms);
+    socket_->setSendTimeout(ms);
+  }
   uint32_t read(uint8_t* buf, uint32_t len) { return top_->read(buf, len); }
   void write(const uint8_t* buf, uint32_t len) { top_->write(buf, len); }
   void flush() override { top_->flush(); }
@@ -112,6 +116,11 @@ std::shared_ptr<TTransport> make_hs2_transport(const Hs2Options& o, const Hs2Cre
   }
   return std::make_shared<TimedOpenTransport>(socket, top, o.connect_timeout_ms,
                                               o.socket_timeout_ms);
+}
+
+void set_hs2_rpc_timeout(TTransport& transport, int ms) {
+  if (auto* t = dynamic_cast<TimedOpenTransport*>(&transport)) t->set_rpc_timeout(ms);
+  if (auto* h = dynamic_cast<HttpClientTransport*>(&transport)) h->set_request_timeout(ms);
 }
 
 }  // namespace atlas2kudu

@@ -410,3 +410,22 @@ TEST_CASE("hs2 client: a TLS handshake the server never answers ends at the conn
   CHECK(e.kind() == Hs2ErrorKind::kTransient);
   CHECK(took < std::chrono::seconds(3));
 }
+
+TEST_CASE("hs2 client: close() is bounded even when CloseSession hangs and RPCs have no timeout") {
+  for (auto transport : {Transport::kBinary, Transport::kHttp}) {
+    Hs2TestServerConfig cfg;
+    cfg.transport = transport;
+    cfg.faults.close_session_latency_ms = 1000;
+    Hs2TestServer server(cfg, std::make_shared<KeySetHandler>());
+    auto o = test_options(server.start());
+    if (transport == Transport::kHttp) o.protocol = Hs2Protocol::kHttp;
+    o.socket_timeout_ms = 0;
+    o.close_timeout_ms = 200;
+    Hs2Client client(o, {});
+    client.connect();
+    auto t0 = std::chrono::steady_clock::now();
+    client.close();
+    CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(800));
+    CHECK_FALSE(client.connected());
+  }
+}

@@ -57,6 +57,8 @@ class HttpClientTransport
   void write(const uint8_t* buf, uint32_t len);
   void flush() override;
 
+  void set_request_timeout(int ms);
+
   // For tests and diagnostics: HTTP tries beyond the first, summed over the transport's life.
   int http_retries() const { return http_retries_; }
 

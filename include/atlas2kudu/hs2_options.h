@@ -43,7 +43,10 @@ struct Hs2Options {
   bool auth_creds_ok_in_clear = false;     // --auth_creds_ok_in_clear
   int sessions = 1;                        // --sessions N: concurrent sessions per phase
   int max_retries = 5;                     // --max_retries: re-runs of one statement
-  int retry_backoff_ms = 500;  // --retry_backoff_ms: first back-off, doubled, capped 30 s
+  int retry_backoff_ms = 500;
+  // Not a flag: bound on the final CloseSession, so a hung server cannot hang the end of a run
+  // even with --socket_timeout_ms 0 (the session expires on the server anyway).
+  int close_timeout_ms = 5000;  // --retry_backoff_ms: first back-off, doubled, capped 30 s
 };
 
 // Host and port after applying the protocol's default port (21050 binary, 28000 HTTP).

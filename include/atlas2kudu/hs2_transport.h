@@ -24,4 +24,8 @@ namespace atlas2kudu {
 std::shared_ptr<apache::thrift::transport::TTransport> make_hs2_transport(
     const Hs2Options& options, const Hs2Credentials& credentials);
 
+// Changes the receive (and send) timeout of a transport made by make_hs2_transport, 0 = none;
+// for hs2-http, the whole-request timeout. Used to bound clean-up RPCs.
+void set_hs2_rpc_timeout(apache::thrift::transport::TTransport& transport, int ms);
+
 }  // namespace atlas2kudu

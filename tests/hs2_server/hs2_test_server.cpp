@@ -246,6 +246,12 @@ class Service : public t::ImpalaHiveServer2ServiceIf {
   }
 
   void CloseSession(t::TCloseSessionResp& r, const t::TCloseSessionReq& req) override {
+    int latency;
+    {
+      std::lock_guard lock(s_.mu);
+      latency = s_.config.faults.close_session_latency_ms;
+    }
+    if (latency > 0) std::this_thread::sleep_for(std::chrono::milliseconds(latency));
     std::lock_guard lock(s_.mu);
     r.__set_status(s_.sessions.erase(req.sessionHandle.sessionId.guid)
                        ? ok_status()
@@ -492,9 +498,12 @@ void Hs2TestServer::Impl::accept_loop() {
 
 bool Hs2TestServer::Impl::sasl_handshake(TTransport& wire) {
   auto fail = [&](SaslStatus status, const std::string& why) {
+    {
+      // Counted before replying, so a client that has seen the reply also sees the count.
+      std::lock_guard lock(mu);
+      ++stats.sasl_failures;
+    }
     write_sasl_message(wire, status, why);
-    std::lock_guard lock(mu);
-    ++stats.sasl_failures;
     return false;
   };
   auto [st, mech] = read_sasl_message(wire);

@@ -41,6 +41,8 @@ struct FaultPlan {
   // Statement numbers before which the server forgets every session (as after an impalad restart
   // or an idle-session expiry): that ExecuteStatement fails with "Invalid session id".
   std::set<int> expire_sessions_at;
+  // Milliseconds slept in CloseSession (a server that hangs at the end of a run).
+  int close_session_latency_ms = 0;
   // Milliseconds slept in every ExecuteStatement (simulated planning time).
   int latency_ms = 0;
   // GetOperationStatus answers RUNNING this many times before the final state.
