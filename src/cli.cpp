@@ -6,6 +6,9 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <map>
+#include <system_error>
+#include <utility>
 #include <optional>
 #include <string>
 #include <vector>
@@ -13,8 +16,15 @@
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
+#include "atlas2kudu/compiler.h"
+#include "atlas2kudu/ddl.h"
 #include "atlas2kudu/digest.h"
+#include "atlas2kudu/hs2_executor.h"
+#include "atlas2kudu/hs2_options.h"
 #include "atlas2kudu/json_text.h"
+#include "atlas2kudu/pipeline.h"
+#include "atlas2kudu/print_executor.h"
+#include "atlas2kudu/prior_state.h"
 #include "atlas2kudu/progress.h"
 #include "atlas2kudu/reader.h"
 #include "atlas2kudu/version.h"
@@ -43,6 +53,34 @@ void add_input_options(CLI::App* cmd, InputOptions& in) {
   cmd->add_option("--stats", in.stats_file, "Write a JSON summary of the run to FILE");
 }
 
+// An option taking one of a fixed set of words, stored as the matching enum value.
+template <typename E>
+CLI::Option* add_choice(CLI::App* cmd, const std::string& name, E& target,
+                        std::vector<std::pair<std::string, E>> choices, const std::string& help) {
+  std::vector<std::string> words;
+  std::string default_word;
+  for (const auto& [word, value] : choices) {
+    words.push_back(word);
+    if (value == target) default_word = word;
+  }
+  return cmd
+      ->add_option_function<std::string>(
+          name,
+          [&target, choices](const std::string& word) {
+            for (const auto& [w, value] : choices) {
+              if (w == word) target = value;
+            }
+          },
+          help)
+      ->check(CLI::IsMember(words))
+      ->default_str(default_word);
+}
+
+const std::vector<std::pair<std::string, KeyEncoding>> kKeyEncodings = {
+    {"hex", KeyEncoding::kHex}, {"binary", KeyEncoding::kBinary}};
+constexpr const char* kKeyEncodingHelp =
+    "KEY columns as 32-char lowercase hex STRING (any Impala) or 16-byte BINARY (Impala >= 4.4)";
+
 void write_text_file(const std::string& path, const std::string& text) {
   std::FILE* f = std::fopen(path.c_str(), "w");
   if (f == nullptr) {
@@ -56,22 +94,10 @@ void write_text_file(const std::string& path, const std::string& text) {
 
 std::string read_stats_json(std::string_view command, const ReadStats& s, bool completed,
                             double seconds) {
-  std::string out = fmt::format(
-      "{{\"command\":\"{}\",\"completed\":{},\"elapsed_seconds\":{:.3f},\"sources\":{},"
-      "\"records\":{},\"events\":{},\"rejected\":{},\"split_chunks\":{},\"ignored_lines\":{},"
-      "\"legacy_v1\":{},\"operations\":{{",
-      command, completed, seconds, s.sources, s.records, s.events, s.rejected, s.split_chunks,
-      s.ignored_lines, s.legacy_v1);
-  for (std::size_t i = 0; i < kOperationCount; ++i) {
-    out += fmt::format("{}\"{}\":{}", i ? "," : "", to_string(static_cast<Operation>(i)),
-                       s.per_operation[i]);
-  }
-  out += "},\"rejections\":{";
-  for (std::size_t i = 0; i < kRejectCodeCount; ++i) {
-    out += fmt::format("{}\"{}\":{}", i ? "," : "", to_string(static_cast<RejectCode>(i)),
-                       s.per_reason[i]);
-  }
-  out += "}}\n";
+  std::string out = fmt::format("{{\"command\":\"{}\",\"completed\":{},\"elapsed_seconds\":{:.3f},",
+                                command, completed, seconds);
+  append_read_stats_json(s, out);
+  out += "}\n";
   return out;
 }
 
@@ -123,6 +149,223 @@ int run_check(const InputOptions& in) {
   return status;
 }
 
+// A file written under a temporary name and renamed into place on commit(), so a run that stops
+// half way (bad input, full disk) never leaves a partial script where a reviewer expects a whole
+// one. Without a path it writes to stdout.
+class OutputFile {
+ public:
+  explicit OutputFile(std::string path) : path_(std::move(path)) {
+    if (path_.empty() || path_ == "-") {
+      file_ = stdout;
+      return;
+    }
+    temp_ = path_ + ".partial";
+    file_ = std::fopen(temp_.c_str(), "w");
+    if (file_ == nullptr) {
+      throw SourceError(false, fmt::format("{}: cannot create: {}", temp_, std::strerror(errno)));
+    }
+  }
+  ~OutputFile() {
+    if (file_ != nullptr && file_ != stdout) {
+      std::fclose(file_);
+      std::remove(temp_.c_str());
+    }
+  }
+  std::FILE* get() const { return file_; }
+  void commit() {
+    if (file_ == stdout) {
+      if (std::fflush(stdout) != 0) throw SourceError(false, "stdout: write failed");
+      return;
+    }
+    std::FILE* f = std::exchange(file_, nullptr);
+    if (std::fclose(f) != 0 || std::rename(temp_.c_str(), path_.c_str()) != 0) {
+      std::remove(temp_.c_str());
+      throw SourceError(false, fmt::format("{}: cannot write: {}", path_, std::strerror(errno)));
+    }
+  }
+
+ private:
+  std::string path_;
+  std::string temp_;
+  std::FILE* file_ = nullptr;
+};
+
+struct CompileCommand {
+  InputOptions in;
+  CompileOptions options;
+  std::string output;
+  bool quiet = false;
+};
+
+void add_compile_options(CLI::App* cmd, CompileCommand& c) {
+  add_input_options(cmd, c.in);
+  CompileOptions& o = c.options;
+  cmd->add_option("--database", o.database, "Database holding the projection tables")
+      ->capture_default_str();
+  add_choice(cmd, "--key-encoding", o.key_encoding, kKeyEncodings, kKeyEncodingHelp);
+  add_choice(cmd, "--tombstone", o.tombstone, {{"soft", Tombstone::kSoft}, {"hard", Tombstone::kHard}},
+                  "ENTITY_DELETE: soft = state DELETED on entity_flat, tags kept; hard = remove "
+                  "the entity's rows");
+  add_choice(cmd, "--prior", o.prior,
+             {{"none", PriorSource::kNone}, {"impala", PriorSource::kImpala}},
+                  "Stored state for keys the input does not establish: none (input only) or "
+                  "impala (primary-key lookups over HS2)");
+  cmd->add_option("--props-max-bytes", o.props_max_bytes,
+                  "Cap on props_json; the largest values are dropped first and listed under "
+                  "\"_truncated\"")
+      ->capture_default_str()
+      ->check(CLI::Range(std::size_t{2}, std::size_t{65536}));
+  cmd->add_option("--window-events", o.window_events,
+                  "Events per window: each window's net effect runs as deletes, then upserts")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--batch-rows", o.batch_rows, "Rows (or keys) per statement at most")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--batch-bytes", o.batch_bytes,
+                  "Bytes per statement at most (Impala's limit is 16 MiB)")
+      ->capture_default_str()
+      ->check(CLI::Range(std::size_t{1024}, std::size_t{16} << 20));
+}
+
+int run_compile(CompileCommand& c) {
+  if (c.options.prior == PriorSource::kImpala) {
+    fmt::print(stderr,
+               "atlas2kudu: --prior impala reads stored state over HiveServer2, which this build "
+               "cannot do yet; use --prior none (the default for compile)\n");
+    return kExitUsage;
+  }
+  const auto started = std::chrono::steady_clock::now();
+  NoPriorState prior;
+  Compiler compiler(c.options, prior);
+  RejectSink rejects(RejectPolicy{c.in.max_rejects, c.in.reject_file});
+  Reader reader(c.in.files, rejects);
+  OutputFile output(c.output);
+  PrintExecutor printer(output.get());
+  Progress progress("compile");
+  RunStats run;
+  bool completed = false;
+  int status = kExitOk;
+  try {
+    run_pipeline(reader, compiler, printer, run, &progress);
+    output.commit();
+    completed = true;
+  } catch (const TooManyRejects& e) {
+    fmt::print(stderr, "atlas2kudu: {}\n", e.what());
+    status = kExitBadInput;
+  }
+  progress.done();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  const ReadStats& read = reader.stats();
+  if (!c.quiet) {
+    fmt::print(stderr,
+               "atlas2kudu compile: {} events ({} records, {} rejected) in {} window{} -> {} "
+               "statement{}, {:.1f} KiB of SQL{}\n",
+               read.events, read.records, read.rejected, run.windows, run.windows == 1 ? "" : "s",
+               run.statements, run.statements == 1 ? "" : "s",
+               run.sql_bytes / 1024.0,
+               completed ? "" : "; stopped, no output written");
+  }
+  if (!c.in.stats_file.empty()) {
+    write_text_file(c.in.stats_file, run_stats_json("compile", read, run, completed, seconds));
+  }
+  return status;
+}
+
+struct ApplyCommand {
+  CompileCommand compile;
+  Hs2Options hs2;
+};
+
+int run_apply(ApplyCommand& a) {
+  CompileCommand& c = a.compile;
+  if (c.options.prior == PriorSource::kImpala) {
+    fmt::print(stderr,
+               "atlas2kudu: --prior impala (reading stored state before each window, the default "
+               "for apply) is not available in this version. Pass --prior none to apply with the "
+               "state this input establishes: renames and tag removals stay exact; props_json of "
+               "entities first seen here as updates starts from this input's attributes.\n");
+    return kExitUsage;
+  }
+  validate_hs2_options(a.hs2);
+  const auto started = std::chrono::steady_clock::now();
+  NoPriorState prior;
+  Compiler compiler(c.options, prior);
+  RejectSink rejects(RejectPolicy{c.in.max_rejects, c.in.reject_file});
+  Reader reader(c.in.files, rejects);
+  Hs2Executor executor(a.hs2, resolve_hs2_credentials(a.hs2));
+  Progress progress("apply");
+  RunStats run;
+  bool completed = false;
+  int status = kExitOk;
+  std::string failure;
+  try {
+    run_pipeline(reader, compiler, executor, run, &progress);
+    completed = true;
+  } catch (const TooManyRejects& e) {
+    failure = e.what();
+    status = kExitBadInput;
+  } catch (const Hs2ExecutionError& e) {
+    failure = e.what();
+    status = e.exit_code();
+  } catch (const Hs2Error& e) {
+    failure = e.what();
+    status = exit_code_for(e.kind());
+  }
+  progress.done();
+  if (!failure.empty()) fmt::print(stderr, "atlas2kudu: {}\n", failure);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  const ReadStats& read = reader.stats();
+  const Hs2RunStats hs2 = executor.stats();
+  if (!c.quiet) {
+    fmt::print(stderr,
+               "atlas2kudu apply: {} events ({} records, {} rejected), {} window{} applied, {} "
+               "statements, {} rows modified, {} row errors, {} retries, {:.1f} s{}\n",
+               read.events, read.records, read.rejected, hs2.windows, hs2.windows == 1 ? "" : "s",
+               hs2.statements,
+               hs2.rows_modified, hs2.row_errors, hs2.retries, seconds,
+               completed ? "" : " (stopped)");
+    for (const auto& [table, rows] : hs2.rows_by_table) {
+      fmt::print(stderr, "  {:<24}{:>12} rows modified\n", table, rows);
+    }
+  }
+  if (!c.in.stats_file.empty()) {
+    std::string json = run_stats_json("apply", read, run, completed, seconds);
+    json.pop_back();  // "}\n": add the execution counts inside the object
+    json.pop_back();
+    json += fmt::format(
+        ",\"applied_windows\":{},\"applied_statements\":{},\"rows_modified\":{},"
+        "\"row_errors\":{},\"retries\":{},\"reconnects\":{},\"rows_modified_by_table\":{{",
+        hs2.windows, hs2.statements, hs2.rows_modified, hs2.row_errors, hs2.retries,
+        hs2.reconnects);
+    bool first = true;
+    for (const auto& [table, rows] : hs2.rows_by_table) {
+      json += fmt::format("{}\"{}\":{}", first ? "" : ",", table, rows);
+      first = false;
+    }
+    json += "}}\n";
+    write_text_file(c.in.stats_file, json);
+  }
+  return status;
+}
+
+struct DdlCommand {
+  DdlOptions options;
+  std::string output;
+};
+
+int run_ddl(const DdlCommand& d) {
+  OutputFile output(d.output);
+  const std::string sql = projection_ddl(d.options);
+  if (std::fwrite(sql.data(), 1, sql.size(), output.get()) != sql.size()) {
+    throw SourceError(false, "cannot write the DDL");
+  }
+  output.commit();
+  return kExitOk;
+}
+
 int run_digest(const std::string& type_name, const std::string& qualified_name) {
   fmt::print("{}\n", to_hex(qn_digest(type_name, qualified_name)));
   return kExitOk;
@@ -148,6 +391,47 @@ int run_cli(int argc, char** argv) {
   add_input_options(check, check_in);
   check->callback([&] { command = [&] { return run_check(check_in); }; });
 
+  CompileCommand compile_cmd;
+  CLI::App* compile = app.add_subcommand(
+      "compile", "Dry run: compile notifications into the Impala SQL that apply would run, and "
+                 "print it (or write it with -o)");
+  add_compile_options(compile, compile_cmd);
+  compile->add_option("-o,--output", compile_cmd.output,
+                      "Write the SQL to FILE (replaced only when the run succeeds)");
+  compile->add_flag("-q,--quiet", compile_cmd.quiet, "No summary line on stderr");
+  compile->callback([&] { command = [&] { return run_compile(compile_cmd); }; });
+
+  ApplyCommand apply_cmd;
+  apply_cmd.compile.options.prior = PriorSource::kImpala;  // SPEC §3: the default for apply
+  CLI::App* apply = app.add_subcommand(
+      "apply", "Compile notifications and run the statements on Impala over HiveServer2, window "
+               "by window (deletes, then upserts)");
+  add_compile_options(apply, apply_cmd.compile);
+  add_hs2_options(apply, &apply_cmd.hs2);
+  apply->add_flag("-q,--quiet", apply_cmd.compile.quiet, "No summary on stderr");
+  apply->callback([&] { command = [&] { return run_apply(apply_cmd); }; });
+
+  DdlCommand ddl_cmd;
+  CLI::App* ddl = app.add_subcommand(
+      "ddl", "Print the CREATE TABLE statements of the six Kudu projection tables");
+  ddl->add_option("--database", ddl_cmd.options.database, "Database to create them in")
+      ->capture_default_str();
+  add_choice(ddl, "--key-encoding", ddl_cmd.options.key_encoding, kKeyEncodings, kKeyEncodingHelp);
+  ddl->add_option("--partitions", ddl_cmd.options.partitions,
+                  "Hash partitions per table, on its leading key column")
+      ->capture_default_str()
+      ->check(CLI::Range(2, 1000));
+  ddl->add_option("--audit-first-year", ddl_cmd.options.first_year,
+                  "entity_audit: first yearly RANGE partition on event_ts")
+      ->capture_default_str()
+      ->check(CLI::Range(1970, 9999));
+  ddl->add_option("--audit-last-year", ddl_cmd.options.last_year,
+                  "entity_audit: last yearly RANGE partition on event_ts")
+      ->capture_default_str()
+      ->check(CLI::Range(1970, 9999));
+  ddl->add_option("-o,--output", ddl_cmd.output, "Write the DDL to FILE");
+  ddl->callback([&] { command = [&] { return run_ddl(ddl_cmd); }; });
+
   std::string digest_type, digest_qn;
   CLI::App* digest = app.add_subcommand(
       "digest", "Print the qn_digest (hex) of TYPE_NAME and QUALIFIED_NAME, the entity_by_qn key");
@@ -172,6 +456,15 @@ int run_cli(int argc, char** argv) {
   } catch (const TooManyRejects& e) {
     fmt::print(stderr, "atlas2kudu: {}\n", e.what());
     return kExitBadInput;
+  } catch (const Hs2Error& e) {
+    fmt::print(stderr, "atlas2kudu: {}\n", e.what());
+    return exit_code_for(e.kind());
+  } catch (const std::invalid_argument& e) {
+    fmt::print(stderr, "atlas2kudu: {}\n", e.what());
+    return kExitUsage;
+  } catch (const std::system_error& e) {
+    fmt::print(stderr, "atlas2kudu: {}\n", e.what());
+    return kExitIoError;
   } catch (const std::exception& e) {
     fmt::print(stderr, "atlas2kudu: internal error: {}\n", e.what());
     return kExitInternal;

@@ -8,12 +8,19 @@ namespace atlas2kudu {
 
 namespace {
 
-int hex_value(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
+// Hex digit values, -1 for anything else; parsing guids is on the reader's hot path.
+constexpr std::array<std::int8_t, 256> kHexValue = [] {
+  std::array<std::int8_t, 256> t{};
+  for (auto& v : t) v = -1;
+  for (int i = 0; i < 10; ++i) t['0' + i] = static_cast<std::int8_t>(i);
+  for (int i = 0; i < 6; ++i) {
+    t['a' + i] = static_cast<std::int8_t>(10 + i);
+    t['A' + i] = static_cast<std::int8_t>(10 + i);
+  }
+  return t;
+}();
+
+inline int hex_value(char c) { return kHexValue[static_cast<unsigned char>(c)]; }
 
 constexpr std::array<std::string_view, kOperationCount> kOperationNames = {
     "ENTITY_CREATE",       "ENTITY_UPDATE",         "ENTITY_DELETE",
@@ -26,20 +33,22 @@ constexpr std::array<std::string_view, kOperationCount> kOperationNames = {
 std::optional<Guid> Guid::parse(std::string_view text) {
   const bool dashed = text.size() == 36;
   if (!dashed && text.size() != 32) return std::nullopt;
-  Guid g;
-  std::size_t out = 0;
-  for (std::size_t i = 0; i < text.size();) {
-    if (dashed && (i == 8 || i == 13 || i == 18 || i == 23)) {
-      if (text[i] != '-') return std::nullopt;
-      ++i;
-      continue;
-    }
-    const int hi = hex_value(text[i]);
-    const int lo = hex_value(text[i + 1]);
-    if (hi < 0 || lo < 0) return std::nullopt;
-    g.bytes[out++] = static_cast<std::uint8_t>(hi << 4 | lo);
-    i += 2;
+  if (dashed && (text[8] != '-' || text[13] != '-' || text[18] != '-' || text[23] != '-')) {
+    return std::nullopt;
   }
+  // Byte k of the guid starts at this offset in the dashed form (plain hex: 2k).
+  static constexpr std::array<std::uint8_t, 16> kDashedOffset = {0,  2,  4,  6,  9,  11, 14, 16,
+                                                                 19, 21, 24, 26, 28, 30, 32, 34};
+  Guid g;
+  int bad = 0;
+  for (std::size_t k = 0; k < 16; ++k) {
+    const std::size_t at = dashed ? kDashedOffset[k] : 2 * k;
+    const int hi = hex_value(text[at]);
+    const int lo = hex_value(text[at + 1]);
+    bad |= hi | lo;
+    g.bytes[k] = static_cast<std::uint8_t>(hi << 4 | lo);
+  }
+  if (bad < 0) return std::nullopt;
   return g;
 }
 

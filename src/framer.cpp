@@ -141,19 +141,31 @@ bool Framer::skip_prefixes_and_diagnostics(FramedRecord& out) {
   return false;
 }
 
-void Framer::take_rest_of_line(std::size_t& start) {
+bool Framer::take_rest_of_line(std::size_t& start) {
   for (;;) {
     const char* nl = static_cast<const char*>(std::memchr(buf_.get() + pos_, '\n', end_ - pos_));
     if (nl != nullptr) {
       pos_ = static_cast<std::size_t>(nl - buf_.get());
-      return;
+      return true;
     }
     pos_ = end_;
-    if (pos_ - start > max_record_bytes_) return;
+    if (pos_ - start > max_record_bytes_) {
+      // Too long to hold: keep an excerpt for the report and drop the rest of the line.
+      overflow_excerpt_.assign(buf_.get() + start, std::min<std::size_t>(pos_ - start, 4096));
+      for (;;) {
+        if (fill(pos_, 1) == 0) return false;
+        nl = static_cast<const char*>(std::memchr(buf_.get() + pos_, '\n', end_ - pos_));
+        if (nl != nullptr) {
+          pos_ = static_cast<std::size_t>(nl - buf_.get());
+          return false;
+        }
+        pos_ = end_;
+      }
+    }
     const std::size_t before = pos_ - start;
     fill(start, 1);
     start = pos_ - before;
-    if (pos_ == end_) return;
+    if (pos_ == end_) return true;
   }
 }
 
@@ -295,18 +307,21 @@ bool Framer::next(FramedRecord& out) {
     if (d == '{') {
       const Scan scan = scan_document(start, out.reason);
       if (scan == Scan::kTooLarge) {
-        take_rest_of_line(start);
+        overflow_excerpt_.assign(buf_.get() + start, std::min<std::size_t>(pos_ - start, 4096));
+        std::size_t from = pos_;
+        take_rest_of_line(from);
         out.error = RejectCode::kTooLarge;
         out.reason = fmt::format("record longer than the {} byte limit", max_record_bytes_);
-        out.text = std::string_view(buf_.get() + start, std::min(pos_ - start, std::size_t{4096}));
+        out.text = overflow_excerpt_;
         return true;
       }
       if (scan == Scan::kTruncated) out.error = RejectCode::kInvalidJson;
       out.text = std::string_view(buf_.get() + start, pos_ - start);
       return true;
     }
-    take_rest_of_line(start);
-    out.text = std::string_view(buf_.get() + start, pos_ - start);
+    const bool whole = take_rest_of_line(start);
+    out.text = whole ? std::string_view(buf_.get() + start, pos_ - start)
+                     : std::string_view(overflow_excerpt_);
     out.error = RejectCode::kNotJson;
     out.reason = fmt::format("not a JSON object: \"{}\"", excerpt(out.text));
     return true;

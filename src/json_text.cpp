@@ -103,9 +103,16 @@ void write_canonical_json(od::value value, std::string& out) {
       out += token;
       return;
     }
-    case od::json_type::boolean:
-      out += value.get_bool() ? "true" : "false";
+    case od::json_type::boolean: {
+      bool b = false;
+      if (value.get_bool().get(b) != simdjson::SUCCESS) {
+        throw simdjson::simdjson_error(
+            trim_json_token(value.raw_json_token()).starts_with('t') ? simdjson::T_ATOM_ERROR
+                                                                     : simdjson::F_ATOM_ERROR);
+      }
+      out += b ? "true" : "false";
       return;
+    }
     case od::json_type::null:
       if (!value.is_null()) throw simdjson::simdjson_error(simdjson::N_ATOM_ERROR);
       out += "null";

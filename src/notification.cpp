@@ -23,6 +23,31 @@ namespace {
 
 constexpr std::size_t kPadding = simdjson::SIMDJSON_PADDING;
 
+// Where a value sits in the record, for error messages: "message.entity.classifications[2].typeName".
+// Built on the stack as a chain and only turned into text when a record is rejected, so that
+// accepted records pay nothing for it.
+struct Path {
+  Path(const char* root) : name(root) {}  // NOLINT: implicit from a literal root path
+  Path(const Path& parent_path, std::string_view child) : parent(&parent_path), name(child) {}
+  Path(const Path& parent_path, std::size_t item) : parent(&parent_path), index(item) {}
+
+  std::string str() const {
+    std::string out = parent ? parent->str() : std::string();
+    if (parent && index == kNoIndex) out += '.';
+    if (index == kNoIndex) {
+      out += name;
+    } else {
+      out += fmt::format("[{}]", index);
+    }
+    return out;
+  }
+
+  static constexpr std::size_t kNoIndex = static_cast<std::size_t>(-1);
+  const Path* parent = nullptr;
+  std::string_view name;
+  std::size_t index = kNoIndex;
+};
+
 std::string_view json_type_name(od::json_type t) {
   switch (t) {
     case od::json_type::array: return "an array";
@@ -35,50 +60,50 @@ std::string_view json_type_name(od::json_type t) {
   return "an unknown value";
 }
 
-[[noreturn]] void wrong_type(std::string_view path, std::string_view expected, od::json_type got) {
+[[noreturn]] void wrong_type(const Path& path, std::string_view expected, od::json_type got) {
   throw InputError(RejectCode::kWrongType,
-                   fmt::format("{}: expected {}, got {}", path, expected, json_type_name(got)));
+                   fmt::format("{}: expected {}, got {}", path.str(), expected, json_type_name(got)));
 }
 
-std::string_view get_string(od::value v, std::string_view path) {
+std::string_view get_string(od::value v, const Path& path) {
   const od::json_type t = v.type();
   if (t != od::json_type::string) wrong_type(path, "a string", t);
   return v.get_string();
 }
 
-std::optional<std::string_view> get_optional_string(od::value v, std::string_view path) {
+std::optional<std::string_view> get_optional_string(od::value v, const Path& path) {
   if (v.type() == od::json_type::null) return std::nullopt;
   return get_string(v, path);
 }
 
-std::int64_t get_int(od::value v, std::string_view path) {
+std::int64_t get_int(od::value v, const Path& path) {
   const od::json_type t = v.type();
   if (t != od::json_type::number) wrong_type(path, "an integer", t);
   std::int64_t out = 0;
   if (v.get_int64().get(out) != simdjson::SUCCESS) {
     throw InputError(RejectCode::kWrongType,
-                     fmt::format("{}: expected a 64-bit integer, got {}", path,
+                     fmt::format("{}: expected a 64-bit integer, got {}", path.str(),
                                  trim_json_token(v.raw_json_token())));
   }
   return out;
 }
 
-od::object get_object(od::value v, std::string_view path) {
+od::object get_object(od::value v, const Path& path) {
   const od::json_type t = v.type();
   if (t != od::json_type::object) wrong_type(path, "an object", t);
   return v.get_object();
 }
 
-od::array get_array(od::value v, std::string_view path) {
+od::array get_array(od::value v, const Path& path) {
   const od::json_type t = v.type();
   if (t != od::json_type::array) wrong_type(path, "an array", t);
   return v.get_array();
 }
 
-Guid get_guid(std::string_view text, std::string_view path) {
+Guid get_guid(std::string_view text, const Path& path) {
   if (auto g = Guid::parse(text)) return *g;
   throw InputError(RejectCode::kBadGuid,
-                   fmt::format("{}: \"{}\" is not a UUID", path, printable_excerpt(text, 60)));
+                   fmt::format("{}: \"{}\" is not a UUID", path.str(), printable_excerpt(text, 60)));
 }
 
 // Text that has to outlive the parser that produced it (unescaped strings live in the parser).
@@ -117,28 +142,6 @@ std::optional<Operation> parse_v1_operation(std::string_view name) {
   if (name == "TRAIT_UPDATE") return Operation::kClassificationUpdate;
   return std::nullopt;
 }
-
-// What one envelope level holds. Views point into the buffer that was parsed.
-struct Envelope {
-  bool has_version = false;
-  bool kcat = false;
-  bool has_message = false;
-  od::json_type message_type = od::json_type::null;
-  std::string_view message_object;  // raw text, when message is an object
-  std::string message_string;       // unescaped, when message is a string
-  bool gzip = false;
-  std::int64_t split_idx = 1;
-  std::int64_t split_count = 1;
-  std::string msg_id;
-  std::optional<std::int64_t> msg_creation_time;
-  // kcat -J fields
-  std::optional<std::string> topic;
-  std::optional<std::int64_t> partition;
-  std::optional<std::int64_t> offset;
-  std::optional<std::int64_t> kafka_ts;
-  bool has_payload = false;
-  std::optional<std::string> payload;
-};
 
 struct ClassificationFields {
   std::string type_name;
@@ -193,17 +196,39 @@ struct PayloadFields {
   std::vector<ClassificationFields> traits;  // V1 message-level "traits" list
 };
 
-void parse_attribute_object(od::value v, std::string_view path, AttributeSet& out) {
+// What one envelope level holds. Views point into the buffer that was parsed.
+struct Envelope {
+  bool has_version = false;
+  bool kcat = false;
+  bool has_message = false;
+  od::json_type message_type = od::json_type::null;
+  std::string_view message_raw;     // the message object's text, when it is an object
+  PayloadFields message;            // ... and its fields, parsed in the same pass
+  std::string message_string;       // unescaped, when message is a string
+  PayloadFields top;                // payload fields at the top level: a bare (legacy) payload
+  bool gzip = false;
+  std::int64_t split_idx = 1;
+  std::int64_t split_count = 1;
+  std::string msg_id;
+  std::optional<std::int64_t> msg_creation_time;
+  // kcat -J fields
+  std::optional<std::string> topic;
+  std::optional<std::int64_t> partition;
+  std::optional<std::int64_t> offset;
+  std::optional<std::int64_t> kafka_ts;
+  bool has_payload = false;
+  std::optional<std::string> payload;
+};
+
+void parse_attribute_object(od::value v, const Path& path, AttributeSet& out) {
   out.present = true;
   if (v.type() == od::json_type::null) return;
-  std::string key_path;
   for (auto field : get_object(v, path)) {
     std::string key = copy(field.unescaped_key());
     od::value value = field.value();
     if (value.type() == od::json_type::null) continue;  // null never sets a column
     if (key == "qualifiedName" || key == "name") {
-      key_path = fmt::format("{}.{}", path, key);
-      std::string text = copy(get_string(value, key_path));
+      std::string text = copy(get_string(value, Path(path, key)));
       (key == "name" ? out.name : out.qualified_name) = std::move(text);
       continue;
     }
@@ -220,43 +245,45 @@ void parse_attribute_object(od::value v, std::string_view path, AttributeSet& ou
   }
 }
 
-ClassificationFields parse_classification(od::value v, std::string_view path, bool v1_struct) {
+ClassificationFields parse_classification(od::value v, const Path& path, bool v1_struct) {
   ClassificationFields c;
   bool has_type = false;
   for (auto field : get_object(v, path)) {
     const std::string_view key = field.unescaped_key();
     od::value value = field.value();
     if (key == "typeName") {
-      c.type_name = copy(get_string(value, fmt::format("{}.typeName", path)));
+      c.type_name = copy(get_string(value, Path(path, "typeName")));
       has_type = true;
     } else if (key == "entityGuid" && !v1_struct) {
-      if (auto text = get_optional_string(value, fmt::format("{}.entityGuid", path))) {
-        c.entity_guid = get_guid(*text, fmt::format("{}.entityGuid", path));
+      const Path guid_path(path, "entityGuid");
+      if (auto text = get_optional_string(value, guid_path)) {
+        c.entity_guid = get_guid(*text, guid_path);
       }
     } else if (key == (v1_struct ? "values" : "attributes")) {
       if (value.type() == od::json_type::null) continue;
-      get_object(value, fmt::format("{}.{}", path, key));  // type check only
+      get_object(value, Path(path, key));  // type check only
       c.attributes_json.clear();
       write_canonical_json(value, c.attributes_json);
     }
   }
   if (!has_type || c.type_name.empty()) {
-    throw InputError(RejectCode::kMissingField, fmt::format("{}.typeName: missing", path));
+    throw InputError(RejectCode::kMissingField, fmt::format("{}.typeName: missing", path.str()));
   }
   return c;
 }
 
-EndFields parse_end(od::value v, std::string_view path) {
+EndFields parse_end(od::value v, const Path& path) {
   EndFields end;
   for (auto field : get_object(v, path)) {
     const std::string_view key = field.unescaped_key();
     od::value value = field.value();
     if (key == "guid") {
-      if (auto text = get_optional_string(value, fmt::format("{}.guid", path))) {
-        end.guid = get_guid(*text, fmt::format("{}.guid", path));
+      const Path guid_path(path, "guid");
+      if (auto text = get_optional_string(value, guid_path)) {
+        end.guid = get_guid(*text, guid_path);
       }
     } else if (key == "typeName") {
-      if (auto text = get_optional_string(value, fmt::format("{}.typeName", path))) {
+      if (auto text = get_optional_string(value, Path(path, "typeName"))) {
         end.type_name = copy(*text);
       }
     }
@@ -304,9 +331,9 @@ void parse_entity(od::value v, EntityFields& e) {
       if (value.type() == od::json_type::null) continue;
       e.has_classifications = true;
       std::size_t i = 0;
-      for (auto item : get_array(value, "message.entity.classifications")) {
-        e.classifications.push_back(parse_classification(
-            item.value(), fmt::format("message.entity.classifications[{}]", i++), false));
+      const Path list("message.entity.classifications");
+      for (auto item : get_array(value, list)) {
+        e.classifications.push_back(parse_classification(item.value(), Path(list, i++), false));
       }
     } else if (key == "id") {
       // V1 Referenceable: {"jsonClass":..,"id":"<guid>","typeName":..,"state":..}
@@ -330,18 +357,17 @@ void parse_entity(od::value v, EntityFields& e) {
     } else if (key == "traits") {
       if (value.type() == od::json_type::null) continue;
       e.has_traits = true;
-      for (auto trait : get_object(value, "message.entity.traits")) {
+      const Path map("message.entity.traits");
+      for (auto trait : get_object(value, map)) {
         const std::string name = copy(trait.unescaped_key());
-        ClassificationFields c =
-            parse_classification(trait.value(), fmt::format("message.entity.traits.{}", name), true);
-        e.traits.push_back(std::move(c));
+        e.traits.push_back(parse_classification(trait.value(), Path(map, name), true));
       }
     } else if (key == "traitNames") {
       if (value.type() == od::json_type::null) continue;
       std::size_t i = 0;
-      for (auto item : get_array(value, "message.entity.traitNames")) {
-        e.trait_names.push_back(
-            copy(get_string(item.value(), fmt::format("message.entity.traitNames[{}]", i++))));
+      const Path list("message.entity.traitNames");
+      for (auto item : get_array(value, list)) {
+        e.trait_names.push_back(copy(get_string(item.value(), Path(list, i++))));
       }
     } else if (key == "systemAttributes") {
       if (value.type() == od::json_type::null) continue;
@@ -356,31 +382,35 @@ void parse_entity(od::value v, EntityFields& e) {
   }
 }
 
-void parse_payload(od::object message, PayloadFields& p) {
-  for (auto field : message) {
-    const std::string_view key = field.unescaped_key();
-    od::value value = field.value();
-    if (key == "type") {
-      if (auto t = get_optional_string(value, "message.type")) p.type = copy(*t);
-    } else if (key == "operationType") {
-      if (auto t = get_optional_string(value, "message.operationType")) p.operation = copy(*t);
-    } else if (key == "eventTime") {
-      if (value.type() != od::json_type::null) p.event_time_ms = get_int(value, "message.eventTime");
-    } else if (key == "entity") {
-      if (value.type() != od::json_type::null) parse_entity(value, p.entity);
-    } else if (key == "relationship") {
-      if (value.type() != od::json_type::null) parse_relationship(value, p.relationship);
-    } else if (key == "traits") {
-      // V1 payload: the entity's traits after the change, super-types included.
-      if (value.type() == od::json_type::null) continue;
-      p.has_traits = true;
-      std::size_t i = 0;
-      for (auto item : get_array(value, "message.traits")) {
-        p.traits.push_back(
-            parse_classification(item.value(), fmt::format("message.traits[{}]", i++), true));
-      }
+// Takes one member of a payload object; false if `key` is not a payload field.
+bool parse_payload_field(std::string_view key, od::value value, PayloadFields& p) {
+  if (key == "type") {
+    if (auto t = get_optional_string(value, "message.type")) p.type = copy(*t);
+  } else if (key == "operationType") {
+    if (auto t = get_optional_string(value, "message.operationType")) p.operation = copy(*t);
+  } else if (key == "eventTime") {
+    if (value.type() != od::json_type::null) p.event_time_ms = get_int(value, "message.eventTime");
+  } else if (key == "entity") {
+    if (value.type() != od::json_type::null) parse_entity(value, p.entity);
+  } else if (key == "relationship") {
+    if (value.type() != od::json_type::null) parse_relationship(value, p.relationship);
+  } else if (key == "traits") {
+    // V1 payload: the entity's traits after the change, super-types included.
+    if (value.type() == od::json_type::null) return true;
+    p.has_traits = true;
+    std::size_t i = 0;
+    const Path list("message.traits");
+    for (auto item : get_array(value, list)) {
+      p.traits.push_back(parse_classification(item.value(), Path(list, i++), true));
     }
+  } else {
+    return false;
   }
+  return true;
+}
+
+void parse_payload(od::object message, PayloadFields& p) {
+  for (auto field : message) parse_payload_field(field.unescaped_key(), field.value(), p);
 }
 
 std::int64_t ms_to_us(std::int64_t ms, std::string_view what) {
@@ -407,7 +437,6 @@ std::vector<Classification> to_classifications(std::vector<ClassificationFields>
 struct NotificationDecoder::Impl {
   DecodeLimits limits;
   od::parser envelope_parser;
-  od::parser message_parser;
   std::string kcat_buffer;
   std::string inflated_buffer;
   std::string minified;
@@ -422,14 +451,15 @@ struct NotificationDecoder::Impl {
   };
   std::map<std::string, PendingSplit> pending;
 
-  Envelope parse_envelope(std::string_view text, std::string_view what);
+  Envelope parse_envelope(std::string_view text, const char* what);
   std::optional<Event> decode_envelope_level(Envelope& env, std::string_view text, SourcePosition& pos,
                                              int depth);
-  Event decode_payload(std::string_view message_raw, const Envelope& env, const SourcePosition& pos);
+  Event decode_payload(std::string_view message_raw, PayloadFields& p, const Envelope& env,
+                       const SourcePosition& pos);
   std::string_view inflate_message(std::string_view base64, bool gzip);
 };
 
-Envelope NotificationDecoder::Impl::parse_envelope(std::string_view text, std::string_view what) {
+Envelope NotificationDecoder::Impl::parse_envelope(std::string_view text, const char* what) {
   Envelope env;
   od::document doc = envelope_parser.iterate(text.data(), text.size(), text.size() + kPadding);
   const od::json_type top = doc.type();
@@ -446,8 +476,15 @@ Envelope NotificationDecoder::Impl::parse_envelope(std::string_view text, std::s
       env.has_message = true;
       env.message_type = value.type();
       if (env.message_type == od::json_type::object) {
-        od::object object = value.get_object();
-        env.message_object = object.raw_json();
+        // Parse the payload in this same pass, and find its text for the audit seq: it starts at
+        // the '{' and ends at the last '}' before the token the iterator stops on afterwards.
+        const char* begin = value.raw_json_token().data();
+        parse_payload(value.get_object(), env.message);
+        const char* after = text.data() + text.size();
+        if (auto loc = doc.current_location(); !loc.error()) after = loc.value_unsafe();
+        const char* end = after;
+        while (end > begin && end[-1] != '}') --end;
+        env.message_raw = std::string_view(begin, static_cast<std::size_t>(end - begin));
       } else if (env.message_type == od::json_type::string) {
         env.message_string = copy(value.get_string());
       } else if (env.message_type != od::json_type::null) {
@@ -483,6 +520,8 @@ Envelope NotificationDecoder::Impl::parse_envelope(std::string_view text, std::s
       env.offset = get_int(value, "offset");
     } else if (key == "ts") {
       if (value.type() == od::json_type::number) env.kafka_ts = get_int(value, "ts");
+    } else {
+      parse_payload_field(key, value, env.top);
     }
   }
   env.kcat = env.has_payload && !env.has_version && !env.has_message;
@@ -530,7 +569,7 @@ std::optional<Event> NotificationDecoder::Impl::decode_envelope_level(Envelope& 
 
   if (!env.has_version && !env.has_message) {
     // A bare payload (legacy, no envelope): the whole document is the message.
-    return decode_payload(trim(text), env, pos);
+    return decode_payload(trim(text), env.top, env, pos);
   }
   if (!env.has_message || env.message_type == od::json_type::null) {
     throw InputError(RejectCode::kMissingField, "message: missing");
@@ -613,11 +652,11 @@ std::optional<Event> NotificationDecoder::Impl::decode_envelope_level(Envelope& 
     }
     return decode_envelope_level(inner, inner_text, pos, depth + 2);
   }
-  return decode_payload(env.message_object, env, pos);
+  return decode_payload(env.message_raw, env.message, env, pos);
 }
 
-Event NotificationDecoder::Impl::decode_payload(std::string_view message_raw, const Envelope& env,
-                                                const SourcePosition& pos) {
+Event NotificationDecoder::Impl::decode_payload(std::string_view message_raw, PayloadFields& p,
+                                                const Envelope& env, const SourcePosition& pos) {
   Event event;
   event.pos = pos;
 
@@ -629,14 +668,6 @@ Event NotificationDecoder::Impl::decode_payload(std::string_view message_raw, co
     throw InputError(RejectCode::kInvalidJson, "message: cannot be minified");
   }
   event.audit_seq = sha256_prefix_i64(std::string_view(minified.data(), minified_size));
-
-  PayloadFields p;
-  od::document doc =
-      message_parser.iterate(message_raw.data(), message_raw.size(), message_raw.size() + kPadding);
-  if (doc.type() != od::json_type::object) {
-    throw InputError(RejectCode::kWrongType, "message: expected an object");
-  }
-  parse_payload(doc.get_object(), p);
 
   const std::string_view type = p.type ? std::string_view(*p.type) : std::string_view();
   bool v1 = false;

@@ -111,6 +111,13 @@ Reader::Reader(std::vector<std::string> paths, RejectSink& rejects, DecodeLimits
   if (paths_.empty()) paths_.push_back("-");
 }
 
+Reader::Reader(std::vector<std::unique_ptr<ByteSource>> sources, RejectSink& rejects,
+               DecodeLimits limits, std::size_t max_record_bytes)
+    : opened_(std::move(sources)),
+      rejects_(rejects),
+      max_record_bytes_(max_record_bytes),
+      decoder_(limits) {}
+
 Reader::~Reader() = default;
 
 bool Reader::open_next_source() {
@@ -119,10 +126,14 @@ bool Reader::open_next_source() {
     framer_.reset();
     source_.reset();
   }
-  if (next_path_ == paths_.size()) return false;
-  const std::string& path = paths_[next_path_++];
-  source_ = open_byte_source(path);
-  names_.push_back(path);
+  if (next_path_ < opened_.size()) {
+    source_ = std::move(opened_[next_path_++]);
+  } else if (next_path_ < paths_.size()) {
+    source_ = open_byte_source(paths_[next_path_++]);
+  } else {
+    return false;
+  }
+  names_.push_back(source_->name());
   framer_ = std::make_unique<Framer>(*source_, max_record_bytes_);
   ++stats_.sources;
   return true;
@@ -180,6 +191,23 @@ bool Reader::next(Event& out) {
     return true;
   }
   return false;
+}
+
+void append_read_stats_json(const ReadStats& s, std::string& out) {
+  out += fmt::format(
+      "\"sources\":{},\"records\":{},\"events\":{},\"rejected\":{},\"split_chunks\":{},"
+      "\"ignored_lines\":{},\"legacy_v1\":{},\"operations\":{{",
+      s.sources, s.records, s.events, s.rejected, s.split_chunks, s.ignored_lines, s.legacy_v1);
+  for (std::size_t i = 0; i < kOperationCount; ++i) {
+    out += fmt::format("{}\"{}\":{}", i ? "," : "", to_string(static_cast<Operation>(i)),
+                       s.per_operation[i]);
+  }
+  out += "},\"rejections\":{";
+  for (std::size_t i = 0; i < kRejectCodeCount; ++i) {
+    out += fmt::format("{}\"{}\":{}", i ? "," : "", to_string(static_cast<RejectCode>(i)),
+                       s.per_reason[i]);
+  }
+  out += '}';
 }
 
 std::vector<Event> read_all_events(const std::vector<std::string>& paths) {

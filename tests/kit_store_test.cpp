@@ -1,5 +1,5 @@
-// Tests of the Kudu store model (tests/kit/kudu_store.h): Kudu write semantics, strictness, dump and
-// comparison.
+// Tests of the Kudu store model (tests/kit/kudu_store.h): Kudu write semantics, strictness, dump
+// and comparison.
 #include <doctest/doctest.h>
 
 #include <string>
@@ -66,9 +66,9 @@ TEST_CASE("store: predicate DELETE removes every matching row; NULL cells never 
     }
   }
   CHECK(s.table("edge_out").size() == 9);
-  const auto n = s.delete_where(
-      "edge_out", {{"src", Condition::Op::kIn, {s.key(guid(1)), s.key(guid(2))}},
-                   {"dst", Condition::Op::kNotIn, {s.key(guid(3))}}});
+  const auto n =
+      s.delete_where("edge_out", {{"src", Condition::Op::kIn, {s.key(guid(1)), s.key(guid(2))}},
+                                  {"dst", Condition::Op::kNotIn, {s.key(guid(3))}}});
   CHECK(n == 4);
   CHECK(s.table("edge_out").size() == 5);
   // dst_type is NULL everywhere: neither = nor NOT IN matches a NULL.
@@ -92,20 +92,31 @@ TEST_CASE("store: rejects duplicate keys, missing keys, unknown names, type mism
   rejects([&] { s.upsert("entity_flat", {"guid"}, {{g}, {g}}); }, "twice");
   rejects([&] { s.upsert("entity_flat", {"name"}, {{Cell::string("x")}}); }, "`guid`");
   rejects([&] { s.upsert("entity_flatt", {"guid"}, {{g}}); }, "unknown table");
-  rejects([&] { s.upsert("entity_flat", {"guid", "nam"}, {{g, Cell::string("x")}}); },
-          "unknown column `nam`");
-  rejects([&] { s.upsert("entity_flat", {"guid", "created_ts"}, {{g, Cell::string("1")}}); },
-          "type mismatch");
+  rejects(
+      [&] {
+        s.upsert("entity_flat", {"guid", "nam"}, {{g, Cell::string("x")}});
+      },
+      "unknown column `nam`");
+  rejects(
+      [&] {
+        s.upsert("entity_flat", {"guid", "created_ts"}, {{g, Cell::string("1")}});
+      },
+      "type mismatch");
   rejects([&] { s.upsert("entity_flat", {"guid"}, {{Cell::string("ABC")}}); }, "lowercase hex");
   rejects([&] { s.upsert("entity_flat", {"guid"}, {{Cell::null()}}); }, "cannot be NULL");
   rejects([&] { s.delete_where("entity_flat", {}); }, "without conditions");
-  rejects([&] { s.delete_where("entity_flat", {{"guid", Condition::Op::kIn, {Cell::null()}}}); },
-          "NULL");
+  rejects(
+      [&] {
+        s.delete_where("entity_flat", {{"guid", Condition::Op::kIn, {Cell::null()}}});
+      },
+      "NULL");
   // A rejected statement changes nothing, even rows before the bad one.
-  rejects([&] {
-    s.upsert("entity_flat", {"guid", "state"},
-             {{g, Cell::string("ACTIVE")}, {Cell::string("zz"), Cell::string("ACTIVE")}});
-  }, "lowercase hex");
+  rejects(
+      [&] {
+        s.upsert("entity_flat", {"guid", "state"},
+                 {{g, Cell::string("ACTIVE")}, {Cell::string("zz"), Cell::string("ACTIVE")}});
+      },
+      "lowercase hex");
   CHECK(s.table("entity_flat").size() == 0);
 
   KuduStore b(KeyEncoding::kBinary);
@@ -127,7 +138,8 @@ TEST_CASE("store: dump shows hex keys under both encodings and parsed JSON colum
                                             {"guid", s.key(guid(2))},
                                             {"propagated", Cell::boolean_value(true)}});
     const std::string d = s.dump();
-    CHECK(d.find("\"guid\":\"0200000000000000000000000000000" "2\"") != std::string::npos);
+    CHECK(d.find("\"guid\":\"0200000000000000000000000000000"
+                 "2\"") != std::string::npos);
     CHECK(d.find("\"name\":\"a\\\"b\\n\"") != std::string::npos);
     CHECK(d.find("\"props_json\":{\"k\":1.0}") != std::string::npos);
     CHECK(d.find("\"propagated\":true") != std::string::npos);
@@ -163,9 +175,13 @@ TEST_CASE("store: comparison reports the first difference; NULL props equals {}"
 
   // Audit rows: with audit_seq=false only (guid, event_ts, op) multisets matter.
   KuduStore c, d;
-  c.upsert_row("entity_audit", {{"guid", g}, {"event_ts", Cell::i64(1)}, {"seq", Cell::i64(1)},
+  c.upsert_row("entity_audit", {{"guid", g},
+                                {"event_ts", Cell::i64(1)},
+                                {"seq", Cell::i64(1)},
                                 {"op", Cell::string("ENTITY_CREATE")}});
-  d.upsert_row("entity_audit", {{"guid", g}, {"event_ts", Cell::i64(1)}, {"seq", Cell::i64(2)},
+  d.upsert_row("entity_audit", {{"guid", g},
+                                {"event_ts", Cell::i64(1)},
+                                {"seq", Cell::i64(2)},
                                 {"op", Cell::string("ENTITY_CREATE")}});
   CHECK(compare_stores(c, d));
   CHECK_FALSE(compare_stores(c, d, {.audit_seq = false}));

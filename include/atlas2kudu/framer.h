@@ -76,7 +76,9 @@ class Framer {
   bool at_line_start() const;
   bool skip_prefixes_and_diagnostics(FramedRecord& out);
   Scan scan_document(std::size_t& start, std::string& reason);
-  void take_rest_of_line(std::size_t& start);
+  // Moves pos_ to the end of the line. Returns false if the line was longer than the limit: then
+  // only its first bytes are kept, in overflow_excerpt_.
+  bool take_rest_of_line(std::size_t& start);
 
   ByteSource& source_;
   std::size_t max_record_bytes_;
@@ -89,6 +91,7 @@ class Framer {
   bool eof_ = false;
   bool line_start_ = true;  // pos_ is at the start of a line
   bool in_array_ = false;   // inside a top-level array of documents
+  std::string overflow_excerpt_;
   std::uint64_t records_ = 0;
   std::uint64_t ignored_lines_ = 0;
 };

@@ -82,6 +82,9 @@ class Reader {
  public:
   Reader(std::vector<std::string> paths, RejectSink& rejects, DecodeLimits limits = {},
          std::size_t max_record_bytes = kDefaultMaxRecordBytes);
+  // Reads already opened sources (in-memory fakes in tests), in order.
+  Reader(std::vector<std::unique_ptr<ByteSource>> sources, RejectSink& rejects,
+         DecodeLimits limits = {}, std::size_t max_record_bytes = kDefaultMaxRecordBytes);
   ~Reader();
 
   // The next accepted event; false at the end of all inputs. Throws SourceError for unreadable
@@ -96,6 +99,7 @@ class Reader {
               std::string_view record);
 
   std::vector<std::string> paths_;
+  std::vector<std::unique_ptr<ByteSource>> opened_;
   std::size_t next_path_ = 0;
   RejectSink& rejects_;
   std::size_t max_record_bytes_;
@@ -107,6 +111,10 @@ class Reader {
   ReadStats stats_;
   bool finished_ = false;
 };
+
+// Appends the reader's counts as JSON object members (no braces), as --stats writes them:
+// "sources":1,"records":..,"events":..,"rejected":..,..,"operations":{..},"rejections":{..}
+void append_read_stats_json(const ReadStats& stats, std::string& out);
 
 // Convenience for tests and tools: reads every record of `paths` in order and returns the
 // events. Throws InputError-derived TooManyRejects on the first malformed record.

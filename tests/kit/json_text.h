@@ -1,5 +1,6 @@
-// Small JSON text helpers shared by the store dump, the comparisons and the projector's props merge.
-// Parsing is simdjson's; this file only quotes, splits objects into members and canonicalises.
+// Small JSON text helpers shared by the store dump, the comparisons and the projector's props
+// merge. Parsing is simdjson's; this file only quotes, splits objects into members and
+// canonicalises.
 #pragma once
 
 #include <stdexcept>
@@ -28,6 +29,9 @@ std::vector<std::pair<std::string, std::string>> json_object_members(std::string
 
 // The decoded strings of a JSON array of strings; throws JsonError for anything else.
 std::vector<std::string> json_string_array(std::string_view array_text);
+
+// True when `text` is one valid JSON value (RFC 8259, valid UTF-8), integers of any size included.
+bool json_valid(std::string_view text);
 
 // `text` with insignificant whitespace removed; throws JsonError when `text` is not valid JSON.
 std::string json_minify(std::string_view text);

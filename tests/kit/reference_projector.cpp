@@ -190,14 +190,14 @@ void ReferenceProjector::entity_delete(const Event& e) {
   store_.delete_where("entity_classifications", {{"guid", Condition::Op::kEq, {g}}});
   if (prior_ == PriorKnowledge::kInputOnly) {
     // The row is gone: its columns are now known to be NULL.
-    known_[e.guid] = Known{std::optional<std::string>{}, std::optional<std::string>{},
-                           std::string{}};
+    known_[e.guid] =
+        Known{std::optional<std::string>{}, std::optional<std::string>{}, std::string{}};
   }
 }
 
 void ReferenceProjector::classifications(const Event& e) {
   const Cell g = store_.key(e.guid);
-  std::vector<std::string> columns = {"tag_name",   "guid",       "propagated",
+  std::vector<std::string> columns = {"tag_name",    "guid",       "propagated",
                                       "source_guid", "attrs_json", "updated_ts"};
   std::vector<std::vector<Cell>> rows;
   std::vector<Cell> names;
@@ -253,15 +253,15 @@ void ReferenceProjector::audit(const Event& e) {
   }
   detail += "]}";
   if (detail.size() > options_.props_max_bytes) detail = "{\"_truncated\":true}";
-  store_.upsert_row("entity_audit",
-                    {{"guid", store_.key(e.guid)},
-                     {"event_ts", Cell::i64(e.event_time_us)},
-                     {"seq", Cell::i64(e.audit_seq)},
-                     {"op", Cell::string(std::string(to_string(e.op)))},
-                     {"type_name", Cell::string(e.type_name)},
-                     {"qualified_name",
-                      e.qualified_name ? Cell::string(*e.qualified_name) : Cell::null()},
-                     {"detail_json", Cell::string(detail)}});
+  store_.upsert_row(
+      "entity_audit",
+      {{"guid", store_.key(e.guid)},
+       {"event_ts", Cell::i64(e.event_time_us)},
+       {"seq", Cell::i64(e.audit_seq)},
+       {"op", Cell::string(std::string(to_string(e.op)))},
+       {"type_name", Cell::string(e.type_name)},
+       {"qualified_name", e.qualified_name ? Cell::string(*e.qualified_name) : Cell::null()},
+       {"detail_json", Cell::string(detail)}});
 }
 
 KuduStore project(std::span<const Event> events, const CompileOptions& options,

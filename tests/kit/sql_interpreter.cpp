@@ -1,6 +1,7 @@
 #include "sql_interpreter.h"
 
 #include <fmt/format.h>
+#include <simdjson.h>
 
 #include <algorithm>
 #include <cctype>
@@ -115,6 +116,14 @@ int java_hex_digit(char16_t c) {
 }  // namespace
 
 std::string impala_unescape(std::string_view raw) {
+  // Without a backslash neither normalisation nor unescaping changes anything (a bare quote cannot
+  // occur: it would have ended the literal), and valid UTF-8 holds no unpaired surrogate.
+  if (raw.find('\\') == std::string_view::npos) {
+    if (!simdjson::validate_utf8(raw.data(), raw.size())) {
+      throw SqlError("string literal is not valid UTF-8");
+    }
+    return std::string(raw);
+  }
   const auto value = utf8_to_utf16(raw);
   if (!value) throw SqlError("string literal is not valid UTF-8");
 
@@ -172,18 +181,42 @@ std::string impala_unescape(std::string_view raw) {
     if (current == u'\\' && i + 2 < b.size()) {
       const char16_t n = b[i + 1];
       switch (n) {
-        case u'0': sb += u'\0'; break;
-        case u'\'': sb += u'\''; break;
-        case u'"': sb += u'"'; break;
-        case u'b': sb += u'\b'; break;
-        case u'n': sb += u'\n'; break;
-        case u'r': sb += u'\r'; break;
-        case u't': sb += u'\t'; break;
-        case u'Z': sb += char16_t{0x1A}; break;
-        case u'\\': sb += u'\\'; break;
-        case u'%': sb += u"\\%"; break;  // kept for LIKE patterns
-        case u'_': sb += u"\\_"; break;
-        default: sb += n; break;
+        case u'0':
+          sb += u'\0';
+          break;
+        case u'\'':
+          sb += u'\'';
+          break;
+        case u'"':
+          sb += u'"';
+          break;
+        case u'b':
+          sb += u'\b';
+          break;
+        case u'n':
+          sb += u'\n';
+          break;
+        case u'r':
+          sb += u'\r';
+          break;
+        case u't':
+          sb += u'\t';
+          break;
+        case u'Z':
+          sb += char16_t{0x1A};
+          break;
+        case u'\\':
+          sb += u'\\';
+          break;
+        case u'%':
+          sb += u"\\%";
+          break;  // kept for LIKE patterns
+        case u'_':
+          sb += u"\\_";
+          break;
+        default:
+          sb += n;
+          break;
       }
       ++i;
     } else {
@@ -198,11 +231,21 @@ std::string impala_quote(std::string_view utf8) {
   for (const char ch : utf8) {
     const auto c = static_cast<unsigned char>(ch);
     switch (c) {
-      case '\\': out += "\\\\"; break;
-      case '\'': out += "\\'"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\'':
+        out += "\\'";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
       default:
         if (c < 0x20 || c == 0x7F) {
           out += fmt::format("\\{:03o}", c);
@@ -243,15 +286,17 @@ struct Token {
   enum class Kind { kIdent, kString, kNumber, kWord, kPunct, kEnd };
   Kind kind = Kind::kEnd;
   std::string text;  // identifier name, raw literal text, digits, upper-cased word, punctuation
-  std::string shown;  // as written, for messages
+  std::string_view shown;  // as written (a view into the script), for messages
   std::size_t line = 0;
-  std::size_t statement = 0;  // 1-based statement the token belongs to
+  std::size_t statement = 0;          // 1-based statement the token belongs to
+  std::size_t offset = 0;             // byte offset of the token in the script
+  bool after_window_comment = false;  // a `-- window ...` comment precedes it (phase boundary)
 };
 
 const std::set<std::string, std::less<>>& keywords() {
   static const std::set<std::string, std::less<>> k = {
-      "UPSERT", "INTO", "VALUES", "DELETE", "FROM", "WHERE", "AND",  "IN", "NOT",
-      "NULL",   "TRUE", "FALSE",  "CAST",   "AS",   "BINARY", "UNHEX"};
+      "UPSERT", "INTO", "VALUES", "DELETE", "FROM", "WHERE", "AND",    "IN",
+      "NOT",    "NULL", "TRUE",   "FALSE",  "CAST", "AS",    "BINARY", "UNHEX"};
   return k;
 }
 
@@ -265,6 +310,7 @@ std::vector<Token> lex(std::string_view sql) {
   std::size_t line = 1;
   std::size_t statement = 1;
   std::size_t i = 0;
+  bool window_comment = false;
   const auto fail = [&](std::string_view why, std::string_view token) {
     throw SqlError(
         fmt::format("statement {} (line {}): {} at `{}`", statement, line, why, shorten(token)));
@@ -281,7 +327,10 @@ std::vector<Token> lex(std::string_view sql) {
       continue;
     }
     if (c == '-' && i + 1 < sql.size() && sql[i + 1] == '-') {
+      const std::size_t start = i;
       while (i < sql.size() && sql[i] != '\n') ++i;
+      // docs/sql-subset.md script layout: "-- window N ..." comments open windows and phases.
+      if (sql.substr(start, i - start).starts_with("-- window ")) window_comment = true;
       continue;
     }
     if (c == '/' && i + 1 < sql.size() && sql[i + 1] == '*') {
@@ -290,6 +339,9 @@ std::vector<Token> lex(std::string_view sql) {
     Token t;
     t.line = line;
     t.statement = statement;
+    t.offset = i;
+    t.after_window_comment = window_comment;
+    window_comment = false;
     if (c == '`') {
       const std::size_t end = sql.find('`', i + 1);
       if (end == std::string_view::npos) fail("unterminated quoted identifier", sql.substr(i));
@@ -307,7 +359,7 @@ std::vector<Token> lex(std::string_view sql) {
       if (name.empty()) fail("empty identifier", sql.substr(i, end - i + 1));
       t.kind = Token::Kind::kIdent;
       t.text = std::string(name);
-      t.shown = std::string(sql.substr(i, end - i + 1));
+      t.shown = sql.substr(i, end - i + 1);
       i = end + 1;
     } else if (c == '\'') {
       // SingleQuoteStringLiteral = \'(\\.|[^\\\'])*\'   (JFlex `.` excludes line terminators)
@@ -329,7 +381,7 @@ std::vector<Token> lex(std::string_view sql) {
       }
       t.kind = Token::Kind::kString;
       t.text = std::string(sql.substr(i + 1, j - i - 1));
-      t.shown = std::string(sql.substr(i, j - i + 1));
+      t.shown = sql.substr(i, j - i + 1);
       t.line = start_line;
       i = j + 1;
     } else if (c == '"') {
@@ -337,12 +389,13 @@ std::vector<Token> lex(std::string_view sql) {
     } else if (std::isdigit(static_cast<unsigned char>(c))) {
       std::size_t j = i;
       while (j < sql.size() && std::isdigit(static_cast<unsigned char>(sql[j]))) ++j;
-      if (j < sql.size() && (std::isalpha(static_cast<unsigned char>(sql[j])) || sql[j] == '.' ||
-                             sql[j] == '_')) {
+      if (j < sql.size() &&
+          (std::isalpha(static_cast<unsigned char>(sql[j])) || sql[j] == '.' || sql[j] == '_')) {
         fail("only decimal integers are allowed", sql.substr(i, j + 1 - i));
       }
       t.kind = Token::Kind::kNumber;
-      t.text = t.shown = std::string(sql.substr(i, j - i));
+      t.shown = sql.substr(i, j - i);
+      t.text = std::string(t.shown);
       i = j;
     } else if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {
       std::size_t j = i;
@@ -350,8 +403,8 @@ std::vector<Token> lex(std::string_view sql) {
              (std::isalnum(static_cast<unsigned char>(sql[j])) || sql[j] == '_')) {
         ++j;
       }
-      t.shown = std::string(sql.substr(i, j - i));
-      std::string upper = t.shown;
+      t.shown = sql.substr(i, j - i);
+      std::string upper(t.shown);
       for (auto& ch : upper) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
       if (upper == "OR") fail("OR is not allowed (no OR-of-ANDs; use IN-lists)", t.shown);
       if (!keywords().count(upper)) {
@@ -362,7 +415,8 @@ std::vector<Token> lex(std::string_view sql) {
       i = j;
     } else if (c == '(' || c == ')' || c == ',' || c == '.' || c == ';' || c == '=' || c == '-') {
       t.kind = Token::Kind::kPunct;
-      t.text = t.shown = std::string(1, c);
+      t.shown = sql.substr(i, 1);
+      t.text = std::string(1, c);
       ++i;
       if (c == ';') {
         out.push_back(std::move(t));
@@ -483,8 +537,7 @@ class Parser {
   Cell integer(const Token& t, bool negative) {
     // Parse as unsigned magnitude so that -9223372036854775808 is accepted (Impala folds the sign).
     std::uint64_t magnitude = 0;
-    const auto [p, ec] =
-        std::from_chars(t.text.data(), t.text.data() + t.text.size(), magnitude);
+    const auto [p, ec] = std::from_chars(t.text.data(), t.text.data() + t.text.size(), magnitude);
     const std::uint64_t limit =
         static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()) + (negative ? 1 : 0);
     if (ec != std::errc() || magnitude > limit) fail(t, "integer outside BIGINT range");
@@ -505,6 +558,7 @@ class Parser {
     const Token& first = peek();
     st.number = first.statement;
     st.line = first.line;
+    st.starts_phase = first.after_window_comment;
     if (is_word(first, "UPSERT")) {
       next();
       st.kind = ParsedStatement::Kind::kUpsert;
@@ -531,8 +585,8 @@ class Parser {
       }
       for (std::size_t k = 0; k < schema.key_count; ++k) {
         if (std::find(index.begin(), index.end(), k) == index.end()) {
-          fail(first, fmt::format("UPSERT must list primary-key column `{}`",
-                                  schema.columns[k].name));
+          fail(first,
+               fmt::format("UPSERT must list primary-key column `{}`", schema.columns[k].name));
         }
       }
       expect_word("VALUES");
@@ -618,6 +672,20 @@ class Parser {
     }
     const Token& end = next();
     if (!is_punct(end, ";")) fail(end, "expected `;` ending the statement");
+    st.bytes = end.offset - first.offset;
+    const bool single_row = st.kind == ParsedStatement::Kind::kUpsert && st.rows.size() == 1;
+    if (st.bytes > kImpalaMaxStatementBytes) {
+      fail(first, fmt::format("statement of {} bytes exceeds Impala's {} byte limit", st.bytes,
+                              kImpalaMaxStatementBytes));
+    }
+    if (options_.max_bytes && st.bytes > options_.max_bytes && !single_row) {
+      fail(first, fmt::format("statement of {} bytes exceeds --batch-bytes {}", st.bytes,
+                              options_.max_bytes));
+    }
+    if (options_.max_rows && st.rows.size() > options_.max_rows) {
+      fail(first, fmt::format("UPSERT of {} rows exceeds --batch-rows {}", st.rows.size(),
+                              options_.max_rows));
+    }
     return st;
   }
 
@@ -646,11 +714,14 @@ ExecutionStats execute_script(std::string_view sql, KuduStore& store,
   ExecutionStats stats;
   store.reset_counters();
 
-  // Split into phases: maximal runs of statements of one kind.
+  // Split into phases: maximal runs of statements of one kind; a phase comment opens a new one.
   std::vector<std::pair<std::size_t, std::size_t>> phases;  // [begin, end)
   for (std::size_t i = 0; i < statements.size();) {
-    std::size_t j = i;
-    while (j < statements.size() && statements[j].kind == statements[i].kind) ++j;
+    std::size_t j = i + 1;  // a statement that opens a phase belongs to it
+    while (j < statements.size() && statements[j].kind == statements[i].kind &&
+           !statements[j].starts_phase) {
+      ++j;
+    }
     phases.emplace_back(i, j);
     i = j;
   }
@@ -725,8 +796,7 @@ ExecutionStats execute_script(std::string_view sql, KuduStore& store,
         store.delete_where(st.table, st.conditions);
         if (absent) store.count_row_errors(st.table, absent);
       } catch (const StoreError& e) {
-        throw SqlError(
-            fmt::format("statement {} (line {}): {}", st.number, st.line, e.what()));
+        throw SqlError(fmt::format("statement {} (line {}): {}", st.number, st.line, e.what()));
       }
     }
   }

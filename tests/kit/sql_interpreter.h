@@ -7,9 +7,11 @@
 // outside the subset is rejected with SqlError naming the statement number and the offending token.
 //
 // Phases: statements of one kind that follow each other (a run of DELETEs, a run of UPSERTs) form a
-// phase, which SPEC §5 allows to run in any order or in parallel. The interpreter can run each
-// phase in reverse order, and rejects an UPSERT phase in which two statements name the same row
-// (that would make the result depend on statement order).
+// phase, which SPEC §5 allows to run in any order or in parallel. A comment line starting with
+// "-- window " (the layout of docs/sql-subset.md: "-- window 2 phase 2: upserts") also ends the
+// current phase, so the upserts of window 1 and those of window 2 are never mixed. The interpreter
+// can run each phase in reverse order, and rejects an UPSERT phase in which two statements name the
+// same row (that would make the result depend on statement order).
 #pragma once
 
 #include <cstddef>
@@ -47,10 +49,18 @@ std::string impala_quote(std::string_view utf8);
 // an empty string (not NULL).
 std::string impala_unhex(std::string_view hex);
 
+// MAX_STATEMENT_LENGTH_BYTES default (research §C.9): longer statements are refused by Impala.
+inline constexpr std::size_t kImpalaMaxStatementBytes = std::size_t{16} << 20;
+
 struct InterpreterOptions {
-  std::string database = "atlas";  // every table must be `database`.`table`
-  bool reverse_phases = false;     // run the statements of each phase in reverse order
+  std::string database = "atlas";     // every table must be `database`.`table`
+  bool reverse_phases = false;        // run the statements of each phase in reverse order
   bool check_phase_conflicts = true;  // reject two UPSERTs of one phase naming the same row
+  // SPEC §5 batch limits (0: unchecked). max_rows bounds the rows of an UPSERT; max_bytes bounds
+  // the text of every statement (first keyword to the character before ";") except a single-row
+  // UPSERT, which cannot be split further. Every statement must stay within Impala's 16 MiB.
+  std::size_t max_rows = 0;
+  std::size_t max_bytes = 0;
 };
 
 // What a run did, per table (like HS2's rows_modified / num_row_errors) and overall.
@@ -69,12 +79,14 @@ struct ExecutionStats {
 struct ParsedStatement {
   enum class Kind { kUpsert, kDelete };
   Kind kind = Kind::kUpsert;
-  std::size_t number = 0;  // 1-based position in the script
-  std::size_t line = 0;    // line of its first token
-  std::string table;       // unqualified
-  std::vector<std::string> columns;        // UPSERT
-  std::vector<std::vector<Cell>> rows;     // UPSERT
-  std::vector<Condition> conditions;       // DELETE
+  std::size_t number = 0;     // 1-based position in the script
+  std::size_t line = 0;       // line of its first token
+  std::size_t bytes = 0;      // text length from the first keyword to the character before ";"
+  bool starts_phase = false;  // preceded by a "-- window ..." comment
+  std::string table;          // unqualified
+  std::vector<std::string> columns;     // UPSERT
+  std::vector<std::vector<Cell>> rows;  // UPSERT
+  std::vector<Condition> conditions;    // DELETE
 };
 
 // Parses a whole script (no execution). Types are checked against the schema of `store` (which

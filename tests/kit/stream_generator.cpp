@@ -30,18 +30,25 @@ const std::vector<std::string> kQualifiedNames = {
     "multi\nline\r\t@cl",
     "ctrl\x01\x1f\x7f@cl",
     "nul\0byte@cl"s,
-    "\xc3\xbc" "mlaut.\xe6\x97\xa5\xe6\x9c\xac.\xf0\x9f\x98\x80@cl",
+    "\xc3\xbc"
+    "mlaut.\xe6\x97\xa5\xe6\x9c\xac.\xf0\x9f\x98\x80@cl",
     "%_like\\%\\_@cl",
     "db.t10@cl",
 };
-const std::vector<std::string> kNames = {"t1", "t'2", "n\\3", "line\nfeed", "tab\tand\x02",
-                                         "z\0z"s, "\xe2\x82\xac", ""};
-const std::vector<std::string> kTagNames = {"PII", "PII_EMAIL", "GDPR", "Tier1", "ta'g\\x",
-                                            "t\xc3\xa4g"};
+const std::vector<std::string> kNames = {"t1",           "t'2",   "n\\3",         "line\nfeed",
+                                         "tab\tand\x02", "z\0z"s, "\xe2\x82\xac", ""};
+const std::vector<std::string> kTagNames = {"PII",   "PII_EMAIL", "GDPR",
+                                            "Tier1", "ta'g\\x",   "t\xc3\xa4g"};
 const std::vector<std::string> kLabels = {"r:owns", "links", "", "r\\'q"};
 const std::vector<std::string> kRelTypes = {"owns", "links_t", "lineage"};
-const std::vector<std::string> kAttrNames = {"owner", "createTime", "description", "size",
-                                             "gr\xc3\xb6\xc3\x9f" "e", "path", "a"};
+const std::vector<std::string> kAttrNames = {"owner",
+                                             "createTime",
+                                             "description",
+                                             "size",
+                                             "gr\xc3\xb6\xc3\x9f"
+                                             "e",
+                                             "path",
+                                             "a"};
 const std::vector<std::string> kAttrValues = {
     "\"a\"",
     "\"b\"",
@@ -77,9 +84,9 @@ struct Rng {
 };
 
 struct EntityState {
-  bool created = false;   // created and not deleted since
+  bool created = false;  // created and not deleted since
   bool deleted = false;
-  bool ever = false;      // any event so far
+  bool ever = false;  // any event so far
   std::string type;
   std::optional<std::string> qn;
   std::vector<Classification> tags;
@@ -113,7 +120,9 @@ class Generator {
     }
     return live_guid();
   }
-  const std::string& type() { return rng_.pick(kTypeNames, std::max<std::size_t>(1, c_.type_names)); }
+  const std::string& type() {
+    return rng_.pick(kTypeNames, std::max<std::size_t>(1, c_.type_names));
+  }
   const std::string& qn() {
     return rng_.pick(kQualifiedNames, std::max<std::size_t>(2, c_.qualified_names));
   }
@@ -129,8 +138,8 @@ class Generator {
       }
       std::string value = rng_.pick(kAttrValues, kAttrValues.size());
       if (c_.big_values && rng_.chance(15)) {
-        value = "\"" + std::string(200 + rng_.below(1800), static_cast<char>('a' + rng_.below(26))) +
-                "\"";
+        value = "\"" +
+                std::string(200 + rng_.below(1800), static_cast<char>('a' + rng_.below(26))) + "\"";
       }
       out.push_back({name, value});
     }
@@ -196,9 +205,9 @@ class Generator {
 
   void type_change(std::size_t g) {
     std::string t = type();
-    if (t == states_[g].type) t = kTypeNames[(std::find(kTypeNames.begin(), kTypeNames.end(), t) -
-                                              kTypeNames.begin() + 1) %
-                                             std::max<std::size_t>(2, c_.type_names)];
+    if (t == states_[g].type)
+      t = kTypeNames[(std::find(kTypeNames.begin(), kTypeNames.end(), t) - kTypeNames.begin() + 1) %
+                     std::max<std::size_t>(2, c_.type_names)];
     header(g, Operation::kEntityUpdate, t, std::nullopt, false, 1);
   }
 
@@ -239,8 +248,9 @@ class Generator {
     Event e = base(op, 0);
     e.guid = Guid{};
     if (rng_.chance(70)) {
-      e.guid = generator_guid(1000 + (std::hash<std::string>{}(k.label + k.rel_type) % 7) * 64 +
-                              k.src * 8 + k.dst);
+      e.guid = generator_guid(
+          1000 + (static_cast<std::uint64_t>(sha256_prefix_i64(k.label + k.rel_type)) % 7) * 64 +
+          k.src * 8 + k.dst);
       e.relationship.guid = e.guid;
     }
     e.type_name = k.rel_type;
@@ -255,7 +265,8 @@ class Generator {
   }
 
   EdgeKey random_edge() {
-    EdgeKey k{live_guid(), live_guid(), rng_.pick(kLabels, std::max<std::size_t>(1, c_.edge_labels)),
+    EdgeKey k{live_guid(), live_guid(),
+              rng_.pick(kLabels, std::max<std::size_t>(1, c_.edge_labels)),
               rng_.pick(kRelTypes, kRelTypes.size())};
     return k;
   }
@@ -320,7 +331,8 @@ class Generator {
     } else if (r < 55) {
       remove(g);
     } else if (r < 63) {
-      classify(g, rng_.chance(50) ? Operation::kClassificationAdd : Operation::kClassificationUpdate,
+      classify(g,
+               rng_.chance(50) ? Operation::kClassificationAdd : Operation::kClassificationUpdate,
                random_tags(g));
     } else if (r < 67) {
       // A tag set that shrinks, then becomes empty.
@@ -336,8 +348,8 @@ class Generator {
       // Events of a guid before its create.
       const std::size_t n = fresh_guid();
       if (rng_.chance(50)) {
-        header(n, Operation::kEntityUpdate, type(), rng_.chance(50) ? std::optional(qn()) : std::nullopt,
-               true, 2);
+        header(n, Operation::kEntityUpdate, type(),
+               rng_.chance(50) ? std::optional(qn()) : std::nullopt, true, 2);
       } else {
         states_[n].tags = random_tags(n);
         header(n, Operation::kClassificationAdd, type(), qn(), true, 1);
@@ -421,8 +433,8 @@ void classify_string(std::string_view s, std::set<Case>& out) {
 }
 
 std::string content_key(const Event& e) {
-  std::string s = fmt::format("{}|{}|{}|{}|", to_string(e.op), e.guid.hex(), json_quote(e.type_name),
-                              e.event_time_us);
+  std::string s = fmt::format("{}|{}|{}|{}|", to_string(e.op), e.guid.hex(),
+                              json_quote(e.type_name), e.event_time_us);
   s += e.qualified_name ? json_quote(*e.qualified_name) : "-";
   s += '|';
   s += e.name ? json_quote(*e.name) : "-";

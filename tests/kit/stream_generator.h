@@ -27,14 +27,14 @@
 namespace atlas2kudu::testkit {
 
 struct GeneratorConfig {
-  std::size_t length = 120;           // number of events (the stream is cut to exactly this)
-  std::size_t guids = 6;              // entity guid pool (as many again stay fresh for recreates)
-  std::size_t type_names = 3;         // 1..5
-  std::size_t qualified_names = 6;    // 2..10
-  std::size_t tag_names = 4;          // 1..6
-  std::size_t edge_labels = 3;        // 1..4
+  std::size_t length = 120;         // number of events (the stream is cut to exactly this)
+  std::size_t guids = 6;            // entity guid pool (as many again stay fresh for recreates)
+  std::size_t type_names = 3;       // 1..5
+  std::size_t qualified_names = 6;  // 2..10
+  std::size_t tag_names = 4;        // 1..6
+  std::size_t edge_labels = 3;      // 1..4
   std::int64_t start_time_us = 1'000'000;
-  bool big_values = false;            // sometimes add 200-2000 byte values (exercises the props cap)
+  bool big_values = false;  // sometimes add 200-2000 byte values (exercises the props cap)
 };
 
 // What classify_stream() can recognise.
@@ -63,7 +63,7 @@ enum class Case : std::uint8_t {
   kStringQuote,                 // a ' or " in a string field (qn, name, type, tag, label)
   kStringBackslash,
   kStringNewline,
-  kStringControl,               // a control character other than LF and NUL
+  kStringControl,  // a control character other than LF and NUL
   kStringNul,
   kStringNonAscii,
   kCount

@@ -1,0 +1,12 @@
+#include "atlas2kudu/prior_state.h"
+
+namespace atlas2kudu {
+
+std::string NoPriorState::describe() const {
+  return "none (only what this input establishes; renames and tag removals use predicate "
+         "deletes, props of entities first seen here merge from {})";
+}
+
+void NoPriorState::lookup(std::span<const Guid>, std::vector<PriorEntity>&) {}
+
+}  // namespace atlas2kudu
