@@ -9,6 +9,7 @@
 #include <cstring>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <system_error>
@@ -21,6 +22,7 @@
 #include "atlas2kudu/digest.h"
 #include "atlas2kudu/hs2_executor.h"
 #include "atlas2kudu/hs2_options.h"
+#include "atlas2kudu/hs2_prior_state.h"
 #include "atlas2kudu/json_text.h"
 #include "atlas2kudu/pipeline.h"
 #include "atlas2kudu/print_executor.h"
@@ -217,7 +219,20 @@ struct CompileCommand {
   CompileOptions options;
   std::string output;
   bool quiet = false;
+  // Connection for --prior impala (compile: only when -i is given).
+  Hs2Options hs2;
+  bool prior_given = false;
+  bool connection_given = false;
 };
+
+// The PriorState the options ask for: `none`, or batched lookups over HS2.
+std::unique_ptr<PriorState> make_prior_state(const CompileCommand& c,
+                                             const Hs2Credentials& credentials) {
+  if (c.options.prior == PriorSource::kImpala) {
+    return std::make_unique<Hs2PriorState>(c.hs2, credentials, c.options);
+  }
+  return std::make_unique<NoPriorState>();
+}
 
 void add_compile_options(CLI::App* cmd, CompileCommand& c) {
   add_input_options(cmd, c.in);
@@ -252,14 +267,17 @@ void add_compile_options(CLI::App* cmd, CompileCommand& c) {
 }
 
 int run_compile(CompileCommand& c) {
-  if (c.options.prior == PriorSource::kImpala) {
-    fmt::print(stderr,
-               "atlas2kudu: --prior impala reads stored state over HiveServer2, which this build "
-               "cannot do yet; use --prior none (the default for compile)\n");
-    return kExitUsage;
+  // SPEC §3: compile reads stored state when it is given a connection, unless told otherwise.
+  if (!c.prior_given) {
+    c.options.prior = c.connection_given ? PriorSource::kImpala : PriorSource::kNone;
   }
-  NoPriorState prior;
-  Compiler compiler(c.options, prior);
+  Hs2Credentials credentials;
+  if (c.options.prior == PriorSource::kImpala) {
+    validate_hs2_options(c.hs2);
+    credentials = resolve_hs2_credentials(c.hs2);
+  }
+  const std::unique_ptr<PriorState> prior = make_prior_state(c, credentials);
+  Compiler compiler(c.options, *prior);
   RejectSink rejects(RejectPolicy{c.in.max_rejects, c.in.reject_file});
   Reader reader(c.in.files, rejects);
   OutputFile output(c.output);
@@ -288,23 +306,15 @@ int run_compile(CompileCommand& c) {
 
 struct ApplyCommand {
   CompileCommand compile;
-  Hs2Options hs2;
   std::string checkpoint;
 };
 
 int run_apply(ApplyCommand& a) {
   CompileCommand& c = a.compile;
-  if (c.options.prior == PriorSource::kImpala) {
-    fmt::print(stderr,
-               "atlas2kudu: --prior impala (reading stored state before each window, the default "
-               "for apply) is not available in this version. Pass --prior none to apply with the "
-               "state this input establishes: renames and tag removals stay exact; props_json of "
-               "entities first seen here as updates starts from this input's attributes.\n");
-    return kExitUsage;
-  }
-  validate_hs2_options(a.hs2);
-  NoPriorState prior;
-  Compiler compiler(c.options, prior);
+  validate_hs2_options(c.hs2);
+  const Hs2Credentials credentials = resolve_hs2_credentials(c.hs2);
+  const std::unique_ptr<PriorState> prior = make_prior_state(c, credentials);
+  Compiler compiler(c.options, *prior);
   RejectSink rejects(RejectPolicy{c.in.max_rejects, c.in.reject_file});
   Reader reader(c.in.files, rejects);
   Checkpoint checkpoint;
@@ -318,7 +328,7 @@ int run_apply(ApplyCommand& a) {
     checkpoint.events_applied += window.last_event - window.first_event + 1;
     save_checkpoint(a.checkpoint, checkpoint);
   };
-  Hs2Executor executor(a.hs2, resolve_hs2_credentials(a.hs2));
+  Hs2Executor executor(c.hs2, credentials);
   Progress progress("apply");
   RunStats run;
   const RunOutcome outcome = run_reporting_failures(progress, [&] {
@@ -416,7 +426,12 @@ int run_cli(int argc, char** argv) {
   compile->add_option("-o,--output", compile_cmd.output,
                       "Write the SQL to FILE (replaced only when the run succeeds)");
   compile->add_flag("-q,--quiet", compile_cmd.quiet, "No summary line on stderr");
-  compile->callback([&] { command = [&] { return run_compile(compile_cmd); }; });
+  add_hs2_options(compile, &compile_cmd.hs2);
+  compile->callback([&] {
+    compile_cmd.prior_given = compile->get_option("--prior")->count() > 0;
+    compile_cmd.connection_given = compile->get_option("--impalad")->count() > 0;
+    command = [&] { return run_compile(compile_cmd); };
+  });
 
   ApplyCommand apply_cmd;
   apply_cmd.compile.options.prior = PriorSource::kImpala;  // SPEC §3: the default for apply
@@ -425,7 +440,7 @@ int run_cli(int argc, char** argv) {
       "Compile notifications and run the statements on Impala over HiveServer2, window "
       "by window (deletes, then upserts)");
   add_compile_options(apply, apply_cmd.compile);
-  add_hs2_options(apply, &apply_cmd.hs2);
+  add_hs2_options(apply, &apply_cmd.compile.hs2);
   apply->add_flag("-q,--quiet", apply_cmd.compile.quiet, "No summary on stderr");
   apply->add_option("--checkpoint", apply_cmd.checkpoint,
                     "After each applied window, record in FILE how far the input was applied; a "

@@ -248,11 +248,32 @@ TEST_CASE("apply runs the compiled statements over HS2 and reports rows per tabl
   std::remove(stats.c_str());
 }
 
-TEST_CASE("apply without --prior none says why and exits 64") {
-  const auto r = run("apply -i 127.0.0.1:9 " + data("notifications/gzip-message.jsonl"));
-  CHECK(r.status == 64);
-  CHECK(r.err.find("--prior impala") != std::string::npos);
-  CHECK(r.err.find("Pass --prior none") != std::string::npos);
+TEST_CASE("apply reads stored state by default (--prior impala); a rerun merges onto it") {
+  TestServer server("--transport binary --handler kit");
+  const std::string first = data("scenarios/01-partial-update-and-rename.jsonl");
+  auto r = run("apply -i " + server.address() + " " + first);
+  CHECK(r.status == 0);
+  // A partial update in a later run: with the stored props read back, the merge keeps "owner".
+  const std::string later = tmp_path(".jsonl");
+  {
+    std::FILE* f = std::fopen(later.c_str(), "w");
+    std::fputs(
+        "{\"version\":{\"version\":\"1.0.0\"},\"msgCreationTime\":1,\"message\":{\"type\":"
+        "\"ENTITY_NOTIFICATION_V2\",\"entity\":{\"typeName\":\"hive_table\",\"guid\":"
+        "\"00000001-0000-4000-8000-000000000001\",\"attributes\":{\"size\":7}},"
+        "\"operationType\":\"ENTITY_UPDATE\",\"eventTime\":3000}}\n",
+        f);
+    std::fclose(f);
+  }
+  r = run("compile -q -i " + server.address() + " " + later);
+  CHECK(r.status == 0);
+  CHECK(r.out.find("-- prior state: impala (") != std::string::npos);
+  CHECK(r.out.find("{\"createTime\":5,\"owner\":\"b\",\"size\":7}") != std::string::npos);
+  // Without a connection, compile knows only this input.
+  r = run("compile -q " + later);
+  CHECK(r.out.find("-- prior state: none") != std::string::npos);
+  CHECK(r.out.find("'{\"size\":7}'") != std::string::npos);
+  std::remove(later.c_str());
 }
 
 TEST_CASE("apply: a definite server error stops with its position and exit 3") {
