@@ -4,13 +4,17 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 
+#include "hs2_test_util.h"
 #include "test_support.h"
 
 using atlas2kudu::testing::slurp;
+using atlas2kudu::testing::tls_files;
+using atlas2kudu::testing::TlsFiles;
 
 namespace {
 
@@ -317,4 +321,58 @@ TEST_CASE("apply: unreachable server is exit 4, wrong LDAP password exit 5, secr
           "--ldap_password_cmd 'echo right-pw' " + data("notifications/gzip-message.jsonl"));
   CHECK(r.status == 0);
   CHECK(r.err.find("right-pw") == std::string::npos);
+}
+
+TEST_CASE("apply over TLS: trusted CA works; untrusted CA and wrong host name are refused (exit 5)") {
+  const TlsFiles& tls = tls_files();
+  const std::string input = data("notifications/gzip-message.jsonl");
+  {
+    TestServer server("--transport binary --handler kit --tls-cert " + tls.cert + " --tls-key " + tls.key);
+    auto r = run("apply -i " + server.address() + " --ssl --ca_cert " + tls.ca + " " + input);
+    CHECK(r.status == 0);
+    r = run("apply -i " + server.address() + " --ssl --ca_cert " + tls.other_ca + " --connect_max_tries 1 " + input);
+    CHECK(r.status == 5);
+    CHECK(r.err.find("certificate") != std::string::npos);
+    // Without --ca_cert the system CAs do not know the test CA either.
+    r = run("apply -i " + server.address() + " --ssl --connect_max_tries 1 " + input);
+    CHECK(r.status == 5);
+  }
+  {
+    TestServer server("--transport binary --handler kit --tls-cert " + tls.wrong_cert + " --tls-key " + tls.wrong_key);
+    const auto r = run("apply -i " + server.address() + " --ssl --ca_cert " + tls.ca + " --connect_max_tries 1 " + input);
+    CHECK(r.status == 5);
+  }
+}
+
+TEST_CASE("apply over hs2-http: 503 with Retry-After, then success") {
+  TestServer server("--transport http --handler kit --http-503 2 --retry-after 1");
+  const auto r = run("apply --protocol hs2-http -i " + server.address() + " " +
+                     data("notifications/atlas21-console.jsonl"));
+  CHECK(r.status == 0);
+  CHECK(r.err.find("4 events") != std::string::npos);
+}
+
+TEST_CASE("apply --sessions 4 and --sessions 1 send the same statements") {
+  const std::string input = data("scenarios/04-soft-delete-cascades-edges-keeps-tags.jsonl");
+  auto sorted_lines = [](const std::string& text) {
+    std::vector<std::string> lines;
+    for (std::size_t at = 0; at < text.size();) {
+      const std::size_t nl = text.find('\n', at);
+      lines.push_back(text.substr(at, nl - at));
+      if (nl == std::string::npos) break;
+      at = nl + 1;
+    }
+    std::sort(lines.begin(), lines.end());
+    return lines;
+  };
+  std::vector<std::string> logs;
+  for (const char* sessions : {"1", "4"}) {
+    TestServer server("--transport binary --handler kit");
+    const auto r = run("apply -i " + server.address() + " --prior none --batch-rows 1 --sessions " +
+                       sessions + " " + input);
+    CHECK(r.status == 0);
+    logs.push_back(server.statements());
+  }
+  CHECK(sorted_lines(logs[0]) == sorted_lines(logs[1]));
+  CHECK(sorted_lines(logs[0]).size() > 10);
 }
