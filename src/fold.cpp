@@ -1,5 +1,7 @@
 #include "atlas2kudu/fold.h"
 
+#include "atlas2kudu/json_text.h"
+
 #include <algorithm>
 #include <cstring>
 #include <string_view>
@@ -517,11 +519,11 @@ std::string audit_detail_json(const Event& e, std::size_t max_bytes) {
   }
   std::string out;
   const auto list = [&](std::string_view key, const std::vector<std::string_view>& names) {
-    append_json_string(out, key);
+    append_json_string(key, out);
     out.append(":[");
     for (std::size_t i = 0; i < names.size(); ++i) {
       if (i) out.push_back(',');
-      append_json_string(out, names[i]);
+      append_json_string(names[i], out);
     }
     out.push_back(']');
   };

@@ -1,5 +1,7 @@
 #include "atlas2kudu/props.h"
 
+#include "atlas2kudu/json_text.h"
+
 #include <algorithm>
 #include <numeric>
 
@@ -88,45 +90,6 @@ void apply_cap(Props& props, std::size_t max_bytes) {
 
 }  // namespace
 
-void append_json_string(std::string& out, std::string_view text) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  out.push_back('"');
-  for (const char ch : text) {
-    const auto c = static_cast<unsigned char>(ch);
-    switch (c) {
-      case '"':
-        out.append("\\\"");
-        break;
-      case '\\':
-        out.append("\\\\");
-        break;
-      case '\b':
-        out.append("\\b");
-        break;
-      case '\f':
-        out.append("\\f");
-        break;
-      case '\n':
-        out.append("\\n");
-        break;
-      case '\r':
-        out.append("\\r");
-        break;
-      case '\t':
-        out.append("\\t");
-        break;
-      default:
-        if (c < 0x20) {
-          const char esc[6] = {'\\', 'u', '0', '0', kHex[c >> 4], kHex[c & 15]};
-          out.append(esc, 6);
-        } else {
-          out.push_back(ch);
-        }
-    }
-  }
-  out.push_back('"');
-}
-
 void merge_attributes(Props& props, std::span<const Attribute> attributes, std::size_t max_bytes) {
   auto key_less = [](const auto& m, std::string_view k) { return m.first < k; };
   for (const Attribute& a : attributes) {
@@ -155,11 +118,11 @@ void append_json(std::string& out, const Props& props) {
   auto write_truncated = [&] {
     if (!first) out.push_back(',');
     first = false;
-    append_json_string(out, kTruncatedKey);
+    append_json_string(kTruncatedKey, out);
     out.append(":[");
     for (std::size_t i = 0; i < props.truncated.size(); ++i) {
       if (i) out.push_back(',');
-      append_json_string(out, props.truncated[i]);
+      append_json_string(props.truncated[i], out);
     }
     out.push_back(']');
     truncated_written = true;
@@ -168,7 +131,7 @@ void append_json(std::string& out, const Props& props) {
     if (!truncated_written && std::string_view(key) > kTruncatedKey) write_truncated();
     if (!first) out.push_back(',');
     first = false;
-    append_json_string(out, key);
+    append_json_string(key, out);
     out.push_back(':');
     out.append(value);
   }

@@ -56,7 +56,4 @@ void append_json(std::string& out, const Props& props);
 // list). Returns nullopt if `text` is not a JSON object; the caller then merges from {}.
 std::optional<Props> parse_props(std::string_view text);
 
-// Appends `text` as a JSON string (quotes, escapes for `"` `\` and control characters).
-void append_json_string(std::string& out, std::string_view text);
-
 }  // namespace atlas2kudu
