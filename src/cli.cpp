@@ -357,21 +357,19 @@ int run_apply(ApplyCommand& a) {
     }
   }
   if (!c.in.stats_file.empty()) {
-    std::string json = run_stats_json("apply", read, run, outcome.completed, outcome.seconds);
-    json.pop_back();  // "}\n": add the execution counts inside the object
-    json.pop_back();
-    json += fmt::format(
+    std::string execution = fmt::format(
         ",\"applied_windows\":{},\"applied_statements\":{},\"rows_modified\":{},"
         "\"row_errors\":{},\"retries\":{},\"reconnects\":{},\"rows_modified_by_table\":{{",
         hs2.windows, hs2.statements, hs2.rows_modified, hs2.row_errors, hs2.retries,
         hs2.reconnects);
     bool first = true;
     for (const auto& [table, rows] : hs2.rows_by_table) {
-      json += fmt::format("{}\"{}\":{}", first ? "" : ",", table, rows);
+      execution += fmt::format("{}\"{}\":{}", first ? "" : ",", table, rows);
       first = false;
     }
-    json += "}}\n";
-    write_text_file(c.in.stats_file, json);
+    execution += '}';
+    write_text_file(c.in.stats_file, run_stats_json("apply", read, run, outcome.completed,
+                                                    outcome.seconds, execution));
   }
   return outcome.status;
 }

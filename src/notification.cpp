@@ -570,16 +570,12 @@ std::optional<Event> NotificationDecoder::Impl::decode_envelope_level(Envelope& 
       throw InputError(RejectCode::kMissingField, "payload: kcat record without a value (null)");
     }
     const std::optional<std::int64_t> ts = env.kafka_ts;
+    // Nothing below refills kcat_buffer while the payload is decoded: only depth 0 gets here.
     assign_padded(kcat_buffer, trim(*env.payload));
-    // The kcat buffer must not be reused while its envelope is decoded; nothing below re-enters
-    // this branch since depth grows.
-    std::string payload_text = std::move(kcat_buffer);
-    Envelope inner = parse_envelope(payload_text, "payload");
+    Envelope inner = parse_envelope(kcat_buffer, "payload");
     if (inner.kcat) throw InputError(RejectCode::kWrongType, "payload: nested kcat record");
     if (!inner.msg_creation_time && ts) inner.kafka_ts = ts;
-    auto result = decode_envelope_level(inner, payload_text, pos, depth + 1);
-    kcat_buffer = std::move(payload_text);
-    return result;
+    return decode_envelope_level(inner, kcat_buffer, pos, depth + 1);
   }
 
   if (!env.has_version && !env.has_message) {
@@ -648,8 +644,9 @@ std::optional<Event> NotificationDecoder::Impl::decode_envelope_level(Envelope& 
     const bool gzip = split.gzip;
     pos.first_record = split.first.record;
     pending.erase(it);
-    std::string inner_text(inflate_message(joined, gzip));
-    inner_text.reserve(inner_text.size() + kPadding);
+    // inflate_message's buffer is padded, and deeper levels refuse to inflate again (depth
+    // checks above), so the inner envelope is decoded in place.
+    const std::string_view inner_text = inflate_message(joined, gzip);
     Envelope inner = parse_envelope(inner_text, "message (reassembled split message)");
     if (inner.kcat || inner.split_count > 1 || inner.message_type == od::json_type::string) {
       throw InputError(RejectCode::kBadSplit,
@@ -665,8 +662,7 @@ std::optional<Event> NotificationDecoder::Impl::decode_envelope_level(Envelope& 
     }
     if (depth > 1)
       throw InputError(RejectCode::kBadEncoding, "compressed message inside a compressed message");
-    std::string inner_text(inflate_message(env.message_string, true));
-    inner_text.reserve(inner_text.size() + kPadding);
+    const std::string_view inner_text = inflate_message(env.message_string, true);
     Envelope inner = parse_envelope(inner_text, "message (decompressed)");
     if (inner.kcat || inner.split_count > 1 || inner.message_type == od::json_type::string) {
       throw InputError(RejectCode::kBadEncoding,

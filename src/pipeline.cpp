@@ -55,7 +55,7 @@ void run_pipeline(Reader& reader, Compiler& compiler, Executor& executor, RunSta
 }
 
 std::string run_stats_json(std::string_view command, const ReadStats& s, const RunStats& run,
-                           bool completed, double seconds) {
+                           bool completed, double seconds, std::string_view extra_members) {
   std::string out = fmt::format("{{\"command\":\"{}\",\"completed\":{},\"elapsed_seconds\":{:.3f},",
                                 command, completed, seconds);
   append_read_stats_json(s, out);
@@ -71,7 +71,9 @@ std::string run_stats_json(std::string_view command, const ReadStats& s, const R
         t.upsert_rows);
     first = false;
   }
-  out += "}}\n";
+  out += '}';
+  out += extra_members;
+  out += "}\n";
   return out;
 }
 

@@ -48,7 +48,8 @@ void run_pipeline(Reader& reader, Compiler& compiler, Executor& executor, RunSta
                   Progress* progress = nullptr, const WindowApplied& on_applied = nullptr);
 
 // The --stats JSON for compile/apply: the reader's counts plus windows, statements, per table.
+// `extra_members` (",\"name\":value,...") is added inside the object, e.g. apply's execution counts.
 std::string run_stats_json(std::string_view command, const ReadStats& read, const RunStats& run,
-                           bool completed, double seconds);
+                           bool completed, double seconds, std::string_view extra_members = {});
 
 }  // namespace atlas2kudu
