@@ -17,8 +17,8 @@
 #include <sstream>
 #include <string>
 
-#include "atlas2kudu/byte_source.h"
 #include "atlas2kudu/reader.h"
+#include "input/byte_source.h"
 
 namespace od = simdjson::ondemand;
 

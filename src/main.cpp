@@ -1,3 +1,5 @@
-#include "atlas2kudu/cli.h"
+#include "cli/cli.h"
 
-int main(int argc, char** argv) { return atlas2kudu::run_cli(argc, argv); }
+int main(int argc, char** argv) {
+  return atlas2kudu::run_cli(argc, argv);
+}

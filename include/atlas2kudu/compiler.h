@@ -1,66 +1,294 @@
-// The compiler: folds Events into the net-effect Impala SQL of SPEC §3-§5.
+// The compiler: Events in input order -> per window, the net row operations on the six projection
+// tables -> the Impala statements that apply them.
 //
-// Streaming use (the CLI's `compile` and `apply` share this path; only the Executor differs):
+// A run goes window by window. For each window (at most window_events events, input order):
 //
-//   NoPriorState prior;                       // or the Impala-backed PriorState for --prior impala
-//   Compiler compiler(options, prior);
-//   PrintExecutor out(stdout);                // or the HS2 executor
-//   out.start(compiler.header());
-//   while (reader has events) {
-//     std::vector<Event> window = next options.window_events events;
-//     out.run_window(compiler.compile_window(window));
-//   }
-//   out.finish();
+//   1. unknown_entities(window): the entities whose stored state the compiler does not carry yet;
+//   2. the caller asks its PriorState about them (I/O) and hands the answer to learn();
+//   3. fold(window): pure, no I/O: one net operation per projection row, plus the predicate
+//      deletes the window needs (NetWindow below);
+//   4. a WindowWriter applies the NetWindow: the SQL writer (compile/sql_writer.h) plans it into a
+//      delete phase and an upsert phase (CompiledWindow) and hands those to an Executor
+//      (executor.h: printed by `compile`, run over HS2 by `apply`).
+//
+// fold_window() does steps 1-3 and compile_window() steps 1-4 for the SQL writer; both are what
+// the pipeline and the tests call, so there is one place where the prior state is asked.
+//
+//   CompileOptions options;                 // --window-events, --key-encoding, ...
+//   Compiler compiler(options);             // carries what earlier windows established
+//   NoPriorState prior;                     // --prior none; Hs2PriorState for --prior impala
+//   std::string sql = compiler.header(prior.describe());
+//   CompiledWindow w = compile_window(compiler, prior, window);
+//   // w.deletes, then w.upserts: the statements of the window, in the order they must run
 //
 // Windows must be handed over in input order; the compiler carries what earlier windows
 // established about each entity (props, type, qualifiedName, tag set), so cutting the input into
-// small windows gives the same tables as one big window. Memory: one window plus that per-entity
-// state.
+// small windows gives the same tables as one big window.
+//
+// Equivalence, the property every test checks: executing the statements of every window, in
+// order (all deletes of a window before its upserts), on tables with Kudu semantics leaves them
+// exactly as if every event had been applied one at a time, in input order.
 #pragma once
 
+#include <array>
+#include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <span>
 #include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include "atlas2kudu/event.h"
-#include "atlas2kudu/executor.h"
-#include "atlas2kudu/fold.h"
-#include "atlas2kudu/options.h"
 #include "atlas2kudu/prior_state.h"
 
 namespace atlas2kudu {
 
+// ---------------------------------------------------------------------------------------------
+// Options
+
+// How KEY columns are stored.
+//   kHex:    STRING of 32 lowercase hex characters, written as '0b6f3c1e...' (any Impala; keeps
+//            IN-list pushdown).
+//   kBinary: BINARY of 16 bytes (Impala >= 4.4), written as CAST(unhex('0b6f3c1e...') AS BINARY).
+enum class KeyEncoding { kHex, kBinary };
+
+// What ENTITY_DELETE does.
+//   kSoft: state = 'DELETED' on entity_flat, by_qn row and edges deleted, tags kept.
+//   kHard: entity_flat row, by_qn row, edges and tags deleted.
+enum class Tombstone { kSoft, kHard };
+
+// Where the stored state of keys the input does not establish comes from.
+enum class PriorSource { kNone, kImpala };
+
+struct CompileOptions {
+  std::string database = "atlas";
+  KeyEncoding key_encoding = KeyEncoding::kHex;
+  Tombstone tombstone = Tombstone::kSoft;
+  PriorSource prior = PriorSource::kNone;
+  std::size_t props_max_bytes = 60000;  // props_json and detail_json cap (Kudu cells: 64 KiB)
+  std::size_t window_events = 50000;
+  std::size_t batch_rows = 1000;                   // rows (or keys) per statement
+  std::size_t batch_bytes = std::size_t{4} << 20;  // bytes per statement (Impala: 16 MiB)
+};
+
+// Throws Error(kUsage) for options no SQL can be written for: a database name Impala cannot
+// quote, props_max_bytes < 2, or a zero window_events, batch_rows or batch_bytes.
+void validate_compile_options(const CompileOptions& options);
+
+// "hex"/"binary", "soft"/"hard", "none"/"impala": the option words of the command line.
+std::string_view to_string(KeyEncoding encoding);
+std::string_view to_string(Tombstone tombstone);
+std::string_view to_string(PriorSource prior);
+
+// ---------------------------------------------------------------------------------------------
+// The fold's result: net row operations of one window
+
+using QnDigest = std::array<std::uint8_t, 16>;  // entity_by_qn key: see util/digest.h
+
+// Net operation of one row: `delete_first` = a keyed DELETE runs in the delete phase;
+// `upsert` = an UPSERT runs in the upsert phase (listing every column if delete_first).
+struct RowOp {
+  bool delete_first = false;
+  bool upsert = false;
+};
+
+struct FlatRow : RowOp {
+  // Bit i-1 stands for column i of entity_flat (compile/schema.h; column 0 is the key `guid`).
+  enum Column : std::uint8_t {
+    kTypeName = 1,
+    kQualifiedName = 2,
+    kName = 4,
+    kState = 8,
+    kCreatedTs = 16,
+    kUpdatedTs = 32,
+    kPropsJson = 64,
+    kAll = 127,
+  };
+  Guid guid;
+  std::uint8_t mask = 0;  // columns set since the last delete
+  std::string type_name, qualified_name, name, props_json;
+  bool state_deleted = false;
+  std::int64_t created_ts = 0, updated_ts = 0;
+};
+
+struct ByQnRow : RowOp {
+  QnDigest digest{};
+  Guid guid;
+  std::string type_name;
+};
+
+// edge_out: a = src, b = dst, b_type = dst_type. edge_in: a = dst, b = src, b_type = src_type.
+struct EdgeRow : RowOp {
+  Guid a;
+  std::string elabel;
+  Guid b;
+  std::string b_type;
+};
+
+struct TagRow : RowOp {
+  std::string tag_name;
+  Guid guid;
+  bool propagated = false;
+  Guid source_guid;
+  std::string attrs_json;
+  std::int64_t updated_ts = 0;
+};
+
+struct AuditRow {
+  Guid guid;
+  std::int64_t event_ts = 0;
+  std::int64_t seq = 0;
+  Operation op = Operation::kEntityUpdate;
+  std::string type_name;
+  std::optional<std::string> qualified_name;
+  std::string detail_json;
+};
+
+// "Delete the rows of `guid` except those in `keep`" (keep empty: all of them).
+template <typename KeepT>
+struct CleanUp {
+  Guid guid;
+  std::vector<KeepT> keep;  // sorted, distinct
+};
+
+// Where a window sits in the run, for comments, reports and checkpoints.
+struct WindowInfo {
+  std::uint64_t index = 0;        // 1-based
+  std::uint64_t first_event = 0;  // 1-based event numbers covered, inclusive
+  std::uint64_t last_event = 0;
+  std::string comment;  // one line, e.g. "window 2: events 4-6 (in.json:4 .. in.json:6)"
+};
+
+// The folded window: one net operation per projection row, plus the predicate deletes.
+//
+// Every event is mapped to the row operations a one-event-at-a-time writer would run, then folded
+// into the pending net operation of each row it touches:
+//   - an UPSERT merges its columns into the pending row (later values win per column);
+//   - a keyed DELETE clears the pending row and marks it `delete_first`;
+//   - a predicate DELETE (edge cascade, by_qn clean-up, tag clean-up) clears and marks every
+//     pending row it matches *at that point of the sequence*, and is also recorded so that the
+//     delete phase applies it to the rows the window never touched before it.
+// All deletes then run before all upserts. Why that equals sequential application:
+//   - a row untouched before a predicate has its window-start state at the predicate's time, so
+//     the delete phase decides it exactly as the sequence does;
+//   - a row touched before a predicate is decided by the fold itself: if the predicate matched it,
+//     its net operation starts with a keyed DELETE; if not, and the delete phase removes it anyway
+//     because its window-start state matched, a pending upsert that lists every column puts it
+//     back (predicates only exist on tables whose upserts always write full rows);
+//   - an upsert after a delete lists every column (explicit NULLs), so nothing stale survives.
+//
+// Example (window: create A qn=x; rename A qn=y; soft-delete B with unknown state):
+//   by_qn:           digest(x) -> delete_first (the rename's guarded delete cancels the create),
+//                    digest(y) -> upsert (y, A, type)
+//   by_qn_cleanups:  {B: keep nothing}  ->  DELETE ... WHERE `guid` IN (B)
+//   edge_cascades:   {B}                ->  DELETE ... WHERE `src` IN (B) / `dst` IN (B)
+//
+// Row vectors are in first-touch order; writers sort what they need.
+struct NetWindow {
+  WindowInfo info;
+  std::vector<FlatRow> flat;
+  std::vector<ByQnRow> by_qn;
+  std::vector<EdgeRow> edge_out;
+  std::vector<EdgeRow> edge_in;
+  std::vector<TagRow> tags;
+  std::vector<AuditRow> audit;  // event order; a redelivered event repeats its key
+  // Guarded by_qn deletes whose old digest is known: delete `digest` where it maps to `guid`.
+  std::vector<std::pair<QnDigest, Guid>> by_qn_guarded;
+  // by_qn clean-ups for entities whose stored digest is unknown: delete every row mapping to the
+  // guid except the digests kept (the intersection over the window).
+  std::vector<CleanUp<QnDigest>> by_qn_cleanups;
+  // Entities whose edges are deleted from both edge tables (src = guid or dst = guid).
+  std::vector<Guid> edge_cascades;
+  // Tag clean-ups for entities whose stored tag set is unknown.
+  std::vector<CleanUp<std::string>> tag_cleanups;
+};
+
+// Applies folded windows: the seam between the compiler and whatever writes the rows. The SQL
+// writer (compile/sql_writer.h) is one; a native Kudu writer would be another.
+class WindowWriter {
+ public:
+  virtual ~WindowWriter() = default;
+  // Once, before the first window: the run's header comment lines ("-- ...\n" each).
+  virtual void start(std::string_view header) = 0;
+  // Applies one window; returns only once all of it is applied. Throws Error on failure. May
+  // reorder the vectors of `net`.
+  virtual void write(NetWindow& net) = 0;
+  // Once, after the last window.
+  virtual void finish() = 0;
+};
+
+// ---------------------------------------------------------------------------------------------
+// The compiler
+
 class Compiler {
  public:
-  // Throws std::invalid_argument for options no SQL can be written for (a database name Impala
-  // cannot quote, props_max_bytes < 2, window_events == 0). `prior` must outlive the compiler.
-  Compiler(const CompileOptions& options, PriorState& prior);
+  // Throws Error(kUsage) as validate_compile_options.
+  explicit Compiler(const CompileOptions& options);
+  ~Compiler();
+  Compiler(const Compiler&) = delete;
+  Compiler& operator=(const Compiler&) = delete;
+
+  const CompileOptions& options() const;
 
   // The script header, comment lines each "-- …\n": version, every option, the prior source.
   //   -- atlas2kudu 0.1.0 compile
   //   -- options: --database atlas --key-encoding hex --tombstone soft --prior none ...
   //   -- prior state: none (...)
-  std::string header() const;
+  std::string header(std::string_view prior_description) const;
 
-  // Compiles the next window (`events` in input order, any size; the caller cuts windows of
-  // options.window_events). Window indexes and event numbers continue across calls.
-  CompiledWindow compile_window(std::span<const Event> events);
+  // Distinct guids (ascending) of the window's entity and classification events that the
+  // compiler carries no state for yet: the question for PriorState::lookup.
+  std::vector<Guid> unknown_entities(std::span<const Event> window) const;
 
-  const CompileOptions& options() const { return options_; }
+  // What the store holds for entities unknown_entities() named (PriorState's contract). Guids
+  // left out stay unknown: the fold then writes predicate deletes and merges props from {}.
+  void learn(std::span<const PriorEntity> prior);
+
+  // Folds the next window (input order, any size). Pure: no I/O. Window indexes and event numbers
+  // continue across calls.
+  NetWindow fold(std::span<const Event> window);
 
  private:
-  CompileOptions options_;
-  PriorState& prior_;
-  Folder folder_;
-  std::uint64_t windows_ = 0;
-  std::uint64_t events_ = 0;
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
 };
+
+// Steps 1-3: asks `prior` about the window's unknown entities (once per window, only when there
+// are any), then folds. Lets exceptions of `prior` through, having folded nothing.
+NetWindow fold_window(Compiler& compiler, PriorState& prior, std::span<const Event> window);
+
+// ---------------------------------------------------------------------------------------------
+// SQL
+
+// One SQL statement, ready to send or print. `sql` has no trailing ";" or newline.
+struct Statement {
+  std::string table;  // unqualified projection table name, e.g. "entity_flat"
+  std::string sql;
+  std::size_t rows = 0;  // rows named (UPSERT) or keys listed (DELETE), for reporting
+};
+
+// The statements of one window. Windows run in order; within a window every delete runs before
+// any upsert; the statements of one phase never name the same row twice, so they may run in any
+// order or concurrently.
+struct CompiledWindow {
+  std::uint64_t index = 0;        // 1-based
+  std::uint64_t first_event = 0;  // 1-based event numbers covered, inclusive
+  std::uint64_t last_event = 0;
+  std::string comment;  // one line, without "-- "
+  std::vector<Statement> deletes;
+  std::vector<Statement> upserts;
+};
+
+// Steps 1-3, then plans the window into statements (compile/plan.h).
+CompiledWindow compile_window(Compiler& compiler, PriorState& prior, std::span<const Event> window);
 
 // Compiles `events` (in input order) with `options` and returns the complete dry-run script:
 // header comment, then per window a comment, the delete phase and the upsert phase, each statement
-// ending in ";\n". Executing the script on Kudu tables gives the same tables as applying every
-// event one at a time in order (SPEC §5). Byte-identical for the same events and options. Uses
-// NoPriorState; throws std::invalid_argument if options.prior is kImpala (no connection here).
+// ending in ";\n". Byte-identical for the same events and options. Uses NoPriorState; throws
+// Error(kUsage) if options.prior is kImpala (no connection here).
 std::string compile_to_sql(std::span<const Event> events, const CompileOptions& options);
 
 }  // namespace atlas2kudu

@@ -150,6 +150,9 @@ struct Relationship {
   friend bool operator==(const Relationship&, const Relationship&) = default;
 };
 
+// "events.jsonl:12:3456" (kcat records add " (topic/partition@offset)").
+std::string format_position(const SourcePosition& pos);
+
 struct Event {
   Operation op = Operation::kEntityUpdate;
   // Entity guid for entity and classification events; for relationship events the relationship's

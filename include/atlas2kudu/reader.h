@@ -15,20 +15,56 @@
 #include <array>
 #include <cstdint>
 #include <cstdio>
-#include <deque>
 #include <map>
 #include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
-#include "atlas2kudu/checkpoint.h"
+#include "atlas2kudu/error.h"
 #include "atlas2kudu/event.h"
-#include "atlas2kudu/framer.h"
-#include "atlas2kudu/input_error.h"
-#include "atlas2kudu/notification.h"
 
 namespace atlas2kudu {
+
+// Why a record was rejected. The names (to_string) are stable: they key `check`'s per-reason
+// counts and the --stats JSON, so scripts can rely on them.
+enum class RejectCode : std::uint8_t {
+  kNotJson,           // not-json: the record is not a JSON document at all
+  kInvalidJson,       // invalid-json: JSON syntax error, invalid UTF-8, truncated document
+  kTooLarge,          // too-large: a record or decompressed message over the size limit
+  kWrongType,         // wrong-type: a field has the wrong JSON type
+  kMissingField,      // missing-field: a required field is absent
+  kBadGuid,           // bad-guid: a guid that is not a UUID
+  kUnknownOperation,  // unknown-operation: operationType outside the V1/V2 sets
+  kUnknownType,       // unknown-type: message.type is neither a V1 nor a V2 notification
+  kHookTopic,         // hook-topic: an ATLAS_HOOK message; the wrong topic was exported
+  kBadEncoding,       // bad-encoding: GZIP/Base64 payload that does not decode
+  kBadSplit,          // bad-split: inconsistent or incomplete split message
+  kBadRelationship,   // bad-relationship: relationship without both ends and a label
+};
+inline constexpr std::size_t kRejectCodeCount = 12;
+
+std::string_view to_string(RejectCode code);
+
+// How far the input has been read or applied, per source and per Kafka partition: what a
+// --checkpoint file records (cli/checkpoint.h) and Reader::resume_from() takes back.
+struct SourceMark {
+  std::string name;
+  std::string identity;  // empty for stdin: it is skipped by Kafka offsets only
+  std::uint64_t next_record = 0;
+  bool complete = false;
+
+  friend bool operator==(const SourceMark&, const SourceMark&) = default;
+};
+
+using KafkaPartition = std::pair<std::string, std::int32_t>;  // topic, partition
+
+struct InputProgress {
+  std::vector<SourceMark> sources;
+  std::map<KafkaPartition, std::int64_t> kafka_next_offset;
+
+  friend bool operator==(const InputProgress&, const InputProgress&) = default;
+};
 
 struct ReadStats {
   std::uint64_t sources = 0;        // inputs opened
@@ -49,9 +85,9 @@ struct RejectPolicy {
 };
 
 // Thrown once more than max_rejects records were rejected.
-class TooManyRejects : public std::runtime_error {
+class TooManyRejects : public Error {
  public:
-  using std::runtime_error::runtime_error;
+  explicit TooManyRejects(const std::string& what) : Error(ErrorCategory::kBadInput, what) {}
 };
 
 struct Rejection {
@@ -85,20 +121,26 @@ std::string_view intern_source_name(const std::string& name);
 // "code":..,"reason":..,"record":"<verbatim>"} ("record_base64" instead when not UTF-8).
 std::string rejection_json(const Rejection& r);
 
+class ByteSource;  // input/byte_source.h: files, stdin, in-memory fakes
+
+struct ReaderLimits {
+  std::size_t max_record_bytes = std::size_t{256} << 20;    // a framed record, as read
+  std::size_t max_inflated_bytes = std::size_t{256} << 20;  // a GZIP message, decompressed
+};
+
 class Reader {
  public:
-  Reader(std::vector<std::string> paths, RejectSink& rejects, DecodeLimits limits = {},
-         std::size_t max_record_bytes = kDefaultMaxRecordBytes);
+  Reader(std::vector<std::string> paths, RejectSink& rejects, ReaderLimits limits = {});
   // Reads already opened sources (in-memory fakes in tests), in order.
   Reader(std::vector<std::unique_ptr<ByteSource>> sources, RejectSink& rejects,
-         DecodeLimits limits = {}, std::size_t max_record_bytes = kDefaultMaxRecordBytes);
+         ReaderLimits limits = {});
   ~Reader();
 
   // The next accepted event; false at the end of all inputs. Throws SourceError for unreadable
   // inputs and TooManyRejects from the sink.
   bool next(Event& out);
 
-  const ReadStats& stats() const { return stats_; }
+  const ReadStats& stats() const;
 
   // How far the input has been read, as a resume point: every record read so far counts as done
   // except the chunks of split messages still waiting for their other chunks. Right after next()
@@ -110,28 +152,8 @@ class Reader {
   void resume_from(InputProgress applied);
 
  private:
-  bool kafka_applied(const SourcePosition::Kafka& k) const;
-  bool open_next_source();
-  void reject(const SourcePosition& pos, RejectCode code, std::string reason,
-              std::string_view record);
-
-  std::vector<std::string> paths_;
-  std::vector<std::unique_ptr<ByteSource>> opened_;
-  std::size_t next_path_ = 0;
-  RejectSink& rejects_;
-  std::size_t max_record_bytes_;
-  std::string_view source_name_;  // of the current source, interned
-  std::unique_ptr<ByteSource> source_;
-  std::unique_ptr<Framer> framer_;
-  NotificationDecoder decoder_;
-  FramedRecord record_;
-  ReadStats stats_;
-  bool finished_ = false;
-  std::vector<SourceMark> marks_;  // one per opened source; next_record = records framed
-  std::map<KafkaPartition, std::int64_t> kafka_next_;  // next offset after those read
-  InputProgress resume_;
-  std::vector<bool> resume_used_;
-  std::uint64_t skip_records_ = 0;  // of the current source
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
 };
 
 // Appends the reader's counts as JSON object members (no braces), as --stats writes them:

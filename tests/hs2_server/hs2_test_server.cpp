@@ -20,8 +20,8 @@
 #include <random>
 
 #include "ImpalaHiveServer2Service.h"
-#include "atlas2kudu/hs2_sasl_transport.h"
-#include "atlas2kudu/hs2_tls.h"
+#include "hs2/sasl_transport.h"
+#include "hs2/tls.h"
 
 namespace atlas2kudu::testing {
 

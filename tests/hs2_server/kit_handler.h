@@ -19,7 +19,7 @@
 #include <functional>
 #include <mutex>
 
-#include "atlas2kudu/options.h"
+#include "atlas2kudu/compiler.h"
 #include "kudu_store.h"
 #include "statement_handler.h"
 

@@ -6,8 +6,8 @@
 #include <span>
 #include <string>
 
+#include "atlas2kudu/compiler.h"
 #include "atlas2kudu/event.h"
-#include "atlas2kudu/options.h"
 #include "harness.h"
 #include "kudu_store.h"
 

@@ -6,8 +6,8 @@
 #include <set>
 #include <tuple>
 
-#include "atlas2kudu/digest.h"
 #include "json_text.h"
+#include "util/digest.h"
 
 namespace atlas2kudu::testkit {
 

@@ -11,7 +11,7 @@
 #include <optional>
 #include <string>
 
-#include "atlas2kudu/options.h"
+#include "atlas2kudu/compiler.h"
 #include "kudu_store.h"
 
 namespace atlas2kudu::testkit {

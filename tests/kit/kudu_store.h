@@ -26,8 +26,8 @@
 #include <string_view>
 #include <vector>
 
+#include "atlas2kudu/compiler.h"
 #include "atlas2kudu/event.h"
-#include "atlas2kudu/options.h"
 
 namespace atlas2kudu::testkit {
 

@@ -27,8 +27,8 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "atlas2kudu/compiler.h"
 #include "atlas2kudu/event.h"
-#include "atlas2kudu/options.h"
 #include "kudu_store.h"
 
 namespace atlas2kudu::testkit {

@@ -9,9 +9,9 @@
 #include <string>
 #include <unordered_map>
 
-#include "atlas2kudu/digest.h"
 #include "json_text.h"
 #include "reference_projector.h"
+#include "util/digest.h"
 
 namespace atlas2kudu::testkit {
 

@@ -1,0 +1,47 @@
+// The one error type that ends a run. Every layer throws `Error` (or a subclass that adds detail,
+// such as Hs2Error) with the category of what went wrong, decided where the failure is detected;
+// the command line maps the category to an exit code in exactly one place (cli/exit_codes.h), so
+// no layer below it knows about exit codes and no catch site classifies by C++ type.
+//
+// Example:
+//   throw Error(ErrorCategory::kNoInput, "a.jsonl: cannot open: No such file or directory");
+//   ...
+//   catch (const Error& e) { return exit_code_for(e.category()); }   // 66, once, in cli/
+//
+// Per-record problems are not run-ending errors: the reader turns them into rejections
+// (reader.h), and only too many of them become Error(kBadInput).
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+namespace atlas2kudu {
+
+enum class ErrorCategory : std::uint8_t {
+  kInternal,        // a bug or an unexpected system error
+  kBadInput,        // malformed records beyond --max-rejects
+  kServerRejected,  // the server definitely rejected a statement (not retried)
+  kUnavailable,     // could not connect, or retries on a transient failure ran out
+  kAuth,            // authentication failed, or the server certificate was not trusted
+  kUsage,           // the command line or the options contradict each other
+  kNoInput,         // an input file cannot be opened
+  kIo,              // reading input or writing output failed
+  kCheckpoint,      // the --checkpoint file is unreadable, malformed or not ours
+};
+
+// "internal", "bad-input", ... : stable names for logs and --stats.
+std::string_view to_string(ErrorCategory category);
+
+class Error : public std::runtime_error {
+ public:
+  Error(ErrorCategory category, const std::string& message)
+      : std::runtime_error(message), category_(category) {}
+  ErrorCategory category() const { return category_; }
+
+ private:
+  ErrorCategory category_;
+};
+
+}  // namespace atlas2kudu

@@ -1,0 +1,72 @@
+// --checkpoint FILE: how far the input has been applied, so that a rerun after a failure (or the
+// next cron run over the same files) skips what is already in the tables.
+//
+// After each fully applied window, apply records for every source the index of the first record
+// not yet fully applied, and for Kafka inputs (kcat -J, or console output with print.offset) the
+// next offset per topic/partition. The file is replaced atomically (written beside, fsynced,
+// renamed), so a kill at any moment leaves either the previous or the new checkpoint:
+//
+//   {"format":"atlas2kudu-checkpoint/1","windows_applied":3,"events_applied":150,
+//    "sources":[{"name":"a.jsonl","identity":"9f2c…","next_record":150,"complete":false}],
+//    "kafka":[{"topic":"ATLAS_ENTITIES","partition":0,"next_offset":1204}]}
+//
+// A source is recognised on the rerun by its identity (a hash of its first 64 KiB), not its name,
+// so a renamed file still resumes and a different file under the same name is read from the start.
+// Records before a split message's first chunk are kept as a resume point until the message
+// completes. Resuming is exact when each window's stored state is read before it is compiled
+// (--prior impala); with --prior none the resumed run knows only what it reads itself.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "atlas2kudu/compiler.h"
+#include "atlas2kudu/reader.h"
+
+namespace atlas2kudu {
+
+struct Checkpoint {
+  InputProgress progress;
+  std::uint64_t windows_applied = 0;
+  std::uint64_t events_applied = 0;
+};
+
+// Reads a checkpoint; a missing file is an empty checkpoint (a first run). Throws
+// Error(kCheckpoint) naming the file for anything unreadable or malformed.
+Checkpoint load_checkpoint(const std::string& path);
+
+// Replaces `path` atomically with `checkpoint`. Throws Error(kIo) on I/O failure.
+void save_checkpoint(const std::string& path, const Checkpoint& checkpoint);
+
+std::string checkpoint_json(const Checkpoint& checkpoint);
+
+// The checkpoint of one `apply --checkpoint FILE` run: the one place that wires a checkpoint file
+// to the reader and the pipeline (the CLI and the resume tests both use it).
+//
+//   Reader reader(files, rejects);
+//   CheckpointFile checkpoint(path, reader);      // loads FILE, reader skips what it records
+//   run_pipeline(reader, compiler, prior, writer, nullptr,
+//                [&](const WindowInfo& w, const Reader& r) { checkpoint.window_applied(w, r); });
+//   checkpoint.run_completed(reader);
+class CheckpointFile {
+ public:
+  // Loads `path` (missing: a first run) and makes `reader` resume from it. Call before the
+  // reader's first next().
+  CheckpointFile(std::string path, Reader& reader);
+
+  // Records the reader's progress after a fully applied window.
+  void window_applied(const WindowInfo& window, const Reader& reader);
+  // At the end of a run that completed: a run that applied no window still records how far it
+  // read (the marks of inputs it skipped entirely stay current).
+  void run_completed(const Reader& reader);
+
+  const Checkpoint& state() const { return checkpoint_; }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+  Checkpoint checkpoint_;
+  bool saved_ = false;
+};
+
+}  // namespace atlas2kudu

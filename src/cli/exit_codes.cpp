@@ -1,0 +1,29 @@
+#include "cli/exit_codes.h"
+
+namespace atlas2kudu {
+
+int exit_code_for(ErrorCategory category) {
+  switch (category) {
+    case ErrorCategory::kInternal:
+      return kExitInternal;
+    case ErrorCategory::kBadInput:
+      return kExitBadInput;
+    case ErrorCategory::kServerRejected:
+      return kExitServerError;
+    case ErrorCategory::kUnavailable:
+      return kExitUnavailable;
+    case ErrorCategory::kAuth:
+      return kExitAuth;
+    case ErrorCategory::kUsage:
+      return kExitUsage;
+    case ErrorCategory::kNoInput:
+      return kExitNoInput;
+    case ErrorCategory::kIo:
+      return kExitIoError;
+    case ErrorCategory::kCheckpoint:
+      return kExitCheckpoint;
+  }
+  return kExitInternal;
+}
+
+}  // namespace atlas2kudu

@@ -1,0 +1,24 @@
+// Exit codes (man/atlas2kudu.1, EXIT STATUS; README). The one place where an error's category
+// becomes a number.
+#pragma once
+
+#include "atlas2kudu/error.h"
+
+namespace atlas2kudu {
+
+enum ExitCode : int {
+  kExitOk = 0,
+  kExitInternal = 1,     // a bug or an unexpected system error
+  kExitBadInput = 2,     // malformed input record(s) beyond --max-rejects
+  kExitServerError = 3,  // the server definitely rejected a statement (not retried)
+  kExitUnavailable = 4,  // could not connect, or retries exhausted on a transient failure
+  kExitAuth = 5,         // authentication failed or the server certificate was not trusted
+  kExitUsage = 64,       // bad command line (EX_USAGE)
+  kExitCheckpoint = 65,  // the --checkpoint file is malformed or not ours (EX_DATAERR)
+  kExitNoInput = 66,     // an input file cannot be opened (EX_NOINPUT)
+  kExitIoError = 74,     // reading input or writing output failed (EX_IOERR)
+};
+
+int exit_code_for(ErrorCategory category);
+
+}  // namespace atlas2kudu

@@ -1,0 +1,80 @@
+#include "cli/hs2_flags.h"
+
+#include <CLI/CLI.hpp>
+
+namespace atlas2kudu {
+
+void add_hs2_options(CLI::App* app, Hs2Options* o) {
+  const std::string group = "HS2 connection";
+  app->add_option("-i,--impalad", o->impalad,
+                  "Impala daemon host[:port] (default localhost:21050, hs2-http 28000)")
+      ->group(group);
+  app->add_option_function<std::string>(
+         "--protocol",
+         [o](const std::string& v) {
+           o->protocol = v == "hs2-http" ? Hs2Protocol::kHttp : Hs2Protocol::kBinary;
+         },
+         "hs2 (binary Thrift) or hs2-http")
+      ->check(CLI::IsMember({"hs2", "hs2-http"}))
+      ->default_str("hs2")
+      ->group(group);
+  app->add_flag("--ssl", o->ssl, "Use TLS; verifies certificate and host name")->group(group);
+  app->add_option("--ca_cert", o->ca_cert,
+                  "PEM CA bundle to verify the server (default: system CAs)")
+      ->check(CLI::ExistingFile)
+      ->group(group);
+  app->add_flag("--ssl_insecure_skip_verify,--ssl-insecure-skip-verify",
+                o->ssl_insecure_skip_verify,
+                "DANGEROUS: accept any server certificate and host name")
+      ->group(group);
+  app->add_flag("-l,--ldap", o->ldap, "LDAP authentication (SASL PLAIN, or HTTP Basic)")
+      ->group(group);
+  app->add_option("-u,--user", o->user, "User name (default $USER)")->group(group);
+  app->add_option("--ldap_password_cmd", o->ldap_password_cmd,
+                  "Command whose stdout is the LDAP password (else $ATLAS2KUDU_LDAP_PASSWORD, "
+                  "else a prompt)")
+      ->group(group);
+  app->add_flag("-j,--jwt", o->jwt, "JWT bearer authentication (hs2-http only)")->group(group);
+  app->add_option("--jwt_cmd", o->jwt_cmd, "Command whose stdout is the JWT (else $ATLAS2KUDU_JWT)")
+      ->group(group);
+  app->add_option("-Q,--query_option", o->query_options,
+                  "KEY=VALUE query option sent with every statement (repeatable)")
+      ->group(group);
+  app->add_option("--http_path", o->http_path, "URL path for hs2-http")
+      ->capture_default_str()
+      ->group(group);
+  app->add_option("-t,--client_connect_timeout_ms", o->connect_timeout_ms,
+                  "Connect and handshake timeout in ms (0 = none)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber)
+      ->group(group);
+  app->add_option("--socket_timeout_ms,--socket-timeout-ms", o->socket_timeout_ms,
+                  "Receive timeout per RPC in ms (0 = none; must cover planning)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber)
+      ->group(group);
+  app->add_option("--connect_max_tries", o->connect_max_tries,
+                  "Tries per connect and per HTTP 502/503/504")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber)
+      ->group(group);
+  app->add_flag("--auth_creds_ok_in_clear", o->auth_creds_ok_in_clear,
+                "Allow LDAP/JWT credentials without TLS")
+      ->group(group);
+  app->add_option("--sessions", o->sessions, "Concurrent HS2 sessions per phase")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 256))
+      ->group(group);
+  app->add_option("--max_retries,--max-retries", o->max_retries,
+                  "Re-runs of a statement on transient failures")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber)
+      ->group(group);
+  app->add_option("--retry_backoff_ms,--retry-backoff-ms", o->retry_backoff_ms,
+                  "First retry back-off in ms (doubles, capped at 30 s)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber)
+      ->group(group);
+}
+
+}  // namespace atlas2kudu

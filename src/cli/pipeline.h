@@ -1,0 +1,34 @@
+// The run loop shared by `compile` and `apply`: read events, cut windows, ask the prior state
+// about each window's unknown entities, fold, hand the folded window to the writer. Dry run and
+// execution differ only in the writer's executor.
+//
+//   RejectSink rejects(policy);
+//   Reader reader(files, rejects);
+//   Compiler compiler(options);
+//   NoPriorState prior;
+//   PrintExecutor printer(stdout);
+//   SqlWindowWriter writer(options, printer);
+//   run_pipeline(reader, compiler, prior, writer);   // throws Error (TooManyRejects, ...)
+//
+// A window is handed to the writer only once all its events were read: when a bad record stops
+// the run (TooManyRejects), nothing of the window it fell in has been executed.
+#pragma once
+
+#include <functional>
+
+#include "atlas2kudu/compiler.h"
+#include "atlas2kudu/prior_state.h"
+#include "atlas2kudu/reader.h"
+#include "cli/progress.h"
+
+namespace atlas2kudu {
+
+// Called after each window the writer has fully applied (e.g. to save a checkpoint). The reader's
+// progress() at that moment is exactly what the window completed.
+using WindowApplied = std::function<void(const WindowInfo&, const Reader&)>;
+
+// Runs the whole input through `compiler` into `writer`. `progress` and `on_applied` may be null.
+void run_pipeline(Reader& reader, Compiler& compiler, PriorState& prior, WindowWriter& writer,
+                  Progress* progress = nullptr, const WindowApplied& on_applied = nullptr);
+
+}  // namespace atlas2kudu

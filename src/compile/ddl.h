@@ -1,0 +1,40 @@
+// DDL of the six Kudu projection tables (SPEC §4), as printed by `atlas2kudu ddl` and stored in
+// sql/kudu_projections.sql (the default options; a test keeps the file equal to this output).
+//
+// Example: projection_ddl({.database = "atlas", .key_encoding = KeyEncoding::kHex,
+//                          .partitions = 16}) contains
+//
+//   CREATE TABLE IF NOT EXISTS `atlas`.`entity_by_qn` (
+//     `qn_digest` STRING NOT NULL,
+//     `guid` STRING NULL,
+//     `type_name` STRING NULL,
+//     PRIMARY KEY (`qn_digest`)
+//   )
+//   PARTITION BY HASH (`qn_digest`) PARTITIONS 16
+//   STORED AS KUDU;
+//
+// Every table is hash-partitioned on its leading key column; entity_audit also has yearly RANGE
+// partitions on event_ts (microseconds UTC) so retention is ALTER TABLE … DROP RANGE PARTITION.
+#pragma once
+
+#include <string>
+
+#include "atlas2kudu/compiler.h"
+
+namespace atlas2kudu {
+
+struct DdlOptions {
+  std::string database = "atlas";
+  KeyEncoding key_encoding = KeyEncoding::kHex;
+  int partitions = 16;  // hash partitions per table, >= 2 (Kudu's minimum)
+  // entity_audit range partitions: one below first_year, then one per year up to last_year.
+  int first_year = 2024;
+  int last_year = 2030;
+};
+
+// The complete script: CREATE DATABASE IF NOT EXISTS, then the six CREATE TABLE IF NOT EXISTS
+// statements, each ending in ";\n". Throws Error(kUsage) for a database name Impala
+// cannot quote, partitions < 2, or first_year > last_year.
+std::string projection_ddl(const DdlOptions& options);
+
+}  // namespace atlas2kudu

@@ -1,0 +1,544 @@
+#include "compile/fold.h"
+
+#include <algorithm>
+#include <cstring>
+#include <string_view>
+#include <tuple>
+
+#include "input/json_text.h"
+#include "util/digest.h"
+
+namespace atlas2kudu {
+
+namespace {
+
+std::size_t bytes_hash(const std::uint8_t* p) {
+  std::uint64_t a = 0, b = 0;
+  std::memcpy(&a, p, 8);
+  std::memcpy(&b, p + 8, 8);
+  return static_cast<std::size_t>(a ^ (b * 0x9e3779b97f4a7c15ULL));
+}
+
+struct DigestHash {
+  std::size_t operator()(const QnDigest& d) const noexcept { return bytes_hash(d.data()); }
+};
+
+struct EdgeKey {
+  Guid a;
+  Guid b;
+  std::string elabel;
+  friend bool operator==(const EdgeKey&, const EdgeKey&) = default;
+};
+struct EdgeKeyHash {
+  std::size_t operator()(const EdgeKey& k) const noexcept {
+    return bytes_hash(k.a.bytes.data()) ^ (bytes_hash(k.b.bytes.data()) * 31) ^
+           std::hash<std::string>()(k.elabel);
+  }
+};
+
+struct TagKey {
+  Guid guid;
+  std::string tag;
+  friend bool operator==(const TagKey&, const TagKey&) = default;
+};
+struct TagKeyHash {
+  std::size_t operator()(const TagKey& k) const noexcept {
+    return bytes_hash(k.guid.bytes.data()) ^ std::hash<std::string>()(k.tag);
+  }
+};
+
+using Cell = EntityKnowledge::Cell;
+
+template <typename T>
+void intersect_into(std::vector<T>& keep, const std::vector<T>& other) {
+  std::vector<T> out;
+  std::set_intersection(keep.begin(), keep.end(), other.begin(), other.end(),
+                        std::back_inserter(out));
+  keep = std::move(out);
+}
+
+// The distinct tags of a classification event, first entry per type name.
+std::vector<const Classification*> distinct_tags(const Event& e) {
+  std::vector<const Classification*> out;
+  out.reserve(e.classifications.size());
+  for (const Classification& c : e.classifications) {
+    const bool seen = std::any_of(out.begin(), out.end(), [&](const Classification* o) {
+      return o->type_name == c.type_name;
+    });
+    if (!seen) out.push_back(&c);
+  }
+  return out;
+}
+
+}  // namespace
+
+// The per-window fold state: pending rows with their indexes.
+class Folder::Window {
+  // Per guid touched in the window: its entity_flat row and the heads of singly linked lists
+  // (through links_) of the rows a predicate delete on that guid must look at. One hash lookup
+  // per guid and no per-guid allocations, since windows touch many guids.
+  static constexpr std::uint32_t kNone = 0xFFFFFFFF;
+  struct Slot {
+    std::uint32_t flat = kNone;
+    std::uint32_t by_qn = kNone;  // by_qn rows upserted with this guid (may map elsewhere now)
+    std::uint32_t out_a = kNone, out_b = kNone;  // edge_out rows with src / dst = guid
+    std::uint32_t in_a = kNone, in_b = kNone;    // edge_in rows with dst / src = guid
+    std::uint32_t tags = kNone;
+  };
+  struct Link {
+    std::uint32_t row;
+    std::uint32_t next;
+  };
+
+ public:
+  Window(const CompileOptions& options, KnowledgeMap& knowledge, NetWindow& net, std::size_t events)
+      : options_(options), knowledge_(knowledge), net_(net) {
+    // Most events touch one flat row and one audit row; reserving avoids rehashing mid-window.
+    slot_index_.reserve(events);
+    slots_.reserve(events);
+    net_.flat.reserve(events);
+    net_.audit.reserve(events);
+  }
+
+  void apply(const Event& e) {
+    switch (e.op) {
+      case Operation::kEntityCreate:
+        entity_upsert(e, true);
+        break;
+      case Operation::kEntityUpdate:
+        entity_upsert(e, false);
+        break;
+      case Operation::kEntityDelete:
+        entity_delete(e);
+        break;
+      case Operation::kClassificationAdd:
+      case Operation::kClassificationUpdate:
+      case Operation::kClassificationDelete:
+        entity_upsert(e, false);
+        classifications(e);
+        break;
+      case Operation::kRelationshipCreate:
+        relationship(e, false);
+        break;
+      case Operation::kRelationshipUpdate:
+        relationship(e, e.relationship.status_deleted);
+        break;
+      case Operation::kRelationshipDelete:
+        relationship(e, true);
+        break;
+    }
+    if (is_entity_op(e.op) || is_classification_op(e.op)) audit(e);
+  }
+
+  void finish() {
+    for (auto& [guid, keep] : by_qn_cleanups_)
+      net_.by_qn_cleanups.push_back({guid, std::move(keep)});
+    for (auto& [guid, keep] : tag_cleanups_) net_.tag_cleanups.push_back({guid, std::move(keep)});
+    net_.edge_cascades.assign(edge_cascades_.begin(), edge_cascades_.end());
+  }
+
+ private:
+  // --- entity_flat and entity_by_qn ---
+
+  void entity_upsert(const Event& e, bool create) {
+    EntityKnowledge& k = knowledge_[e.guid];
+    FlatRow& f = flat(e.guid);
+    f.upsert = true;
+    f.type_name = e.type_name;
+    f.state_deleted = false;
+    f.updated_ts = e.event_time_us;
+    f.mask |= FlatRow::kTypeName | FlatRow::kState | FlatRow::kUpdatedTs;
+    if (e.qualified_name) {
+      f.qualified_name = *e.qualified_name;
+      f.mask |= FlatRow::kQualifiedName;
+    }
+    if (e.name) {
+      f.name = *e.name;
+      f.mask |= FlatRow::kName;
+    }
+    if (create) {
+      f.created_ts = e.event_time_us;
+      f.mask |= FlatRow::kCreatedTs;
+    }
+    // Without a known merge base and nothing to merge, leave the stored cell alone (exact when
+    // the row exists; NULL reads as {} when it does not).
+    if (k.props_known || !e.attributes.empty()) {
+      if (!k.props_known) {
+        k.props = Props{};
+        k.props_known = true;
+      }
+      merge_attributes(k.props, e.attributes, options_.props_max_bytes);
+      f.props_json.clear();
+      append_json(f.props_json, k.props);
+      f.mask |= FlatRow::kPropsJson;
+    }
+
+    // entity_by_qn: the current digest; a type change without a qualifiedName re-keys with the
+    // stored one when it is known.
+    const std::string* qn = nullptr;
+    if (e.qualified_name) {
+      qn = &*e.qualified_name;
+    } else if (k.type_state == Cell::kValue && k.type_name != e.type_name &&
+               k.qn_state == Cell::kValue) {
+      qn = &k.qualified_name;
+    }
+    if (qn) {
+      const QnDigest digest = qn_digest(e.type_name, *qn);
+      if (k.qn_state == Cell::kValue && k.type_state == Cell::kValue) {
+        const QnDigest old = stored_digest(k);
+        if (old != digest) by_qn_guarded_delete(old, e.guid);
+      } else if (k.qn_state != Cell::kNull) {
+        by_qn_cleanup(e.guid, {digest});
+      }
+      ByQnRow& r = by_qn(digest);
+      r.upsert = true;
+      r.guid = e.guid;
+      r.type_name = e.type_name;
+      link(slots_[slot(e.guid)].by_qn, index_of(net_.by_qn, r));
+      if (qn != &k.qualified_name) k.qualified_name = *qn;
+      k.qn_state = Cell::kValue;
+      k.digest = digest;  // of (e.type_name, qn): the state after this event
+      k.digest_valid = true;
+    } else if (k.type_name != e.type_name) {
+      k.digest_valid = false;
+      if (k.type_state == Cell::kValue && k.qn_state == Cell::kUnknown) {
+        // A type change whose qualifiedName nobody told us: the row under the old type is stale
+        // and cannot be re-keyed, so drop it rather than leave a wrong mapping.
+        by_qn_cleanup(e.guid, {});
+      }
+    }
+    k.type_state = Cell::kValue;
+    k.type_name = e.type_name;
+  }
+
+  void entity_delete(const Event& e) {
+    EntityKnowledge& k = knowledge_[e.guid];
+    FlatRow& f = flat(e.guid);
+    const bool hard = options_.tombstone == Tombstone::kHard;
+    if (hard) {
+      keyed_delete(f);
+      f.mask = 0;
+    } else {
+      // Soft: state and updated_ts only; props and names stay (the delete header is not merged).
+      f.upsert = true;
+      f.state_deleted = true;
+      f.updated_ts = e.event_time_us;
+      f.mask |= FlatRow::kState | FlatRow::kUpdatedTs;
+    }
+    // The by_qn row, only where it maps to this guid.
+    if (k.qn_state == Cell::kValue && k.type_state == Cell::kValue) {
+      by_qn_guarded_delete(stored_digest(k), e.guid);
+    } else if (k.qn_state != Cell::kNull) {
+      by_qn_cleanup(e.guid, {});
+    }
+    edge_cascade(e.guid);
+    if (hard) {
+      if (k.tags_known) {
+        for (const std::string& t : k.tags) keyed_delete(tag(e.guid, t));
+      } else {
+        tag_cleanup(e.guid, {});
+      }
+      k.type_state = Cell::kNull;
+      k.type_name.clear();
+      k.qn_state = Cell::kNull;
+      k.qualified_name.clear();
+      k.digest_valid = false;
+      k.props_known = true;
+      k.props = Props{};
+      k.tags_known = true;
+      k.tags.clear();
+    }
+  }
+
+  // The digest of the stored (type_name, qualified_name); both must be known values.
+  static const QnDigest& stored_digest(EntityKnowledge& k) {
+    if (!k.digest_valid) {
+      k.digest = qn_digest(k.type_name, k.qualified_name);
+      k.digest_valid = true;
+    }
+    return k.digest;
+  }
+
+  FlatRow& flat(const Guid& guid) {
+    std::uint32_t& index = slots_[slot(guid)].flat;
+    if (index == kNone) {
+      index = static_cast<std::uint32_t>(net_.flat.size());
+      net_.flat.emplace_back();
+      net_.flat.back().guid = guid;
+    }
+    return net_.flat[index];
+  }
+
+  ByQnRow& by_qn(const QnDigest& digest) {
+    auto [it, inserted] = by_qn_index_.try_emplace(digest, net_.by_qn.size());
+    if (inserted) {
+      net_.by_qn.emplace_back();
+      net_.by_qn.back().digest = digest;
+    }
+    return net_.by_qn[it->second];
+  }
+
+  // Delete `digest` where it maps to `guid`.
+  void by_qn_guarded_delete(const QnDigest& digest, const Guid& guid) {
+    auto it = by_qn_index_.find(digest);
+    if (it != by_qn_index_.end()) {
+      ByQnRow& r = net_.by_qn[it->second];
+      if (r.upsert && r.guid == guid) keyed_delete(r);
+    }
+    net_.by_qn_guarded.emplace_back(digest, guid);
+  }
+
+  // Delete every by_qn row mapping to `guid` except `keep`.
+  void by_qn_cleanup(const Guid& guid, std::vector<QnDigest> keep) {
+    for_each_linked(slots_[slot(guid)].by_qn, [&](std::uint32_t i) {
+      ByQnRow& r = net_.by_qn[i];
+      if (r.upsert && r.guid == guid &&
+          std::find(keep.begin(), keep.end(), r.digest) == keep.end()) {
+        keyed_delete(r);
+      }
+    });
+    auto [it, inserted] = by_qn_cleanups_.try_emplace(guid, keep);
+    if (!inserted) intersect_into(it->second, keep);
+  }
+
+  // --- edges ---
+
+  void relationship(const Event& e, bool is_delete) {
+    const Relationship& r = e.relationship;
+    const std::string& label = r.edge_label();
+    EdgeRow& out = edge(net_.edge_out, edge_out_index_, &Slot::out_a, &Slot::out_b, r.end1.guid,
+                        label, r.end2.guid);
+    EdgeRow& in = edge(net_.edge_in, edge_in_index_, &Slot::in_a, &Slot::in_b, r.end2.guid, label,
+                       r.end1.guid);
+    if (is_delete) {
+      keyed_delete(out);
+      keyed_delete(in);
+    } else {
+      out.upsert = true;
+      out.b_type = r.end2.type_name;
+      in.upsert = true;
+      in.b_type = r.end1.type_name;
+    }
+  }
+
+  using EdgeIndex = std::unordered_map<EdgeKey, std::size_t, EdgeKeyHash>;
+
+  EdgeRow& edge(std::vector<EdgeRow>& rows, EdgeIndex& index, std::uint32_t Slot::*by_a,
+                std::uint32_t Slot::*by_b, const Guid& a, const std::string& label, const Guid& b) {
+    auto [it, inserted] = index.try_emplace(EdgeKey{a, b, label}, rows.size());
+    if (inserted) {
+      rows.emplace_back();
+      rows.back().a = a;
+      rows.back().elabel = label;
+      rows.back().b = b;
+      const auto row = static_cast<std::uint32_t>(it->second);
+      link(slots_[slot(a)].*by_a, row);
+      link(slots_[slot(b)].*by_b, row);
+    }
+    return rows[it->second];
+  }
+
+  void edge_cascade(const Guid& guid) {
+    const Slot& s = slots_[slot(guid)];
+    const auto cancel = [](std::vector<EdgeRow>& rows) {
+      return [&rows](std::uint32_t i) {
+        if (rows[i].upsert) keyed_delete(rows[i]);
+      };
+    };
+    for_each_linked(s.out_a, cancel(net_.edge_out));
+    for_each_linked(s.out_b, cancel(net_.edge_out));
+    for_each_linked(s.in_a, cancel(net_.edge_in));
+    for_each_linked(s.in_b, cancel(net_.edge_in));
+    edge_cascades_.push_back(guid);
+  }
+
+  // --- entity_classifications ---
+
+  void classifications(const Event& e) {
+    EntityKnowledge& k = knowledge_[e.guid];
+    const std::vector<const Classification*> set = distinct_tags(e);
+    std::vector<std::string> names;
+    names.reserve(set.size());
+    for (const Classification* c : set) names.push_back(c->type_name);
+    std::sort(names.begin(), names.end());
+    if (k.tags_known) {
+      for (const std::string& old : k.tags) {
+        if (!std::binary_search(names.begin(), names.end(), old)) keyed_delete(tag(e.guid, old));
+      }
+    } else {
+      tag_cleanup(e.guid, names);
+    }
+    for (const Classification* c : set) {
+      TagRow& r = tag(e.guid, c->type_name);
+      r.upsert = true;
+      r.propagated = c->entity_guid != e.guid;
+      r.source_guid = c->entity_guid;
+      r.attrs_json = c->attributes_json;
+      r.updated_ts = e.event_time_us;
+    }
+    k.tags_known = true;
+    k.tags = std::move(names);
+  }
+
+  TagRow& tag(const Guid& guid, const std::string& name) {
+    auto [it, inserted] = tag_index_.try_emplace(TagKey{guid, name}, net_.tags.size());
+    if (inserted) {
+      net_.tags.emplace_back();
+      net_.tags.back().guid = guid;
+      net_.tags.back().tag_name = name;
+      link(slots_[slot(guid)].tags, static_cast<std::uint32_t>(it->second));
+    }
+    return net_.tags[it->second];
+  }
+
+  void tag_cleanup(const Guid& guid, const std::vector<std::string>& keep) {
+    for_each_linked(slots_[slot(guid)].tags, [&](std::uint32_t i) {
+      TagRow& r = net_.tags[i];
+      if (r.upsert && !std::binary_search(keep.begin(), keep.end(), r.tag_name)) keyed_delete(r);
+    });
+    auto [it, inserted] = tag_cleanups_.try_emplace(guid, keep);
+    if (!inserted) intersect_into(it->second, keep);
+  }
+
+  // --- entity_audit ---
+
+  void audit(const Event& e) {
+    // Appended in event order; the planner keeps the last row per key (a redelivered message
+    // has the same key and the same content).
+    AuditRow& a = net_.audit.emplace_back();
+    a.guid = e.guid;
+    a.event_ts = e.event_time_us;
+    a.seq = e.audit_seq;
+    a.op = e.op;
+    a.type_name = e.type_name;
+    a.qualified_name = e.qualified_name;
+    a.detail_json = audit_detail_json(e, options_.props_max_bytes);
+  }
+
+  // --- helpers ---
+
+  static void keyed_delete(RowOp& r) {
+    r.delete_first = true;
+    r.upsert = false;
+  }
+  static void keyed_delete(FlatRow& r) {
+    r.delete_first = true;
+    r.upsert = false;
+    r.mask = 0;
+  }
+
+  template <typename Row>
+  static std::size_t index_of(const std::vector<Row>& rows, const Row& r) {
+    return static_cast<std::size_t>(&r - rows.data());
+  }
+
+  const CompileOptions& options_;
+  KnowledgeMap& knowledge_;
+  NetWindow& net_;
+  std::uint32_t slot(const Guid& guid) {
+    auto [it, inserted] = slot_index_.try_emplace(guid, static_cast<std::uint32_t>(slots_.size()));
+    if (inserted) slots_.emplace_back();
+    return it->second;
+  }
+  void link(std::uint32_t& head, std::uint32_t row) {
+    links_.push_back(Link{row, head});
+    head = static_cast<std::uint32_t>(links_.size() - 1);
+  }
+  template <typename F>
+  void for_each_linked(std::uint32_t head, F&& f) {
+    for (std::uint32_t h = head; h != kNone; h = links_[h].next) f(links_[h].row);
+  }
+
+  std::unordered_map<Guid, std::uint32_t> slot_index_;
+  std::vector<Slot> slots_;
+  std::vector<Link> links_;
+  std::unordered_map<QnDigest, std::size_t, DigestHash> by_qn_index_;
+  EdgeIndex edge_out_index_, edge_in_index_;
+  std::unordered_map<TagKey, std::size_t, TagKeyHash> tag_index_;
+  std::unordered_map<Guid, std::vector<QnDigest>> by_qn_cleanups_;
+  std::unordered_map<Guid, std::vector<std::string>> tag_cleanups_;
+  std::vector<Guid> edge_cascades_;
+};
+
+Folder::Folder(const CompileOptions& options) : options_(options) {}
+
+std::vector<Guid> Folder::unknown_entities(std::span<const Event> events) const {
+  std::vector<Guid> unknown;
+  for (const Event& e : events) {
+    if (is_relationship_op(e.op)) continue;
+    if (knowledge_.find(e.guid) == knowledge_.end()) unknown.push_back(e.guid);
+  }
+  std::sort(unknown.begin(), unknown.end());
+  unknown.erase(std::unique(unknown.begin(), unknown.end()), unknown.end());
+  return unknown;
+}
+
+void Folder::learn(std::span<const PriorEntity> found) {
+  for (const PriorEntity& p : found) {
+    EntityKnowledge& k = knowledge_[p.guid];
+    k = EntityKnowledge{};
+    const auto cell = [&](const std::optional<std::string>& v, std::string& out) {
+      if (!p.exists || !v) return Cell::kNull;
+      out = *v;
+      return Cell::kValue;
+    };
+    k.type_state = cell(p.type_name, k.type_name);
+    k.qn_state = cell(p.qualified_name, k.qualified_name);
+    k.props_known = true;
+    if (p.exists && p.props_json) {
+      if (auto props = parse_props(*p.props_json)) k.props = std::move(*props);
+    }
+    k.tags_known = true;
+    k.tags = p.tags;
+    std::sort(k.tags.begin(), k.tags.end());
+    k.tags.erase(std::unique(k.tags.begin(), k.tags.end()), k.tags.end());
+  }
+}
+
+void Folder::fold(std::span<const Event> events, NetWindow& net) {
+  Window w(options_, knowledge_, net, events.size());
+  for (const Event& e : events) w.apply(e);
+  w.finish();
+}
+
+std::string audit_detail_json(const Event& e, std::size_t max_bytes) {
+  std::vector<std::string_view> attrs;
+  attrs.reserve(e.attributes.size() + 2);
+  for (const Attribute& a : e.attributes) attrs.push_back(a.name);
+  if (e.qualified_name) attrs.push_back("qualifiedName");
+  if (e.name) attrs.push_back("name");
+  std::sort(attrs.begin(), attrs.end());
+  attrs.erase(std::unique(attrs.begin(), attrs.end()), attrs.end());
+  std::vector<std::string_view> tags;
+  const bool with_tags = is_classification_op(e.op);
+  if (with_tags) {
+    for (const Classification& c : e.classifications) tags.push_back(c.type_name);
+    std::sort(tags.begin(), tags.end());
+    tags.erase(std::unique(tags.begin(), tags.end()), tags.end());
+  }
+  std::string out;
+  const auto list = [&](std::string_view key, const std::vector<std::string_view>& names) {
+    append_json_string(key, out);
+    out.append(":[");
+    for (std::size_t i = 0; i < names.size(); ++i) {
+      if (i) out.push_back(',');
+      append_json_string(names[i], out);
+    }
+    out.push_back(']');
+  };
+  out.push_back('{');
+  list("attributes", attrs);
+  if (with_tags) {
+    out.push_back(',');
+    list("classifications", tags);
+  }
+  out.push_back('}');
+  if (out.size() <= max_bytes) return out;
+  out = "{\"_truncated\":true,\"attributes\":" + std::to_string(attrs.size());
+  if (with_tags) out += ",\"classifications\":" + std::to_string(tags.size());
+  out += "}";
+  if (out.size() <= max_bytes) return out;
+  return "{}";
+}
+
+}  // namespace atlas2kudu

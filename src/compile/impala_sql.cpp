@@ -1,0 +1,108 @@
+#include "compile/impala_sql.h"
+
+#include <fmt/format.h>
+
+#include <stdexcept>
+
+#include "atlas2kudu/error.h"
+
+namespace atlas2kudu {
+
+namespace {
+constexpr char kHexDigits[] = "0123456789abcdef";
+}  // namespace
+
+void append_string_literal(std::string& out, std::string_view text) {
+  out.reserve(out.size() + text.size() + 2);
+  out.push_back('\'');
+  // Copy runs of bytes that need no escaping in one go; most text has none.
+  std::size_t run = 0;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    const bool plain = c >= 0x20 && c != 0x7F && c != '\\' && c != '\'';
+    if (plain) continue;
+    out.append(text.data() + run, i - run);
+    run = i + 1;
+    switch (c) {
+      case '\\':
+        out.append("\\\\");
+        break;
+      case '\'':
+        out.append("\\'");
+        break;
+      case '\n':
+        out.append("\\n");
+        break;
+      case '\r':
+        out.append("\\r");
+        break;
+      case '\t':
+        out.append("\\t");
+        break;
+      default: {
+        // Three octal digits, first digit 0 or 1 (c <= 0x7F): Hive's `\[0-1][0-7][0-7]` rule.
+        const char octal[4] = {'\\', static_cast<char>('0' + (c >> 6)),
+                               static_cast<char>('0' + ((c >> 3) & 7)),
+                               static_cast<char>('0' + (c & 7))};
+        out.append(octal, 4);
+      }
+    }
+  }
+  out.append(text.data() + run, text.size() - run);
+  out.push_back('\'');
+}
+
+void append_key(std::string& out, const std::array<std::uint8_t, 16>& bytes, KeyEncoding encoding) {
+  char hex[34];
+  hex[0] = '\'';
+  for (std::size_t i = 0; i < 16; ++i) {
+    hex[1 + 2 * i] = kHexDigits[bytes[i] >> 4];
+    hex[2 + 2 * i] = kHexDigits[bytes[i] & 15];
+  }
+  hex[33] = '\'';
+  if (encoding == KeyEncoding::kBinary) {
+    out.append("CAST(unhex(");
+    out.append(hex, 34);
+    out.append(") AS BINARY)");
+  } else {
+    out.append(hex, 34);
+  }
+}
+
+void append_int(std::string& out, std::int64_t value) {
+  fmt::format_to(std::back_inserter(out), "{}", value);
+}
+
+void check_identifier(std::string_view name) {
+  if (name.empty()) throw Error(ErrorCategory::kUsage, "empty SQL identifier");
+  for (const char ch : name) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c == '`' || c == '\\' || c < 0x20 || c == 0x7F) {
+      throw Error(
+          ErrorCategory::kUsage,
+          fmt::format("SQL identifier '{}' contains a backtick, backslash or control character",
+                      name));
+    }
+  }
+  if (name.front() == ' ' || name.back() == ' ') {
+    throw Error(ErrorCategory::kUsage,
+                fmt::format("SQL identifier '{}' has surrounding spaces", name));
+  }
+}
+
+void append_identifier(std::string& out, std::string_view name) {
+  check_identifier(name);
+  out.push_back('`');
+  out.append(name);
+  out.push_back('`');
+}
+
+std::string qualified_table(std::string_view database, std::string_view table) {
+  std::string out;
+  append_identifier(out, database);
+  out.push_back('.');
+  append_identifier(out, table);
+  return out;
+}
+
+}  // namespace atlas2kudu

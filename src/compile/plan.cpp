@@ -1,0 +1,538 @@
+#include "compile/plan.h"
+
+#include <algorithm>
+#include <map>
+#include <string_view>
+#include <tuple>
+
+#include "compile/impala_sql.h"
+#include "compile/schema.h"
+
+namespace atlas2kudu {
+
+namespace {
+
+// Cuts a list of items into statements of at most max_rows rows and max_bytes bytes:
+// head item sep item sep item tail.
+class Batcher {
+ public:
+  Batcher(std::vector<Statement>& out, std::string_view table, std::string head, std::string sep,
+          std::string tail, const CompileOptions& options)
+      : out_(out),
+        table_(table),
+        head_(std::move(head)),
+        sep_(std::move(sep)),
+        tail_(std::move(tail)),
+        max_rows_(std::max<std::size_t>(options.batch_rows, 1)),
+        max_bytes_(options.batch_bytes) {}
+  ~Batcher() = default;
+
+  // Appends one item whose text is produced by `write(std::string&)`.
+  template <typename Write>
+  void add(Write&& write, std::size_t rows = 1) {
+    if (rows_ == 0) {
+      cur_.clear();
+      cur_.append(head_);
+      write(cur_);
+      rows_ = rows;
+      return;
+    }
+    const std::size_t mark = cur_.size();
+    cur_.append(sep_);
+    write(cur_);
+    if (rows_ + rows > max_rows_ || cur_.size() + tail_.size() > max_bytes_) {
+      std::string item = cur_.substr(mark + sep_.size());
+      cur_.resize(mark);
+      flush();
+      cur_.clear();
+      cur_.append(head_);
+      cur_.append(item);
+      rows_ = rows;
+      return;
+    }
+    rows_ += rows;
+  }
+
+  void flush() {
+    if (rows_ == 0) return;
+    cur_.append(tail_);
+    out_.push_back(Statement{std::string(table_), std::move(cur_), rows_});
+    cur_ = std::string();
+    rows_ = 0;
+  }
+
+ private:
+  std::vector<Statement>& out_;
+  std::string_view table_;
+  std::string head_, sep_, tail_;
+  std::size_t max_rows_, max_bytes_;
+  std::string cur_;
+  std::size_t rows_ = 0;
+};
+
+class Planner {
+ public:
+  Planner(const CompileOptions& options, CompiledWindow& window)
+      : options_(options), w_(window), enc_(options.key_encoding) {}
+
+  void run(NetWindow& net) {
+    sort_rows(net);
+    deletes(net);
+    upserts(net);
+  }
+
+ private:
+  static bool edge_less(const EdgeRow& x, const EdgeRow& y) {
+    return std::tie(x.a, x.elabel, x.b) < std::tie(y.a, y.elabel, y.b);
+  }
+
+  void sort_rows(NetWindow& net) {
+    std::sort(net.flat.begin(), net.flat.end(),
+              [](const FlatRow& x, const FlatRow& y) { return x.guid < y.guid; });
+    std::sort(net.by_qn.begin(), net.by_qn.end(),
+              [](const ByQnRow& x, const ByQnRow& y) { return x.digest < y.digest; });
+    std::sort(net.edge_out.begin(), net.edge_out.end(), edge_less);
+    std::sort(net.edge_in.begin(), net.edge_in.end(), edge_less);
+    std::sort(net.tags.begin(), net.tags.end(), [](const TagRow& x, const TagRow& y) {
+      return std::tie(x.tag_name, x.guid) < std::tie(y.tag_name, y.guid);
+    });
+    // Stable, then keep the last row of each key: the row of the last event, as in sequence.
+    std::stable_sort(net.audit.begin(), net.audit.end(), [](const AuditRow& x, const AuditRow& y) {
+      return std::tie(x.guid, x.event_ts, x.seq) < std::tie(y.guid, y.event_ts, y.seq);
+    });
+    const auto same_key = [](const AuditRow& x, const AuditRow& y) {
+      return x.guid == y.guid && x.event_ts == y.event_ts && x.seq == y.seq;
+    };
+    std::size_t kept = 0;
+    for (std::size_t i = 0; i < net.audit.size(); ++i) {
+      if (i + 1 < net.audit.size() && same_key(net.audit[i], net.audit[i + 1])) continue;
+      if (kept != i) net.audit[kept] = std::move(net.audit[i]);
+      ++kept;
+    }
+    net.audit.resize(kept);
+    std::sort(net.by_qn_guarded.begin(), net.by_qn_guarded.end());
+    net.by_qn_guarded.erase(std::unique(net.by_qn_guarded.begin(), net.by_qn_guarded.end()),
+                            net.by_qn_guarded.end());
+    std::sort(net.by_qn_cleanups.begin(), net.by_qn_cleanups.end(),
+              [](const auto& x, const auto& y) { return x.guid < y.guid; });
+    std::sort(net.tag_cleanups.begin(), net.tag_cleanups.end(),
+              [](const auto& x, const auto& y) { return x.guid < y.guid; });
+    std::sort(net.edge_cascades.begin(), net.edge_cascades.end());
+    net.edge_cascades.erase(std::unique(net.edge_cascades.begin(), net.edge_cascades.end()),
+                            net.edge_cascades.end());
+  }
+
+  std::string table(std::string_view name) const {
+    return qualified_table(options_.database, name);
+  }
+
+  std::string key(const std::array<std::uint8_t, 16>& bytes) const {
+    std::string s;
+    append_key(s, bytes, enc_);
+    return s;
+  }
+  std::string str(std::string_view text) const {
+    std::string s;
+    append_string_literal(s, text);
+    return s;
+  }
+
+  // DELETE FROM t WHERE `col` IN (items)<tail>
+  void delete_in(std::string_view name, std::string_view col, const std::vector<std::string>& items,
+                 std::string tail = "") {
+    if (items.empty()) return;
+    Batcher b(w_.deletes, name,
+              "DELETE FROM " + table(name) + " WHERE `" + std::string(col) + "` IN (", ", ",
+              ")" + tail, options_);
+    for (const std::string& item : items) b.add([&](std::string& s) { s.append(item); });
+    b.flush();
+  }
+
+  // DELETE FROM t WHERE `col_a` IN (as)[ AND middle] AND `col_b` IN (bs): names |as| x |bs| keys,
+  // all of them wanted. Chunked so that no statement names more than batch_rows keys.
+  void delete_product(std::string_view name, std::string_view col_a,
+                      const std::vector<std::string>& as, const std::string& middle,
+                      std::string_view col_b, const std::vector<std::string>& bs) {
+    const std::size_t max_rows = std::max<std::size_t>(options_.batch_rows, 1);
+    const std::string head =
+        "DELETE FROM " + table(name) + " WHERE `" + std::string(col_a) + "` IN (";
+    const std::string mid = ")" + (middle.empty() ? std::string() : " AND " + middle) + " AND `" +
+                            std::string(col_b) + "` IN (";
+    std::size_t a_chunk = std::min(as.size(), max_rows);
+    std::size_t b_chunk = std::max<std::size_t>(1, max_rows / a_chunk);
+    const auto bytes = [&](std::size_t na, std::size_t nb) {
+      std::size_t longest_a = 0, longest_b = 0;
+      for (const auto& a : as) longest_a = std::max(longest_a, a.size());
+      for (const auto& b : bs) longest_b = std::max(longest_b, b.size());
+      return head.size() + mid.size() + 1 + na * (longest_a + 2) + nb * (longest_b + 2);
+    };
+    while (bytes(a_chunk, std::min(b_chunk, bs.size())) > options_.batch_bytes &&
+           (a_chunk > 1 || b_chunk > 1)) {
+      if (a_chunk >= b_chunk)
+        a_chunk = (a_chunk + 1) / 2;
+      else
+        b_chunk = (b_chunk + 1) / 2;
+    }
+    for (std::size_t i = 0; i < as.size(); i += a_chunk) {
+      const std::size_t ia = std::min(as.size(), i + a_chunk);
+      for (std::size_t j = 0; j < bs.size(); j += b_chunk) {
+        const std::size_t jb = std::min(bs.size(), j + b_chunk);
+        std::string sql = head;
+        for (std::size_t k = i; k < ia; ++k) {
+          if (k > i) sql.append(", ");
+          sql.append(as[k]);
+        }
+        sql.append(mid);
+        for (std::size_t k = j; k < jb; ++k) {
+          if (k > j) sql.append(", ");
+          sql.append(bs[k]);
+        }
+        sql.push_back(')');
+        w_.deletes.push_back(Statement{std::string(name), std::move(sql), (ia - i) * (jb - j)});
+      }
+    }
+  }
+
+  // Keyed deletes of (a, elabel, b) rows: (a, elabel) -> bs, then a-sets per (elabel, bs).
+  void delete_edges(const schema::Table& t, const std::vector<EdgeRow>& rows) {
+    const std::string_view name = t.name, col_a = t.column(0), col_b = t.column(2);
+    std::map<std::pair<std::string, std::vector<Guid>>, std::vector<Guid>> groups;
+    for (std::size_t i = 0; i < rows.size();) {
+      std::size_t j = i;
+      std::vector<Guid> bs;
+      for (; j < rows.size() && rows[j].a == rows[i].a && rows[j].elabel == rows[i].elabel; ++j) {
+        if (rows[j].delete_first) bs.push_back(rows[j].b);
+      }
+      if (!bs.empty()) groups[{rows[i].elabel, std::move(bs)}].push_back(rows[i].a);
+      i = j;
+    }
+    for (const auto& [label_bs, as] : groups) {
+      std::vector<std::string> a_lits, b_lits;
+      for (const Guid& g : as) a_lits.push_back(key(g.bytes));
+      for (const Guid& g : label_bs.second) b_lits.push_back(key(g.bytes));
+      delete_product(name, col_a, a_lits, "`elabel` IN (" + str(label_bs.first) + ")", col_b,
+                     b_lits);
+    }
+  }
+
+  void deletes(const NetWindow& net) {
+    {  // entity_flat
+      std::vector<std::string> keys;
+      for (const FlatRow& r : net.flat) {
+        if (r.delete_first) keys.push_back(key(r.guid.bytes));
+      }
+      delete_in(schema::kEntityFlat.name, schema::kEntityFlat.column(schema::kFlatGuid), keys);
+    }
+    {  // entity_by_qn: keyed, guarded, clean-ups
+      std::vector<std::string> keys;
+      for (const ByQnRow& r : net.by_qn) {
+        if (r.delete_first) keys.push_back(key(r.digest));
+      }
+      delete_in(schema::kEntityByQn.name, schema::kEntityByQn.column(0), keys);
+      guarded(net.by_qn_guarded);
+      by_qn_cleanups(net.by_qn_cleanups);
+    }
+    {  // edges
+      delete_edges(schema::kEdgeOut, net.edge_out);
+      delete_edges(schema::kEdgeIn, net.edge_in);
+      std::vector<std::string> keys;
+      for (const Guid& g : net.edge_cascades) keys.push_back(key(g.bytes));
+      for (const schema::Table* t : {&schema::kEdgeOut, &schema::kEdgeIn}) {
+        delete_in(t->name, t->column(0), keys);  // the guid as the edge's leading end
+        delete_in(t->name, t->column(2), keys);  // ... and as its other end
+      }
+    }
+    {  // entity_classifications: keyed by tag (tags with the same guid set together)
+      std::map<std::string, std::vector<Guid>> by_tag;
+      for (const TagRow& r : net.tags) {
+        if (r.delete_first) by_tag[r.tag_name].push_back(r.guid);
+      }
+      std::map<std::vector<Guid>, std::vector<std::string>> groups;
+      for (auto& [tag, guids] : by_tag) groups[std::move(guids)].push_back(tag);
+      for (const auto& [guids, tags] : groups) {
+        std::vector<std::string> t_lits, g_lits;
+        for (const auto& t : tags) t_lits.push_back(str(t));
+        for (const auto& g : guids) g_lits.push_back(key(g.bytes));
+        delete_product(schema::kEntityClassifications.name,
+                       schema::kEntityClassifications.column(schema::kTagTagName), t_lits, "",
+                       schema::kEntityClassifications.column(schema::kTagGuid), g_lits);
+      }
+      // Clean-ups, one group per distinct kept set.
+      std::map<std::vector<std::string>, std::vector<std::string>> by_keep;
+      for (const auto& c : net.tag_cleanups) by_keep[c.keep].push_back(key(c.guid.bytes));
+      for (const auto& [keep, guids] : by_keep) {
+        std::string tail;
+        if (!keep.empty()) {
+          tail = " AND `tag_name` NOT IN (";
+          for (std::size_t i = 0; i < keep.size(); ++i) {
+            if (i) tail.append(", ");
+            append_string_literal(tail, keep[i]);
+          }
+          tail.push_back(')');
+        }
+        delete_in(schema::kEntityClassifications.name,
+                  schema::kEntityClassifications.column(schema::kTagGuid), guids, tail);
+      }
+    }
+  }
+
+  // `qn_digest` IN (…) AND `guid` IN (…): deletes every listed digest that maps to any listed
+  // guid. In a store this tool maintains, a by_qn row maps to a guid only from that entity's
+  // current digest, so the cross product removes nothing beyond the listed pairs.
+  void guarded(const std::vector<std::pair<QnDigest, Guid>>& pairs) {
+    const std::size_t max_rows = std::max<std::size_t>(options_.batch_rows, 1);
+    const std::size_t per_key = key(Guid{}.bytes).size() + 2;
+    const std::string head =
+        "DELETE FROM " + table(schema::kEntityByQn.name) + " WHERE `qn_digest` IN (";
+    for (std::size_t i = 0; i < pairs.size();) {
+      std::vector<QnDigest> ds;
+      std::vector<Guid> gs;
+      std::size_t j = i;
+      for (; j < pairs.size() && j - i < max_rows; ++j) {
+        if (j > i && head.size() + 40 + 2 * per_key * (j - i + 1) > options_.batch_bytes) break;
+        ds.push_back(pairs[j].first);
+        gs.push_back(pairs[j].second);
+      }
+      std::sort(ds.begin(), ds.end());
+      ds.erase(std::unique(ds.begin(), ds.end()), ds.end());
+      std::sort(gs.begin(), gs.end());
+      gs.erase(std::unique(gs.begin(), gs.end()), gs.end());
+      std::string sql = head;
+      for (std::size_t k = 0; k < ds.size(); ++k) {
+        if (k) sql.append(", ");
+        append_key(sql, ds[k], enc_);
+      }
+      sql.append(") AND `guid` IN (");
+      for (std::size_t k = 0; k < gs.size(); ++k) {
+        if (k) sql.append(", ");
+        append_key(sql, gs[k].bytes, enc_);
+      }
+      sql.push_back(')');
+      w_.deletes.push_back(Statement{std::string(schema::kEntityByQn.name), std::move(sql), j - i});
+      i = j;
+    }
+  }
+
+  // `guid` IN (…) AND `qn_digest` NOT IN (kept digests of those guids). Keeping the union is
+  // exact: a digest some listed guid keeps has a pending upsert (or a keyed delete) in this
+  // window that decides its final state whatever the delete phase does to it.
+  void by_qn_cleanups(const std::vector<CleanUp<QnDigest>>& cleanups) {
+    const std::size_t max_rows = std::max<std::size_t>(options_.batch_rows, 1);
+    const std::size_t per_key = key(Guid{}.bytes).size() + 2;
+    const std::string head =
+        "DELETE FROM " + table(schema::kEntityByQn.name) + " WHERE `guid` IN (";
+    for (std::size_t i = 0; i < cleanups.size();) {
+      std::vector<QnDigest> keep;
+      std::size_t j = i;
+      std::size_t keys = 0;
+      for (; j < cleanups.size() && j - i < max_rows; ++j) {
+        const std::size_t more = 1 + cleanups[j].keep.size();
+        if (j > i && head.size() + 40 + per_key * (keys + more) > options_.batch_bytes) break;
+        keys += more;
+        keep.insert(keep.end(), cleanups[j].keep.begin(), cleanups[j].keep.end());
+      }
+      std::sort(keep.begin(), keep.end());
+      keep.erase(std::unique(keep.begin(), keep.end()), keep.end());
+      std::string sql = head;
+      for (std::size_t k = i; k < j; ++k) {
+        if (k > i) sql.append(", ");
+        append_key(sql, cleanups[k].guid.bytes, enc_);
+      }
+      sql.push_back(')');
+      if (!keep.empty()) {
+        sql.append(" AND `qn_digest` NOT IN (");
+        for (std::size_t k = 0; k < keep.size(); ++k) {
+          if (k) sql.append(", ");
+          append_key(sql, keep[k], enc_);
+        }
+        sql.push_back(')');
+      }
+      w_.deletes.push_back(Statement{std::string(schema::kEntityByQn.name), std::move(sql), j - i});
+      i = j;
+    }
+  }
+
+  // UPSERT INTO t (every column of t, in schema order) VALUES\n
+  std::string upsert_head(const schema::Table& t) const {
+    std::string head = "UPSERT INTO " + table(t.name) + " (";
+    for (std::size_t i = 0; i < t.columns.size(); ++i) {
+      if (i) head.append(", ");
+      append_identifier(head, t.column(i));
+    }
+    head.append(") VALUES\n");
+    return head;
+  }
+
+  void upserts(const NetWindow& net) {
+    flat_upserts(net.flat);
+    {
+      Batcher b(w_.upserts, schema::kEntityByQn.name, upsert_head(schema::kEntityByQn), ",\n", "",
+                options_);
+      for (const ByQnRow& r : net.by_qn) {
+        if (!r.upsert) continue;
+        b.add([&](std::string& s) {
+          s.push_back('(');
+          append_key(s, r.digest, enc_);
+          s.append(", ");
+          append_key(s, r.guid.bytes, enc_);
+          s.append(", ");
+          append_string_literal(s, r.type_name);
+          s.push_back(')');
+        });
+      }
+      b.flush();
+    }
+    edge_upserts(schema::kEdgeOut, net.edge_out);
+    edge_upserts(schema::kEdgeIn, net.edge_in);
+    {
+      Batcher b(w_.upserts, schema::kEntityClassifications.name,
+                upsert_head(schema::kEntityClassifications), ",\n", "", options_);
+      for (const TagRow& r : net.tags) {
+        if (!r.upsert) continue;
+        b.add([&](std::string& s) {
+          s.push_back('(');
+          append_string_literal(s, r.tag_name);
+          s.append(", ");
+          append_key(s, r.guid.bytes, enc_);
+          s.append(r.propagated ? ", TRUE, " : ", FALSE, ");
+          append_key(s, r.source_guid.bytes, enc_);
+          s.append(", ");
+          append_string_literal(s, r.attrs_json);
+          s.append(", ");
+          append_int(s, r.updated_ts);
+          s.push_back(')');
+        });
+      }
+      b.flush();
+    }
+    {
+      Batcher b(w_.upserts, schema::kEntityAudit.name, upsert_head(schema::kEntityAudit), ",\n", "",
+                options_);
+      for (const AuditRow& r : net.audit) {
+        b.add([&](std::string& s) {
+          s.push_back('(');
+          append_key(s, r.guid.bytes, enc_);
+          s.append(", ");
+          append_int(s, r.event_ts);
+          s.append(", ");
+          append_int(s, r.seq);
+          s.append(", ");
+          append_string_literal(s, to_string(r.op));
+          s.append(", ");
+          append_string_literal(s, r.type_name);
+          s.append(", ");
+          if (r.qualified_name) {
+            append_string_literal(s, *r.qualified_name);
+          } else {
+            s.append("NULL");
+          }
+          s.append(", ");
+          append_string_literal(s, r.detail_json);
+          s.push_back(')');
+        });
+      }
+      b.flush();
+    }
+  }
+
+  void edge_upserts(const schema::Table& t, const std::vector<EdgeRow>& rows) {
+    Batcher b(w_.upserts, t.name, upsert_head(t), ",\n", "", options_);
+    for (const EdgeRow& r : rows) {
+      if (!r.upsert) continue;
+      b.add([&](std::string& s) {
+        s.push_back('(');
+        append_key(s, r.a.bytes, enc_);
+        s.append(", ");
+        append_string_literal(s, r.elabel);
+        s.append(", ");
+        append_key(s, r.b.bytes, enc_);
+        s.append(", ");
+        append_string_literal(s, r.b_type);
+        s.push_back(')');
+      });
+    }
+    b.flush();
+  }
+
+  // entity_flat rows grouped by column set. A row re-created after a delete lists every column.
+  // Column i of the schema (i >= 1) is bit 1 << (i - 1) of FlatRow::mask.
+  void flat_upserts(const std::vector<FlatRow>& rows) {
+    const schema::Table& t = schema::kEntityFlat;
+    std::map<std::uint8_t, std::vector<const FlatRow*>> groups;
+    for (const FlatRow& r : rows) {
+      if (!r.upsert) continue;
+      groups[r.delete_first ? std::uint8_t{FlatRow::kAll} : r.mask].push_back(&r);
+    }
+    for (const auto& [mask, group] : groups) {
+      std::string head = "UPSERT INTO " + table(t.name) + " (";
+      append_identifier(head, t.column(schema::kFlatGuid));
+      for (std::size_t c = 1; c < t.columns.size(); ++c) {
+        if (!(mask & (1u << (c - 1)))) continue;
+        head.append(", ");
+        append_identifier(head, t.column(c));
+      }
+      head.append(") VALUES\n");
+      Batcher b(w_.upserts, t.name, head, ",\n", "", options_);
+      for (const FlatRow* r : group) {
+        b.add([&](std::string& s) {
+          s.push_back('(');
+          append_key(s, r->guid.bytes, enc_);
+          for (std::size_t c = 1; c < t.columns.size(); ++c) {
+            const unsigned bit = 1u << (c - 1);
+            if (!(mask & bit)) continue;
+            s.append(", ");
+            if (!(r->mask & bit)) {
+              s.append("NULL");
+              continue;
+            }
+            switch (c) {
+              case schema::kFlatTypeName:
+                append_string_literal(s, r->type_name);
+                break;
+              case schema::kFlatQualifiedName:
+                append_string_literal(s, r->qualified_name);
+                break;
+              case schema::kFlatName:
+                append_string_literal(s, r->name);
+                break;
+              case schema::kFlatState:
+                append_string_literal(s, r->state_deleted ? "DELETED" : "ACTIVE");
+                break;
+              case schema::kFlatCreatedTs:
+                append_int(s, r->created_ts);
+                break;
+              case schema::kFlatUpdatedTs:
+                append_int(s, r->updated_ts);
+                break;
+              case schema::kFlatPropsJson:
+                append_string_literal(s, r->props_json);
+                break;
+              default:
+                break;
+            }
+          }
+          s.push_back(')');
+        });
+      }
+      b.flush();
+    }
+  }
+
+  const CompileOptions& options_;
+  CompiledWindow& w_;
+  KeyEncoding enc_;
+};
+
+}  // namespace
+
+CompiledWindow plan_window(NetWindow& net, const CompileOptions& options) {
+  CompiledWindow window;
+  window.index = net.info.index;
+  window.first_event = net.info.first_event;
+  window.last_event = net.info.last_event;
+  window.comment = net.info.comment;
+  Planner(options, window).run(net);
+  return window;
+}
+
+}  // namespace atlas2kudu

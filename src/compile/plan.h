@@ -1,0 +1,30 @@
+// The plan: a folded window (compiler.h, NetWindow) -> the statements of its delete and upsert
+// phases.
+//
+// Deletes, in this order (any order would do; they commute):
+//   keyed deletes of rows whose net operation starts with DELETE, as IN-lists on key columns
+//   grouped by the leading key (composite keys as products that name exactly the wanted keys:
+//   `src` IN (…) AND `elabel` IN ('l') AND `dst` IN (…)); guarded by_qn deletes
+//   (`qn_digest` IN (…) AND `guid` IN (…)); by_qn clean-ups (`guid` IN (…) AND `qn_digest`
+//   NOT IN (…)); edge cascades (`src` IN (…), `dst` IN (…) on both edge tables); tag clean-ups
+//   (`guid` IN (…) AND `tag_name` NOT IN (…), one group per distinct kept set).
+// Never OR-of-ANDs over composite keys: Kudu cannot push that down and scans the table.
+// Upserts: one statement group per table (entity_flat: per column set), rows sorted by key.
+// Every statement holds at most options.batch_rows rows (keys named) and, unless a single row is
+// larger, at most options.batch_bytes bytes. Rows are sorted by key and groups by their content,
+// so the output is byte-identical for the same input.
+//
+// Example (hex keys, database atlas):
+//   DELETE FROM `atlas`.`edge_out` WHERE `src` IN ('…01') AND `elabel` IN ('owns') AND `dst` IN
+//   ('…02') UPSERT INTO `atlas`.`entity_by_qn` (`qn_digest`, `guid`, `type_name`) VALUES
+//   ('…', '…01', 'hive_table')
+#pragma once
+
+#include "atlas2kudu/compiler.h"
+
+namespace atlas2kudu {
+
+// The statements of `net` (its rows are sorted in place), with the window's info.
+CompiledWindow plan_window(NetWindow& net, const CompileOptions& options);
+
+}  // namespace atlas2kudu

@@ -1,0 +1,413 @@
+#include "hs2/client.h"
+
+#include <fmt/core.h>
+#include <thrift/TApplicationException.h>
+#include <thrift/protocol/TBinaryProtocol.h>
+#include <thrift/protocol/TProtocolException.h>
+#include <thrift/transport/TTransportException.h>
+
+#include <regex>
+#include <thread>
+
+#include "ImpalaHiveServer2Service.h"
+#include "hs2/error.h"
+#include "hs2/transport.h"
+
+namespace atlas2kudu {
+
+namespace t = atlas2kudu::hs2;
+using apache::thrift::TApplicationException;
+using apache::thrift::TException;
+using apache::thrift::protocol::TBinaryProtocol;
+using apache::thrift::protocol::TProtocolException;
+using apache::thrift::transport::TTransport;
+using apache::thrift::transport::TTransportException;
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+namespace {
+
+milliseconds default_poll_schedule(milliseconds elapsed) {
+  if (elapsed < milliseconds(50)) return milliseconds(10);
+  if (elapsed < milliseconds(1000)) return milliseconds(50);
+  if (elapsed < milliseconds(10000)) return milliseconds(100);
+  if (elapsed < milliseconds(60000)) return milliseconds(500);
+  return milliseconds(1000);
+}
+
+bool is_error(const t::TStatus& s) {
+  return s.statusCode == t::TStatusCode::ERROR_STATUS ||
+         s.statusCode == t::TStatusCode::INVALID_HANDLE_STATUS;
+}
+
+std::string trim(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ' || s.back() == '\r')) s.pop_back();
+  return s;
+}
+
+// GetLog mixes scan progress ("Query 1:2: 40% Complete (2 out of 5)") with the real warnings.
+std::string strip_progress(const std::string& log) {
+  static const std::regex progress(R"(^Query [0-9a-f:]+: [0-9]+% Complete.*$)");
+  std::string out;
+  std::size_t start = 0;
+  while (start < log.size()) {
+    std::size_t end = log.find('\n', start);
+    if (end == std::string::npos) end = log.size();
+    std::string line = log.substr(start, end - start);
+    if (!line.empty() && !std::regex_match(line, progress)) out += line + "\n";
+    start = end + 1;
+  }
+  return trim(out);
+}
+
+bool null_at(const std::string& nulls, std::size_t i) {
+  std::size_t byte = i / 8;
+  return byte < nulls.size() && (static_cast<unsigned char>(nulls[byte]) >> (i % 8)) & 1;
+}
+
+template <class Column, class Render>
+void append_column(const Column& col, std::size_t c, std::size_t base,
+                   std::vector<std::vector<std::optional<std::string>>>& rows, Render render) {
+  for (std::size_t i = 0; i < col.values.size(); ++i) {
+    if (rows.size() <= base + i) rows.resize(base + i + 1);
+    auto& row = rows[base + i];
+    if (row.size() <= c) row.resize(c + 1);
+    if (!null_at(col.nulls, i)) row[c] = render(col.values[i]);
+  }
+}
+
+}  // namespace
+
+struct Hs2Client::Impl {
+  Hs2Options options;
+  Hs2Credentials credentials;
+  std::shared_ptr<TTransport> transport;
+  std::unique_ptr<t::ImpalaHiveServer2ServiceClient> rpc;
+  std::optional<t::TSessionHandle> session;
+  std::map<std::string, std::string> server_config;
+  std::map<std::string, std::string> conf_overlay;
+  PollSchedule poll = default_poll_schedule;
+
+  // Runs one RPC, turning every Thrift-level failure into a classified Hs2Error. A failed
+  // transport leaves the byte stream out of step, so it is dropped here and never reused.
+  template <class F>
+  void call(const char* what, F&& f) {
+    if (!rpc) throw Hs2Error(Hs2ErrorKind::kTransient, fmt::format("{}: not connected", what));
+    try {
+      f();
+    } catch (const Hs2Error& e) {
+      if (e.kind() == Hs2ErrorKind::kTransient || e.kind() == Hs2ErrorKind::kAuth) drop();
+      throw;
+    } catch (const TTransportException& e) {
+      drop();
+      throw Hs2Error(Hs2ErrorKind::kTransient,
+                     fmt::format("{}: connection failed: {}", what, e.what()));
+    } catch (const TApplicationException& e) {
+      drop();
+      throw Hs2Error(Hs2ErrorKind::kInternal, fmt::format("{}: server error: {}", what, e.what()));
+    } catch (const TProtocolException& e) {
+      drop();
+      throw Hs2Error(Hs2ErrorKind::kTransient, fmt::format("{}: bad reply: {}", what, e.what()));
+    } catch (const TException& e) {
+      drop();
+      throw Hs2Error(Hs2ErrorKind::kTransient, fmt::format("{}: {}", what, e.what()));
+    }
+  }
+
+  void check(const t::TStatus& status, const char* what) {
+    if (!is_error(status)) return;
+    std::string msg = trim(status.errorMessage);
+    throw Hs2Error(classify_server_message(msg),
+                   fmt::format("{}: {}", what, msg.empty() ? "(no message)" : msg));
+  }
+
+  void drop() noexcept {
+    session.reset();
+    rpc.reset();
+    if (transport) {
+      try {
+        transport->close();
+      } catch (...) {
+      }
+      transport.reset();
+    }
+  }
+
+  void open_transport() {
+    int tries = std::max(1, options.connect_max_tries);
+    for (int attempt = 1;; ++attempt) {
+      try {
+        transport = make_hs2_transport(options, credentials);
+        transport->open();
+        auto protocol = std::make_shared<TBinaryProtocol>(transport);
+        rpc = std::make_unique<t::ImpalaHiveServer2ServiceClient>(protocol);
+        return;
+      } catch (const Hs2Error& e) {
+        drop();
+        if (e.kind() != Hs2ErrorKind::kTransient || attempt >= tries) throw;
+      } catch (const TException& e) {
+        drop();
+        if (attempt >= tries) {
+          auto ep = hs2_endpoint(options);
+          throw Hs2Error(Hs2ErrorKind::kTransient,
+                         fmt::format("cannot connect to {}:{} after {} tries: {}", ep.host, ep.port,
+                                     attempt, e.what()));
+        }
+      }
+      std::this_thread::sleep_for(milliseconds(options.retry_backoff_ms) * attempt);
+    }
+  }
+
+  void open_session() {
+    t::TOpenSessionReq req;
+    req.__set_client_protocol(t::TProtocolVersion::HIVE_CLI_SERVICE_PROTOCOL_V6);
+    req.__set_username(hs2_user(options));
+    t::TOpenSessionResp resp;
+    call("OpenSession", [&] { rpc->OpenSession(resp, req); });
+    check(resp.status, "OpenSession");
+    if (!resp.__isset.sessionHandle)
+      throw Hs2Error(Hs2ErrorKind::kInternal, "OpenSession: no session handle in reply");
+    session = resp.sessionHandle;
+    server_config = resp.configuration;
+  }
+
+  t::TOperationHandle start(std::string_view sql) {
+    if (!session) throw Hs2Error(Hs2ErrorKind::kSessionLost, "no open session");
+    t::TExecuteStatementReq req;
+    req.__set_sessionHandle(*session);
+    req.__set_statement(std::string(sql));
+    if (!conf_overlay.empty()) req.__set_confOverlay(conf_overlay);
+    req.__set_runAsync(true);
+    t::TExecuteStatementResp resp;
+    call("ExecuteStatement", [&] { rpc->ExecuteStatement(resp, req); });
+    check(resp.status, "ExecuteStatement");
+    if (!resp.__isset.operationHandle)
+      throw Hs2Error(Hs2ErrorKind::kInternal, "ExecuteStatement: no operation handle in reply");
+    return resp.operationHandle;
+  }
+
+  std::string get_log(const t::TOperationHandle& op) {
+    t::TGetLogReq req;
+    req.__set_operationHandle(op);
+    t::TGetLogResp resp;
+    call("GetLog", [&] { rpc->GetLog(resp, req); });
+    if (is_error(resp.status)) return {};
+    return strip_progress(resp.log);
+  }
+
+  // Frees the operation on the server; DML counts come back here.
+  t::TCloseImpalaOperationResp close_op(const t::TOperationHandle& op) {
+    t::TCloseImpalaOperationReq req;
+    req.__set_operationHandle(op);
+    t::TCloseImpalaOperationResp resp;
+    call("CloseImpalaOperation", [&] { rpc->CloseImpalaOperation(resp, req); });
+    return resp;
+  }
+
+  // Best effort after a failure: the real error is already known, the clean-up must not hide it.
+  void cleanup_after_error(const t::TOperationHandle& op) noexcept {
+    try {
+      if (rpc) close_op(op);
+    } catch (...) {
+    }
+  }
+
+  void wait(const t::TOperationHandle& op) {
+    auto started = Clock::now();
+    for (;;) {
+      t::TGetOperationStatusReq req;
+      req.__set_operationHandle(op);
+      t::TGetOperationStatusResp resp;
+      call("GetOperationStatus", [&] { rpc->GetOperationStatus(resp, req); });
+      if (is_error(resp.status) && !resp.__isset.operationState)
+        check(resp.status, "GetOperationStatus");
+      switch (resp.operationState) {
+        case t::TOperationState::FINISHED_STATE:
+          return;
+        case t::TOperationState::INITIALIZED_STATE:
+        case t::TOperationState::RUNNING_STATE:
+        case t::TOperationState::PENDING_STATE:
+          if (!is_error(resp.status)) break;
+          [[fallthrough]];
+        default: {
+          // ERROR_STATE (Impala reports cancellation this way too), or an unknown handle.
+          std::string msg =
+              trim(resp.errorMessage.empty() ? resp.status.errorMessage : resp.errorMessage);
+          std::string log;
+          try {
+            log = get_log(op);
+          } catch (const Hs2Error&) {
+          }
+          cleanup_after_error(op);
+          if (msg.empty()) msg = log.empty() ? "(no message)" : log;
+          // Classify on message AND log: the Kudu status may be only in the log.
+          Hs2ErrorKind kind = classify_server_message(msg);
+          if (kind == Hs2ErrorKind::kDefinite && !log.empty() &&
+              classify_server_message(msg + "\n" + log) != Hs2ErrorKind::kDefinite &&
+              classify_server_message(log) != Hs2ErrorKind::kDefinite)
+            kind = classify_server_message(log);
+          throw Hs2Error(kind, msg);
+        }
+      }
+      auto elapsed = std::chrono::duration_cast<milliseconds>(Clock::now() - started);
+      std::this_thread::sleep_for(poll(elapsed));
+    }
+  }
+};
+
+Hs2Client::Hs2Client(Hs2Options options, Hs2Credentials credentials)
+    : impl_(std::make_unique<Impl>()) {
+  impl_->options = std::move(options);
+  impl_->credentials = std::move(credentials);
+  for (const auto& q : impl_->options.query_options) {
+    auto eq = q.find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw Hs2Error(Hs2ErrorKind::kUsage, fmt::format("-Q {}: expected KEY=VALUE", q));
+    impl_->conf_overlay[q.substr(0, eq)] = q.substr(eq + 1);
+  }
+}
+
+Hs2Client::~Hs2Client() {
+  close();
+}
+
+void Hs2Client::connect() {
+  impl_->drop();
+  impl_->open_transport();
+  impl_->open_session();
+}
+
+bool Hs2Client::connected() const {
+  return impl_->rpc && impl_->session;
+}
+
+Hs2DmlResult Hs2Client::execute(std::string_view sql) {
+  t::TOperationHandle op = impl_->start(sql);
+  impl_->wait(op);
+  Hs2DmlResult result;
+  try {
+    result.warnings = impl_->get_log(op);
+  } catch (const Hs2Error&) {
+    // Warnings are informative; the counts below are what matters. A broken transport is
+    // rethrown by close_op() right after.
+  }
+  if (!impl_->rpc)
+    throw Hs2Error(Hs2ErrorKind::kTransient, "connection lost before CloseImpalaOperation");
+  t::TCloseImpalaOperationResp resp = impl_->close_op(op);
+  impl_->check(resp.status, "CloseImpalaOperation");
+  if (resp.__isset.dml_result) {
+    result.has_dml_result = true;
+    for (const auto& [partition, n] : resp.dml_result.rows_modified) result.rows_modified += n;
+    if (resp.dml_result.__isset.num_row_errors) result.row_errors = resp.dml_result.num_row_errors;
+  }
+  return result;
+}
+
+Hs2QueryResult Hs2Client::query(std::string_view sql, std::int64_t fetch_size) {
+  t::TOperationHandle op = impl_->start(sql);
+  impl_->wait(op);
+  Hs2QueryResult out;
+  try {
+    t::TGetResultSetMetadataReq mreq;
+    mreq.__set_operationHandle(op);
+    t::TGetResultSetMetadataResp mresp;
+    impl_->call("GetResultSetMetadata", [&] { impl_->rpc->GetResultSetMetadata(mresp, mreq); });
+    impl_->check(mresp.status, "GetResultSetMetadata");
+    for (const auto& c : mresp.schema.columns) out.columns.push_back(c.columnName);
+    for (;;) {
+      t::TFetchResultsReq freq;
+      freq.__set_operationHandle(op);
+      freq.__set_orientation(t::TFetchOrientation::FETCH_NEXT);
+      freq.__set_maxRows(fetch_size);
+      t::TFetchResultsResp fresp;
+      impl_->call("FetchResults", [&] { impl_->rpc->FetchResults(fresp, freq); });
+      if (fresp.status.statusCode == t::TStatusCode::STILL_EXECUTING_STATUS) continue;
+      impl_->check(fresp.status, "FetchResults");
+      const std::size_t base = out.rows.size();
+      std::size_t fetched = 0;
+      const auto& cols = fresp.results.columns;
+      for (std::size_t c = 0; c < cols.size(); ++c) {
+        const t::TColumn& col = cols[c];
+        auto& rows = out.rows;
+        if (col.__isset.stringVal) {
+          append_column(col.stringVal, c, base, rows, [](const std::string& v) { return v; });
+          fetched = std::max(fetched, col.stringVal.values.size());
+        } else if (col.__isset.binaryVal) {
+          append_column(col.binaryVal, c, base, rows, [](const std::string& v) { return v; });
+          fetched = std::max(fetched, col.binaryVal.values.size());
+        } else if (col.__isset.i64Val) {
+          append_column(col.i64Val, c, base, rows,
+                        [](std::int64_t v) { return std::to_string(v); });
+          fetched = std::max(fetched, col.i64Val.values.size());
+        } else if (col.__isset.i32Val) {
+          append_column(col.i32Val, c, base, rows,
+                        [](std::int32_t v) { return std::to_string(v); });
+          fetched = std::max(fetched, col.i32Val.values.size());
+        } else if (col.__isset.i16Val) {
+          append_column(col.i16Val, c, base, rows,
+                        [](std::int16_t v) { return std::to_string(v); });
+          fetched = std::max(fetched, col.i16Val.values.size());
+        } else if (col.__isset.byteVal) {
+          append_column(col.byteVal, c, base, rows,
+                        [](std::int8_t v) { return std::to_string(v); });
+          fetched = std::max(fetched, col.byteVal.values.size());
+        } else if (col.__isset.boolVal) {
+          append_column(col.boolVal, c, base, rows,
+                        [](bool v) { return std::string(v ? "true" : "false"); });
+          fetched = std::max(fetched, col.boolVal.values.size());
+        } else if (col.__isset.doubleVal) {
+          append_column(col.doubleVal, c, base, rows,
+                        [](double v) { return fmt::format("{}", v); });
+          fetched = std::max(fetched, col.doubleVal.values.size());
+        }
+      }
+      for (auto& row : out.rows) row.resize(out.columns.size());
+      if (!fresp.hasMoreRows || fetched == 0) break;
+    }
+  } catch (...) {
+    impl_->cleanup_after_error(op);
+    throw;
+  }
+  t::TCloseImpalaOperationResp resp = impl_->close_op(op);
+  impl_->check(resp.status, "CloseImpalaOperation");
+  return out;
+}
+
+std::string Hs2Client::ping() {
+  if (!impl_->session) throw Hs2Error(Hs2ErrorKind::kSessionLost, "no open session");
+  t::TPingImpalaHS2ServiceReq req;
+  req.__set_sessionHandle(*impl_->session);
+  t::TPingImpalaHS2ServiceResp resp;
+  impl_->call("PingImpalaHS2Service", [&] { impl_->rpc->PingImpalaHS2Service(resp, req); });
+  impl_->check(resp.status, "PingImpalaHS2Service");
+  return resp.version;
+}
+
+void Hs2Client::close() noexcept {
+  if (impl_->rpc && impl_->session) {
+    try {
+      set_hs2_rpc_timeout(*impl_->transport, impl_->options.close_timeout_ms);
+      t::TCloseSessionReq req;
+      req.__set_sessionHandle(*impl_->session);
+      t::TCloseSessionResp resp;
+      impl_->rpc->CloseSession(resp, req);
+    } catch (...) {
+      // The server expires abandoned sessions (disconnected_session_timeout); nothing to do.
+    }
+  }
+  impl_->drop();
+}
+
+void Hs2Client::drop() noexcept {
+  impl_->drop();
+}
+
+const std::map<std::string, std::string>& Hs2Client::server_configuration() const {
+  return impl_->server_config;
+}
+
+void Hs2Client::set_poll_schedule(PollSchedule schedule) {
+  impl_->poll = std::move(schedule);
+}
+
+}  // namespace atlas2kudu

@@ -1,0 +1,133 @@
+// Where LDAP passwords and JWTs come from. Never argv (visible in `ps`), never printed: error
+// messages name the source (command, variable), never the value or the command's output.
+#include <fcntl.h>
+#include <fmt/core.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "hs2/error.h"
+#include "hs2/options.h"
+
+extern char** environ;
+
+namespace atlas2kudu {
+namespace {
+
+void wipe(std::string& s) {
+  // volatile stores so that the compiler cannot drop the overwrite of memory about to be freed.
+  volatile char* p = s.data();
+  for (std::size_t i = 0; i < s.size(); ++i) p[i] = 0;
+  s.clear();
+}
+
+// Runs `command` through /bin/sh -c and returns its stdout. stderr passes through to ours so
+// that the user sees why a helper failed; stdout is only ever returned, never echoed.
+std::string run_secret_command(const std::string& flag, const std::string& command) {
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0)
+    throw Hs2Error(Hs2ErrorKind::kInternal,
+                   fmt::format("{}: pipe: {}", flag, std::strerror(errno)));
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);
+  const char* argv[] = {"/bin/sh", "-c", command.c_str(), nullptr};
+  pid_t pid = 0;
+  int rc = posix_spawn(&pid, "/bin/sh", &actions, nullptr, const_cast<char**>(argv), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  close(fds[1]);
+  if (rc != 0) {
+    close(fds[0]);
+    throw Hs2Error(Hs2ErrorKind::kAuth,
+                   fmt::format("{}: cannot start: {}", flag, std::strerror(rc)));
+  }
+  std::string out;
+  char buf[512];
+  for (;;) {
+    ssize_t n = read(fds[0], buf, sizeof buf);
+    if (n > 0) {
+      out.append(buf, static_cast<std::size_t>(n));
+      if (out.size() > (1u << 20)) break;  // a password helper never prints a megabyte
+    } else if (n == 0 || errno != EINTR) {
+      break;
+    }
+  }
+  std::memset(buf, 0, sizeof buf);
+  close(fds[0]);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    wipe(out);
+    throw Hs2Error(Hs2ErrorKind::kAuth, fmt::format("{}: command failed (status {})", flag,
+                                                    WIFEXITED(status) ? WEXITSTATUS(status) : -1));
+  }
+  return out;
+}
+
+std::string prompt_tty(const std::string& prompt) {
+  int fd = open("/dev/tty", O_RDWR | O_CLOEXEC);
+  if (fd < 0) return {};
+  termios old{};
+  bool have_termios = tcgetattr(fd, &old) == 0;
+  if (have_termios) {
+    termios quiet = old;
+    quiet.c_lflag &= ~static_cast<tcflag_t>(ECHO);
+    tcsetattr(fd, TCSAFLUSH, &quiet);
+  }
+  (void)!write(fd, prompt.data(), prompt.size());
+  std::string line;
+  char c;
+  while (read(fd, &c, 1) == 1 && c != '\n') line.push_back(c);
+  if (have_termios) tcsetattr(fd, TCSAFLUSH, &old);
+  (void)!write(fd, "\n", 1);
+  close(fd);
+  return line;
+}
+
+}  // namespace
+
+Hs2Credentials::~Hs2Credentials() {
+  wipe(password);
+  wipe(jwt);
+}
+
+Hs2Credentials resolve_hs2_credentials(const Hs2Options& o) {
+  Hs2Credentials c;
+  if (o.ldap) {
+    if (!o.ldap_password_cmd.empty()) {
+      // Decision (research §D.3): strip exactly one trailing "\n" (and a "\r" before it), since
+      // `echo`, `pass` and vault helpers all end their output with one; impala-shell keeps it.
+      c.password = run_secret_command("--ldap_password_cmd", o.ldap_password_cmd);
+      if (!c.password.empty() && c.password.back() == '\n') c.password.pop_back();
+      if (!c.password.empty() && c.password.back() == '\r') c.password.pop_back();
+    } else if (const char* env = std::getenv("ATLAS2KUDU_LDAP_PASSWORD"); env != nullptr) {
+      c.password = env;
+    } else if (isatty(STDIN_FILENO)) {
+      c.password = prompt_tty(fmt::format("LDAP password for {}: ", hs2_user(o)));
+    } else {
+      throw Hs2Error(Hs2ErrorKind::kAuth,
+                     "-l/--ldap: no password (use --ldap_password_cmd, $ATLAS2KUDU_LDAP_PASSWORD "
+                     "or a terminal)");
+    }
+  }
+  if (o.jwt) {
+    if (!o.jwt_cmd.empty()) {
+      c.jwt = run_secret_command("--jwt_cmd", o.jwt_cmd);
+      while (!c.jwt.empty() && (c.jwt.back() == '\n' || c.jwt.back() == '\r')) c.jwt.pop_back();
+    } else if (const char* env = std::getenv("ATLAS2KUDU_JWT"); env != nullptr) {
+      c.jwt = env;
+    }
+    if (c.jwt.empty())
+      throw Hs2Error(Hs2ErrorKind::kAuth, "-j/--jwt: no token (use --jwt_cmd or $ATLAS2KUDU_JWT)");
+  }
+  return c;
+}
+
+}  // namespace atlas2kudu

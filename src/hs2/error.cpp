@@ -1,0 +1,94 @@
+#include "hs2/error.h"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+
+namespace atlas2kudu {
+namespace {
+
+bool contains_ci(std::string_view haystack, std::string_view needle) {
+  auto it = std::search(haystack.begin(), haystack.end(), needle.begin(), needle.end(),
+                        [](char a, char b) {
+                          return std::tolower(static_cast<unsigned char>(a)) ==
+                                 std::tolower(static_cast<unsigned char>(b));
+                        });
+  return it != haystack.end();
+}
+
+// Texts Impala and Kudu use for conditions that a later attempt can succeed past. Kept as
+// substrings because Impala wraps the detail ("Query <id> failed:\n...").
+constexpr std::array kSessionLostMarkers = {
+    std::string_view{"Invalid session id"}, std::string_view{"Invalid or unknown query handle"},
+    std::string_view{"Session expired"},    std::string_view{"expired due to inactivity"},
+    std::string_view{"Session closed"},     std::string_view{"session has been closed"},
+};
+
+constexpr std::array kTransientMarkers = {
+    // Admission control (impalad admission-controller texts).
+    std::string_view{"Admission for query exceeded timeout"},
+    std::string_view{"Rejected query from pool"},
+    std::string_view{"queue full"},
+    std::string_view{"Queue is full"},
+    // Kudu client status codes as they appear in Impala's error text.
+    std::string_view{"Timed out"},
+    std::string_view{"Service unavailable"},
+    std::string_view{"Network error"},
+};
+
+// Never retried even if they also contain a transient marker (a table called "timed_out" must not
+// turn an analysis error into a retry loop).
+constexpr std::array kDefiniteMarkers = {
+    std::string_view{"AnalysisException"},    std::string_view{"ParseException"},
+    std::string_view{"Syntax error"},         std::string_view{"AuthorizationException"},
+    std::string_view{"Invalid query option"},
+};
+
+}  // namespace
+
+Hs2ErrorKind classify_server_message(std::string_view message) {
+  for (auto m : kDefiniteMarkers)
+    if (contains_ci(message, m)) return Hs2ErrorKind::kDefinite;
+  for (auto m : kSessionLostMarkers)
+    if (contains_ci(message, m)) return Hs2ErrorKind::kSessionLost;
+  for (auto m : kTransientMarkers)
+    if (contains_ci(message, m)) return Hs2ErrorKind::kTransient;
+  return Hs2ErrorKind::kDefinite;
+}
+
+ErrorCategory category_for(Hs2ErrorKind kind) {
+  switch (kind) {
+    case Hs2ErrorKind::kTransient:
+    case Hs2ErrorKind::kSessionLost:
+      return ErrorCategory::kUnavailable;
+    case Hs2ErrorKind::kDefinite:
+      return ErrorCategory::kServerRejected;
+    case Hs2ErrorKind::kAuth:
+      return ErrorCategory::kAuth;
+    case Hs2ErrorKind::kUsage:
+      return ErrorCategory::kUsage;
+    case Hs2ErrorKind::kInternal:
+      return ErrorCategory::kInternal;
+  }
+  return ErrorCategory::kInternal;
+}
+
+const char* to_string(Hs2ErrorKind kind) {
+  switch (kind) {
+    case Hs2ErrorKind::kTransient:
+      return "transient";
+    case Hs2ErrorKind::kSessionLost:
+      return "session lost";
+    case Hs2ErrorKind::kDefinite:
+      return "definite";
+    case Hs2ErrorKind::kAuth:
+      return "authentication";
+    case Hs2ErrorKind::kUsage:
+      return "usage";
+    case Hs2ErrorKind::kInternal:
+      return "internal";
+  }
+  return "internal";
+}
+
+}  // namespace atlas2kudu

@@ -1,0 +1,167 @@
+#include "hs2/http_transport.h"
+
+#include <curl/curl.h>
+#include <fmt/core.h>
+#include <thrift/transport/TTransportException.h>
+
+#include <chrono>
+#include <cstring>
+#include <mutex>
+#include <thread>
+
+#include "hs2/error.h"
+
+namespace atlas2kudu {
+
+using apache::thrift::transport::TTransportException;
+
+namespace {
+
+void init_curl_once() {
+  static std::once_flag once;
+  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+}
+
+std::size_t on_body(char* data, std::size_t size, std::size_t nmemb, void* user) {
+  static_cast<std::string*>(user)->append(data, size * nmemb);
+  return size * nmemb;
+}
+
+bool is_tls_trust_error(CURLcode rc) {
+  return rc == CURLE_PEER_FAILED_VERIFICATION || rc == CURLE_SSL_CACERT_BADFILE ||
+         rc == CURLE_SSL_ISSUER_ERROR;
+}
+
+}  // namespace
+
+HttpClientTransport::HttpClientTransport(HttpTransportConfig config) : config_(std::move(config)) {
+  init_curl_once();
+  if (!config_.sleep_seconds)
+    config_.sleep_seconds = [](int s) { std::this_thread::sleep_for(std::chrono::seconds(s)); };
+  CURL* c = curl_easy_init();
+  if (!c) throw Hs2Error(Hs2ErrorKind::kInternal, "HTTP: curl_easy_init failed");
+  curl_ = c;
+  curl_easy_setopt(c, CURLOPT_URL, config_.url.c_str());
+  curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(c, CURLOPT_POST, 1L);
+  curl_easy_setopt(c, CURLOPT_COOKIEFILE, "");  // in-memory cookie engine, kept across requests
+  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, &on_body);
+  curl_easy_setopt(c, CURLOPT_WRITEDATA, &rbuf_);
+  curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(config_.connect_timeout_ms));
+  curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, static_cast<long>(config_.request_timeout_ms));
+  curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, config_.verify_tls ? 1L : 0L);
+  curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, config_.verify_tls ? 2L : 0L);
+  curl_easy_setopt(c, CURLOPT_SSLVERSION, static_cast<long>(CURL_SSLVERSION_TLSv1_2));
+  if (!config_.ca_file.empty()) curl_easy_setopt(c, CURLOPT_CAINFO, config_.ca_file.c_str());
+  if (config_.basic_auth) {
+    // Only Basic is allowed, so libcurl sends it pre-emptively on every request.
+    curl_easy_setopt(c, CURLOPT_HTTPAUTH, static_cast<long>(CURLAUTH_BASIC));
+    curl_easy_setopt(c, CURLOPT_USERNAME, config_.user.c_str());
+    curl_easy_setopt(c, CURLOPT_PASSWORD, config_.password.c_str());
+  } else if (!config_.bearer.empty()) {
+    curl_easy_setopt(c, CURLOPT_HTTPAUTH, static_cast<long>(CURLAUTH_BEARER));
+    curl_easy_setopt(c, CURLOPT_XOAUTH2_BEARER, config_.bearer.c_str());
+  }
+}
+
+HttpClientTransport::~HttpClientTransport() {
+  if (curl_) curl_easy_cleanup(static_cast<CURL*>(curl_));
+  volatile char* p = config_.password.data();
+  for (std::size_t i = 0; i < config_.password.size(); ++i) p[i] = 0;
+  p = config_.bearer.data();
+  for (std::size_t i = 0; i < config_.bearer.size(); ++i) p[i] = 0;
+}
+
+void HttpClientTransport::set_request_timeout(int ms) {
+  config_.request_timeout_ms = ms;
+  curl_easy_setopt(static_cast<CURL*>(curl_), CURLOPT_TIMEOUT_MS, static_cast<long>(ms));
+}
+
+void HttpClientTransport::close() {
+  open_ = false;
+  wbuf_.clear();
+  rbuf_.clear();
+  rpos_ = 0;
+}
+
+uint32_t HttpClientTransport::read(uint8_t* buf, uint32_t len) {
+  uint32_t n = static_cast<uint32_t>(std::min<std::size_t>(len, rbuf_.size() - rpos_));
+  if (n == 0) return 0;  // reply exhausted: the protocol sees EOF
+  std::memcpy(buf, rbuf_.data() + rpos_, n);
+  rpos_ += n;
+  return n;
+}
+
+void HttpClientTransport::write(const uint8_t* buf, uint32_t len) {
+  wbuf_.append(reinterpret_cast<const char*>(buf), len);
+}
+
+void HttpClientTransport::perform_once(long* status, long* retry_after) {
+  CURL* c = static_cast<CURL*>(curl_);
+  rbuf_.clear();
+  rpos_ = 0;
+  curl_slist* headers = nullptr;
+  headers = curl_slist_append(headers, "Content-Type: application/x-thrift");
+  headers = curl_slist_append(headers, "Accept: application/x-thrift");
+  headers = curl_slist_append(headers, "Expect:");  // Impala would answer 100-continue first
+  headers = curl_slist_append(headers, "User-Agent: atlas2kudu");
+  curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers);
+  curl_easy_setopt(c, CURLOPT_POSTFIELDS, wbuf_.data());
+  curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(wbuf_.size()));
+  char errbuf[CURL_ERROR_SIZE] = {0};
+  curl_easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf);
+  CURLcode rc = curl_easy_perform(c);
+  curl_easy_setopt(c, CURLOPT_HTTPHEADER, nullptr);
+  curl_easy_setopt(c, CURLOPT_ERRORBUFFER, nullptr);
+  curl_slist_free_all(headers);
+  if (rc != CURLE_OK) {
+    std::string detail = errbuf[0] ? errbuf : curl_easy_strerror(rc);
+    if (is_tls_trust_error(rc))
+      throw Hs2Error(Hs2ErrorKind::kAuth,
+                     fmt::format("TLS: server certificate not trusted: {}", detail));
+    // Connect failures, resets, EOF, timeouts: the reply is lost; a reconnect may succeed.
+    throw Hs2Error(Hs2ErrorKind::kTransient, fmt::format("HTTP request failed: {}", detail));
+  }
+  curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, status);
+  curl_off_t ra = -1;
+  if (curl_easy_getinfo(c, CURLINFO_RETRY_AFTER, &ra) != CURLE_OK) ra = -1;
+  *retry_after = ra > 0 ? static_cast<long>(ra) : -1;
+}
+
+void HttpClientTransport::flush() {
+  CURL* c = static_cast<CURL*>(curl_);
+  bool cleared_cookies = false;
+  for (int attempt = 1;; ++attempt) {
+    long status = 0, retry_after = -1;
+    perform_once(&status, &retry_after);
+    if (status == 200) break;
+    if (status == 401) {
+      curl_slist* cookies = nullptr;
+      curl_easy_getinfo(c, CURLINFO_COOKIELIST, &cookies);
+      bool had_cookies = cookies != nullptr;
+      curl_slist_free_all(cookies);
+      if (had_cookies && !cleared_cookies) {
+        // A stale auth cookie: forget all cookies and resend once with credentials only.
+        curl_easy_setopt(c, CURLOPT_COOKIELIST, "ALL");
+        cleared_cookies = true;
+        --attempt;
+        continue;
+      }
+      throw Hs2Error(Hs2ErrorKind::kAuth, "HTTP 401 Unauthorized: authentication failed");
+    }
+    if (status == 502 || status == 503 || status == 504) {
+      if (attempt >= config_.max_tries)
+        throw Hs2Error(Hs2ErrorKind::kTransient,
+                       fmt::format("HTTP {} from server after {} tries", status, attempt));
+      ++http_retries_;
+      long wait = retry_after >= 0 ? std::min(retry_after, 60L) : attempt - 1;
+      if (wait > 0) config_.sleep_seconds(static_cast<int>(wait));
+      continue;
+    }
+    if (status == 403) throw Hs2Error(Hs2ErrorKind::kAuth, "HTTP 403 Forbidden");
+    throw Hs2Error(Hs2ErrorKind::kInternal, fmt::format("HTTP {} from server", status));
+  }
+  wbuf_.clear();
+}
+
+}  // namespace atlas2kudu

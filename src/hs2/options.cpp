@@ -1,0 +1,76 @@
+#include "hs2/options.h"
+
+#include <fmt/core.h>
+
+#include <cstdlib>
+
+#include "hs2/error.h"
+
+namespace atlas2kudu {
+
+Hs2Endpoint hs2_endpoint(const Hs2Options& options) {
+  Hs2Endpoint ep;
+  const int default_port = options.protocol == Hs2Protocol::kHttp ? 28000 : 21050;
+  std::string spec = options.impalad.empty() ? std::string{"localhost"} : options.impalad;
+  std::string port_text;
+  if (!spec.empty() && spec.front() == '[') {  // [v6addr]:port, as impala-shell accepts
+    auto close = spec.find(']');
+    if (close == std::string::npos)
+      throw Hs2Error(Hs2ErrorKind::kUsage, fmt::format("-i {}: missing ']'", spec));
+    ep.host = spec.substr(1, close - 1);
+    if (close + 1 < spec.size()) {
+      if (spec[close + 1] != ':')
+        throw Hs2Error(Hs2ErrorKind::kUsage, fmt::format("-i {}: expected ':' after ']'", spec));
+      port_text = spec.substr(close + 2);
+    }
+  } else {
+    auto colon = spec.rfind(':');
+    if (colon != std::string::npos && spec.find(':') == colon) {
+      ep.host = spec.substr(0, colon);
+      port_text = spec.substr(colon + 1);
+    } else {
+      ep.host = spec;
+    }
+  }
+  if (ep.host.empty()) ep.host = "localhost";
+  ep.port = default_port;
+  if (!port_text.empty()) {
+    char* end = nullptr;
+    long port = std::strtol(port_text.c_str(), &end, 10);
+    if (*end != '\0' || port < 1 || port > 65535)
+      throw Hs2Error(Hs2ErrorKind::kUsage, fmt::format("-i {}: bad port '{}'", spec, port_text));
+    ep.port = static_cast<int>(port);
+  }
+  return ep;
+}
+
+std::string hs2_user(const Hs2Options& options) {
+  if (!options.user.empty()) return options.user;
+  if (const char* u = std::getenv("USER"); u && *u) return u;
+  return "atlas2kudu";
+}
+
+void validate_hs2_options(const Hs2Options& o) {
+  auto usage = [](const std::string& m) { throw Hs2Error(Hs2ErrorKind::kUsage, m); };
+  (void)hs2_endpoint(o);  // throws on a malformed -i
+  if (o.ldap && o.jwt) usage("-l/--ldap and -j/--jwt are mutually exclusive");
+  if (!o.jwt_cmd.empty() && !o.jwt) usage("--jwt_cmd needs -j/--jwt");
+  if (!o.ldap_password_cmd.empty() && !o.ldap) usage("--ldap_password_cmd needs -l/--ldap");
+  if (o.jwt && o.protocol != Hs2Protocol::kHttp) usage("-j/--jwt needs --protocol hs2-http");
+  if ((o.ldap || o.jwt) && !o.ssl && !o.auth_creds_ok_in_clear)
+    usage(
+        "refusing to send LDAP/JWT credentials without --ssl "
+        "(use --auth_creds_ok_in_clear to override)");
+  if (o.ssl_insecure_skip_verify && !o.ca_cert.empty())
+    usage("--ssl_insecure_skip_verify contradicts --ca_cert");
+  if ((o.ssl_insecure_skip_verify || !o.ca_cert.empty()) && !o.ssl)
+    usage("--ca_cert and --ssl_insecure_skip_verify need --ssl");
+  if (o.sessions < 1) usage("--sessions must be at least 1");
+  if (o.connect_max_tries < 1) usage("--connect_max_tries must be at least 1");
+  for (const auto& q : o.query_options) {
+    auto eq = q.find('=');
+    if (eq == std::string::npos || eq == 0) usage(fmt::format("-Q {}: expected KEY=VALUE", q));
+  }
+}
+
+}  // namespace atlas2kudu

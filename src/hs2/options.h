@@ -1,0 +1,81 @@
+// Connection options of `apply`, named after impala-shell's flags where the meaning matches
+// (SPEC §6, research §D). Deliberate differences: `--ssl` verifies the certificate and host name
+// (against system CAs, or `--ca_cert`); only `--ssl_insecure_skip_verify` turns that off; LDAP and
+// JWT credentials are refused over cleartext unless `--auth_creds_ok_in_clear`.
+//
+// Example (what the CLI owner writes in src/cli.cpp):
+//   Hs2Options hs2;
+//   add_hs2_options(apply_cmd, &hs2);        // registers -i, --protocol, --ssl, -l, -u, ...
+//   ... app.parse(argc, argv) ...
+//   validate_hs2_options(hs2);                // throws Hs2Error(kUsage) on contradictions
+//   Hs2Credentials creds = resolve_hs2_credentials(hs2);   // password cmd / env / tty prompt
+//   Hs2Executor executor(hs2, creds);
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace atlas2kudu {
+
+enum class Hs2Protocol { kBinary, kHttp };  // --protocol hs2 | hs2-http
+
+struct Hs2Options {
+  std::string impalad;  // -i host[:port]; empty = localhost, port by protocol
+  Hs2Protocol protocol = Hs2Protocol::kBinary;
+  bool ssl = false;                        // --ssl
+  std::string ca_cert;                     // --ca_cert PEM file (else system CAs)
+  bool ssl_insecure_skip_verify = false;   // --ssl_insecure_skip_verify (NOT the default)
+  bool ldap = false;                       // -l: SASL PLAIN (binary) / Basic (HTTP)
+  std::string user;                        // -u; empty = $USER
+  std::string ldap_password_cmd;           // --ldap_password_cmd: stdout is the password
+  bool jwt = false;                        // -j: Bearer token (hs2-http only)
+  std::string jwt_cmd;                     // --jwt_cmd: stdout is the token
+  std::vector<std::string> query_options;  // -Q KEY=VALUE, sent in every statement's confOverlay
+  std::string http_path = "cliservice";    // --http_path
+  int connect_timeout_ms = 60000;          // -t/--client_connect_timeout_ms (connect + handshake)
+  int socket_timeout_ms = 0;               // --socket_timeout_ms: per-RPC receive timeout, 0 = none
+  int connect_max_tries = 4;               // --connect_max_tries: connects and HTTP 502/503/504
+  bool auth_creds_ok_in_clear = false;     // --auth_creds_ok_in_clear
+  int sessions = 1;                        // --sessions N: concurrent sessions per phase
+  int max_retries = 5;                     // --max_retries: re-runs of one statement
+  int retry_backoff_ms = 500;
+  // Not a flag: bound on the final CloseSession, so a hung server cannot hang the end of a run
+  // even with --socket_timeout_ms 0 (the session expires on the server anyway).
+  int close_timeout_ms = 5000;  // --retry_backoff_ms: first back-off, doubled, capped 30 s
+};
+
+// Host and port after applying the protocol's default port (21050 binary, 28000 HTTP).
+struct Hs2Endpoint {
+  std::string host;
+  int port = 0;
+};
+Hs2Endpoint hs2_endpoint(const Hs2Options& options);
+
+// Secrets, kept apart from Hs2Options so that printing or logging options can never reveal them.
+struct Hs2Credentials {
+  std::string password;  // LDAP password (empty when not -l)
+  std::string jwt;       // bearer token (empty when not -j)
+  Hs2Credentials() = default;
+  Hs2Credentials(const Hs2Credentials&) = default;
+  Hs2Credentials& operator=(const Hs2Credentials&) = default;
+  ~Hs2Credentials();  // overwrites the secrets before freeing them
+};
+
+// Throws Hs2Error(kUsage) when the options contradict each other: LDAP or JWT without --ssl and
+// without --auth_creds_ok_in_clear, JWT with the binary protocol, -l together with -j,
+// --ssl_insecure_skip_verify with --ca_cert, malformed -Q, sessions < 1.
+void validate_hs2_options(const Hs2Options& options);
+
+// Obtains the secrets the options call for, never from argv:
+//   LDAP password: --ldap_password_cmd (run by /bin/sh -c; stdout with ONE trailing newline
+//   removed), else $ATLAS2KUDU_LDAP_PASSWORD, else a no-echo prompt on /dev/tty.
+//   JWT: --jwt_cmd (trailing CR/LF removed), else $ATLAS2KUDU_JWT.
+// Throws Hs2Error(kAuth) if a secret is needed and cannot be obtained; the message never contains
+// the secret or the command's output.
+Hs2Credentials resolve_hs2_credentials(const Hs2Options& options);
+
+// Effective user name: -u, else $USER, else "atlas2kudu".
+std::string hs2_user(const Hs2Options& options);
+
+}  // namespace atlas2kudu

@@ -1,0 +1,242 @@
+#include "hs2/prior_state.h"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <initializer_list>
+#include <map>
+#include <random>
+#include <stdexcept>
+#include <thread>
+
+#include "atlas2kudu/error.h"
+#include "compile/impala_sql.h"
+#include "compile/schema.h"
+
+namespace atlas2kudu {
+
+namespace {
+
+// The guid column as the SELECT list names it: hex text under either encoding.
+void append_guid_column(std::string& out, KeyEncoding encoding) {
+  if (encoding == KeyEncoding::kBinary) {
+    out += "lower(hex(";
+    append_identifier(out, "guid");
+    out += "))";
+  } else {
+    append_identifier(out, "guid");
+  }
+}
+
+// The columns read back, in the order the SELECT lists them after the guid (schema.h).
+constexpr std::array<std::size_t, 3> kFlatColumns = {
+    schema::kFlatTypeName, schema::kFlatQualifiedName, schema::kFlatPropsJson};
+constexpr std::array<std::size_t, 1> kTagColumns = {schema::kTagTagName};
+
+// SELECT <guid>, <columns> FROM <table> WHERE `guid` IN (
+std::string select_prefix(const schema::Table& table, std::span<const std::size_t> columns,
+                          const CompileOptions& options) {
+  std::string out = "SELECT ";
+  append_guid_column(out, options.key_encoding);
+  for (std::size_t c : columns) {
+    out += ", ";
+    append_identifier(out, table.column(c));
+  }
+  out += " FROM ";
+  out += qualified_table(options.database, table.name);
+  out += " WHERE ";
+  append_identifier(out, "guid");
+  out += " IN (";
+  return out;
+}
+
+std::string entity_flat_prefix(const CompileOptions& options) {
+  return select_prefix(schema::kEntityFlat, kFlatColumns, options);
+}
+
+std::string classifications_prefix(const CompileOptions& options) {
+  return select_prefix(schema::kEntityClassifications, kTagColumns, options);
+}
+
+std::string with_keys(std::string sql, std::span<const Guid> guids, KeyEncoding encoding) {
+  for (std::size_t i = 0; i < guids.size(); ++i) {
+    if (i > 0) sql += ", ";
+    append_key(sql, guids[i].bytes, encoding);
+  }
+  sql += ")";
+  return sql;
+}
+
+// The guid of a result row: hex text of a key we asked for.
+Guid row_guid(const std::optional<std::string>& cell, std::string_view table) {
+  std::optional<Guid> g;
+  if (cell && cell->size() == 32) g = Guid::parse(*cell);
+  if (!g) {
+    throw Hs2Error(Hs2ErrorKind::kInternal,
+                   fmt::format("prior-state lookup: {} returned a guid that is not 32 hex "
+                               "characters: {}",
+                               table, cell ? "'" + cell->substr(0, 64) + "'" : "NULL"));
+  }
+  return *g;
+}
+
+void check_shape(const Hs2QueryResult& r, std::size_t columns, std::string_view table) {
+  bool ok = r.columns.size() == columns;
+  for (const auto& row : r.rows) ok = ok && row.size() == columns;
+  if (!ok) {
+    throw Hs2Error(Hs2ErrorKind::kInternal,
+                   fmt::format("prior-state lookup: {} returned {} columns, expected {}", table,
+                               r.columns.size(), columns));
+  }
+}
+
+}  // namespace
+
+Hs2PriorState::Hs2PriorState(const Hs2Options& hs2, const Hs2Credentials& credentials,
+                             const CompileOptions& options)
+    : hs2_(hs2), credentials_(credentials), options_(options) {
+  validate_hs2_options(hs2_);
+  check_identifier(options_.database);
+  if (options_.batch_rows == 0) throw Error(ErrorCategory::kUsage, "batch_rows must be at least 1");
+  sleep_ms_ = [](int ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); };
+}
+
+Hs2PriorState::~Hs2PriorState() {
+  if (client_) client_->close();
+}
+
+std::string Hs2PriorState::describe() const {
+  const Hs2Endpoint ep = hs2_endpoint(hs2_);
+  return fmt::format("impala (batched primary-key lookups over HS2 at {}:{})", ep.host, ep.port);
+}
+
+std::string Hs2PriorState::entity_flat_query(std::span<const Guid> guids,
+                                             const CompileOptions& options) {
+  return with_keys(entity_flat_prefix(options), guids, options.key_encoding);
+}
+
+std::string Hs2PriorState::classifications_query(std::span<const Guid> guids,
+                                                 const CompileOptions& options) {
+  return with_keys(classifications_prefix(options), guids, options.key_encoding);
+}
+
+Hs2QueryResult Hs2PriorState::run(const std::string& sql, std::string_view what) {
+  thread_local std::mt19937 jitter_rng{std::random_device{}()};
+  if (!client_) client_ = std::make_unique<Hs2Client>(hs2_, credentials_);
+  for (int attempt = 0;; ++attempt) {
+    try {
+      if (!client_->connected()) {
+        client_->connect();
+        if (ever_connected_) ++stats_.reconnects;
+        ever_connected_ = true;
+      }
+      Hs2QueryResult r = client_->query(sql);
+      ++stats_.queries;
+      return r;
+    } catch (const Hs2Error& e) {
+      if (!e.retryable())
+        throw Hs2Error(e.kind(), fmt::format("prior-state lookup ({}): {}", what, e.what()));
+      if (attempt >= hs2_.max_retries) {
+        throw Hs2Error(e.kind(), fmt::format("prior-state lookup ({}): giving up after {} "
+                                             "retries: {}",
+                                             what, attempt, e.what()));
+      }
+      // As in the executor: a lost session must be reopened; a transport failure has already
+      // dropped the connection; a transient server error leaves the session usable.
+      if (e.kind() == Hs2ErrorKind::kSessionLost) client_->drop();
+      ++stats_.retries;
+      const long base =
+          std::min<long>(30000, static_cast<long>(hs2_.retry_backoff_ms) << std::min(attempt, 16));
+      const long jitter =
+          base > 0 ? std::uniform_int_distribution<long>(0, base / 4)(jitter_rng) : 0;
+      sleep_ms_(static_cast<int>(base + jitter));
+    }
+  }
+}
+
+void Hs2PriorState::lookup(std::span<const Guid> guids_in, std::vector<PriorEntity>& out) {
+  std::vector<Guid> guids(guids_in.begin(), guids_in.end());
+  std::sort(guids.begin(), guids.end());
+  guids.erase(std::unique(guids.begin(), guids.end()), guids.end());
+  if (guids.empty()) return;
+  ++stats_.lookups;
+
+  std::map<Guid, PriorEntity> found;
+  for (const Guid& g : guids) found[g].guid = g;
+
+  // Every key literal has the same length; the entity_flat statement is the longer of the two.
+  std::string one_key;
+  append_key(one_key, guids.front().bytes, options_.key_encoding);
+  const std::size_t fixed = std::max(entity_flat_prefix(options_).size(),
+                                     classifications_prefix(options_).size()) +
+                            1;  // ")"
+  std::size_t tag_rows = 0;
+  for (std::size_t begin = 0; begin < guids.size();) {
+    std::size_t end = begin + 1;
+    std::size_t bytes = fixed + one_key.size();
+    while (end < guids.size() && end - begin < options_.batch_rows &&
+           bytes + 2 + one_key.size() <= options_.batch_bytes) {
+      bytes += 2 + one_key.size();
+      ++end;
+    }
+    const std::span<const Guid> batch(guids.data() + begin, end - begin);
+    const std::string where = fmt::format("keys {}-{} of {}", begin + 1, end, guids.size());
+
+    Hs2QueryResult flat =
+        run(entity_flat_query(batch, options_), fmt::format("entity_flat, {}", where));
+    check_shape(flat, 1 + kFlatColumns.size(), "entity_flat");
+    for (auto& row : flat.rows) {
+      const Guid g = row_guid(row[0], "entity_flat");
+      auto it = found.find(g);
+      if (it == found.end() || it->second.exists) {
+        throw Hs2Error(
+            Hs2ErrorKind::kInternal,
+            fmt::format("prior-state lookup: entity_flat returned {} guid {}",
+                        it == found.end() ? "an unrequested" : "a second row for", g.hex()));
+      }
+      it->second.exists = true;
+      it->second.type_name = std::move(row[1]);       // kFlatColumns[0]
+      it->second.qualified_name = std::move(row[2]);  // kFlatColumns[1]
+      it->second.props_json = std::move(row[3]);      // kFlatColumns[2]
+    }
+
+    Hs2QueryResult tags = run(classifications_query(batch, options_),
+                              fmt::format("entity_classifications, {}", where));
+    check_shape(tags, 1 + kTagColumns.size(), "entity_classifications");
+    for (auto& row : tags.rows) {
+      const Guid g = row_guid(row[0], "entity_classifications");
+      auto it = found.find(g);
+      if (it == found.end() || !row[1]) {
+        throw Hs2Error(
+            Hs2ErrorKind::kInternal,
+            fmt::format("prior-state lookup: entity_classifications returned {} for "
+                        "guid {}",
+                        it == found.end() ? "an unrequested row" : "a NULL tag_name", g.hex()));
+      }
+      it->second.tags.push_back(std::move(*row[1]));
+      ++tag_rows;
+    }
+    begin = end;
+  }
+
+  for (auto& [g, p] : found) {
+    std::sort(p.tags.begin(), p.tags.end());
+    if (std::adjacent_find(p.tags.begin(), p.tags.end()) != p.tags.end()) {
+      throw Hs2Error(Hs2ErrorKind::kInternal,
+                     fmt::format("prior-state lookup: entity_classifications returned a tag "
+                                 "twice for guid {}",
+                                 g.hex()));
+    }
+  }
+  stats_.guids += guids.size();
+  stats_.tag_rows += tag_rows;
+  out.reserve(out.size() + found.size());
+  for (auto& [g, p] : found) {
+    if (p.exists) ++stats_.found;
+    out.push_back(std::move(p));
+  }
+}
+
+}  // namespace atlas2kudu

@@ -1,0 +1,117 @@
+// `--prior impala`: the PriorState that reads the projection tables over HS2 (SPEC §3 "Prior
+// state", prior_state.h for the contract).
+//
+// Contract:
+//   - Its own HS2 session, separate from the executor's: opened on the first lookup() that has a
+//     guid to ask about, closed by the destructor. Nothing is sent before that.
+//   - lookup() splits the guids (ascending, distinct, as the compiler hands them over) into
+//     batches of at most CompileOptions::batch_rows keys whose statement text is at most
+//     CompileOptions::batch_bytes bytes (a single key always makes a batch), and runs per batch
+//       SELECT <guid>, `type_name`, `qualified_name`, `props_json` FROM `db`.`entity_flat`
+//         WHERE `guid` IN (<keys>)
+//       SELECT <guid>, `tag_name` FROM `db`.`entity_classifications` WHERE `guid` IN (<keys>)
+//     Keys and identifiers are written by impala_sql.h. <guid> is `guid` under --key-encoding
+//     hex and lower(hex(`guid`)) under binary, so the guid always comes back as hex text.
+//   - It appends exactly one PriorEntity per requested guid, in ascending guid order, and only
+//     once every batch has been answered: `exists` when entity_flat has the row (NULL cells →
+//     nullopt), `tags` = every entity_classifications row of the guid, sorted by tag name. A guid
+//     with no rows at all is reported as known-absent (exists = false, no tags).
+//   - Failures: a retryable Hs2Error (transport trouble, lost session, admission, Kudu "Timed out"
+//     / "Service unavailable" / "Network error") re-runs the SELECT after reconnecting where
+//     needed, up to Hs2Options::max_retries times with the executor's back-off
+//     (retry_backoff_ms doubled per attempt, capped at 30 s, +0-25 % jitter); SELECTs are
+//     read-only, so re-running is always safe. Anything else, or retries exhausted, throws
+//     Hs2Error of the underlying kind with the table and batch in the message. A reply of the
+//     wrong shape (column count, a guid that was not asked for, a guid that is not hex) throws
+//     Hs2Error(kInternal). A throwing lookup() appends nothing.
+//   - Not thread-safe; the compiler calls it from one thread.
+//   - Consistency: the compiler asks about a guid only the first time a run meets it, so the rows
+//     read were written by earlier runs (or other writers), never by this run's own executor
+//     session. -Q options (e.g. -Q KUDU_READ_MODE=READ_AT_SNAPSHOT) apply to these SELECTs too.
+//
+// Worked example (hex keys, batch_rows = 2, database `atlas`), guids g1 < g2 < g3 where g1 has an
+// entity_flat row (hive_table, qn NULL, props {"owner":"a"}) and the tag PII, g2 only the tag
+// PII, and g3 nothing:
+//
+//   CompileOptions compile;  compile.batch_rows = 2;  compile.prior = PriorSource::kImpala;
+//   Hs2PriorState prior(hs2_options, hs2_credentials, compile);
+//   Compiler compiler(compile, prior);     // `prior` must outlive the compiler
+//   // compiler.compile_window(...) calls prior.lookup({g1, g2, g3}, out), which sends
+//   //   SELECT `guid`, `type_name`, `qualified_name`, `props_json` FROM `atlas`.`entity_flat`
+//   //     WHERE `guid` IN ('<g1 hex>', '<g2 hex>')
+//   //   SELECT `guid`, `tag_name` FROM `atlas`.`entity_classifications`
+//   //     WHERE `guid` IN ('<g1 hex>', '<g2 hex>')
+//   //   ... the same two for ('<g3 hex>') ...
+//   // and appends
+//   //   {g1, exists = true, "hive_table", nullopt, R"({"owner":"a"})", {"PII"}},
+//   //   {g2, exists = false, nullopt, nullopt, nullopt, {"PII"}},
+//   //   {g3, exists = false, nullopt, nullopt, nullopt, {}}
+//   // Under --key-encoding binary the same SELECTs read
+//   //   SELECT lower(hex(`guid`)), `type_name`, ... WHERE `guid` IN
+//   //     (CAST(unhex('<g1 hex>') AS BINARY), CAST(unhex('<g2 hex>') AS BINARY))
+//   prior.stats().queries;                  // 4
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "atlas2kudu/compiler.h"
+#include "atlas2kudu/prior_state.h"
+#include "hs2/client.h"
+#include "hs2/error.h"
+#include "hs2/options.h"
+
+namespace atlas2kudu {
+
+struct Hs2PriorStats {
+  std::uint64_t lookups = 0;     // lookup() calls that sent anything
+  std::uint64_t guids = 0;       // guids asked about
+  std::uint64_t found = 0;       // of which have an entity_flat row
+  std::uint64_t tag_rows = 0;    // entity_classifications rows read
+  std::uint64_t queries = 0;     // SELECTs answered (each counted once)
+  std::uint64_t retries = 0;     // re-runs after retryable failures
+  std::uint64_t reconnects = 0;  // sessions (re)opened after the first
+};
+
+class Hs2PriorState final : public PriorState {
+ public:
+  // Validates the options (Hs2Error(kUsage) as validate_hs2_options; Error(kUsage) for a
+  // database name Impala cannot quote or batch_rows == 0). Does not connect.
+  Hs2PriorState(const Hs2Options& hs2, const Hs2Credentials& credentials,
+                const CompileOptions& options);
+  ~Hs2PriorState() override;
+  Hs2PriorState(const Hs2PriorState&) = delete;
+  Hs2PriorState& operator=(const Hs2PriorState&) = delete;
+
+  // "impala (batched primary-key lookups over HS2 at <host>:<port>)".
+  std::string describe() const override;
+  void lookup(std::span<const Guid> guids, std::vector<PriorEntity>& out) override;
+
+  Hs2PriorStats stats() const { return stats_; }
+
+  // Test hook: replaces the back-off sleep (milliseconds).
+  void set_sleeper(std::function<void(int ms)> sleeper) { sleep_ms_ = std::move(sleeper); }
+
+  // The SELECT texts for one batch of keys (exposed for tests and --explain-style output).
+  static std::string entity_flat_query(std::span<const Guid> guids, const CompileOptions& options);
+  static std::string classifications_query(std::span<const Guid> guids,
+                                           const CompileOptions& options);
+
+ private:
+  Hs2QueryResult run(const std::string& sql, std::string_view what);
+
+  Hs2Options hs2_;
+  Hs2Credentials credentials_;
+  CompileOptions options_;
+  std::unique_ptr<Hs2Client> client_;
+  bool ever_connected_ = false;
+  Hs2PriorStats stats_;
+  std::function<void(int)> sleep_ms_;
+};
+
+}  // namespace atlas2kudu

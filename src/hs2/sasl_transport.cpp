@@ -1,0 +1,287 @@
+#include "hs2/sasl_transport.h"
+
+#include <fmt/core.h>
+#include <sasl/sasl.h>
+#include <thrift/transport/TTransportException.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+
+#include "hs2/error.h"
+
+namespace atlas2kudu {
+
+using apache::thrift::transport::TTransport;
+using apache::thrift::transport::TTransportException;
+
+namespace {
+
+void put_be32(std::uint8_t* p, std::uint32_t v) {
+  p[0] = static_cast<std::uint8_t>(v >> 24);
+  p[1] = static_cast<std::uint8_t>(v >> 16);
+  p[2] = static_cast<std::uint8_t>(v >> 8);
+  p[3] = static_cast<std::uint8_t>(v);
+}
+
+std::uint32_t get_be32(const std::uint8_t* p) {
+  return (std::uint32_t{p[0]} << 24) | (std::uint32_t{p[1]} << 16) | (std::uint32_t{p[2]} << 8) |
+         std::uint32_t{p[3]};
+}
+
+// sasl_client_init is process-global and not thread-safe; sessions connect concurrently.
+// Cyrus keeps global mechanism lists and, unless the application installs mutex callbacks,
+// does not lock them. Sessions negotiate concurrently (--sessions N), so every call into Cyrus is
+// made under this lock; negotiation is a few calls per connection, never on the data path.
+std::mutex& cyrus_mutex() {
+  static std::mutex mu;
+  return mu;
+}
+
+void init_cyrus_once() {
+  static std::once_flag once;
+  static int rc = SASL_OK;
+  std::call_once(once, [] { rc = sasl_client_init(nullptr); });
+  if (rc != SASL_OK)
+    throw Hs2Error(Hs2ErrorKind::kInternal, fmt::format("SASL: sasl_client_init failed: {}",
+                                                        sasl_errstring(rc, nullptr, nullptr)));
+}
+
+}  // namespace
+
+struct SaslClientTransport::Secrets {
+  std::string user;
+  std::string password;
+  sasl_secret_t* secret = nullptr;  // Cyrus wants the password in this C layout
+  sasl_conn_t* conn = nullptr;
+  sasl_callback_t callbacks[4];
+
+  ~Secrets() {
+    if (conn) {
+      std::lock_guard lock(cyrus_mutex());
+      sasl_dispose(&conn);
+    }
+    if (secret) {
+      volatile unsigned char* p = secret->data;
+      for (unsigned long i = 0; i < secret->len; ++i) p[i] = 0;
+      std::free(secret);
+    }
+    volatile char* p = password.data();
+    for (std::size_t i = 0; i < password.size(); ++i) p[i] = 0;
+  }
+};
+
+namespace {
+
+int sasl_get_simple(void* context, int id, const char** result, unsigned* len) {
+  auto* s = static_cast<SaslClientTransport::Secrets*>(context);
+  switch (id) {
+    case SASL_CB_USER:  // authorization id: empty (research §B.3: Impala ignores it)
+      *result = "";
+      if (len) *len = 0;
+      return SASL_OK;
+    case SASL_CB_AUTHNAME:
+      *result = s->user.c_str();
+      if (len) *len = static_cast<unsigned>(s->user.size());
+      return SASL_OK;
+    default:
+      return SASL_BADPARAM;
+  }
+}
+
+int sasl_get_secret(sasl_conn_t*, void* context, int id, sasl_secret_t** psecret) {
+  auto* s = static_cast<SaslClientTransport::Secrets*>(context);
+  if (id != SASL_CB_PASS) return SASL_BADPARAM;
+  if (!s->secret) {
+    s->secret =
+        static_cast<sasl_secret_t*>(std::malloc(sizeof(sasl_secret_t) + s->password.size()));
+    if (!s->secret) return SASL_NOMEM;
+    s->secret->len = s->password.size();
+    std::memcpy(s->secret->data, s->password.data(), s->password.size());
+  }
+  *psecret = s->secret;
+  return SASL_OK;
+}
+
+// Cyrus stores every callback as int(*)(void); the detour through void(*)() is the sanctioned way
+// to say the cast is intended.
+template <class F>
+int (*sasl_callback_fn(F* f))() {
+  return reinterpret_cast<int (*)()>(reinterpret_cast<void (*)()>(f));
+}
+
+}  // namespace
+
+void write_sasl_message(TTransport& t, SaslStatus status, const std::string& payload) {
+  std::uint8_t header[5];
+  header[0] = static_cast<std::uint8_t>(status);
+  put_be32(header + 1, static_cast<std::uint32_t>(payload.size()));
+  t.write(header, sizeof header);
+  if (!payload.empty())
+    t.write(reinterpret_cast<const std::uint8_t*>(payload.data()),
+            static_cast<std::uint32_t>(payload.size()));
+  t.flush();
+}
+
+std::pair<SaslStatus, std::string> read_sasl_message(TTransport& t, std::uint32_t max_len) {
+  std::uint8_t header[5];
+  t.readAll(header, sizeof header);  // readAll loops over short reads, throws on EOF
+  std::uint32_t len = get_be32(header + 1);
+  if (len > max_len)
+    throw TTransportException(TTransportException::CORRUPTED_DATA,
+                              fmt::format("SASL: negotiation message of {} bytes", len));
+  std::string payload(len, '\0');
+  if (len) t.readAll(reinterpret_cast<std::uint8_t*>(payload.data()), len);
+  return {static_cast<SaslStatus>(header[0]), std::move(payload)};
+}
+
+SaslClientTransport::SaslClientTransport(std::shared_ptr<TTransport> inner, std::string mechanism,
+                                         std::string service, std::string host, std::string user,
+                                         std::string password)
+    : inner_(std::move(inner)),
+      mechanism_(std::move(mechanism)),
+      service_(std::move(service)),
+      host_(std::move(host)),
+      secrets_(std::make_unique<Secrets>()) {
+  secrets_->user = std::move(user);
+  secrets_->password = std::move(password);
+}
+
+SaslClientTransport::~SaslClientTransport() = default;
+
+bool SaslClientTransport::isOpen() const {
+  return negotiated_ && inner_->isOpen();
+}
+
+bool SaslClientTransport::peek() {
+  return rpos_ < rbuf_.size() || inner_->peek();
+}
+
+void SaslClientTransport::open() {
+  if (!inner_->isOpen()) inner_->open();
+  try {
+    negotiate();
+  } catch (const TTransportException& e) {
+    inner_->close();
+    // Impala closes the connection without BAD/ERROR when the password is wrong (research §B.3).
+    throw Hs2Error(Hs2ErrorKind::kAuth,
+                   fmt::format("SASL {} authentication failed (connection closed during SASL "
+                               "negotiation: {})",
+                               mechanism_, e.what()));
+  } catch (...) {
+    inner_->close();
+    throw;
+  }
+  negotiated_ = true;
+}
+
+void SaslClientTransport::negotiate() {
+  init_cyrus_once();
+  Secrets& s = *secrets_;
+  s.callbacks[0] = {SASL_CB_USER, sasl_callback_fn(&sasl_get_simple), &s};
+  s.callbacks[1] = {SASL_CB_AUTHNAME, sasl_callback_fn(&sasl_get_simple), &s};
+  s.callbacks[2] = {SASL_CB_PASS, sasl_callback_fn(&sasl_get_secret), &s};
+  s.callbacks[3] = {SASL_CB_LIST_END, nullptr, nullptr};
+  std::unique_lock lock(cyrus_mutex());
+  if (s.conn) sasl_dispose(&s.conn);
+  int rc =
+      sasl_client_new(service_.c_str(), host_.c_str(), nullptr, nullptr, s.callbacks, 0, &s.conn);
+  if (rc != SASL_OK)
+    throw Hs2Error(Hs2ErrorKind::kInternal, fmt::format("SASL: sasl_client_new failed: {}",
+                                                        sasl_errstring(rc, nullptr, nullptr)));
+  sasl_security_properties_t props{};
+  props.min_ssf = 0;
+  props.max_ssf = 0;  // no security layer: Impala never wraps frames
+  props.maxbufsize = 0;
+  props.security_flags = 0;
+  sasl_setprop(s.conn, SASL_SEC_PROPS, &props);
+
+  const char* out = nullptr;
+  unsigned out_len = 0;
+  const char* chosen = nullptr;
+  rc = sasl_client_start(s.conn, mechanism_.c_str(), nullptr, &out, &out_len, &chosen);
+  if (rc != SASL_OK && rc != SASL_CONTINUE)
+    throw Hs2Error(Hs2ErrorKind::kAuth,
+                   fmt::format("SASL {}: cannot start: {}", mechanism_, sasl_errdetail(s.conn)));
+  lock.unlock();
+  write_sasl_message(*inner_, SaslStatus::kStart, mechanism_);
+  {
+    // The PLAIN initial response holds the password: wipe our copy once it is sent.
+    std::string initial(out ? out : "", out_len);
+    write_sasl_message(*inner_, SaslStatus::kOk, initial);
+    volatile char* p = initial.data();
+    for (std::size_t i = 0; i < initial.size(); ++i) p[i] = 0;
+  }
+  for (;;) {
+    auto [status, payload] = read_sasl_message(*inner_);
+    switch (status) {
+      case SaslStatus::kComplete:
+        return;
+      case SaslStatus::kOk: {
+        {
+          std::lock_guard step_lock(cyrus_mutex());
+          rc = sasl_client_step(s.conn, payload.data(), static_cast<unsigned>(payload.size()),
+                                nullptr, &out, &out_len);
+        }
+        if (rc != SASL_OK && rc != SASL_CONTINUE)
+          throw Hs2Error(Hs2ErrorKind::kAuth,
+                         fmt::format("SASL {}: {}", mechanism_, sasl_errdetail(s.conn)));
+        write_sasl_message(*inner_, SaslStatus::kOk, std::string(out ? out : "", out_len));
+        break;
+      }
+      case SaslStatus::kBad:
+      case SaslStatus::kError:
+        throw Hs2Error(Hs2ErrorKind::kAuth,
+                       fmt::format("SASL {} authentication failed: server said: {}", mechanism_,
+                                   payload.empty() ? "(no reason)" : payload));
+      default:
+        throw Hs2Error(
+            Hs2ErrorKind::kInternal,
+            fmt::format("SASL: unexpected negotiation status {}", static_cast<int>(status)));
+    }
+  }
+}
+
+void SaslClientTransport::close() {
+  negotiated_ = false;
+  rbuf_.clear();
+  rpos_ = 0;
+  wbuf_.clear();
+  inner_->close();
+}
+
+uint32_t SaslClientTransport::read(uint8_t* buf, uint32_t len) {
+  while (rpos_ == rbuf_.size()) {  // skips empty frames: returning 0 would read as EOF
+    // Next frame: 4-byte length, then the payload; readAll handles splits across TCP reads.
+    std::uint8_t header[4];
+    inner_->readAll(header, 4);
+    std::uint32_t frame = get_be32(header);
+    if (frame > (std::uint32_t{1} << 30))
+      throw TTransportException(TTransportException::CORRUPTED_DATA,
+                                fmt::format("SASL: frame of {} bytes", frame));
+    rbuf_.resize(frame);
+    rpos_ = 0;
+    if (frame) inner_->readAll(rbuf_.data(), frame);
+  }
+  uint32_t n = static_cast<uint32_t>(std::min<std::size_t>(len, rbuf_.size() - rpos_));
+  std::memcpy(buf, rbuf_.data() + rpos_, n);
+  rpos_ += n;
+  return n;
+}
+
+void SaslClientTransport::write(const uint8_t* buf, uint32_t len) {
+  wbuf_.insert(wbuf_.end(), buf, buf + len);
+}
+
+void SaslClientTransport::flush() {
+  // One frame per Thrift message (the protocol flushes once per call).
+  std::uint8_t header[4];
+  put_be32(header, static_cast<std::uint32_t>(wbuf_.size()));
+  std::vector<std::uint8_t> out;
+  out.swap(wbuf_);
+  inner_->write(header, 4);
+  if (!out.empty()) inner_->write(out.data(), static_cast<std::uint32_t>(out.size()));
+  inner_->flush();
+}
+
+}  // namespace atlas2kudu

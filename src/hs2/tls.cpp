@@ -1,0 +1,192 @@
+#include "hs2/tls.h"
+
+#include <arpa/inet.h>
+#include <fmt/core.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
+#include <thrift/transport/TTransportException.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "hs2/error.h"
+
+namespace atlas2kudu {
+
+using apache::thrift::transport::TSocket;
+using apache::thrift::transport::TTransportException;
+
+namespace {
+
+std::string openssl_errors() {
+  std::string out;
+  while (unsigned long e = ERR_get_error()) {
+    char buf[256];
+    ERR_error_string_n(e, buf, sizeof buf);
+    if (!out.empty()) out += "; ";
+    out += buf;
+  }
+  return out.empty() ? std::string{"unknown TLS error"} : out;
+}
+
+bool is_ip_literal(const std::string& host) {
+  unsigned char buf[16];
+  return inet_pton(AF_INET, host.c_str(), buf) == 1 || inet_pton(AF_INET6, host.c_str(), buf) == 1;
+}
+
+}  // namespace
+
+std::shared_ptr<TlsContext> TlsContext::client(const std::string& ca_file, bool verify) {
+  SSL_CTX* ctx = SSL_CTX_new(TLS_client_method());
+  if (!ctx) throw Hs2Error(Hs2ErrorKind::kInternal, "TLS: " + openssl_errors());
+  std::shared_ptr<TlsContext> result(new TlsContext(ctx, verify));
+  SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);  // Impala's --ssl_minimum_version default
+  if (verify) {
+    int ok = ca_file.empty() ? SSL_CTX_set_default_verify_paths(ctx)
+                             : SSL_CTX_load_verify_locations(ctx, ca_file.c_str(), nullptr);
+    if (ok != 1)
+      throw Hs2Error(Hs2ErrorKind::kAuth,
+                     fmt::format("TLS: cannot load CA certificates{}: {}",
+                                 ca_file.empty() ? "" : " from " + ca_file, openssl_errors()));
+    SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, nullptr);
+  } else {
+    SSL_CTX_set_verify(ctx, SSL_VERIFY_NONE, nullptr);
+  }
+  return result;
+}
+
+std::shared_ptr<TlsContext> TlsContext::server(const std::string& cert_file,
+                                               const std::string& key_file) {
+  SSL_CTX* ctx = SSL_CTX_new(TLS_server_method());
+  if (!ctx) throw Hs2Error(Hs2ErrorKind::kInternal, "TLS: " + openssl_errors());
+  std::shared_ptr<TlsContext> result(new TlsContext(ctx, false));
+  SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
+  if (SSL_CTX_use_certificate_chain_file(ctx, cert_file.c_str()) != 1 ||
+      SSL_CTX_use_PrivateKey_file(ctx, key_file.c_str(), SSL_FILETYPE_PEM) != 1 ||
+      SSL_CTX_check_private_key(ctx) != 1)
+    throw Hs2Error(Hs2ErrorKind::kUsage, fmt::format("TLS: cannot load {} / {}: {}", cert_file,
+                                                     key_file, openssl_errors()));
+  return result;
+}
+
+TlsContext::~TlsContext() {
+  SSL_CTX_free(ctx_);
+}
+
+TlsTransport::TlsTransport(std::shared_ptr<TlsContext> ctx, std::shared_ptr<TSocket> socket,
+                           std::string host)
+    : ctx_(std::move(ctx)), socket_(std::move(socket)), host_(std::move(host)) {}
+
+TlsTransport::~TlsTransport() {
+  if (ssl_) SSL_free(ssl_);
+}
+
+bool TlsTransport::isOpen() const {
+  return ssl_ != nullptr && socket_->isOpen();
+}
+
+bool TlsTransport::peek() {
+  if (!isOpen()) return false;
+  if (SSL_pending(ssl_) > 0) return true;
+  return socket_->peek();
+}
+
+void TlsTransport::open() {
+  if (!socket_->isOpen()) socket_->open();
+  ERR_clear_error();
+  ssl_ = SSL_new(ctx_->get());
+  if (!ssl_) throw Hs2Error(Hs2ErrorKind::kInternal, "TLS: " + openssl_errors());
+  SSL_set_fd(ssl_, socket_->getSocketFD());
+  if (!is_ip_literal(host_)) SSL_set_tlsext_host_name(ssl_, host_.c_str());  // SNI
+  if (ctx_->verify()) {
+    // Host name (or IP) verification by OpenSSL itself, checked during the handshake.
+    X509_VERIFY_PARAM* param = SSL_get0_param(ssl_);
+    X509_VERIFY_PARAM_set_hostflags(param, X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
+    int ok = is_ip_literal(host_) ? X509_VERIFY_PARAM_set1_ip_asc(param, host_.c_str())
+                                  : X509_VERIFY_PARAM_set1_host(param, host_.c_str(), 0);
+    if (ok != 1) throw Hs2Error(Hs2ErrorKind::kInternal, "TLS: cannot set expected host name");
+  }
+  int rc = SSL_connect(ssl_);
+  if (rc != 1) {
+    long verify = SSL_get_verify_result(ssl_);
+    std::string detail = openssl_errors();
+    int saved_errno = errno;
+    SSL_free(ssl_);
+    ssl_ = nullptr;
+    socket_->close();
+    if (ctx_->verify() && verify != X509_V_OK)
+      throw Hs2Error(Hs2ErrorKind::kAuth,
+                     fmt::format("TLS: server certificate not trusted for '{}': {}", host_,
+                                 X509_verify_cert_error_string(verify)));
+    if (detail == "unknown TLS error" && saved_errno != 0) detail = std::strerror(saved_errno);
+    throw TTransportException(TTransportException::NOT_OPEN, "TLS handshake failed: " + detail);
+  }
+}
+
+void TlsTransport::accept() {
+  ERR_clear_error();
+  ssl_ = SSL_new(ctx_->get());
+  if (!ssl_) throw TTransportException(TTransportException::INTERNAL_ERROR, openssl_errors());
+  SSL_set_fd(ssl_, socket_->getSocketFD());
+  if (SSL_accept(ssl_) != 1) {
+    std::string detail = openssl_errors();
+    SSL_free(ssl_);
+    ssl_ = nullptr;
+    throw TTransportException(TTransportException::NOT_OPEN, "TLS accept failed: " + detail);
+  }
+}
+
+void TlsTransport::close() {
+  if (ssl_) {
+    SSL_shutdown(ssl_);  // best effort close_notify; the peer may already be gone
+    SSL_free(ssl_);
+    ssl_ = nullptr;
+  }
+  socket_->close();
+}
+
+uint32_t TlsTransport::read(uint8_t* buf, uint32_t len) {
+  if (!ssl_) throw TTransportException(TTransportException::NOT_OPEN, "TLS: not open");
+  for (;;) {
+    ERR_clear_error();
+    errno = 0;
+    int n = SSL_read(ssl_, buf, static_cast<int>(len));
+    if (n > 0) return static_cast<uint32_t>(n);
+    int err = SSL_get_error(ssl_, n);
+    if (err == SSL_ERROR_ZERO_RETURN) return 0;
+    if (err == SSL_ERROR_WANT_READ || err == SSL_ERROR_WANT_WRITE) {
+      if (errno == EINTR) continue;
+      // SO_RCVTIMEO expired on the blocking socket underneath.
+      throw TTransportException(TTransportException::TIMED_OUT, "TLS read timed out");
+    }
+    if (err == SSL_ERROR_SYSCALL && errno == 0) return 0;  // EOF without close_notify
+    if (err == SSL_ERROR_SYSCALL && errno == EINTR) continue;
+    throw TTransportException(
+        TTransportException::END_OF_FILE,
+        fmt::format("TLS read failed: {}", errno ? std::strerror(errno) : openssl_errors()));
+  }
+}
+
+void TlsTransport::write(const uint8_t* buf, uint32_t len) {
+  if (!ssl_) throw TTransportException(TTransportException::NOT_OPEN, "TLS: not open");
+  uint32_t done = 0;
+  while (done < len) {
+    ERR_clear_error();
+    errno = 0;
+    int n = SSL_write(ssl_, buf + done, static_cast<int>(len - done));
+    if (n > 0) {
+      done += static_cast<uint32_t>(n);
+      continue;
+    }
+    int err = SSL_get_error(ssl_, n);
+    if (err == SSL_ERROR_SYSCALL && errno == EINTR) continue;
+    if (err == SSL_ERROR_WANT_WRITE || err == SSL_ERROR_WANT_READ)
+      throw TTransportException(TTransportException::TIMED_OUT, "TLS write timed out");
+    throw TTransportException(
+        TTransportException::NOT_OPEN,
+        fmt::format("TLS write failed: {}", errno ? std::strerror(errno) : openssl_errors()));
+  }
+}
+
+}  // namespace atlas2kudu

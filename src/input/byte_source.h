@@ -1,0 +1,42 @@
+// Byte sources: where the reader's bytes come from. Files and stdin go through zlib's gz reader,
+// which inflates gzip data (any number of concatenated members) and passes plain data through, so
+// `*.gz` exports, gzip piped into stdin and plain text all read the same way.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "atlas2kudu/error.h"
+
+namespace atlas2kudu {
+
+class ByteSource {
+ public:
+  virtual ~ByteSource() = default;
+  // Reads up to `size` bytes into `out`; returns 0 only at end of input. Throws SourceError.
+  virtual std::size_t read(char* out, std::size_t size) = 0;
+  // The name used in messages: the path as given, or "-" for stdin.
+  virtual const std::string& name() const = 0;
+  // What recognises this input on a later run (checkpoint.h): a hash of its first 64 KiB for
+  // files, empty for stdin (which cannot be recognised).
+  virtual std::string identity() const = 0;
+};
+
+// An input that cannot be opened or read (missing file, corrupt gzip stream, I/O error).
+class SourceError : public Error {
+ public:
+  SourceError(bool cannot_open, const std::string& what)
+      : Error(cannot_open ? ErrorCategory::kNoInput : ErrorCategory::kIo, what) {}
+};
+
+// Opens `path` ("-" = stdin). Throws SourceError(cannot_open=true) if it cannot be opened.
+std::unique_ptr<ByteSource> open_byte_source(const std::string& path);
+
+// An in-memory source for tests; hands out at most `max_read` bytes per read() to exercise
+// records that straddle buffer refills.
+std::unique_ptr<ByteSource> memory_byte_source(std::string name, std::string data,
+                                               std::size_t max_read = static_cast<std::size_t>(-1));
+
+}  // namespace atlas2kudu

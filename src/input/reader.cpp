@@ -1,0 +1,331 @@
+#include "atlas2kudu/reader.h"
+
+#include <fmt/core.h>
+
+#include <cerrno>
+#include <cstring>
+#include <mutex>
+#include <set>
+
+#include "input/byte_source.h"
+#include "input/framer.h"
+#include "input/input_error.h"
+#include "input/json_text.h"
+#include "input/notification.h"
+
+namespace atlas2kudu {
+
+namespace {
+
+std::string base64_encode(std::string_view data) {
+  static constexpr char kAlphabet[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  out.reserve((data.size() + 2) / 3 * 4);
+  std::size_t i = 0;
+  for (; i + 2 < data.size(); i += 3) {
+    const std::uint32_t v = static_cast<unsigned char>(data[i]) << 16 |
+                            static_cast<unsigned char>(data[i + 1]) << 8 |
+                            static_cast<unsigned char>(data[i + 2]);
+    out += kAlphabet[v >> 18];
+    out += kAlphabet[(v >> 12) & 63];
+    out += kAlphabet[(v >> 6) & 63];
+    out += kAlphabet[v & 63];
+  }
+  if (i < data.size()) {
+    std::uint32_t v = static_cast<unsigned char>(data[i]) << 16;
+    if (i + 1 < data.size()) v |= static_cast<unsigned char>(data[i + 1]) << 8;
+    out += kAlphabet[v >> 18];
+    out += kAlphabet[(v >> 12) & 63];
+    out += i + 1 < data.size() ? kAlphabet[(v >> 6) & 63] : '=';
+    out += '=';
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string_view intern_source_name(const std::string& name) {
+  static std::mutex mu;
+  static std::set<std::string, std::less<>> names;
+  std::lock_guard lock(mu);
+  return *names.insert(name).first;
+}
+
+std::string rejection_json(const Rejection& r) {
+  std::string out = "{\"source\":";
+  append_json_string(r.pos.source, out);
+  out += fmt::format(",\"line\":{},\"offset\":{},\"record_index\":{}", r.pos.line, r.pos.offset,
+                     r.pos.record);
+  if (r.pos.kafka) {
+    out += ",\"kafka\":{\"topic\":";
+    append_json_string(r.pos.kafka->topic, out);
+    out += fmt::format(",\"partition\":{},\"offset\":{}}}", r.pos.kafka->partition,
+                       r.pos.kafka->offset);
+  }
+  out += ",\"code\":";
+  append_json_string(to_string(r.code), out);
+  out += ",\"reason\":";
+  append_json_string(r.reason, out);
+  if (is_valid_utf8(r.record)) {
+    out += ",\"record\":";
+    append_json_string(r.record, out);
+  } else {
+    out += ",\"record_base64\":\"" + base64_encode(r.record) + '"';
+  }
+  out += "}\n";
+  return out;
+}
+
+RejectSink::RejectSink(RejectPolicy policy, std::FILE* diagnostics)
+    : policy_(std::move(policy)), diagnostics_(diagnostics) {
+  if (!policy_.reject_file.empty()) {
+    file_ = std::fopen(policy_.reject_file.c_str(), "w");
+    if (file_ == nullptr) {
+      throw SourceError(false, fmt::format("{}: cannot create reject file: {}", policy_.reject_file,
+                                           std::strerror(errno)));
+    }
+  }
+}
+
+RejectSink::~RejectSink() {
+  if (file_ != nullptr) std::fclose(file_);
+}
+
+void RejectSink::reject(const Rejection& r) {
+  ++count_;
+  if (diagnostics_ != nullptr) {
+    fmt::print(diagnostics_, "{}: {}\n", format_position(r.pos), r.reason);
+  }
+  if (file_ != nullptr) {
+    const std::string line = rejection_json(r);
+    if (std::fwrite(line.data(), 1, line.size(), file_) != line.size() || std::fflush(file_) != 0) {
+      throw SourceError(false, fmt::format("{}: cannot write reject file: {}", policy_.reject_file,
+                                           std::strerror(errno)));
+    }
+  }
+  if (count_ > policy_.max_rejects) {
+    throw TooManyRejects(
+        policy_.max_rejects == 0
+            ? fmt::format("stopped at the first malformed record ({}); use --max-rejects N "
+                          "--reject-file FILE to set bad records aside and go on",
+                          format_position(r.pos))
+            : fmt::format("more than {} records rejected (--max-rejects); stopped at {}",
+                          policy_.max_rejects, format_position(r.pos)));
+  }
+}
+
+struct Reader::Impl {
+  Impl(RejectSink& rejects, ReaderLimits limits)
+      : rejects_(rejects),
+        max_record_bytes_(limits.max_record_bytes),
+        decoder_(DecodeLimits{limits.max_inflated_bytes}) {}
+
+  bool next(Event& out);
+  bool kafka_applied(const SourcePosition::Kafka& k) const;
+  bool open_next_source();
+  void reject(const SourcePosition& pos, RejectCode code, std::string reason,
+              std::string_view record);
+  InputProgress progress() const;
+
+  std::vector<std::string> paths_;
+  std::vector<std::unique_ptr<ByteSource>> opened_;
+  std::size_t next_path_ = 0;
+  RejectSink& rejects_;
+  std::size_t max_record_bytes_;
+  std::string_view source_name_;  // of the current source, interned
+  std::unique_ptr<ByteSource> source_;
+  std::unique_ptr<Framer> framer_;
+  NotificationDecoder decoder_;
+  FramedRecord record_;
+  ReadStats stats_;
+  bool finished_ = false;
+  std::vector<SourceMark> marks_;  // one per opened source; next_record = records framed
+  std::map<KafkaPartition, std::int64_t> kafka_next_;  // next offset after those read
+  InputProgress resume_;
+  std::vector<bool> resume_used_;
+  std::uint64_t skip_records_ = 0;  // of the current source
+};
+
+Reader::Reader(std::vector<std::string> paths, RejectSink& rejects, ReaderLimits limits)
+    : impl_(std::make_unique<Impl>(rejects, limits)) {
+  impl_->paths_ = std::move(paths);
+  if (impl_->paths_.empty()) impl_->paths_.push_back("-");
+}
+
+Reader::Reader(std::vector<std::unique_ptr<ByteSource>> sources, RejectSink& rejects,
+               ReaderLimits limits)
+    : impl_(std::make_unique<Impl>(rejects, limits)) {
+  impl_->opened_ = std::move(sources);
+}
+
+Reader::~Reader() = default;
+
+bool Reader::next(Event& out) {
+  return impl_->next(out);
+}
+
+const ReadStats& Reader::stats() const {
+  return impl_->stats_;
+}
+
+InputProgress Reader::progress() const {
+  return impl_->progress();
+}
+
+void Reader::resume_from(InputProgress applied) {
+  impl_->resume_ = std::move(applied);
+  impl_->resume_used_.assign(impl_->resume_.sources.size(), false);
+  impl_->kafka_next_ = impl_->resume_.kafka_next_offset;
+}
+
+bool Reader::Impl::open_next_source() {
+  if (framer_) {
+    stats_.ignored_lines += framer_->ignored_lines();
+    framer_.reset();
+    source_.reset();
+  }
+  if (next_path_ < opened_.size()) {
+    source_ = std::move(opened_[next_path_++]);
+  } else if (next_path_ < paths_.size()) {
+    source_ = open_byte_source(paths_[next_path_++]);
+  } else {
+    return false;
+  }
+  source_name_ = intern_source_name(source_->name());
+  framer_ = std::make_unique<Framer>(*source_, max_record_bytes_);
+  ++stats_.sources;
+  marks_.push_back(SourceMark{source_->name(), source_->identity(), 0, false});
+  skip_records_ = 0;
+  if (!marks_.back().identity.empty()) {
+    for (std::size_t i = 0; i < resume_.sources.size(); ++i) {
+      if (!resume_used_[i] && resume_.sources[i].identity == marks_.back().identity) {
+        resume_used_[i] = true;
+        skip_records_ = resume_.sources[i].next_record;
+        break;
+      }
+    }
+  }
+  return true;
+}
+
+bool Reader::Impl::kafka_applied(const SourcePosition::Kafka& k) const {
+  const auto it = resume_.kafka_next_offset.find({k.topic, k.partition});
+  return it != resume_.kafka_next_offset.end() && k.offset < it->second;
+}
+
+InputProgress Reader::Impl::progress() const {
+  InputProgress p;
+  p.sources = marks_;
+  for (std::size_t i = 0; i < p.sources.size(); ++i) {
+    p.sources[i].complete = i + 1 < p.sources.size() || finished_;
+  }
+  p.kafka_next_offset = kafka_next_;
+  if (const auto pending = decoder_.earliest_pending()) {
+    const std::size_t s = pending->source_index;
+    for (std::size_t i = s; i < p.sources.size(); ++i) {
+      p.sources[i].complete = false;
+      p.sources[i].next_record = i == s ? pending->record : 0;
+    }
+    if (pending->kafka) {
+      auto& next = p.kafka_next_offset[{pending->kafka->topic, pending->kafka->partition}];
+      next = std::min(next, pending->kafka->offset);
+    }
+  }
+  return p;
+}
+
+void Reader::Impl::reject(const SourcePosition& pos, RejectCode code, std::string reason,
+                          std::string_view record) {
+  ++stats_.rejected;
+  ++stats_.per_reason[static_cast<std::size_t>(code)];
+  rejects_.reject(Rejection{pos, code, std::move(reason), record});
+}
+
+bool Reader::Impl::next(Event& out) {
+  while (!finished_) {
+    if (!framer_ || !framer_->next(record_)) {
+      if (open_next_source()) continue;
+      finished_ = true;
+      for (const IncompleteSplit& split : decoder_.take_incomplete()) {
+        reject(split.first, RejectCode::kBadSplit,
+               fmt::format("split message {} incomplete at end of input: {} of {} chunks arrived",
+                           printable_excerpt(split.msg_id, 80), split.received, split.expected),
+               {});
+      }
+      return false;
+    }
+    ++stats_.records;
+    marks_.back().next_record = record_.index + 1;
+    SourcePosition pos;
+    pos.source = source_name_;
+    pos.source_index = static_cast<std::uint32_t>(marks_.size() - 1);
+    pos.line = record_.line;
+    pos.offset = record_.offset;
+    pos.record = record_.index;
+    pos.first_record = record_.index;
+    if (record_.console_partition || record_.console_offset) {
+      pos.kafka = SourcePosition::Kafka{"", record_.console_partition.value_or(0),
+                                        record_.console_offset.value_or(0)};
+    }
+    if (record_.index < skip_records_ || (pos.kafka && kafka_applied(*pos.kafka))) {
+      ++stats_.skipped;
+      continue;
+    }
+    if (record_.error) {
+      reject(pos, *record_.error, record_.reason, record_.text);
+      continue;
+    }
+    try {
+      std::optional<Event> event = decoder_.decode(record_.text, pos);
+      if (!event) {
+        ++stats_.split_chunks;
+        continue;
+      }
+      if (event->pos.kafka) {
+        if (kafka_applied(*event->pos.kafka)) {
+          ++stats_.skipped;
+          continue;
+        }
+        auto& next = kafka_next_[{event->pos.kafka->topic, event->pos.kafka->partition}];
+        next = std::max(next, event->pos.kafka->offset + 1);
+      }
+      out = std::move(*event);
+    } catch (const InputError& e) {
+      reject(pos, e.code(), e.what(), record_.text);
+      continue;
+    }
+    ++stats_.events;
+    ++stats_.per_operation[static_cast<std::size_t>(out.op)];
+    if (out.legacy_v1) ++stats_.legacy_v1;
+    return true;
+  }
+  return false;
+}
+
+void append_read_stats_json(const ReadStats& s, std::string& out) {
+  out += fmt::format(
+      "\"sources\":{},\"records\":{},\"events\":{},\"rejected\":{},\"split_chunks\":{},"
+      "\"ignored_lines\":{},\"legacy_v1\":{},\"operations\":{{",
+      s.sources, s.records, s.events, s.rejected, s.split_chunks, s.ignored_lines, s.legacy_v1);
+  for (std::size_t i = 0; i < kOperationCount; ++i) {
+    out += fmt::format("{}\"{}\":{}", i ? "," : "", to_string(static_cast<Operation>(i)),
+                       s.per_operation[i]);
+  }
+  out += "},\"rejections\":{";
+  for (std::size_t i = 0; i < kRejectCodeCount; ++i) {
+    out += fmt::format("{}\"{}\":{}", i ? "," : "", to_string(static_cast<RejectCode>(i)),
+                       s.per_reason[i]);
+  }
+  out += '}';
+}
+
+std::vector<Event> read_all_events(const std::vector<std::string>& paths) {
+  RejectSink rejects(RejectPolicy{}, nullptr);
+  Reader reader(paths, rejects);
+  std::vector<Event> events;
+  for (Event e; reader.next(e);) events.push_back(std::move(e));
+  return events;
+}
+
+}  // namespace atlas2kudu

@@ -1,0 +1,408 @@
+// End-to-end tests: run the real binary as a user would and check output and exit codes.
+#include <doctest/doctest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "hs2_test_util.h"
+#include "test_support.h"
+
+TEST_SUITE_BEGIN("cli");
+
+using atlas2kudu::testing::slurp;
+using atlas2kudu::testing::tls_files;
+using atlas2kudu::testing::TlsFiles;
+
+namespace {
+
+struct Run {
+  int status = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string data(const std::string& name) {
+  return std::string(ATLAS2KUDU_TEST_DATA) + "/" + name;
+}
+
+// A fresh, empty file under $TMPDIR with the given suffix.
+std::string tmp_path(const std::string& suffix) {
+  std::string pattern = "/tmp/atlas2kudu-test-XXXXXX" + suffix;
+  const int fd = mkstemps(pattern.data(), static_cast<int>(suffix.size()));
+  REQUIRE(fd >= 0);
+  ::close(fd);
+  return pattern;
+}
+
+// Runs `atlas2kudu ARGS` through the shell with stdin from `stdin_file` (or /dev/null).
+Run run(const std::string& args, const std::string& stdin_file = "/dev/null") {
+  const std::string out_path = tmp_path(".out");
+  const std::string err_path = tmp_path(".err");
+  const std::string cmd = std::string("timeout 60 ") + ATLAS2KUDU_BINARY + " " + args + " <" +
+                          stdin_file + " >" + out_path + " 2>" + err_path;
+  const int raw = std::system(cmd.c_str());
+  Run r;
+  r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + WTERMSIG(raw);
+  r.out = slurp(out_path);
+  r.err = slurp(err_path);
+  std::remove(out_path.c_str());
+  std::remove(err_path.c_str());
+  return r;
+}
+
+// The number on the summary line that starts with `label`, or -1.
+long long count(const std::string& out, const std::string& label) {
+  std::size_t at = 0;
+  while ((at = out.find(label, at)) != std::string::npos) {
+    if (at == 0 || out[at - 1] == '\n') {
+      const std::size_t eol = out.find('\n', at);
+      const std::string rest = out.substr(at + label.size(), eol - at - label.size());
+      try {
+        return std::stoll(rest);
+      } catch (...) {
+        return -1;
+      }
+    }
+    at += label.size();
+  }
+  return -1;
+}
+
+}  // namespace
+
+TEST_CASE("digest prints the qn_digest of the shared vectors") {
+  auto r = run("digest hive_table default.customers@cl1");
+  CHECK(r.status == 0);
+  CHECK(r.out == "db0ed8217c95acb8134ac87cca0d782a\n");
+  r = run("digest kafka_topic 'tópico-日本語@prod'");
+  CHECK(r.out == "5121e0e1c9f0157a60804d8e9df42acc\n");
+  r = run("digest '' ''");
+  CHECK(r.out == "ffe679bb831c95b67dc17819c63c5090\n");
+}
+
+TEST_CASE("check counts a clean export per operation, from files, stdin and gzip") {
+  const std::string files = data("notifications/atlas21-console.jsonl") + " " +
+                            data("notifications/atlas22-relationship-and-purview.jsonl") + " " +
+                            data("notifications/split-interleaved.jsonl");
+  auto r = run("check " + files);
+  CHECK(r.status == 0);
+  CHECK(r.err.empty());
+  CHECK(count(r.out, "records read") == 17);
+  CHECK(count(r.out, "events accepted") == 13);
+  CHECK(count(r.out, "records rejected") == 0);
+  CHECK(count(r.out, "ENTITY_CREATE") == 7);
+  CHECK(count(r.out, "RELATIONSHIP_CREATE") == 1);
+
+  r = run("check -", data("notifications/atlas21-console.jsonl.gz"));
+  CHECK(r.status == 0);
+  CHECK(count(r.out, "events accepted") == 4);
+  r = run("check", data("notifications/kcat.jsonl"));
+  CHECK(r.status == 0);
+  CHECK(count(r.out, "events accepted") == 4);
+}
+
+TEST_CASE("check stops at the first bad record with exit 2 and its position") {
+  const std::string bad = tmp_path(".jsonl");
+  {
+    std::FILE* f = std::fopen(bad.c_str(), "w");
+    const std::string good = slurp(data("notifications/gzip-message.jsonl"));
+    std::fputs(good.c_str(), f);
+    std::fputs("{\"version\":1,\"message\":{\"type\":\"ENTITY_CREATE_V2\"}}\n", f);
+    std::fputs("not json at all\n", f);
+    std::fputs(good.c_str(), f);
+    std::fclose(f);
+  }
+  auto r = run("check " + bad);
+  CHECK(r.status == 2);
+  const std::string offset = std::to_string(slurp(data("notifications/gzip-message.jsonl")).size());
+  CHECK(r.err.find(bad + ":2:" + offset +
+                   ": message.type: ENTITY_CREATE_V2 is an ATLAS_HOOK message") !=
+        std::string::npos);
+  CHECK(r.err.find("stopped at the first malformed record") != std::string::npos);
+  CHECK(r.err.find("not json") == std::string::npos);  // stopped before line 3
+
+  // With --max-rejects the run goes on, writes the reject file and the stats JSON.
+  const std::string rejects = tmp_path(".rejects");
+  const std::string stats = tmp_path(".json");
+  r = run("check --max-rejects 5 --reject-file " + rejects + " --stats " + stats + " " + bad);
+  CHECK(r.status == 0);
+  CHECK(count(r.out, "events accepted") == 2);
+  CHECK(count(r.out, "hook-topic") == 1);
+  CHECK(count(r.out, "not-json") == 1);
+  const std::string reject_lines = slurp(rejects);
+  CHECK(reject_lines.find("\"line\":3,") != std::string::npos);
+  CHECK(reject_lines.find("\"record\":\"not json at all\"") != std::string::npos);
+  CHECK(reject_lines.find("\"code\":\"hook-topic\"") != std::string::npos);
+  const std::string stats_json = slurp(stats);
+  CHECK(stats_json.find("\"events\":2,\"rejected\":2") != std::string::npos);
+  CHECK(stats_json.find("\"hook-topic\":1") != std::string::npos);
+  CHECK(stats_json.find("\"completed\":true") != std::string::npos);
+
+  // One fewer allowed reject than needed: exit 2.
+  r = run("check --max-rejects 1 " + bad);
+  CHECK(r.status == 2);
+  CHECK(r.err.find("more than 1 records rejected") != std::string::npos);
+  std::remove(bad.c_str());
+  std::remove(rejects.c_str());
+  std::remove(stats.c_str());
+}
+
+TEST_CASE("usage errors and missing files have their own exit codes") {
+  auto r = run("check /nonexistent/file.jsonl");
+  CHECK(r.status == 66);
+  CHECK(r.err.find("/nonexistent/file.jsonl: cannot open: No such file or directory") !=
+        std::string::npos);
+  r = run("check --no-such-flag");
+  CHECK(r.status == 64);
+  r = run("");
+  CHECK(r.status == 64);
+  r = run("digest onlyone");
+  CHECK(r.status == 64);
+  r = run("check --help");
+  CHECK(r.status == 0);
+  CHECK(r.out.find("--max-rejects") != std::string::npos);
+}
+
+TEST_CASE("a truncated gzip file is an I/O error, after the records before the cut") {
+  const std::string gz = slurp(data("notifications/atlas21-console.jsonl.gz"));
+  const std::string cut = tmp_path(".jsonl.gz");
+  {
+    std::FILE* f = std::fopen(cut.c_str(), "w");
+    std::fwrite(gz.data(), 1, gz.size() - 20, f);
+    std::fclose(f);
+  }
+  auto r = run("check " + cut);
+  CHECK(r.status == 74);
+  CHECK(r.err.find(cut + ": ") != std::string::npos);
+  std::remove(cut.c_str());
+}
+
+namespace {
+
+// The standalone HS2 test server, started for one test and stopped (by pid) when it ends.
+class TestServer {
+ public:
+  explicit TestServer(const std::string& args, const std::string& env = "") {
+    port_file_ = tmp_path(".port");
+    log_file_ = tmp_path(".log");
+    std::remove(port_file_.c_str());
+    const std::string cmd = env + " " + ATLAS2KUDU_HS2_TEST_SERVER + " --port-file " + port_file_ +
+                            " --statement-log " + log_file_ + " --max-seconds 120 " + args +
+                            " >/dev/null 2>&1 & echo $!";
+    std::FILE* p = popen(cmd.c_str(), "r");
+    REQUIRE(p != nullptr);
+    REQUIRE(std::fscanf(p, "%d", &pid_) == 1);
+    pclose(p);
+    for (int i = 0; i < 100 && port_ == 0; ++i) {  // at most 10 s
+      const std::string text = slurp(port_file_);
+      if (!text.empty()) port_ = std::atoi(text.c_str());
+      if (port_ == 0) usleep(100000);
+    }
+    REQUIRE(port_ != 0);
+  }
+  ~TestServer() {
+    kill(pid_, SIGTERM);
+    waitpid(pid_, nullptr, 0);
+    std::remove(port_file_.c_str());
+    std::remove(log_file_.c_str());
+  }
+  std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
+  std::string statements() const { return slurp(log_file_); }
+
+ private:
+  std::string port_file_;
+  std::string log_file_;
+  int pid_ = 0;
+  int port_ = 0;
+};
+
+std::size_t count_lines_starting(const std::string& text, const std::string& prefix) {
+  std::size_t n = 0;
+  for (std::size_t at = 0; at < text.size();) {
+    if (text.compare(at, prefix.size(), prefix) == 0) ++n;
+    const std::size_t nl = text.find('\n', at);
+    if (nl == std::string::npos) break;
+    at = nl + 1;
+  }
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("apply runs the compiled statements over HS2 and reports rows per table") {
+  TestServer server("--transport binary --handler kit");
+  const std::string examples = std::string(ATLAS2KUDU_SOURCE_DIR) + "/examples/*.jsonl";
+  const std::string stats = tmp_path(".json");
+  auto r = run("apply -i " + server.address() + " --prior none --stats " + stats + " " + examples);
+  CHECK(r.status == 0);
+  CHECK(r.err.find("atlas2kudu apply: 23 events (27 records, 0 rejected), 1 window applied, 21 "
+                   "statements") != std::string::npos);
+  CHECK(r.err.find("entity_audit                      13 rows modified") != std::string::npos);
+  const std::string json = slurp(stats);
+  CHECK(json.find("\"applied_statements\":21") != std::string::npos);
+  CHECK(json.find("\"completed\":true") != std::string::npos);
+  // The server saw exactly what compile prints, deletes first.
+  const auto compiled = run("compile -q --prior none " + examples);
+  CHECK(count_lines_starting(compiled.out, "DELETE ") +
+            count_lines_starting(compiled.out, "UPSERT ") ==
+        21);
+  std::remove(stats.c_str());
+}
+
+TEST_CASE("apply reads stored state by default (--prior impala); a rerun merges onto it") {
+  TestServer server("--transport binary --handler kit");
+  const std::string first = data("scenarios/01-partial-update-and-rename.jsonl");
+  auto r = run("apply -i " + server.address() + " " + first);
+  CHECK(r.status == 0);
+  // A partial update in a later run: with the stored props read back, the merge keeps "owner".
+  const std::string later = tmp_path(".jsonl");
+  {
+    std::FILE* f = std::fopen(later.c_str(), "w");
+    std::fputs(
+        "{\"version\":{\"version\":\"1.0.0\"},\"msgCreationTime\":1,\"message\":{\"type\":"
+        "\"ENTITY_NOTIFICATION_V2\",\"entity\":{\"typeName\":\"hive_table\",\"guid\":"
+        "\"00000001-0000-4000-8000-000000000001\",\"attributes\":{\"size\":7}},"
+        "\"operationType\":\"ENTITY_UPDATE\",\"eventTime\":3000}}\n",
+        f);
+    std::fclose(f);
+  }
+  r = run("compile -q -i " + server.address() + " " + later);
+  CHECK(r.status == 0);
+  CHECK(r.out.find("-- prior state: impala (") != std::string::npos);
+  CHECK(r.out.find("{\"createTime\":5,\"owner\":\"b\",\"size\":7}") != std::string::npos);
+  // Without a connection, compile knows only this input.
+  r = run("compile -q " + later);
+  CHECK(r.out.find("-- prior state: none") != std::string::npos);
+  CHECK(r.out.find("'{\"size\":7}'") != std::string::npos);
+  std::remove(later.c_str());
+}
+
+TEST_CASE("apply: a definite server error stops with its position and exit 3") {
+  TestServer server(
+      "--transport binary --handler kit --fail-at '2:AnalysisException: Could not resolve table'");
+  const auto r = run("apply -i " + server.address() + " --prior none " +
+                     data("notifications/atlas21-console.jsonl"));
+  CHECK(r.status == 3);
+  CHECK(r.err.find("window 1") != std::string::npos);
+  CHECK(r.err.find("AnalysisException: Could not resolve table") != std::string::npos);
+  CHECK(r.err.find("(stopped)") != std::string::npos);
+}
+
+TEST_CASE("apply: a dropped connection is retried and the run completes") {
+  TestServer server("--transport binary --handler kit --drop-at 2");
+  const auto r = run("apply -i " + server.address() + " --prior none --retry_backoff_ms 1 " +
+                     data("notifications/atlas21-console.jsonl"));
+  CHECK(r.status == 0);
+  CHECK(r.err.find("1 retries") != std::string::npos);
+}
+
+TEST_CASE("apply: unreachable server is exit 4, wrong LDAP password exit 5, secrets never shown") {
+  auto r = run("apply -i 127.0.0.1:1 --prior none --connect_max_tries 1 " +
+               data("notifications/gzip-message.jsonl"));
+  CHECK(r.status == 4);
+  CHECK(r.err.find("cannot connect to 127.0.0.1:1") != std::string::npos);
+
+  TestServer server("--transport sasl --user alice --handler kit",
+                    "HS2_TEST_SERVER_PASSWORD=right-pw");
+  r = run("apply -i " + server.address() + " --prior none -l -u alice --auth_creds_ok_in_clear " +
+          "--ldap_password_cmd 'echo wrong-pw-123' " + data("notifications/gzip-message.jsonl"));
+  CHECK(r.status == 5);
+  CHECK(r.err.find("wrong-pw-123") == std::string::npos);
+  CHECK(r.out.find("wrong-pw-123") == std::string::npos);
+  // LDAP without TLS is refused before anything is sent.
+  r = run("apply -i " + server.address() + " --prior none -l -u alice " +
+          "--ldap_password_cmd 'echo right-pw' " + data("notifications/gzip-message.jsonl"));
+  CHECK(r.status == 64);
+  // The right password works.
+  r = run("apply -i " + server.address() + " --prior none -l -u alice --auth_creds_ok_in_clear " +
+          "--ldap_password_cmd 'echo right-pw' " + data("notifications/gzip-message.jsonl"));
+  CHECK(r.status == 0);
+  CHECK(r.err.find("right-pw") == std::string::npos);
+}
+
+TEST_CASE(
+    "apply over TLS: trusted CA works; untrusted CA and wrong host name are refused (exit 5)") {
+  const TlsFiles& tls = tls_files();
+  const std::string input = data("notifications/gzip-message.jsonl");
+  {
+    TestServer server("--transport binary --handler kit --tls-cert " + tls.cert + " --tls-key " +
+                      tls.key);
+    auto r = run("apply -i " + server.address() + " --ssl --ca_cert " + tls.ca + " " + input);
+    CHECK(r.status == 0);
+    r = run("apply -i " + server.address() + " --ssl --ca_cert " + tls.other_ca +
+            " --connect_max_tries 1 " + input);
+    CHECK(r.status == 5);
+    CHECK(r.err.find("certificate") != std::string::npos);
+    // Without --ca_cert the system CAs do not know the test CA either.
+    r = run("apply -i " + server.address() + " --ssl --connect_max_tries 1 " + input);
+    CHECK(r.status == 5);
+  }
+  {
+    TestServer server("--transport binary --handler kit --tls-cert " + tls.wrong_cert +
+                      " --tls-key " + tls.wrong_key);
+    const auto r = run("apply -i " + server.address() + " --ssl --ca_cert " + tls.ca +
+                       " --connect_max_tries 1 " + input);
+    CHECK(r.status == 5);
+  }
+}
+
+TEST_CASE("apply over hs2-http: 503 with Retry-After, then success") {
+  TestServer server("--transport http --handler kit --http-503 2 --retry-after 1");
+  const auto r = run("apply --protocol hs2-http -i " + server.address() + " " +
+                     data("notifications/atlas21-console.jsonl"));
+  CHECK(r.status == 0);
+  CHECK(r.err.find("4 events") != std::string::npos);
+}
+
+TEST_CASE("apply --sessions 4 and --sessions 1 send the same statements") {
+  const std::string input = data("scenarios/04-soft-delete-cascades-edges-keeps-tags.jsonl");
+  auto sorted_lines = [](const std::string& text) {
+    std::vector<std::string> lines;
+    for (std::size_t at = 0; at < text.size();) {
+      const std::size_t nl = text.find('\n', at);
+      lines.push_back(text.substr(at, nl - at));
+      if (nl == std::string::npos) break;
+      at = nl + 1;
+    }
+    std::sort(lines.begin(), lines.end());
+    return lines;
+  };
+  std::vector<std::string> logs;
+  for (const char* sessions : {"1", "4"}) {
+    TestServer server("--transport binary --handler kit");
+    const auto r = run("apply -i " + server.address() + " --prior none --batch-rows 1 --sessions " +
+                       sessions + " " + input);
+    CHECK(r.status == 0);
+    logs.push_back(server.statements());
+  }
+  CHECK(sorted_lines(logs[0]) == sorted_lines(logs[1]));
+  CHECK(sorted_lines(logs[0]).size() > 10);
+}
+
+TEST_CASE("golden SQL: compile of examples/ is byte-identical to the reviewed output") {
+  // Run from the source tree with relative paths, as the golden files were made
+  // (scripts/update-golden.sh), so the header's source names match.
+  const std::string cd = std::string("cd ") + ATLAS2KUDU_SOURCE_DIR + " && ";
+  const auto compile = [&](const std::string& flags) {
+    const std::string out_path = tmp_path(".sql");
+    const std::string cmd =
+        cd + ATLAS2KUDU_BINARY + " compile -q " + flags + " examples/*.jsonl > " + out_path;
+    REQUIRE(std::system(cmd.c_str()) == 0);
+    const std::string sql = slurp(out_path);
+    std::remove(out_path.c_str());
+    return sql;
+  };
+  const std::string golden = std::string(ATLAS2KUDU_TEST_DATA) + "/golden/";
+  const std::string hex = compile("");
+  CHECK(hex == slurp(golden + "examples.sql"));
+  CHECK(compile("") == hex);  // deterministic run to run
+  CHECK(compile("--key-encoding binary --tombstone hard") ==
+        slurp(golden + "examples-binary-hard.sql"));
+}
+
+TEST_SUITE_END();

@@ -1,0 +1,242 @@
+// Golden SQL for each mapping case of SPEC §3 and the ordering traps of §5 (--prior none).
+// Every expected script was checked by hand against the one-event-at-a-time semantics; the
+// randomized equivalence test (equivalence_test.cpp) checks the same property mechanically.
+#include <doctest/doctest.h>
+
+#include "atlas2kudu/compiler.h"
+#include "compiler_events.h"
+
+TEST_SUITE_BEGIN("compiler_golden");
+
+using namespace atlas2kudu;
+using namespace atlas2kudu::test;
+using O = Operation;
+
+namespace {
+
+// The script without its three header lines (tested in compiler_script_test.cpp).
+std::string body(std::vector<Event> events, CompileOptions options = {}) {
+  std::string s = compile_to_sql(events, options);
+  for (int i = 0; i < 3; ++i) s = s.substr(s.find('\n') + 1);
+  return s;
+}
+
+CompileOptions hard_tombstones() {
+  CompileOptions o;
+  o.tombstone = Tombstone::kHard;
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "golden: ENTITY_CREATE of an unknown entity: full flat row, by_qn clean-up under prior none, "
+    "audit") {
+  CHECK(body({create({.id = 1,
+                      .qn = "db.t1@c",
+                      .name = "t1",
+                      .attrs = {attr("owner", "\"a\""), attr("createTime", "5")},
+                      .ms = 1})}) ==
+        R"sql(-- window 1: events 1-1
+-- window 1 phase 1: deletes (1 statement)
+DELETE FROM `atlas`.`entity_by_qn` WHERE `guid` IN ('00000001000040008000000000000001') AND `qn_digest` NOT IN ('de09793dfc2386f36591aaf9fc831606');
+-- window 1 phase 2: upserts (3 statements)
+UPSERT INTO `atlas`.`entity_flat` (`guid`, `type_name`, `qualified_name`, `name`, `state`, `created_ts`, `updated_ts`, `props_json`) VALUES
+('00000001000040008000000000000001', 'hive_table', 'db.t1@c', 't1', 'ACTIVE', 1000, 1000, '{"createTime":5,"owner":"a"}');
+UPSERT INTO `atlas`.`entity_by_qn` (`qn_digest`, `guid`, `type_name`) VALUES
+('de09793dfc2386f36591aaf9fc831606', '00000001000040008000000000000001', 'hive_table');
+UPSERT INTO `atlas`.`entity_audit` (`guid`, `event_ts`, `seq`, `op`, `type_name`, `qualified_name`, `detail_json`) VALUES
+('00000001000040008000000000000001', 1000, 1000004, 'ENTITY_CREATE', 'hive_table', 'db.t1@c', '{"attributes":["createTime","name","owner","qualifiedName"]}');
+)sql");
+}
+
+TEST_CASE("golden: a partial update merges props and keeps created_ts and the qualifiedName") {
+  CHECK(body({create({.id = 1, .qn = "q", .name = "t", .attrs = {attr("owner", "\"a\"")}, .ms = 1}),
+              update({.id = 1,
+                      .name = "t2",
+                      .attrs = {attr("owner", "\"b\""), attr("n", "1")},
+                      .ms = 2})}) ==
+        R"sql(-- window 1: events 1-2
+-- window 1 phase 1: deletes (1 statement)
+DELETE FROM `atlas`.`entity_by_qn` WHERE `guid` IN ('00000001000040008000000000000001') AND `qn_digest` NOT IN ('eef327bfae727eb455798d61bf64a11c');
+-- window 1 phase 2: upserts (3 statements)
+UPSERT INTO `atlas`.`entity_flat` (`guid`, `type_name`, `qualified_name`, `name`, `state`, `created_ts`, `updated_ts`, `props_json`) VALUES
+('00000001000040008000000000000001', 'hive_table', 'q', 't2', 'ACTIVE', 1000, 2000, '{"n":1,"owner":"b"}');
+UPSERT INTO `atlas`.`entity_by_qn` (`qn_digest`, `guid`, `type_name`) VALUES
+('eef327bfae727eb455798d61bf64a11c', '00000001000040008000000000000001', 'hive_table');
+UPSERT INTO `atlas`.`entity_audit` (`guid`, `event_ts`, `seq`, `op`, `type_name`, `qualified_name`, `detail_json`) VALUES
+('00000001000040008000000000000001', 1000, 1000004, 'ENTITY_CREATE', 'hive_table', 'q', '{"attributes":["name","owner","qualifiedName"]}'),
+('00000001000040008000000000000001', 2000, 2000108, 'ENTITY_UPDATE', 'hive_table', NULL, '{"attributes":["n","name","owner"]}');
+)sql");
+}
+
+TEST_CASE("golden: an update of an unknown entity writes only the columns it carries") {
+  CHECK(body({update({.id = 1, .name = "t2", .ms = 2})}) ==
+        R"sql(-- window 1: events 1-1
+-- window 1 phase 1: deletes (0 statements)
+-- window 1 phase 2: upserts (2 statements)
+UPSERT INTO `atlas`.`entity_flat` (`guid`, `type_name`, `name`, `state`, `updated_ts`) VALUES
+('00000001000040008000000000000001', 'hive_table', 't2', 'ACTIVE', 2000);
+UPSERT INTO `atlas`.`entity_audit` (`guid`, `event_ts`, `seq`, `op`, `type_name`, `qualified_name`, `detail_json`) VALUES
+('00000001000040008000000000000001', 2000, 2000108, 'ENTITY_UPDATE', 'hive_table', NULL, '{"attributes":["name"]}');
+)sql");
+}
+
+TEST_CASE(
+    "golden: update -> soft delete -> update: the delete drops by_qn and edges, props survive") {
+  CHECK(body({update({.id = 1, .qn = "q", .attrs = {attr("a", "1")}, .ms = 1}),
+              remove({.id = 1, .qn = "q", .attrs = {attr("b", "2")}, .ms = 2}),
+              update({.id = 1, .attrs = {attr("c", "3")}, .ms = 3})}) ==
+        R"sql(-- window 1: events 1-3
+-- window 1 phase 1: deletes (7 statements)
+DELETE FROM `atlas`.`entity_by_qn` WHERE `qn_digest` IN ('eef327bfae727eb455798d61bf64a11c');
+DELETE FROM `atlas`.`entity_by_qn` WHERE `qn_digest` IN ('eef327bfae727eb455798d61bf64a11c') AND `guid` IN ('00000001000040008000000000000001');
+DELETE FROM `atlas`.`entity_by_qn` WHERE `guid` IN ('00000001000040008000000000000001') AND `qn_digest` NOT IN ('eef327bfae727eb455798d61bf64a11c');
+DELETE FROM `atlas`.`edge_out` WHERE `src` IN ('00000001000040008000000000000001');
+DELETE FROM `atlas`.`edge_out` WHERE `dst` IN ('00000001000040008000000000000001');
+DELETE FROM `atlas`.`edge_in` WHERE `dst` IN ('00000001000040008000000000000001');
+DELETE FROM `atlas`.`edge_in` WHERE `src` IN ('00000001000040008000000000000001');
+-- window 1 phase 2: upserts (2 statements)
+UPSERT INTO `atlas`.`entity_flat` (`guid`, `type_name`, `qualified_name`, `state`, `updated_ts`, `props_json`) VALUES
+('00000001000040008000000000000001', 'hive_table', 'q', 'ACTIVE', 3000, '{"a":1,"c":3}');
+UPSERT INTO `atlas`.`entity_audit` (`guid`, `event_ts`, `seq`, `op`, `type_name`, `qualified_name`, `detail_json`) VALUES
+('00000001000040008000000000000001', 1000, 1000105, 'ENTITY_UPDATE', 'hive_table', 'q', '{"attributes":["a","qualifiedName"]}'),
+('00000001000040008000000000000001', 2000, 2000209, 'ENTITY_DELETE', 'hive_table', 'q', '{"attributes":["b","qualifiedName"]}'),
+('00000001000040008000000000000001', 3000, 3000111, 'ENTITY_UPDATE', 'hive_table', NULL, '{"attributes":["c"]}');
+)sql");
+}
+
+TEST_CASE(
+    "golden: create -> hard delete -> create: keyed delete, then a full row with explicit NULLs") {
+  CHECK(body({create({.id = 1, .qn = "q", .name = "n", .attrs = {attr("a", "1")}, .ms = 1}),
+              remove({.id = 1, .ms = 2}), create({.id = 1, .qn = "q", .ms = 3})},
+             hard_tombstones()) ==
+        R"sql(-- window 1: events 1-3
+-- window 1 phase 1: deletes (9 statements)
+DELETE FROM `atlas`.`entity_flat` WHERE `guid` IN ('00000001000040008000000000000001');
+DELETE FROM `atlas`.`entity_by_qn` WHERE `qn_digest` IN ('eef327bfae727eb455798d61bf64a11c');
+DELETE FROM `atlas`.`entity_by_qn` WHERE `qn_digest` IN ('eef327bfae727eb455798d61bf64a11c') AND `guid` IN ('00000001000040008000000000000001');
+DELETE FROM `atlas`.`entity_by_qn` WHERE `guid` IN ('00000001000040008000000000000001') AND `qn_digest` NOT IN ('eef327bfae727eb455798d61bf64a11c');
+DELETE FROM `atlas`.`edge_out` WHERE `src` IN ('00000001000040008000000000000001');
+DELETE FROM `atlas`.`edge_out` WHERE `dst` IN ('00000001000040008000000000000001');
+DELETE FROM `atlas`.`edge_in` WHERE `dst` IN ('00000001000040008000000000000001');
+DELETE FROM `atlas`.`edge_in` WHERE `src` IN ('00000001000040008000000000000001');
+DELETE FROM `atlas`.`entity_classifications` WHERE `guid` IN ('00000001000040008000000000000001');
+-- window 1 phase 2: upserts (3 statements)
+UPSERT INTO `atlas`.`entity_flat` (`guid`, `type_name`, `qualified_name`, `name`, `state`, `created_ts`, `updated_ts`, `props_json`) VALUES
+('00000001000040008000000000000001', 'hive_table', 'q', NULL, 'ACTIVE', 3000, 3000, '{}');
+UPSERT INTO `atlas`.`entity_by_qn` (`qn_digest`, `guid`, `type_name`) VALUES
+('eef327bfae727eb455798d61bf64a11c', '00000001000040008000000000000001', 'hive_table');
+UPSERT INTO `atlas`.`entity_audit` (`guid`, `event_ts`, `seq`, `op`, `type_name`, `qualified_name`, `detail_json`) VALUES
+('00000001000040008000000000000001', 1000, 1000004, 'ENTITY_CREATE', 'hive_table', 'q', '{"attributes":["a","name","qualifiedName"]}'),
+('00000001000040008000000000000001', 2000, 2000209, 'ENTITY_DELETE', 'hive_table', NULL, '{"attributes":[]}'),
+('00000001000040008000000000000001', 3000, 3000010, 'ENTITY_CREATE', 'hive_table', 'q', '{"attributes":["qualifiedName"]}');
+)sql");
+}
+
+TEST_CASE("golden: two entities trade qualifiedNames in one window (scenario 02)") {
+  CHECK(body({create({.id = 1, .qn = "x", .name = "a", .ms = 1}),
+              create({.id = 2, .qn = "y", .name = "b", .ms = 2}),
+              update({.id = 1, .qn = "y", .ms = 10}), update({.id = 2, .qn = "x", .ms = 11})}) ==
+        R"sql(-- window 1: events 1-4
+-- window 1 phase 1: deletes (3 statements)
+DELETE FROM `atlas`.`entity_by_qn` WHERE `qn_digest` IN ('a133b929d025382590861f24933d3adc');
+DELETE FROM `atlas`.`entity_by_qn` WHERE `qn_digest` IN ('a133b929d025382590861f24933d3adc', 'f61685ff936da65f8ed7ca69a5bdd180') AND `guid` IN ('00000001000040008000000000000001', '00000002000040008000000000000002');
+DELETE FROM `atlas`.`entity_by_qn` WHERE `guid` IN ('00000001000040008000000000000001', '00000002000040008000000000000002') AND `qn_digest` NOT IN ('a133b929d025382590861f24933d3adc', 'f61685ff936da65f8ed7ca69a5bdd180');
+-- window 1 phase 2: upserts (3 statements)
+UPSERT INTO `atlas`.`entity_flat` (`guid`, `type_name`, `qualified_name`, `name`, `state`, `created_ts`, `updated_ts`) VALUES
+('00000001000040008000000000000001', 'hive_table', 'y', 'a', 'ACTIVE', 1000, 10000),
+('00000002000040008000000000000002', 'hive_table', 'x', 'b', 'ACTIVE', 2000, 11000);
+UPSERT INTO `atlas`.`entity_by_qn` (`qn_digest`, `guid`, `type_name`) VALUES
+('a133b929d025382590861f24933d3adc', '00000002000040008000000000000002', 'hive_table'),
+('f61685ff936da65f8ed7ca69a5bdd180', '00000001000040008000000000000001', 'hive_table');
+UPSERT INTO `atlas`.`entity_audit` (`guid`, `event_ts`, `seq`, `op`, `type_name`, `qualified_name`, `detail_json`) VALUES
+('00000001000040008000000000000001', 1000, 1000004, 'ENTITY_CREATE', 'hive_table', 'x', '{"attributes":["name","qualifiedName"]}'),
+('00000001000040008000000000000001', 10000, 10000132, 'ENTITY_UPDATE', 'hive_table', 'y', '{"attributes":["qualifiedName"]}'),
+('00000002000040008000000000000002', 2000, 2000008, 'ENTITY_CREATE', 'hive_table', 'y', '{"attributes":["name","qualifiedName"]}'),
+('00000002000040008000000000000002', 11000, 11000136, 'ENTITY_UPDATE', 'hive_table', 'x', '{"attributes":["qualifiedName"]}');
+)sql");
+}
+
+TEST_CASE(
+    "golden: a type change without qualifiedName re-keys by_qn with the stored name (scenario "
+    "10)") {
+  CHECK(body({create({.id = 11, .type = "DataSet", .qn = "qx", .name = "x", .ms = 1}),
+              update({.id = 11, .type = "hdfs_path", .name = "x", .ms = 2})}) ==
+        R"sql(-- window 1: events 1-2
+-- window 1 phase 1: deletes (3 statements)
+DELETE FROM `atlas`.`entity_by_qn` WHERE `qn_digest` IN ('19d05313d5055027c106969bcd9a6759');
+DELETE FROM `atlas`.`entity_by_qn` WHERE `qn_digest` IN ('19d05313d5055027c106969bcd9a6759') AND `guid` IN ('0000000b00004000800000000000000b');
+DELETE FROM `atlas`.`entity_by_qn` WHERE `guid` IN ('0000000b00004000800000000000000b') AND `qn_digest` NOT IN ('19d05313d5055027c106969bcd9a6759');
+-- window 1 phase 2: upserts (3 statements)
+UPSERT INTO `atlas`.`entity_flat` (`guid`, `type_name`, `qualified_name`, `name`, `state`, `created_ts`, `updated_ts`) VALUES
+('0000000b00004000800000000000000b', 'hdfs_path', 'qx', 'x', 'ACTIVE', 1000, 2000);
+UPSERT INTO `atlas`.`entity_by_qn` (`qn_digest`, `guid`, `type_name`) VALUES
+('756e1a2efd40e565cd4fef33a12737d8', '0000000b00004000800000000000000b', 'hdfs_path');
+UPSERT INTO `atlas`.`entity_audit` (`guid`, `event_ts`, `seq`, `op`, `type_name`, `qualified_name`, `detail_json`) VALUES
+('0000000b00004000800000000000000b', 1000, 1000014, 'ENTITY_CREATE', 'DataSet', 'qx', '{"attributes":["name","qualifiedName"]}'),
+('0000000b00004000800000000000000b', 2000, 2000118, 'ENTITY_UPDATE', 'hdfs_path', NULL, '{"attributes":["name"]}');
+)sql");
+}
+
+TEST_CASE(
+    "golden: the tag set shrinks, then becomes empty: first entry wins, keyed deletes once known") {
+  CHECK(body({tags(7, {{"PII_EMAIL", 7}, {"PII", 7}, {"PII", 7}, {"GDPR", 8}}, 3),
+              tags(7, {{"PII_EMAIL", 7}, {"PII", 7}}, 4, O::kClassificationDelete),
+              tags(7, {}, 5, O::kClassificationDelete)}) ==
+        R"sql(-- window 1: events 1-3
+-- window 1 phase 1: deletes (2 statements)
+DELETE FROM `atlas`.`entity_classifications` WHERE `tag_name` IN ('GDPR', 'PII', 'PII_EMAIL') AND `guid` IN ('00000007000040008000000000000007');
+DELETE FROM `atlas`.`entity_classifications` WHERE `guid` IN ('00000007000040008000000000000007') AND `tag_name` NOT IN ('GDPR', 'PII', 'PII_EMAIL');
+-- window 1 phase 2: upserts (2 statements)
+UPSERT INTO `atlas`.`entity_flat` (`guid`, `type_name`, `state`, `updated_ts`) VALUES
+('00000007000040008000000000000007', 'hive_table', 'ACTIVE', 5000);
+UPSERT INTO `atlas`.`entity_audit` (`guid`, `event_ts`, `seq`, `op`, `type_name`, `qualified_name`, `detail_json`) VALUES
+('00000007000040008000000000000007', 3000, 3000319, 'CLASSIFICATION_ADD', 'hive_table', NULL, '{"attributes":[],"classifications":["GDPR","PII","PII_EMAIL"]}'),
+('00000007000040008000000000000007', 4000, 4000423, 'CLASSIFICATION_DELETE', 'hive_table', NULL, '{"attributes":[],"classifications":["PII","PII_EMAIL"]}'),
+('00000007000040008000000000000007', 5000, 5000426, 'CLASSIFICATION_DELETE', 'hive_table', NULL, '{"attributes":[],"classifications":[]}');
+)sql");
+}
+
+TEST_CASE("golden: soft delete cascades to edges on both tables; an edge created later survives") {
+  CHECK(body({relationship(O::kRelationshipCreate, 1, 2, "r:ab", 1),
+              relationship(O::kRelationshipCreate, 3, 1, "", 2), remove({.id = 1, .ms = 3}),
+              relationship(O::kRelationshipCreate, 1, 3, "r:ac", 4)}) ==
+        R"sql(-- window 1: events 1-4
+-- window 1 phase 1: deletes (9 statements)
+DELETE FROM `atlas`.`entity_by_qn` WHERE `guid` IN ('00000001000040008000000000000001');
+DELETE FROM `atlas`.`edge_out` WHERE `src` IN ('00000001000040008000000000000001') AND `elabel` IN ('r:ab') AND `dst` IN ('00000002000040008000000000000002');
+DELETE FROM `atlas`.`edge_out` WHERE `src` IN ('00000003000040008000000000000003') AND `elabel` IN ('rel_type') AND `dst` IN ('00000001000040008000000000000001');
+DELETE FROM `atlas`.`edge_in` WHERE `dst` IN ('00000002000040008000000000000002') AND `elabel` IN ('r:ab') AND `src` IN ('00000001000040008000000000000001');
+DELETE FROM `atlas`.`edge_in` WHERE `dst` IN ('00000001000040008000000000000001') AND `elabel` IN ('rel_type') AND `src` IN ('00000003000040008000000000000003');
+DELETE FROM `atlas`.`edge_out` WHERE `src` IN ('00000001000040008000000000000001');
+DELETE FROM `atlas`.`edge_out` WHERE `dst` IN ('00000001000040008000000000000001');
+DELETE FROM `atlas`.`edge_in` WHERE `dst` IN ('00000001000040008000000000000001');
+DELETE FROM `atlas`.`edge_in` WHERE `src` IN ('00000001000040008000000000000001');
+-- window 1 phase 2: upserts (4 statements)
+UPSERT INTO `atlas`.`entity_flat` (`guid`, `state`, `updated_ts`) VALUES
+('00000001000040008000000000000001', 'DELETED', 3000);
+UPSERT INTO `atlas`.`edge_out` (`src`, `elabel`, `dst`, `dst_type`) VALUES
+('00000001000040008000000000000001', 'r:ac', '00000003000040008000000000000003', 't3');
+UPSERT INTO `atlas`.`edge_in` (`dst`, `elabel`, `src`, `src_type`) VALUES
+('00000003000040008000000000000003', 'r:ac', '00000001000040008000000000000001', 't1');
+UPSERT INTO `atlas`.`entity_audit` (`guid`, `event_ts`, `seq`, `op`, `type_name`, `qualified_name`, `detail_json`) VALUES
+('00000001000040008000000000000001', 3000, 3000212, 'ENTITY_DELETE', 'hive_table', NULL, '{"attributes":[]}');
+)sql");
+}
+
+TEST_CASE(
+    "golden: RELATIONSHIP_UPDATE with status DELETED and a label-less delete remove both sides") {
+  CHECK(body({relationship(O::kRelationshipUpdate, 2, 3, "r:links", 3, true),
+              relationship(O::kRelationshipDelete, 4, 5, "", 4)}) ==
+        R"sql(-- window 1: events 1-2
+-- window 1 phase 1: deletes (4 statements)
+DELETE FROM `atlas`.`edge_out` WHERE `src` IN ('00000002000040008000000000000002') AND `elabel` IN ('r:links') AND `dst` IN ('00000003000040008000000000000003');
+DELETE FROM `atlas`.`edge_out` WHERE `src` IN ('00000004000040008000000000000004') AND `elabel` IN ('rel_type') AND `dst` IN ('00000005000040008000000000000005');
+DELETE FROM `atlas`.`edge_in` WHERE `dst` IN ('00000003000040008000000000000003') AND `elabel` IN ('r:links') AND `src` IN ('00000002000040008000000000000002');
+DELETE FROM `atlas`.`edge_in` WHERE `dst` IN ('00000005000040008000000000000005') AND `elabel` IN ('rel_type') AND `src` IN ('00000004000040008000000000000004');
+-- window 1 phase 2: upserts (0 statements)
+)sql");
+}
+
+TEST_SUITE_END();

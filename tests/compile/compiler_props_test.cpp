@@ -1,0 +1,91 @@
+// props_json merge and cap (SPEC §3), including scenario 14 and the audit detail.
+#include <doctest/doctest.h>
+
+#include <random>
+
+#include "compile/fold.h"
+#include "compile/props.h"
+
+TEST_SUITE_BEGIN("compiler_props");
+
+using namespace atlas2kudu;
+
+TEST_CASE("merge: event wins per key, keys sorted, values kept as written") {
+  Props p;
+  merge_attributes(p, std::vector<Attribute>{{"owner", "\"a\""}, {"createTime", "5"}}, 1000);
+  CHECK(to_json(p) == R"({"createTime":5,"owner":"a"})");
+  merge_attributes(p, std::vector<Attribute>{{"owner", "\"b\""}, {"n", "1.50e3"}, {"n", "7"}},
+                   1000);
+  CHECK(to_json(p) == R"({"createTime":5,"n":7,"owner":"b"})");
+  merge_attributes(p, std::vector<Attribute>{{"k\"\n", "{\"x\":[1,2]}"}}, 1000);
+  CHECK(to_json(p) == R"({"createTime":5,"k\"\n":{"x":[1,2]},"n":7,"owner":"b"})");
+}
+
+TEST_CASE("cap drops the largest values first and lists them sorted (scenario 14)") {
+  Props p;
+  const std::string big = "\"" + std::string(1200, 'x') + "\"";
+  const std::string big2 = "\"" + std::string(1100, 'z') + "\"";
+  merge_attributes(p, std::vector<Attribute>{{"big", big}, {"small", "\"s\""}, {"n", "1"}}, 1000);
+  CHECK(to_json(p) == R"({"_truncated":["big"],"n":1,"small":"s"})");
+  merge_attributes(p, std::vector<Attribute>{{"other", "2"}}, 1000);
+  merge_attributes(p, std::vector<Attribute>{{"big2", big2}}, 1000);
+  CHECK(to_json(p) == R"({"_truncated":["big","big2"],"n":1,"other":2,"small":"s"})");
+  // A dropped key that comes back small is no longer truncated.
+  merge_attributes(p, std::vector<Attribute>{{"big", "0"}}, 1000);
+  CHECK(to_json(p) == R"({"_truncated":["big2"],"big":0,"n":1,"other":2,"small":"s"})");
+}
+
+TEST_CASE("cap ties are broken by key, and the result always fits") {
+  Props p;
+  const std::vector<Attribute> three{{"b", "\"12345678\""}, {"a", "\"87654321\""}, {"c", "1"}};
+  merge_attributes(p, three, 30);
+  CHECK(to_json(p) == R"({"_truncated":["a","b"],"c":1})");
+  // Below the size of the full list of dropped keys: the sorted prefix that fits.
+  Props tiny;
+  merge_attributes(tiny, three, 22);
+  CHECK(to_json(tiny) == R"({"_truncated":["a"]})");
+  std::mt19937 rng(7);
+  for (int round = 0; round < 2000; ++round) {
+    Props q;
+    const std::size_t cap = 2 + rng() % 120;
+    std::vector<Attribute> attrs;
+    for (int i = 0, n = static_cast<int>(rng() % 8); i < n; ++i) {
+      attrs.push_back({std::string(1 + rng() % 4, static_cast<char>('a' + rng() % 5)),
+                       std::to_string(rng() % 100000)});
+    }
+    merge_attributes(q, attrs, cap);
+    const std::string json = to_json(q);
+    CAPTURE(json);
+    CHECK(json.size() <= cap);
+    const auto back = parse_props(json);
+    REQUIRE(back);
+    CHECK(*back == q);
+  }
+}
+
+TEST_CASE("parse_props reads stored cells, including escapes and _truncated") {
+  const auto p = parse_props(R"( {"b" : [1, {"x":"}"}], "_truncated":["z"], "a\u00e9":"v\"" } )");
+  REQUIRE(p);
+  REQUIRE(p->members.size() == 2);
+  CHECK(p->members[0].first == "a\xc3\xa9");
+  CHECK(p->members[0].second == R"("v\"")");
+  CHECK(p->members[1].second == R"([1, {"x":"}"}])");
+  CHECK(p->truncated == std::vector<std::string>{"z"});
+  CHECK_FALSE(parse_props("[1]"));
+  CHECK_FALSE(parse_props(R"({"a":1)"));
+  CHECK_FALSE(parse_props(R"({"a":1} x)"));
+}
+
+TEST_CASE("audit detail names what the event carried and respects the cap") {
+  Event e;
+  e.op = Operation::kClassificationAdd;
+  e.qualified_name = "q";
+  e.attributes = {{"owner", "\"a\""}};
+  e.classifications = {{"PII", Guid{}, "{}"}, {"PII", Guid{}, "{}"}, {"A", Guid{}, "{}"}};
+  CHECK(audit_detail_json(e, 1000) ==
+        R"({"attributes":["owner","qualifiedName"],"classifications":["A","PII"]})");
+  CHECK(audit_detail_json(e, 60) == R"({"_truncated":true,"attributes":2,"classifications":2})");
+  CHECK(audit_detail_json(e, 10) == "{}");
+}
+
+TEST_SUITE_END();

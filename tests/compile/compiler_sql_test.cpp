@@ -1,0 +1,181 @@
+// SQL text: string literal escaping (research §C.5), keys, identifiers.
+#include <doctest/doctest.h>
+
+#include <random>
+#include <stdexcept>
+#include <string>
+
+#include "atlas2kudu/error.h"
+#include "compile/impala_sql.h"
+
+TEST_SUITE_BEGIN("compiler_sql");
+
+using namespace atlas2kudu;
+
+namespace {
+
+// Impala's lexer (SingleQuoteStringLiteral = '(\\.|[^\\'])*') followed by Hive's
+// unescapeSQLString, written from the rules in research §C.5. Returns the literal's value and
+// fails the test if the lexer would end the literal anywhere but at the last character.
+std::string impala_unescape(const std::string& literal) {
+  REQUIRE(literal.size() >= 2);
+  REQUIRE(literal.front() == '\'');
+  std::size_t end = 1;
+  while (end < literal.size() && literal[end] != '\'') end += literal[end] == '\\' ? 2 : 1;
+  REQUIRE(end == literal.size() - 1);
+  const std::string s = literal.substr(1, literal.size() - 2);
+  std::string out;
+  const auto octal = [](char c) { return c >= '0' && c <= '7'; };
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] != '\\' || i + 1 >= s.size()) {
+      out.push_back(s[i]);
+      continue;
+    }
+    const char n = s[i + 1];
+    if (n == 'u' && i + 5 < s.size()) {
+      FAIL("the compiler never writes \\u escapes");
+    }
+    if (i + 3 < s.size() && (n == '0' || n == '1') && octal(s[i + 2]) && octal(s[i + 3])) {
+      out.push_back(static_cast<char>((n - '0') * 64 + (s[i + 2] - '0') * 8 + (s[i + 3] - '0')));
+      i += 3;
+      continue;
+    }
+    switch (n) {
+      case '0':
+        out.push_back('\0');
+        break;
+      case '\'':
+        out.push_back('\'');
+        break;
+      case '"':
+        out.push_back('"');
+        break;
+      case 'b':
+        out.push_back('\b');
+        break;
+      case 'n':
+        out.push_back('\n');
+        break;
+      case 'r':
+        out.push_back('\r');
+        break;
+      case 't':
+        out.push_back('\t');
+        break;
+      case 'Z':
+        out.push_back('\x1a');
+        break;
+      case '\\':
+        out.push_back('\\');
+        break;
+      case '%':
+        out.append("\\%");
+        break;
+      case '_':
+        out.append("\\_");
+        break;
+      default:
+        out.push_back(n);
+    }
+    ++i;
+  }
+  return out;
+}
+
+void append_utf8(std::string& out, char32_t cp) {
+  if (cp < 0x80) {
+    out.push_back(static_cast<char>(cp));
+  } else if (cp < 0x800) {
+    out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
+    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  } else if (cp < 0x10000) {
+    out.push_back(static_cast<char>(0xE0 | (cp >> 12)));
+    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  } else {
+    out.push_back(static_cast<char>(0xF0 | (cp >> 18)));
+    out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  }
+}
+
+std::string literal(std::string_view text) {
+  std::string s;
+  append_string_literal(s, text);
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("string literals escape exactly the characters of research §C.5") {
+  CHECK(literal("plain") == "'plain'");
+  CHECK(literal("it's") == R"('it\'s')");
+  CHECK(literal("a\\b") == R"('a\\b')");
+  CHECK(literal("l1\nl2\r\t") == R"('l1\nl2\r\t')");
+  CHECK(literal(std::string("nul\0"
+                            "12",
+                            6)) == R"('nul\00012')");
+  CHECK(literal("\x01\x1f\x7f") == R"('\001\037\177')");
+  CHECK(literal("100% a_b \"q\"") == R"('100% a_b "q"')");
+  CHECK(literal("caf\xc3\xa9 \xf0\x9f\x98\x80") == "'caf\xc3\xa9 \xf0\x9f\x98\x80'");
+  CHECK(literal("") == "''");
+}
+
+TEST_CASE("random valid UTF-8 round-trips through Impala's unescaping") {
+  std::mt19937_64 rng(20261130);
+  // Weighted towards the characters that matter: controls, quotes, backslashes, digits after a
+  // NUL, Hive's special \% and \_, and multi-byte sequences of every length.
+  const char32_t specials[] = {0,    1,   '\n', '\r', '\t',  0x1a,  0x1f,   0x7f,
+                               '\'', '"', '\\', '%',  '_',   '0',   '1',    '7',
+                               'u',  'n', 'Z',  0xe9, 0x7ff, 0x800, 0xfffd, 0x10ffff};
+  for (int round = 0; round < 20000; ++round) {
+    std::string text;
+    const int len = static_cast<int>(rng() % 24);
+    for (int i = 0; i < len; ++i) {
+      char32_t cp;
+      switch (rng() % 4) {
+        case 0:
+          cp = specials[rng() % std::size(specials)];
+          break;
+        case 1:
+          cp = static_cast<char32_t>(rng() % 0x80);
+          break;
+        case 2:
+          cp = static_cast<char32_t>(0x80 + rng() % 0x780);
+          break;
+        default: {
+          do cp = static_cast<char32_t>(rng() % 0x110000);
+          while (cp >= 0xD800 && cp <= 0xDFFF);
+        }
+      }
+      append_utf8(text, cp);
+    }
+    const std::string lit = literal(text);
+    CAPTURE(lit);
+    for (const char c : lit) REQUIRE(static_cast<unsigned char>(c) >= 0x20);
+    REQUIRE(impala_unescape(lit) == text);
+  }
+}
+
+TEST_CASE("keys in both encodings, integers and identifiers") {
+  std::array<std::uint8_t, 16> key{};
+  key[0] = 0xab;
+  key[15] = 0x01;
+  std::string s;
+  append_key(s, key, KeyEncoding::kHex);
+  CHECK(s == "'ab000000000000000000000000000001'");
+  s.clear();
+  append_key(s, key, KeyEncoding::kBinary);
+  CHECK(s == "CAST(unhex('ab000000000000000000000000000001') AS BINARY)");
+  s.clear();
+  append_int(s, INT64_MIN);
+  CHECK(s == "-9223372036854775808");
+  CHECK(qualified_table("data", "entity_flat") == "`data`.`entity_flat`");
+  CHECK_THROWS_AS(qualified_table("a`b", "t"), Error);
+  CHECK_THROWS_AS(qualified_table("a\\b", "t"), Error);
+  CHECK_THROWS_AS(qualified_table("", "t"), Error);
+  CHECK_THROWS_AS(qualified_table(" db", "t"), Error);
+}
+
+TEST_SUITE_END();

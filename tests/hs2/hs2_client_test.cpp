@@ -1,0 +1,433 @@
+// Hs2Client against the in-process HS2 test server over every transport (loopback only).
+#include <arpa/inet.h>
+#include <doctest/doctest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+
+#include "hs2/client.h"
+#include "hs2/error.h"
+#include "hs2_test_server.h"
+#include "hs2_test_util.h"
+#include "statement_handler.h"
+
+TEST_SUITE_BEGIN("hs2_client");
+
+using namespace atlas2kudu;
+using namespace atlas2kudu::testing;
+using Transport = Hs2TestServerConfig::Transport;
+
+namespace {
+
+// Runs `f` expecting an Hs2Error; returns it for inspection.
+template <class F>
+Hs2Error expect_hs2_error(F&& f) {
+  try {
+    f();
+  } catch (const Hs2Error& e) {
+    return e;
+  }
+  FAIL("expected an Hs2Error");
+  return Hs2Error(Hs2ErrorKind::kInternal, "unreachable");
+}
+
+void upsert_and_check(Hs2Client& client, KeySetHandler& handler) {
+  auto r = client.execute("UPSERT INTO `atlas`.`t` (`k`, `v`) VALUES ('a', 1), ('b', 2)");
+  CHECK(r.has_dml_result);
+  CHECK(r.rows_modified == 2);
+  CHECK(r.row_errors == 0);
+  CHECK(r.warnings.empty());  // the server's log held only a progress line
+  CHECK(handler.tables().at("atlas.t") == std::set<std::string>{"a", "b"});
+}
+
+}  // namespace
+
+TEST_CASE("hs2 client: binary transport runs DML and reads counts from CloseImpalaOperation") {
+  auto handler = std::make_shared<KeySetHandler>();
+  Hs2TestServerConfig cfg;
+  cfg.faults.running_polls = 3;  // the client must poll through RUNNING
+  Hs2TestServer server(cfg, handler);
+  auto o = test_options(server.start());
+  o.query_options = {"MEM_LIMIT=2g", "REQUEST_POOL=etl"};
+  Hs2Client client(o, {});
+  client.connect();
+  CHECK(client.connected());
+  CHECK(client.ping() == "atlas2kudu hs2_test_server");
+  CHECK(client.server_configuration().count("MEM_LIMIT") == 1);
+  upsert_and_check(client, *handler);
+  // -Q options travel in every statement's confOverlay.
+  CHECK(server.stats().confoverlay_keys ==
+        std::vector<std::string>{"MEM_LIMIT=2g", "REQUEST_POOL=etl"});
+
+  auto d = client.execute("DELETE FROM `atlas`.`t` WHERE `k` IN ('a', 'zz')");
+  CHECK(d.rows_modified == 1);
+
+  auto q = client.query("SELECT `k` FROM `atlas`.`t`");
+  REQUIRE(q.columns == std::vector<std::string>{"key"});
+  REQUIRE(q.rows.size() == 1);
+  CHECK(q.rows[0][0] == std::optional<std::string>{"b"});
+  client.close();
+  CHECK_FALSE(client.connected());
+}
+
+TEST_CASE("hs2 client: a rejected statement is definite and carries the server's message") {
+  auto handler = std::make_shared<KeySetHandler>();
+  Hs2TestServer server({}, handler);
+  Hs2Client client(test_options(server.start()), {});
+  client.connect();
+  auto e = expect_hs2_error([&] { client.execute("UPSERT syntax error here"); });
+  CHECK(e.kind() == Hs2ErrorKind::kDefinite);
+  CHECK(std::string(e.what()).find("AnalysisException") != std::string::npos);
+  CHECK(e.category() == ErrorCategory::kServerRejected);
+  // The session survives a rejected statement.
+  upsert_and_check(client, *handler);
+}
+
+TEST_CASE("hs2 client: an ERROR_STATE with a Kudu timeout is retryable") {
+  auto handler = std::make_shared<KeySetHandler>();
+  Hs2TestServerConfig cfg;
+  cfg.faults.fail_at[1] = "Kudu error(s) reported, first error: Timed out: Write timed out";
+  cfg.faults.fail_at[2] = "Admission for query exceeded timeout 60000ms in pool root.default";
+  Hs2TestServer server(cfg, handler);
+  Hs2Client client(test_options(server.start()), {});
+  client.connect();
+  auto e1 = expect_hs2_error([&] { client.execute("UPSERT INTO t VALUES ('a')"); });
+  CHECK(e1.kind() == Hs2ErrorKind::kTransient);
+  auto e2 = expect_hs2_error([&] { client.execute("UPSERT INTO t VALUES ('a')"); });
+  CHECK(e2.kind() == Hs2ErrorKind::kTransient);
+  CHECK(client.execute("UPSERT INTO t VALUES ('a')").rows_modified == 1);
+}
+
+TEST_CASE("hs2 client: a dropped connection is transient and reconnecting recovers") {
+  auto handler = std::make_shared<KeySetHandler>();
+  Hs2TestServerConfig cfg;
+  cfg.faults.drop_at = {1};
+  Hs2TestServer server(cfg, handler);
+  Hs2Client client(test_options(server.start()), {});
+  client.connect();
+  auto e = expect_hs2_error([&] { client.execute("UPSERT INTO t VALUES ('a')"); });
+  CHECK(e.kind() == Hs2ErrorKind::kTransient);
+  CHECK_FALSE(client.connected());
+  CHECK(handler->statements().empty());  // dropped before running
+  client.connect();
+  CHECK(client.execute("UPSERT INTO t VALUES ('a')").rows_modified == 1);
+}
+
+TEST_CASE("hs2 client: connection refused is transient after --connect_max_tries") {
+  int port;
+  {
+    Hs2TestServer server({}, std::make_shared<KeySetHandler>());
+    port = server.start();
+  }  // stopped: nothing listens there now
+  auto o = test_options(port);
+  auto e = expect_hs2_error([&] { Hs2Client(o, {}).connect(); });
+  CHECK(e.kind() == Hs2ErrorKind::kTransient);
+  CHECK(e.category() == ErrorCategory::kUnavailable);
+}
+
+TEST_CASE("hs2 client: SASL PLAIN with the right password, split frames") {
+  auto handler = std::make_shared<KeySetHandler>();
+  Hs2TestServerConfig cfg;
+  cfg.transport = Transport::kSasl;
+  cfg.user = "alice";
+  cfg.password = "correct horse";
+  cfg.faults.sasl_split_frames = true;
+  Hs2TestServer server(cfg, handler);
+  auto o = test_options(server.start());
+  o.ldap = true;
+  o.auth_creds_ok_in_clear = true;
+  Hs2Credentials creds;
+  creds.password = "correct horse";
+  Hs2Client client(o, creds);
+  client.connect();
+  upsert_and_check(client, *handler);
+}
+
+TEST_CASE("hs2 client: SASL PLAIN with a wrong password fails clearly, without the password") {
+  Hs2TestServerConfig cfg;
+  cfg.transport = Transport::kSasl;
+  cfg.user = "alice";
+  cfg.password = "correct horse";
+  Hs2TestServer server(cfg, std::make_shared<KeySetHandler>());
+  auto o = test_options(server.start());
+  o.ldap = true;
+  o.auth_creds_ok_in_clear = true;
+  Hs2Credentials creds;
+  creds.password = "battery staple";
+  auto e = expect_hs2_error([&] { Hs2Client(o, creds).connect(); });
+  CHECK(e.kind() == Hs2ErrorKind::kAuth);
+  CHECK(e.category() == ErrorCategory::kAuth);
+  std::string msg = e.what();
+  CHECK(msg.find("SASL PLAIN authentication failed") != std::string::npos);
+  CHECK(msg.find("invalid username or password") != std::string::npos);
+  CHECK(msg.find("battery staple") == std::string::npos);
+  CHECK(server.stats().sasl_failures == 1);
+}
+
+TEST_CASE("hs2 client: SASL PLAIN without TLS is refused unless --auth_creds_ok_in_clear") {
+  auto o = test_options(1);
+  o.ldap = true;
+  auto e = expect_hs2_error([&] { Hs2Client(o, {}).connect(); });
+  CHECK(e.kind() == Hs2ErrorKind::kUsage);
+  CHECK(std::string(e.what()).find("--auth_creds_ok_in_clear") != std::string::npos);
+}
+
+TEST_CASE("hs2 client: TLS verifies the chain and the host name") {
+  const auto& tls = tls_files();
+  auto handler = std::make_shared<KeySetHandler>();
+  Hs2TestServerConfig cfg;
+  cfg.tls_cert = tls.cert;
+  cfg.tls_key = tls.key;
+  Hs2TestServer server(cfg, handler);
+  const int port = server.start();
+
+  SUBCASE("trusted CA, name in SAN (DNS and IP)") {
+    for (const char* host : {"localhost", "127.0.0.1"}) {
+      auto o = test_options(port, host);
+      o.ssl = true;
+      o.ca_cert = tls.ca;
+      Hs2Client client(o, {});
+      client.connect();
+      CHECK(client.execute("UPSERT INTO t VALUES ('a')").rows_modified == 1);
+    }
+  }
+  SUBCASE("untrusted CA is refused") {
+    auto o = test_options(port, "localhost");
+    o.ssl = true;
+    o.ca_cert = tls.other_ca;
+    auto e = expect_hs2_error([&] { Hs2Client(o, {}).connect(); });
+    CHECK(e.kind() == Hs2ErrorKind::kAuth);
+    CHECK(std::string(e.what()).find("not trusted") != std::string::npos);
+  }
+  SUBCASE("system CAs do not trust a private CA") {
+    auto o = test_options(port, "localhost");
+    o.ssl = true;
+    auto e = expect_hs2_error([&] { Hs2Client(o, {}).connect(); });
+    CHECK(e.kind() == Hs2ErrorKind::kAuth);
+  }
+  SUBCASE("explicit insecure flag skips verification") {
+    auto o = test_options(port, "localhost");
+    o.ssl = true;
+    o.ssl_insecure_skip_verify = true;
+    Hs2Client client(o, {});
+    client.connect();
+    CHECK(client.connected());
+  }
+}
+
+TEST_CASE("hs2 client: TLS certificate for another host name is refused") {
+  const auto& tls = tls_files();
+  Hs2TestServerConfig cfg;
+  cfg.tls_cert = tls.wrong_cert;
+  cfg.tls_key = tls.wrong_key;
+  Hs2TestServer server(cfg, std::make_shared<KeySetHandler>());
+  const int port = server.start();
+  for (const char* host : {"localhost", "127.0.0.1"}) {
+    auto o = test_options(port, host);
+    o.ssl = true;
+    o.ca_cert = tls.ca;
+    auto e = expect_hs2_error([&] { Hs2Client(o, {}).connect(); });
+    CHECK(e.kind() == Hs2ErrorKind::kAuth);
+    CHECK(std::string(e.what()).find("mismatch") != std::string::npos);
+  }
+}
+
+TEST_CASE("hs2 client: SASL PLAIN over TLS") {
+  const auto& tls = tls_files();
+  auto handler = std::make_shared<KeySetHandler>();
+  Hs2TestServerConfig cfg;
+  cfg.transport = Transport::kSasl;
+  cfg.user = "alice";
+  cfg.password = "pw";
+  cfg.tls_cert = tls.cert;
+  cfg.tls_key = tls.key;
+  Hs2TestServer server(cfg, handler);
+  auto o = test_options(server.start(), "localhost");
+  o.ssl = true;
+  o.ca_cert = tls.ca;
+  o.ldap = true;
+  Hs2Credentials creds;
+  creds.password = "pw";
+  Hs2Client client(o, creds);
+  client.connect();
+  upsert_and_check(client, *handler);
+}
+
+TEST_CASE("hs2 client: HTTP with Basic auth keeps and resends the impala.auth cookie") {
+  auto handler = std::make_shared<KeySetHandler>();
+  Hs2TestServerConfig cfg;
+  cfg.transport = Transport::kHttp;
+  cfg.user = "alice";
+  cfg.password = "pw";
+  Hs2TestServer server(cfg, handler);
+  auto o = test_options(server.start());
+  o.protocol = Hs2Protocol::kHttp;
+  o.ldap = true;
+  o.auth_creds_ok_in_clear = true;
+  Hs2Credentials creds;
+  creds.password = "pw";
+  Hs2Client client(o, creds);
+  client.connect();
+  upsert_and_check(client, *handler);
+  auto st = server.stats();
+  // OpenSession was authenticated by Basic and got the cookie; every later request carried it.
+  CHECK(st.http_requests >= 5);
+  CHECK(st.http_cookie_auth == st.http_requests - 1);
+}
+
+TEST_CASE("hs2 client: HTTP wrong password is an authentication failure") {
+  Hs2TestServerConfig cfg;
+  cfg.transport = Transport::kHttp;
+  cfg.user = "alice";
+  cfg.password = "pw";
+  Hs2TestServer server(cfg, std::make_shared<KeySetHandler>());
+  auto o = test_options(server.start());
+  o.protocol = Hs2Protocol::kHttp;
+  o.ldap = true;
+  o.auth_creds_ok_in_clear = true;
+  Hs2Credentials creds;
+  creds.password = "nope";
+  auto e = expect_hs2_error([&] { Hs2Client(o, creds).connect(); });
+  CHECK(e.kind() == Hs2ErrorKind::kAuth);
+  CHECK(std::string(e.what()).find("401") != std::string::npos);
+  CHECK(std::string(e.what()).find("nope") == std::string::npos);
+}
+
+TEST_CASE("hs2 client: HTTP 503 is retried after Retry-After seconds") {
+  auto handler = std::make_shared<KeySetHandler>();
+  Hs2TestServerConfig cfg;
+  cfg.transport = Transport::kHttp;
+  cfg.faults.http_503 = 1;
+  cfg.faults.retry_after_s = 1;
+  Hs2TestServer server(cfg, handler);
+  auto o = test_options(server.start());
+  o.protocol = Hs2Protocol::kHttp;
+  o.connect_max_tries = 3;
+  Hs2Client client(o, {});
+  auto t0 = std::chrono::steady_clock::now();
+  client.connect();
+  auto waited = std::chrono::steady_clock::now() - t0;
+  CHECK(waited >= std::chrono::milliseconds(950));
+  CHECK(server.stats().http_503_sent == 1);
+  upsert_and_check(client, *handler);
+}
+
+TEST_CASE("hs2 client: HTTP 503 beyond --connect_max_tries is transient") {
+  Hs2TestServerConfig cfg;
+  cfg.transport = Transport::kHttp;
+  cfg.faults.http_503 = 10;
+  cfg.faults.retry_after_s = 0;
+  Hs2TestServer server(cfg, std::make_shared<KeySetHandler>());
+  auto o = test_options(server.start());
+  o.protocol = Hs2Protocol::kHttp;
+  o.connect_max_tries = 2;
+  auto e = expect_hs2_error([&] { Hs2Client(o, {}).connect(); });
+  CHECK(e.kind() == Hs2ErrorKind::kTransient);
+  CHECK(std::string(e.what()).find("503") != std::string::npos);
+}
+
+TEST_CASE("hs2 client: HTTPS with Bearer token, verified against the test CA") {
+  const auto& tls = tls_files();
+  auto handler = std::make_shared<KeySetHandler>();
+  Hs2TestServerConfig cfg;
+  cfg.transport = Transport::kHttp;
+  cfg.bearer_token = "header.payload.signature";
+  cfg.tls_cert = tls.cert;
+  cfg.tls_key = tls.key;
+  Hs2TestServer server(cfg, handler);
+  const int port = server.start();
+  auto o = test_options(port, "localhost");
+  o.protocol = Hs2Protocol::kHttp;
+  o.ssl = true;
+  o.ca_cert = tls.ca;
+  o.jwt = true;
+  Hs2Credentials creds;
+  creds.jwt = "header.payload.signature";
+  {
+    Hs2Client client(o, creds);
+    client.connect();
+    upsert_and_check(client, *handler);
+  }
+  o.ca_cert = tls.other_ca;
+  auto e = expect_hs2_error([&] { Hs2Client(o, creds).connect(); });
+  CHECK(e.kind() == Hs2ErrorKind::kAuth);
+  CHECK(std::string(e.what()).find("header.payload.signature") == std::string::npos);
+}
+
+TEST_CASE("hs2 client: HTTPS refuses a certificate for another host name") {
+  const auto& tls = tls_files();
+  Hs2TestServerConfig cfg;
+  cfg.transport = Transport::kHttp;
+  cfg.tls_cert = tls.wrong_cert;
+  cfg.tls_key = tls.wrong_key;
+  Hs2TestServer server(cfg, std::make_shared<KeySetHandler>());
+  auto o = test_options(server.start(), "localhost");
+  o.protocol = Hs2Protocol::kHttp;
+  o.ssl = true;
+  o.ca_cert = tls.ca;
+  auto e = expect_hs2_error([&] { Hs2Client(o, {}).connect(); });
+  CHECK(e.kind() == Hs2ErrorKind::kAuth);
+  CHECK(std::string(e.what()).find("not trusted") != std::string::npos);
+}
+
+TEST_CASE("hs2 client: an RPC slower than --socket_timeout_ms is a transient timeout") {
+  auto handler = std::make_shared<KeySetHandler>();
+  Hs2TestServerConfig cfg;
+  cfg.faults.latency_ms = 600;
+  Hs2TestServer server(cfg, handler);
+  auto o = test_options(server.start());
+  o.socket_timeout_ms = 150;
+  Hs2Client client(o, {});
+  client.connect();
+  auto t0 = std::chrono::steady_clock::now();
+  auto e = expect_hs2_error([&] { client.execute("UPSERT INTO t VALUES ('a')"); });
+  CHECK(e.kind() == Hs2ErrorKind::kTransient);
+  CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(550));
+  CHECK_FALSE(client.connected());
+}
+
+TEST_CASE("hs2 client: a TLS handshake the server never answers ends at the connect timeout") {
+  // A listening socket that nobody accept()s: the kernel completes TCP, nobody speaks TLS.
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+  REQUIRE(::listen(fd, 4) == 0);
+  socklen_t len = sizeof addr;
+  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  auto o = test_options(ntohs(addr.sin_port), "localhost");
+  o.ssl = true;
+  o.ca_cert = tls_files().ca;
+  o.connect_timeout_ms = 200;
+  o.connect_max_tries = 1;
+  auto t0 = std::chrono::steady_clock::now();
+  auto e = expect_hs2_error([&] { Hs2Client(o, {}).connect(); });
+  auto took = std::chrono::steady_clock::now() - t0;
+  ::close(fd);
+  CHECK(e.kind() == Hs2ErrorKind::kTransient);
+  CHECK(took < std::chrono::seconds(3));
+}
+
+TEST_CASE("hs2 client: close() is bounded even when CloseSession hangs and RPCs have no timeout") {
+  for (auto transport : {Transport::kBinary, Transport::kHttp}) {
+    Hs2TestServerConfig cfg;
+    cfg.transport = transport;
+    cfg.faults.close_session_latency_ms = 1000;
+    Hs2TestServer server(cfg, std::make_shared<KeySetHandler>());
+    auto o = test_options(server.start());
+    if (transport == Transport::kHttp) o.protocol = Hs2Protocol::kHttp;
+    o.socket_timeout_ms = 0;
+    o.close_timeout_ms = 200;
+    Hs2Client client(o, {});
+    client.connect();
+    auto t0 = std::chrono::steady_clock::now();
+    client.close();
+    CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(800));
+    CHECK_FALSE(client.connected());
+  }
+}
+
+TEST_SUITE_END();

@@ -1,0 +1,88 @@
+// Helpers shared by the HS2 tests: a scratch directory, TLS material made at run time with the
+// openssl CLI (nothing secret is committed), and client options pointing at a test server.
+#pragma once
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <stdexcept>
+#include <string>
+
+#include "hs2/options.h"
+
+namespace atlas2kudu::testing {
+
+// One directory per test process under $TMPDIR, removed when the process exits.
+inline std::filesystem::path scratch_root() {
+  struct Root {
+    std::filesystem::path path =
+        std::filesystem::temp_directory_path() / ("atlas2kudu-hs2-" + std::to_string(::getpid()));
+    ~Root() {
+      std::error_code ec;
+      std::filesystem::remove_all(path, ec);
+    }
+  };
+  static Root root;
+  return root.path;
+}
+
+inline std::filesystem::path scratch_dir(const std::string& name) {
+  auto dir = scratch_root() / name;
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+// Two independent CAs; "good" server cert (SAN localhost + 127.0.0.1) and "wrong-name" cert
+// (SAN wrong.example only), both signed by CA 1. Generated once per test process.
+struct TlsFiles {
+  std::string ca, other_ca, cert, key, wrong_cert, wrong_key;
+};
+
+inline const TlsFiles& tls_files() {
+  static const TlsFiles files = [] {
+    auto dir = scratch_dir("tls");
+    auto p = [&](const char* f) { return (dir / f).string(); };
+    auto run = [](const std::string& cmd) {
+      if (std::system((cmd + " >/dev/null 2>&1").c_str()) != 0)
+        throw std::runtime_error("openssl failed: " + cmd);
+    };
+    const std::string ec = " -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes";
+    for (const char* ca : {"ca", "other_ca"}) {
+      run("openssl req -x509" + ec + " -keyout " + p(ca) + ".key -out " + p(ca) +
+          ".pem -days 2 -subj /CN=atlas2kudu-test-" + ca +
+          " -addext basicConstraints=critical,CA:TRUE -addext keyUsage=keyCertSign,cRLSign");
+    }
+    auto leaf = [&](const std::string& name, const std::string& cn, const std::string& san) {
+      run("openssl req" + ec + " -keyout " + p(name.c_str()) + ".key -out " + p(name.c_str()) +
+          ".csr -subj /CN=" + cn);
+      {
+        std::FILE* f = std::fopen((p(name.c_str()) + ".ext").c_str(), "w");
+        std::fprintf(f, "subjectAltName=%s\nbasicConstraints=CA:FALSE\n", san.c_str());
+        std::fclose(f);
+      }
+      run("openssl x509 -req -in " + p(name.c_str()) + ".csr -CA " + p("ca") + ".pem -CAkey " +
+          p("ca") + ".key -CAcreateserial -days 2 -out " + p(name.c_str()) + ".pem -extfile " +
+          p(name.c_str()) + ".ext");
+    };
+    leaf("server", "localhost", "DNS:localhost,IP:127.0.0.1");
+    leaf("wrong", "wrong.example", "DNS:wrong.example");
+    return TlsFiles{p("ca") + ".pem",     p("other_ca") + ".pem", p("server") + ".pem",
+                    p("server") + ".key", p("wrong") + ".pem",    p("wrong") + ".key"};
+  }();
+  return files;
+}
+
+inline Hs2Options test_options(int port, const std::string& host = "127.0.0.1") {
+  Hs2Options o;
+  o.impalad = host + ":" + std::to_string(port);
+  o.user = "alice";
+  o.connect_timeout_ms = 5000;
+  o.socket_timeout_ms = 10000;  // every test is bounded even if the server hangs
+  o.connect_max_tries = 2;
+  o.retry_backoff_ms = 5;
+  return o;
+}
+
+}  // namespace atlas2kudu::testing

@@ -1,0 +1,410 @@
+// The reader on real-world exports: the research captures (Atlas 2.1/2.2, Purview), the GZIP and
+// split vectors, kcat and console framings, arrays, pretty-printed documents and V1 payloads.
+#include "atlas2kudu/reader.h"
+
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "input/input_error.h"
+#include "input/notification.h"
+#include "test_support.h"
+#include "util/digest.h"
+
+TEST_SUITE_BEGIN("reader");
+
+using namespace atlas2kudu;
+using namespace atlas2kudu::testing;
+
+namespace {
+
+std::string data(const std::string& name) {
+  return std::string(ATLAS2KUDU_TEST_DATA) + "/notifications/" + name;
+}
+
+ReadOutcome read_file(const std::string& name,
+                      std::size_t max_read = static_cast<std::size_t>(-1)) {
+  return read_text(slurp(data(name)), max_read);
+}
+
+const Attribute* find_attr(const Event& e, const std::string& name) {
+  for (const auto& a : e.attributes) {
+    if (a.name == name) return &a;
+  }
+  return nullptr;
+}
+
+// The decoded content of the synthetic GZIP vector (research §5).
+void check_gzip_vector_event(const Event& e) {
+  CHECK(e.op == Operation::kEntityUpdate);
+  CHECK(e.guid.dashed() == "0b6f3c1e-2a4d-4e8f-9c1b-5d7e8f9a0b1c");
+  CHECK(e.type_name == "hive_table");
+  CHECK(e.qualified_name == "sales.orders@cl1");
+  CHECK(e.name == "orders");
+  CHECK(e.event_time_us == 1700000000001000);
+  REQUIRE(e.attributes.size() == 2);
+  CHECK(e.attributes[0] == Attribute{"owner", "\"etl\""});
+  CHECK(e.attributes[1] == Attribute{"createTime", "1699999990000"});
+}
+
+}  // namespace
+
+TEST_CASE("Atlas 2.1 console capture (E1)") {
+  const auto out = read_file("atlas21-console.jsonl");
+  CHECK(out.diagnostics.empty());
+  REQUIRE(out.events.size() == 4);
+  const Event& table = out.events[0];
+  CHECK(table.op == Operation::kEntityCreate);
+  CHECK(table.guid.dashed() == "81f18e76-3257-450c-b196-3b50c7e273be");
+  CHECK(table.type_name == "hive_table");
+  CHECK(table.qualified_name == "experiments.movies_info@cm");
+  CHECK(table.name == "movies_info");
+  CHECK(table.event_time_us == 1619751227966000);
+  CHECK(table.pos.line == 1);
+  CHECK(table.pos.offset == 0);
+  CHECK(table.pos.record == 0);
+  REQUIRE(find_attr(table, "createTime"));
+  CHECK(find_attr(table, "createTime")->json == "1619751227000");
+  CHECK(find_attr(table, "owner")->json == "\"impala\"");
+  CHECK_FALSE(table.legacy_v1);
+  const Event& db = out.events[3];
+  CHECK(db.op == Operation::kEntityUpdate);
+  CHECK(db.type_name == "hive_db");
+  CHECK(find_attr(db, "clusterName")->json == "\"cm\"");
+  CHECK(db.pos.line == 4);
+  CHECK(out.stats.per_operation[static_cast<int>(Operation::kEntityCreate)] == 3);
+  CHECK(out.stats.per_operation[static_cast<int>(Operation::kEntityUpdate)] == 1);
+}
+
+TEST_CASE("Atlas 2.2 spooled create, relationship create, and Purview classification shapes") {
+  const auto out = read_file("atlas22-relationship-and-purview.jsonl");
+  CHECK(out.diagnostics.empty());
+  REQUIRE(out.events.size() == 5);
+  CHECK(out.events[0].type_name == "hdfs_path");
+  CHECK(find_attr(out.events[0], "path")->json == "\"gfhj\"");
+
+  const Event& rel = out.events[1];
+  CHECK(rel.op == Operation::kRelationshipCreate);
+  CHECK(rel.relationship.guid->dashed() == "5fe56ca3-9dd9-44f8-bd5d-3effd14a1bc8");
+  CHECK(rel.relationship.edge_label() == "r:m4i_data_attribute_business_owner_assignment");
+  CHECK(rel.relationship.end1.guid.dashed() == "45e581d9-452c-4d48-98e0-452b7a109efb");
+  CHECK(rel.relationship.end1.type_name == "m4i_person");
+  CHECK(rel.relationship.end2.type_name == "m4i_data_attribute");
+  CHECK_FALSE(rel.relationship.status_deleted);
+
+  const Event& add = out.events[2];
+  CHECK(add.op == Operation::kClassificationAdd);
+  REQUIRE(add.classifications.size() == 1);
+  CHECK(add.classifications[0].type_name == "MICROSOFT.FINANCIAL.US.ABA_ROUTING_NUMBER");
+  CHECK(add.classifications[0].entity_guid == add.guid);
+  CHECK(add.classifications[0].attributes_json == "{}");  // Purview's lastModifiedTS is ignored
+
+  CHECK(out.events[3].op == Operation::kClassificationDelete);
+  CHECK(out.events[3].classifications.empty());         // last tag removed: list absent
+  CHECK(out.events[4].op == Operation::kEntityDelete);  // Purview delete without status
+}
+
+TEST_CASE("GZIP+Base64 message decodes to its inner envelope") {
+  const auto out = read_file("gzip-message.jsonl");
+  CHECK(out.diagnostics.empty());
+  REQUIRE(out.events.size() == 1);
+  check_gzip_vector_event(out.events[0]);
+}
+
+TEST_CASE("split message reassembles in order, out of order and interleaved") {
+  for (const char* name : {"split-message.jsonl", "split-interleaved.jsonl"}) {
+    CAPTURE(name);
+    for (std::size_t max_read : {std::size_t{3}, std::size_t{1} << 20}) {
+      const auto out = read_file(name, max_read);
+      CHECK(out.diagnostics.empty());
+      CHECK(out.stats.split_chunks == 4);
+      const Event* split = nullptr;
+      for (const auto& e : out.events) {
+        if (e.type_name == "hive_table" && e.guid.dashed().starts_with("0b6f3c1e")) split = &e;
+      }
+      REQUIRE(split != nullptr);
+      check_gzip_vector_event(*split);
+    }
+  }
+  // Interleaved: the event comes out where its last chunk was read (line 8), after the three
+  // unrelated records, and remembers where its first chunk was.
+  const auto out = read_file("split-interleaved.jsonl");
+  REQUIRE(out.events.size() == 4);
+  CHECK(out.events[3].type_name == "hive_table");
+  CHECK(out.events[3].pos.line == 8);
+  CHECK(out.events[3].pos.first_record == 0);
+  CHECK(out.events[0].pos.line == 2);
+}
+
+TEST_CASE("the audit seq of a GZIP message equals that of the same message sent plainly") {
+  const auto gz = read_file("gzip-message.jsonl");
+  const std::string inner =
+      "{\"version\":{\"version\":\"1.0.0\",\"versionParts\":[1]},\"msgCompressionKind\":\"NONE\","
+      "\"msgSplitIdx\":1,\"msgSplitCount\":1,\"msgSourceIP\":\"10.0.0.1\",\"msgCreatedBy\":\"\","
+      "\"msgCreationTime\":1700000000123,\"spooled\":false,\"message\":{\"type\":"
+      "\"ENTITY_NOTIFICATION_V2\",\"entity\":{\"typeName\":\"hive_table\",\"attributes\":{"
+      "\"owner\":\"etl\",\"createTime\":1699999990000,\"qualifiedName\":\"sales.orders@cl1\","
+      "\"name\":\"orders\"},\"guid\":\"0b6f3c1e-2a4d-4e8f-9c1b-5d7e8f9a0b1c\",\"status\":"
+      "\"ACTIVE\",\"displayText\":\"orders\",\"isIncomplete\":false},\"operationType\":"
+      "\"ENTITY_UPDATE\",\"eventTime\":1700000000001}}";
+  const auto plain = read_text(inner + "\n");
+  REQUIRE(gz.events.size() == 1);
+  REQUIRE(plain.events.size() == 1);
+  CHECK(gz.events[0].audit_seq == plain.events[0].audit_seq);
+  // And it is the SHA-256 prefix of the minified message object.
+  const std::string message =
+      inner.substr(inner.find("\"message\":") + 10, inner.size() - inner.find("\"message\":") - 11);
+  CHECK(plain.events[0].audit_seq == sha256_prefix_i64(message));
+}
+
+TEST_CASE("insignificant whitespace does not change the audit seq; content does") {
+  const std::string compact = envelope(entity_message("ENTITY_UPDATE"));
+  const std::string spaced =
+      "{ \"version\" : {\"version\":\"1.0.0\"}, \"msgCreationTime\": 1700000000000, \"message\" : "
+      "{ \"type\" : \"ENTITY_NOTIFICATION_V2\", \"entity\" : { \"typeName\" : \"t\", "
+      "\"attributes\" : "
+      "{ \"qualifiedName\" : \"q\" }, \"guid\" : \"00000001-0000-4000-8000-000000000001\" }, "
+      "\"operationType\" : \"ENTITY_UPDATE\", \"eventTime\" : 1000 } }";
+  const auto out =
+      read_text(compact + "\n" + spaced + "\n" +
+                envelope(entity_message("ENTITY_UPDATE", "{\"qualifiedName\":\"r\"}")) + "\n");
+  REQUIRE(out.events.size() == 3);
+  CHECK(out.events[0].audit_seq == out.events[1].audit_seq);
+  CHECK(out.events[0].audit_seq != out.events[2].audit_seq);
+}
+
+TEST_CASE("kcat -J records keep topic, partition and offset") {
+  const auto out = read_file("kcat.jsonl");
+  CHECK(out.diagnostics.empty());
+  REQUIRE(out.events.size() == 4);
+  REQUIRE(out.events[2].pos.kafka);
+  CHECK(out.events[2].pos.kafka->topic == "ATLAS_ENTITIES");
+  CHECK(out.events[2].pos.kafka->partition == 0);
+  CHECK(out.events[2].pos.kafka->offset == 102);
+  CHECK(out.events[2].type_name == "hive_column");
+}
+
+TEST_CASE("console prefixes are stripped and tool diagnostics skipped") {
+  const auto out = read_file("console-prefixed.txt");
+  CHECK(out.diagnostics.empty());
+  REQUIRE(out.events.size() == 4);
+  CHECK(out.stats.ignored_lines == 1);
+  REQUIRE(out.events[1].pos.kafka);
+  CHECK(out.events[1].pos.kafka->offset == 201);
+  CHECK(out.events[1].pos.kafka->partition == 0);
+}
+
+TEST_CASE("a top-level array and concatenated pretty-printed documents read alike") {
+  const auto lines = read_file("atlas21-console.jsonl");
+  for (const char* name : {"array-pretty.json", "concatenated-pretty.json"}) {
+    CAPTURE(name);
+    const auto out = read_file(name, 5);
+    CHECK(out.diagnostics.empty());
+    REQUIRE(out.events.size() == 4);
+    for (std::size_t i = 0; i < 4; ++i) {
+      CHECK(out.events[i].guid == lines.events[i].guid);
+      CHECK(out.events[i].attributes == lines.events[i].attributes);
+      CHECK(out.events[i].audit_seq == lines.events[i].audit_seq);
+    }
+  }
+}
+
+TEST_CASE("legacy V1 payloads, with and without envelope") {
+  const auto out = read_file("v1-legacy.jsonl");
+  CHECK(out.diagnostics.empty());
+  REQUIRE(out.events.size() == 4);
+  const Event& create = out.events[0];
+  CHECK(create.legacy_v1);
+  CHECK(create.op == Operation::kEntityCreate);
+  CHECK(create.guid.dashed() == "40dc03dc-16d6-4281-826d-c4884cd1dad5");
+  CHECK(create.type_name == "ResearchPaperAccessDataset");
+  CHECK(create.qualified_name == "ResearchPaperAccessDataset.1224-WV-SP-INT-HWX");
+  CHECK(create.event_time_us == 1490472433500000);  // systemAttributes.modifiedTime
+  CHECK(find_attr(create, "createTime")->json == "\"2017-03-25T20:07:12.000Z\"");
+  CHECK(find_attr(create, "resourceSetID")->json == "1224");
+
+  const Event& trait = out.events[1];
+  CHECK(trait.op == Operation::kClassificationAdd);
+  REQUIRE(trait.classifications.size() == 1);
+  CHECK(trait.classifications[0].type_name == "PII");
+  CHECK(trait.classifications[0].attributes_json == "{\"level\":3}");
+  CHECK(trait.classifications[0].entity_guid == trait.guid);
+
+  CHECK(out.events[2].op == Operation::kEntityDelete);
+  CHECK(out.events[2].event_time_us == 1490472499000000);  // systemAttributes null: envelope time
+  CHECK(out.events[3].op == Operation::kEntityUpdate);     // bare payload, no envelope
+  CHECK(out.events[3].event_time_us == 1490472500000000);
+}
+
+TEST_CASE("event positions outlive the reader that produced them") {
+  const std::vector<Event> events = read_all_events({data("atlas21-console.jsonl")});
+  REQUIRE(events.size() == 4);
+  CHECK(events[3].pos.source == data("atlas21-console.jsonl"));
+  CHECK(format_position(events[3].pos) == data("atlas21-console.jsonl") + ":4:1581");
+}
+
+TEST_CASE("gzip-compressed export files are inflated") {
+  RejectSink sink(RejectPolicy{}, nullptr);
+  Reader reader({data("atlas21-console.jsonl.gz")}, sink);
+  int n = 0;
+  for (Event e; reader.next(e);) ++n;
+  CHECK(n == 4);
+}
+
+TEST_CASE("numbers are kept exactly as written, strings re-escaped canonically") {
+  const auto out =
+      read_text(envelope(entity_message(
+                    "ENTITY_CREATE",
+                    "{\"big\":123456789012345678901234567890,\"f\":1.0,\"e\":1E+3,\"neg\":-0.5e-7,"
+                    "\"s\":\"a\\u0041\\n\\u00e9\\\"\",\"nested\":{ \"k\" : [ 1.50 , true, null ] "
+                    "},\"gone\":null}")) +
+                "\n");
+  REQUIRE(out.events.size() == 1);
+  const Event& e = out.events[0];
+  CHECK(find_attr(e, "big")->json == "123456789012345678901234567890");
+  CHECK(find_attr(e, "f")->json == "1.0");
+  CHECK(find_attr(e, "e")->json == "1E+3");
+  CHECK(find_attr(e, "neg")->json == "-0.5e-7");
+  CHECK(find_attr(e, "s")->json == "\"aA\\n\xc3\xa9\\\"\"");
+  CHECK(find_attr(e, "nested")->json == "{\"k\":[1.50,true,null]}");
+  CHECK(find_attr(e, "gone") == nullptr);  // null never sets a column
+  CHECK_FALSE(e.qualified_name);
+}
+
+TEST_CASE("fork fields are ignored (Atlan, Purview)") {
+  const auto out = read_text(
+      envelope(
+          "{\"type\":\"ENTITY_NOTIFICATION_V2\",\"mutatedDetails\":{\"x\":[1]},\"entity\":{"
+          "\"typeName\":"
+          "\"Table\",\"guid\":\"00000001-0000-4000-8000-000000000001\",\"createdBy\":\"svc\","
+          "\"updateTime\":1,\"deleteHandler\":\"SOFT\",\"attributes\":{\"qualifiedName\":\"q\"},"
+          "\"classifications\":[{\"typeName\":\"PII\",\"lastModifiedTS\":\"1\",\"entityGuid\":"
+          "\"00000002-0000-4000-8000-000000000002\",\"restrictPropagationThroughLineage\":false}]},"
+          "\"operationType\":\"CLASSIFICATION_ADD\",\"eventTime\":7}") +
+      "\n");
+  CHECK(out.diagnostics.empty());
+  REQUIRE(out.events.size() == 1);
+  REQUIRE(out.events[0].classifications.size() == 1);
+  CHECK(out.events[0].classifications[0].entity_guid.dashed() ==
+        "00000002-0000-4000-8000-000000000002");  // propagated
+}
+
+TEST_CASE("relationship update with status DELETED and label fallback") {
+  const auto out = read_text(
+      envelope("{\"type\":\"ENTITY_NOTIFICATION_V2\",\"relationship\":{\"typeName\":\"hive_table_"
+               "columns\","
+               "\"status\":\"DELETED\",\"end1\":{\"guid\":\"00000001000040008000000000000001\","
+               "\"typeName\":\"hive_table\"},\"end2\":{\"guid\":\"00000002-0000-4000-8000-"
+               "000000000002\"}},"
+               "\"operationType\":\"RELATIONSHIP_UPDATE\",\"eventTime\":7}") +
+      "\n");
+  REQUIRE(out.events.size() == 1);
+  const Event& e = out.events[0];
+  CHECK(e.relationship.status_deleted);
+  CHECK(e.relationship.edge_label() == "hive_table_columns");
+  CHECK_FALSE(e.relationship.guid);
+  CHECK(e.relationship.end2.type_name.empty());
+}
+
+TEST_CASE("incomplete split message at end of input is rejected, not dropped") {
+  const std::string text = slurp(data("split-message.jsonl"));
+  const std::string first_two = text.substr(0, text.find('\n', text.find('\n') + 1) + 1);
+  const auto out = read_text(first_two);
+  CHECK(out.events.empty());
+  REQUIRE(out.diagnostics.size() == 1);
+  CHECK(out.diagnostics[0] ==
+        "t.jsonl:1:0: split message 5c0e2f0a-6d1b-4b7e-9a55-3f1f2d9c8e71_0 incomplete at end of "
+        "input: 2 of 5 chunks arrived");
+  CHECK(out.stats.rejected == 1);
+  CHECK(out.stats.split_chunks == 2);
+}
+
+TEST_CASE("a redelivered chunk is absorbed; a conflicting one is rejected") {
+  const std::string text = slurp(data("split-message.jsonl"));
+  const std::string line0 = text.substr(0, text.find('\n') + 1);
+  auto out = read_text(line0 + text);
+  CHECK(out.diagnostics.empty());
+  CHECK(out.events.size() == 1);
+
+  std::string conflicting = line0;
+  conflicting.replace(conflicting.find("H4sI"), 4, "H4sJ");
+  out = read_text(line0 + conflicting + text.substr(line0.size()));
+  REQUIRE(out.diagnostics.size() == 1);
+  CHECK(out.diagnostics[0].find(
+            "chunk 0 of msgId 5c0e2f0a-6d1b-4b7e-9a55-3f1f2d9c8e71_0 arrived twice with "
+            "different content") != std::string::npos);
+  CHECK(out.events.size() == 1);
+}
+
+TEST_CASE("framing: truncation is found on its own line, pretty documents span lines") {
+  const std::string good = envelope(entity_message("ENTITY_CREATE"));
+  // A line cut right after a comma, followed by good lines: only the cut line is rejected.
+  auto out = read_text(good.substr(0, good.find("\"msgSplitIdx\"")) + "\n" + good + "\n" + good);
+  CHECK(out.events.size() == 2);
+  REQUIRE(out.diagnostics.size() == 1);
+  CHECK(out.diagnostics[0] == "t.jsonl:1:0: truncated JSON: 1 unclosed bracket(s) at end of line");
+  // The last line without a newline is fine; cut at end of input is reported there.
+  out = read_text(good + "\n" + good.substr(0, good.find("1.0.0") + 2));
+  CHECK(out.events.size() == 1);
+  REQUIRE(out.diagnostics.size() == 1);
+  CHECK(out.diagnostics[0] == "t.jsonl:2:" + std::to_string(good.size() + 1) +
+                                  ": truncated JSON: unterminated string at end of input");
+  // Two documents on one line, and CRLF line ends.
+  out = read_text(good + good + "\r\n" + good + "\r\n");
+  CHECK(out.events.size() == 3);
+  CHECK(out.diagnostics.empty());
+  CHECK(out.events[1].pos.offset == good.size());
+  CHECK(out.events[2].pos.line == 2);
+  // An unclosed top-level array.
+  out = read_text("[" + good + ",\n" + good);
+  CHECK(out.events.size() == 2);
+  REQUIRE(out.diagnostics.size() == 1);
+  CHECK(out.diagnostics[0].ends_with("truncated JSON: top-level array not closed at end of input"));
+  // Blank lines and whitespace-only input produce nothing.
+  out = read_text("\n\n   \n\t\n");
+  CHECK(out.events.empty());
+  CHECK(out.diagnostics.empty());
+  CHECK(out.stats.records == 0);
+}
+
+TEST_CASE("records over the size limit are rejected without holding them") {
+  const std::string good = envelope(entity_message("ENTITY_CREATE"));
+  const std::string big =
+      envelope(entity_message("ENTITY_CREATE", "{\"blob\":\"" + std::string(5000, 'x') + "\"}"));
+  const auto out = read_text(good + "\n" + big + "\n" + good + "\n", 100, 2048);
+  CHECK(out.events.size() == 2);
+  REQUIRE(out.diagnostics.size() == 1);
+  CHECK(out.diagnostics[0] == "t.jsonl:2:" + std::to_string(good.size() + 1) +
+                                  ": record longer than the 2048 byte limit");
+}
+
+TEST_CASE("a decompression bomb is stopped at the limit") {
+  // 2 MB of zeros gzip to a few KB; with a 1 MB limit the message is refused.
+  std::string zeros(2 << 20, '0');
+  CHECK_THROWS_AS(gunzip(std::string_view(), 10), InputError);
+  try {
+    gunzip(std::string_view("\x1f\x8b", 2), 10);
+    FAIL("truncated gzip accepted");
+  } catch (const InputError& e) {
+    CHECK(e.code() == RejectCode::kBadEncoding);
+  }
+}
+
+TEST_CASE("ISO-8601 V1 dates") {
+  CHECK(parse_iso8601_micros("1970-01-01T00:00:00.000Z") == 0);
+  CHECK(parse_iso8601_micros("2017-03-25T20:07:12.000Z") == 1490472432000000);
+  CHECK(parse_iso8601_micros("2017-03-25T20:07:12Z") == 1490472432000000);
+  CHECK(parse_iso8601_micros("2017-03-25T20:07:12.123456Z") == 1490472432123456);
+  CHECK_FALSE(parse_iso8601_micros("2017-02-30T20:07:12.000Z"));
+  CHECK_FALSE(parse_iso8601_micros("2017-03-25 20:07:12.000Z"));
+  CHECK_FALSE(parse_iso8601_micros("2017-03-25T20:07:12.000"));
+}
+
+TEST_CASE("Base64: standard and URL-safe alphabets, whitespace skipped") {
+  CHECK(base64_decode("aGVsbG8=") == "hello");
+  CHECK(base64_decode("aGVs\nbG8") == "hello");
+  CHECK(base64_decode("-_8=") == base64_decode("+/8="));
+  CHECK_THROWS_AS(base64_decode("aGV*"), InputError);
+}
+
+TEST_SUITE_END();

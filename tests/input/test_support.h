@@ -1,0 +1,34 @@
+// Helpers shared by the reader tests: run the real Reader over in-memory sources.
+#pragma once
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "atlas2kudu/reader.h"
+#include "input/byte_source.h"
+
+namespace atlas2kudu::testing {
+
+struct ReadOutcome {
+  std::vector<Event> events;
+  std::vector<std::string> diagnostics;  // "SOURCE:LINE:OFFSET: reason", one per rejection
+  ReadStats stats;
+  std::string reject_file;  // contents of the reject file
+};
+
+// Reads `text` as source "t.jsonl", handing the framer at most `max_read` bytes per read, with
+// --max-rejects unlimited and a reject file.
+ReadOutcome read_text(const std::string& text, std::size_t max_read = static_cast<std::size_t>(-1),
+                      std::size_t max_record_bytes = ReaderLimits{}.max_record_bytes);
+
+std::string slurp(const std::string& path);
+
+// A V2 envelope around `message`, one line, msgCreationTime 1700000000000.
+std::string envelope(const std::string& message);
+// A V2 ENTITY_* payload for guid 00000001-0000-4000-8000-000000000001.
+std::string entity_message(const std::string& op,
+                           const std::string& attributes = "{\"qualifiedName\":\"q\"}",
+                           const std::string& extra = ",\"eventTime\":1000");
+
+}  // namespace atlas2kudu::testing
