@@ -11,7 +11,7 @@
 #include <stdexcept>
 
 #include "atlas2kudu/error.h"
-#include "input/json_text.h"
+#include "util/json_writer.h"
 
 namespace atlas2kudu {
 

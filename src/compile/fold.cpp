@@ -5,7 +5,7 @@
 #include <string_view>
 #include <tuple>
 
-#include "input/json_text.h"
+#include "util/json_writer.h"
 #include "util/digest.h"
 
 namespace atlas2kudu {

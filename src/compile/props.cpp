@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <numeric>
 
-#include "input/json_text.h"
+#include "util/json_writer.h"
 
 namespace atlas2kudu {
 

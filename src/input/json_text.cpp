@@ -45,43 +45,6 @@ std::string_view trim_json_token(std::string_view token) {
   return token;
 }
 
-void append_json_string(std::string_view text, std::string& out) {
-  out.push_back('"');
-  for (char c : text) {
-    const auto u = static_cast<unsigned char>(c);
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      case '\b':
-        out += "\\b";
-        break;
-      case '\f':
-        out += "\\f";
-        break;
-      default:
-        if (u < 0x20) {
-          fmt::format_to(std::back_inserter(out), "\\u{:04x}", u);
-        } else {
-          out.push_back(c);
-        }
-    }
-  }
-  out.push_back('"');
-}
-
 void write_canonical_json(od::value value, std::string& out) {
   switch (value.type()) {
     case od::json_type::object: {

@@ -6,6 +6,8 @@
 #include <string>
 #include <string_view>
 
+#include "util/json_writer.h"
+
 namespace atlas2kudu {
 
 // Appends `value` to `out` as compact JSON, validating it completely on the way: strings are
@@ -14,10 +16,6 @@ namespace atlas2kudu {
 // object keys keep their order. Throws simdjson_error on malformed JSON.
 //   {"a" : [1.50, "x\u0041"] }  ->  {"a":[1.50,"xA"]}
 void write_canonical_json(simdjson::ondemand::value value, std::string& out);
-
-// Appends `text` as a JSON string literal: `"` and `\` escaped, control characters as \n, \r, \t,
-// \b, \f or \u00XX, everything else (all valid UTF-8) as is.
-void append_json_string(std::string_view text, std::string& out);
 
 // A number or literal token without the whitespace simdjson may leave after it.
 std::string_view trim_json_token(std::string_view token);

@@ -12,38 +12,10 @@
 #include "input/input_error.h"
 #include "input/json_text.h"
 #include "input/notification.h"
+#include "util/base64.h"
+#include "util/json_writer.h"
 
 namespace atlas2kudu {
-
-namespace {
-
-std::string base64_encode(std::string_view data) {
-  static constexpr char kAlphabet[] =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  out.reserve((data.size() + 2) / 3 * 4);
-  std::size_t i = 0;
-  for (; i + 2 < data.size(); i += 3) {
-    const std::uint32_t v = static_cast<unsigned char>(data[i]) << 16 |
-                            static_cast<unsigned char>(data[i + 1]) << 8 |
-                            static_cast<unsigned char>(data[i + 2]);
-    out += kAlphabet[v >> 18];
-    out += kAlphabet[(v >> 12) & 63];
-    out += kAlphabet[(v >> 6) & 63];
-    out += kAlphabet[v & 63];
-  }
-  if (i < data.size()) {
-    std::uint32_t v = static_cast<unsigned char>(data[i]) << 16;
-    if (i + 1 < data.size()) v |= static_cast<unsigned char>(data[i + 1]) << 8;
-    out += kAlphabet[v >> 18];
-    out += kAlphabet[(v >> 12) & 63];
-    out += i + 1 < data.size() ? kAlphabet[(v >> 6) & 63] : '=';
-    out += '=';
-  }
-  return out;
-}
-
-}  // namespace
 
 std::string_view intern_source_name(const std::string& name) {
   static std::mutex mu;
@@ -53,27 +25,27 @@ std::string_view intern_source_name(const std::string& name) {
 }
 
 std::string rejection_json(const Rejection& r) {
-  std::string out = "{\"source\":";
-  append_json_string(r.pos.source, out);
-  out += fmt::format(",\"line\":{},\"offset\":{},\"record_index\":{}", r.pos.line, r.pos.offset,
-                     r.pos.record);
+  std::string out;
+  JsonWriter w(out);
+  w.begin_object();
+  w.key("source").value(r.pos.source);
+  w.key("line").value(r.pos.line).key("offset").value(r.pos.offset);
+  w.key("record_index").value(r.pos.record);
   if (r.pos.kafka) {
-    out += ",\"kafka\":{\"topic\":";
-    append_json_string(r.pos.kafka->topic, out);
-    out += fmt::format(",\"partition\":{},\"offset\":{}}}", r.pos.kafka->partition,
-                       r.pos.kafka->offset);
+    w.key("kafka").begin_object();
+    w.key("topic").value(r.pos.kafka->topic);
+    w.key("partition").value(r.pos.kafka->partition).key("offset").value(r.pos.kafka->offset);
+    w.end_object();
   }
-  out += ",\"code\":";
-  append_json_string(to_string(r.code), out);
-  out += ",\"reason\":";
-  append_json_string(r.reason, out);
+  w.key("code").value(to_string(r.code));
+  w.key("reason").value(r.reason);
   if (is_valid_utf8(r.record)) {
-    out += ",\"record\":";
-    append_json_string(r.record, out);
+    w.key("record").value(r.record);
   } else {
-    out += ",\"record_base64\":\"" + base64_encode(r.record) + '"';
+    w.key("record_base64").value(base64_encode(r.record));
   }
-  out += "}\n";
+  w.end_object();
+  out += '\n';
   return out;
 }
 

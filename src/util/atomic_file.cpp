@@ -1,0 +1,114 @@
+#include "util/atomic_file.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <random>
+#include <utility>
+
+#include "atlas2kudu/error.h"
+
+namespace atlas2kudu {
+
+namespace {
+
+[[noreturn]] void io_error(const std::string& what, int err) {
+  throw Error(ErrorCategory::kIo, fmt::format("{}: {}", what, std::strerror(err)));
+}
+
+std::string directory_of(const std::string& path) {
+  const auto slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  if (slash == 0) return "/";
+  return path.substr(0, slash);
+}
+
+}  // namespace
+
+void require_regular_or_absent(const std::string& path) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) {
+    if (errno == ENOENT) return;
+    io_error(path, errno);
+  }
+  if (!S_ISREG(st.st_mode)) {
+    throw Error(ErrorCategory::kIo,
+                fmt::format("{}: not a regular file ({}); refusing to replace it", path,
+                            S_ISLNK(st.st_mode)    ? "a symbolic link"
+                            : S_ISDIR(st.st_mode)  ? "a directory"
+                            : S_ISFIFO(st.st_mode) ? "a FIFO"
+                                                   : "a device or socket"));
+  }
+}
+
+AtomicFile::AtomicFile(std::string path, mode_t mode) : path_(std::move(path)) {
+  require_regular_or_absent(path_);
+  std::random_device random;
+  for (int attempt = 0;; ++attempt) {
+    temp_ = fmt::format("{}.tmp-{}-{:08x}", path_, ::getpid(), random());
+    const int fd =
+        ::open(temp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+    if (fd >= 0) {
+      file_ = ::fdopen(fd, "w");
+      if (file_ == nullptr) {
+        const int err = errno;
+        ::close(fd);
+        ::unlink(temp_.c_str());
+        io_error(temp_, err);
+      }
+      return;
+    }
+    if (errno != EEXIST || attempt >= 16) io_error(fmt::format("{}: cannot create", temp_), errno);
+  }
+}
+
+AtomicFile::~AtomicFile() {
+  discard();
+}
+
+void AtomicFile::discard() noexcept {
+  if (file_ == nullptr) return;
+  std::fclose(file_);
+  file_ = nullptr;
+  ::unlink(temp_.c_str());
+}
+
+void AtomicFile::commit() {
+  if (file_ == nullptr) throw Error(ErrorCategory::kInternal, path_ + ": committed twice");
+  int err = 0;
+  if (std::fflush(file_) != 0 || ::fsync(::fileno(file_)) != 0) err = errno;
+  if (std::fclose(std::exchange(file_, nullptr)) != 0 && err == 0) err = errno;
+  if (err == 0) {
+    // Checked again right before the rename: the target may have changed since we started.
+    try {
+      require_regular_or_absent(path_);
+    } catch (...) {
+      ::unlink(temp_.c_str());
+      throw;
+    }
+    if (std::rename(temp_.c_str(), path_.c_str()) != 0) err = errno;
+  }
+  if (err != 0) {
+    ::unlink(temp_.c_str());
+    io_error(fmt::format("{}: cannot write", path_), err);
+  }
+  const int dir = ::open(directory_of(path_).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir >= 0) {
+    ::fsync(dir);
+    ::close(dir);
+  }
+}
+
+void write_file_atomically(const std::string& path, std::string_view text, mode_t mode) {
+  AtomicFile file(path, mode);
+  if (std::fwrite(text.data(), 1, text.size(), file.stream()) != text.size()) {
+    io_error(fmt::format("{}: cannot write", path), errno);
+  }
+  file.commit();
+}
+
+}  // namespace atlas2kudu
