@@ -156,10 +156,6 @@ class Reader {
   std::unique_ptr<Impl> impl_;
 };
 
-// Appends the reader's counts as JSON object members (no braces), as --stats writes them:
-// "sources":1,"records":..,"events":..,"rejected":..,..,"operations":{..},"rejections":{..}
-void append_read_stats_json(const ReadStats& stats, std::string& out);
-
 // Convenience for tests and tools: reads every record of `paths` in order and returns the
 // events. Throws InputError-derived TooManyRejects on the first malformed record.
 std::vector<Event> read_all_events(const std::vector<std::string>& paths);

@@ -24,6 +24,7 @@
 #include "cli/hs2_flags.h"
 #include "cli/pipeline.h"
 #include "cli/progress.h"
+#include "cli/report.h"
 #include "compile/ddl.h"
 #include "compile/print_executor.h"
 #include "compile/sql_writer.h"
@@ -99,67 +100,6 @@ void write_text_file(const std::string& path, const std::string& text) {
   }
 }
 
-std::string read_stats_json(std::string_view command, const ReadStats& s, bool completed,
-                            double seconds) {
-  std::string out = fmt::format("{{\"command\":\"{}\",\"completed\":{},\"elapsed_seconds\":{:.3f},",
-                                command, completed, seconds);
-  append_read_stats_json(s, out);
-  out += "}\n";
-  return out;
-}
-
-// The --stats JSON for compile/apply: the reader's counts plus windows, statements, per table.
-// `extra_members` (",\"name\":value,...") is added inside the object, e.g. apply's execution
-// counts.
-std::string run_stats_json(std::string_view command, const ReadStats& s, const SqlWriteStats& run,
-                           bool completed, double seconds, std::string_view extra_members = {}) {
-  std::string out = fmt::format("{{\"command\":\"{}\",\"completed\":{},\"elapsed_seconds\":{:.3f},",
-                                command, completed, seconds);
-  append_read_stats_json(s, out);
-  out += fmt::format(",\"windows\":{},\"statements\":{},\"sql_bytes\":{}", run.windows,
-                     run.statements, run.sql_bytes);
-  out += ",\"tables\":{";
-  bool first = true;
-  for (const auto& [name, t] : run.tables) {
-    out += fmt::format(
-        "{}\"{}\":{{\"delete_statements\":{},\"delete_keys\":{},\"upsert_statements\":{},"
-        "\"upsert_rows\":{}}}",
-        first ? "" : ",", name, t.delete_statements, t.delete_rows, t.upsert_statements,
-        t.upsert_rows);
-    first = false;
-  }
-  out += '}';
-  out += extra_members;
-  out += "}\n";
-  return out;
-}
-
-void print_read_summary(std::FILE* out, const ReadStats& s) {
-  fmt::print(out, "records read      {:>12}\n", s.records);
-  fmt::print(out, "events accepted   {:>12}\n", s.events);
-  fmt::print(out, "records rejected  {:>12}\n", s.rejected);
-  if (s.split_chunks)
-    fmt::print(out, "split chunks      {:>12}  (held for split-message reassembly)\n",
-               s.split_chunks);
-  if (s.ignored_lines) {
-    fmt::print(out, "ignored lines     {:>12}  (kafka-console-consumer/kcat diagnostics)\n",
-               s.ignored_lines);
-  }
-  if (s.legacy_v1) fmt::print(out, "legacy V1 events  {:>12}\n", s.legacy_v1);
-  fmt::print(out, "\n{:<24}{:>12}\n", "operation", "events");
-  for (std::size_t i = 0; i < kOperationCount; ++i) {
-    fmt::print(out, "{:<24}{:>12}\n", to_string(static_cast<Operation>(i)), s.per_operation[i]);
-  }
-  if (s.rejected) {
-    fmt::print(out, "\n{:<24}{:>12}\n", "rejection reason", "records");
-    for (std::size_t i = 0; i < kRejectCodeCount; ++i) {
-      if (s.per_reason[i]) {
-        fmt::print(out, "{:<24}{:>12}\n", to_string(static_cast<RejectCode>(i)), s.per_reason[i]);
-      }
-    }
-  }
-}
-
 // How a reading run ended. Bad input past --max-rejects and HS2 failures end the run but not the
 // report: the summary and --stats still describe what was done.
 struct RunOutcome {
@@ -195,8 +135,10 @@ int run_check(const InputOptions& in) {
   });
   print_read_summary(stdout, reader.stats());
   if (!in.stats_file.empty()) {
-    write_text_file(in.stats_file,
-                    read_stats_json("check", reader.stats(), outcome.completed, outcome.seconds));
+    write_text_file(in.stats_file, stats_json({.command = "check",
+                                               .completed = outcome.completed,
+                                               .seconds = outcome.seconds,
+                                               .read = &reader.stats()}));
   }
   return outcome.status;
 }
@@ -332,8 +274,11 @@ int run_compile(CompileCommand& c) {
                outcome.completed ? "" : "; stopped, no output written");
   }
   if (!c.in.stats_file.empty()) {
-    write_text_file(c.in.stats_file,
-                    run_stats_json("compile", read, run, outcome.completed, outcome.seconds));
+    write_text_file(c.in.stats_file, stats_json({.command = "compile",
+                                                 .completed = outcome.completed,
+                                                 .seconds = outcome.seconds,
+                                                 .read = &read,
+                                                 .write = &run}));
   }
   return outcome.status;
 }
@@ -383,19 +328,12 @@ int run_apply(ApplyCommand& a) {
     }
   }
   if (!c.in.stats_file.empty()) {
-    std::string execution = fmt::format(
-        ",\"applied_windows\":{},\"applied_statements\":{},\"rows_modified\":{},"
-        "\"row_errors\":{},\"retries\":{},\"reconnects\":{},\"rows_modified_by_table\":{{",
-        hs2.windows, hs2.statements, hs2.rows_modified, hs2.row_errors, hs2.retries,
-        hs2.reconnects);
-    bool first = true;
-    for (const auto& [table, rows] : hs2.rows_by_table) {
-      execution += fmt::format("{}\"{}\":{}", first ? "" : ",", table, rows);
-      first = false;
-    }
-    execution += '}';
-    write_text_file(c.in.stats_file, run_stats_json("apply", read, run, outcome.completed,
-                                                    outcome.seconds, execution));
+    write_text_file(c.in.stats_file, stats_json({.command = "apply",
+                                                 .completed = outcome.completed,
+                                                 .seconds = outcome.seconds,
+                                                 .read = &read,
+                                                 .write = &run,
+                                                 .execution = &hs2}));
   }
   return outcome.status;
 }

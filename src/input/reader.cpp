@@ -275,23 +275,6 @@ bool Reader::Impl::next(Event& out) {
   return false;
 }
 
-void append_read_stats_json(const ReadStats& s, std::string& out) {
-  out += fmt::format(
-      "\"sources\":{},\"records\":{},\"events\":{},\"rejected\":{},\"split_chunks\":{},"
-      "\"ignored_lines\":{},\"legacy_v1\":{},\"operations\":{{",
-      s.sources, s.records, s.events, s.rejected, s.split_chunks, s.ignored_lines, s.legacy_v1);
-  for (std::size_t i = 0; i < kOperationCount; ++i) {
-    out += fmt::format("{}\"{}\":{}", i ? "," : "", to_string(static_cast<Operation>(i)),
-                       s.per_operation[i]);
-  }
-  out += "},\"rejections\":{";
-  for (std::size_t i = 0; i < kRejectCodeCount; ++i) {
-    out += fmt::format("{}\"{}\":{}", i ? "," : "", to_string(static_cast<RejectCode>(i)),
-                       s.per_reason[i]);
-  }
-  out += '}';
-}
-
 std::vector<Event> read_all_events(const std::vector<std::string>& paths) {
   RejectSink rejects(RejectPolicy{}, nullptr);
   Reader reader(paths, rejects);

@@ -1,0 +1,38 @@
+// What a run reports: the summary on stderr/stdout and the --stats JSON file.
+//
+// --stats (one JSON object, keys in this order; sections only for the commands that have them):
+//   {"command":"apply","completed":true,"elapsed_seconds":1.250,
+//    "sources":1,"records":27,"events":23,"rejected":0,"split_chunks":4,"ignored_lines":0,
+//    "legacy_v1":0,"operations":{"ENTITY_CREATE":9,...},"rejections":{"not-json":0,...},
+//    "windows":1,"statements":12,"sql_bytes":5120,                       <- compile and apply
+//    "tables":{"entity_flat":{"delete_statements":0,"delete_keys":0,"upsert_statements":2,
+//              "upsert_rows":9},...},
+//    "applied_windows":1,"applied_statements":12,"rows_modified":40,      <- apply
+//    "row_errors":0,"retries":0,"reconnects":0,"rows_modified_by_table":{"entity_flat":9,...}}
+#pragma once
+
+#include <cstdio>
+#include <string>
+#include <string_view>
+
+#include "atlas2kudu/reader.h"
+#include "compile/sql_writer.h"
+#include "hs2/executor.h"
+
+namespace atlas2kudu {
+
+struct RunReport {
+  std::string_view command;  // "check", "compile", "apply"
+  bool completed = false;
+  double seconds = 0;
+  const ReadStats* read = nullptr;        // always
+  const SqlWriteStats* write = nullptr;   // compile and apply
+  const Hs2RunStats* execution = nullptr;  // apply
+};
+
+std::string stats_json(const RunReport& report);
+
+// `check`'s table of counts per operation and per rejection reason.
+void print_read_summary(std::FILE* out, const ReadStats& stats);
+
+}  // namespace atlas2kudu
