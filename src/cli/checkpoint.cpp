@@ -11,6 +11,7 @@
 #include <stdexcept>
 
 #include "atlas2kudu/error.h"
+#include "util/atomic_file.h"
 #include "util/json_writer.h"
 
 namespace atlas2kudu {
@@ -21,42 +22,36 @@ namespace {
 
 constexpr std::string_view kFormat = "atlas2kudu-checkpoint/1";
 
-[[noreturn]] void throw_errno(const std::string& what) {
-  throw Error(ErrorCategory::kIo, fmt::format("{}: {}", what, std::strerror(errno)));
-}
-
-std::string directory_of(const std::string& path) {
-  const auto slash = path.rfind('/');
-  if (slash == std::string::npos) return ".";
-  if (slash == 0) return "/";
-  return path.substr(0, slash);
-}
-
 }  // namespace
 
 std::string checkpoint_json(const Checkpoint& c) {
-  std::string out = fmt::format(
-      "{{\"format\":\"{}\",\"windows_applied\":{},\"events_applied\":{},"
-      "\"sources\":[",
-      kFormat, c.windows_applied, c.events_applied);
-  bool first = true;
+  std::string out;
+  JsonWriter w(out);
+  w.begin_object();
+  w.key("format").value(kFormat);
+  w.key("windows_applied").value(c.windows_applied);
+  w.key("events_applied").value(c.events_applied);
+  w.key("sources").begin_array();
   for (const SourceMark& s : c.progress.sources) {
-    out += first ? "{\"name\":" : ",{\"name\":";
-    first = false;
-    append_json_string(s.name, out);
-    out += ",\"identity\":";
-    append_json_string(s.identity, out);
-    out += fmt::format(",\"next_record\":{},\"complete\":{}}}", s.next_record, s.complete);
+    w.begin_object();
+    w.key("name").value(s.name);
+    w.key("identity").value(s.identity);
+    w.key("next_record").value(s.next_record);
+    w.key("complete").value(s.complete);
+    w.end_object();
   }
-  out += "],\"kafka\":[";
-  first = true;
+  w.end_array();
+  w.key("kafka").begin_array();
   for (const auto& [partition, offset] : c.progress.kafka_next_offset) {
-    out += first ? "{\"topic\":" : ",{\"topic\":";
-    first = false;
-    append_json_string(partition.first, out);
-    out += fmt::format(",\"partition\":{},\"next_offset\":{}}}", partition.second, offset);
+    w.begin_object();
+    w.key("topic").value(partition.first);
+    w.key("partition").value(partition.second);
+    w.key("next_offset").value(offset);
+    w.end_object();
   }
-  out += "]}\n";
+  w.end_array();
+  w.end_object();
+  out += '\n';
   return out;
 }
 
@@ -118,30 +113,7 @@ Checkpoint load_checkpoint(const std::string& path) {
 }
 
 void save_checkpoint(const std::string& path, const Checkpoint& checkpoint) {
-  const std::string text = checkpoint_json(checkpoint);
-  const std::string temp = path + ".tmp";
-  const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) throw_errno(fmt::format("{}: cannot create", temp));
-  std::size_t written = 0;
-  while (written < text.size()) {
-    const ssize_t n = ::write(fd, text.data() + written, text.size() - written);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      ::close(fd);
-      throw_errno(fmt::format("{}: cannot write", temp));
-    }
-    written += static_cast<std::size_t>(n);
-  }
-  if (::fsync(fd) != 0 || ::close(fd) != 0) throw_errno(fmt::format("{}: cannot sync", temp));
-  if (std::rename(temp.c_str(), path.c_str()) != 0) {
-    throw_errno(fmt::format("{}: cannot replace", path));
-  }
-  // Make the rename itself durable.
-  const int dir = ::open(directory_of(path).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dir >= 0) {
-    ::fsync(dir);
-    ::close(dir);
-  }
+  write_file_atomically(path, checkpoint_json(checkpoint), 0600);
 }
 
 }  // namespace atlas2kudu

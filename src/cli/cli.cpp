@@ -1,51 +1,23 @@
 #include "cli/cli.h"
 
 #include <fmt/core.h>
-#include <unistd.h>
 
 #include <CLI/CLI.hpp>
-#include <chrono>
-#include <cstdio>
-#include <cstring>
 #include <functional>
-#include <map>
-#include <memory>
-#include <optional>
 #include <string>
-#include <system_error>
 #include <utility>
 #include <vector>
 
 #include "atlas2kudu/compiler.h"
-#include "atlas2kudu/prior_state.h"
-#include "atlas2kudu/reader.h"
-#include "cli/checkpoint.h"
+#include "atlas2kudu/error.h"
+#include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/hs2_flags.h"
-#include "cli/pipeline.h"
-#include "cli/progress.h"
-#include "cli/report.h"
-#include "compile/ddl.h"
-#include "compile/print_executor.h"
-#include "compile/sql_writer.h"
-#include "hs2/executor.h"
-#include "hs2/options.h"
-#include "hs2/prior_state.h"
-#include "input/json_text.h"
-#include "util/digest.h"
 #include "util/version.h"
 
 namespace atlas2kudu {
 
 namespace {
-
-// Options every command that reads notifications shares.
-struct InputOptions {
-  std::vector<std::string> files;
-  std::uint64_t max_rejects = 0;
-  std::string reject_file;
-  std::string stats_file;
-};
 
 void add_input_options(CLI::App* cmd, InputOptions& in) {
   cmd->add_option("FILE", in.files,
@@ -87,125 +59,6 @@ const std::vector<std::pair<std::string, KeyEncoding>> kKeyEncodings = {
 constexpr const char* kKeyEncodingHelp =
     "KEY columns as 32-char lowercase hex STRING (any Impala) or 16-byte BINARY (Impala >= 4.4)";
 
-void write_text_file(const std::string& path, const std::string& text) {
-  std::FILE* f = std::fopen(path.c_str(), "w");
-  if (f == nullptr) {
-    throw Error(ErrorCategory::kIo,
-                fmt::format("{}: cannot create: {}", path, std::strerror(errno)));
-  }
-  const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-  if (std::fclose(f) != 0 || !ok) {
-    throw Error(ErrorCategory::kIo,
-                fmt::format("{}: cannot write: {}", path, std::strerror(errno)));
-  }
-}
-
-// How a reading run ended. Bad input past --max-rejects and HS2 failures end the run but not the
-// report: the summary and --stats still describe what was done.
-struct RunOutcome {
-  bool completed = false;
-  int status = kExitOk;
-  double seconds = 0;
-};
-
-RunOutcome run_reporting_failures(Progress& progress, const std::function<void()>& body) {
-  const auto started = std::chrono::steady_clock::now();
-  RunOutcome outcome;
-  std::string failure;
-  try {
-    body();
-    outcome.completed = true;
-  } catch (const Error& e) {
-    failure = e.what();
-    outcome.status = exit_code_for(e.category());
-  }
-  progress.done();
-  if (!failure.empty()) fmt::print(stderr, "atlas2kudu: {}\n", failure);
-  outcome.seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  return outcome;
-}
-
-int run_check(const InputOptions& in) {
-  RejectSink rejects(RejectPolicy{in.max_rejects, in.reject_file});
-  Reader reader(in.files, rejects);
-  Progress progress("check");
-  const RunOutcome outcome = run_reporting_failures(progress, [&] {
-    for (Event e; reader.next(e);) progress.tick(reader.stats().records, reader.stats().events);
-  });
-  print_read_summary(stdout, reader.stats());
-  if (!in.stats_file.empty()) {
-    write_text_file(in.stats_file, stats_json({.command = "check",
-                                               .completed = outcome.completed,
-                                               .seconds = outcome.seconds,
-                                               .read = &reader.stats()}));
-  }
-  return outcome.status;
-}
-
-// A file written under a temporary name and renamed into place on commit(), so a run that stops
-// half way (bad input, full disk) never leaves a partial script where a reviewer expects a whole
-// one. Without a path it writes to stdout.
-class OutputFile {
- public:
-  explicit OutputFile(std::string path) : path_(std::move(path)) {
-    if (path_.empty() || path_ == "-") {
-      file_ = stdout;
-      return;
-    }
-    temp_ = path_ + ".partial";
-    file_ = std::fopen(temp_.c_str(), "w");
-    if (file_ == nullptr) {
-      throw Error(ErrorCategory::kIo,
-                  fmt::format("{}: cannot create: {}", temp_, std::strerror(errno)));
-    }
-  }
-  ~OutputFile() {
-    if (file_ != nullptr && file_ != stdout) {
-      std::fclose(file_);
-      std::remove(temp_.c_str());
-    }
-  }
-  std::FILE* get() const { return file_; }
-  void commit() {
-    if (file_ == stdout) {
-      if (std::fflush(stdout) != 0) throw Error(ErrorCategory::kIo, "stdout: write failed");
-      return;
-    }
-    std::FILE* f = std::exchange(file_, nullptr);
-    if (std::fclose(f) != 0 || std::rename(temp_.c_str(), path_.c_str()) != 0) {
-      std::remove(temp_.c_str());
-      throw Error(ErrorCategory::kIo,
-                  fmt::format("{}: cannot write: {}", path_, std::strerror(errno)));
-    }
-  }
-
- private:
-  std::string path_;
-  std::string temp_;
-  std::FILE* file_ = nullptr;
-};
-
-struct CompileCommand {
-  InputOptions in;
-  CompileOptions options;
-  std::string output;
-  bool quiet = false;
-  // Connection for --prior impala (compile: only when -i is given).
-  Hs2Options hs2;
-  bool prior_given = false;
-  bool connection_given = false;
-};
-
-// The PriorState the options ask for: `none`, or batched lookups over HS2.
-std::unique_ptr<PriorState> make_prior_state(const CompileCommand& c,
-                                             const Hs2Credentials& credentials) {
-  if (c.options.prior == PriorSource::kImpala) {
-    return std::make_unique<Hs2PriorState>(c.hs2, credentials, c.options);
-  }
-  return std::make_unique<NoPriorState>();
-}
-
 void add_compile_options(CLI::App* cmd, CompileCommand& c) {
   add_input_options(cmd, c.in);
   CompileOptions& o = c.options;
@@ -236,126 +89,6 @@ void add_compile_options(CLI::App* cmd, CompileCommand& c) {
                   "Bytes per statement at most (Impala's limit is 16 MiB)")
       ->capture_default_str()
       ->check(CLI::Range(std::size_t{1024}, std::size_t{16} << 20));
-}
-
-int run_compile(CompileCommand& c) {
-  // SPEC §3: compile reads stored state when it is given a connection, unless told otherwise.
-  if (!c.prior_given) {
-    c.options.prior = c.connection_given ? PriorSource::kImpala : PriorSource::kNone;
-  }
-  Hs2Credentials credentials;
-  if (c.options.prior == PriorSource::kImpala) {
-    validate_hs2_options(c.hs2);
-    credentials = resolve_hs2_credentials(c.hs2);
-  }
-  const std::unique_ptr<PriorState> prior = make_prior_state(c, credentials);
-  Compiler compiler(c.options);
-  RejectSink rejects(RejectPolicy{c.in.max_rejects, c.in.reject_file});
-  Reader reader(c.in.files, rejects);
-  OutputFile output(c.output);
-  PrintExecutor printer(output.get());
-  SqlWindowWriter writer(c.options, printer);
-  Progress progress("compile");
-  const RunOutcome outcome = run_reporting_failures(progress, [&] {
-    run_pipeline(reader, compiler, *prior, writer, &progress,
-                 [&](const WindowInfo&, const Reader&) {
-                   progress.set_statements(writer.stats().statements);
-                 });
-    output.commit();
-  });
-  const SqlWriteStats& run = writer.stats();
-  const ReadStats& read = reader.stats();
-  if (!c.quiet) {
-    fmt::print(stderr,
-               "atlas2kudu compile: {} events ({} records, {} rejected) in {} window{} -> {} "
-               "statement{}, {:.1f} KiB of SQL{}\n",
-               read.events, read.records, read.rejected, run.windows, run.windows == 1 ? "" : "s",
-               run.statements, run.statements == 1 ? "" : "s", run.sql_bytes / 1024.0,
-               outcome.completed ? "" : "; stopped, no output written");
-  }
-  if (!c.in.stats_file.empty()) {
-    write_text_file(c.in.stats_file, stats_json({.command = "compile",
-                                                 .completed = outcome.completed,
-                                                 .seconds = outcome.seconds,
-                                                 .read = &read,
-                                                 .write = &run}));
-  }
-  return outcome.status;
-}
-
-struct ApplyCommand {
-  CompileCommand compile;
-  std::string checkpoint;
-};
-
-int run_apply(ApplyCommand& a) {
-  CompileCommand& c = a.compile;
-  validate_hs2_options(c.hs2);
-  const Hs2Credentials credentials = resolve_hs2_credentials(c.hs2);
-  const std::unique_ptr<PriorState> prior = make_prior_state(c, credentials);
-  Compiler compiler(c.options);
-  RejectSink rejects(RejectPolicy{c.in.max_rejects, c.in.reject_file});
-  Reader reader(c.in.files, rejects);
-  std::optional<CheckpointFile> checkpoint;
-  if (!a.checkpoint.empty()) checkpoint.emplace(a.checkpoint, reader);
-  Hs2Executor executor(c.hs2, credentials);
-  SqlWindowWriter writer(c.options, executor);
-  Progress progress("apply");
-  const WindowApplied applied = [&](const WindowInfo& window, const Reader& r) {
-    progress.set_statements(writer.stats().statements);
-    if (checkpoint) checkpoint->window_applied(window, r);
-  };
-  const RunOutcome outcome = run_reporting_failures(progress, [&] {
-    run_pipeline(reader, compiler, *prior, writer, &progress, applied);
-    if (checkpoint) checkpoint->run_completed(reader);
-  });
-  const ReadStats& read = reader.stats();
-  const SqlWriteStats& run = writer.stats();
-  const Hs2RunStats hs2 = executor.stats();
-  if (!c.quiet) {
-    if (read.skipped) {
-      fmt::print(stderr, "atlas2kudu apply: {} records skipped, applied by an earlier run ({})\n",
-                 read.skipped, a.checkpoint);
-    }
-    fmt::print(stderr,
-               "atlas2kudu apply: {} events ({} records, {} rejected), {} window{} applied, {} "
-               "statements, {} rows modified, {} row errors, {} retries, {:.1f} s{}\n",
-               read.events, read.records, read.rejected, hs2.windows, hs2.windows == 1 ? "" : "s",
-               hs2.statements, hs2.rows_modified, hs2.row_errors, hs2.retries, outcome.seconds,
-               outcome.completed ? "" : " (stopped)");
-    for (const auto& [table, rows] : hs2.rows_by_table) {
-      fmt::print(stderr, "  {:<24}{:>12} rows modified\n", table, rows);
-    }
-  }
-  if (!c.in.stats_file.empty()) {
-    write_text_file(c.in.stats_file, stats_json({.command = "apply",
-                                                 .completed = outcome.completed,
-                                                 .seconds = outcome.seconds,
-                                                 .read = &read,
-                                                 .write = &run,
-                                                 .execution = &hs2}));
-  }
-  return outcome.status;
-}
-
-struct DdlCommand {
-  DdlOptions options;
-  std::string output;
-};
-
-int run_ddl(const DdlCommand& d) {
-  OutputFile output(d.output);
-  const std::string sql = projection_ddl(d.options);
-  if (std::fwrite(sql.data(), 1, sql.size(), output.get()) != sql.size()) {
-    throw Error(ErrorCategory::kIo, "cannot write the DDL");
-  }
-  output.commit();
-  return kExitOk;
-}
-
-int run_digest(const std::string& type_name, const std::string& qualified_name) {
-  fmt::print("{}\n", to_hex(qn_digest(type_name, qualified_name)));
-  return kExitOk;
 }
 
 }  // namespace
@@ -451,9 +184,6 @@ int run_cli(int argc, char** argv) {
   } catch (const Error& e) {
     fmt::print(stderr, "atlas2kudu: {}\n", e.what());
     return exit_code_for(e.category());
-  } catch (const std::system_error& e) {
-    fmt::print(stderr, "atlas2kudu: {}\n", e.what());
-    return kExitIoError;
   } catch (const std::exception& e) {
     fmt::print(stderr, "atlas2kudu: internal error: {}\n", e.what());
     return kExitInternal;

@@ -25,8 +25,8 @@ struct RunReport {
   std::string_view command;  // "check", "compile", "apply"
   bool completed = false;
   double seconds = 0;
-  const ReadStats* read = nullptr;        // always
-  const SqlWriteStats* write = nullptr;   // compile and apply
+  const ReadStats* read = nullptr;         // always
+  const SqlWriteStats* write = nullptr;    // compile and apply
   const Hs2RunStats* execution = nullptr;  // apply
 };
 

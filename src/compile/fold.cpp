@@ -5,8 +5,8 @@
 #include <string_view>
 #include <tuple>
 
-#include "util/json_writer.h"
 #include "util/digest.h"
+#include "util/json_writer.h"
 
 namespace atlas2kudu {
 

@@ -1,8 +1,11 @@
 #include "compile/props.h"
 
+#include <simdjson.h>
+
 #include <algorithm>
 #include <numeric>
 
+#include "input/json_text.h"
 #include "util/json_writer.h"
 
 namespace atlas2kudu {
@@ -147,196 +150,55 @@ std::string to_json(const Props& props) {
 
 namespace {
 
-// A small reader for the top level of a JSON object; values are returned as their raw text.
-class ObjectReader {
- public:
-  explicit ObjectReader(std::string_view text) : s_(text) {}
-
-  void skip_ws() {
-    while (i_ < s_.size() && (s_[i_] == ' ' || s_[i_] == '\t' || s_[i_] == '\n' || s_[i_] == '\r'))
-      ++i_;
+// The text of `value` as stored, after checking all of it: On-Demand skips what it is not asked
+// to read, so the value is walked completely (write_canonical_json validates every scalar, and
+// numbers of any size stay valid), containers in a second pass over their own text.
+std::string validated_text(simdjson::ondemand::value value, simdjson::ondemand::parser& inner) {
+  std::string scratch;
+  const simdjson::ondemand::json_type type = value.type();
+  if (type != simdjson::ondemand::json_type::object &&
+      type != simdjson::ondemand::json_type::array) {
+    const std::string_view raw = trim_json_token(value.raw_json_token());
+    write_canonical_json(value, scratch);
+    return std::string(raw);
   }
-  bool consume(char c) {
-    skip_ws();
-    if (i_ < s_.size() && s_[i_] == c) {
-      ++i_;
-      return true;
-    }
-    return false;
-  }
-  bool at_end() {
-    skip_ws();
-    return i_ == s_.size();
-  }
-
-  static void append_utf8(std::string& out, std::uint32_t cp) {
-    if (cp < 0x80) {
-      out.push_back(static_cast<char>(cp));
-    } else if (cp < 0x800) {
-      out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
-      out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-    } else if (cp < 0x10000) {
-      out.push_back(static_cast<char>(0xE0 | (cp >> 12)));
-      out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-      out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-    } else {
-      out.push_back(static_cast<char>(0xF0 | (cp >> 18)));
-      out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-      out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-      out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-    }
-  }
-
-  bool hex4(std::uint32_t& v) {
-    if (i_ + 4 > s_.size()) return false;
-    v = 0;
-    for (int k = 0; k < 4; ++k) {
-      const char c = s_[i_++];
-      v <<= 4;
-      if (c >= '0' && c <= '9')
-        v |= c - '0';
-      else if (c >= 'a' && c <= 'f')
-        v |= c - 'a' + 10;
-      else if (c >= 'A' && c <= 'F')
-        v |= c - 'A' + 10;
-      else
-        return false;
-    }
-    return true;
-  }
-
-  // Decodes a JSON string at the cursor.
-  bool string(std::string& out) {
-    if (!consume('"')) return false;
-    out.clear();
-    while (i_ < s_.size()) {
-      const char c = s_[i_++];
-      if (c == '"') return true;
-      if (c != '\\') {
-        out.push_back(c);
-        continue;
-      }
-      if (i_ >= s_.size()) return false;
-      const char e = s_[i_++];
-      switch (e) {
-        case '"':
-          out.push_back('"');
-          break;
-        case '\\':
-          out.push_back('\\');
-          break;
-        case '/':
-          out.push_back('/');
-          break;
-        case 'b':
-          out.push_back('\b');
-          break;
-        case 'f':
-          out.push_back('\f');
-          break;
-        case 'n':
-          out.push_back('\n');
-          break;
-        case 'r':
-          out.push_back('\r');
-          break;
-        case 't':
-          out.push_back('\t');
-          break;
-        case 'u': {
-          std::uint32_t cp = 0;
-          if (!hex4(cp)) return false;
-          if (cp >= 0xD800 && cp < 0xDC00 && i_ + 1 < s_.size() && s_[i_] == '\\' &&
-              s_[i_ + 1] == 'u') {
-            i_ += 2;
-            std::uint32_t lo = 0;
-            if (!hex4(lo) || lo < 0xDC00 || lo > 0xDFFF) return false;
-            cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-          }
-          append_utf8(out, cp);
-          break;
-        }
-        default:
-          return false;
-      }
-    }
-    return false;
-  }
-
-  // Returns the raw text of the value at the cursor (strings, numbers, literals, nested).
-  bool raw_value(std::string_view& out) {
-    skip_ws();
-    const std::size_t start = i_;
-    int depth = 0;
-    bool in_string = false;
-    while (i_ < s_.size()) {
-      const char c = s_[i_];
-      if (in_string) {
-        if (c == '\\')
-          ++i_;
-        else if (c == '"')
-          in_string = false;
-        ++i_;
-        if (depth == 0 && !in_string) break;
-        continue;
-      }
-      if (c == '"') {
-        in_string = true;
-        ++i_;
-        continue;
-      }
-      if (c == '{' || c == '[') ++depth;
-      if (c == '}' || c == ']') {
-        if (depth == 0) break;
-        --depth;
-        ++i_;
-        if (depth == 0) break;
-        continue;
-      }
-      if (depth == 0 && (c == ',' || c == ' ' || c == '\n' || c == '\t' || c == '\r')) break;
-      ++i_;
-    }
-    if (depth != 0 || in_string || i_ == start) return false;
-    out = s_.substr(start, i_ - start);
-    return true;
-  }
-
- private:
-  std::string_view s_;
-  std::size_t i_ = 0;
-};
+  const std::string_view raw = type == simdjson::ondemand::json_type::object
+                                   ? std::string_view(value.get_object().value().raw_json())
+                                   : std::string_view(value.get_array().value().raw_json());
+  const simdjson::padded_string copy(raw);
+  simdjson::ondemand::document doc = inner.iterate(copy);
+  write_canonical_json(doc.get_value(), scratch);
+  return std::string(raw);
+}
 
 }  // namespace
 
 std::optional<Props> parse_props(std::string_view text) {
-  ObjectReader r(text);
-  if (!r.consume('{')) return std::nullopt;
+  // simdjson wants padding after the text; stored cells are small, so copy them once.
+  const simdjson::padded_string padded(text);
+  simdjson::ondemand::parser parser, inner;
   Props props;
   std::vector<Attribute> attrs;
-  if (!r.consume('}')) {
-    do {
+  try {
+    simdjson::ondemand::document doc = parser.iterate(padded);
+    for (auto field : doc.get_object()) {
       Attribute a;
-      std::string_view value;
-      if (!r.string(a.name) || !r.consume(':') || !r.raw_value(value)) return std::nullopt;
+      a.name = std::string(std::string_view(field.unescaped_key()));
+      simdjson::ondemand::value value = field.value();
       if (a.name == kTruncatedKey) {
-        ObjectReader list(value);
-        if (!list.consume('[')) return std::nullopt;
-        if (!list.consume(']')) {
-          do {
-            std::string key;
-            if (!list.string(key)) return std::nullopt;
-            props.truncated.push_back(std::move(key));
-          } while (list.consume(','));
-          if (!list.consume(']')) return std::nullopt;
+        for (auto item : value.get_array()) {
+          props.truncated.emplace_back(std::string_view(item.get_string()));
         }
         continue;
       }
-      a.json = std::string(value);
+      a.json = validated_text(value, inner);
       attrs.push_back(std::move(a));
-    } while (r.consume(','));
-    if (!r.consume('}')) return std::nullopt;
+    }
+    // Out of bounds once the object was the whole document; a location means content after it.
+    if (!doc.current_location().error()) return std::nullopt;
+  } catch (const simdjson::simdjson_error&) {
+    return std::nullopt;  // the caller merges from {}
   }
-  if (!r.at_end()) return std::nullopt;
   std::sort(props.truncated.begin(), props.truncated.end());
   props.truncated.erase(std::unique(props.truncated.begin(), props.truncated.end()),
                         props.truncated.end());

@@ -52,8 +52,10 @@ void merge_attributes(Props& props, std::span<const Attribute> attributes, std::
 std::string to_json(const Props& props);
 void append_json(std::string& out, const Props& props);
 
-// Parses a stored props_json cell (any valid JSON object; "_truncated" read back as the dropped
-// list). Returns nullopt if `text` is not a JSON object; the caller then merges from {}.
+// Parses a stored props_json cell: one valid JSON object (RFC 8259, every value checked, nothing
+// after it but whitespace), "_truncated" read back as the dropped list, each other value kept as
+// the text stored. Returns nullopt for anything else, e.g. {"a":tru}; the caller then merges
+// from {}.
 std::optional<Props> parse_props(std::string_view text);
 
 }  // namespace atlas2kudu

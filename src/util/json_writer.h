@@ -36,8 +36,7 @@ class JsonWriter {
   JsonWriter& value(const char* text) { return value(std::string_view(text)); }
   JsonWriter& value(bool b);
   template <std::integral T>
-    requires(!std::same_as<T, bool>)
-  JsonWriter& value(T n) {
+  requires(!std::same_as<T, bool>) JsonWriter& value(T n) {
     if constexpr (std::is_signed_v<T>) {
       return integer(static_cast<std::int64_t>(n));
     } else {

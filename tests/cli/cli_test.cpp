@@ -405,4 +405,54 @@ TEST_CASE("golden SQL: compile of examples/ is byte-identical to the reviewed ou
         slurp(golden + "examples-binary-hard.sql"));
 }
 
+TEST_CASE(
+    "apply --checkpoint through the binary: a failed run resumes, a finished one is a no-op") {
+  const std::string examples = std::string(ATLAS2KUDU_SOURCE_DIR) + "/examples/*.jsonl";
+  const std::string ckpt = tmp_path(".ckpt");
+  std::remove(ckpt.c_str());
+  const std::string small = " --prior none --window-events 5 ";
+  {
+    // The 12th statement fails for good: windows before it are applied and checkpointed.
+    TestServer server("--transport binary --handler kit --fail-at 12:AnalysisException:boom");
+    auto r = run("apply -i " + server.address() + small + "--checkpoint " + ckpt + " " + examples);
+    CHECK(r.status == 3);
+    CHECK(r.err.find("AnalysisException:boom") != std::string::npos);
+    const std::string saved = slurp(ckpt);
+    CHECK(saved.find("\"format\":\"atlas2kudu-checkpoint/1\"") != std::string::npos);
+    CHECK(saved.find("\"windows_applied\":0") == std::string::npos);
+    CHECK((::access(ckpt.c_str(), F_OK) == 0));
+  }
+  {
+    TestServer server("--transport binary --handler kit");
+    auto r = run("apply -i " + server.address() + small + "--checkpoint " + ckpt + " " + examples);
+    CHECK(r.status == 0);
+    CHECK(r.err.find("records skipped, applied by an earlier run") != std::string::npos);
+    const std::string resumed = server.statements();
+    CHECK(!resumed.empty());
+    // Run again: everything was applied; nothing is sent.
+    r = run("apply -i " + server.address() + small + "--checkpoint " + ckpt + " " + examples);
+    CHECK(r.status == 0);
+    CHECK(r.err.find("27 records skipped") != std::string::npos);
+    CHECK(server.statements() == resumed);
+  }
+  {
+    // A file that is not a checkpoint: its own exit code, nothing applied.
+    std::FILE* f = std::fopen(ckpt.c_str(), "w");
+    std::fputs("{\"format\":\"something-else\"}", f);
+    std::fclose(f);
+    TestServer server("--transport binary --handler kit");
+    auto r = run("apply -i " + server.address() + small + "--checkpoint " + ckpt + " " + examples);
+    CHECK(r.status == 65);
+    CHECK(r.err.find("not an atlas2kudu checkpoint") != std::string::npos);
+    CHECK(server.statements().empty());
+    f = std::fopen(ckpt.c_str(), "w");
+    std::fputs("{\"format\":\"atlas2kudu-checkpoint/1\",\"sources\":[{\"next_record\":\"x\"}]}", f);
+    std::fclose(f);
+    r = run("apply -i " + server.address() + small + "--checkpoint " + ckpt + " " + examples);
+    CHECK(r.status == 65);
+    CHECK(r.err.find("malformed checkpoint") != std::string::npos);
+  }
+  std::remove(ckpt.c_str());
+}
+
 TEST_SUITE_END();

@@ -74,6 +74,13 @@ TEST_CASE("parse_props reads stored cells, including escapes and _truncated") {
   CHECK_FALSE(parse_props("[1]"));
   CHECK_FALSE(parse_props(R"({"a":1)"));
   CHECK_FALSE(parse_props(R"({"a":1} x)"));
+  // Invalid JSON anywhere in the cell, also inside values the merge only copies.
+  CHECK_FALSE(parse_props(R"({"a":tru})"));
+  CHECK_FALSE(parse_props(R"({"a":01})"));
+  CHECK_FALSE(parse_props(R"({"a":[1,,2]})"));
+  CHECK_FALSE(parse_props(R"({"a":{1}})"));
+  CHECK_FALSE(parse_props(R"({"_truncated":[1]})"));
+  CHECK_FALSE(parse_props("{\"a\":\"\xff\"}"));  // invalid UTF-8
 }
 
 TEST_CASE("audit detail names what the event carried and respects the cap") {

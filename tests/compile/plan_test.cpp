@@ -1,0 +1,132 @@
+// The planner on its own: a hand-made NetWindow in, the exact statements out (golden strings).
+#include "compile/plan.h"
+
+#include <doctest/doctest.h>
+
+#include "atlas2kudu/compiler.h"
+#include "compiler_events.h"
+
+TEST_SUITE_BEGIN("plan");
+
+using namespace atlas2kudu;
+using namespace atlas2kudu::test;
+
+namespace {
+
+std::string hex(int n) {
+  return guid(n).hex();
+}
+
+FlatRow flat_upsert(int id, std::uint8_t mask, std::string type) {
+  FlatRow r;
+  r.guid = guid(id);
+  r.upsert = true;
+  r.mask = mask;
+  r.type_name = std::move(type);
+  r.updated_ts = 7;
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("entity_flat upserts are grouped by column set and sorted by key") {
+  NetWindow net;
+  net.info.index = 3;
+  net.flat.push_back(flat_upsert(2, FlatRow::kTypeName | FlatRow::kUpdatedTs, "b"));
+  net.flat.push_back(flat_upsert(1, FlatRow::kTypeName | FlatRow::kUpdatedTs, "a'"));
+  FlatRow recreated = flat_upsert(3, FlatRow::kTypeName, "c");
+  recreated.delete_first = true;
+  net.flat.push_back(recreated);
+  const CompiledWindow w = plan_window(net, CompileOptions{});
+  CHECK(w.index == 3);
+  REQUIRE(w.deletes.size() == 1);
+  CHECK(w.deletes[0].sql == "DELETE FROM `atlas`.`entity_flat` WHERE `guid` IN ('" + hex(3) + "')");
+  REQUIRE(w.upserts.size() == 2);
+  CHECK(w.upserts[0].sql ==
+        "UPSERT INTO `atlas`.`entity_flat` (`guid`, `type_name`, `updated_ts`) VALUES\n"
+        "('" +
+            hex(1) + "', 'a\\'', 7),\n('" + hex(2) + "', 'b', 7)");
+  CHECK(w.upserts[0].rows == 2);
+  // Re-created after a delete: every column, NULL where the row has no value.
+  CHECK(w.upserts[1].sql ==
+        "UPSERT INTO `atlas`.`entity_flat` (`guid`, `type_name`, `qualified_name`, `name`, "
+        "`state`, `created_ts`, `updated_ts`, `props_json`) VALUES\n('" +
+            hex(3) + "', 'c', NULL, NULL, NULL, NULL, NULL, NULL)");
+}
+
+TEST_CASE("keyed edge deletes are exact products, never OR-of-ANDs; cascades on both ends") {
+  NetWindow net;
+  for (int dst : {3, 2}) {
+    EdgeRow r;
+    r.a = guid(1);
+    r.elabel = "owns";
+    r.b = guid(dst);
+    r.delete_first = true;
+    net.edge_out.push_back(r);
+  }
+  net.edge_cascades = {guid(9)};
+  CompileOptions o;
+  o.key_encoding = KeyEncoding::kBinary;
+  const CompiledWindow w = plan_window(net, o);
+  const auto key = [](int n) { return "CAST(unhex('" + hex(n) + "') AS BINARY)"; };
+  REQUIRE(w.deletes.size() == 5);
+  CHECK(w.deletes[0].sql == "DELETE FROM `atlas`.`edge_out` WHERE `src` IN (" + key(1) +
+                                ") AND `elabel` IN ('owns') AND `dst` IN (" + key(2) + ", " +
+                                key(3) + ")");
+  CHECK(w.deletes[0].rows == 2);
+  CHECK(w.deletes[1].sql == "DELETE FROM `atlas`.`edge_out` WHERE `src` IN (" + key(9) + ")");
+  CHECK(w.deletes[2].sql == "DELETE FROM `atlas`.`edge_out` WHERE `dst` IN (" + key(9) + ")");
+  CHECK(w.deletes[3].sql == "DELETE FROM `atlas`.`edge_in` WHERE `dst` IN (" + key(9) + ")");
+  CHECK(w.deletes[4].sql == "DELETE FROM `atlas`.`edge_in` WHERE `src` IN (" + key(9) + ")");
+  for (const Statement& s : w.deletes) CHECK(s.sql.find(" OR ") == std::string::npos);
+  CHECK(w.upserts.empty());
+}
+
+TEST_CASE("batch_rows cuts statements; tag clean-ups group by the kept set") {
+  NetWindow net;
+  for (int id = 1; id <= 5; ++id) {
+    ByQnRow r;
+    r.digest = guid(10 + id).bytes;
+    r.guid = guid(id);
+    r.type_name = "t";
+    r.upsert = true;
+    net.by_qn.push_back(r);
+  }
+  net.tag_cleanups = {{guid(1), {"PII"}}, {guid(2), {}}, {guid(3), {"PII"}}};
+  CompileOptions o;
+  o.batch_rows = 2;
+  const CompiledWindow w = plan_window(net, o);
+  REQUIRE(w.upserts.size() == 3);  // 2 + 2 + 1 rows
+  CHECK(w.upserts[0].rows == 2);
+  CHECK(w.upserts[2].rows == 1);
+  CHECK(w.upserts[0].sql.starts_with(
+      "UPSERT INTO `atlas`.`entity_by_qn` (`qn_digest`, `guid`, `type_name`) VALUES\n"));
+  REQUIRE(w.deletes.size() == 2);
+  CHECK(w.deletes[0].sql ==
+        "DELETE FROM `atlas`.`entity_classifications` WHERE `guid` IN ('" + hex(2) + "')");
+  CHECK(w.deletes[1].sql == "DELETE FROM `atlas`.`entity_classifications` WHERE `guid` IN ('" +
+                                hex(1) + "', '" + hex(3) + "') AND `tag_name` NOT IN ('PII')");
+}
+
+TEST_CASE("audit rows: a redelivered event (same key) is written once") {
+  NetWindow net;
+  for (int i = 0; i < 2; ++i) {
+    AuditRow a;
+    a.guid = guid(1);
+    a.event_ts = 5;
+    a.seq = -1;
+    a.op = Operation::kEntityUpdate;
+    a.type_name = "t";
+    a.detail_json = "{}";
+    net.audit.push_back(a);
+  }
+  const CompiledWindow w = plan_window(net, CompileOptions{});
+  REQUIRE(w.upserts.size() == 1);
+  CHECK(w.upserts[0].sql ==
+        "UPSERT INTO `atlas`.`entity_audit` (`guid`, `event_ts`, `seq`, `op`, `type_name`, "
+        "`qualified_name`, `detail_json`) VALUES\n('" +
+            hex(1) + "', 5, -1, 'ENTITY_UPDATE', 't', NULL, '{}')");
+  CHECK(w.upserts[0].rows == 1);
+}
+
+TEST_SUITE_END();
