@@ -517,26 +517,23 @@ std::string audit_detail_json(const Event& e, std::size_t max_bytes) {
     tags.erase(std::unique(tags.begin(), tags.end()), tags.end());
   }
   std::string out;
-  const auto list = [&](std::string_view key, const std::vector<std::string_view>& names) {
-    append_json_string(key, out);
-    out.append(":[");
-    for (std::size_t i = 0; i < names.size(); ++i) {
-      if (i) out.push_back(',');
-      append_json_string(names[i], out);
-    }
-    out.push_back(']');
+  JsonWriter w(out);
+  const auto list = [&w](std::string_view key, const std::vector<std::string_view>& names) {
+    w.key(key).begin_array();
+    for (std::string_view name : names) w.value(name);
+    w.end_array();
   };
-  out.push_back('{');
+  w.begin_object();
   list("attributes", attrs);
-  if (with_tags) {
-    out.push_back(',');
-    list("classifications", tags);
-  }
-  out.push_back('}');
+  if (with_tags) list("classifications", tags);
+  w.end_object();
   if (out.size() <= max_bytes) return out;
-  out = "{\"_truncated\":true,\"attributes\":" + std::to_string(attrs.size());
-  if (with_tags) out += ",\"classifications\":" + std::to_string(tags.size());
-  out += "}";
+  // Too long to list: say how many there were.
+  out.clear();
+  JsonWriter counts(out);
+  counts.begin_object().key("_truncated").value(true).key("attributes").value(attrs.size());
+  if (with_tags) counts.key("classifications").value(tags.size());
+  counts.end_object();
   if (out.size() <= max_bytes) return out;
   return "{}";
 }

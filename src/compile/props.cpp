@@ -115,31 +115,21 @@ void merge_attributes(Props& props, std::span<const Attribute> attributes, std::
 }
 
 void append_json(std::string& out, const Props& props) {
-  out.push_back('{');
-  bool first = true;
+  JsonWriter w(out);
+  w.begin_object();
   bool truncated_written = props.truncated.empty();
-  auto write_truncated = [&] {
-    if (!first) out.push_back(',');
-    first = false;
-    append_json_string(kTruncatedKey, out);
-    out.append(":[");
-    for (std::size_t i = 0; i < props.truncated.size(); ++i) {
-      if (i) out.push_back(',');
-      append_json_string(props.truncated[i], out);
-    }
-    out.push_back(']');
+  const auto write_truncated = [&] {
+    w.key(kTruncatedKey).begin_array();
+    for (const std::string& key : props.truncated) w.value(key);
+    w.end_array();
     truncated_written = true;
   };
   for (const auto& [key, value] : props.members) {
     if (!truncated_written && std::string_view(key) > kTruncatedKey) write_truncated();
-    if (!first) out.push_back(',');
-    first = false;
-    append_json_string(key, out);
-    out.push_back(':');
-    out.append(value);
+    w.key(key).raw(value);
   }
   if (!truncated_written) write_truncated();
-  out.push_back('}');
+  w.end_object();
 }
 
 std::string to_json(const Props& props) {
