@@ -2,18 +2,18 @@
 
 #include <fmt/core.h>
 #include <simdjson.h>
-#include <zlib.h>
 
 #include <algorithm>
 #include <array>
-#include <charconv>
-#include <chrono>
 #include <cstring>
 #include <tuple>
 #include <unordered_map>
 
 #include "input/json_text.h"
+#include "util/base64.h"
 #include "util/digest.h"
+#include "util/gzip.h"
+#include "util/iso8601.h"
 
 namespace atlas2kudu {
 
@@ -453,6 +453,7 @@ struct NotificationDecoder::Impl {
   DecodeLimits limits;
   od::parser envelope_parser;
   std::string kcat_buffer;
+  std::string gunzipped;
   std::string inflated_buffer;
   std::string minified;
 
@@ -544,11 +545,18 @@ Envelope NotificationDecoder::Impl::parse_envelope(std::string_view text, const 
 }
 
 std::string_view NotificationDecoder::Impl::inflate_message(std::string_view base64, bool gzip) {
-  std::string decoded = base64_decode(base64);
-  if (gzip) {
-    assign_padded(inflated_buffer, gunzip(decoded, limits.max_inflated_bytes));
-  } else {
-    assign_padded(inflated_buffer, decoded);  // split without compression: Base64 only
+  try {
+    std::string decoded = base64_decode(base64);
+    if (gzip) {
+      gunzip(decoded, limits.max_inflated_bytes, gunzipped);
+      assign_padded(inflated_buffer, gunzipped);
+    } else {
+      assign_padded(inflated_buffer, decoded);  // split without compression: Base64 only
+    }
+  } catch (const DecodeError& e) {
+    throw InputError(
+        e.kind() == DecodeError::Kind::kTooLarge ? RejectCode::kTooLarge : RejectCode::kBadEncoding,
+        fmt::format("message: {}", e.what()));
   }
   return inflated_buffer;
 }
@@ -845,129 +853,6 @@ std::vector<IncompleteSplit> NotificationDecoder::take_incomplete() {
   });
   impl_->pending.clear();
   return out;
-}
-
-std::string base64_decode(std::string_view text) {
-  static const std::array<std::int8_t, 256> kTable = [] {
-    std::array<std::int8_t, 256> t{};
-    t.fill(-1);
-    const char* alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    for (int i = 0; i < 64; ++i)
-      t[static_cast<unsigned char>(alphabet[i])] = static_cast<std::int8_t>(i);
-    t['-'] = 62;  // URL-safe alphabet, as commons-codec accepts
-    t['_'] = 63;
-    return t;
-  }();
-  std::string out;
-  out.reserve(text.size() / 4 * 3 + 3);
-  std::uint32_t acc = 0;
-  int bits = 0;
-  bool padding = false;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const auto c = static_cast<unsigned char>(text[i]);
-    if (c == ' ' || c == '\n' || c == '\r' || c == '\t') continue;
-    if (c == '=') {
-      padding = true;
-      continue;
-    }
-    const int v = kTable[c];
-    if (v < 0 || padding) {
-      throw InputError(RejectCode::kBadEncoding,
-                       fmt::format("message: invalid Base64 at character {}", i));
-    }
-    acc = (acc << 6) | static_cast<std::uint32_t>(v);
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out.push_back(static_cast<char>((acc >> bits) & 0xff));
-    }
-  }
-  return out;
-}
-
-std::string gunzip(std::string_view data, std::size_t max_bytes) {
-  z_stream zs{};
-  if (inflateInit2(&zs, 15 + 32) != Z_OK) {
-    throw InputError(RejectCode::kBadEncoding, "message: cannot initialise gzip decoder");
-  }
-  std::string out;
-  out.resize(std::min<std::size_t>(std::max<std::size_t>(data.size() * 4, 4096), max_bytes + 1));
-  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
-  zs.avail_in = static_cast<uInt>(data.size());
-  std::size_t produced = 0;
-  int rc = Z_OK;
-  for (;;) {
-    if (produced == out.size()) {
-      if (out.size() > max_bytes) break;
-      out.resize(std::min(out.size() * 2, max_bytes + 1));
-    }
-    zs.next_out = reinterpret_cast<Bytef*>(out.data() + produced);
-    zs.avail_out = static_cast<uInt>(out.size() - produced);
-    rc = inflate(&zs, Z_NO_FLUSH);
-    produced = out.size() - zs.avail_out;
-    if (rc == Z_STREAM_END) {
-      // Concatenated gzip members continue the same text.
-      if (zs.avail_in > 0 && inflateReset(&zs) == Z_OK) continue;
-      break;
-    }
-    if (rc != Z_OK) break;
-    if (zs.avail_in == 0 && zs.avail_out > 0) break;  // input exhausted mid-stream
-  }
-  const char* msg = zs.msg;
-  inflateEnd(&zs);
-  if (produced > max_bytes) {
-    throw InputError(RejectCode::kTooLarge,
-                     fmt::format("message: decompresses to more than {} bytes", max_bytes));
-  }
-  if (rc != Z_STREAM_END) {
-    throw InputError(
-        RejectCode::kBadEncoding,
-        fmt::format(
-            "message: corrupt or truncated gzip data ({})",
-            msg ? msg : (rc == Z_OK || rc == Z_BUF_ERROR ? "unexpected end" : "inflate error")));
-  }
-  out.resize(produced);
-  return out;
-}
-
-std::optional<std::int64_t> parse_iso8601_micros(std::string_view s) {
-  // yyyy-MM-ddTHH:mm:ss[.fraction]Z
-  auto num = [&](std::size_t at, std::size_t len, int& out) {
-    if (at + len > s.size()) return false;
-    out = 0;
-    for (std::size_t i = at; i < at + len; ++i) {
-      if (s[i] < '0' || s[i] > '9') return false;
-      out = out * 10 + (s[i] - '0');
-    }
-    return true;
-  };
-  int y, mo, d, h, mi, sec;
-  if (s.size() < 20 || !num(0, 4, y) || s[4] != '-' || !num(5, 2, mo) || s[7] != '-' ||
-      !num(8, 2, d) || s[10] != 'T' || !num(11, 2, h) || s[13] != ':' || !num(14, 2, mi) ||
-      s[16] != ':' || !num(17, 2, sec)) {
-    return std::nullopt;
-  }
-  std::size_t i = 19;
-  std::int64_t micros = 0;
-  if (s[i] == '.') {
-    ++i;
-    int digits = 0;
-    while (i < s.size() && s[i] >= '0' && s[i] <= '9') {
-      if (digits < 6) micros = micros * 10 + (s[i] - '0');
-      ++digits;
-      ++i;
-    }
-    if (digits == 0) return std::nullopt;
-    for (int k = digits; k < 6; ++k) micros *= 10;
-  }
-  if (i + 1 != s.size() || s[i] != 'Z') return std::nullopt;
-  if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60) return std::nullopt;
-  const std::chrono::year_month_day date{std::chrono::year{y},
-                                         std::chrono::month{static_cast<unsigned>(mo)},
-                                         std::chrono::day{static_cast<unsigned>(d)}};
-  if (!date.ok()) return std::nullopt;
-  const std::int64_t days = std::chrono::sys_days{date}.time_since_epoch().count();
-  return ((days * 24 + h) * 60 + mi) * 60 * 1000000LL + sec * 1000000LL + micros;
 }
 
 }  // namespace atlas2kudu

@@ -71,15 +71,4 @@ class NotificationDecoder {
   std::uint64_t split_chunks_ = 0;
 };
 
-// Standard Base64 (RFC 4648, '=' padding). Like Atlas's commons-codec decoder it also accepts the
-// URL-safe alphabet and skips whitespace. Throws InputError(kBadEncoding) on other bytes.
-std::string base64_decode(std::string_view text);
-
-// Inflates a gzip (or zlib) stream. Throws InputError(kBadEncoding) if it is corrupt or
-// truncated, InputError(kTooLarge) past `max_bytes`.
-std::string gunzip(std::string_view data, std::size_t max_bytes);
-
-// "2017-03-25T20:07:12.000Z" (V1 dates) to microseconds since the epoch; nullopt if malformed.
-std::optional<std::int64_t> parse_iso8601_micros(std::string_view text);
-
 }  // namespace atlas2kudu
