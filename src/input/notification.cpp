@@ -9,6 +9,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "input/json_path.h"
 #include "input/json_text.h"
 #include "util/base64.h"
 #include "util/digest.h"
@@ -22,95 +23,6 @@ namespace od = simdjson::ondemand;
 namespace {
 
 constexpr std::size_t kPadding = simdjson::SIMDJSON_PADDING;
-
-// Where a value sits in the record, for error messages:
-// "message.entity.classifications[2].typeName". Built on the stack as a chain and only turned into
-// text when a record is rejected, so that accepted records pay nothing for it.
-struct Path {
-  Path(const char* root) : name(root) {}  // NOLINT: implicit from a literal root path
-  Path(const Path& parent_path, std::string_view child) : parent(&parent_path), name(child) {}
-  Path(const Path& parent_path, std::size_t item) : parent(&parent_path), index(item) {}
-
-  std::string str() const {
-    std::string out = parent ? parent->str() : std::string();
-    if (parent && index == kNoIndex) out += '.';
-    if (index == kNoIndex) {
-      out += name;
-    } else {
-      out += fmt::format("[{}]", index);
-    }
-    return out;
-  }
-
-  static constexpr std::size_t kNoIndex = static_cast<std::size_t>(-1);
-  const Path* parent = nullptr;
-  std::string_view name;
-  std::size_t index = kNoIndex;
-};
-
-std::string_view json_type_name(od::json_type t) {
-  switch (t) {
-    case od::json_type::array:
-      return "an array";
-    case od::json_type::object:
-      return "an object";
-    case od::json_type::number:
-      return "a number";
-    case od::json_type::string:
-      return "a string";
-    case od::json_type::boolean:
-      return "a boolean";
-    case od::json_type::null:
-      return "null";
-  }
-  return "an unknown value";
-}
-
-[[noreturn]] void wrong_type(const Path& path, std::string_view expected, od::json_type got) {
-  throw InputError(RejectCode::kWrongType, fmt::format("{}: expected {}, got {}", path.str(),
-                                                       expected, json_type_name(got)));
-}
-
-std::string_view get_string(od::value v, const Path& path) {
-  const od::json_type t = v.type();
-  if (t != od::json_type::string) wrong_type(path, "a string", t);
-  return v.get_string();
-}
-
-std::optional<std::string_view> get_optional_string(od::value v, const Path& path) {
-  if (v.type() == od::json_type::null) return std::nullopt;
-  return get_string(v, path);
-}
-
-std::int64_t get_int(od::value v, const Path& path) {
-  const od::json_type t = v.type();
-  if (t != od::json_type::number) wrong_type(path, "an integer", t);
-  std::int64_t out = 0;
-  if (v.get_int64().get(out) != simdjson::SUCCESS) {
-    throw InputError(RejectCode::kWrongType,
-                     fmt::format("{}: expected a 64-bit integer, got {}", path.str(),
-                                 trim_json_token(v.raw_json_token())));
-  }
-  return out;
-}
-
-od::object get_object(od::value v, const Path& path) {
-  const od::json_type t = v.type();
-  if (t != od::json_type::object) wrong_type(path, "an object", t);
-  return v.get_object();
-}
-
-od::array get_array(od::value v, const Path& path) {
-  const od::json_type t = v.type();
-  if (t != od::json_type::array) wrong_type(path, "an array", t);
-  return v.get_array();
-}
-
-Guid get_guid(std::string_view text, const Path& path) {
-  if (auto g = Guid::parse(text)) return *g;
-  throw InputError(RejectCode::kBadGuid, fmt::format("{}: \"{}\" is not a UUID", path.str(),
-                                                     printable_excerpt(text, 60)));
-}
 
 // Text that has to outlive the parser that produced it (unescaped strings live in the parser).
 std::string copy(std::string_view s) {
