@@ -37,7 +37,7 @@ std::string_view trim(std::string_view s) {
 }  // namespace
 
 struct NotificationDecoder::Impl {
-  explicit Impl(DecodeLimits limits) : limits(limits) {}
+  Impl(SplitAssembler& splits, DecodeLimits limits) : splits(splits), limits(limits) {}
 
   // Decodes the level `env` was parsed from (`text`), and the levels inside it. `depth` counts
   // the layers above: 1 per kcat record, 2 per decompressed or reassembled message.
@@ -48,7 +48,7 @@ struct NotificationDecoder::Impl {
   // Base64-decodes (and, for GZIP, inflates) a message into inflated_buffer, padded.
   std::string_view inflate_message(std::string_view base64, bool gzip);
 
-  SplitAssembler splits;
+  SplitAssembler& splits;
   DecodeLimits limits;
   od::parser envelope_parser;
   std::string kcat_buffer;
@@ -157,8 +157,8 @@ Event NotificationDecoder::Impl::decode_payload(std::string_view message_raw, Pa
   return event;
 }
 
-NotificationDecoder::NotificationDecoder(DecodeLimits limits)
-    : impl_(std::make_unique<Impl>(limits)) {}
+NotificationDecoder::NotificationDecoder(SplitAssembler& splits, DecodeLimits limits)
+    : impl_(std::make_unique<Impl>(splits, limits)) {}
 
 NotificationDecoder::~NotificationDecoder() = default;
 
@@ -176,14 +176,6 @@ std::optional<Event> NotificationDecoder::decode(std::string_view text, const So
     throw InputError(RejectCode::kInvalidJson,
                      fmt::format("invalid JSON: {}", simdjson::error_message(code)));
   }
-}
-
-std::optional<SourcePosition> NotificationDecoder::earliest_pending() const {
-  return impl_->splits.earliest_pending();
-}
-
-std::vector<IncompleteSplit> NotificationDecoder::take_incomplete() {
-  return impl_->splits.take_incomplete();
 }
 
 }  // namespace atlas2kudu

@@ -15,7 +15,8 @@
 // only chains them, and enforces what may nest in what: a kcat record only at the top, and inside
 // a decompressed or reassembled message only a plain envelope.
 //
-//   NotificationDecoder decoder(DecodeLimits{.max_inflated_bytes = 1 << 20});
+//   SplitAssembler splits;
+//   NotificationDecoder decoder(splits, DecodeLimits{.max_inflated_bytes = 1 << 20});
 //   std::optional<Event> e = decoder.decode(record.text, pos);   // nullopt: a chunk was held
 //
 // Chunks of one split message may interleave with other records, in any order; the event is
@@ -27,7 +28,6 @@
 #include <memory>
 #include <optional>
 #include <string_view>
-#include <vector>
 
 #include "atlas2kudu/event.h"
 #include "input/input_error.h"
@@ -42,7 +42,9 @@ struct DecodeLimits {
 
 class NotificationDecoder {
  public:
-  explicit NotificationDecoder(DecodeLimits limits = {});
+  // Split chunks go to `splits`, which must outlive the decoder; its owner asks it about pending
+  // messages (the reader: for resume points, and for incomplete messages at end of input).
+  explicit NotificationDecoder(SplitAssembler& splits, DecodeLimits limits = {});
   ~NotificationDecoder();
   NotificationDecoder(const NotificationDecoder&) = delete;
   NotificationDecoder& operator=(const NotificationDecoder&) = delete;
@@ -52,13 +54,6 @@ class NotificationDecoder {
   // rest (or a redelivered copy of one); throws InputError for a malformed record. `pos` is copied
   // into the event; kcat records add their Kafka coordinates to it.
   std::optional<Event> decode(std::string_view text, const SourcePosition& pos);
-
-  // The first chunk's position of the earliest split message still waiting for chunks: a resume
-  // point must not pass it (checkpoint.h).
-  std::optional<SourcePosition> earliest_pending() const;
-
-  // Split messages still waiting for chunks; clears them.
-  std::vector<IncompleteSplit> take_incomplete();
 
  private:
   struct Impl;
