@@ -104,8 +104,8 @@ bool parse_payload_field(std::string_view key, simdjson::ondemand::value value,
 // systemAttributes.modifiedTime): the envelope's msgCreationTime, then the Kafka record's
 // timestamp (kcat's "ts"). Both in milliseconds since the epoch.
 struct EventTimeFallbacks {
-  std::optional<std::int64_t> msg_creation_time_ms;
-  std::optional<std::int64_t> kafka_timestamp_ms;
+  std::optional<std::int64_t> msg_creation_time_ms = std::nullopt;
+  std::optional<std::int64_t> kafka_timestamp_ms = std::nullopt;
 };
 
 // Fills every Event field the payload decides: op, guid, type_name, qualified_name, name,
