@@ -8,7 +8,7 @@
 //   split chunk      {..,"msgId":"m_0","msgSplitIdx":0,"msgSplitCount":5,"message":"H4sI.."}
 //                    -> held until every chunk arrived, then joined -> as compressed
 //   payload          {"type":"ENTITY_NOTIFICATION_V2","operationType":..,"entity":{..},..}
-//                    (a bare payload without envelope is recognised by its missing `version`)
+//                    (a bare payload, without envelope, has neither `version` nor `message`)
 //
 // Each layer has its own file: envelope.h reads one level, split_assembler.h holds chunks,
 // util/base64.h and util/gzip.h decode, payload.h turns the payload into an Event. The decoder

@@ -2,9 +2,9 @@
 //
 // Atlas splits a notification too large for one Kafka message into chunks: envelopes sharing a
 // msgId, each with its msgSplitIdx (0-based), the msgSplitCount, and a piece of the message's
-// Base64 text. Kafka delivers the chunks in any order, interleaved with other messages, and after
-// a consumer restart possibly twice. The assembler holds chunks by msgId until every index has
-// arrived, then hands back the pieces joined in index order.
+// Base64 text. In an export the chunks may come in any order, interleaved with other messages,
+// and (after a consumer restart) more than once. The assembler holds chunks by msgId until every
+// index has arrived, then hands back the pieces joined in index order.
 //
 // It also answers the one question a resume point needs about them (reader.h, progress()): the
 // position of the earliest chunk still held. Everything read before it is done; it and what

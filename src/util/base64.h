@@ -1,9 +1,9 @@
 // Base64 (RFC 4648, '=' padding).
 //
-// Encoding writes the standard alphabet. Decoding is as lenient as the decoder Atlas itself uses
-// (Apache commons-codec), since that is what defines which messages Atlas can read back: both the
-// standard ("+/") and the URL-safe ("-_") alphabet are accepted, whitespace anywhere is skipped,
-// padding is optional, and leftover bits of an incomplete last group are dropped.
+// Encoding writes the standard alphabet. Decoding reads what Atlas's own decoder (Apache
+// commons-codec) writes and accepts: like it, it takes both the standard ("+/") and the URL-safe
+// ("-_") alphabet and skips whitespace anywhere. Padding is optional and leftover bits of an
+// incomplete last group are dropped; any other byte, or data after '=' padding, is an error.
 //
 //   base64_encode("hello")       -> "aGVsbG8="
 //   base64_decode("aGVs\nbG8")   -> "hello"

@@ -6,8 +6,8 @@
 //   try {
 //     gunzip(bytes, 65536, out);
 //   } catch (const DecodeError& e) {
-//     // e.kind() == DecodeError::Kind::kTooLarge, e.what() == "decompresses to more than 65536
-//     bytes"
+//     // e.kind() == DecodeError::Kind::kTooLarge
+//     // e.what() == "decompresses to more than 65536 bytes"
 //   }
 #pragma once
 
