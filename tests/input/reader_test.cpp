@@ -8,7 +8,6 @@
 #include <string>
 
 #include "../util/gzip_compress.h"
-#include "input/input_error.h"
 #include "test_support.h"
 #include "util/base64.h"
 #include "util/digest.h"
