@@ -1,41 +1,39 @@
-// Decoding one framed record into an Event: envelopes, kcat records, GZIP+Base64 messages, split
-// messages, and the V2 and legacy V1 payloads (SPEC §1; research/atlas-notifications.md §2-§4).
-//
-// The layers, outermost first, each optional except the payload:
+// Decoding one framed record into an Event: the chain of layers a notification can be wrapped in,
+// outermost first, each optional except the payload:
 //
 //   kcat -J record   {"topic":"ATLAS_ENTITIES","partition":0,"offset":7,"payload":"<envelope>"}
 //   envelope         {"version":{...},"msgCreationTime":...,"message":<payload>}
 //   compressed       {"version":{...},"msgId":"..","msgCompressionKind":"GZIP",
 //                     "message":"H4sI..."}        -> Base64, gunzip -> an envelope
 //   split chunk      {..,"msgId":"m_0","msgSplitIdx":0,"msgSplitCount":5,"message":"H4sI.."}
-//                    -> chunks concatenated in index order once all arrived -> as compressed
+//                    -> held until every chunk arrived, then joined -> as compressed
 //   payload          {"type":"ENTITY_NOTIFICATION_V2","operationType":..,"entity":{..},..}
-//                    (a bare payload without envelope is recognised by its missing `version`)
+//                    (a bare payload, without envelope, has neither `version` nor `message`)
+//
+// Each layer has its own file: envelope.h reads one level, split_assembler.h holds chunks,
+// util/base64.h and util/gzip.h decode, payload.h turns the payload into an Event. The decoder
+// only chains them, and enforces what may nest in what: a kcat record only at the top, and inside
+// a decompressed or reassembled message only a plain envelope.
+//
+//   SplitAssembler splits;
+//   NotificationDecoder decoder(splits, DecodeLimits{.max_inflated_bytes = 1 << 20});
+//   std::optional<Event> e = decoder.decode(record.text, pos);   // nullopt: a chunk was held
 //
 // Chunks of one split message may interleave with other records, in any order; the event is
-// produced when the last missing chunk arrives and carries that chunk's position. Chunks still
-// missing at end of input are reported by take_incomplete(), never dropped.
+// produced when the last missing chunk arrives, carries that chunk's position, and has
+// pos.first_record set to its earliest chunk's record.
 #pragma once
 
-#include <map>
+#include <cstddef>
 #include <memory>
 #include <optional>
-#include <string>
 #include <string_view>
-#include <vector>
 
 #include "atlas2kudu/event.h"
 #include "input/input_error.h"
+#include "input/split_assembler.h"
 
 namespace atlas2kudu {
-
-// A split message that never completed.
-struct IncompleteSplit {
-  std::string msg_id;
-  std::size_t received = 0;
-  std::size_t expected = 0;
-  SourcePosition first;  // position of its earliest chunk
-};
 
 struct DecodeLimits {
   // Bytes a GZIP message may inflate to; protects against decompression bombs.
@@ -44,42 +42,22 @@ struct DecodeLimits {
 
 class NotificationDecoder {
  public:
-  explicit NotificationDecoder(DecodeLimits limits = {});
+  // Split chunks go to `splits`, which must outlive the decoder; its owner asks it about pending
+  // messages (the reader: for resume points, and for incomplete messages at end of input).
+  explicit NotificationDecoder(SplitAssembler& splits, DecodeLimits limits = {});
   ~NotificationDecoder();
   NotificationDecoder(const NotificationDecoder&) = delete;
   NotificationDecoder& operator=(const NotificationDecoder&) = delete;
 
   // Decodes one record. `text` must be followed by 64 readable bytes (FramedRecord guarantees
   // it). Returns the event; or nullopt when the record was a split chunk now waiting for the
-  // rest; throws InputError for a malformed record. `pos` is copied into the event; kcat records
-  // add their Kafka coordinates to it.
+  // rest (or a redelivered copy of one); throws InputError for a malformed record. `pos` is copied
+  // into the event; kcat records add their Kafka coordinates to it.
   std::optional<Event> decode(std::string_view text, const SourcePosition& pos);
-
-  // The first chunk's position of the earliest split message still waiting for chunks: a resume
-  // point must not pass it (checkpoint.h).
-  std::optional<SourcePosition> earliest_pending() const;
-
-  // Split messages still waiting for chunks; clears them.
-  std::vector<IncompleteSplit> take_incomplete();
-
-  // Chunks absorbed into split messages so far (each chunk is one record read).
-  std::uint64_t split_chunks() const { return split_chunks_; }
 
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
-  std::uint64_t split_chunks_ = 0;
 };
-
-// Standard Base64 (RFC 4648, '=' padding). Like Atlas's commons-codec decoder it also accepts the
-// URL-safe alphabet and skips whitespace. Throws InputError(kBadEncoding) on other bytes.
-std::string base64_decode(std::string_view text);
-
-// Inflates a gzip (or zlib) stream. Throws InputError(kBadEncoding) if it is corrupt or
-// truncated, InputError(kTooLarge) past `max_bytes`.
-std::string gunzip(std::string_view data, std::size_t max_bytes);
-
-// "2017-03-25T20:07:12.000Z" (V1 dates) to microseconds since the epoch; nullopt if malformed.
-std::optional<std::int64_t> parse_iso8601_micros(std::string_view text);
 
 }  // namespace atlas2kudu

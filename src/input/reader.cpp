@@ -12,6 +12,7 @@
 #include "input/input_error.h"
 #include "input/json_text.h"
 #include "input/notification.h"
+#include "input/split_assembler.h"
 #include "util/base64.h"
 #include "util/json_writer.h"
 
@@ -91,7 +92,7 @@ struct Reader::Impl {
   Impl(RejectSink& rejects, ReaderLimits limits)
       : rejects_(rejects),
         max_record_bytes_(limits.max_record_bytes),
-        decoder_(DecodeLimits{limits.max_inflated_bytes}) {}
+        decoder_(splits_, DecodeLimits{limits.max_inflated_bytes}) {}
 
   bool next(Event& out);
   bool kafka_applied(const SourcePosition::Kafka& k) const;
@@ -108,6 +109,7 @@ struct Reader::Impl {
   std::string_view source_name_;  // of the current source, interned
   std::unique_ptr<ByteSource> source_;
   std::unique_ptr<Framer> framer_;
+  SplitAssembler splits_;  // split chunks held by decoder_, until their message completes
   NotificationDecoder decoder_;
   FramedRecord record_;
   ReadStats stats_;
@@ -186,6 +188,9 @@ bool Reader::Impl::kafka_applied(const SourcePosition::Kafka& k) const {
   return it != resume_.kafka_next_offset.end() && k.offset < it->second;
 }
 
+// The input layer's one resume point: every record framed so far and every Kafka offset
+// delivered, except that a split message still held by splits_ pulls its source (and its
+// partition) back to its earliest chunk, since after a restart that chunk must be read again.
 InputProgress Reader::Impl::progress() const {
   InputProgress p;
   p.sources = marks_;
@@ -193,7 +198,7 @@ InputProgress Reader::Impl::progress() const {
     p.sources[i].complete = i + 1 < p.sources.size() || finished_;
   }
   p.kafka_next_offset = kafka_next_;
-  if (const auto pending = decoder_.earliest_pending()) {
+  if (const auto pending = splits_.earliest_pending()) {
     const std::size_t s = pending->source_index;
     for (std::size_t i = s; i < p.sources.size(); ++i) {
       p.sources[i].complete = false;
@@ -219,7 +224,7 @@ bool Reader::Impl::next(Event& out) {
     if (!framer_ || !framer_->next(record_)) {
       if (open_next_source()) continue;
       finished_ = true;
-      for (const IncompleteSplit& split : decoder_.take_incomplete()) {
+      for (const IncompleteSplit& split : splits_.take_incomplete()) {
         reject(split.first, RejectCode::kBadSplit,
                fmt::format("split message {} incomplete at end of input: {} of {} chunks arrived",
                            printable_excerpt(split.msg_id, 80), split.received, split.expected),

@@ -3,13 +3,15 @@
 #include "atlas2kudu/reader.h"
 
 #include <doctest/doctest.h>
+#include <fmt/core.h>
 
 #include <string>
 
-#include "input/input_error.h"
-#include "input/notification.h"
+#include "../util/gzip_compress.h"
 #include "test_support.h"
+#include "util/base64.h"
 #include "util/digest.h"
+#include "util/gzip.h"
 
 TEST_SUITE_BEGIN("reader");
 
@@ -45,6 +47,21 @@ void check_gzip_vector_event(const Event& e) {
   REQUIRE(e.attributes.size() == 2);
   CHECK(e.attributes[0] == Attribute{"owner", "\"etl\""});
   CHECK(e.attributes[1] == Attribute{"createTime", "1699999990000"});
+}
+
+// A one-chunk GZIP envelope around gzip-compressed bytes.
+std::string gzip_envelope(std::string_view compressed) {
+  return "{\"version\":{\"version\":\"1.0.0\"},\"msgId\":\"m_1\",\"msgCompressionKind\":\"GZIP\","
+         "\"msgSplitIdx\":1,\"msgSplitCount\":1,\"msgCreationTime\":1700000000000,\"message\":\"" +
+         base64_encode(compressed) + "\"}";
+}
+
+// One chunk of a split GZIP message.
+std::string split_chunk(const std::string& msg_id, int index, int count,
+                        const std::string& base64) {
+  return "{\"version\":{\"version\":\"1.0.0\"},\"msgId\":\"" + msg_id +
+         "\",\"msgCompressionKind\":\"GZIP\",\"msgSplitIdx\":" + std::to_string(index) +
+         ",\"msgSplitCount\":" + std::to_string(count) + ",\"message\":\"" + base64 + "\"}";
 }
 
 }  // namespace
@@ -378,33 +395,60 @@ TEST_CASE("records over the size limit are rejected without holding them") {
                                   ": record longer than the 2048 byte limit");
 }
 
-TEST_CASE("a decompression bomb is stopped at the limit") {
-  // 2 MB of zeros gzip to a few KB; with a 1 MB limit the message is refused.
-  std::string zeros(2 << 20, '0');
-  CHECK_THROWS_AS(gunzip(std::string_view(), 10), InputError);
-  try {
-    gunzip(std::string_view("\x1f\x8b", 2), 10);
-    FAIL("truncated gzip accepted");
-  } catch (const InputError& e) {
-    CHECK(e.code() == RejectCode::kBadEncoding);
-  }
+TEST_CASE("a GZIP message may inflate up to max_inflated_bytes, not one byte more") {
+  constexpr std::size_t kLimit = 64 * 1024;
+  const ReaderLimits limits{.max_inflated_bytes = kLimit};
+  // An inner envelope padded with an attribute to exactly the limit, and one byte longer.
+  auto with_pad = [](std::size_t n) {
+    return envelope(entity_message(
+        "ENTITY_CREATE", "{\"qualifiedName\":\"q\",\"pad\":\"" + std::string(n, 'x') + "\"}"));
+  };
+  const std::size_t pad = kLimit - with_pad(0).size();
+  REQUIRE(with_pad(pad).size() == kLimit);
+
+  auto out = read_text(gzip_envelope(gzip_compress(with_pad(pad))) + "\n", limits);
+  CHECK(out.diagnostics.empty());
+  REQUIRE(out.events.size() == 1);
+  CHECK(find_attr(out.events[0], "pad")->json == fmt::format("\"{}\"", std::string(pad, 'x')));
+
+  out = read_text(gzip_envelope(gzip_compress(with_pad(pad + 1))) + "\n", limits);
+  CHECK(out.events.empty());
+  REQUIRE(out.diagnostics.size() == 1);
+  CHECK(out.diagnostics[0] == "t.jsonl:1:0: message: decompresses to more than 65536 bytes");
+  CHECK(out.stats.per_reason[static_cast<std::size_t>(RejectCode::kTooLarge)] == 1);
 }
 
-TEST_CASE("ISO-8601 V1 dates") {
-  CHECK(parse_iso8601_micros("1970-01-01T00:00:00.000Z") == 0);
-  CHECK(parse_iso8601_micros("2017-03-25T20:07:12.000Z") == 1490472432000000);
-  CHECK(parse_iso8601_micros("2017-03-25T20:07:12Z") == 1490472432000000);
-  CHECK(parse_iso8601_micros("2017-03-25T20:07:12.123456Z") == 1490472432123456);
-  CHECK_FALSE(parse_iso8601_micros("2017-02-30T20:07:12.000Z"));
-  CHECK_FALSE(parse_iso8601_micros("2017-03-25 20:07:12.000Z"));
-  CHECK_FALSE(parse_iso8601_micros("2017-03-25T20:07:12.000"));
-}
+TEST_CASE("a decompression bomb is rejected after inflating no more than the limit") {
+  // 16 MiB of zeros gzip to about 16 KiB: a small record, a huge message.
+  constexpr std::size_t kLimit = 64 * 1024;
+  const std::string bomb = gzip_compress(std::string(std::size_t{16} << 20, '0'));
+  REQUIRE(bomb.size() < kLimit);
+  const std::string record = gzip_envelope(bomb);
+  const std::string good = envelope(entity_message("ENTITY_CREATE"));
+  const auto out = read_text(good + "\n" + record + "\n" + good + "\n",
+                             ReaderLimits{.max_inflated_bytes = kLimit});
+  CHECK(out.events.size() == 2);
+  REQUIRE(out.diagnostics.size() == 1);
+  CHECK(out.diagnostics[0] == "t.jsonl:2:" + std::to_string(good.size() + 1) +
+                                  ": message: decompresses to more than 65536 bytes");
+  CHECK(out.stats.per_reason[static_cast<std::size_t>(RejectCode::kTooLarge)] == 1);
 
-TEST_CASE("Base64: standard and URL-safe alphabets, whitespace skipped") {
-  CHECK(base64_decode("aGVsbG8=") == "hello");
-  CHECK(base64_decode("aGVs\nbG8") == "hello");
-  CHECK(base64_decode("-_8=") == base64_decode("+/8="));
-  CHECK_THROWS_AS(base64_decode("aGV*"), InputError);
+  // The same bomb as a split message is stopped the same way, where its last chunk was read.
+  const std::string base64 = base64_encode(bomb);
+  const std::size_t half = base64.size() / 2;
+  const std::string chunk1 = split_chunk("m_9", 1, 2, base64.substr(half));
+  const std::string chunk0 = split_chunk("m_9", 0, 2, base64.substr(0, half));
+  const auto split =
+      read_text(chunk1 + "\n" + chunk0 + "\n", ReaderLimits{.max_inflated_bytes = kLimit});
+  REQUIRE(split.diagnostics.size() == 1);
+  CHECK(split.diagnostics[0] == "t.jsonl:2:" + std::to_string(chunk1.size() + 1) +
+                                    ": message: decompresses to more than 65536 bytes");
+
+  // What the decoder holds while inflating it: the output buffer never grows past limit + 1.
+  std::string inflated;
+  CHECK_THROWS_AS(gunzip(bomb, kLimit, inflated), DecodeError);
+  CHECK(inflated.size() == kLimit + 1);
+  CHECK(inflated.capacity() <= kLimit + 1);
 }
 
 TEST_SUITE_END();

@@ -17,6 +17,10 @@ std::string slurp(const std::string& path) {
 }
 
 ReadOutcome read_text(const std::string& text, std::size_t max_read, std::size_t max_record_bytes) {
+  return read_text(text, ReaderLimits{.max_record_bytes = max_record_bytes}, max_read);
+}
+
+ReadOutcome read_text(const std::string& text, ReaderLimits limits, std::size_t max_read) {
   ReadOutcome out;
   char* diag_buf = nullptr;
   std::size_t diag_size = 0;
@@ -28,7 +32,7 @@ ReadOutcome read_text(const std::string& text, std::size_t max_read, std::size_t
     RejectSink sink(RejectPolicy{1000000, reject_path}, diag);
     std::vector<std::unique_ptr<ByteSource>> sources;
     sources.push_back(memory_byte_source("t.jsonl", text, max_read));
-    Reader reader(std::move(sources), sink, ReaderLimits{.max_record_bytes = max_record_bytes});
+    Reader reader(std::move(sources), sink, limits);
     for (Event e; reader.next(e);) out.events.push_back(std::move(e));
     out.stats = reader.stats();
   }

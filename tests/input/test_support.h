@@ -21,6 +21,9 @@ struct ReadOutcome {
 // --max-rejects unlimited and a reject file.
 ReadOutcome read_text(const std::string& text, std::size_t max_read = static_cast<std::size_t>(-1),
                       std::size_t max_record_bytes = ReaderLimits{}.max_record_bytes);
+// The same with every reader limit given.
+ReadOutcome read_text(const std::string& text, ReaderLimits limits,
+                      std::size_t max_read = static_cast<std::size_t>(-1));
 
 std::string slurp(const std::string& path);
 

@@ -1,0 +1,123 @@
+// The notification payload: the V2 and legacy V1 field models, and one payload -> one Event.
+//
+// A payload is the object in an envelope's `message` (envelope.h), or a whole record that has no
+// envelope. Atlas writes two generations of it:
+//
+//   V2  {"type":"ENTITY_NOTIFICATION_V2","operationType":"CLASSIFICATION_ADD","eventTime":1000,
+//        "entity":{"typeName":"hive_table","guid":"<uuid>","attributes":{"qualifiedName":..},
+//                  "classifications":[{"typeName":"PII","entityGuid":"<uuid>"}]}}
+//       or, for RELATIONSHIP_*, "relationship":{"typeName":..,"label":..,"end1":{"guid":..},..}
+//   V1  {"type":"ENTITY_NOTIFICATION_V1","operationType":"TRAIT_ADD",
+//        "entity":{"id":{"id":"<uuid>","typeName":..},"values":{..},"traitNames":["PII"],
+//                  "systemAttributes":{"modifiedTime":"2017-03-25T20:07:12.000Z"}},
+//        "traits":[{"typeName":"PII","values":{..}}]}
+//       (a payload without "type" is read as V1).
+//
+// Reading takes two steps, because the envelope reads its members and its payload's in one
+// forward pass (simdjson On-Demand), and which of the collected fields count is only known at the
+// end (V1 or V2, and the envelope's own times as fallbacks):
+//
+//   PayloadFields fields;
+//   for (auto member : message_object) parse_payload_field(member.unescaped_key(),
+//                                                           member.value(), fields);
+//   Event event;
+//   payload_to_event(fields, EventTimeFallbacks{.msg_creation_time_ms = 1700000000000}, event);
+//
+// Every error is an InputError whose reason starts with the field's path ("message.entity.guid:
+// ..."); a bare payload is reported with the same "message." paths.
+#pragma once
+
+#include <simdjson.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "atlas2kudu/event.h"
+
+namespace atlas2kudu {
+
+// One V2 classification, or one V1 trait (a "struct" with "values" instead of "attributes").
+struct ClassificationFields {
+  std::string type_name;
+  std::optional<Guid> entity_guid;     // V2 only: set when the tag was propagated
+  std::string attributes_json = "{}";  // canonical JSON object text
+};
+
+// An entity's V2 "attributes" or V1 "values". qualifiedName and name are kept apart as decoded
+// text; every other non-null attribute keeps its JSON text, in input order.
+struct AttributeSet {
+  bool present = false;
+  std::optional<std::string> qualified_name;
+  std::optional<std::string> name;
+  std::vector<Attribute> others;
+};
+
+// Both generations' entity fields: which ones count is decided by payload_to_event.
+struct EntityFields {
+  bool present = false;
+  std::optional<std::string> type_name;
+  std::optional<std::string> guid_text;               // V2 "guid"
+  std::optional<std::string> v1_id_guid;              // V1 "id": a guid string, or {"id":..}
+  std::optional<std::string> v1_id_type_name;         // V1 "id": {"typeName":..}
+  AttributeSet attributes;                            // V2 "attributes"
+  AttributeSet values;                                // V1 "values"
+  std::vector<ClassificationFields> classifications;  // V2 "classifications"
+  bool has_traits = false;
+  std::vector<ClassificationFields> traits;  // V1 "traits" map
+  std::vector<std::string> trait_names;      // V1 "traitNames"
+  std::optional<std::string> modified_time;  // V1 systemAttributes.modifiedTime
+};
+
+struct RelationshipEndFields {
+  std::optional<Guid> guid;
+  std::string type_name;
+};
+
+struct RelationshipFields {
+  bool present = false;
+  std::string type_name;
+  std::optional<Guid> guid;
+  std::string label;
+  std::string status;
+  std::optional<RelationshipEndFields> end1, end2;
+};
+
+struct PayloadFields {
+  std::optional<std::string> type;
+  std::optional<std::string> operation;
+  std::optional<std::int64_t> event_time_ms;
+  EntityFields entity;
+  RelationshipFields relationship;
+  bool has_traits = false;
+  std::vector<ClassificationFields> traits;  // V1 message-level "traits" list
+};
+
+// Takes one member of a payload object into `fields`, checking its type and copying its text out
+// of the parser. Returns false, consuming nothing, if `key` is not a payload field.
+bool parse_payload_field(std::string_view key, simdjson::ondemand::value value,
+                         PayloadFields& fields);
+
+// Where the event time comes from when the payload has no eventTime (and, for V1, no
+// systemAttributes.modifiedTime): the envelope's msgCreationTime, then the Kafka record's
+// timestamp (kcat's "ts"). Both in milliseconds since the epoch.
+struct EventTimeFallbacks {
+  std::optional<std::int64_t> msg_creation_time_ms = std::nullopt;
+  std::optional<std::int64_t> kafka_timestamp_ms = std::nullopt;
+};
+
+// Fills every Event field the payload decides: op, guid, type_name, qualified_name, name,
+// attributes, classifications, relationship, event_time_us and legacy_v1 (pos and audit_seq are
+// the caller's). Moves text out of `fields`. Checks, in this order: the notification type (an
+// ATLAS_HOOK type is kHookTopic: the wrong topic was exported), the operation (V1 TRAIT_* map to
+// CLASSIFICATION_*), the event time, then the entity or the relationship the operation needs.
+void payload_to_event(PayloadFields& fields, const EventTimeFallbacks& fallbacks, Event& event);
+
+// The audit seq of a payload: SHA-256 of its JSON text minus insignificant whitespace, so a
+// redelivered or re-pretty-printed message keeps its seq. `scratch` is reused between calls.
+// Throws InputError(kInvalidJson) if the text cannot be minified.
+std::int64_t message_audit_seq(std::string_view message_json, std::string& scratch);
+
+}  // namespace atlas2kudu

@@ -1,0 +1,303 @@
+// The framer alone, over in-memory byte sources: which bytes make a record, where each record
+// is, and what is skipped. Every case runs with reads of 1, 3 and 7 bytes and unlimited, so that
+// records, prefixes and diagnostics straddle buffer refills.
+#include "input/framer.h"
+
+#include <doctest/doctest.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "input/byte_source.h"
+
+TEST_SUITE_BEGIN("framer");
+
+using namespace atlas2kudu;
+
+namespace {
+
+// A FramedRecord with its text copied out (the framer's view is valid only until next()).
+struct Record {
+  std::string text;
+  std::uint64_t line = 0;
+  std::uint64_t offset = 0;
+  std::uint64_t index = 0;
+  std::optional<RejectCode> error;
+  std::string reason;
+  std::optional<std::int32_t> partition;
+  std::optional<std::int64_t> kafka_offset;
+};
+
+struct Framed {
+  std::vector<Record> records;
+  std::uint64_t ignored_lines = 0;
+};
+
+Framed frame(const std::string& text, std::size_t max_read,
+             std::size_t max_record_bytes = kDefaultMaxRecordBytes) {
+  auto source = memory_byte_source("t.jsonl", text, max_read);
+  Framer framer(*source, max_record_bytes);
+  Framed out;
+  for (FramedRecord r; framer.next(r);) {
+    out.records.push_back(Record{std::string(r.text), r.line, r.offset, r.index, r.error, r.reason,
+                                 r.console_partition, r.console_offset});
+  }
+  out.ignored_lines = framer.ignored_lines();
+  return out;
+}
+
+constexpr std::size_t kReadSizes[] = {1, 3, 7, static_cast<std::size_t>(-1)};
+
+// Frames `text` with every read size; checks they agree and returns the result.
+Framed frame_all_ways(const std::string& text) {
+  const Framed whole = frame(text, static_cast<std::size_t>(-1));
+  for (std::size_t max_read : kReadSizes) {
+    CAPTURE(max_read);
+    const Framed cut = frame(text, max_read);
+    REQUIRE(cut.records.size() == whole.records.size());
+    CHECK(cut.ignored_lines == whole.ignored_lines);
+    for (std::size_t i = 0; i < cut.records.size(); ++i) {
+      CAPTURE(i);
+      CHECK(cut.records[i].text == whole.records[i].text);
+      CHECK(cut.records[i].line == whole.records[i].line);
+      CHECK(cut.records[i].offset == whole.records[i].offset);
+      CHECK(cut.records[i].index == whole.records[i].index);
+      CHECK(cut.records[i].error == whole.records[i].error);
+      CHECK(cut.records[i].reason == whole.records[i].reason);
+      CHECK(cut.records[i].partition == whole.records[i].partition);
+      CHECK(cut.records[i].kafka_offset == whole.records[i].kafka_offset);
+    }
+  }
+  return whole;
+}
+
+void check_document(const Record& r, const std::string& text, std::uint64_t line,
+                    std::uint64_t offset, std::uint64_t index) {
+  CHECK(r.text == text);
+  CHECK(r.line == line);
+  CHECK(r.offset == offset);
+  CHECK(r.index == index);
+  CHECK_FALSE(r.error);
+  CHECK(r.reason.empty());
+}
+
+void check_malformed(const Record& r, RejectCode code, const std::string& reason,
+                     std::uint64_t line, std::uint64_t offset) {
+  CHECK(r.error == code);
+  CHECK(r.reason == reason);
+  CHECK(r.line == line);
+  CHECK(r.offset == offset);
+}
+
+}  // namespace
+
+TEST_CASE("one document per line, with LF or CRLF line ends") {
+  const Framed out = frame_all_ways("{\"a\":1}\n{\"b\":[2,3]}\r\n\n{\"c\":\"}\"}");
+  REQUIRE(out.records.size() == 3);
+  check_document(out.records[0], "{\"a\":1}", 1, 0, 0);
+  check_document(out.records[1], "{\"b\":[2,3]}", 2, 8, 1);
+  check_document(out.records[2], "{\"c\":\"}\"}", 4, 22, 2);  // a '}' in a string is text
+  CHECK(out.ignored_lines == 0);
+}
+
+TEST_CASE("an empty or blank input has no records") {
+  CHECK(frame_all_ways("").records.empty());
+  CHECK(frame_all_ways("\n \r\n\t\n").records.empty());
+}
+
+TEST_CASE("kafka-console-consumer prefixes are skipped and partition/offset kept") {
+  const std::string line1 = "CreateTime:1619751228672\tPartition:3\tOffset:42\t{\"a\":1}\n";
+  const std::string line2 = "Partition:0\tOffset:9007199254740993\tNO_HEADERS\tnull\t{\"b\":2}\n";
+  const std::string line3 = "LogAppendTime:1\t{\"c\":3}\n";
+  const Framed out = frame_all_ways(line1 + line2 + line3);
+  REQUIRE(out.records.size() == 3);
+  check_document(out.records[0], "{\"a\":1}", 1, line1.find('{'), 0);
+  CHECK(out.records[0].partition == 3);
+  CHECK(out.records[0].kafka_offset == 42);
+  check_document(out.records[1], "{\"b\":2}", 2, line1.size() + line2.find('{'), 1);
+  CHECK(out.records[1].partition == 0);
+  CHECK(out.records[1].kafka_offset == 9007199254740993);
+  // Coordinates belong to their own line only.
+  check_document(out.records[2], "{\"c\":3}", 3, line1.size() + line2.size() + line3.find('{'), 2);
+  CHECK_FALSE(out.records[2].partition);
+  CHECK_FALSE(out.records[2].kafka_offset);
+}
+
+TEST_CASE("tool diagnostics are counted and skipped, wherever they fall") {
+  const std::string doc = "{\"a\":1}";
+  const std::string text = "% Reached end of topic ATLAS_ENTITIES [0] at offset 12\n" + doc +
+                           "\nProcessed a total of 1 messages\n" + "% Exiting." + "\n" + doc;
+  const Framed out = frame_all_ways(text);
+  CHECK(out.ignored_lines == 3);
+  REQUIRE(out.records.size() == 2);
+  check_document(out.records[0], doc, 2, text.find(doc), 0);
+  check_document(out.records[1], doc, 5, text.rfind(doc), 1);
+  // Only at the start of a line: the same words after a record are a malformed record.
+  const Framed after = frame_all_ways(doc + " % not a diagnostic\n");
+  REQUIRE(after.records.size() == 2);
+  CHECK(after.records[1].error == RejectCode::kNotJson);
+  CHECK(after.ignored_lines == 0);
+}
+
+TEST_CASE("pretty-printed documents span lines; concatenated ones split") {
+  const std::string pretty1 = "{\n  \"a\": 1,\n  \"b\": [\n    2\n  ]\n}";
+  const std::string pretty2 = "{\n  \"c\": {\"d\": 3}\n}";
+  const std::string text = pretty1 + "\n" + pretty2 + "\n";
+  const Framed out = frame_all_ways(text);
+  REQUIRE(out.records.size() == 2);
+  check_document(out.records[0], pretty1, 1, 0, 0);
+  check_document(out.records[1], pretty2, 7, pretty1.size() + 1, 1);
+
+  const Framed concatenated = frame_all_ways("{\"a\":1}{\"b\":2} {\"c\":3}\t" + pretty2);
+  REQUIRE(concatenated.records.size() == 4);
+  check_document(concatenated.records[0], "{\"a\":1}", 1, 0, 0);
+  check_document(concatenated.records[1], "{\"b\":2}", 1, 7, 1);
+  check_document(concatenated.records[2], "{\"c\":3}", 1, 15, 2);
+  check_document(concatenated.records[3], pretty2, 1, 23, 3);
+}
+
+TEST_CASE("the elements of a top-level array are the records") {
+  const std::string text = "[{\"a\":1},\n {\"b\":2} ,{\"c\":3}\n]\n{\"d\":4}\n";
+  const Framed out = frame_all_ways(text);
+  REQUIRE(out.records.size() == 4);
+  check_document(out.records[0], "{\"a\":1}", 1, 1, 0);
+  check_document(out.records[1], "{\"b\":2}", 2, text.find("{\"b\""), 1);
+  check_document(out.records[2], "{\"c\":3}", 2, text.find("{\"c\""), 2);
+  check_document(out.records[3], "{\"d\":4}", 4, text.find("{\"d\""), 3);
+
+  const Framed unclosed = frame_all_ways("[{\"a\":1},\n{\"b\":2}");
+  REQUIRE(unclosed.records.size() == 3);
+  CHECK(unclosed.records[2].text.empty());
+  check_malformed(unclosed.records[2], RejectCode::kInvalidJson,
+                  "truncated JSON: top-level array not closed at end of input", 2, 17);
+}
+
+TEST_CASE("a line cut short is found at its own line end; the next line is intact") {
+  const std::string cut_in_string = "{\"a\":\"x";
+  const std::string cut_between = "{\"a\":1,";
+  const std::string good = "{\"b\":2}";
+  const std::string text = cut_in_string + "\n" + cut_between + "\n" + good + "\n";
+  const Framed out = frame_all_ways(text);
+  REQUIRE(out.records.size() == 3);
+  check_malformed(out.records[0], RejectCode::kInvalidJson,
+                  "truncated JSON: unterminated string at end of line", 1, 0);
+  CHECK(out.records[0].text == cut_in_string);
+  check_malformed(out.records[1], RejectCode::kInvalidJson,
+                  "truncated JSON: 1 unclosed bracket(s) at end of line", 2,
+                  cut_in_string.size() + 1);
+  CHECK(out.records[1].text == cut_between);
+  check_document(out.records[2], good, 3, text.find(good), 2);
+}
+
+TEST_CASE("a document cut at the end of input is reported there") {
+  const std::string good = "{\"b\":2}\n";
+  Framed out = frame_all_ways(good + "{\"a\":{\"c\":1");
+  REQUIRE(out.records.size() == 2);
+  check_malformed(out.records[1], RejectCode::kInvalidJson,
+                  "truncated JSON: 2 unclosed bracket(s) at end of input", 2, good.size());
+  CHECK(out.records[1].text == "{\"a\":{\"c\":1");
+
+  out = frame_all_ways(good + "{\"a\":\"x\\");  // even right after a backslash
+  REQUIRE(out.records.size() == 2);
+  check_malformed(out.records[1], RejectCode::kInvalidJson,
+                  "truncated JSON: unterminated string at end of input", 2, good.size());
+}
+
+TEST_CASE("a raw newline inside a string is a truncation, even in a pretty document") {
+  // Atlas never writes one; the line was cut and the next line starts a new record.
+  const std::string text = "{\n  \"a\": \"x\n{\"b\":2}\n";
+  const Framed out = frame_all_ways(text);
+  REQUIRE(out.records.size() == 2);
+  check_malformed(out.records[0], RejectCode::kInvalidJson,
+                  "truncated JSON: unterminated string at end of line", 1, 0);
+  CHECK(out.records[0].text == "{\n  \"a\": \"x");
+  check_document(out.records[1], "{\"b\":2}", 3, text.find("{\"b\""), 1);
+
+  // A backslash at the end of the line does not escape the newline.
+  const Framed escaped = frame_all_ways("{\"a\":\"x\\\n{\"b\":2}\n");
+  REQUIRE(escaped.records.size() == 2);
+  CHECK(escaped.records[0].reason == "truncated JSON: unterminated string at end of line");
+  check_document(escaped.records[1], "{\"b\":2}", 2, 9, 1);
+}
+
+TEST_CASE("anything else on a line is one not-JSON record") {
+  const std::string text = "hello world\n42\n\"text\"\n{\"a\":1}\n";
+  const Framed out = frame_all_ways(text);
+  REQUIRE(out.records.size() == 4);
+  check_malformed(out.records[0], RejectCode::kNotJson, "not a JSON object: \"hello world\"", 1, 0);
+  CHECK(out.records[0].text == "hello world");
+  check_malformed(out.records[1], RejectCode::kNotJson, "not a JSON object: \"42\"", 2, 12);
+  check_malformed(out.records[2], RejectCode::kNotJson, "not a JSON object: \"\"text\"\"", 3, 15);
+  check_document(out.records[3], "{\"a\":1}", 4, 22, 3);
+}
+
+TEST_CASE("a record over the size limit is rejected and skipped to its line end") {
+  // Reads smaller than the record, as from a pipe: the limit is checked at every refill.
+  const std::string big = "{\"blob\":\"" + std::string(1500, 'x') + "\"}";
+  const std::string text = "{\"a\":1}\n" + big + "\n{\"b\":2}\n";
+  for (std::size_t max_read : {1, 3, 7, 100}) {
+    CAPTURE(max_read);
+    const Framed out = frame(text, max_read, 1000);
+    REQUIRE(out.records.size() == 3);
+    check_document(out.records[0], "{\"a\":1}", 1, 0, 0);
+    check_malformed(out.records[1], RejectCode::kTooLarge, "record longer than the 1000 byte limit",
+                    2, 8);
+    CHECK(out.records[1].index == 1);
+    // The report keeps the record's first bytes, not all of it.
+    CHECK(big.starts_with(out.records[1].text));
+    CHECK(out.records[1].text.size() < big.size());
+    check_document(out.records[2], "{\"b\":2}", 3, 8 + big.size() + 1, 2);
+  }
+  // At the limit is fine.
+  const std::string at_limit = "{\"blob\":\"" + std::string(1000 - 11, 'x') + "\"}";
+  REQUIRE(at_limit.size() == 1000);
+  const Framed fits = frame(at_limit + "\n", 7, 1000);
+  REQUIRE(fits.records.size() == 1);
+  check_document(fits.records[0], at_limit, 1, 0, 0);
+}
+
+// Known bug, left as found: the limit is checked at buffer refills and at bytes outside strings,
+// so a record whose excess is inside one string that is already in the buffer passes whole.
+TEST_CASE("known bug: a record over the limit already in the buffer is not rejected" *
+          doctest::should_fail()) {
+  const std::string big = "{\"blob\":\"" + std::string(1500, 'x') + "\"}";
+  const Framed out = frame(big + "\n", static_cast<std::size_t>(-1), 1000);
+  REQUIRE(out.records.size() == 1);
+  CHECK(out.records[0].error == RejectCode::kTooLarge);
+}
+
+// Known bug, left as found: when the rest of the line after the cut is itself longer than the
+// limit, the excerpt kept for the report is taken from the middle of the record.
+TEST_CASE("known bug: the excerpt of a record over twice the limit is not its start" *
+          doctest::should_fail()) {
+  const std::string big = "{\"blob\":\"" + std::string(5000, 'x') + "\"}";
+  const Framed out = frame(big + "\n", 3, 1000);
+  REQUIRE(out.records.size() == 1);
+  CHECK(out.records[0].error == RejectCode::kTooLarge);
+  CHECK(out.records[0].text.starts_with("{\"blob\""));
+}
+
+TEST_CASE("every document is followed by kRecordPadding readable bytes") {
+  // Documents that end exactly at the end of the input, and one that ends exactly where the
+  // framer's first buffer (1 MiB) ends. Reading the padding must not fault (run with
+  // -Db_sanitize=address to have that checked).
+  const std::string small = "{\"a\":1}";
+  const std::string mib = "{\"blob\":\"" + std::string((std::size_t{1} << 20) - 11, 'x') + "\"}";
+  REQUIRE(mib.size() == std::size_t{1} << 20);
+  for (const std::string* text : {&small, &mib}) {
+    for (std::size_t max_read : kReadSizes) {
+      auto source = memory_byte_source("t.jsonl", *text, max_read);
+      Framer framer(*source);
+      FramedRecord r;
+      REQUIRE(framer.next(r));
+      REQUIRE(r.text.size() == text->size());
+      const volatile char* padding = r.text.data() + r.text.size();
+      for (std::size_t i = 0; i < kRecordPadding; ++i) (void)padding[i];
+      CHECK(r.text == *text);  // the padding is after the text, not in it
+      CHECK_FALSE(framer.next(r));
+    }
+  }
+}
+
+TEST_SUITE_END();
