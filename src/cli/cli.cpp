@@ -256,10 +256,11 @@ struct CompileCommand {
 };
 
 // The PriorState the options ask for: `none`, or batched lookups over HS2.
-std::unique_ptr<PriorState> make_prior_state(const CompileCommand& c,
-                                             const Hs2Credentials& credentials) {
+std::unique_ptr<PriorState> make_prior_state(
+    const CompileCommand& c, const Hs2Settings* hs2,
+    const std::shared_ptr<const Hs2Credentials>& credentials) {
   if (c.options.prior == PriorSource::kImpala) {
-    return std::make_unique<Hs2PriorState>(c.hs2, credentials, c.options);
+    return std::make_unique<Hs2PriorState>(*hs2, credentials, c.options);
   }
   return std::make_unique<NoPriorState>();
 }
@@ -301,12 +302,14 @@ int run_compile(CompileCommand& c) {
   if (!c.prior_given) {
     c.options.prior = c.connection_given ? PriorSource::kImpala : PriorSource::kNone;
   }
-  Hs2Credentials credentials;
+  std::optional<Hs2Settings> settings;
+  std::shared_ptr<const Hs2Credentials> credentials;
   if (c.options.prior == PriorSource::kImpala) {
-    validate_hs2_options(c.hs2);
-    credentials = resolve_hs2_credentials(c.hs2);
+    settings.emplace(validate_hs2_options(c.hs2));
+    credentials = resolve_hs2_credentials(*settings);
   }
-  const std::unique_ptr<PriorState> prior = make_prior_state(c, credentials);
+  const std::unique_ptr<PriorState> prior =
+      make_prior_state(c, settings ? &*settings : nullptr, credentials);
   Compiler compiler(c.options);
   RejectSink rejects(RejectPolicy{c.in.max_rejects, c.in.reject_file});
   Reader reader(c.in.files, rejects);
@@ -345,15 +348,15 @@ struct ApplyCommand {
 
 int run_apply(ApplyCommand& a) {
   CompileCommand& c = a.compile;
-  validate_hs2_options(c.hs2);
-  const Hs2Credentials credentials = resolve_hs2_credentials(c.hs2);
-  const std::unique_ptr<PriorState> prior = make_prior_state(c, credentials);
+  const Hs2Settings settings = validate_hs2_options(c.hs2);
+  const auto credentials = resolve_hs2_credentials(settings);
+  const std::unique_ptr<PriorState> prior = make_prior_state(c, &settings, credentials);
   Compiler compiler(c.options);
   RejectSink rejects(RejectPolicy{c.in.max_rejects, c.in.reject_file});
   Reader reader(c.in.files, rejects);
   std::optional<CheckpointFile> checkpoint;
   if (!a.checkpoint.empty()) checkpoint.emplace(a.checkpoint, reader);
-  Hs2Executor executor(c.hs2, credentials);
+  Hs2Executor executor(settings, credentials);
   SqlWindowWriter writer(c.options, executor);
   Progress progress("apply");
   const WindowApplied applied = [&](const WindowInfo& window, const Reader& r) {

@@ -20,9 +20,8 @@ using apache::thrift::TApplicationException;
 using apache::thrift::TException;
 using apache::thrift::protocol::TBinaryProtocol;
 using apache::thrift::protocol::TProtocolException;
-using apache::thrift::transport::TTransport;
 using apache::thrift::transport::TTransportException;
-using Clock = std::chrono::steady_clock;
+using SteadyClock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
 namespace {
@@ -79,13 +78,15 @@ void append_column(const Column& col, std::size_t c, std::size_t base,
 }  // namespace
 
 struct Hs2Client::Impl {
-  Hs2Options options;
-  Hs2Credentials credentials;
-  std::shared_ptr<TTransport> transport;
+  Impl(Hs2Settings s, std::shared_ptr<const Authenticator> a)
+      : settings(std::move(s)), authenticator(std::move(a)) {}
+
+  const Hs2Settings settings;
+  const std::shared_ptr<const Authenticator> authenticator;
+  std::shared_ptr<Hs2Transport> transport;
   std::unique_ptr<t::ImpalaHiveServer2ServiceClient> rpc;
   std::optional<t::TSessionHandle> session;
   std::map<std::string, std::string> server_config;
-  std::map<std::string, std::string> conf_overlay;
   PollSchedule poll = default_poll_schedule;
 
   // Runs one RPC, turning every Thrift-level failure into a classified Hs2Error. A failed
@@ -134,10 +135,11 @@ struct Hs2Client::Impl {
   }
 
   void open_transport() {
+    const Hs2Options& options = settings.options();
     int tries = std::max(1, options.connect_max_tries);
     for (int attempt = 1;; ++attempt) {
       try {
-        transport = make_hs2_transport(options, credentials);
+        transport = make_hs2_transport(settings, *authenticator);
         transport->open();
         auto protocol = std::make_shared<TBinaryProtocol>(transport);
         rpc = std::make_unique<t::ImpalaHiveServer2ServiceClient>(protocol);
@@ -148,7 +150,7 @@ struct Hs2Client::Impl {
       } catch (const TException& e) {
         drop();
         if (attempt >= tries) {
-          auto ep = hs2_endpoint(options);
+          const Hs2Endpoint& ep = settings.endpoint();
           throw Hs2Error(Hs2ErrorKind::kTransient,
                          fmt::format("cannot connect to {}:{} after {} tries: {}", ep.host, ep.port,
                                      attempt, e.what()));
@@ -161,7 +163,7 @@ struct Hs2Client::Impl {
   void open_session() {
     t::TOpenSessionReq req;
     req.__set_client_protocol(t::TProtocolVersion::HIVE_CLI_SERVICE_PROTOCOL_V6);
-    req.__set_username(hs2_user(options));
+    req.__set_username(settings.user());
     t::TOpenSessionResp resp;
     call("OpenSession", [&] { rpc->OpenSession(resp, req); });
     check(resp.status, "OpenSession");
@@ -176,7 +178,7 @@ struct Hs2Client::Impl {
     t::TExecuteStatementReq req;
     req.__set_sessionHandle(*session);
     req.__set_statement(std::string(sql));
-    if (!conf_overlay.empty()) req.__set_confOverlay(conf_overlay);
+    if (!settings.query_overlay().empty()) req.__set_confOverlay(settings.query_overlay());
     req.__set_runAsync(true);
     t::TExecuteStatementResp resp;
     call("ExecuteStatement", [&] { rpc->ExecuteStatement(resp, req); });
@@ -213,7 +215,7 @@ struct Hs2Client::Impl {
   }
 
   void wait(const t::TOperationHandle& op) {
-    auto started = Clock::now();
+    auto started = SteadyClock::now();
     for (;;) {
       t::TGetOperationStatusReq req;
       req.__set_operationHandle(op);
@@ -249,23 +251,14 @@ struct Hs2Client::Impl {
           throw Hs2Error(kind, msg);
         }
       }
-      auto elapsed = std::chrono::duration_cast<milliseconds>(Clock::now() - started);
+      auto elapsed = std::chrono::duration_cast<milliseconds>(SteadyClock::now() - started);
       std::this_thread::sleep_for(poll(elapsed));
     }
   }
 };
 
-Hs2Client::Hs2Client(Hs2Options options, Hs2Credentials credentials)
-    : impl_(std::make_unique<Impl>()) {
-  impl_->options = std::move(options);
-  impl_->credentials = std::move(credentials);
-  for (const auto& q : impl_->options.query_options) {
-    auto eq = q.find('=');
-    if (eq == std::string::npos || eq == 0)
-      throw Hs2Error(Hs2ErrorKind::kUsage, fmt::format("-Q {}: expected KEY=VALUE", q));
-    impl_->conf_overlay[q.substr(0, eq)] = q.substr(eq + 1);
-  }
-}
+Hs2Client::Hs2Client(Hs2Settings settings, std::shared_ptr<const Authenticator> authenticator)
+    : impl_(std::make_unique<Impl>(std::move(settings), std::move(authenticator))) {}
 
 Hs2Client::~Hs2Client() {
   close();
@@ -386,7 +379,7 @@ std::string Hs2Client::ping() {
 void Hs2Client::close() noexcept {
   if (impl_->rpc && impl_->session) {
     try {
-      set_hs2_rpc_timeout(*impl_->transport, impl_->options.close_timeout_ms);
+      impl_->transport->set_rpc_timeout(impl_->settings.options().close_timeout_ms);
       t::TCloseSessionReq req;
       req.__set_sessionHandle(*impl_->session);
       t::TCloseSessionResp resp;

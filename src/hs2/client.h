@@ -9,7 +9,7 @@
 // Not thread-safe: one client per thread (the executor gives each worker its own).
 //
 // Example:
-//   Hs2Client client(options, credentials);
+//   Hs2Client client(settings, make_authenticator(settings, credentials));
 //   client.connect();                                        // transport + OpenSession(V6)
 //   Hs2DmlResult r = client.execute("UPSERT INTO `atlas`.`t` VALUES ('k', 1)");
 //   // r.rows_modified == 1, r.row_errors == 0
@@ -28,6 +28,7 @@
 #include <string_view>
 #include <vector>
 
+#include "hs2/auth.h"
 #include "hs2/options.h"
 
 namespace atlas2kudu {
@@ -48,7 +49,7 @@ struct Hs2QueryResult {
 
 class Hs2Client {
  public:
-  Hs2Client(Hs2Options options, Hs2Credentials credentials);
+  Hs2Client(Hs2Settings settings, std::shared_ptr<const Authenticator> authenticator);
   ~Hs2Client();
   Hs2Client(const Hs2Client&) = delete;
   Hs2Client& operator=(const Hs2Client&) = delete;

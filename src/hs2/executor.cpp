@@ -11,9 +11,9 @@
 
 namespace atlas2kudu {
 
-Hs2Executor::Hs2Executor(Hs2Options options, Hs2Credentials credentials)
-    : options_(std::move(options)), credentials_(std::move(credentials)) {
-  validate_hs2_options(options_);
+Hs2Executor::Hs2Executor(Hs2Settings settings, std::shared_ptr<const Hs2Credentials> credentials)
+    : settings_(std::move(settings)),
+      authenticator_(make_authenticator(settings_, std::move(credentials))) {
   sleep_ms_ = [](int ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); };
 }
 
@@ -24,8 +24,8 @@ Hs2Executor::~Hs2Executor() {
 void Hs2Executor::start(std::string_view) {
   // Open every session now: a wrong password or an untrusted certificate should stop the run
   // before the first statement, not in the middle of a window.
-  for (int i = 0; i < options_.sessions; ++i) {
-    auto client = std::make_unique<Hs2Client>(options_, credentials_);
+  for (int i = 0; i < settings_.options().sessions; ++i) {
+    auto client = std::make_unique<Hs2Client>(settings_, authenticator_);
     client->connect();
     clients_.push_back(std::move(client));
   }
@@ -121,7 +121,7 @@ void Hs2Executor::run_statement(Hs2Client& client, const CompiledWindow& window,
       if (!e.retryable())
         throw Hs2ExecutionError(e.kind(), fmt::format("{}: {}", where(), e.what()), window.index,
                                 phase, position, statement.table, e.what());
-      if (attempt >= options_.max_retries)
+      if (attempt >= settings_.options().max_retries)
         throw Hs2ExecutionError(
             e.kind(), fmt::format("{}: giving up after {} retries: {}", where(), attempt, e.what()),
             window.index, phase, position, statement.table, e.what());
@@ -132,7 +132,7 @@ void Hs2Executor::run_statement(Hs2Client& client, const CompiledWindow& window,
         std::lock_guard lock(mu_);
         ++stats_.retries;
       }
-      long base = std::min<long>(30000, static_cast<long>(options_.retry_backoff_ms)
+      long base = std::min<long>(30000, static_cast<long>(settings_.options().retry_backoff_ms)
                                             << std::min(attempt, 16));
       long jitter = base > 0 ? std::uniform_int_distribution<long>(0, base / 4)(jitter_rng) : 0;
       sleep_ms_(static_cast<int>(base + jitter));

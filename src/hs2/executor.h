@@ -8,7 +8,8 @@
 // phase, statement position and the server's message.
 //
 // Example (what `apply` does):
-//   Hs2Executor executor(options, credentials);
+//   const Hs2Settings settings = validate_hs2_options(options);
+//   Hs2Executor executor(settings, resolve_hs2_credentials(settings));
 //   executor.start(header);                      // opens the sessions; throws Hs2Error on failure
 //   for (const CompiledWindow& w : windows) executor.run_window(w);
 //   executor.finish();                           // closes the sessions
@@ -29,7 +30,9 @@
 #include <vector>
 
 #include "atlas2kudu/executor.h"
+#include "hs2/auth.h"
 #include "hs2/client.h"
+#include "hs2/credentials.h"
 #include "hs2/error.h"
 #include "hs2/options.h"
 
@@ -68,7 +71,8 @@ class Hs2ExecutionError : public Hs2Error {
 
 class Hs2Executor : public Executor {
  public:
-  Hs2Executor(Hs2Options options, Hs2Credentials credentials);
+  // Every session shares `credentials` (null: neither -l nor -j).
+  Hs2Executor(Hs2Settings settings, std::shared_ptr<const Hs2Credentials> credentials);
   ~Hs2Executor() override;
 
   void start(std::string_view header) override;
@@ -91,8 +95,8 @@ class Hs2Executor : public Executor {
   void run_statement(Hs2Client& client, const CompiledWindow& window, const Statement& statement,
                      const char* phase, std::size_t position, std::size_t count);
 
-  Hs2Options options_;
-  Hs2Credentials credentials_;
+  Hs2Settings settings_;
+  std::shared_ptr<const Authenticator> authenticator_;
   std::vector<std::unique_ptr<Hs2Client>> clients_;
   mutable std::mutex mu_;
   Hs2RunStats stats_;

@@ -94,10 +94,12 @@ void check_shape(const Hs2QueryResult& r, std::size_t columns, std::string_view 
 
 }  // namespace
 
-Hs2PriorState::Hs2PriorState(const Hs2Options& hs2, const Hs2Credentials& credentials,
+Hs2PriorState::Hs2PriorState(const Hs2Settings& hs2,
+                             std::shared_ptr<const Hs2Credentials> credentials,
                              const CompileOptions& options)
-    : hs2_(hs2), credentials_(credentials), options_(options) {
-  validate_hs2_options(hs2_);
+    : hs2_(hs2),
+      authenticator_(make_authenticator(hs2_, std::move(credentials))),
+      options_(options) {
   check_identifier(options_.database);
   if (options_.batch_rows == 0) throw Error(ErrorCategory::kUsage, "batch_rows must be at least 1");
   sleep_ms_ = [](int ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); };
@@ -108,7 +110,7 @@ Hs2PriorState::~Hs2PriorState() {
 }
 
 std::string Hs2PriorState::describe() const {
-  const Hs2Endpoint ep = hs2_endpoint(hs2_);
+  const Hs2Endpoint& ep = hs2_.endpoint();
   return fmt::format("impala (batched primary-key lookups over HS2 at {}:{})", ep.host, ep.port);
 }
 
@@ -124,7 +126,7 @@ std::string Hs2PriorState::classifications_query(std::span<const Guid> guids,
 
 Hs2QueryResult Hs2PriorState::run(const std::string& sql, std::string_view what) {
   thread_local std::mt19937 jitter_rng{std::random_device{}()};
-  if (!client_) client_ = std::make_unique<Hs2Client>(hs2_, credentials_);
+  if (!client_) client_ = std::make_unique<Hs2Client>(hs2_, authenticator_);
   for (int attempt = 0;; ++attempt) {
     try {
       if (!client_->connected()) {
@@ -138,7 +140,7 @@ Hs2QueryResult Hs2PriorState::run(const std::string& sql, std::string_view what)
     } catch (const Hs2Error& e) {
       if (!e.retryable())
         throw Hs2Error(e.kind(), fmt::format("prior-state lookup ({}): {}", what, e.what()));
-      if (attempt >= hs2_.max_retries) {
+      if (attempt >= hs2_.options().max_retries) {
         throw Hs2Error(e.kind(), fmt::format("prior-state lookup ({}): giving up after {} "
                                              "retries: {}",
                                              what, attempt, e.what()));
@@ -147,8 +149,8 @@ Hs2QueryResult Hs2PriorState::run(const std::string& sql, std::string_view what)
       // dropped the connection; a transient server error leaves the session usable.
       if (e.kind() == Hs2ErrorKind::kSessionLost) client_->drop();
       ++stats_.retries;
-      const long base =
-          std::min<long>(30000, static_cast<long>(hs2_.retry_backoff_ms) << std::min(attempt, 16));
+      const long base = std::min<long>(30000, static_cast<long>(hs2_.options().retry_backoff_ms)
+                                                  << std::min(attempt, 16));
       const long jitter =
           base > 0 ? std::uniform_int_distribution<long>(0, base / 4)(jitter_rng) : 0;
       sleep_ms_(static_cast<int>(base + jitter));

@@ -34,7 +34,7 @@
 // PII, and g3 nothing:
 //
 //   CompileOptions compile;  compile.batch_rows = 2;  compile.prior = PriorSource::kImpala;
-//   Hs2PriorState prior(hs2_options, hs2_credentials, compile);
+//   Hs2PriorState prior(hs2_settings, hs2_credentials, compile);
 //   Compiler compiler(compile, prior);     // `prior` must outlive the compiler
 //   // compiler.compile_window(...) calls prior.lookup({g1, g2, g3}, out), which sends
 //   //   SELECT `guid`, `type_name`, `qualified_name`, `props_json` FROM `atlas`.`entity_flat`
@@ -62,7 +62,9 @@
 
 #include "atlas2kudu/compiler.h"
 #include "atlas2kudu/prior_state.h"
+#include "hs2/auth.h"
 #include "hs2/client.h"
+#include "hs2/credentials.h"
 #include "hs2/error.h"
 #include "hs2/options.h"
 
@@ -80,9 +82,9 @@ struct Hs2PriorStats {
 
 class Hs2PriorState final : public PriorState {
  public:
-  // Validates the options (Hs2Error(kUsage) as validate_hs2_options; Error(kUsage) for a
-  // database name Impala cannot quote or batch_rows == 0). Does not connect.
-  Hs2PriorState(const Hs2Options& hs2, const Hs2Credentials& credentials,
+  // Its session shares `credentials` (null: neither -l nor -j). Throws Error(kUsage) for a
+  // database name Impala cannot quote or batch_rows == 0. Does not connect.
+  Hs2PriorState(const Hs2Settings& hs2, std::shared_ptr<const Hs2Credentials> credentials,
                 const CompileOptions& options);
   ~Hs2PriorState() override;
   Hs2PriorState(const Hs2PriorState&) = delete;
@@ -105,8 +107,8 @@ class Hs2PriorState final : public PriorState {
  private:
   Hs2QueryResult run(const std::string& sql, std::string_view what);
 
-  Hs2Options hs2_;
-  Hs2Credentials credentials_;
+  Hs2Settings hs2_;
+  std::shared_ptr<const Authenticator> authenticator_;
   CompileOptions options_;
   std::unique_ptr<Hs2Client> client_;
   bool ever_connected_ = false;

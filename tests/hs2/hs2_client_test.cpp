@@ -51,7 +51,7 @@ TEST_CASE("hs2 client: binary transport runs DML and reads counts from CloseImpa
   Hs2TestServer server(cfg, handler);
   auto o = test_options(server.start());
   o.query_options = {"MEM_LIMIT=2g", "REQUEST_POOL=etl"};
-  Hs2Client client(o, {});
+  Hs2Client client = hs2_client(o);
   client.connect();
   CHECK(client.connected());
   CHECK(client.ping() == "atlas2kudu hs2_test_server");
@@ -75,7 +75,7 @@ TEST_CASE("hs2 client: binary transport runs DML and reads counts from CloseImpa
 TEST_CASE("hs2 client: a rejected statement is definite and carries the server's message") {
   auto handler = std::make_shared<KeySetHandler>();
   Hs2TestServer server({}, handler);
-  Hs2Client client(test_options(server.start()), {});
+  Hs2Client client = hs2_client(test_options(server.start()));
   client.connect();
   auto e = expect_hs2_error([&] { client.execute("UPSERT syntax error here"); });
   CHECK(e.kind() == Hs2ErrorKind::kDefinite);
@@ -91,7 +91,7 @@ TEST_CASE("hs2 client: an ERROR_STATE with a Kudu timeout is retryable") {
   cfg.faults.fail_at[1] = "Kudu error(s) reported, first error: Timed out: Write timed out";
   cfg.faults.fail_at[2] = "Admission for query exceeded timeout 60000ms in pool root.default";
   Hs2TestServer server(cfg, handler);
-  Hs2Client client(test_options(server.start()), {});
+  Hs2Client client = hs2_client(test_options(server.start()));
   client.connect();
   auto e1 = expect_hs2_error([&] { client.execute("UPSERT INTO t VALUES ('a')"); });
   CHECK(e1.kind() == Hs2ErrorKind::kTransient);
@@ -105,7 +105,7 @@ TEST_CASE("hs2 client: a dropped connection is transient and reconnecting recove
   Hs2TestServerConfig cfg;
   cfg.faults.drop_at = {1};
   Hs2TestServer server(cfg, handler);
-  Hs2Client client(test_options(server.start()), {});
+  Hs2Client client = hs2_client(test_options(server.start()));
   client.connect();
   auto e = expect_hs2_error([&] { client.execute("UPSERT INTO t VALUES ('a')"); });
   CHECK(e.kind() == Hs2ErrorKind::kTransient);
@@ -122,7 +122,7 @@ TEST_CASE("hs2 client: connection refused is transient after --connect_max_tries
     port = server.start();
   }  // stopped: nothing listens there now
   auto o = test_options(port);
-  auto e = expect_hs2_error([&] { Hs2Client(o, {}).connect(); });
+  auto e = expect_hs2_error([&] { hs2_client(o).connect(); });
   CHECK(e.kind() == Hs2ErrorKind::kTransient);
   CHECK(e.category() == ErrorCategory::kUnavailable);
 }
@@ -138,9 +138,7 @@ TEST_CASE("hs2 client: SASL PLAIN with the right password, split frames") {
   auto o = test_options(server.start());
   o.ldap = true;
   o.auth_creds_ok_in_clear = true;
-  Hs2Credentials creds;
-  creds.password = "correct horse";
-  Hs2Client client(o, creds);
+  Hs2Client client = hs2_client(o, password_credentials("correct horse"));
   client.connect();
   upsert_and_check(client, *handler);
 }
@@ -154,9 +152,8 @@ TEST_CASE("hs2 client: SASL PLAIN with a wrong password fails clearly, without t
   auto o = test_options(server.start());
   o.ldap = true;
   o.auth_creds_ok_in_clear = true;
-  Hs2Credentials creds;
-  creds.password = "battery staple";
-  auto e = expect_hs2_error([&] { Hs2Client(o, creds).connect(); });
+  auto e =
+      expect_hs2_error([&] { hs2_client(o, password_credentials("battery staple")).connect(); });
   CHECK(e.kind() == Hs2ErrorKind::kAuth);
   CHECK(e.category() == ErrorCategory::kAuth);
   std::string msg = e.what();
@@ -169,7 +166,7 @@ TEST_CASE("hs2 client: SASL PLAIN with a wrong password fails clearly, without t
 TEST_CASE("hs2 client: SASL PLAIN without TLS is refused unless --auth_creds_ok_in_clear") {
   auto o = test_options(1);
   o.ldap = true;
-  auto e = expect_hs2_error([&] { Hs2Client(o, {}).connect(); });
+  auto e = expect_hs2_error([&] { hs2_client(o).connect(); });
   CHECK(e.kind() == Hs2ErrorKind::kUsage);
   CHECK(std::string(e.what()).find("--auth_creds_ok_in_clear") != std::string::npos);
 }
@@ -188,7 +185,7 @@ TEST_CASE("hs2 client: TLS verifies the chain and the host name") {
       auto o = test_options(port, host);
       o.ssl = true;
       o.ca_cert = tls.ca;
-      Hs2Client client(o, {});
+      Hs2Client client = hs2_client(o);
       client.connect();
       CHECK(client.execute("UPSERT INTO t VALUES ('a')").rows_modified == 1);
     }
@@ -197,21 +194,21 @@ TEST_CASE("hs2 client: TLS verifies the chain and the host name") {
     auto o = test_options(port, "localhost");
     o.ssl = true;
     o.ca_cert = tls.other_ca;
-    auto e = expect_hs2_error([&] { Hs2Client(o, {}).connect(); });
+    auto e = expect_hs2_error([&] { hs2_client(o).connect(); });
     CHECK(e.kind() == Hs2ErrorKind::kAuth);
     CHECK(std::string(e.what()).find("not trusted") != std::string::npos);
   }
   SUBCASE("system CAs do not trust a private CA") {
     auto o = test_options(port, "localhost");
     o.ssl = true;
-    auto e = expect_hs2_error([&] { Hs2Client(o, {}).connect(); });
+    auto e = expect_hs2_error([&] { hs2_client(o).connect(); });
     CHECK(e.kind() == Hs2ErrorKind::kAuth);
   }
   SUBCASE("explicit insecure flag skips verification") {
     auto o = test_options(port, "localhost");
     o.ssl = true;
     o.ssl_insecure_skip_verify = true;
-    Hs2Client client(o, {});
+    Hs2Client client = hs2_client(o);
     client.connect();
     CHECK(client.connected());
   }
@@ -228,7 +225,7 @@ TEST_CASE("hs2 client: TLS certificate for another host name is refused") {
     auto o = test_options(port, host);
     o.ssl = true;
     o.ca_cert = tls.ca;
-    auto e = expect_hs2_error([&] { Hs2Client(o, {}).connect(); });
+    auto e = expect_hs2_error([&] { hs2_client(o).connect(); });
     CHECK(e.kind() == Hs2ErrorKind::kAuth);
     CHECK(std::string(e.what()).find("mismatch") != std::string::npos);
   }
@@ -248,9 +245,7 @@ TEST_CASE("hs2 client: SASL PLAIN over TLS") {
   o.ssl = true;
   o.ca_cert = tls.ca;
   o.ldap = true;
-  Hs2Credentials creds;
-  creds.password = "pw";
-  Hs2Client client(o, creds);
+  Hs2Client client = hs2_client(o, password_credentials("pw"));
   client.connect();
   upsert_and_check(client, *handler);
 }
@@ -266,9 +261,7 @@ TEST_CASE("hs2 client: HTTP with Basic auth keeps and resends the impala.auth co
   o.protocol = Hs2Protocol::kHttp;
   o.ldap = true;
   o.auth_creds_ok_in_clear = true;
-  Hs2Credentials creds;
-  creds.password = "pw";
-  Hs2Client client(o, creds);
+  Hs2Client client = hs2_client(o, password_credentials("pw"));
   client.connect();
   upsert_and_check(client, *handler);
   auto st = server.stats();
@@ -287,9 +280,7 @@ TEST_CASE("hs2 client: HTTP wrong password is an authentication failure") {
   o.protocol = Hs2Protocol::kHttp;
   o.ldap = true;
   o.auth_creds_ok_in_clear = true;
-  Hs2Credentials creds;
-  creds.password = "nope";
-  auto e = expect_hs2_error([&] { Hs2Client(o, creds).connect(); });
+  auto e = expect_hs2_error([&] { hs2_client(o, password_credentials("nope")).connect(); });
   CHECK(e.kind() == Hs2ErrorKind::kAuth);
   CHECK(std::string(e.what()).find("401") != std::string::npos);
   CHECK(std::string(e.what()).find("nope") == std::string::npos);
@@ -305,7 +296,7 @@ TEST_CASE("hs2 client: HTTP 503 is retried after Retry-After seconds") {
   auto o = test_options(server.start());
   o.protocol = Hs2Protocol::kHttp;
   o.connect_max_tries = 3;
-  Hs2Client client(o, {});
+  Hs2Client client = hs2_client(o);
   auto t0 = std::chrono::steady_clock::now();
   client.connect();
   auto waited = std::chrono::steady_clock::now() - t0;
@@ -323,7 +314,7 @@ TEST_CASE("hs2 client: HTTP 503 beyond --connect_max_tries is transient") {
   auto o = test_options(server.start());
   o.protocol = Hs2Protocol::kHttp;
   o.connect_max_tries = 2;
-  auto e = expect_hs2_error([&] { Hs2Client(o, {}).connect(); });
+  auto e = expect_hs2_error([&] { hs2_client(o).connect(); });
   CHECK(e.kind() == Hs2ErrorKind::kTransient);
   CHECK(std::string(e.what()).find("503") != std::string::npos);
 }
@@ -343,15 +334,14 @@ TEST_CASE("hs2 client: HTTPS with Bearer token, verified against the test CA") {
   o.ssl = true;
   o.ca_cert = tls.ca;
   o.jwt = true;
-  Hs2Credentials creds;
-  creds.jwt = "header.payload.signature";
+  const auto creds = jwt_credentials("header.payload.signature");
   {
-    Hs2Client client(o, creds);
+    Hs2Client client = hs2_client(o, creds);
     client.connect();
     upsert_and_check(client, *handler);
   }
   o.ca_cert = tls.other_ca;
-  auto e = expect_hs2_error([&] { Hs2Client(o, creds).connect(); });
+  auto e = expect_hs2_error([&] { hs2_client(o, creds).connect(); });
   CHECK(e.kind() == Hs2ErrorKind::kAuth);
   CHECK(std::string(e.what()).find("header.payload.signature") == std::string::npos);
 }
@@ -367,7 +357,7 @@ TEST_CASE("hs2 client: HTTPS refuses a certificate for another host name") {
   o.protocol = Hs2Protocol::kHttp;
   o.ssl = true;
   o.ca_cert = tls.ca;
-  auto e = expect_hs2_error([&] { Hs2Client(o, {}).connect(); });
+  auto e = expect_hs2_error([&] { hs2_client(o).connect(); });
   CHECK(e.kind() == Hs2ErrorKind::kAuth);
   CHECK(std::string(e.what()).find("not trusted") != std::string::npos);
 }
@@ -379,7 +369,7 @@ TEST_CASE("hs2 client: an RPC slower than --socket_timeout_ms is a transient tim
   Hs2TestServer server(cfg, handler);
   auto o = test_options(server.start());
   o.socket_timeout_ms = 150;
-  Hs2Client client(o, {});
+  Hs2Client client = hs2_client(o);
   client.connect();
   auto t0 = std::chrono::steady_clock::now();
   auto e = expect_hs2_error([&] { client.execute("UPSERT INTO t VALUES ('a')"); });
@@ -404,7 +394,7 @@ TEST_CASE("hs2 client: a TLS handshake the server never answers ends at the conn
   o.connect_timeout_ms = 200;
   o.connect_max_tries = 1;
   auto t0 = std::chrono::steady_clock::now();
-  auto e = expect_hs2_error([&] { Hs2Client(o, {}).connect(); });
+  auto e = expect_hs2_error([&] { hs2_client(o).connect(); });
   auto took = std::chrono::steady_clock::now() - t0;
   ::close(fd);
   CHECK(e.kind() == Hs2ErrorKind::kTransient);
@@ -421,7 +411,7 @@ TEST_CASE("hs2 client: close() is bounded even when CloseSession hangs and RPCs 
     if (transport == Transport::kHttp) o.protocol = Hs2Protocol::kHttp;
     o.socket_timeout_ms = 0;
     o.close_timeout_ms = 200;
-    Hs2Client client(o, {});
+    Hs2Client client = hs2_client(o);
     client.connect();
     auto t0 = std::chrono::steady_clock::now();
     client.close();

@@ -1,14 +1,19 @@
 // Helpers shared by the HS2 tests: a scratch directory, TLS material made at run time with the
-// openssl CLI (nothing secret is committed), and client options pointing at a test server.
+// openssl CLI (nothing secret is committed), client options pointing at a test server, and
+// clients and credentials made from them.
 #pragma once
 
 #include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
+#include <memory>
 #include <stdexcept>
 #include <string>
 
+#include "hs2/auth.h"
+#include "hs2/client.h"
+#include "hs2/credentials.h"
 #include "hs2/options.h"
 
 namespace atlas2kudu::testing {
@@ -83,6 +88,25 @@ inline Hs2Options test_options(int port, const std::string& host = "127.0.0.1") 
   o.connect_max_tries = 2;
   o.retry_backoff_ms = 5;
   return o;
+}
+
+inline std::shared_ptr<const Hs2Credentials> password_credentials(std::string password) {
+  auto c = std::make_shared<Hs2Credentials>();
+  c->password = std::move(password);
+  return c;
+}
+
+inline std::shared_ptr<const Hs2Credentials> jwt_credentials(std::string token) {
+  auto c = std::make_shared<Hs2Credentials>();
+  c->jwt = std::move(token);
+  return c;
+}
+
+// A client for `o` (validated here).
+inline Hs2Client hs2_client(const Hs2Options& o,
+                            std::shared_ptr<const Hs2Credentials> credentials = nullptr) {
+  const Hs2Settings settings = validate_hs2_options(o);
+  return Hs2Client(settings, make_authenticator(settings, std::move(credentials)));
 }
 
 }  // namespace atlas2kudu::testing
