@@ -256,11 +256,10 @@ struct CompileCommand {
 };
 
 // The PriorState the options ask for: `none`, or batched lookups over HS2.
-std::unique_ptr<PriorState> make_prior_state(
-    const CompileCommand& c, const Hs2Settings* hs2,
-    const std::shared_ptr<const Hs2Credentials>& credentials) {
+std::unique_ptr<PriorState> make_prior_state(const CompileCommand& c, const Hs2Settings* hs2,
+                                             const SessionFactory& sessions) {
   if (c.options.prior == PriorSource::kImpala) {
-    return std::make_unique<Hs2PriorState>(*hs2, credentials, c.options);
+    return std::make_unique<Hs2PriorState>(*hs2, sessions, c.options);
   }
   return std::make_unique<NoPriorState>();
 }
@@ -303,13 +302,13 @@ int run_compile(CompileCommand& c) {
     c.options.prior = c.connection_given ? PriorSource::kImpala : PriorSource::kNone;
   }
   std::optional<Hs2Settings> settings;
-  std::shared_ptr<const Hs2Credentials> credentials;
+  SessionFactory sessions;
   if (c.options.prior == PriorSource::kImpala) {
     settings.emplace(validate_hs2_options(c.hs2));
-    credentials = resolve_hs2_credentials(*settings);
+    sessions = hs2_session_factory(*settings, resolve_hs2_credentials(*settings));
   }
   const std::unique_ptr<PriorState> prior =
-      make_prior_state(c, settings ? &*settings : nullptr, credentials);
+      make_prior_state(c, settings ? &*settings : nullptr, sessions);
   Compiler compiler(c.options);
   RejectSink rejects(RejectPolicy{c.in.max_rejects, c.in.reject_file});
   Reader reader(c.in.files, rejects);
@@ -349,14 +348,14 @@ struct ApplyCommand {
 int run_apply(ApplyCommand& a) {
   CompileCommand& c = a.compile;
   const Hs2Settings settings = validate_hs2_options(c.hs2);
-  const auto credentials = resolve_hs2_credentials(settings);
-  const std::unique_ptr<PriorState> prior = make_prior_state(c, &settings, credentials);
+  const SessionFactory sessions = hs2_session_factory(settings, resolve_hs2_credentials(settings));
+  const std::unique_ptr<PriorState> prior = make_prior_state(c, &settings, sessions);
   Compiler compiler(c.options);
   RejectSink rejects(RejectPolicy{c.in.max_rejects, c.in.reject_file});
   Reader reader(c.in.files, rejects);
   std::optional<CheckpointFile> checkpoint;
   if (!a.checkpoint.empty()) checkpoint.emplace(a.checkpoint, reader);
-  Hs2Executor executor(settings, credentials);
+  Hs2Executor executor(settings, sessions);
   SqlWindowWriter writer(c.options, executor);
   Progress progress("apply");
   const WindowApplied applied = [&](const WindowInfo& window, const Reader& r) {

@@ -1,5 +1,6 @@
-// Time as the HS2 layer sees it: reading a monotonic clock and waiting. Waits go through a Sleeper
-// or a Clock, so tests replace them and assert what was waited for instead of measuring
+// Time as the HS2 layer sees it: reading a monotonic clock and waiting. Every wait of the layer
+// (retry back-off, connect back-off, HTTP Retry-After, GetOperationStatus polling) goes through a
+// Sleeper or a Clock, so tests replace them and assert what was waited for instead of measuring
 // wall-clock time; production uses the system clock.
 //
 // Example (a test clock that advances only when slept on):
@@ -12,8 +13,9 @@
 //     std::chrono::steady_clock::time_point t_{};
 //   };
 //   auto clock = std::make_shared<ManualClock>();
-//   auto http = make_hs2_transport(settings, *authenticator, Clock::sleeper(clock));
-//   ... // the server answered "503, Retry-After: 1", then 200: clock->slept == {1000ms}
+//   Hs2Session session(settings, authenticator, {.clock = clock});
+//   session.execute(sql);   // the server answered RUNNING 3 times:
+//                           // clock->slept == {10ms, 10ms, 10ms}
 #pragma once
 
 #include <chrono>

@@ -11,9 +11,10 @@
 //   const Hs2Settings settings = validate_hs2_options(options);
 //   std::shared_ptr<const Hs2Credentials> credentials = resolve_hs2_credentials(settings);
 //   // credentials->password: the command's stdout without its trailing newline
+//   SessionFactory sessions = hs2_session_factory(settings, credentials);
 //   // every session either of these opens refers to the same credentials object:
-//   Hs2PriorState prior(settings, credentials, compile_options);
-//   Hs2Executor executor(settings, credentials);
+//   Hs2PriorState prior(settings, sessions, compile_options);
+//   Hs2Executor executor(settings, sessions);
 #pragma once
 
 #include <memory>

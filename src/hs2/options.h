@@ -9,7 +9,7 @@
 //   ... app.parse(argc, argv) ...
 //   const Hs2Settings settings = validate_hs2_options(hs2);   // Hs2Error(kUsage) if contradictory
 //   auto credentials = resolve_hs2_credentials(settings);     // password cmd / env / tty prompt
-//   Hs2Executor executor(settings, credentials);
+//   Hs2Executor executor(settings, hs2_session_factory(settings, credentials));
 #pragma once
 
 #include <cstdint>

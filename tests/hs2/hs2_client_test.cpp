@@ -1,4 +1,4 @@
-// Hs2Client against the in-process HS2 test server over every transport (loopback only).
+// Hs2Session against the in-process HS2 test server over every transport (loopback only).
 #include <arpa/inet.h>
 #include <doctest/doctest.h>
 #include <netinet/in.h>
@@ -7,8 +7,8 @@
 
 #include <chrono>
 
-#include "hs2/client.h"
 #include "hs2/error.h"
+#include "hs2/hs2_session.h"
 #include "hs2_test_server.h"
 #include "hs2_test_util.h"
 #include "statement_handler.h"
@@ -33,7 +33,7 @@ Hs2Error expect_hs2_error(F&& f) {
   return Hs2Error(Hs2ErrorKind::kInternal, "unreachable");
 }
 
-void upsert_and_check(Hs2Client& client, KeySetHandler& handler) {
+void upsert_and_check(Hs2Session& client, KeySetHandler& handler) {
   auto r = client.execute("UPSERT INTO `atlas`.`t` (`k`, `v`) VALUES ('a', 1), ('b', 2)");
   CHECK(r.has_dml_result);
   CHECK(r.rows_modified == 2);
@@ -51,7 +51,7 @@ TEST_CASE("hs2 client: binary transport runs DML and reads counts from CloseImpa
   Hs2TestServer server(cfg, handler);
   auto o = test_options(server.start());
   o.query_options = {"MEM_LIMIT=2g", "REQUEST_POOL=etl"};
-  Hs2Client client = hs2_client(o);
+  Hs2Session client = hs2_session(o);
   client.connect();
   CHECK(client.connected());
   CHECK(client.ping() == "atlas2kudu hs2_test_server");
@@ -75,7 +75,7 @@ TEST_CASE("hs2 client: binary transport runs DML and reads counts from CloseImpa
 TEST_CASE("hs2 client: a rejected statement is definite and carries the server's message") {
   auto handler = std::make_shared<KeySetHandler>();
   Hs2TestServer server({}, handler);
-  Hs2Client client = hs2_client(test_options(server.start()));
+  Hs2Session client = hs2_session(test_options(server.start()));
   client.connect();
   auto e = expect_hs2_error([&] { client.execute("UPSERT syntax error here"); });
   CHECK(e.kind() == Hs2ErrorKind::kDefinite);
@@ -91,7 +91,7 @@ TEST_CASE("hs2 client: an ERROR_STATE with a Kudu timeout is retryable") {
   cfg.faults.fail_at[1] = "Kudu error(s) reported, first error: Timed out: Write timed out";
   cfg.faults.fail_at[2] = "Admission for query exceeded timeout 60000ms in pool root.default";
   Hs2TestServer server(cfg, handler);
-  Hs2Client client = hs2_client(test_options(server.start()));
+  Hs2Session client = hs2_session(test_options(server.start()));
   client.connect();
   auto e1 = expect_hs2_error([&] { client.execute("UPSERT INTO t VALUES ('a')"); });
   CHECK(e1.kind() == Hs2ErrorKind::kTransient);
@@ -105,7 +105,7 @@ TEST_CASE("hs2 client: a dropped connection is transient and reconnecting recove
   Hs2TestServerConfig cfg;
   cfg.faults.drop_at = {1};
   Hs2TestServer server(cfg, handler);
-  Hs2Client client = hs2_client(test_options(server.start()));
+  Hs2Session client = hs2_session(test_options(server.start()));
   client.connect();
   auto e = expect_hs2_error([&] { client.execute("UPSERT INTO t VALUES ('a')"); });
   CHECK(e.kind() == Hs2ErrorKind::kTransient);
@@ -122,7 +122,7 @@ TEST_CASE("hs2 client: connection refused is transient after --connect_max_tries
     port = server.start();
   }  // stopped: nothing listens there now
   auto o = test_options(port);
-  auto e = expect_hs2_error([&] { hs2_client(o).connect(); });
+  auto e = expect_hs2_error([&] { hs2_session(o).connect(); });
   CHECK(e.kind() == Hs2ErrorKind::kTransient);
   CHECK(e.category() == ErrorCategory::kUnavailable);
 }
@@ -138,7 +138,7 @@ TEST_CASE("hs2 client: SASL PLAIN with the right password, split frames") {
   auto o = test_options(server.start());
   o.ldap = true;
   o.auth_creds_ok_in_clear = true;
-  Hs2Client client = hs2_client(o, password_credentials("correct horse"));
+  Hs2Session client = hs2_session(o, password_credentials("correct horse"));
   client.connect();
   upsert_and_check(client, *handler);
 }
@@ -153,7 +153,7 @@ TEST_CASE("hs2 client: SASL PLAIN with a wrong password fails clearly, without t
   o.ldap = true;
   o.auth_creds_ok_in_clear = true;
   auto e =
-      expect_hs2_error([&] { hs2_client(o, password_credentials("battery staple")).connect(); });
+      expect_hs2_error([&] { hs2_session(o, password_credentials("battery staple")).connect(); });
   CHECK(e.kind() == Hs2ErrorKind::kAuth);
   CHECK(e.category() == ErrorCategory::kAuth);
   std::string msg = e.what();
@@ -166,7 +166,7 @@ TEST_CASE("hs2 client: SASL PLAIN with a wrong password fails clearly, without t
 TEST_CASE("hs2 client: SASL PLAIN without TLS is refused unless --auth_creds_ok_in_clear") {
   auto o = test_options(1);
   o.ldap = true;
-  auto e = expect_hs2_error([&] { hs2_client(o).connect(); });
+  auto e = expect_hs2_error([&] { hs2_session(o).connect(); });
   CHECK(e.kind() == Hs2ErrorKind::kUsage);
   CHECK(std::string(e.what()).find("--auth_creds_ok_in_clear") != std::string::npos);
 }
@@ -185,7 +185,7 @@ TEST_CASE("hs2 client: TLS verifies the chain and the host name") {
       auto o = test_options(port, host);
       o.ssl = true;
       o.ca_cert = tls.ca;
-      Hs2Client client = hs2_client(o);
+      Hs2Session client = hs2_session(o);
       client.connect();
       CHECK(client.execute("UPSERT INTO t VALUES ('a')").rows_modified == 1);
     }
@@ -194,21 +194,21 @@ TEST_CASE("hs2 client: TLS verifies the chain and the host name") {
     auto o = test_options(port, "localhost");
     o.ssl = true;
     o.ca_cert = tls.other_ca;
-    auto e = expect_hs2_error([&] { hs2_client(o).connect(); });
+    auto e = expect_hs2_error([&] { hs2_session(o).connect(); });
     CHECK(e.kind() == Hs2ErrorKind::kAuth);
     CHECK(std::string(e.what()).find("not trusted") != std::string::npos);
   }
   SUBCASE("system CAs do not trust a private CA") {
     auto o = test_options(port, "localhost");
     o.ssl = true;
-    auto e = expect_hs2_error([&] { hs2_client(o).connect(); });
+    auto e = expect_hs2_error([&] { hs2_session(o).connect(); });
     CHECK(e.kind() == Hs2ErrorKind::kAuth);
   }
   SUBCASE("explicit insecure flag skips verification") {
     auto o = test_options(port, "localhost");
     o.ssl = true;
     o.ssl_insecure_skip_verify = true;
-    Hs2Client client = hs2_client(o);
+    Hs2Session client = hs2_session(o);
     client.connect();
     CHECK(client.connected());
   }
@@ -225,7 +225,7 @@ TEST_CASE("hs2 client: TLS certificate for another host name is refused") {
     auto o = test_options(port, host);
     o.ssl = true;
     o.ca_cert = tls.ca;
-    auto e = expect_hs2_error([&] { hs2_client(o).connect(); });
+    auto e = expect_hs2_error([&] { hs2_session(o).connect(); });
     CHECK(e.kind() == Hs2ErrorKind::kAuth);
     CHECK(std::string(e.what()).find("mismatch") != std::string::npos);
   }
@@ -245,7 +245,7 @@ TEST_CASE("hs2 client: SASL PLAIN over TLS") {
   o.ssl = true;
   o.ca_cert = tls.ca;
   o.ldap = true;
-  Hs2Client client = hs2_client(o, password_credentials("pw"));
+  Hs2Session client = hs2_session(o, password_credentials("pw"));
   client.connect();
   upsert_and_check(client, *handler);
 }
@@ -261,7 +261,7 @@ TEST_CASE("hs2 client: HTTP with Basic auth keeps and resends the impala.auth co
   o.protocol = Hs2Protocol::kHttp;
   o.ldap = true;
   o.auth_creds_ok_in_clear = true;
-  Hs2Client client = hs2_client(o, password_credentials("pw"));
+  Hs2Session client = hs2_session(o, password_credentials("pw"));
   client.connect();
   upsert_and_check(client, *handler);
   auto st = server.stats();
@@ -280,7 +280,7 @@ TEST_CASE("hs2 client: HTTP wrong password is an authentication failure") {
   o.protocol = Hs2Protocol::kHttp;
   o.ldap = true;
   o.auth_creds_ok_in_clear = true;
-  auto e = expect_hs2_error([&] { hs2_client(o, password_credentials("nope")).connect(); });
+  auto e = expect_hs2_error([&] { hs2_session(o, password_credentials("nope")).connect(); });
   CHECK(e.kind() == Hs2ErrorKind::kAuth);
   CHECK(std::string(e.what()).find("401") != std::string::npos);
   CHECK(std::string(e.what()).find("nope") == std::string::npos);
@@ -296,7 +296,7 @@ TEST_CASE("hs2 client: HTTP 503 is retried after Retry-After seconds") {
   auto o = test_options(server.start());
   o.protocol = Hs2Protocol::kHttp;
   o.connect_max_tries = 3;
-  Hs2Client client = hs2_client(o);
+  Hs2Session client = hs2_session(o);
   auto t0 = std::chrono::steady_clock::now();
   client.connect();
   auto waited = std::chrono::steady_clock::now() - t0;
@@ -314,7 +314,7 @@ TEST_CASE("hs2 client: HTTP 503 beyond --connect_max_tries is transient") {
   auto o = test_options(server.start());
   o.protocol = Hs2Protocol::kHttp;
   o.connect_max_tries = 2;
-  auto e = expect_hs2_error([&] { hs2_client(o).connect(); });
+  auto e = expect_hs2_error([&] { hs2_session(o).connect(); });
   CHECK(e.kind() == Hs2ErrorKind::kTransient);
   CHECK(std::string(e.what()).find("503") != std::string::npos);
 }
@@ -336,12 +336,12 @@ TEST_CASE("hs2 client: HTTPS with Bearer token, verified against the test CA") {
   o.jwt = true;
   const auto creds = jwt_credentials("header.payload.signature");
   {
-    Hs2Client client = hs2_client(o, creds);
+    Hs2Session client = hs2_session(o, creds);
     client.connect();
     upsert_and_check(client, *handler);
   }
   o.ca_cert = tls.other_ca;
-  auto e = expect_hs2_error([&] { hs2_client(o, creds).connect(); });
+  auto e = expect_hs2_error([&] { hs2_session(o, creds).connect(); });
   CHECK(e.kind() == Hs2ErrorKind::kAuth);
   CHECK(std::string(e.what()).find("header.payload.signature") == std::string::npos);
 }
@@ -357,7 +357,7 @@ TEST_CASE("hs2 client: HTTPS refuses a certificate for another host name") {
   o.protocol = Hs2Protocol::kHttp;
   o.ssl = true;
   o.ca_cert = tls.ca;
-  auto e = expect_hs2_error([&] { hs2_client(o).connect(); });
+  auto e = expect_hs2_error([&] { hs2_session(o).connect(); });
   CHECK(e.kind() == Hs2ErrorKind::kAuth);
   CHECK(std::string(e.what()).find("not trusted") != std::string::npos);
 }
@@ -369,7 +369,7 @@ TEST_CASE("hs2 client: an RPC slower than --socket_timeout_ms is a transient tim
   Hs2TestServer server(cfg, handler);
   auto o = test_options(server.start());
   o.socket_timeout_ms = 150;
-  Hs2Client client = hs2_client(o);
+  Hs2Session client = hs2_session(o);
   client.connect();
   auto t0 = std::chrono::steady_clock::now();
   auto e = expect_hs2_error([&] { client.execute("UPSERT INTO t VALUES ('a')"); });
@@ -394,7 +394,7 @@ TEST_CASE("hs2 client: a TLS handshake the server never answers ends at the conn
   o.connect_timeout_ms = 200;
   o.connect_max_tries = 1;
   auto t0 = std::chrono::steady_clock::now();
-  auto e = expect_hs2_error([&] { hs2_client(o).connect(); });
+  auto e = expect_hs2_error([&] { hs2_session(o).connect(); });
   auto took = std::chrono::steady_clock::now() - t0;
   ::close(fd);
   CHECK(e.kind() == Hs2ErrorKind::kTransient);
@@ -411,7 +411,7 @@ TEST_CASE("hs2 client: close() is bounded even when CloseSession hangs and RPCs 
     if (transport == Transport::kHttp) o.protocol = Hs2Protocol::kHttp;
     o.socket_timeout_ms = 0;
     o.close_timeout_ms = 200;
-    Hs2Client client = hs2_client(o);
+    Hs2Session client = hs2_session(o);
     client.connect();
     auto t0 = std::chrono::steady_clock::now();
     client.close();

@@ -1,6 +1,6 @@
 // Helpers shared by the HS2 tests: a scratch directory, TLS material made at run time with the
 // openssl CLI (nothing secret is committed), client options pointing at a test server, and
-// clients and credentials made from them.
+// sessions and credentials made from them.
 #pragma once
 
 #include <unistd.h>
@@ -12,9 +12,10 @@
 #include <string>
 
 #include "hs2/auth.h"
-#include "hs2/client.h"
 #include "hs2/credentials.h"
+#include "hs2/hs2_session.h"
 #include "hs2/options.h"
+#include "hs2/session.h"
 
 namespace atlas2kudu::testing {
 
@@ -102,11 +103,18 @@ inline std::shared_ptr<const Hs2Credentials> jwt_credentials(std::string token) 
   return c;
 }
 
-// A client for `o` (validated here).
-inline Hs2Client hs2_client(const Hs2Options& o,
-                            std::shared_ptr<const Hs2Credentials> credentials = nullptr) {
+// An HS2 session for `o` (validated here), as the executor's factory would make it.
+inline Hs2Session hs2_session(const Hs2Options& o,
+                              std::shared_ptr<const Hs2Credentials> credentials = nullptr,
+                              Hs2Session::Hooks hooks = {}) {
   const Hs2Settings settings = validate_hs2_options(o);
-  return Hs2Client(settings, make_authenticator(settings, std::move(credentials)));
+  return Hs2Session(settings, make_authenticator(settings, std::move(credentials)),
+                    std::move(hooks));
+}
+
+inline SessionFactory hs2_sessions(const Hs2Options& o,
+                                   std::shared_ptr<const Hs2Credentials> credentials = nullptr) {
+  return hs2_session_factory(validate_hs2_options(o), std::move(credentials));
 }
 
 }  // namespace atlas2kudu::testing
