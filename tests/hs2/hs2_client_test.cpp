@@ -1,4 +1,5 @@
-// Hs2Session against the in-process HS2 test server over every transport (loopback only).
+// Hs2Session against the in-process HS2 test server over every transport (loopback only). Waits
+// are observed on a ManualClock, not measured.
 #include <arpa/inet.h>
 #include <doctest/doctest.h>
 #include <netinet/in.h>
@@ -6,9 +7,13 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
 
 #include "hs2/error.h"
 #include "hs2/hs2_session.h"
+#include "hs2/transport.h"
 #include "hs2_test_server.h"
 #include "hs2_test_util.h"
 #include "statement_handler.h"
@@ -18,6 +23,7 @@ TEST_SUITE_BEGIN("hs2_client");
 using namespace atlas2kudu;
 using namespace atlas2kudu::testing;
 using Transport = Hs2TestServerConfig::Transport;
+using std::chrono::milliseconds;
 
 namespace {
 
@@ -32,6 +38,62 @@ Hs2Error expect_hs2_error(F&& f) {
   FAIL("expected an Hs2Error");
   return Hs2Error(Hs2ErrorKind::kInternal, "unreachable");
 }
+
+// Passes everything to the real transport and records the RPC timeouts the session sets.
+class RecordingTransport final
+    : public apache::thrift::transport::TVirtualTransport<RecordingTransport, Hs2Transport> {
+ public:
+  RecordingTransport(std::shared_ptr<Hs2Transport> inner, std::vector<int>* timeouts)
+      : inner_(std::move(inner)), io_(*inner_), timeouts_(timeouts) {}
+  bool isOpen() const override { return io_.isOpen(); }
+  bool peek() override { return io_.peek(); }
+  void open() override { io_.open(); }
+  void close() override { io_.close(); }
+  uint32_t read(uint8_t* buf, uint32_t len) { return io_.read(buf, len); }
+  void write(const uint8_t* buf, uint32_t len) { io_.write(buf, len); }
+  void flush() override { io_.flush(); }
+  void set_rpc_timeout(int ms) override {
+    timeouts_->push_back(ms);
+    inner_->set_rpc_timeout(ms);
+  }
+
+ private:
+  std::shared_ptr<Hs2Transport> inner_;
+  apache::thrift::transport::TTransport& io_;  // I/O through the virtual interface
+  std::vector<int>* timeouts_;
+};
+
+// Calls `on_expiry` after `limit` unless disarmed first: keeps a test bounded if the code under
+// test fails to time out by itself.
+class Watchdog {
+ public:
+  Watchdog(std::chrono::seconds limit, std::function<void()> on_expiry)
+      : thread_([this, limit, on_expiry = std::move(on_expiry)] {
+          std::unique_lock lock(mu_);
+          if (!cv_.wait_for(lock, limit, [this] { return disarmed_; })) {
+            fired_ = true;
+            on_expiry();
+          }
+        }) {}
+  ~Watchdog() {
+    disarm();
+    thread_.join();
+  }
+  // True if it had already fired.
+  bool disarm() {
+    std::lock_guard lock(mu_);
+    disarmed_ = true;
+    cv_.notify_all();
+    return fired_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool disarmed_ = false;
+  bool fired_ = false;
+  std::thread thread_;
+};
 
 void upsert_and_check(Hs2Session& client, KeySetHandler& handler) {
   auto r = client.execute("UPSERT INTO `atlas`.`t` (`k`, `v`) VALUES ('a', 1), ('b', 2)");
@@ -296,12 +358,11 @@ TEST_CASE("hs2 client: HTTP 503 is retried after Retry-After seconds") {
   auto o = test_options(server.start());
   o.protocol = Hs2Protocol::kHttp;
   o.connect_max_tries = 3;
-  Hs2Session client = hs2_session(o);
-  auto t0 = std::chrono::steady_clock::now();
+  auto clock = std::make_shared<ManualClock>();
+  Hs2Session client = hs2_session(o, nullptr, {.clock = clock});
   client.connect();
-  auto waited = std::chrono::steady_clock::now() - t0;
-  CHECK(waited >= std::chrono::milliseconds(950));
   CHECK(server.stats().http_503_sent == 1);
+  CHECK(clock->slept() == std::vector<milliseconds>{milliseconds(1000)});  // Retry-After: 1
   upsert_and_check(client, *handler);
 }
 
@@ -371,10 +432,11 @@ TEST_CASE("hs2 client: an RPC slower than --socket_timeout_ms is a transient tim
   o.socket_timeout_ms = 150;
   Hs2Session client = hs2_session(o);
   client.connect();
-  auto t0 = std::chrono::steady_clock::now();
+  // With test_options' 10 s the reply would arrive after 600 ms and the statement succeed.
   auto e = expect_hs2_error([&] { client.execute("UPSERT INTO t VALUES ('a')"); });
   CHECK(e.kind() == Hs2ErrorKind::kTransient);
-  CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(550));
+  CHECK(std::string(e.what()).find("ExecuteStatement: connection failed") != std::string::npos);
+  CHECK(std::string(e.what()).find("timed out") != std::string::npos);
   CHECK_FALSE(client.connected());
 }
 
@@ -393,15 +455,17 @@ TEST_CASE("hs2 client: a TLS handshake the server never answers ends at the conn
   o.ca_cert = tls_files().ca;
   o.connect_timeout_ms = 200;
   o.connect_max_tries = 1;
-  auto t0 = std::chrono::steady_clock::now();
+  // Without the connect timeout the handshake would wait forever; closing the listening socket
+  // resets the pending connection and ends it, and the test fails instead of hanging.
+  Watchdog watchdog(std::chrono::seconds(20), [fd] { ::shutdown(fd, SHUT_RDWR); });
   auto e = expect_hs2_error([&] { hs2_session(o).connect(); });
-  auto took = std::chrono::steady_clock::now() - t0;
+  CHECK_FALSE(watchdog.disarm());
   ::close(fd);
   CHECK(e.kind() == Hs2ErrorKind::kTransient);
-  CHECK(took < std::chrono::seconds(3));
+  CHECK(std::string(e.what()).find("after 1 tries: TLS handshake failed") != std::string::npos);
 }
 
-TEST_CASE("hs2 client: close() is bounded even when CloseSession hangs and RPCs have no timeout") {
+TEST_CASE("hs2 client: close() bounds CloseSession by close_timeout_ms, RPCs having no timeout") {
   for (auto transport : {Transport::kBinary, Transport::kHttp}) {
     Hs2TestServerConfig cfg;
     cfg.transport = transport;
@@ -411,13 +475,67 @@ TEST_CASE("hs2 client: close() is bounded even when CloseSession hangs and RPCs 
     if (transport == Transport::kHttp) o.protocol = Hs2Protocol::kHttp;
     o.socket_timeout_ms = 0;
     o.close_timeout_ms = 200;
-    Hs2Session client = hs2_session(o);
+    const Hs2Settings settings = validate_hs2_options(o);
+    const auto auth = make_authenticator(settings, nullptr);
+    std::vector<int> timeouts;
+    Hs2Session::Hooks hooks;
+    hooks.make_transport = [&] {
+      return std::make_shared<RecordingTransport>(make_hs2_transport(settings, *auth), &timeouts);
+    };
+    Hs2Session client(settings, auth, hooks);
     client.connect();
-    auto t0 = std::chrono::steady_clock::now();
+    CHECK(timeouts.empty());  // statements run without a timeout (--socket_timeout_ms 0)
     client.close();
-    CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(800));
+    CHECK(timeouts == std::vector<int>{200});
     CHECK_FALSE(client.connected());
   }
+}
+
+TEST_CASE("hs2 client: GetOperationStatus is polled on the schedule, waited on the clock") {
+  CHECK(poll_interval(milliseconds(0)) == milliseconds(10));
+  CHECK(poll_interval(milliseconds(49)) == milliseconds(10));
+  CHECK(poll_interval(milliseconds(50)) == milliseconds(50));
+  CHECK(poll_interval(milliseconds(999)) == milliseconds(50));
+  CHECK(poll_interval(milliseconds(1000)) == milliseconds(100));
+  CHECK(poll_interval(milliseconds(10000)) == milliseconds(500));
+  CHECK(poll_interval(milliseconds(60000)) == milliseconds(1000));
+  CHECK(poll_interval(std::chrono::hours(2)) == milliseconds(1000));
+
+  auto handler = std::make_shared<KeySetHandler>();
+  Hs2TestServerConfig cfg;
+  cfg.faults.running_polls = 7;
+  Hs2TestServer server(cfg, handler);
+  auto clock = std::make_shared<ManualClock>();
+  Hs2Session client = hs2_session(test_options(server.start()), nullptr, {.clock = clock});
+  client.connect();
+  CHECK(client.execute("UPSERT INTO t VALUES ('a')").rows_modified == 1);
+  // Five polls in the first 50 ms of (manual) time, then 50 ms apart.
+  const std::vector<milliseconds> expected = {milliseconds(10), milliseconds(10), milliseconds(10),
+                                              milliseconds(10), milliseconds(10), milliseconds(50),
+                                              milliseconds(50)};
+  CHECK(clock->slept() == expected);
+}
+
+TEST_CASE("hs2 client: refused connects are retried with the retry back-off") {
+  int port;
+  {
+    Hs2TestServer server({}, std::make_shared<KeySetHandler>());
+    port = server.start();
+  }  // stopped: nothing listens there now
+  auto o = test_options(port);
+  o.connect_max_tries = 3;
+  o.retry_backoff_ms = 100;
+  auto clock = std::make_shared<ManualClock>();
+  auto e = expect_hs2_error([&] { hs2_session(o, nullptr, {.clock = clock}).connect(); });
+  CHECK(e.kind() == Hs2ErrorKind::kTransient);
+  CHECK(std::string(e.what()).find("cannot connect to 127.0.0.1:" + std::to_string(port) +
+                                   " after 3 tries: ") != std::string::npos);
+  const std::vector<milliseconds> slept = clock->slept();
+  REQUIRE(slept.size() == 2);
+  CHECK(slept[0] >= milliseconds(100));
+  CHECK(slept[0] <= milliseconds(125));
+  CHECK(slept[1] >= milliseconds(200));
+  CHECK(slept[1] <= milliseconds(250));
 }
 
 TEST_SUITE_END();
