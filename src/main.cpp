@@ -1,5 +1,13 @@
+// atlas2kudu: process-wide settings, then the command line.
+#include <csignal>
+
 #include "cli/cli.h"
+#include "hs2/transport.h"
 
 int main(int argc, char** argv) {
+  // A reader or server that went away must give EPIPE (an error we report), not kill the process.
+  std::signal(SIGPIPE, SIG_IGN);
+  // Thrift prints socket errors itself; the HS2 layer reports each failure once, classified.
+  atlas2kudu::quiet_thrift_logging();
   return atlas2kudu::run_cli(argc, argv);
 }

@@ -21,7 +21,9 @@
 #include "cli/report.h"
 #include "compile/print_executor.h"
 #include "compile/sql_writer.h"
+#include "hs2/credentials.h"
 #include "hs2/executor.h"
+#include "hs2/session.h"
 #include "hs2/prior_state.h"
 #include "util/atomic_file.h"
 #include "util/digest.h"
@@ -82,10 +84,10 @@ RunOutcome run_reporting_failures(Progress& progress, const std::function<void()
 }
 
 // The PriorState the options ask for: `none`, or batched lookups over HS2.
-std::unique_ptr<PriorState> make_prior_state(const CompileCommand& c,
-                                             const Hs2Credentials& credentials) {
+std::unique_ptr<PriorState> make_prior_state(const CompileCommand& c, const Hs2Settings* hs2,
+                                             const SessionFactory& sessions) {
   if (c.options.prior == PriorSource::kImpala) {
-    return std::make_unique<Hs2PriorState>(c.hs2, credentials, c.options);
+    return std::make_unique<Hs2PriorState>(*hs2, sessions, c.options);
   }
   return std::make_unique<NoPriorState>();
 }
@@ -114,12 +116,14 @@ int run_compile(CompileCommand& c) {
   if (!c.prior_given) {
     c.options.prior = c.connection_given ? PriorSource::kImpala : PriorSource::kNone;
   }
-  Hs2Credentials credentials;
+  std::optional<Hs2Settings> settings;
+  SessionFactory sessions;
   if (c.options.prior == PriorSource::kImpala) {
-    validate_hs2_options(c.hs2);
-    credentials = resolve_hs2_credentials(c.hs2);
+    settings.emplace(validate_hs2_options(c.hs2));
+    sessions = hs2_session_factory(*settings, resolve_hs2_credentials(*settings));
   }
-  const std::unique_ptr<PriorState> prior = make_prior_state(c, credentials);
+  const std::unique_ptr<PriorState> prior =
+      make_prior_state(c, settings ? &*settings : nullptr, sessions);
   Compiler compiler(c.options);
   RejectSink rejects(RejectPolicy{c.in.max_rejects, c.in.reject_file});
   Reader reader(c.in.files, rejects);
@@ -156,15 +160,15 @@ int run_compile(CompileCommand& c) {
 
 int run_apply(ApplyCommand& a) {
   CompileCommand& c = a.compile;
-  validate_hs2_options(c.hs2);
-  const Hs2Credentials credentials = resolve_hs2_credentials(c.hs2);
-  const std::unique_ptr<PriorState> prior = make_prior_state(c, credentials);
+  const Hs2Settings settings = validate_hs2_options(c.hs2);
+  const SessionFactory sessions = hs2_session_factory(settings, resolve_hs2_credentials(settings));
+  const std::unique_ptr<PriorState> prior = make_prior_state(c, &settings, sessions);
   Compiler compiler(c.options);
   RejectSink rejects(RejectPolicy{c.in.max_rejects, c.in.reject_file});
   Reader reader(c.in.files, rejects);
   std::optional<CheckpointFile> checkpoint;
   if (!a.checkpoint.empty()) checkpoint.emplace(a.checkpoint, reader);
-  Hs2Executor executor(c.hs2, credentials);
+  Hs2Executor executor(settings, sessions);
   SqlWindowWriter writer(c.options, executor);
   Progress progress("apply");
   const WindowApplied applied = [&](const WindowInfo& window, const Reader& r) {

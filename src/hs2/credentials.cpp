@@ -1,30 +1,47 @@
-// Where LDAP passwords and JWTs come from. Never argv (visible in `ps`), never printed: error
-// messages name the source (command, variable), never the value or the command's output.
+// Where LDAP passwords and JWTs come from. Error messages name the source (command, variable),
+// never the value or the command's output.
+#include "hs2/credentials.h"
+
 #include <fcntl.h>
 #include <fmt/core.h>
+#include <openssl/crypto.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <string_view>
 
 #include "hs2/error.h"
-#include "hs2/options.h"
 
 extern char** environ;
 
 namespace atlas2kudu {
 namespace {
 
-void wipe(std::string& s) {
-  // volatile stores so that the compiler cannot drop the overwrite of memory about to be freed.
-  volatile char* p = s.data();
-  for (std::size_t i = 0; i < s.size(); ++i) p[i] = 0;
-  s.clear();
+// Appends to a secret without leaving a copy in a freed buffer: when the string must grow, the
+// old buffer is wiped first (std::string's own growth would free it as it is).
+void append_secret(std::string& secret, std::string_view more) {
+  if (secret.size() + more.size() > secret.capacity()) {
+    std::string bigger;
+    bigger.reserve(std::max(2 * secret.capacity(), secret.size() + more.size()));
+    bigger.append(secret);
+    wipe_secret(secret);
+    secret.swap(bigger);  // `bigger` now owns the old, wiped buffer
+  }
+  secret.append(more);
+}
+
+// Moves a secret into its final place and wipes what a move leaves behind in the source (a short
+// string's bytes stay in its inline buffer).
+void take_secret(std::string& to, std::string&& from) {
+  to = std::move(from);
+  wipe_secret(from);
 }
 
 // Runs `command` through /bin/sh -c and returns its stdout. stderr passes through to ours so
@@ -52,19 +69,19 @@ std::string run_secret_command(const std::string& flag, const std::string& comma
   for (;;) {
     ssize_t n = read(fds[0], buf, sizeof buf);
     if (n > 0) {
-      out.append(buf, static_cast<std::size_t>(n));
+      append_secret(out, std::string_view(buf, static_cast<std::size_t>(n)));
       if (out.size() > (1u << 20)) break;  // a password helper never prints a megabyte
     } else if (n == 0 || errno != EINTR) {
       break;
     }
   }
-  std::memset(buf, 0, sizeof buf);
+  OPENSSL_cleanse(buf, sizeof buf);
   close(fds[0]);
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    wipe(out);
+    wipe_secret(out);
     throw Hs2Error(Hs2ErrorKind::kAuth, fmt::format("{}: command failed (status {})", flag,
                                                     WIFEXITED(status) ? WEXITSTATUS(status) : -1));
   }
@@ -84,7 +101,8 @@ std::string prompt_tty(const std::string& prompt) {
   (void)!write(fd, prompt.data(), prompt.size());
   std::string line;
   char c;
-  while (read(fd, &c, 1) == 1 && c != '\n') line.push_back(c);
+  while (read(fd, &c, 1) == 1 && c != '\n') append_secret(line, std::string_view(&c, 1));
+  OPENSSL_cleanse(&c, sizeof c);
   if (have_termios) tcsetattr(fd, TCSAFLUSH, &old);
   (void)!write(fd, "\n", 1);
   close(fd);
@@ -93,24 +111,50 @@ std::string prompt_tty(const std::string& prompt) {
 
 }  // namespace
 
-Hs2Credentials::~Hs2Credentials() {
-  wipe(password);
-  wipe(jwt);
+void wipe_secret(std::string& secret) noexcept {
+  secret.resize(secret.capacity());  // never reallocates; makes the whole buffer addressable
+  OPENSSL_cleanse(secret.data(), secret.size());
+  secret.clear();
 }
 
-Hs2Credentials resolve_hs2_credentials(const Hs2Options& o) {
-  Hs2Credentials c;
+Hs2Credentials::Hs2Credentials(Hs2Credentials&& other) noexcept
+    : password(std::move(other.password)), jwt(std::move(other.jwt)) {
+  wipe_secret(other.password);
+  wipe_secret(other.jwt);
+}
+
+Hs2Credentials& Hs2Credentials::operator=(Hs2Credentials&& other) noexcept {
+  if (this != &other) {
+    // A move assignment may hand our old buffer to `other`: wipe it before, and `other` after.
+    wipe_secret(password);
+    wipe_secret(jwt);
+    password = std::move(other.password);
+    jwt = std::move(other.jwt);
+    wipe_secret(other.password);
+    wipe_secret(other.jwt);
+  }
+  return *this;
+}
+
+Hs2Credentials::~Hs2Credentials() {
+  wipe_secret(password);
+  wipe_secret(jwt);
+}
+
+std::shared_ptr<const Hs2Credentials> resolve_hs2_credentials(const Hs2Settings& settings) {
+  const Hs2Options& o = settings.options();
+  auto c = std::make_shared<Hs2Credentials>();
   if (o.ldap) {
     if (!o.ldap_password_cmd.empty()) {
       // Decision (research §D.3): strip exactly one trailing "\n" (and a "\r" before it), since
       // `echo`, `pass` and vault helpers all end their output with one; impala-shell keeps it.
-      c.password = run_secret_command("--ldap_password_cmd", o.ldap_password_cmd);
-      if (!c.password.empty() && c.password.back() == '\n') c.password.pop_back();
-      if (!c.password.empty() && c.password.back() == '\r') c.password.pop_back();
+      take_secret(c->password, run_secret_command("--ldap_password_cmd", o.ldap_password_cmd));
+      if (!c->password.empty() && c->password.back() == '\n') c->password.pop_back();
+      if (!c->password.empty() && c->password.back() == '\r') c->password.pop_back();
     } else if (const char* env = std::getenv("ATLAS2KUDU_LDAP_PASSWORD"); env != nullptr) {
-      c.password = env;
+      c->password = env;
     } else if (isatty(STDIN_FILENO)) {
-      c.password = prompt_tty(fmt::format("LDAP password for {}: ", hs2_user(o)));
+      take_secret(c->password, prompt_tty(fmt::format("LDAP password for {}: ", settings.user())));
     } else {
       throw Hs2Error(Hs2ErrorKind::kAuth,
                      "-l/--ldap: no password (use --ldap_password_cmd, $ATLAS2KUDU_LDAP_PASSWORD "
@@ -119,12 +163,12 @@ Hs2Credentials resolve_hs2_credentials(const Hs2Options& o) {
   }
   if (o.jwt) {
     if (!o.jwt_cmd.empty()) {
-      c.jwt = run_secret_command("--jwt_cmd", o.jwt_cmd);
-      while (!c.jwt.empty() && (c.jwt.back() == '\n' || c.jwt.back() == '\r')) c.jwt.pop_back();
+      take_secret(c->jwt, run_secret_command("--jwt_cmd", o.jwt_cmd));
+      while (!c->jwt.empty() && (c->jwt.back() == '\n' || c->jwt.back() == '\r')) c->jwt.pop_back();
     } else if (const char* env = std::getenv("ATLAS2KUDU_JWT"); env != nullptr) {
-      c.jwt = env;
+      c->jwt = env;
     }
-    if (c.jwt.empty())
+    if (c->jwt.empty())
       throw Hs2Error(Hs2ErrorKind::kAuth, "-j/--jwt: no token (use --jwt_cmd or $ATLAS2KUDU_JWT)");
   }
   return c;

@@ -6,43 +6,46 @@
 #include <atomic>
 #include <chrono>
 #include <optional>
-#include <random>
 #include <thread>
 
 namespace atlas2kudu {
 
-Hs2Executor::Hs2Executor(Hs2Options options, Hs2Credentials credentials)
-    : options_(std::move(options)), credentials_(std::move(credentials)) {
-  validate_hs2_options(options_);
-  sleep_ms_ = [](int ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); };
-}
+Hs2Executor::Hs2Executor(const Hs2Settings& settings, SessionFactory sessions)
+    : make_session_(std::move(sessions)),
+      session_count_(settings.options().sessions),
+      retry_(settings.options().max_retries,
+             std::chrono::milliseconds(settings.options().retry_backoff_ms)) {}
 
 Hs2Executor::~Hs2Executor() {
-  for (auto& c : clients_) c->close();
+  for (auto& s : sessions_) s->close();
 }
 
 void Hs2Executor::start(std::string_view) {
   // Open every session now: a wrong password or an untrusted certificate should stop the run
   // before the first statement, not in the middle of a window.
-  for (int i = 0; i < options_.sessions; ++i) {
-    auto client = std::make_unique<Hs2Client>(options_, credentials_);
-    client->connect();
-    clients_.push_back(std::move(client));
+  for (int i = 0; i < session_count_; ++i) {
+    std::unique_ptr<SqlSession> session = make_session_();
+    session->connect();
+    sessions_.push_back(std::move(session));
   }
 }
 
 void Hs2Executor::finish() {
-  for (auto& c : clients_) c->close();
-  clients_.clear();
+  for (auto& s : sessions_) s->close();
+  sessions_.clear();
 }
 
 Hs2RunStats Hs2Executor::stats() const {
   std::lock_guard lock(mu_);
-  return stats_;
+  Hs2RunStats stats = stats_;
+  const RetryCounters counters = retry_.counters();
+  stats.retries = counters.retries;
+  stats.reconnects = counters.reconnects;
+  return stats;
 }
 
 void Hs2Executor::run_window(const CompiledWindow& window) {
-  if (clients_.empty()) throw Hs2Error(Hs2ErrorKind::kInternal, "Hs2Executor: start() not called");
+  if (sessions_.empty()) throw Hs2Error(Hs2ErrorKind::kInternal, "Hs2Executor: start() not called");
   // Every delete of the window before any upsert (SPEC §5): a key deleted and re-created within
   // one window must end up present.
   run_phase(window, window.deletes, "delete");
@@ -60,13 +63,13 @@ void Hs2Executor::run_phase(const CompiledWindow& window, const std::vector<Stat
   std::optional<Hs2ExecutionError> first_error;
   std::exception_ptr other_error;
 
-  auto worker = [&](Hs2Client& client) {
+  auto worker = [&](SqlSession& session) {
     for (;;) {
       if (stop) return;
       std::size_t i = next.fetch_add(1);
       if (i >= statements.size()) return;
       try {
-        run_statement(client, window, statements[i], phase, i + 1, statements.size());
+        run_statement(session, window, statements[i], phase, i + 1, statements.size());
       } catch (const Hs2ExecutionError& e) {
         std::lock_guard lock(error_mu);
         // Keep the earliest statement's error so the report does not depend on thread timing.
@@ -80,64 +83,38 @@ void Hs2Executor::run_phase(const CompiledWindow& window, const std::vector<Stat
     }
   };
 
-  const std::size_t workers = std::min(clients_.size(), statements.size());
+  const std::size_t workers = std::min(sessions_.size(), statements.size());
   std::vector<std::thread> threads;
-  for (std::size_t w = 1; w < workers; ++w) threads.emplace_back(worker, std::ref(*clients_[w]));
-  worker(*clients_[0]);  // the calling thread is worker 0
+  for (std::size_t w = 1; w < workers; ++w) threads.emplace_back(worker, std::ref(*sessions_[w]));
+  worker(*sessions_[0]);  // the calling thread is worker 0
   for (auto& t : threads) t.join();
   if (first_error) throw *first_error;
   if (other_error) std::rethrow_exception(other_error);
 }
 
-void Hs2Executor::run_statement(Hs2Client& client, const CompiledWindow& window,
+void Hs2Executor::run_statement(SqlSession& session, const CompiledWindow& window,
                                 const Statement& statement, const char* phase, std::size_t position,
                                 std::size_t count) {
-  auto where = [&] {
-    return fmt::format("window {} (events {}-{}), {} phase, statement {} of {} (table {})",
-                       window.index, window.first_event, window.last_event, phase, position, count,
-                       statement.table);
-  };
-  thread_local std::mt19937 jitter_rng{std::random_device{}()};
-  for (int attempt = 0;; ++attempt) {
-    try {
-      if (!client.connected()) {
-        client.connect();
-        if (attempt > 0) {
-          std::lock_guard lock(mu_);
-          ++stats_.reconnects;
-        }
-      }
-      Hs2DmlResult r = client.execute(statement.sql);
-      std::lock_guard lock(mu_);
-      ++stats_.statements;
-      stats_.rows_modified += r.rows_modified;
-      (std::string_view(phase) == "delete" ? stats_.rows_deleted : stats_.rows_upserted) +=
-          r.rows_modified;
-      stats_.row_errors += r.row_errors;
-      stats_.rows_by_table[statement.table] += r.rows_modified;
-      if (on_statement_) on_statement_(statement, r);
-      return;
-    } catch (const Hs2Error& e) {
-      if (!e.retryable())
-        throw Hs2ExecutionError(e.kind(), fmt::format("{}: {}", where(), e.what()), window.index,
-                                phase, position, statement.table, e.what());
-      if (attempt >= options_.max_retries)
-        throw Hs2ExecutionError(
-            e.kind(), fmt::format("{}: giving up after {} retries: {}", where(), attempt, e.what()),
-            window.index, phase, position, statement.table, e.what());
-      // A lost session must be reopened; a transport failure has already dropped the
-      // connection; a transient server error (admission, Kudu timeout) leaves the session usable.
-      if (e.kind() == Hs2ErrorKind::kSessionLost) client.drop();
-      {
-        std::lock_guard lock(mu_);
-        ++stats_.retries;
-      }
-      long base = std::min<long>(30000, static_cast<long>(options_.retry_backoff_ms)
-                                            << std::min(attempt, 16));
-      long jitter = base > 0 ? std::uniform_int_distribution<long>(0, base / 4)(jitter_rng) : 0;
-      sleep_ms_(static_cast<int>(base + jitter));
-    }
-  }
+  const Hs2DmlResult r = retry_.run(
+      session, [&](SqlSession& s) { return s.execute(statement.sql); },
+      [&](const RetryFailure& f) {
+        const std::string where = fmt::format(
+            "window {} (events {}-{}), {} phase, statement {} of {} (table {})", window.index,
+            window.first_event, window.last_event, phase, position, count, statement.table);
+        const std::string message = f.exhausted ? fmt::format("{}: giving up after {} retries: {}",
+                                                              where, f.retries, f.error.what())
+                                                : fmt::format("{}: {}", where, f.error.what());
+        throw Hs2ExecutionError(f.error.kind(), message, window.index, phase, position,
+                                statement.table, f.error.what());
+      });
+  std::lock_guard lock(mu_);
+  ++stats_.statements;
+  stats_.rows_modified += r.rows_modified;
+  (std::string_view(phase) == "delete" ? stats_.rows_deleted : stats_.rows_upserted) +=
+      r.rows_modified;
+  stats_.row_errors += r.row_errors;
+  stats_.rows_by_table[statement.table] += r.rows_modified;
+  if (on_statement_) on_statement_(statement, r);
 }
 
 }  // namespace atlas2kudu

@@ -2,13 +2,18 @@
 // the statements of one phase spread over --sessions N sessions (they never name the same row
 // twice, so order within a phase does not matter). A statement that fails retryably (transport
 // trouble, lost session, admission, Kudu "Timed out"/"Service unavailable"/"Network error") is
-// re-run after reconnecting if needed, up to --max_retries times with exponential back-off —
-// statements are idempotent. Anything else stops the run: the other sessions finish the statement
-// they are running and take no more, and run_window throws Hs2ExecutionError naming the window,
-// phase, statement position and the server's message.
+// re-run after reconnecting if needed, up to --max_retries times with exponential back-off
+// (RetryPolicy, retry.h) — statements are idempotent. Anything else stops the run: the other
+// sessions finish the statement they are running and take no more, and run_window throws
+// Hs2ExecutionError naming the window, phase, statement position and the server's message.
+//
+// Sessions come from a SessionFactory (session.h): HS2 sessions in production, an in-memory fake
+// in tests.
 //
 // Example (what `apply` does):
-//   Hs2Executor executor(options, credentials);
+//   const Hs2Settings settings = validate_hs2_options(options);
+//   SessionFactory sessions = hs2_session_factory(settings, resolve_hs2_credentials(settings));
+//   Hs2Executor executor(settings, sessions);
 //   executor.start(header);                      // opens the sessions; throws Hs2Error on failure
 //   for (const CompiledWindow& w : windows) executor.run_window(w);
 //   executor.finish();                           // closes the sessions
@@ -29,9 +34,11 @@
 #include <vector>
 
 #include "atlas2kudu/executor.h"
-#include "hs2/client.h"
+#include "hs2/clock.h"
 #include "hs2/error.h"
 #include "hs2/options.h"
+#include "hs2/retry.h"
+#include "hs2/session.h"
 
 namespace atlas2kudu {
 
@@ -68,7 +75,9 @@ class Hs2ExecutionError : public Hs2Error {
 
 class Hs2Executor : public Executor {
  public:
-  Hs2Executor(Hs2Options options, Hs2Credentials credentials);
+  // Of the settings, --sessions, --max_retries and --retry_backoff_ms are used; the sessions
+  // (HS2 ones from hs2_session_factory) are made by start().
+  Hs2Executor(const Hs2Settings& settings, SessionFactory sessions);
   ~Hs2Executor() override;
 
   void start(std::string_view header) override;
@@ -82,22 +91,22 @@ class Hs2Executor : public Executor {
   using StatementCallback = std::function<void(const Statement&, const Hs2DmlResult&)>;
   void on_statement(StatementCallback callback) { on_statement_ = std::move(callback); }
 
-  // Test hook: replaces the back-off sleep (milliseconds).
-  void set_sleeper(std::function<void(int ms)> sleeper) { sleep_ms_ = std::move(sleeper); }
+  // Test hook: replaces the back-off sleep. Called from the worker threads.
+  void set_sleeper(Sleeper sleeper) { retry_.set_sleeper(std::move(sleeper)); }
 
  private:
   void run_phase(const CompiledWindow& window, const std::vector<Statement>& statements,
                  const char* phase);
-  void run_statement(Hs2Client& client, const CompiledWindow& window, const Statement& statement,
+  void run_statement(SqlSession& session, const CompiledWindow& window, const Statement& statement,
                      const char* phase, std::size_t position, std::size_t count);
 
-  Hs2Options options_;
-  Hs2Credentials credentials_;
-  std::vector<std::unique_ptr<Hs2Client>> clients_;
+  SessionFactory make_session_;
+  int session_count_;
+  RetryPolicy retry_;
+  std::vector<std::unique_ptr<SqlSession>> sessions_;
   mutable std::mutex mu_;
-  Hs2RunStats stats_;
+  Hs2RunStats stats_;  // retries and reconnects are the RetryPolicy's
   StatementCallback on_statement_;
-  std::function<void(int)> sleep_ms_;
 };
 
 }  // namespace atlas2kudu

@@ -7,7 +7,6 @@
 #include <chrono>
 #include <cstring>
 #include <mutex>
-#include <thread>
 
 #include "hs2/error.h"
 
@@ -34,10 +33,11 @@ bool is_tls_trust_error(CURLcode rc) {
 
 }  // namespace
 
-HttpClientTransport::HttpClientTransport(HttpTransportConfig config) : config_(std::move(config)) {
+HttpClientTransport::HttpClientTransport(HttpTransportConfig config,
+                                         const Authenticator& authenticator)
+    : config_(std::move(config)) {
   init_curl_once();
-  if (!config_.sleep_seconds)
-    config_.sleep_seconds = [](int s) { std::this_thread::sleep_for(std::chrono::seconds(s)); };
+  if (!config_.sleep) config_.sleep = Clock::sleeper(system_clock());
   CURL* c = curl_easy_init();
   if (!c) throw Hs2Error(Hs2ErrorKind::kInternal, "HTTP: curl_easy_init failed");
   curl_ = c;
@@ -53,26 +53,14 @@ HttpClientTransport::HttpClientTransport(HttpTransportConfig config) : config_(s
   curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, config_.verify_tls ? 2L : 0L);
   curl_easy_setopt(c, CURLOPT_SSLVERSION, static_cast<long>(CURL_SSLVERSION_TLSv1_2));
   if (!config_.ca_file.empty()) curl_easy_setopt(c, CURLOPT_CAINFO, config_.ca_file.c_str());
-  if (config_.basic_auth) {
-    // Only Basic is allowed, so libcurl sends it pre-emptively on every request.
-    curl_easy_setopt(c, CURLOPT_HTTPAUTH, static_cast<long>(CURLAUTH_BASIC));
-    curl_easy_setopt(c, CURLOPT_USERNAME, config_.user.c_str());
-    curl_easy_setopt(c, CURLOPT_PASSWORD, config_.password.c_str());
-  } else if (!config_.bearer.empty()) {
-    curl_easy_setopt(c, CURLOPT_HTTPAUTH, static_cast<long>(CURLAUTH_BEARER));
-    curl_easy_setopt(c, CURLOPT_XOAUTH2_BEARER, config_.bearer.c_str());
-  }
+  authenticator.configure_http(c);
 }
 
 HttpClientTransport::~HttpClientTransport() {
   if (curl_) curl_easy_cleanup(static_cast<CURL*>(curl_));
-  volatile char* p = config_.password.data();
-  for (std::size_t i = 0; i < config_.password.size(); ++i) p[i] = 0;
-  p = config_.bearer.data();
-  for (std::size_t i = 0; i < config_.bearer.size(); ++i) p[i] = 0;
 }
 
-void HttpClientTransport::set_request_timeout(int ms) {
+void HttpClientTransport::set_rpc_timeout(int ms) {
   config_.request_timeout_ms = ms;
   curl_easy_setopt(static_cast<CURL*>(curl_), CURLOPT_TIMEOUT_MS, static_cast<long>(ms));
 }
@@ -155,7 +143,7 @@ void HttpClientTransport::flush() {
                        fmt::format("HTTP {} from server after {} tries", status, attempt));
       ++http_retries_;
       long wait = retry_after >= 0 ? std::min(retry_after, 60L) : attempt - 1;
-      if (wait > 0) config_.sleep_seconds(static_cast<int>(wait));
+      if (wait > 0) config_.sleep(std::chrono::seconds(wait));
       continue;
     }
     if (status == 403) throw Hs2Error(Hs2ErrorKind::kAuth, "HTTP 403 Forbidden");

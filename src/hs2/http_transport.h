@@ -4,7 +4,9 @@
 // nor see status codes or cookies, hence this transport.
 //
 // Behaviour:
-//  * `Authorization: Basic` (LDAP) or `Bearer` (JWT) on every request, as impala-shell does.
+//  * Authentication is the Authenticator's (auth.h): it sets `Authorization: Basic` (LDAP) or
+//    `Bearer` (JWT) on the handle once, and libcurl sends it on every request, as impala-shell
+//    does.
 //  * Cookies from Set-Cookie (e.g. `impala.auth`) are kept in memory and sent back.
 //  * 502/503/504: the same request is re-sent up to `max_tries` times in all, sleeping Retry-After
 //    seconds when the server gives it (capped at 60), else 1 s, 2 s, ... Then Hs2Error(kTransient).
@@ -15,39 +17,38 @@
 //    harmless for our idempotent statements, and the same as impala-shell's one reconnect.
 //
 // Example:
-//   HttpTransportConfig cfg{.url = "https://db1:28000/cliservice", .user = "alice",
-//                           .password = pw, .ca_file = "ca.pem"};
-//   auto http = std::make_shared<HttpClientTransport>(cfg);
+//   HttpTransportConfig cfg{.url = "https://db1:28000/cliservice", .ca_file = "ca.pem"};
+//   auto http = std::make_shared<HttpClientTransport>(cfg, *make_authenticator(settings, creds));
 //   TBinaryProtocol proto(http);   // every flush() is one POST
 #pragma once
 
 #include <thrift/transport/TVirtualTransport.h>
 
-#include <functional>
 #include <string>
-#include <vector>
+
+#include "hs2/auth.h"
+#include "hs2/clock.h"
+#include "hs2/transport.h"
 
 namespace atlas2kudu {
 
 struct HttpTransportConfig {
   std::string url;
-  std::string user;  // Basic when non-empty together with `basic_auth`
-  std::string password;
-  bool basic_auth = false;
-  std::string bearer;   // Bearer token when non-empty
   std::string ca_file;  // empty: system CAs
   bool verify_tls = true;
   int connect_timeout_ms = 60000;
   int request_timeout_ms = 0;  // whole request, 0 = none
   int max_tries = 4;
-  // Sleep hook so tests can observe Retry-After without waiting; default really sleeps.
-  std::function<void(int seconds)> sleep_seconds;
+  // Waits between 502/503/504 retries, so tests observe Retry-After without waiting; empty:
+  // really sleeps.
+  Sleeper sleep;
 };
 
-class HttpClientTransport
-    : public apache::thrift::transport::TVirtualTransport<HttpClientTransport> {
+class HttpClientTransport final
+    : public apache::thrift::transport::TVirtualTransport<HttpClientTransport, Hs2Transport> {
  public:
-  explicit HttpClientTransport(HttpTransportConfig config);
+  // `authenticator` configures the handle here and is not kept.
+  HttpClientTransport(HttpTransportConfig config, const Authenticator& authenticator);
   ~HttpClientTransport() override;
 
   bool isOpen() const override { return open_; }
@@ -57,7 +58,7 @@ class HttpClientTransport
   void write(const uint8_t* buf, uint32_t len);
   void flush() override;
 
-  void set_request_timeout(int ms);
+  void set_rpc_timeout(int ms) override;  // the whole-request timeout
 
   // For tests and diagnostics: HTTP tries beyond the first, summed over the transport's life.
   int http_retries() const { return http_retries_; }

@@ -50,9 +50,10 @@ std::string hs2_user(const Hs2Options& options) {
   return "atlas2kudu";
 }
 
-void validate_hs2_options(const Hs2Options& o) {
+Hs2Settings validate_hs2_options(Hs2Options o) {
   auto usage = [](const std::string& m) { throw Hs2Error(Hs2ErrorKind::kUsage, m); };
-  (void)hs2_endpoint(o);  // throws on a malformed -i
+  Hs2Settings settings;
+  settings.endpoint_ = hs2_endpoint(o);  // throws on a malformed -i
   if (o.ldap && o.jwt) usage("-l/--ldap and -j/--jwt are mutually exclusive");
   if (!o.jwt_cmd.empty() && !o.jwt) usage("--jwt_cmd needs -j/--jwt");
   if (!o.ldap_password_cmd.empty() && !o.ldap) usage("--ldap_password_cmd needs -l/--ldap");
@@ -70,7 +71,11 @@ void validate_hs2_options(const Hs2Options& o) {
   for (const auto& q : o.query_options) {
     auto eq = q.find('=');
     if (eq == std::string::npos || eq == 0) usage(fmt::format("-Q {}: expected KEY=VALUE", q));
+    settings.query_overlay_[q.substr(0, eq)] = q.substr(eq + 1);
   }
+  settings.user_ = hs2_user(o);
+  settings.options_ = std::move(o);
+  return settings;
 }
 
 }  // namespace atlas2kudu

@@ -3,16 +3,17 @@
 // (against system CAs, or `--ca_cert`); only `--ssl_insecure_skip_verify` turns that off; LDAP and
 // JWT credentials are refused over cleartext unless `--auth_creds_ok_in_clear`.
 //
-// Example (what the CLI owner writes in src/cli.cpp):
+// Example (what the CLI does):
 //   Hs2Options hs2;
 //   add_hs2_options(apply_cmd, &hs2);        // registers -i, --protocol, --ssl, -l, -u, ...
 //   ... app.parse(argc, argv) ...
-//   validate_hs2_options(hs2);                // throws Hs2Error(kUsage) on contradictions
-//   Hs2Credentials creds = resolve_hs2_credentials(hs2);   // password cmd / env / tty prompt
-//   Hs2Executor executor(hs2, creds);
+//   const Hs2Settings settings = validate_hs2_options(hs2);   // Hs2Error(kUsage) if contradictory
+//   auto credentials = resolve_hs2_credentials(settings);     // password cmd / env / tty prompt
+//   Hs2Executor executor(settings, hs2_session_factory(settings, credentials));
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -39,43 +40,51 @@ struct Hs2Options {
   bool auth_creds_ok_in_clear = false;     // --auth_creds_ok_in_clear
   int sessions = 1;                        // --sessions N: concurrent sessions per phase
   int max_retries = 5;                     // --max_retries: re-runs of one statement
-  int retry_backoff_ms = 500;
+  int retry_backoff_ms = 500;  // --retry_backoff_ms: first back-off, doubled, capped 30 s
   // Not a flag: bound on the final CloseSession, so a hung server cannot hang the end of a run
   // even with --socket_timeout_ms 0 (the session expires on the server anyway).
-  int close_timeout_ms = 5000;  // --retry_backoff_ms: first back-off, doubled, capped 30 s
+  int close_timeout_ms = 5000;
 };
 
-// Host and port after applying the protocol's default port (21050 binary, 28000 HTTP).
+// Host and port after applying the protocol's default port (21050 binary, 28000 HTTP). Throws
+// Hs2Error(kUsage) on a malformed -i.
 struct Hs2Endpoint {
   std::string host;
   int port = 0;
 };
 Hs2Endpoint hs2_endpoint(const Hs2Options& options);
 
-// Secrets, kept apart from Hs2Options so that printing or logging options can never reveal them.
-struct Hs2Credentials {
-  std::string password;  // LDAP password (empty when not -l)
-  std::string jwt;       // bearer token (empty when not -j)
-  Hs2Credentials() = default;
-  Hs2Credentials(const Hs2Credentials&) = default;
-  Hs2Credentials& operator=(const Hs2Credentials&) = default;
-  ~Hs2Credentials();  // overwrites the secrets before freeing them
+// Effective user name: -u, else $USER, else "atlas2kudu".
+std::string hs2_user(const Hs2Options& options);
+
+// Options checked once, with what follows from them worked out. Only validate_hs2_options makes
+// one, so everything that takes an Hs2Settings (credentials, authenticator, transport, session,
+// executor, prior state) relies on it and checks nothing again.
+class Hs2Settings {
+ public:
+  const Hs2Options& options() const { return options_; }
+  const Hs2Endpoint& endpoint() const { return endpoint_; }
+  // hs2_user(options), read once.
+  const std::string& user() const { return user_; }
+  // -Q KEY=VALUE, sent in every ExecuteStatement's confOverlay (a repeated KEY: the last wins).
+  const std::map<std::string, std::string>& query_overlay() const { return query_overlay_; }
+
+ private:
+  friend Hs2Settings validate_hs2_options(Hs2Options options);
+  Hs2Settings() = default;
+
+  Hs2Options options_;
+  Hs2Endpoint endpoint_;
+  std::string user_;
+  std::map<std::string, std::string> query_overlay_;
 };
 
 // Throws Hs2Error(kUsage) when the options contradict each other: LDAP or JWT without --ssl and
 // without --auth_creds_ok_in_clear, JWT with the binary protocol, -l together with -j,
-// --ssl_insecure_skip_verify with --ca_cert, malformed -Q, sessions < 1.
-void validate_hs2_options(const Hs2Options& options);
-
-// Obtains the secrets the options call for, never from argv:
-//   LDAP password: --ldap_password_cmd (run by /bin/sh -c; stdout with ONE trailing newline
-//   removed), else $ATLAS2KUDU_LDAP_PASSWORD, else a no-echo prompt on /dev/tty.
-//   JWT: --jwt_cmd (trailing CR/LF removed), else $ATLAS2KUDU_JWT.
-// Throws Hs2Error(kAuth) if a secret is needed and cannot be obtained; the message never contains
-// the secret or the command's output.
-Hs2Credentials resolve_hs2_credentials(const Hs2Options& options);
-
-// Effective user name: -u, else $USER, else "atlas2kudu".
-std::string hs2_user(const Hs2Options& options);
+// --ssl_insecure_skip_verify with --ca_cert, malformed -i or -Q, sessions < 1.
+//   Hs2Options o;  o.impalad = "db1";  o.query_options = {"MEM_LIMIT=2g"};
+//   Hs2Settings s = validate_hs2_options(o);
+//   // s.endpoint() == {"db1", 21050}, s.query_overlay() == {{"MEM_LIMIT", "2g"}}
+[[nodiscard]] Hs2Settings validate_hs2_options(Hs2Options options);
 
 }  // namespace atlas2kudu

@@ -7,9 +7,7 @@
 #include <chrono>
 #include <initializer_list>
 #include <map>
-#include <random>
 #include <stdexcept>
-#include <thread>
 
 #include "atlas2kudu/error.h"
 #include "compile/impala_sql.h"
@@ -94,22 +92,31 @@ void check_shape(const Hs2QueryResult& r, std::size_t columns, std::string_view 
 
 }  // namespace
 
-Hs2PriorState::Hs2PriorState(const Hs2Options& hs2, const Hs2Credentials& credentials,
+Hs2PriorState::Hs2PriorState(const Hs2Settings& hs2, SessionFactory sessions,
                              const CompileOptions& options)
-    : hs2_(hs2), credentials_(credentials), options_(options) {
-  validate_hs2_options(hs2_);
+    : endpoint_(hs2.endpoint()),
+      make_session_(std::move(sessions)),
+      options_(options),
+      retry_(hs2.options().max_retries, std::chrono::milliseconds(hs2.options().retry_backoff_ms)) {
   check_identifier(options_.database);
   if (options_.batch_rows == 0) throw Error(ErrorCategory::kUsage, "batch_rows must be at least 1");
-  sleep_ms_ = [](int ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); };
 }
 
 Hs2PriorState::~Hs2PriorState() {
-  if (client_) client_->close();
+  if (session_) session_->close();
 }
 
 std::string Hs2PriorState::describe() const {
-  const Hs2Endpoint ep = hs2_endpoint(hs2_);
-  return fmt::format("impala (batched primary-key lookups over HS2 at {}:{})", ep.host, ep.port);
+  return fmt::format("impala (batched primary-key lookups over HS2 at {}:{})", endpoint_.host,
+                     endpoint_.port);
+}
+
+Hs2PriorStats Hs2PriorState::stats() const {
+  Hs2PriorStats stats = stats_;
+  const RetryCounters counters = retry_.counters();
+  stats.retries = counters.retries;
+  stats.reconnects = counters.reconnects;
+  return stats;
 }
 
 std::string Hs2PriorState::entity_flat_query(std::span<const Guid> guids,
@@ -123,37 +130,19 @@ std::string Hs2PriorState::classifications_query(std::span<const Guid> guids,
 }
 
 Hs2QueryResult Hs2PriorState::run(const std::string& sql, std::string_view what) {
-  thread_local std::mt19937 jitter_rng{std::random_device{}()};
-  if (!client_) client_ = std::make_unique<Hs2Client>(hs2_, credentials_);
-  for (int attempt = 0;; ++attempt) {
-    try {
-      if (!client_->connected()) {
-        client_->connect();
-        if (ever_connected_) ++stats_.reconnects;
-        ever_connected_ = true;
-      }
-      Hs2QueryResult r = client_->query(sql);
-      ++stats_.queries;
-      return r;
-    } catch (const Hs2Error& e) {
-      if (!e.retryable())
-        throw Hs2Error(e.kind(), fmt::format("prior-state lookup ({}): {}", what, e.what()));
-      if (attempt >= hs2_.max_retries) {
-        throw Hs2Error(e.kind(), fmt::format("prior-state lookup ({}): giving up after {} "
-                                             "retries: {}",
-                                             what, attempt, e.what()));
-      }
-      // As in the executor: a lost session must be reopened; a transport failure has already
-      // dropped the connection; a transient server error leaves the session usable.
-      if (e.kind() == Hs2ErrorKind::kSessionLost) client_->drop();
-      ++stats_.retries;
-      const long base =
-          std::min<long>(30000, static_cast<long>(hs2_.retry_backoff_ms) << std::min(attempt, 16));
-      const long jitter =
-          base > 0 ? std::uniform_int_distribution<long>(0, base / 4)(jitter_rng) : 0;
-      sleep_ms_(static_cast<int>(base + jitter));
-    }
-  }
+  if (!session_) session_ = make_session_();
+  Hs2QueryResult r = retry_.run(
+      *session_, [&](SqlSession& s) { return s.query(sql); },
+      [&](const RetryFailure& f) {
+        throw Hs2Error(f.error.kind(),
+                       f.exhausted
+                           ? fmt::format("prior-state lookup ({}): giving up after {} "
+                                         "retries: {}",
+                                         what, f.retries, f.error.what())
+                           : fmt::format("prior-state lookup ({}): {}", what, f.error.what()));
+      });
+  ++stats_.queries;
+  return r;
 }
 
 void Hs2PriorState::lookup(std::span<const Guid> guids_in, std::vector<PriorEntity>& out) {

@@ -2,8 +2,9 @@
 // state", prior_state.h for the contract).
 //
 // Contract:
-//   - Its own HS2 session, separate from the executor's: opened on the first lookup() that has a
-//     guid to ask about, closed by the destructor. Nothing is sent before that.
+//   - Its own session, separate from the executor's, made by a SessionFactory (session.h; HS2 in
+//     production, an in-memory fake in tests): opened on the first lookup() that has a guid to
+//     ask about, closed by the destructor. Nothing is sent before that.
 //   - lookup() splits the guids (ascending, distinct, as the compiler hands them over) into
 //     batches of at most CompileOptions::batch_rows keys whose statement text is at most
 //     CompileOptions::batch_bytes bytes (a single key always makes a batch), and runs per batch
@@ -18,8 +19,8 @@
 //     with no rows at all is reported as known-absent (exists = false, no tags).
 //   - Failures: a retryable Hs2Error (transport trouble, lost session, admission, Kudu "Timed out"
 //     / "Service unavailable" / "Network error") re-runs the SELECT after reconnecting where
-//     needed, up to Hs2Options::max_retries times with the executor's back-off
-//     (retry_backoff_ms doubled per attempt, capped at 30 s, +0-25 % jitter); SELECTs are
+//     needed, up to Hs2Options::max_retries times with the executor's RetryPolicy (retry.h:
+//     retry_backoff_ms doubled per attempt, capped at 30 s, +0-25 % jitter); SELECTs are
 //     read-only, so re-running is always safe. Anything else, or retries exhausted, throws
 //     Hs2Error of the underlying kind with the table and batch in the message. A reply of the
 //     wrong shape (column count, a guid that was not asked for, a guid that is not hex) throws
@@ -34,7 +35,7 @@
 // PII, and g3 nothing:
 //
 //   CompileOptions compile;  compile.batch_rows = 2;  compile.prior = PriorSource::kImpala;
-//   Hs2PriorState prior(hs2_options, hs2_credentials, compile);
+//   Hs2PriorState prior(settings, hs2_session_factory(settings, credentials), compile);
 //   Compiler compiler(compile, prior);     // `prior` must outlive the compiler
 //   // compiler.compile_window(...) calls prior.lookup({g1, g2, g3}, out), which sends
 //   //   SELECT `guid`, `type_name`, `qualified_name`, `props_json` FROM `atlas`.`entity_flat`
@@ -62,9 +63,11 @@
 
 #include "atlas2kudu/compiler.h"
 #include "atlas2kudu/prior_state.h"
-#include "hs2/client.h"
+#include "hs2/clock.h"
 #include "hs2/error.h"
 #include "hs2/options.h"
+#include "hs2/retry.h"
+#include "hs2/session.h"
 
 namespace atlas2kudu {
 
@@ -75,15 +78,15 @@ struct Hs2PriorStats {
   std::uint64_t tag_rows = 0;    // entity_classifications rows read
   std::uint64_t queries = 0;     // SELECTs answered (each counted once)
   std::uint64_t retries = 0;     // re-runs after retryable failures
-  std::uint64_t reconnects = 0;  // sessions (re)opened after the first
+  std::uint64_t reconnects = 0;  // sessions reopened to re-run a SELECT
 };
 
 class Hs2PriorState final : public PriorState {
  public:
-  // Validates the options (Hs2Error(kUsage) as validate_hs2_options; Error(kUsage) for a
-  // database name Impala cannot quote or batch_rows == 0). Does not connect.
-  Hs2PriorState(const Hs2Options& hs2, const Hs2Credentials& credentials,
-                const CompileOptions& options);
+  // Its session comes from `sessions` (HS2 ones from hs2_session_factory); of the settings, the
+  // endpoint (for describe()), --max_retries and --retry_backoff_ms are used. Throws
+  // Error(kUsage) for a database name Impala cannot quote or batch_rows == 0. Does not connect.
+  Hs2PriorState(const Hs2Settings& hs2, SessionFactory sessions, const CompileOptions& options);
   ~Hs2PriorState() override;
   Hs2PriorState(const Hs2PriorState&) = delete;
   Hs2PriorState& operator=(const Hs2PriorState&) = delete;
@@ -92,10 +95,10 @@ class Hs2PriorState final : public PriorState {
   std::string describe() const override;
   void lookup(std::span<const Guid> guids, std::vector<PriorEntity>& out) override;
 
-  Hs2PriorStats stats() const { return stats_; }
+  Hs2PriorStats stats() const;
 
-  // Test hook: replaces the back-off sleep (milliseconds).
-  void set_sleeper(std::function<void(int ms)> sleeper) { sleep_ms_ = std::move(sleeper); }
+  // Test hook: replaces the back-off sleep.
+  void set_sleeper(Sleeper sleeper) { retry_.set_sleeper(std::move(sleeper)); }
 
   // The SELECT texts for one batch of keys (exposed for tests and --explain-style output).
   static std::string entity_flat_query(std::span<const Guid> guids, const CompileOptions& options);
@@ -105,13 +108,12 @@ class Hs2PriorState final : public PriorState {
  private:
   Hs2QueryResult run(const std::string& sql, std::string_view what);
 
-  Hs2Options hs2_;
-  Hs2Credentials credentials_;
+  Hs2Endpoint endpoint_;
+  SessionFactory make_session_;
   CompileOptions options_;
-  std::unique_ptr<Hs2Client> client_;
-  bool ever_connected_ = false;
-  Hs2PriorStats stats_;
-  std::function<void(int)> sleep_ms_;
+  RetryPolicy retry_;
+  std::unique_ptr<SqlSession> session_;
+  Hs2PriorStats stats_;  // retries and reconnects are the RetryPolicy's
 };
 
 }  // namespace atlas2kudu

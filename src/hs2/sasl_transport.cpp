@@ -49,70 +49,7 @@ void init_cyrus_once() {
 
 }  // namespace
 
-struct SaslClientTransport::Secrets {
-  std::string user;
-  std::string password;
-  sasl_secret_t* secret = nullptr;  // Cyrus wants the password in this C layout
-  sasl_conn_t* conn = nullptr;
-  sasl_callback_t callbacks[4];
-
-  ~Secrets() {
-    if (conn) {
-      std::lock_guard lock(cyrus_mutex());
-      sasl_dispose(&conn);
-    }
-    if (secret) {
-      volatile unsigned char* p = secret->data;
-      for (unsigned long i = 0; i < secret->len; ++i) p[i] = 0;
-      std::free(secret);
-    }
-    volatile char* p = password.data();
-    for (std::size_t i = 0; i < password.size(); ++i) p[i] = 0;
-  }
-};
-
-namespace {
-
-int sasl_get_simple(void* context, int id, const char** result, unsigned* len) {
-  auto* s = static_cast<SaslClientTransport::Secrets*>(context);
-  switch (id) {
-    case SASL_CB_USER:  // authorization id: empty (research §B.3: Impala ignores it)
-      *result = "";
-      if (len) *len = 0;
-      return SASL_OK;
-    case SASL_CB_AUTHNAME:
-      *result = s->user.c_str();
-      if (len) *len = static_cast<unsigned>(s->user.size());
-      return SASL_OK;
-    default:
-      return SASL_BADPARAM;
-  }
-}
-
-int sasl_get_secret(sasl_conn_t*, void* context, int id, sasl_secret_t** psecret) {
-  auto* s = static_cast<SaslClientTransport::Secrets*>(context);
-  if (id != SASL_CB_PASS) return SASL_BADPARAM;
-  if (!s->secret) {
-    s->secret =
-        static_cast<sasl_secret_t*>(std::malloc(sizeof(sasl_secret_t) + s->password.size()));
-    if (!s->secret) return SASL_NOMEM;
-    s->secret->len = s->password.size();
-    std::memcpy(s->secret->data, s->password.data(), s->password.size());
-  }
-  *psecret = s->secret;
-  return SASL_OK;
-}
-
-// Cyrus stores every callback as int(*)(void); the detour through void(*)() is the sanctioned way
-// to say the cast is intended.
-template <class F>
-int (*sasl_callback_fn(F* f))() {
-  return reinterpret_cast<int (*)()>(reinterpret_cast<void (*)()>(f));
-}
-
-}  // namespace
-
-void write_sasl_message(TTransport& t, SaslStatus status, const std::string& payload) {
+void write_sasl_message(TTransport& t, SaslStatus status, std::string_view payload) {
   std::uint8_t header[5];
   header[0] = static_cast<std::uint8_t>(status);
   put_be32(header + 1, static_cast<std::uint32_t>(payload.size()));
@@ -135,19 +72,24 @@ std::pair<SaslStatus, std::string> read_sasl_message(TTransport& t, std::uint32_
   return {static_cast<SaslStatus>(header[0]), std::move(payload)};
 }
 
-SaslClientTransport::SaslClientTransport(std::shared_ptr<TTransport> inner, std::string mechanism,
-                                         std::string service, std::string host, std::string user,
-                                         std::string password)
+SaslClientTransport::SaslClientTransport(std::shared_ptr<TTransport> inner,
+                                         std::unique_ptr<SaslMechanism> mechanism,
+                                         std::string service, std::string host)
     : inner_(std::move(inner)),
       mechanism_(std::move(mechanism)),
       service_(std::move(service)),
-      host_(std::move(host)),
-      secrets_(std::make_unique<Secrets>()) {
-  secrets_->user = std::move(user);
-  secrets_->password = std::move(password);
+      host_(std::move(host)) {}
+
+SaslClientTransport::~SaslClientTransport() {
+  dispose_connection();  // before mechanism_, whose callbacks Cyrus may still hold
 }
 
-SaslClientTransport::~SaslClientTransport() = default;
+void SaslClientTransport::dispose_connection() noexcept {
+  if (conn_) {
+    std::lock_guard lock(cyrus_mutex());
+    sasl_dispose(&conn_);
+  }
+}
 
 bool SaslClientTransport::isOpen() const {
   return negotiated_ && inner_->isOpen();
@@ -167,7 +109,7 @@ void SaslClientTransport::open() {
     throw Hs2Error(Hs2ErrorKind::kAuth,
                    fmt::format("SASL {} authentication failed (connection closed during SASL "
                                "negotiation: {})",
-                               mechanism_, e.what()));
+                               mechanism_->name(), e.what()));
   } catch (...) {
     inner_->close();
     throw;
@@ -177,15 +119,11 @@ void SaslClientTransport::open() {
 
 void SaslClientTransport::negotiate() {
   init_cyrus_once();
-  Secrets& s = *secrets_;
-  s.callbacks[0] = {SASL_CB_USER, sasl_callback_fn(&sasl_get_simple), &s};
-  s.callbacks[1] = {SASL_CB_AUTHNAME, sasl_callback_fn(&sasl_get_simple), &s};
-  s.callbacks[2] = {SASL_CB_PASS, sasl_callback_fn(&sasl_get_secret), &s};
-  s.callbacks[3] = {SASL_CB_LIST_END, nullptr, nullptr};
+  const char* mechanism = mechanism_->name();
   std::unique_lock lock(cyrus_mutex());
-  if (s.conn) sasl_dispose(&s.conn);
-  int rc =
-      sasl_client_new(service_.c_str(), host_.c_str(), nullptr, nullptr, s.callbacks, 0, &s.conn);
+  if (conn_) sasl_dispose(&conn_);
+  int rc = sasl_client_new(service_.c_str(), host_.c_str(), nullptr, nullptr,
+                           mechanism_->callbacks(), 0, &conn_);
   if (rc != SASL_OK)
     throw Hs2Error(Hs2ErrorKind::kInternal, fmt::format("SASL: sasl_client_new failed: {}",
                                                         sasl_errstring(rc, nullptr, nullptr)));
@@ -194,24 +132,20 @@ void SaslClientTransport::negotiate() {
   props.max_ssf = 0;  // no security layer: Impala never wraps frames
   props.maxbufsize = 0;
   props.security_flags = 0;
-  sasl_setprop(s.conn, SASL_SEC_PROPS, &props);
+  sasl_setprop(conn_, SASL_SEC_PROPS, &props);
 
   const char* out = nullptr;
   unsigned out_len = 0;
   const char* chosen = nullptr;
-  rc = sasl_client_start(s.conn, mechanism_.c_str(), nullptr, &out, &out_len, &chosen);
+  rc = sasl_client_start(conn_, mechanism, nullptr, &out, &out_len, &chosen);
   if (rc != SASL_OK && rc != SASL_CONTINUE)
     throw Hs2Error(Hs2ErrorKind::kAuth,
-                   fmt::format("SASL {}: cannot start: {}", mechanism_, sasl_errdetail(s.conn)));
+                   fmt::format("SASL {}: cannot start: {}", mechanism, sasl_errdetail(conn_)));
   lock.unlock();
-  write_sasl_message(*inner_, SaslStatus::kStart, mechanism_);
-  {
-    // The PLAIN initial response holds the password: wipe our copy once it is sent.
-    std::string initial(out ? out : "", out_len);
-    write_sasl_message(*inner_, SaslStatus::kOk, initial);
-    volatile char* p = initial.data();
-    for (std::size_t i = 0; i < initial.size(); ++i) p[i] = 0;
-  }
+  write_sasl_message(*inner_, SaslStatus::kStart, mechanism);
+  // The initial response (for PLAIN: the password) is written straight from Cyrus's buffer, so
+  // no copy of it is made here.
+  write_sasl_message(*inner_, SaslStatus::kOk, std::string_view(out ? out : "", out_len));
   for (;;) {
     auto [status, payload] = read_sasl_message(*inner_);
     switch (status) {
@@ -220,19 +154,19 @@ void SaslClientTransport::negotiate() {
       case SaslStatus::kOk: {
         {
           std::lock_guard step_lock(cyrus_mutex());
-          rc = sasl_client_step(s.conn, payload.data(), static_cast<unsigned>(payload.size()),
+          rc = sasl_client_step(conn_, payload.data(), static_cast<unsigned>(payload.size()),
                                 nullptr, &out, &out_len);
         }
         if (rc != SASL_OK && rc != SASL_CONTINUE)
           throw Hs2Error(Hs2ErrorKind::kAuth,
-                         fmt::format("SASL {}: {}", mechanism_, sasl_errdetail(s.conn)));
-        write_sasl_message(*inner_, SaslStatus::kOk, std::string(out ? out : "", out_len));
+                         fmt::format("SASL {}: {}", mechanism, sasl_errdetail(conn_)));
+        write_sasl_message(*inner_, SaslStatus::kOk, std::string_view(out ? out : "", out_len));
         break;
       }
       case SaslStatus::kBad:
       case SaslStatus::kError:
         throw Hs2Error(Hs2ErrorKind::kAuth,
-                       fmt::format("SASL {} authentication failed: server said: {}", mechanism_,
+                       fmt::format("SASL {} authentication failed: server said: {}", mechanism,
                                    payload.empty() ? "(no reason)" : payload));
       default:
         throw Hs2Error(

@@ -2,24 +2,30 @@
 // libsasl2 doing the mechanism. Thrift 0.17's C++ library has none.
 //
 // Negotiation message: 1 status byte (START=1 OK=2 BAD=3 ERROR=4 COMPLETE=5) + 4-byte big-endian
-// length + payload. We send START("PLAIN"), then OK(initial response), then answer each OK until
-// the server says COMPLETE. Afterwards every flush() sends one frame (4-byte big-endian length +
-// payload); reads concatenate frame payloads, because the server may split one reply into several
-// frames and a frame may arrive split across TCP reads.
+// length + payload. We send START(mechanism name), then OK(initial response), then answer each OK
+// until the server says COMPLETE. Afterwards every flush() sends one frame (4-byte big-endian
+// length + payload); reads concatenate frame payloads, because the server may split one reply
+// into several frames and a frame may arrive split across TCP reads.
+//
+// Which mechanism, and what it answers when Cyrus asks for a user name or a password, is not
+// decided here: the transport is handed a SaslMechanism by the Authenticator (auth.h). The
+// transport only frames and negotiates, so GSSAPI is one more SaslMechanism, not a change here.
 //
 // No security layer is negotiated: Impala never wraps, so confidentiality comes from TLS below.
 //
-// Example:
+// Example (what the LDAP authenticator in auth.cpp does):
 //   auto sock = std::make_shared<TSocket>("db1", 21050);
-//   auto sasl = std::make_shared<SaslClientTransport>(sock, "PLAIN", "impala", "db1", "alice",
-//                                                     password);
-//   sasl->open();   // throws Hs2Error(kAuth) "SASL authentication failed: ..." if rejected
+//   std::unique_ptr<SaslMechanism> plain = ...;   // name() "PLAIN", answers user and password
+//   auto sasl = std::make_shared<SaslClientTransport>(sock, std::move(plain), "impala", "db1");
+//   sasl->open();   // throws Hs2Error(kAuth) "SASL PLAIN authentication failed: ..." if rejected
 #pragma once
 
+#include <sasl/sasl.h>
 #include <thrift/transport/TVirtualTransport.h>
 
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace atlas2kudu {
@@ -28,17 +34,30 @@ enum class SaslStatus : std::uint8_t { kStart = 1, kOk = 2, kBad = 3, kError = 4
 
 // Shared by client and test server: writes/reads one negotiation message.
 void write_sasl_message(apache::thrift::transport::TTransport& t, SaslStatus status,
-                        const std::string& payload);
+                        std::string_view payload);
 // Throws TTransportException(END_OF_FILE) on EOF; rejects payloads above `max_len`.
 std::pair<SaslStatus, std::string> read_sasl_message(apache::thrift::transport::TTransport& t,
                                                      std::uint32_t max_len = 1u << 20);
 
+// One SASL client mechanism as Cyrus sees it: its name and the callbacks that answer Cyrus's
+// questions (authentication id, password, ...). Made by an Authenticator for one connection and
+// owned by its SaslClientTransport, which keeps it alive as long as Cyrus may call back; the
+// callbacks' context pointers point into the mechanism object.
+class SaslMechanism {
+ public:
+  virtual ~SaslMechanism() = default;
+  virtual const char* name() const = 0;  // "PLAIN"
+  // Terminated by SASL_CB_LIST_END.
+  virtual const sasl_callback_t* callbacks() = 0;
+};
+
 class SaslClientTransport
     : public apache::thrift::transport::TVirtualTransport<SaslClientTransport> {
  public:
+  // `service` and `host` name the server to Cyrus (Impala's service name is "impala").
   SaslClientTransport(std::shared_ptr<apache::thrift::transport::TTransport> inner,
-                      std::string mechanism, std::string service, std::string host,
-                      std::string user, std::string password);
+                      std::unique_ptr<SaslMechanism> mechanism, std::string service,
+                      std::string host);
   ~SaslClientTransport() override;
 
   bool isOpen() const override;
@@ -49,15 +68,14 @@ class SaslClientTransport
   void write(const uint8_t* buf, uint32_t len);
   void flush() override;
 
-  // Exposed for the Cyrus callbacks (C linkage cannot reach private members).
-  struct Secrets;
-
  private:
   void negotiate();
+  void dispose_connection() noexcept;
 
   std::shared_ptr<apache::thrift::transport::TTransport> inner_;
-  std::string mechanism_, service_, host_;
-  std::unique_ptr<Secrets> secrets_;
+  std::unique_ptr<SaslMechanism> mechanism_;
+  std::string service_, host_;
+  sasl_conn_t* conn_ = nullptr;
   bool negotiated_ = false;
   std::vector<std::uint8_t> rbuf_;
   std::size_t rpos_ = 0;

@@ -1,43 +1,23 @@
 #include "hs2/transport.h"
 
 #include <fmt/core.h>
-#include <signal.h>
 #include <thrift/TOutput.h>
-#include <thrift/transport/TBufferTransports.h>
 #include <thrift/transport/TSocket.h>
-#include <thrift/transport/TTransportException.h>
 
-#include <mutex>
-
-#include "hs2/error.h"
 #include "hs2/http_transport.h"
-#include "hs2/sasl_transport.h"
 #include "hs2/tls.h"
 
 namespace atlas2kudu {
 
-using apache::thrift::transport::TBufferedTransport;
 using apache::thrift::transport::TSocket;
 using apache::thrift::transport::TTransport;
-using apache::thrift::transport::TTransportException;
 
 namespace {
 
-// OpenSSL writes with write(2): a peer that vanished would kill the process with SIGPIPE instead
-// of giving us EPIPE to retry on. A CLI has no other use for SIGPIPE.
-void ignore_sigpipe_once() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    signal(SIGPIPE, SIG_IGN);
-    // Thrift prints socket errors to stderr itself; ours are reported once, classified, by the
-    // caller, so its duplicate lines would only be noise.
-    apache::thrift::GlobalOutput.setOutputFunction([](const char*) {});
-  });
-}
-
 // Wraps the socket-level stack so that open() runs every handshake under the connect timeout,
 // then switches the socket to the per-RPC timeout.
-class TimedOpenTransport : public apache::thrift::transport::TVirtualTransport<TimedOpenTransport> {
+class TimedOpenTransport final
+    : public apache::thrift::transport::TVirtualTransport<TimedOpenTransport, Hs2Transport> {
  public:
   TimedOpenTransport(std::shared_ptr<TSocket> socket, std::shared_ptr<TTransport> top,
                      int connect_timeout_ms, int socket_timeout_ms)
@@ -56,7 +36,7 @@ class TimedOpenTransport : public apache::thrift::transport::TVirtualTransport<T
     socket_->setSendTimeout(socket_timeout_ms_);
   }
   void close() override { top_->close(); }
-  void set_rpc_timeout(int ms) {
+  void set_rpc_timeout(int ms) override {
     socket_->setRecvTimeout(ms);
     socket_->setSendTimeout(ms);
   }
@@ -77,28 +57,24 @@ std::string url_host(const std::string& host) {
 
 }  // namespace
 
-std::shared_ptr<TTransport> make_hs2_transport(const Hs2Options& o, const Hs2Credentials& creds) {
-  ignore_sigpipe_once();
-  validate_hs2_options(o);
-  const Hs2Endpoint ep = hs2_endpoint(o);
+std::shared_ptr<Hs2Transport> make_hs2_transport(const Hs2Settings& settings,
+                                                 const Authenticator& authenticator,
+                                                 Sleeper sleep) {
+  const Hs2Options& o = settings.options();
+  const Hs2Endpoint& ep = settings.endpoint();
   if (o.protocol == Hs2Protocol::kHttp) {
     HttpTransportConfig cfg;
     std::string path = o.http_path;
     while (!path.empty() && path.front() == '/') path.erase(0, 1);
     cfg.url =
         fmt::format("{}://{}:{}/{}", o.ssl ? "https" : "http", url_host(ep.host), ep.port, path);
-    cfg.user = hs2_user(o);
-    if (o.ldap) {
-      cfg.basic_auth = true;
-      cfg.password = creds.password;
-    }
-    if (o.jwt) cfg.bearer = creds.jwt;
     cfg.ca_file = o.ca_cert;
     cfg.verify_tls = !o.ssl_insecure_skip_verify;
     cfg.connect_timeout_ms = o.connect_timeout_ms;
     cfg.request_timeout_ms = o.socket_timeout_ms;
     cfg.max_tries = o.connect_max_tries;
-    return std::make_shared<HttpClientTransport>(std::move(cfg));
+    cfg.sleep = std::move(sleep);
+    return std::make_shared<HttpClientTransport>(std::move(cfg), authenticator);
   }
 
   auto socket = std::make_shared<TSocket>(ep.host, ep.port);
@@ -107,20 +83,12 @@ std::shared_ptr<TTransport> make_hs2_transport(const Hs2Options& o, const Hs2Cre
     auto ctx = TlsContext::client(o.ca_cert, !o.ssl_insecure_skip_verify);
     wire = std::make_shared<TlsTransport>(ctx, socket, ep.host);
   }
-  std::shared_ptr<TTransport> top;
-  if (o.ldap) {
-    top = std::make_shared<SaslClientTransport>(wire, "PLAIN", "impala", ep.host, hs2_user(o),
-                                                creds.password);
-  } else {
-    top = std::make_shared<TBufferedTransport>(wire);
-  }
-  return std::make_shared<TimedOpenTransport>(socket, top, o.connect_timeout_ms,
-                                              o.socket_timeout_ms);
+  return std::make_shared<TimedOpenTransport>(socket, authenticator.wrap_binary(std::move(wire)),
+                                              o.connect_timeout_ms, o.socket_timeout_ms);
 }
 
-void set_hs2_rpc_timeout(TTransport& transport, int ms) {
-  if (auto* t = dynamic_cast<TimedOpenTransport*>(&transport)) t->set_rpc_timeout(ms);
-  if (auto* h = dynamic_cast<HttpClientTransport*>(&transport)) h->set_request_timeout(ms);
+void quiet_thrift_logging() {
+  apache::thrift::GlobalOutput.setOutputFunction([](const char*) {});
 }
 
 }  // namespace atlas2kudu

@@ -1,31 +1,46 @@
-// Builds the transport stack the options describe (research §B):
-//   hs2, no auth:     TSocket [→ TLS] → TBufferedTransport          (never framed)
-//   hs2, -l (LDAP):   TSocket [→ TLS] → SASL PLAIN frames
-//   hs2-http:         libcurl POST per message (TLS, Basic/Bearer, cookies, 502/503/504 retries)
+// Builds the transport stack the settings describe:
+//   hs2:       TSocket [→ TLS] → whatever the Authenticator (auth.h) wraps it in:
+//              TBufferedTransport without auth, SASL frames with -l (never framed without SASL)
+//   hs2-http:  libcurl POST per message (TLS, 502/503/504 retries, cookies); the Authenticator
+//              sets Basic or Bearer on the handle
 // The returned transport is not open; open() connects and performs the TLS and SASL handshakes
 // under the connect timeout (-t), after which the socket uses --socket_timeout_ms.
 //
 // Example:
-//   auto t = make_hs2_transport(options, credentials);
-//   t->open();   // Hs2Error(kAuth) if the certificate or the password is refused,
-//                // Hs2Error(kTransient) if the server cannot be reached
+//   auto t = make_hs2_transport(settings, *make_authenticator(settings, credentials));
+//   t->open();                // Hs2Error(kAuth) if the certificate or the password is refused,
+//                             // TTransportException if the server cannot be reached
+//   t->set_rpc_timeout(200);  // bound the next RPCs (e.g. a final CloseSession) to 200 ms
 #pragma once
+
+#include <thrift/transport/TVirtualTransport.h>
 
 #include <memory>
 
+#include "hs2/auth.h"
+#include "hs2/clock.h"
 #include "hs2/options.h"
-
-namespace apache::thrift::transport {
-class TTransport;
-}
 
 namespace atlas2kudu {
 
-std::shared_ptr<apache::thrift::transport::TTransport> make_hs2_transport(
-    const Hs2Options& options, const Hs2Credentials& credentials);
+// A Thrift transport with the one knob a session turns after opening it. Read and write it as a
+// TTransport (as TBinaryProtocol does): like every TVirtualTransport base, Hs2Transport's own
+// read()/write() names are Thrift's non-virtual defaults, not the implementation's.
+class Hs2Transport : public apache::thrift::transport::TTransportDefaults {
+ public:
+  // Receive (and send) timeout of the RPCs that follow, 0 = none; for hs2-http the
+  // whole-request timeout.
+  virtual void set_rpc_timeout(int ms) = 0;
+};
 
-// Changes the receive (and send) timeout of a transport made by make_hs2_transport, 0 = none;
-// for hs2-http, the whole-request timeout. Used to bound clean-up RPCs.
-void set_hs2_rpc_timeout(apache::thrift::transport::TTransport& transport, int ms);
+// `sleep` is what hs2-http waits with between 502/503/504 retries; empty: really sleeps.
+std::shared_ptr<Hs2Transport> make_hs2_transport(const Hs2Settings& settings,
+                                                 const Authenticator& authenticator,
+                                                 Sleeper sleep = {});
+
+// Mutes Thrift's own error printing (TSocket writes every socket error to stderr itself): the HS2
+// layer reports each failure once, classified, through Hs2Error. Process-wide; the program calls
+// it once at start-up.
+void quiet_thrift_logging();
 
 }  // namespace atlas2kudu

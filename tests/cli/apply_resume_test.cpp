@@ -71,9 +71,10 @@ RunResult apply_once(int port, const std::string& checkpoint_path) {
   RejectSink rejects(RejectPolicy{}, nullptr);
   Reader reader(open_inputs(), rejects);
   CheckpointFile checkpoint(checkpoint_path, reader);
-  Hs2PriorState prior(hs2, {}, o);
+  const Hs2Settings settings = validate_hs2_options(hs2);
+  Hs2PriorState prior(settings, hs2_session_factory(settings, nullptr), o);
   Compiler compiler(o);
-  Hs2Executor executor(hs2, {});
+  Hs2Executor executor(settings, hs2_session_factory(settings, nullptr));
   SqlWindowWriter writer(o, executor);
   try {
     run_pipeline(reader, compiler, prior, writer, nullptr,

@@ -1,4 +1,5 @@
-// Hs2Client against the in-process HS2 test server over every transport (loopback only).
+// Hs2Session against the in-process HS2 test server over every transport (loopback only). Waits
+// are observed on a ManualClock, not measured.
 #include <arpa/inet.h>
 #include <doctest/doctest.h>
 #include <netinet/in.h>
@@ -6,9 +7,13 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
 
-#include "hs2/client.h"
 #include "hs2/error.h"
+#include "hs2/hs2_session.h"
+#include "hs2/transport.h"
 #include "hs2_test_server.h"
 #include "hs2_test_util.h"
 #include "statement_handler.h"
@@ -18,6 +23,7 @@ TEST_SUITE_BEGIN("hs2_client");
 using namespace atlas2kudu;
 using namespace atlas2kudu::testing;
 using Transport = Hs2TestServerConfig::Transport;
+using std::chrono::milliseconds;
 
 namespace {
 
@@ -33,7 +39,63 @@ Hs2Error expect_hs2_error(F&& f) {
   return Hs2Error(Hs2ErrorKind::kInternal, "unreachable");
 }
 
-void upsert_and_check(Hs2Client& client, KeySetHandler& handler) {
+// Passes everything to the real transport and records the RPC timeouts the session sets.
+class RecordingTransport final
+    : public apache::thrift::transport::TVirtualTransport<RecordingTransport, Hs2Transport> {
+ public:
+  RecordingTransport(std::shared_ptr<Hs2Transport> inner, std::vector<int>* timeouts)
+      : inner_(std::move(inner)), io_(*inner_), timeouts_(timeouts) {}
+  bool isOpen() const override { return io_.isOpen(); }
+  bool peek() override { return io_.peek(); }
+  void open() override { io_.open(); }
+  void close() override { io_.close(); }
+  uint32_t read(uint8_t* buf, uint32_t len) { return io_.read(buf, len); }
+  void write(const uint8_t* buf, uint32_t len) { io_.write(buf, len); }
+  void flush() override { io_.flush(); }
+  void set_rpc_timeout(int ms) override {
+    timeouts_->push_back(ms);
+    inner_->set_rpc_timeout(ms);
+  }
+
+ private:
+  std::shared_ptr<Hs2Transport> inner_;
+  apache::thrift::transport::TTransport& io_;  // I/O through the virtual interface
+  std::vector<int>* timeouts_;
+};
+
+// Calls `on_expiry` after `limit` unless disarmed first: keeps a test bounded if the code under
+// test fails to time out by itself.
+class Watchdog {
+ public:
+  Watchdog(std::chrono::seconds limit, std::function<void()> on_expiry)
+      : thread_([this, limit, on_expiry = std::move(on_expiry)] {
+          std::unique_lock lock(mu_);
+          if (!cv_.wait_for(lock, limit, [this] { return disarmed_; })) {
+            fired_ = true;
+            on_expiry();
+          }
+        }) {}
+  ~Watchdog() {
+    disarm();
+    thread_.join();
+  }
+  // True if it had already fired.
+  bool disarm() {
+    std::lock_guard lock(mu_);
+    disarmed_ = true;
+    cv_.notify_all();
+    return fired_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool disarmed_ = false;
+  bool fired_ = false;
+  std::thread thread_;
+};
+
+void upsert_and_check(Hs2Session& client, KeySetHandler& handler) {
   auto r = client.execute("UPSERT INTO `atlas`.`t` (`k`, `v`) VALUES ('a', 1), ('b', 2)");
   CHECK(r.has_dml_result);
   CHECK(r.rows_modified == 2);
@@ -51,7 +113,7 @@ TEST_CASE("hs2 client: binary transport runs DML and reads counts from CloseImpa
   Hs2TestServer server(cfg, handler);
   auto o = test_options(server.start());
   o.query_options = {"MEM_LIMIT=2g", "REQUEST_POOL=etl"};
-  Hs2Client client(o, {});
+  Hs2Session client = hs2_session(o);
   client.connect();
   CHECK(client.connected());
   CHECK(client.ping() == "atlas2kudu hs2_test_server");
@@ -75,7 +137,7 @@ TEST_CASE("hs2 client: binary transport runs DML and reads counts from CloseImpa
 TEST_CASE("hs2 client: a rejected statement is definite and carries the server's message") {
   auto handler = std::make_shared<KeySetHandler>();
   Hs2TestServer server({}, handler);
-  Hs2Client client(test_options(server.start()), {});
+  Hs2Session client = hs2_session(test_options(server.start()));
   client.connect();
   auto e = expect_hs2_error([&] { client.execute("UPSERT syntax error here"); });
   CHECK(e.kind() == Hs2ErrorKind::kDefinite);
@@ -91,7 +153,7 @@ TEST_CASE("hs2 client: an ERROR_STATE with a Kudu timeout is retryable") {
   cfg.faults.fail_at[1] = "Kudu error(s) reported, first error: Timed out: Write timed out";
   cfg.faults.fail_at[2] = "Admission for query exceeded timeout 60000ms in pool root.default";
   Hs2TestServer server(cfg, handler);
-  Hs2Client client(test_options(server.start()), {});
+  Hs2Session client = hs2_session(test_options(server.start()));
   client.connect();
   auto e1 = expect_hs2_error([&] { client.execute("UPSERT INTO t VALUES ('a')"); });
   CHECK(e1.kind() == Hs2ErrorKind::kTransient);
@@ -105,7 +167,7 @@ TEST_CASE("hs2 client: a dropped connection is transient and reconnecting recove
   Hs2TestServerConfig cfg;
   cfg.faults.drop_at = {1};
   Hs2TestServer server(cfg, handler);
-  Hs2Client client(test_options(server.start()), {});
+  Hs2Session client = hs2_session(test_options(server.start()));
   client.connect();
   auto e = expect_hs2_error([&] { client.execute("UPSERT INTO t VALUES ('a')"); });
   CHECK(e.kind() == Hs2ErrorKind::kTransient);
@@ -122,7 +184,7 @@ TEST_CASE("hs2 client: connection refused is transient after --connect_max_tries
     port = server.start();
   }  // stopped: nothing listens there now
   auto o = test_options(port);
-  auto e = expect_hs2_error([&] { Hs2Client(o, {}).connect(); });
+  auto e = expect_hs2_error([&] { hs2_session(o).connect(); });
   CHECK(e.kind() == Hs2ErrorKind::kTransient);
   CHECK(e.category() == ErrorCategory::kUnavailable);
 }
@@ -138,9 +200,7 @@ TEST_CASE("hs2 client: SASL PLAIN with the right password, split frames") {
   auto o = test_options(server.start());
   o.ldap = true;
   o.auth_creds_ok_in_clear = true;
-  Hs2Credentials creds;
-  creds.password = "correct horse";
-  Hs2Client client(o, creds);
+  Hs2Session client = hs2_session(o, password_credentials("correct horse"));
   client.connect();
   upsert_and_check(client, *handler);
 }
@@ -154,9 +214,8 @@ TEST_CASE("hs2 client: SASL PLAIN with a wrong password fails clearly, without t
   auto o = test_options(server.start());
   o.ldap = true;
   o.auth_creds_ok_in_clear = true;
-  Hs2Credentials creds;
-  creds.password = "battery staple";
-  auto e = expect_hs2_error([&] { Hs2Client(o, creds).connect(); });
+  auto e =
+      expect_hs2_error([&] { hs2_session(o, password_credentials("battery staple")).connect(); });
   CHECK(e.kind() == Hs2ErrorKind::kAuth);
   CHECK(e.category() == ErrorCategory::kAuth);
   std::string msg = e.what();
@@ -169,7 +228,7 @@ TEST_CASE("hs2 client: SASL PLAIN with a wrong password fails clearly, without t
 TEST_CASE("hs2 client: SASL PLAIN without TLS is refused unless --auth_creds_ok_in_clear") {
   auto o = test_options(1);
   o.ldap = true;
-  auto e = expect_hs2_error([&] { Hs2Client(o, {}).connect(); });
+  auto e = expect_hs2_error([&] { hs2_session(o).connect(); });
   CHECK(e.kind() == Hs2ErrorKind::kUsage);
   CHECK(std::string(e.what()).find("--auth_creds_ok_in_clear") != std::string::npos);
 }
@@ -188,7 +247,7 @@ TEST_CASE("hs2 client: TLS verifies the chain and the host name") {
       auto o = test_options(port, host);
       o.ssl = true;
       o.ca_cert = tls.ca;
-      Hs2Client client(o, {});
+      Hs2Session client = hs2_session(o);
       client.connect();
       CHECK(client.execute("UPSERT INTO t VALUES ('a')").rows_modified == 1);
     }
@@ -197,21 +256,21 @@ TEST_CASE("hs2 client: TLS verifies the chain and the host name") {
     auto o = test_options(port, "localhost");
     o.ssl = true;
     o.ca_cert = tls.other_ca;
-    auto e = expect_hs2_error([&] { Hs2Client(o, {}).connect(); });
+    auto e = expect_hs2_error([&] { hs2_session(o).connect(); });
     CHECK(e.kind() == Hs2ErrorKind::kAuth);
     CHECK(std::string(e.what()).find("not trusted") != std::string::npos);
   }
   SUBCASE("system CAs do not trust a private CA") {
     auto o = test_options(port, "localhost");
     o.ssl = true;
-    auto e = expect_hs2_error([&] { Hs2Client(o, {}).connect(); });
+    auto e = expect_hs2_error([&] { hs2_session(o).connect(); });
     CHECK(e.kind() == Hs2ErrorKind::kAuth);
   }
   SUBCASE("explicit insecure flag skips verification") {
     auto o = test_options(port, "localhost");
     o.ssl = true;
     o.ssl_insecure_skip_verify = true;
-    Hs2Client client(o, {});
+    Hs2Session client = hs2_session(o);
     client.connect();
     CHECK(client.connected());
   }
@@ -228,7 +287,7 @@ TEST_CASE("hs2 client: TLS certificate for another host name is refused") {
     auto o = test_options(port, host);
     o.ssl = true;
     o.ca_cert = tls.ca;
-    auto e = expect_hs2_error([&] { Hs2Client(o, {}).connect(); });
+    auto e = expect_hs2_error([&] { hs2_session(o).connect(); });
     CHECK(e.kind() == Hs2ErrorKind::kAuth);
     CHECK(std::string(e.what()).find("mismatch") != std::string::npos);
   }
@@ -248,9 +307,7 @@ TEST_CASE("hs2 client: SASL PLAIN over TLS") {
   o.ssl = true;
   o.ca_cert = tls.ca;
   o.ldap = true;
-  Hs2Credentials creds;
-  creds.password = "pw";
-  Hs2Client client(o, creds);
+  Hs2Session client = hs2_session(o, password_credentials("pw"));
   client.connect();
   upsert_and_check(client, *handler);
 }
@@ -266,9 +323,7 @@ TEST_CASE("hs2 client: HTTP with Basic auth keeps and resends the impala.auth co
   o.protocol = Hs2Protocol::kHttp;
   o.ldap = true;
   o.auth_creds_ok_in_clear = true;
-  Hs2Credentials creds;
-  creds.password = "pw";
-  Hs2Client client(o, creds);
+  Hs2Session client = hs2_session(o, password_credentials("pw"));
   client.connect();
   upsert_and_check(client, *handler);
   auto st = server.stats();
@@ -287,9 +342,7 @@ TEST_CASE("hs2 client: HTTP wrong password is an authentication failure") {
   o.protocol = Hs2Protocol::kHttp;
   o.ldap = true;
   o.auth_creds_ok_in_clear = true;
-  Hs2Credentials creds;
-  creds.password = "nope";
-  auto e = expect_hs2_error([&] { Hs2Client(o, creds).connect(); });
+  auto e = expect_hs2_error([&] { hs2_session(o, password_credentials("nope")).connect(); });
   CHECK(e.kind() == Hs2ErrorKind::kAuth);
   CHECK(std::string(e.what()).find("401") != std::string::npos);
   CHECK(std::string(e.what()).find("nope") == std::string::npos);
@@ -305,12 +358,11 @@ TEST_CASE("hs2 client: HTTP 503 is retried after Retry-After seconds") {
   auto o = test_options(server.start());
   o.protocol = Hs2Protocol::kHttp;
   o.connect_max_tries = 3;
-  Hs2Client client(o, {});
-  auto t0 = std::chrono::steady_clock::now();
+  auto clock = std::make_shared<ManualClock>();
+  Hs2Session client = hs2_session(o, nullptr, {.clock = clock});
   client.connect();
-  auto waited = std::chrono::steady_clock::now() - t0;
-  CHECK(waited >= std::chrono::milliseconds(950));
   CHECK(server.stats().http_503_sent == 1);
+  CHECK(clock->slept() == std::vector<milliseconds>{milliseconds(1000)});  // Retry-After: 1
   upsert_and_check(client, *handler);
 }
 
@@ -323,7 +375,7 @@ TEST_CASE("hs2 client: HTTP 503 beyond --connect_max_tries is transient") {
   auto o = test_options(server.start());
   o.protocol = Hs2Protocol::kHttp;
   o.connect_max_tries = 2;
-  auto e = expect_hs2_error([&] { Hs2Client(o, {}).connect(); });
+  auto e = expect_hs2_error([&] { hs2_session(o).connect(); });
   CHECK(e.kind() == Hs2ErrorKind::kTransient);
   CHECK(std::string(e.what()).find("503") != std::string::npos);
 }
@@ -343,15 +395,14 @@ TEST_CASE("hs2 client: HTTPS with Bearer token, verified against the test CA") {
   o.ssl = true;
   o.ca_cert = tls.ca;
   o.jwt = true;
-  Hs2Credentials creds;
-  creds.jwt = "header.payload.signature";
+  const auto creds = jwt_credentials("header.payload.signature");
   {
-    Hs2Client client(o, creds);
+    Hs2Session client = hs2_session(o, creds);
     client.connect();
     upsert_and_check(client, *handler);
   }
   o.ca_cert = tls.other_ca;
-  auto e = expect_hs2_error([&] { Hs2Client(o, creds).connect(); });
+  auto e = expect_hs2_error([&] { hs2_session(o, creds).connect(); });
   CHECK(e.kind() == Hs2ErrorKind::kAuth);
   CHECK(std::string(e.what()).find("header.payload.signature") == std::string::npos);
 }
@@ -367,7 +418,7 @@ TEST_CASE("hs2 client: HTTPS refuses a certificate for another host name") {
   o.protocol = Hs2Protocol::kHttp;
   o.ssl = true;
   o.ca_cert = tls.ca;
-  auto e = expect_hs2_error([&] { Hs2Client(o, {}).connect(); });
+  auto e = expect_hs2_error([&] { hs2_session(o).connect(); });
   CHECK(e.kind() == Hs2ErrorKind::kAuth);
   CHECK(std::string(e.what()).find("not trusted") != std::string::npos);
 }
@@ -379,12 +430,13 @@ TEST_CASE("hs2 client: an RPC slower than --socket_timeout_ms is a transient tim
   Hs2TestServer server(cfg, handler);
   auto o = test_options(server.start());
   o.socket_timeout_ms = 150;
-  Hs2Client client(o, {});
+  Hs2Session client = hs2_session(o);
   client.connect();
-  auto t0 = std::chrono::steady_clock::now();
+  // With test_options' 10 s the reply would arrive after 600 ms and the statement succeed.
   auto e = expect_hs2_error([&] { client.execute("UPSERT INTO t VALUES ('a')"); });
   CHECK(e.kind() == Hs2ErrorKind::kTransient);
-  CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(550));
+  CHECK(std::string(e.what()).find("ExecuteStatement: connection failed") != std::string::npos);
+  CHECK(std::string(e.what()).find("timed out") != std::string::npos);
   CHECK_FALSE(client.connected());
 }
 
@@ -403,15 +455,17 @@ TEST_CASE("hs2 client: a TLS handshake the server never answers ends at the conn
   o.ca_cert = tls_files().ca;
   o.connect_timeout_ms = 200;
   o.connect_max_tries = 1;
-  auto t0 = std::chrono::steady_clock::now();
-  auto e = expect_hs2_error([&] { Hs2Client(o, {}).connect(); });
-  auto took = std::chrono::steady_clock::now() - t0;
+  // Without the connect timeout the handshake would wait forever; closing the listening socket
+  // resets the pending connection and ends it, and the test fails instead of hanging.
+  Watchdog watchdog(std::chrono::seconds(20), [fd] { ::shutdown(fd, SHUT_RDWR); });
+  auto e = expect_hs2_error([&] { hs2_session(o).connect(); });
+  CHECK_FALSE(watchdog.disarm());
   ::close(fd);
   CHECK(e.kind() == Hs2ErrorKind::kTransient);
-  CHECK(took < std::chrono::seconds(3));
+  CHECK(std::string(e.what()).find("after 1 tries: TLS handshake failed") != std::string::npos);
 }
 
-TEST_CASE("hs2 client: close() is bounded even when CloseSession hangs and RPCs have no timeout") {
+TEST_CASE("hs2 client: close() bounds CloseSession by close_timeout_ms, RPCs having no timeout") {
   for (auto transport : {Transport::kBinary, Transport::kHttp}) {
     Hs2TestServerConfig cfg;
     cfg.transport = transport;
@@ -421,13 +475,67 @@ TEST_CASE("hs2 client: close() is bounded even when CloseSession hangs and RPCs 
     if (transport == Transport::kHttp) o.protocol = Hs2Protocol::kHttp;
     o.socket_timeout_ms = 0;
     o.close_timeout_ms = 200;
-    Hs2Client client(o, {});
+    const Hs2Settings settings = validate_hs2_options(o);
+    const auto auth = make_authenticator(settings, nullptr);
+    std::vector<int> timeouts;
+    Hs2Session::Hooks hooks;
+    hooks.make_transport = [&] {
+      return std::make_shared<RecordingTransport>(make_hs2_transport(settings, *auth), &timeouts);
+    };
+    Hs2Session client(settings, auth, hooks);
     client.connect();
-    auto t0 = std::chrono::steady_clock::now();
+    CHECK(timeouts.empty());  // statements run without a timeout (--socket_timeout_ms 0)
     client.close();
-    CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(800));
+    CHECK(timeouts == std::vector<int>{200});
     CHECK_FALSE(client.connected());
   }
+}
+
+TEST_CASE("hs2 client: GetOperationStatus is polled on the schedule, waited on the clock") {
+  CHECK(poll_interval(milliseconds(0)) == milliseconds(10));
+  CHECK(poll_interval(milliseconds(49)) == milliseconds(10));
+  CHECK(poll_interval(milliseconds(50)) == milliseconds(50));
+  CHECK(poll_interval(milliseconds(999)) == milliseconds(50));
+  CHECK(poll_interval(milliseconds(1000)) == milliseconds(100));
+  CHECK(poll_interval(milliseconds(10000)) == milliseconds(500));
+  CHECK(poll_interval(milliseconds(60000)) == milliseconds(1000));
+  CHECK(poll_interval(std::chrono::hours(2)) == milliseconds(1000));
+
+  auto handler = std::make_shared<KeySetHandler>();
+  Hs2TestServerConfig cfg;
+  cfg.faults.running_polls = 7;
+  Hs2TestServer server(cfg, handler);
+  auto clock = std::make_shared<ManualClock>();
+  Hs2Session client = hs2_session(test_options(server.start()), nullptr, {.clock = clock});
+  client.connect();
+  CHECK(client.execute("UPSERT INTO t VALUES ('a')").rows_modified == 1);
+  // Five polls in the first 50 ms of (manual) time, then 50 ms apart.
+  const std::vector<milliseconds> expected = {milliseconds(10), milliseconds(10), milliseconds(10),
+                                              milliseconds(10), milliseconds(10), milliseconds(50),
+                                              milliseconds(50)};
+  CHECK(clock->slept() == expected);
+}
+
+TEST_CASE("hs2 client: refused connects are retried with the retry back-off") {
+  int port;
+  {
+    Hs2TestServer server({}, std::make_shared<KeySetHandler>());
+    port = server.start();
+  }  // stopped: nothing listens there now
+  auto o = test_options(port);
+  o.connect_max_tries = 3;
+  o.retry_backoff_ms = 100;
+  auto clock = std::make_shared<ManualClock>();
+  auto e = expect_hs2_error([&] { hs2_session(o, nullptr, {.clock = clock}).connect(); });
+  CHECK(e.kind() == Hs2ErrorKind::kTransient);
+  CHECK(std::string(e.what()).find("cannot connect to 127.0.0.1:" + std::to_string(port) +
+                                   " after 3 tries: ") != std::string::npos);
+  const std::vector<milliseconds> slept = clock->slept();
+  REQUIRE(slept.size() == 2);
+  CHECK(slept[0] >= milliseconds(100));
+  CHECK(slept[0] <= milliseconds(125));
+  CHECK(slept[1] >= milliseconds(200));
+  CHECK(slept[1] <= milliseconds(250));
 }
 
 TEST_SUITE_END();

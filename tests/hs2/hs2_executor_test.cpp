@@ -62,8 +62,8 @@ Run run(int sessions, FaultPlan faults = {}, int max_retries = 5) {
   auto o = test_options(server.start());
   o.sessions = sessions;
   o.max_retries = max_retries;
-  Hs2Executor ex(o, {});
-  ex.set_sleeper([](int) {});  // back-off is counted, not waited for
+  Hs2Executor ex(validate_hs2_options(o), hs2_sessions(o));
+  ex.set_sleeper([](std::chrono::milliseconds) {});  // back-off is counted, not waited for
   ex.start("-- test\n");
   for (const auto& w : make_windows(4, 12, 5)) ex.run_window(w);
   ex.finish();
@@ -97,7 +97,7 @@ TEST_CASE("hs2 executor: deletes of a window run before its upserts") {
   Hs2TestServer server({}, handler);
   auto o = test_options(server.start());
   o.sessions = 3;
-  Hs2Executor ex(o, {});
+  Hs2Executor ex(validate_hs2_options(o), hs2_sessions(o));
   ex.start("");
   CompiledWindow w;
   w.index = 1;
@@ -151,7 +151,7 @@ TEST_CASE("hs2 executor: a definite error stops with the message, window and pos
   cfg.statement_log = (scratch_dir("definite") / "statements.log").string();
   Hs2TestServer server(cfg, handler);
   auto o = test_options(server.start());
-  Hs2Executor ex(o, {});
+  Hs2Executor ex(validate_hs2_options(o), hs2_sessions(o));
   ex.start("");
   auto windows = make_windows(2, 12, 5);
   try {
@@ -200,9 +200,7 @@ TEST_CASE("hs2 executor: a wrong password fails at start with the auth exit code
   auto o = test_options(server.start());
   o.ldap = true;
   o.auth_creds_ok_in_clear = true;
-  Hs2Credentials creds;
-  creds.password = "wrong";
-  Hs2Executor ex(o, creds);
+  Hs2Executor ex(validate_hs2_options(o), hs2_sessions(o, password_credentials("wrong")));
   try {
     ex.start("");
     FAIL("expected Hs2Error");
@@ -242,10 +240,8 @@ TEST_CASE("hs2 executor: over hs2-http, dropped requests and 503s are retried") 
   o.ldap = true;
   o.auth_creds_ok_in_clear = true;
   o.sessions = 1;  // statement numbers are global: one session keeps the fault sequence exact
-  Hs2Credentials creds;
-  creds.password = "pw";
-  Hs2Executor ex(o, creds);
-  ex.set_sleeper([](int) {});
+  Hs2Executor ex(validate_hs2_options(o), hs2_sessions(o, password_credentials("pw")));
+  ex.set_sleeper([](std::chrono::milliseconds) {});
   ex.start("");
   for (const auto& w : make_windows(2, 6, 3)) ex.run_window(w);
   ex.finish();
@@ -253,7 +249,7 @@ TEST_CASE("hs2 executor: over hs2-http, dropped requests and 503s are retried") 
     auto h = std::make_shared<KeySetHandler>();
     Hs2TestServer s({}, h);
     auto o1 = test_options(s.start());
-    Hs2Executor e(o1, {});
+    Hs2Executor e(validate_hs2_options(o1), hs2_sessions(o1));
     e.start("");
     for (const auto& w : make_windows(2, 6, 3)) e.run_window(w);
     e.finish();

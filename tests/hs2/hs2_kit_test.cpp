@@ -12,8 +12,8 @@
 #include <fstream>
 #include <thread>
 
-#include "hs2/client.h"
 #include "hs2/executor.h"
+#include "hs2/hs2_session.h"
 #include "hs2_test_server.h"
 #include "hs2_test_util.h"
 #include "kit_handler.h"
@@ -43,7 +43,7 @@ TEST_CASE("hs2 kit: executor applies windows to the Kudu store model, sessions 1
     Hs2TestServer server({}, kit);
     auto o = test_options(server.start());
     o.sessions = sessions;
-    Hs2Executor ex(o, {});
+    Hs2Executor ex(validate_hs2_options(o), hs2_sessions(o));
     ex.start("");
     CompiledWindow w1;
     w1.index = 1;
@@ -80,7 +80,7 @@ TEST_CASE("hs2 kit: executor applies windows to the Kudu store model, sessions 1
 TEST_CASE("hs2 kit: a statement the interpreter rejects is a definite error") {
   auto kit = std::make_shared<KitHandler>();
   Hs2TestServer server({}, kit);
-  Hs2Client client(test_options(server.start()), {});
+  Hs2Session client = hs2_session(test_options(server.start()));
   client.connect();
   try {
     client.execute("UPSERT INTO `atlas`.`nope` (`guid`) VALUES ('" + kG1 + "')");
@@ -140,9 +140,7 @@ TEST_CASE("hs2 kit: the standalone hs2_test_server binary serves SASL and logs s
     o.ldap = true;
     o.auth_creds_ok_in_clear = true;
     o.retry_backoff_ms = 1;
-    Hs2Credentials creds;
-    creds.password = "s3cret";
-    Hs2Executor ex(o, creds);
+    Hs2Executor ex(validate_hs2_options(o), hs2_sessions(o, password_credentials("s3cret")));
     ex.start("");
     CompiledWindow w;
     w.index = 1;

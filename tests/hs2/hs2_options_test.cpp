@@ -1,25 +1,42 @@
-// Options, credentials and error classification of the HS2 layer (no network).
+// Options, credentials, the authenticator choice and error classification of the HS2 layer (no
+// network).
 #include <doctest/doctest.h>
+#include <thrift/transport/TBufferTransports.h>
+#include <thrift/transport/TSocket.h>
 
 #include <CLI/CLI.hpp>
 #include <cstdlib>
+#include <type_traits>
 
 #include "cli/hs2_flags.h"
+#include "hs2/auth.h"
+#include "hs2/credentials.h"
 #include "hs2/error.h"
 #include "hs2/options.h"
+#include "hs2/sasl_transport.h"
+#include "hs2_test_util.h"
 
 TEST_SUITE_BEGIN("hs2_options");
 
 using namespace atlas2kudu;
+using atlas2kudu::testing::jwt_credentials;
+using atlas2kudu::testing::password_credentials;
 
 namespace {
 Hs2ErrorKind usage_kind(const Hs2Options& o) {
   try {
-    validate_hs2_options(o);
+    (void)validate_hs2_options(o);
   } catch (const Hs2Error& e) {
     return e.kind();
   }
   return Hs2ErrorKind::kInternal;  // "no error" marker
+}
+
+// resolve_hs2_credentials for options that only say where the secrets come from.
+std::shared_ptr<const Hs2Credentials> resolve(Hs2Options o) {
+  o.ssl = true;
+  if (o.jwt) o.protocol = Hs2Protocol::kHttp;
+  return resolve_hs2_credentials(validate_hs2_options(o));
 }
 }  // namespace
 
@@ -95,13 +112,93 @@ TEST_CASE("hs2 options: contradictions are usage errors") {
   CHECK(category_for(Hs2ErrorKind::kUsage) == ErrorCategory::kUsage);
 }
 
+TEST_CASE("hs2 options: validation resolves the endpoint, the user and the -Q overlay once") {
+  Hs2Options o;
+  o.impalad = "[::1]";
+  o.protocol = Hs2Protocol::kHttp;
+  o.user = "carol";
+  o.query_options = {"MEM_LIMIT=2g", "REQUEST_POOL=etl", "MEM_LIMIT=4g", "X=a=b"};
+  const Hs2Settings s = validate_hs2_options(o);
+  CHECK(s.endpoint().host == "::1");
+  CHECK(s.endpoint().port == 28000);
+  CHECK(s.user() == "carol");
+  CHECK(s.query_overlay() == std::map<std::string, std::string>{
+                                 {"MEM_LIMIT", "4g"}, {"REQUEST_POOL", "etl"}, {"X", "a=b"}});
+  CHECK(s.options().query_options.size() == 4);  // the options themselves are kept as given
+  o.impalad = "db1:0";
+  CHECK(usage_kind(o) == Hs2ErrorKind::kUsage);
+}
+
+TEST_CASE("hs2 credentials: move-only, and nothing is left behind in a moved-from object") {
+  static_assert(!std::is_copy_constructible_v<Hs2Credentials>);
+  static_assert(!std::is_copy_assignable_v<Hs2Credentials>);
+  static_assert(std::is_nothrow_move_constructible_v<Hs2Credentials>);
+  Hs2Credentials a;
+  a.password = "short pw";  // kept inline by std::string: a move copies the bytes
+  a.jwt = std::string(40, 'j');
+  const char* inline_bytes = a.password.data();
+  Hs2Credentials b(std::move(a));
+  CHECK(b.password == "short pw");
+  CHECK(b.jwt == std::string(40, 'j'));
+  CHECK(a.password.empty());
+  CHECK(a.jwt.empty());
+  for (std::size_t i = 0; i < 8; ++i) CHECK(inline_bytes[i] == '\0');
+
+  Hs2Credentials c;
+  c.password = "old";
+  c = std::move(b);
+  CHECK(c.password == "short pw");
+  CHECK(b.password.empty());
+}
+
+TEST_CASE("hs2 credentials: wipe_secret clears the whole buffer and keeps it") {
+  std::string secret(100, 's');
+  secret.resize(10);  // bytes beyond size() still hold the secret
+  const char* data = secret.data();
+  const std::size_t capacity = secret.capacity();
+  wipe_secret(secret);
+  CHECK(secret.empty());
+  CHECK(secret.capacity() == capacity);
+  CHECK(secret.data() == data);
+  for (std::size_t i = 0; i < 100; ++i) CHECK(data[i] == '\0');
+}
+
+TEST_CASE("hs2 auth: the options pick the authenticator; only LDAP wraps the socket in SASL") {
+  using apache::thrift::transport::TBufferedTransport;
+  using apache::thrift::transport::TSocket;
+  Hs2Options o;
+  o.auth_creds_ok_in_clear = true;
+  auto socket = std::make_shared<TSocket>("127.0.0.1", 1);
+
+  auto none = make_authenticator(validate_hs2_options(o), nullptr);
+  CHECK(none->describe() == "none");
+  CHECK(std::dynamic_pointer_cast<TBufferedTransport>(none->wrap_binary(socket)) != nullptr);
+
+  o.ldap = true;
+  auto ldap = make_authenticator(validate_hs2_options(o), password_credentials("pw"));
+  CHECK(ldap->describe() == "LDAP (SASL PLAIN / HTTP Basic)");
+  CHECK(std::dynamic_pointer_cast<SaslClientTransport>(ldap->wrap_binary(socket)) != nullptr);
+
+  o.ldap = false;
+  o.jwt = true;
+  o.protocol = Hs2Protocol::kHttp;
+  auto jwt = make_authenticator(validate_hs2_options(o), jwt_credentials("a.b.c"));
+  CHECK(jwt->describe() == "JWT (HTTP Bearer)");
+  try {
+    jwt->wrap_binary(socket);
+    FAIL("JWT over the binary protocol");
+  } catch (const Hs2Error& e) {
+    CHECK(e.kind() == Hs2ErrorKind::kUsage);
+  }
+}
+
 TEST_CASE("hs2 credentials: password from a command, one trailing newline removed") {
   Hs2Options o;
   o.ldap = true;
   o.ldap_password_cmd = "printf 'p4ss word\\n'";
-  CHECK(resolve_hs2_credentials(o).password == "p4ss word");
+  CHECK(resolve(o)->password == "p4ss word");
   o.ldap_password_cmd = "printf 'x\\n\\n'";
-  CHECK(resolve_hs2_credentials(o).password == "x\n");
+  CHECK(resolve(o)->password == "x\n");
 }
 
 TEST_CASE("hs2 credentials: a failing command is an auth error that does not echo its output") {
@@ -109,7 +206,7 @@ TEST_CASE("hs2 credentials: a failing command is an auth error that does not ech
   o.ldap = true;
   o.ldap_password_cmd = "echo topsecret; exit 3";
   try {
-    resolve_hs2_credentials(o);
+    resolve(o);
     FAIL("expected an error");
   } catch (const Hs2Error& e) {
     CHECK(e.kind() == Hs2ErrorKind::kAuth);
@@ -122,18 +219,18 @@ TEST_CASE("hs2 credentials: environment variables") {
   Hs2Options o;
   o.ldap = true;
   ::setenv("ATLAS2KUDU_LDAP_PASSWORD", "from-env", 1);
-  CHECK(resolve_hs2_credentials(o).password == "from-env");
+  CHECK(resolve(o)->password == "from-env");
   ::unsetenv("ATLAS2KUDU_LDAP_PASSWORD");
   Hs2Options j;
   j.jwt = true;
   j.jwt_cmd = "printf 'a.b.c\\r\\n'";
-  CHECK(resolve_hs2_credentials(j).jwt == "a.b.c");
+  CHECK(resolve(j)->jwt == "a.b.c");
   j.jwt_cmd.clear();
   ::setenv("ATLAS2KUDU_JWT", "e.n.v", 1);
-  CHECK(resolve_hs2_credentials(j).jwt == "e.n.v");
+  CHECK(resolve(j)->jwt == "e.n.v");
   ::unsetenv("ATLAS2KUDU_JWT");
-  CHECK_THROWS_AS(resolve_hs2_credentials(j), Hs2Error);
-  CHECK(resolve_hs2_credentials(Hs2Options{}).password.empty());  // no -l: nothing asked
+  CHECK_THROWS_AS(resolve(j), Hs2Error);
+  CHECK(resolve(Hs2Options{})->password.empty());  // no -l: nothing asked
 }
 
 TEST_CASE("hs2 errors: server messages are classified per SPEC §6") {

@@ -131,7 +131,7 @@ struct Fixture {
     options = test_options(server->start());
   }
   void execute(const std::vector<std::string>& statements) {
-    Hs2Client client(options, {});
+    Hs2Session client = hs2_session(options);
     client.connect();
     for (const auto& s : statements) client.execute(s);
     client.close();
@@ -161,10 +161,11 @@ TEST_CASE("hs2 prior: the SELECTs it sends, per key encoding") {
         "SELECT lower(hex(`guid`)), `tag_name` FROM `at las`.`entity_classifications` WHERE "
         "`guid` IN (CAST(unhex('10000000000000000000000000000001') AS BINARY))");
   o.database = "bad`name";
-  CHECK_THROWS_AS(Hs2PriorState({}, {}, o), Error);
+  const Hs2Settings settings = validate_hs2_options({});
+  CHECK_THROWS_AS(Hs2PriorState(settings, hs2_session_factory(settings, nullptr), o), Error);
   o.database = "atlas";
   o.batch_rows = 0;
-  CHECK_THROWS_AS(Hs2PriorState({}, {}, o), Error);
+  CHECK_THROWS_AS(Hs2PriorState(settings, hs2_session_factory(settings, nullptr), o), Error);
 }
 
 TEST_CASE("hs2 prior: lookups return exactly the stored state, NULL cells, tags, absent guids") {
@@ -175,7 +176,7 @@ TEST_CASE("hs2 prior: lookups return exactly the stored state, NULL cells, tags,
     CompileOptions o;
     o.key_encoding = e;
     o.batch_rows = 2;
-    Hs2PriorState prior(f.options, {}, o);
+    Hs2PriorState prior(validate_hs2_options(f.options), hs2_sessions(f.options), o);
     CHECK(prior.describe().find("127.0.0.1:") != std::string::npos);
     // Lazy session: nothing is sent for an empty lookup.
     const int connections_before = f.server->stats().connections;
@@ -236,7 +237,7 @@ TEST_CASE("hs2 prior: batches obey batch_rows and batch_bytes") {
     CAPTURE(c.bytes);
     o.batch_rows = c.rows;
     o.batch_bytes = c.bytes;
-    Hs2PriorState prior(f.options, {}, o);
+    Hs2PriorState prior(validate_hs2_options(f.options), hs2_sessions(f.options), o);
     CHECK(show(lookup(prior, guids)) == expected);
     CHECK(prior.stats().queries == c.queries);
   }
@@ -273,7 +274,7 @@ TEST_CASE("hs2 prior: lookups equal the store after random runs, both encodings"
     std::sort(guids.begin(), guids.end());
     const std::vector<PriorEntity> expected = f.expected(guids);
     CHECK(std::any_of(expected.begin(), expected.end(), [](const auto& p) { return p.exists; }));
-    Hs2PriorState prior(f.options, {}, o);
+    Hs2PriorState prior(validate_hs2_options(f.options), hs2_sessions(f.options), o);
     CHECK(show(lookup(prior, guids)) == show(expected));
   }
 }
@@ -314,7 +315,7 @@ TEST_CASE(
     std::string second_sql;
     std::optional<std::string> failure;
     try {
-      Hs2Executor executor(hs2, {});
+      Hs2Executor executor(validate_hs2_options(hs2), hs2_sessions(hs2));
       executor.start("");
       {
         CompileOptions first_options = o;
@@ -327,7 +328,7 @@ TEST_CASE(
               std::span(first).subspan(i, std::min(o.window_events, first.size() - i))));
       }
       o.prior = PriorSource::kImpala;
-      Hs2PriorState prior(hs2, {}, o);
+      Hs2PriorState prior(validate_hs2_options(hs2), hs2_sessions(hs2), o);
       Compiler compiler(o);
       second_sql = compiler.header(prior.describe());
       for (std::size_t i = 0; i < second.size(); i += o.window_events) {
@@ -397,9 +398,9 @@ TEST_CASE("hs2 prior: transient failures are retried, definite ones throw") {
     CompileOptions o;
     Hs2Options hs2 = f.options;
     hs2.retry_backoff_ms = 100;
-    Hs2PriorState prior(hs2, {}, o);
+    Hs2PriorState prior(validate_hs2_options(hs2), hs2_sessions(hs2), o);
     std::vector<int> sleeps;
-    prior.set_sleeper([&](int ms) { sleeps.push_back(ms); });
+    prior.set_sleeper([&](std::chrono::milliseconds ms) { sleeps.push_back(ms.count()); });
     CHECK(show(lookup(prior, all)) == show(f.expected(all)));
     CHECK(prior.stats().retries == c.retries);
     CHECK(prior.stats().reconnects == c.reconnects);
@@ -418,8 +419,9 @@ TEST_CASE("hs2 prior: a definite error throws at once and appends nothing") {
     faults.fail_at[5] = "AnalysisException: Could not resolve table reference";
     Fixture f(KeyEncoding::kHex, faults);
     f.execute(fixture_sql(KeyEncoding::kHex));
-    Hs2PriorState prior(f.options, {}, {});
-    prior.set_sleeper([](int) { FAIL("a definite error must not be retried"); });
+    Hs2PriorState prior(validate_hs2_options(f.options), hs2_sessions(f.options), {});
+    prior.set_sleeper(
+        [](std::chrono::milliseconds) { FAIL("a definite error must not be retried"); });
     std::vector<PriorEntity> out;
     try {
       prior.lookup(all, out);
@@ -444,9 +446,9 @@ TEST_CASE("hs2 prior: retries are bounded by max_retries") {
     f.execute(fixture_sql(KeyEncoding::kHex));
     Hs2Options hs2 = f.options;
     hs2.max_retries = 2;
-    Hs2PriorState prior(hs2, {}, {});
+    Hs2PriorState prior(validate_hs2_options(hs2), hs2_sessions(hs2), {});
     std::vector<int> sleeps;
-    prior.set_sleeper([&](int ms) { sleeps.push_back(ms); });
+    prior.set_sleeper([&](std::chrono::milliseconds ms) { sleeps.push_back(ms.count()); });
     std::vector<PriorEntity> out;
     try {
       prior.lookup(all, out);
@@ -471,9 +473,9 @@ TEST_CASE("hs2 prior: an unreachable server is retried, then reported") {
     }
     Hs2Options hs2 = test_options(port);
     hs2.max_retries = 1;
-    Hs2PriorState prior(hs2, {}, {});
+    Hs2PriorState prior(validate_hs2_options(hs2), hs2_sessions(hs2), {});
     int sleeps = 0;
-    prior.set_sleeper([&](int) { ++sleeps; });
+    prior.set_sleeper([&](std::chrono::milliseconds) { ++sleeps; });
     std::vector<PriorEntity> out;
     CHECK_THROWS_AS(prior.lookup(all, out), Hs2Error);
     CHECK(sleeps == 1);
@@ -485,7 +487,7 @@ TEST_CASE("hs2 prior: the kit handler answers only the lookup SELECT shape") {
   for (const KeyEncoding e : {KeyEncoding::kHex, KeyEncoding::kBinary}) {
     Fixture f(e);
     f.execute(fixture_sql(e));
-    Hs2Client client(f.options, {});
+    Hs2Session client = hs2_session(f.options);
     client.connect();
     const std::string k1 = key_literal(kG1, e);
     const std::string guid_col = e == KeyEncoding::kHex ? "`guid`" : "lower(hex(`guid`))";

@@ -1,15 +1,25 @@
 // Helpers shared by the HS2 tests: a scratch directory, TLS material made at run time with the
-// openssl CLI (nothing secret is committed), and client options pointing at a test server.
+// openssl CLI (nothing secret is committed), client options pointing at a test server, sessions
+// and credentials made from them, and a clock that records waits instead of waiting.
 #pragma once
 
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <memory>
+#include <mutex>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
+#include "hs2/auth.h"
+#include "hs2/clock.h"
+#include "hs2/credentials.h"
+#include "hs2/hs2_session.h"
 #include "hs2/options.h"
+#include "hs2/session.h"
 
 namespace atlas2kudu::testing {
 
@@ -84,5 +94,54 @@ inline Hs2Options test_options(int port, const std::string& host = "127.0.0.1") 
   o.retry_backoff_ms = 5;
   return o;
 }
+
+inline std::shared_ptr<const Hs2Credentials> password_credentials(std::string password) {
+  auto c = std::make_shared<Hs2Credentials>();
+  c->password = std::move(password);
+  return c;
+}
+
+inline std::shared_ptr<const Hs2Credentials> jwt_credentials(std::string token) {
+  auto c = std::make_shared<Hs2Credentials>();
+  c->jwt = std::move(token);
+  return c;
+}
+
+// An HS2 session for `o` (validated here), as the executor's factory would make it.
+inline Hs2Session hs2_session(const Hs2Options& o,
+                              std::shared_ptr<const Hs2Credentials> credentials = nullptr,
+                              Hs2Session::Hooks hooks = {}) {
+  const Hs2Settings settings = validate_hs2_options(o);
+  return Hs2Session(settings, make_authenticator(settings, std::move(credentials)),
+                    std::move(hooks));
+}
+
+inline SessionFactory hs2_sessions(const Hs2Options& o,
+                                   std::shared_ptr<const Hs2Credentials> credentials = nullptr) {
+  return hs2_session_factory(validate_hs2_options(o), std::move(credentials));
+}
+
+// Time that passes only when slept on; records every wait. Thread-safe.
+class ManualClock final : public Clock {
+ public:
+  std::chrono::steady_clock::time_point now() override {
+    std::lock_guard lock(mu_);
+    return now_;
+  }
+  void sleep_for(std::chrono::milliseconds d) override {
+    std::lock_guard lock(mu_);
+    slept_.push_back(d);
+    now_ += d;
+  }
+  std::vector<std::chrono::milliseconds> slept() const {
+    std::lock_guard lock(mu_);
+    return slept_;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::chrono::steady_clock::time_point now_{};
+  std::vector<std::chrono::milliseconds> slept_;
+};
 
 }  // namespace atlas2kudu::testing

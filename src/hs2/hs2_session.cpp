@@ -1,4 +1,4 @@
-#include "hs2/client.h"
+#include "hs2/hs2_session.h"
 
 #include <fmt/core.h>
 #include <thrift/TApplicationException.h>
@@ -7,11 +7,10 @@
 #include <thrift/transport/TTransportException.h>
 
 #include <regex>
-#include <thread>
 
 #include "ImpalaHiveServer2Service.h"
 #include "hs2/error.h"
-#include "hs2/transport.h"
+#include "hs2/retry.h"
 
 namespace atlas2kudu {
 
@@ -20,20 +19,18 @@ using apache::thrift::TApplicationException;
 using apache::thrift::TException;
 using apache::thrift::protocol::TBinaryProtocol;
 using apache::thrift::protocol::TProtocolException;
-using apache::thrift::transport::TTransport;
 using apache::thrift::transport::TTransportException;
-using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
-namespace {
-
-milliseconds default_poll_schedule(milliseconds elapsed) {
+milliseconds poll_interval(milliseconds elapsed) {
   if (elapsed < milliseconds(50)) return milliseconds(10);
   if (elapsed < milliseconds(1000)) return milliseconds(50);
   if (elapsed < milliseconds(10000)) return milliseconds(100);
   if (elapsed < milliseconds(60000)) return milliseconds(500);
   return milliseconds(1000);
 }
+
+namespace {
 
 bool is_error(const t::TStatus& s) {
   return s.statusCode == t::TStatusCode::ERROR_STATUS ||
@@ -78,15 +75,27 @@ void append_column(const Column& col, std::size_t c, std::size_t base,
 
 }  // namespace
 
-struct Hs2Client::Impl {
-  Hs2Options options;
-  Hs2Credentials credentials;
-  std::shared_ptr<TTransport> transport;
+struct Hs2Session::Impl {
+  Impl(Hs2Settings s, std::shared_ptr<const Authenticator> a, Hooks hooks)
+      : settings(std::move(s)),
+        authenticator(std::move(a)),
+        clock(hooks.clock ? std::move(hooks.clock) : system_clock()),
+        make_transport(std::move(hooks.make_transport)) {
+    if (!make_transport) {
+      make_transport = [this] {
+        return make_hs2_transport(settings, *authenticator, Clock::sleeper(clock));
+      };
+    }
+  }
+
+  const Hs2Settings settings;
+  const std::shared_ptr<const Authenticator> authenticator;
+  const std::shared_ptr<Clock> clock;
+  std::function<std::shared_ptr<Hs2Transport>()> make_transport;
+  std::shared_ptr<Hs2Transport> transport;
   std::unique_ptr<t::ImpalaHiveServer2ServiceClient> rpc;
   std::optional<t::TSessionHandle> session;
   std::map<std::string, std::string> server_config;
-  std::map<std::string, std::string> conf_overlay;
-  PollSchedule poll = default_poll_schedule;
 
   // Runs one RPC, turning every Thrift-level failure into a classified Hs2Error. A failed
   // transport leaves the byte stream out of step, so it is dropped here and never reused.
@@ -133,35 +142,44 @@ struct Hs2Client::Impl {
     }
   }
 
+  // Transient failures to open the transport are retried (--connect_max_tries tries in all);
+  // anything else, e.g. a refused password or certificate, is thrown at once.
   void open_transport() {
-    int tries = std::max(1, options.connect_max_tries);
-    for (int attempt = 1;; ++attempt) {
-      try {
-        transport = make_hs2_transport(options, credentials);
-        transport->open();
-        auto protocol = std::make_shared<TBinaryProtocol>(transport);
-        rpc = std::make_unique<t::ImpalaHiveServer2ServiceClient>(protocol);
-        return;
-      } catch (const Hs2Error& e) {
-        drop();
-        if (e.kind() != Hs2ErrorKind::kTransient || attempt >= tries) throw;
-      } catch (const TException& e) {
-        drop();
-        if (attempt >= tries) {
-          auto ep = hs2_endpoint(options);
-          throw Hs2Error(Hs2ErrorKind::kTransient,
-                         fmt::format("cannot connect to {}:{} after {} tries: {}", ep.host, ep.port,
-                                     attempt, e.what()));
-        }
-      }
-      std::this_thread::sleep_for(milliseconds(options.retry_backoff_ms) * attempt);
-    }
+    const Hs2Options& o = settings.options();
+    RetryPolicy policy(o.connect_max_tries - 1, milliseconds(o.retry_backoff_ms),
+                       Clock::sleeper(clock));
+    std::string connect_failure;  // Thrift's reason when the last try could not connect
+    policy.run(
+        [&] {
+          connect_failure.clear();
+          try {
+            transport = make_transport();
+            transport->open();
+            auto protocol = std::make_shared<TBinaryProtocol>(transport);
+            rpc = std::make_unique<t::ImpalaHiveServer2ServiceClient>(protocol);
+          } catch (const Hs2Error&) {
+            drop();
+            throw;
+          } catch (const TException& e) {
+            drop();
+            connect_failure = e.what();
+            throw Hs2Error(Hs2ErrorKind::kTransient, connect_failure);
+          }
+        },
+        [&](const RetryFailure& f) {
+          if (f.exhausted && !connect_failure.empty()) {
+            throw Hs2Error(
+                Hs2ErrorKind::kTransient,
+                fmt::format("cannot connect to {}:{} after {} tries: {}", settings.endpoint().host,
+                            settings.endpoint().port, f.retries + 1, connect_failure));
+          }
+        });
   }
 
   void open_session() {
     t::TOpenSessionReq req;
     req.__set_client_protocol(t::TProtocolVersion::HIVE_CLI_SERVICE_PROTOCOL_V6);
-    req.__set_username(hs2_user(options));
+    req.__set_username(settings.user());
     t::TOpenSessionResp resp;
     call("OpenSession", [&] { rpc->OpenSession(resp, req); });
     check(resp.status, "OpenSession");
@@ -176,7 +194,7 @@ struct Hs2Client::Impl {
     t::TExecuteStatementReq req;
     req.__set_sessionHandle(*session);
     req.__set_statement(std::string(sql));
-    if (!conf_overlay.empty()) req.__set_confOverlay(conf_overlay);
+    if (!settings.query_overlay().empty()) req.__set_confOverlay(settings.query_overlay());
     req.__set_runAsync(true);
     t::TExecuteStatementResp resp;
     call("ExecuteStatement", [&] { rpc->ExecuteStatement(resp, req); });
@@ -213,7 +231,7 @@ struct Hs2Client::Impl {
   }
 
   void wait(const t::TOperationHandle& op) {
-    auto started = Clock::now();
+    const auto started = clock->now();
     for (;;) {
       t::TGetOperationStatusReq req;
       req.__set_operationHandle(op);
@@ -249,39 +267,32 @@ struct Hs2Client::Impl {
           throw Hs2Error(kind, msg);
         }
       }
-      auto elapsed = std::chrono::duration_cast<milliseconds>(Clock::now() - started);
-      std::this_thread::sleep_for(poll(elapsed));
+      clock->sleep_for(
+          poll_interval(std::chrono::duration_cast<milliseconds>(clock->now() - started)));
     }
   }
 };
 
-Hs2Client::Hs2Client(Hs2Options options, Hs2Credentials credentials)
-    : impl_(std::make_unique<Impl>()) {
-  impl_->options = std::move(options);
-  impl_->credentials = std::move(credentials);
-  for (const auto& q : impl_->options.query_options) {
-    auto eq = q.find('=');
-    if (eq == std::string::npos || eq == 0)
-      throw Hs2Error(Hs2ErrorKind::kUsage, fmt::format("-Q {}: expected KEY=VALUE", q));
-    impl_->conf_overlay[q.substr(0, eq)] = q.substr(eq + 1);
-  }
-}
+Hs2Session::Hs2Session(Hs2Settings settings, std::shared_ptr<const Authenticator> authenticator,
+                       Hooks hooks)
+    : impl_(std::make_unique<Impl>(std::move(settings), std::move(authenticator),
+                                   std::move(hooks))) {}
 
-Hs2Client::~Hs2Client() {
+Hs2Session::~Hs2Session() {
   close();
 }
 
-void Hs2Client::connect() {
+void Hs2Session::connect() {
   impl_->drop();
   impl_->open_transport();
   impl_->open_session();
 }
 
-bool Hs2Client::connected() const {
+bool Hs2Session::connected() const {
   return impl_->rpc && impl_->session;
 }
 
-Hs2DmlResult Hs2Client::execute(std::string_view sql) {
+Hs2DmlResult Hs2Session::execute(std::string_view sql) {
   t::TOperationHandle op = impl_->start(sql);
   impl_->wait(op);
   Hs2DmlResult result;
@@ -303,7 +314,8 @@ Hs2DmlResult Hs2Client::execute(std::string_view sql) {
   return result;
 }
 
-Hs2QueryResult Hs2Client::query(std::string_view sql, std::int64_t fetch_size) {
+Hs2QueryResult Hs2Session::query(std::string_view sql) {
+  constexpr std::int64_t kFetchSize = 8192;  // rows per FetchResults
   t::TOperationHandle op = impl_->start(sql);
   impl_->wait(op);
   Hs2QueryResult out;
@@ -318,7 +330,7 @@ Hs2QueryResult Hs2Client::query(std::string_view sql, std::int64_t fetch_size) {
       t::TFetchResultsReq freq;
       freq.__set_operationHandle(op);
       freq.__set_orientation(t::TFetchOrientation::FETCH_NEXT);
-      freq.__set_maxRows(fetch_size);
+      freq.__set_maxRows(kFetchSize);
       t::TFetchResultsResp fresp;
       impl_->call("FetchResults", [&] { impl_->rpc->FetchResults(fresp, freq); });
       if (fresp.status.statusCode == t::TStatusCode::STILL_EXECUTING_STATUS) continue;
@@ -373,7 +385,7 @@ Hs2QueryResult Hs2Client::query(std::string_view sql, std::int64_t fetch_size) {
   return out;
 }
 
-std::string Hs2Client::ping() {
+std::string Hs2Session::ping() {
   if (!impl_->session) throw Hs2Error(Hs2ErrorKind::kSessionLost, "no open session");
   t::TPingImpalaHS2ServiceReq req;
   req.__set_sessionHandle(*impl_->session);
@@ -383,10 +395,10 @@ std::string Hs2Client::ping() {
   return resp.version;
 }
 
-void Hs2Client::close() noexcept {
+void Hs2Session::close() noexcept {
   if (impl_->rpc && impl_->session) {
     try {
-      set_hs2_rpc_timeout(*impl_->transport, impl_->options.close_timeout_ms);
+      impl_->transport->set_rpc_timeout(impl_->settings.options().close_timeout_ms);
       t::TCloseSessionReq req;
       req.__set_sessionHandle(*impl_->session);
       t::TCloseSessionResp resp;
@@ -398,16 +410,21 @@ void Hs2Client::close() noexcept {
   impl_->drop();
 }
 
-void Hs2Client::drop() noexcept {
+void Hs2Session::drop() noexcept {
   impl_->drop();
 }
 
-const std::map<std::string, std::string>& Hs2Client::server_configuration() const {
+const std::map<std::string, std::string>& Hs2Session::server_configuration() const {
   return impl_->server_config;
 }
 
-void Hs2Client::set_poll_schedule(PollSchedule schedule) {
-  impl_->poll = std::move(schedule);
+SessionFactory hs2_session_factory(const Hs2Settings& settings,
+                                   std::shared_ptr<const Hs2Credentials> credentials) {
+  std::shared_ptr<const Authenticator> authenticator =
+      make_authenticator(settings, std::move(credentials));
+  return [settings, authenticator]() -> std::unique_ptr<SqlSession> {
+    return std::make_unique<Hs2Session>(settings, authenticator);
+  };
 }
 
 }  // namespace atlas2kudu

@@ -1,0 +1,167 @@
+#include "hs2/auth.h"
+
+#include <curl/curl.h>
+#include <openssl/crypto.h>
+#include <sasl/sasl.h>
+#include <thrift/transport/TBufferTransports.h>
+
+#include <cstdlib>
+#include <cstring>
+
+#include "hs2/error.h"
+#include "hs2/sasl_transport.h"
+
+namespace atlas2kudu {
+
+using apache::thrift::transport::TBufferedTransport;
+using apache::thrift::transport::TTransport;
+
+namespace {
+
+// The SASL service name Impala registers (impala-shell's --kerberos_service_name default).
+constexpr const char* kImpalaSaslService = "impala";
+
+// Cyrus stores every callback as int(*)(void); the detour through void(*)() is the sanctioned way
+// to say the cast is intended.
+template <class F>
+int (*sasl_callback_fn(F* f))() {
+  return reinterpret_cast<int (*)()>(reinterpret_cast<void (*)()>(f));
+}
+
+// SASL PLAIN: Cyrus asks for the authentication id and the password and builds the initial
+// response "\0<user>\0<password>" itself.
+class SaslPlain final : public SaslMechanism {
+ public:
+  SaslPlain(const std::string& user, std::shared_ptr<const Hs2Credentials> credentials)
+      : user_(user), credentials_(std::move(credentials)) {
+    callbacks_[0] = {SASL_CB_USER, sasl_callback_fn(&get_simple), this};
+    callbacks_[1] = {SASL_CB_AUTHNAME, sasl_callback_fn(&get_simple), this};
+    callbacks_[2] = {SASL_CB_PASS, sasl_callback_fn(&get_password), this};
+    callbacks_[3] = {SASL_CB_LIST_END, nullptr, nullptr};
+  }
+  SaslPlain(const SaslPlain&) = delete;
+  SaslPlain& operator=(const SaslPlain&) = delete;
+  ~SaslPlain() override {
+    if (secret_) {
+      OPENSSL_cleanse(secret_->data, secret_->len);
+      std::free(secret_);
+    }
+  }
+
+  const char* name() const override { return "PLAIN"; }
+  const sasl_callback_t* callbacks() override { return callbacks_; }
+
+ private:
+  static int get_simple(void* context, int id, const char** result, unsigned* len) {
+    auto* self = static_cast<SaslPlain*>(context);
+    switch (id) {
+      case SASL_CB_USER:  // authorization id: empty; Impala ignores it
+        *result = "";
+        if (len) *len = 0;
+        return SASL_OK;
+      case SASL_CB_AUTHNAME:
+        *result = self->user_.c_str();
+        if (len) *len = static_cast<unsigned>(self->user_.size());
+        return SASL_OK;
+      default:
+        return SASL_BADPARAM;
+    }
+  }
+
+  static int get_password(sasl_conn_t*, void* context, int id, sasl_secret_t** result) {
+    auto* self = static_cast<SaslPlain*>(context);
+    if (id != SASL_CB_PASS) return SASL_BADPARAM;
+    if (!self->secret_) {
+      const std::string& password = self->credentials_->password;
+      self->secret_ =
+          static_cast<sasl_secret_t*>(std::malloc(sizeof(sasl_secret_t) + password.size()));
+      if (!self->secret_) return SASL_NOMEM;
+      self->secret_->len = password.size();
+      std::memcpy(self->secret_->data, password.data(), password.size());
+    }
+    *result = self->secret_;
+    return SASL_OK;
+  }
+
+  std::string user_;
+  std::shared_ptr<const Hs2Credentials> credentials_;
+  // Cyrus wants the password in this C layout, so this is a copy: wiped by the destructor.
+  sasl_secret_t* secret_ = nullptr;
+  sasl_callback_t callbacks_[4];
+};
+
+class NoAuthentication final : public Authenticator {
+ public:
+  std::string describe() const override { return "none"; }
+  // Impala's binary port without SASL speaks unframed Thrift; buffered so that each message is
+  // written with few system calls.
+  std::shared_ptr<TTransport> wrap_binary(std::shared_ptr<TTransport> wire) const override {
+    return std::make_shared<TBufferedTransport>(std::move(wire));
+  }
+  void configure_http(void*) const override {}
+};
+
+class LdapAuthentication final : public Authenticator {
+ public:
+  LdapAuthentication(std::string user, std::string host,
+                     std::shared_ptr<const Hs2Credentials> credentials)
+      : user_(std::move(user)), host_(std::move(host)), credentials_(std::move(credentials)) {}
+
+  std::string describe() const override { return "LDAP (SASL PLAIN / HTTP Basic)"; }
+
+  std::shared_ptr<TTransport> wrap_binary(std::shared_ptr<TTransport> wire) const override {
+    return std::make_shared<SaslClientTransport>(std::move(wire),
+                                                 std::make_unique<SaslPlain>(user_, credentials_),
+                                                 kImpalaSaslService, host_);
+  }
+
+  void configure_http(void* handle) const override {
+    CURL* curl = static_cast<CURL*>(handle);
+    // Only Basic is allowed, so libcurl sends it pre-emptively on every request.
+    curl_easy_setopt(curl, CURLOPT_HTTPAUTH, static_cast<long>(CURLAUTH_BASIC));
+    curl_easy_setopt(curl, CURLOPT_USERNAME, user_.c_str());
+    curl_easy_setopt(curl, CURLOPT_PASSWORD, credentials_->password.c_str());
+  }
+
+ private:
+  std::string user_;
+  std::string host_;  // what Cyrus is told the server is called
+  std::shared_ptr<const Hs2Credentials> credentials_;
+};
+
+class JwtAuthentication final : public Authenticator {
+ public:
+  explicit JwtAuthentication(std::shared_ptr<const Hs2Credentials> credentials)
+      : credentials_(std::move(credentials)) {}
+
+  std::string describe() const override { return "JWT (HTTP Bearer)"; }
+
+  std::shared_ptr<TTransport> wrap_binary(std::shared_ptr<TTransport>) const override {
+    throw Hs2Error(Hs2ErrorKind::kUsage, "-j/--jwt needs --protocol hs2-http");
+  }
+
+  void configure_http(void* handle) const override {
+    CURL* curl = static_cast<CURL*>(handle);
+    curl_easy_setopt(curl, CURLOPT_HTTPAUTH, static_cast<long>(CURLAUTH_BEARER));
+    curl_easy_setopt(curl, CURLOPT_XOAUTH2_BEARER, credentials_->jwt.c_str());
+  }
+
+ private:
+  std::shared_ptr<const Hs2Credentials> credentials_;
+};
+
+}  // namespace
+
+std::shared_ptr<const Authenticator> make_authenticator(
+    const Hs2Settings& settings, std::shared_ptr<const Hs2Credentials> credentials) {
+  if (!credentials) credentials = std::make_shared<const Hs2Credentials>();
+  const Hs2Options& o = settings.options();
+  if (o.ldap) {
+    return std::make_shared<LdapAuthentication>(settings.user(), settings.endpoint().host,
+                                                std::move(credentials));
+  }
+  if (o.jwt) return std::make_shared<JwtAuthentication>(std::move(credentials));
+  return std::make_shared<NoAuthentication>();
+}
+
+}  // namespace atlas2kudu

@@ -1,0 +1,52 @@
+// The secrets of a run (LDAP password, JWT): obtained once, never from argv (visible in `ps`),
+// never printed, held in exactly one object that every session refers to, and overwritten before
+// their memory is freed.
+//
+// Why the care: a copied std::string leaves its bytes wherever the copy lived, and a short string
+// keeps them inline, so Hs2Credentials cannot be copied, moving one wipes the source, and every
+// buffer that held a secret is overwritten with OPENSSL_cleanse (a plain memset of memory about
+// to be freed may be removed by the compiler).
+//
+// Example (what the CLI does once per run, for -l --ldap_password_cmd 'pass show impala'):
+//   const Hs2Settings settings = validate_hs2_options(options);
+//   std::shared_ptr<const Hs2Credentials> credentials = resolve_hs2_credentials(settings);
+//   // credentials->password: the command's stdout without its trailing newline
+//   SessionFactory sessions = hs2_session_factory(settings, credentials);
+//   // every session either of these opens refers to the same credentials object:
+//   Hs2PriorState prior(settings, sessions, compile_options);
+//   Hs2Executor executor(settings, sessions);
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "hs2/options.h"
+
+namespace atlas2kudu {
+
+struct Hs2Credentials {
+  std::string password;  // LDAP password (empty when not -l)
+  std::string jwt;       // bearer token (empty when not -j)
+
+  Hs2Credentials() = default;
+  Hs2Credentials(const Hs2Credentials&) = delete;
+  Hs2Credentials& operator=(const Hs2Credentials&) = delete;
+  Hs2Credentials(Hs2Credentials&& other) noexcept;             // `other` is left wiped and empty
+  Hs2Credentials& operator=(Hs2Credentials&& other) noexcept;  // so is this object's old value
+  ~Hs2Credentials();                                           // wipes both secrets
+};
+
+// Overwrites every byte of the string's buffer up to its capacity (so also an inline short
+// string, and bytes beyond size() left by pop_back) with OPENSSL_cleanse, then empties the string.
+// The buffer itself is kept.
+void wipe_secret(std::string& secret) noexcept;
+
+// Obtains the secrets the settings call for:
+//   LDAP password: --ldap_password_cmd (run by /bin/sh -c; stdout with ONE trailing newline
+//   removed), else $ATLAS2KUDU_LDAP_PASSWORD, else a no-echo prompt on /dev/tty.
+//   JWT: --jwt_cmd (trailing CR/LF removed), else $ATLAS2KUDU_JWT.
+// Neither -l nor -j: empty credentials. Throws Hs2Error(kAuth) if a secret is needed and cannot be
+// obtained; the message never contains the secret or the command's output.
+std::shared_ptr<const Hs2Credentials> resolve_hs2_credentials(const Hs2Settings& settings);
+
+}  // namespace atlas2kudu

@@ -1,0 +1,82 @@
+// The real SqlSession: one HiveServer2 session with Impala, used the way impala-shell runs DML:
+//   OpenSession(V6) → ExecuteStatement (async, -Q options in confOverlay) → poll
+//   GetOperationStatus (10 ms, growing to 1 s) → GetLog → CloseImpalaOperation (rows_modified
+//   summed over partitions, num_row_errors).
+// Failures are classified as session.h describes: transport trouble is kTransient (and drops the
+// connection, whose byte stream is out of step), a lost session kSessionLost, a rejected statement
+// kDefinite with the server's message. connect() retries the transport's open on transient
+// failures, --connect_max_tries tries in all, with the RetryPolicy's back-off; OpenSession and
+// statements are never re-run here.
+//
+// Example:
+//   Hs2Session session(settings, make_authenticator(settings, credentials));
+//   session.connect();                                   // transport + OpenSession
+//   session.ping();                                      // "impalad version 4.4.0 ..."
+//   Hs2DmlResult r = session.execute("UPSERT INTO `atlas`.`t` VALUES ('k', 1)");
+//   session.close();                                     // CloseSession, bounded by 5 s
+// Tests watch the waits instead of sleeping (clock.h):
+//   auto clock = std::make_shared<ManualClock>();
+//   Hs2Session session(settings, auth, {.clock = clock});
+//   session.execute(sql);   // the server answered RUNNING 6 times:
+//                           // clock->slept == {10, 10, 10, 10, 10, 50} ms (poll_interval)
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "hs2/auth.h"
+#include "hs2/clock.h"
+#include "hs2/credentials.h"
+#include "hs2/options.h"
+#include "hs2/session.h"
+#include "hs2/transport.h"
+
+namespace atlas2kudu {
+
+// How long to wait before the next GetOperationStatus, given the time since ExecuteStatement
+// returned: 10 ms (< 50 ms), 50 ms (< 1 s), 100 ms (< 10 s), 500 ms (< 60 s), then 1 s. Short
+// statements finish with little latency; long ones are not polled hard.
+std::chrono::milliseconds poll_interval(std::chrono::milliseconds elapsed);
+
+// Replacements for what a session uses from the outside world; empty members are the real ones.
+struct Hs2SessionHooks {
+  // Reads the time for polling, and waits: polls, connect back-off, HTTP Retry-After.
+  std::shared_ptr<Clock> clock = nullptr;
+  // Makes the (unopened) transport of each connect; default make_hs2_transport.
+  std::function<std::shared_ptr<Hs2Transport>()> make_transport = nullptr;
+};
+
+class Hs2Session final : public SqlSession {
+ public:
+  using Hooks = Hs2SessionHooks;
+
+  Hs2Session(Hs2Settings settings, std::shared_ptr<const Authenticator> authenticator,
+             Hooks hooks = {});
+  ~Hs2Session() override;
+  Hs2Session(const Hs2Session&) = delete;
+  Hs2Session& operator=(const Hs2Session&) = delete;
+
+  void connect() override;
+  bool connected() const override;
+  Hs2DmlResult execute(std::string_view sql) override;
+  Hs2QueryResult query(std::string_view sql) override;
+  void drop() noexcept override;
+  // CloseSession bounded by Hs2Options::close_timeout_ms, so that a hung server cannot hang the
+  // end of a run even with --socket_timeout_ms 0.
+  void close() noexcept override;
+
+  // PingImpalaHS2Service: the server's version string.
+  std::string ping();
+  // OpenSession's configuration map (Impala lists every query option it knows).
+  const std::map<std::string, std::string>& server_configuration() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace atlas2kudu
