@@ -42,11 +42,11 @@
 --
 --   SELECT e.dst, e.src, e.elabel FROM atlas_kudu.edge_out e WHERE e.src = ANY($1) [AND ...]
 --
--- Kudu prunes `src IN (...)` to the tablets of the hash partitions holding those keys, so a hop
--- costs one remote query, not a scan. Keys already visited are dropped, so cycles end; the rest
--- are the next frontier. Never a recursive CTE over foreign tables: no wrapper ships the
--- recursion, so its recursive part runs here and reads the edge tables whole or queries them once
--- per row.
+-- src leads edge_out's primary key and is its hash-partition column (dst for edge_in), so Kudu
+-- answers the hop's `src IN (...)` by key, not by a scan: one remote query per hop. Keys already
+-- visited are dropped, so cycles end; the rest are the next frontier. Never a recursive CTE over
+-- foreign tables: no wrapper ships the recursion, so its recursive part runs here and reads the
+-- edge tables whole or queries them once per row.
 --
 -- The queries run through EXECUTE ... USING, so each is planned with its values as constants:
 -- every wrapper that pushes `column = ANY(constant array)` down (postgres_fdw, and jdbc_fdw and
