@@ -1,4 +1,4 @@
-// DDL (SPEC §4): the checked-in files match the generator, and options shape the output; the
+// DDL: the checked-in files match the generator, and options shape the output; the
 // PostgreSQL foreign tables follow the Impala DDL column for column.
 #include <doctest/doctest.h>
 

@@ -406,22 +406,26 @@ void check_lookups(const PgCluster& pg, const Reader& reader, const KuduStore& s
   }
   std::sort(expected.begin(), expected.end());
 
-  const std::string named = "f.type_name IS NOT NULL AND f.qualified_name IS NOT NULL";
-  const std::string script =
-      "SELECT 'D ' || " + reader.hex("f.guid") +
-      " || ' ' || atlas_kudu.qn_digest_hex(f.type_name, f.qualified_name)"
-      " FROM atlas_kudu.entity_flat f WHERE " +
-      named + ";\n" + "SELECT 'Q ' || " + reader.hex("f.guid") +
-      " || ' ' || coalesce((SELECT string_agg(" + reader.hex("r.guid") +
-      ", ',') FROM atlas_kudu.entity_by_qn(f.type_name, f.qualified_name) r), '-')"
-      " FROM atlas_kudu.entity_flat f WHERE " +
-      named + ";\n" + "SELECT 'T ' || encode(convert_to(t.tag_name, 'UTF8'), 'hex') || ' ' || " +
-      reader.hex("c.guid") + " || ' ' || c.propagated FROM (SELECT DISTINCT tag_name FROM " +
-      "atlas_kudu.entity_classifications) t, LATERAL atlas_kudu.entities_by_tag(t.tag_name) c;\n" +
-      "SELECT 'U ' || encode(convert_to(t.tag_name, 'UTF8'), 'hex') || ' ' || " +
-      reader.hex("c.guid") + " || ' ' || c.propagated FROM (SELECT DISTINCT tag_name FROM " +
-      "atlas_kudu.entity_classifications) t, LATERAL atlas_kudu.entities_by_tag(t.tag_name, "
-      "include_propagated => false) c;\n";
+  // One row per line, as "D guid digest", "Q guid found-guid", "T taghex guid propagated" (all
+  // tags) and "U ..." (direct tags only).
+  const std::string entities =
+      " FROM atlas_kudu.entity_flat f"
+      " WHERE f.type_name IS NOT NULL AND f.qualified_name IS NOT NULL";
+  const std::string tags =
+      " FROM (SELECT DISTINCT tag_name FROM atlas_kudu.entity_classifications) t";
+  const std::string tag_row = "encode(convert_to(t.tag_name, 'UTF8'), 'hex') || ' ' || " +
+                              reader.hex("c.guid") + " || ' ' || c.propagated";
+  std::string script;
+  script += "SELECT 'D ' || " + reader.hex("f.guid") +
+            " || ' ' || atlas_kudu.qn_digest_hex(f.type_name, f.qualified_name)" + entities + ";\n";
+  script += "SELECT 'Q ' || " + reader.hex("f.guid") + " || ' ' || coalesce((SELECT string_agg(" +
+            reader.hex("r.guid") +
+            ", ',') FROM atlas_kudu.entity_by_qn(f.type_name, f.qualified_name) r), '-')" +
+            entities + ";\n";
+  script +=
+      "SELECT 'T ' || " + tag_row + tags + ", LATERAL atlas_kudu.entities_by_tag(t.tag_name) c;\n";
+  script += "SELECT 'U ' || " + tag_row + tags +
+            ", LATERAL atlas_kudu.entities_by_tag(t.tag_name, include_propagated => false) c;\n";
   const std::vector<std::string> got = lines_of(pg.psql_ok(reader.db(), script));
   CHECK_MESSAGE(got.size() == expected.size(), name_of(reader.encoding)
                                                    << " keys: " << got.size()
