@@ -28,6 +28,10 @@
 --                                     labels => ARRAY['__Process.inputs', '__Process.outputs'],
 --                                     entity_types => ARRAY['hive_table']);
 --
+--   -- upstream, three hops, leaving out deleted entities (soft or hard tombstones)
+--   SELECT * FROM atlas_kudu.traverse(ARRAY['0b6f3c1e2a4d4e8f9c1b5d7e8f9a0b1c'], 'in', 3,
+--                                     active_only => true);
+--
 --   -- the rows of the entities a traversal reached (one pushed-down lookup)
 --   SELECT f.qualified_name, f.state
 --     FROM atlas_kudu.entities(ARRAY(SELECT guid FROM atlas_kudu.traverse(
@@ -79,7 +83,7 @@
 --                                               type and qualifiedName (none or one row)
 --   entities(keys)                              SETOF entity_flat: rows of these guids
 --   entities_by_tag(tag_name, include_propagated)  SETOF entity_classifications of that tag
---   traverse(start, direction, max_depth, labels, entity_types, max_frontier)
+--   traverse(start, direction, max_depth, labels, entity_types, max_frontier, active_only)
 --                                               TABLE (guid, depth, parent, elabel)
 
 \set ON_ERROR_STOP on
@@ -171,19 +175,24 @@ $fn$;
 --                 join the result with entities().
 --   max_frontier  the most keys one hop may add; more raise program_limit_exceeded (54000)
 --                 before the next hop runs, rather than sending an unbounded IN list
+--   active_only   walk only entities whose entity_flat row is ACTIVE: soft-deleted entities,
+--                 hard-deleted ones and guids never created are neither returned nor walked
+--                 through. Costs one more pushed-down query per hop (entity_flat, guid = ANY).
+--                 The start keys are returned as given.
 --
 -- Returns each entity reached once, at its shortest distance: the start keys at depth 0 (parent
 -- and elabel NULL), then per hop the new keys with the edge that reached them (parent is the key
 -- one hop closer to the start). When several edges reach a key in the same hop the first by
 -- (parent, elabel) in byte order is given, so results are deterministic. Edges are followed as
--- stored: deleting an entity deletes its edges in both tables, so a deleted entity is reached only
--- through an edge written after its delete (join with entities() to see state).
+-- stored: deleting an entity deletes its edges in both tables, so without active_only a deleted
+-- entity is reached only through an edge written after its delete.
 CREATE OR REPLACE FUNCTION atlas_kudu.traverse(start anyarray,
                                                direction text DEFAULT 'out',
                                                max_depth integer DEFAULT 3,
                                                labels text[] DEFAULT NULL,
                                                entity_types text[] DEFAULT NULL,
-                                               max_frontier integer DEFAULT 10000)
+                                               max_frontier integer DEFAULT 10000,
+                                               active_only boolean DEFAULT false)
 RETURNS TABLE (guid anyelement, depth integer, parent anyelement, elabel text)
 LANGUAGE plpgsql STABLE AS $fn$
 DECLARE
@@ -193,6 +202,7 @@ DECLARE
   new_keys   start%TYPE;
   new_parents start%TYPE;
   new_labels text[];
+  active     start%TYPE;
   hop_out    text;
   hop_in     text;
   hop        text;
@@ -212,8 +222,10 @@ BEGIN
                     coalesce(quote_literal(direction), 'NULL')
       USING ERRCODE = 'invalid_parameter_value';
   END IF;
-  IF max_depth IS NULL OR max_depth < 0 OR max_frontier IS NULL OR max_frontier < 1 THEN
-    RAISE EXCEPTION 'atlas_kudu.traverse: max_depth must be >= 0 and max_frontier >= 1'
+  IF max_depth IS NULL OR max_depth < 0 OR max_frontier IS NULL OR max_frontier < 1
+     OR active_only IS NULL THEN
+    RAISE EXCEPTION 'atlas_kudu.traverse: max_depth must be >= 0, max_frontier >= 1, '
+                    'active_only true or false'
       USING ERRCODE = 'invalid_parameter_value';
   END IF;
 
@@ -266,9 +278,20 @@ BEGIN
         USING ERRCODE = 'program_limit_exceeded',
               HINT = 'Lower max_depth, filter by labels or entity_types, or raise max_frontier.';
     END IF;
+    -- Inactive keys count as visited too, so no later hop looks them up again.
+    visited := visited || new_keys;
+    IF active_only AND cardinality(new_keys) > 0 THEN
+      EXECUTE 'SELECT ARRAY(SELECT f.guid FROM atlas_kudu.entity_flat f '
+              'WHERE f.guid = ANY($1) AND f.state = ''ACTIVE'')'
+        INTO active USING new_keys;
+      SELECT coalesce(array_agg(u.k), '{}'), coalesce(array_agg(u.p), '{}'),
+             coalesce(array_agg(u.l), '{}')
+        INTO new_keys, new_parents, new_labels
+        FROM unnest(new_keys, new_parents, new_labels) AS u(k, p, l)
+       WHERE u.k = ANY(active);
+    END IF;
     RETURN QUERY SELECT u.k, d, u.p, u.l
                    FROM unnest(new_keys, new_parents, new_labels) AS u(k, p, l);
-    visited := visited || new_keys;
     frontier := new_keys;
   END LOOP;
 END

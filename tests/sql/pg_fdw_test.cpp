@@ -213,6 +213,7 @@ struct Edge {
 struct Graph {
   std::map<std::string, std::vector<Edge>> out, in;  // by hex key of the near end
   std::set<std::string> keys;                        // every key of an edge or an entity
+  std::set<std::string> active;                      // keys of ACTIVE entity_flat rows
   std::set<std::string> labels, types;
 };
 
@@ -230,7 +231,10 @@ Graph graph_of(const KuduStore& store) {
   for (const auto& [key, row] : store.table("edge_in").rows()) {
     g.in[key_hex(row[0])].push_back({key_hex(row[2]), row[1].bytes, text(row[3])});
   }
-  for (const auto& [key, row] : store.table("entity_flat").rows()) g.keys.insert(key_hex(row[0]));
+  for (const auto& [key, row] : store.table("entity_flat").rows()) {
+    g.keys.insert(key_hex(row[0]));
+    if (row[4] == Cell::string("ACTIVE")) g.active.insert(key_hex(row[0]));
+  }
   return g;
 }
 
@@ -239,11 +243,13 @@ struct Traversal {
   std::string direction = "out";
   int depth = 3;
   std::optional<std::vector<std::string>> labels, types;
+  bool active_only = false;
 };
 
 // The rows traverse() must give, as "id guid depth parent xLABELHEX" lines (parent and label "-"
 // at depth 0), sorted: breadth first, each key once at its first depth, reached by the smallest
-// (parent, label) in byte order among the edges reaching it in that hop.
+// (parent, label) in byte order among the edges reaching it in that hop; with active_only, keys
+// without an ACTIVE entity_flat row are dropped (and not walked from).
 std::vector<std::string> expect_traversal(const Graph& g, const Traversal& t, int id) {
   const auto allowed = [](const std::optional<std::vector<std::string>>& set,
                           const std::optional<std::string>& v) {
@@ -274,9 +280,10 @@ std::vector<std::string> expect_traversal(const Graph& g, const Traversal& t, in
     }
     frontier.clear();
     for (const auto& [k, via] : best) {
+      visited.insert(k);
+      if (t.active_only && !g.active.count(k)) continue;
       lines.push_back(tag + k + " " + std::to_string(d) + " " + via.first + " x" +
                       hex_of(via.second));
-      visited.insert(k);
       frontier.push_back(k);
     }
   }
@@ -310,7 +317,8 @@ struct Reader {
   }
   std::string call(const Traversal& t, const std::string& extra = "") const {
     return "atlas_kudu.traverse(" + keys(t.start) + ", '" + t.direction + "', " +
-           std::to_string(t.depth) + ", " + texts(t.labels) + ", " + texts(t.types) + extra + ")";
+           std::to_string(t.depth) + ", " + texts(t.labels) + ", " + texts(t.types) + extra +
+           (t.active_only ? ", active_only => true)" : ")");
   }
   std::string query(const Traversal& t, int id) const {
     return "SELECT '" + std::to_string(id) + " ' || " + hex("t.guid") +
@@ -336,6 +344,7 @@ std::string describe(const Traversal& t) {
                   ", depth " + std::to_string(t.depth);
   if (t.labels) s += ", " + std::to_string(t.labels->size()) + " label(s)";
   if (t.types) s += ", " + std::to_string(t.types->size()) + " type(s)";
+  if (t.active_only) s += ", active only";
   return s + ")";
 }
 
@@ -469,6 +478,7 @@ std::vector<Traversal> traversals_for(const Graph& g, std::size_t starts) {
       if (n % 2 == 1 && types.size() > 1) filtered.types->push_back(types[(n + 2) % types.size()]);
     }
     out.push_back(filtered);
+    out.push_back({{keys[i]}, "both", 16, std::nullopt, std::nullopt, true});
   }
   if (keys.size() >= 3) {
     out.push_back(
@@ -726,6 +736,8 @@ TEST_CASE(
       CHECK(reach(1, "out") == std::set<std::string>{hex_key(1), hex_key(11), hex_key(2),
                                                      hex_key(12)});  // the cycle ends
       CHECK(reach(7, "out").count(hex_key(9)) == 1);  // the edge to a tombstone is followed
+      const auto live = expect_traversal(g, {{hex_key(7)}, "out", 16, {}, {}, true}, 0);
+      CHECK(live.size() == 42);  // ... but not with active_only: T7, P3 and its 40 columns
       CHECK(reach(2, "out").count(hex_key(8)) == 0);  // T8's edges went with it
       CHECK(reach(13, "out").size() == 41);           // the hub
       const auto diamond = expect_traversal(g, {{hex_key(4)}, "out", 2, {}, {}}, 0);
@@ -743,6 +755,8 @@ TEST_CASE(
       ts.push_back({{hex_key(13)}, "in", 16, {}, std::vector<std::string>{"hive_table"}});
       ts.push_back({{hex_key(3)}, "both", 16, {}, {}});  // the self-loop
       ts.push_back({{hex_key(1), hex_key(4)}, "out", 0, {}, {}});
+      ts.push_back({{hex_key(7)}, "out", 16, {}, {}, true});
+      ts.push_back({{hex_key(9)}, "in", 16, {}, {}, true});  // a tombstone as the start
       check_traversals(pg, r, g, ts);
       check_lookups(pg, r, store);
 
@@ -860,15 +874,34 @@ TEST_CASE("pg_fdw: EXPLAIN VERBOSE shows each hop's = ANY pushed into the remote
     for (std::size_t i = 0; i < remote.size(); ++i) {
       CAPTURE(remote[i]);
       const bool out = i % 2 == 0;
-      // A constant array: '{...}' for text, E'{"\\x..."}' for bytea.
+      // The frontier as a constant array ('{...}' for text, E'{"\\x..."}' for bytea) and the
+      // labels; the planner orders the two conditions by cost, so either may come first.
       const std::string quote = e == KeyEncoding::kHex ? "'{" : "E'{";
-      CHECK(remote[i].find(out ? "FROM atlas.edge_out WHERE ((src = ANY (" + quote
-                               : "FROM atlas.edge_in WHERE ((dst = ANY (" + quote) !=
+      CHECK(remote[i].find(out ? "FROM atlas.edge_out WHERE " : "FROM atlas.edge_in WHERE ") !=
             std::string::npos);
-      CHECK(remote[i].find("::" + array + "))) AND ((elabel = ANY ('{") != std::string::npos);
+      CHECK(remote[i].find((out ? "((src = ANY (" : "((dst = ANY (") + quote) != std::string::npos);
+      CHECK(remote[i].find("::" + array + ")))") != std::string::npos);
+      CHECK(remote[i].find("((elabel = ANY ('{") != std::string::npos);
       CHECK(remote[i].find("<>") == std::string::npos);
     }
     CHECK(log.find("Recursive Union") == std::string::npos);
+
+    // active_only adds one lookup per hop, also pushed down: 7 -> 13 and 9, then 13 -> 40.
+    run.script = run.script.substr(0, run.script.find("SELECT count(*)")) +
+                 "SELECT count(*) FROM " + r.call({{hex_key(7)}, "out", 3, {}, {}, true}) + ";\n";
+    const RunResult live = pg.psql(run);
+    REQUIRE_MESSAGE(live.status == 0, live.err);
+    std::size_t lookups = 0;
+    std::istringstream live_log(live.err);
+    for (std::string line; std::getline(live_log, line);) {
+      // Again either condition may come first.
+      if (line.find("Remote SQL: SELECT guid FROM atlas.entity_flat WHERE ") != std::string::npos) {
+        ++lookups;
+        CHECK(line.find("((guid = ANY (") != std::string::npos);
+        CHECK(line.find("((state = 'ACTIVE'))") != std::string::npos);
+      }
+    }
+    CHECK(lookups == 2);
     CHECK(log.find("CTE Scan") == std::string::npos);
     CHECK(log.find("WorkTable Scan") == std::string::npos);
   }
