@@ -4,9 +4,9 @@
 //
 // The script is for psql: the wrapper-specific parts (which wrapper, its server and user-mapping
 // options, its names for the remote schema and table options) are psql variables with defaults
-// for postgres_fdw, so one file serves every wrapper; the key encoding is not a variable but a
-// second file, because it changes column types that the traversal functions read back from the
-// catalog.
+// for postgres_fdw, so one file serves every wrapper. The key encoding is a second file rather
+// than a variable: it is the key columns' type, which the file should state as plainly as the
+// Impala DDL of the same encoding does (the traversal functions read it back from the catalog).
 #include <fmt/format.h>
 
 #include <algorithm>
