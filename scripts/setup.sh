@@ -10,6 +10,9 @@ packages=(
   thrift-compiler libthrift-dev libboost-dev
   libsasl2-dev libsasl2-modules libcurl4-openssl-dev
   python3
+  # tests/sql: a throwaway PostgreSQL server (initdb, pg_ctl, psql; postgres_fdw is part of
+  # postgresql-15 on Debian 12, so postgresql-contrib is not needed).
+  postgresql
 )
 
 missing=()

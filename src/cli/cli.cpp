@@ -144,7 +144,9 @@ int run_cli(int argc, char** argv) {
 
   DdlCommand ddl_cmd;
   CLI::App* ddl = app.add_subcommand(
-      "ddl", "Print the CREATE TABLE statements of the six Kudu projection tables");
+      "ddl",
+      "Print the CREATE TABLE statements of the six Kudu projection tables, or with --fdw the "
+      "PostgreSQL foreign tables over them");
   ddl->add_option("--database", ddl_cmd.options.database, "Database to create them in")
       ->capture_default_str();
   add_choice(ddl, "--key-encoding", ddl_cmd.options.key_encoding, kKeyEncodings, kKeyEncodingHelp);
@@ -160,6 +162,13 @@ int run_cli(int argc, char** argv) {
                   "entity_audit: last yearly RANGE partition on event_ts")
       ->capture_default_str()
       ->check(CLI::Range(1970, 9999));
+  ddl->add_flag("--fdw", ddl_cmd.fdw,
+                "Print the PostgreSQL foreign tables over the projections instead, a psql script "
+                "(sql/kudu_projections_fdw.sql, or _binary.sql with --key-encoding binary); "
+                "--database names the remote schema")
+      ->excludes("--partitions")
+      ->excludes("--audit-first-year")
+      ->excludes("--audit-last-year");
   ddl->add_option("-o,--output", ddl_cmd.output, "Write the DDL to FILE");
   ddl->callback([&] { command = [&] { return run_ddl(ddl_cmd); }; });
 

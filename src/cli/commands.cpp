@@ -210,7 +210,7 @@ int run_apply(ApplyCommand& a) {
 
 int run_ddl(const DdlCommand& d) {
   OutputFile output(d.output);
-  const std::string sql = projection_ddl(d.options);
+  const std::string sql = d.fdw ? foreign_table_ddl(d.options) : projection_ddl(d.options);
   if (std::fwrite(sql.data(), 1, sql.size(), output.get()) != sql.size()) {
     throw Error(ErrorCategory::kIo, "cannot write the DDL");
   }

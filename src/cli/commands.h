@@ -40,6 +40,7 @@ struct ApplyCommand {
 struct DdlCommand {
   DdlOptions options;
   std::string output;
+  bool fdw = false;  // print the PostgreSQL foreign tables instead of the Impala DDL
 };
 
 int run_check(const InputOptions& in);

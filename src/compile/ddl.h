@@ -1,5 +1,7 @@
 // DDL of the six Kudu projection tables (SPEC §4), as printed by `atlas2kudu ddl` and stored in
-// sql/kudu_projections.sql (the default options; a test keeps the file equal to this output).
+// sql/kudu_projections.sql (the default options; a test keeps the file equal to this output), and
+// the PostgreSQL foreign tables over them, as printed by `atlas2kudu ddl --fdw` and stored in
+// sql/kudu_projections_fdw.sql (hex keys) and sql/kudu_projections_fdw_binary.sql (binary keys).
 //
 // Example: projection_ddl({.database = "atlas", .key_encoding = KeyEncoding::kHex,
 //                          .partitions = 16}) contains
@@ -36,5 +38,23 @@ struct DdlOptions {
 // statements, each ending in ";\n". Throws Error(kUsage) for a database name Impala
 // cannot quote, partitions < 2, or first_year > last_year.
 std::string projection_ddl(const DdlOptions& options);
+
+// The psql script that creates the foreign tables PostgreSQL readers use: the wrapper's extension,
+// the server `atlas_kudu`, a user mapping and the six tables in schema `atlas_kudu`, with the same
+// column names, order and NOT NULL keys as projection_ddl() and PostgreSQL types for its Impala
+// types (STRING text, BINARY bytea, BIGINT bigint, BOOLEAN boolean). `database` is the default of
+// the remote schema; partitions and years do not apply. Example (default options):
+//
+//   CREATE FOREIGN TABLE IF NOT EXISTS atlas_kudu.edge_out (
+//     src      text NOT NULL,
+//     elabel   text NOT NULL,
+//     dst      text NOT NULL,
+//     dst_type text
+//   ) SERVER atlas_kudu
+//     OPTIONS (:schema_option :'remote_schema', :table_option 'edge_out');
+//
+// where the `:name` parts are psql variables the script documents and defaults. Throws
+// Error(kUsage) for a database name Impala cannot quote.
+std::string foreign_table_ddl(const DdlOptions& options);
 
 }  // namespace atlas2kudu
