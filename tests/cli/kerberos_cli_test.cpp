@@ -10,6 +10,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <thread>
@@ -170,6 +171,14 @@ TEST_CASE("apply -k: no ticket, expired ticket, wrong -s, wrong -b: exit 5 and w
   CHECK(r.status == 5);
   CHECK(contains(r.err, "impala/127.0.0.1@A2K.TEST"));
   CHECK(contains(r.err, "-b/--kerberos_host_fqdn"));
+
+  // Cyrus without its GSSAPI plugin (SASL_PATH: an empty plugin directory) names the package.
+  std::filesystem::create_directories(realm.dir() / "no-plugins");
+  r = run(realm, good + "SASL_PATH=" + (realm.dir() / "no-plugins").string(),
+          base + " -b localhost");
+  CHECK(r.status == 5);
+  CHECK(contains(r.err, "Kerberos: Cyrus SASL has no GSSAPI plugin ("));
+  CHECK(contains(r.err, "install the package libsasl2-modules-gssapi-mit"));
 
   // Expired: the 2-second ticket, certainly expired after 3 s more.
   std::this_thread::sleep_for(std::chrono::seconds(3));
