@@ -90,6 +90,7 @@ bool contains(const std::string& text, const std::string& part) {
 
 TEST_CASE("apply -k over binary, binary+TLS and hs2-http equals the reference projector") {
   KerberosRealm realm;
+  MESSAGE(realm.describe());
   ScopedKerberosEnv server_env(realm, "");  // the in-process server's acceptor reads KRB5_CONFIG
   const std::string env = realm.shell_env(realm.kinit("alice"));
   const TlsFiles& tls = tls_files();
@@ -134,6 +135,7 @@ TEST_CASE("apply -k over binary, binary+TLS and hs2-http equals the reference pr
 
 TEST_CASE("apply -k: no ticket, expired ticket, wrong -s, wrong -b: exit 5 and what to do") {
   KerberosRealm realm;
+  MESSAGE(realm.describe());
   ScopedKerberosEnv server_env(realm, "");
   auto kit = std::make_shared<KitHandler>(KeyEncoding::kHex);
   Hs2TestServerConfig cfg;
@@ -208,6 +210,7 @@ TEST_CASE("apply -k: no ticket, expired ticket, wrong -s, wrong -b: exit 5 and w
 
 TEST_CASE("hs2_test_server --keytab --principal serves apply -k (GSSAPI and SPNEGO)") {
   KerberosRealm realm;
+  MESSAGE(realm.describe());
   const std::string env = realm.shell_env(realm.kinit("alice"));
   for (const char* transport : {"sasl", "http"}) {
     CAPTURE(transport);

@@ -140,6 +140,11 @@ std::string KerberosRealm::user_principal() const {
   return std::string("alice@") + kRealm;
 }
 
+std::string KerberosRealm::describe() const {
+  return std::string("realm ") + kRealm + ": krb5kdc pid " + std::to_string(kdc_pid_) +
+         " on 127.0.0.1:" + std::to_string(port_) + " (UDP, TCP), " + dir_.string();
+}
+
 std::map<std::string, std::string> KerberosRealm::env(const std::string& cache) const {
   std::map<std::string, std::string> out = {
       {"KRB5_CONFIG", krb5_config()},

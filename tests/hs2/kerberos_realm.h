@@ -58,6 +58,10 @@ class KerberosRealm {
   // The same as "K=V K=V " for a command run through the shell.
   std::string shell_env(const std::string& cache = "") const;
 
+  // "realm A2K.TEST: krb5kdc pid 1234 on 127.0.0.1:40123 (UDP, TCP), /tmp/atlas2kudu-krb-Ab12Cd",
+  // for the test log, which so shows that a test ran against a real KDC.
+  std::string describe() const;
+
   // Stops the KDC now (a test of "KDC unreachable"); the destructor does it otherwise.
   void stop_kdc();
 

@@ -113,6 +113,7 @@ TEST_CASE("kerberos: GSS-API and krb5 statuses are classified and explained") {
 
 TEST_CASE("kerberos: SASL GSSAPI through Cyrus, plain and under TLS, no security layer") {
   KerberosRealm realm;
+  MESSAGE(realm.describe());
   ScopedKerberosEnv env(realm, realm.kinit("alice"));
   const TlsFiles& tls = tls_files();
   for (const bool with_tls : {false, true}) {
@@ -150,6 +151,7 @@ TEST_CASE("kerberos: SASL GSSAPI through Cyrus, plain and under TLS, no security
 
 TEST_CASE("kerberos: -b defaults to the -i host") {
   KerberosRealm realm;
+  MESSAGE(realm.describe());
   ScopedKerberosEnv env(realm, realm.kinit("alice"));
   auto kit = std::make_shared<KitHandler>();
   Hs2TestServer server(kerberos_server(realm, Hs2TestServerConfig::Transport::kSasl), kit);
@@ -175,6 +177,7 @@ TEST_CASE("kerberos: -b defaults to the -i host") {
 
 TEST_CASE("kerberos: SPNEGO on hs2-http, then the server's cookie instead of new tokens") {
   KerberosRealm realm;
+  MESSAGE(realm.describe());
   ScopedKerberosEnv env(realm, realm.kinit("alice"));
   auto kit = std::make_shared<KitHandler>();
   Hs2TestServer server(kerberos_server(realm, Hs2TestServerConfig::Transport::kHttp), kit);
@@ -191,6 +194,7 @@ TEST_CASE("kerberos: SPNEGO on hs2-http, then the server's cookie instead of new
 
 TEST_CASE("kerberos: no ticket, an expired one, unknown principals: exit-5 errors with the fix") {
   KerberosRealm realm;
+  MESSAGE(realm.describe());
   auto kit = std::make_shared<KitHandler>();
   ScopedKerberosEnv realm_env(realm, "");
   Hs2TestServer sasl(kerberos_server(realm, Hs2TestServerConfig::Transport::kSasl), kit);
@@ -241,6 +245,7 @@ TEST_CASE("kerberos: no ticket, an expired one, unknown principals: exit-5 error
 
 TEST_CASE("kerberos: the server refuses the mechanism, or the ticket; the KDC is down") {
   KerberosRealm realm;
+  MESSAGE(realm.describe());
   ScopedKerberosEnv env(realm, realm.kinit("alice"));
   auto kit = std::make_shared<KitHandler>();
   // A server set up for LDAP only.
