@@ -22,6 +22,8 @@
 #include "ImpalaHiveServer2Service.h"
 #include "hs2/sasl_transport.h"
 #include "hs2/tls.h"
+#include "kerberos_acceptor.h"
+#include "util/base64.h"
 
 namespace atlas2kudu::testing {
 
@@ -185,6 +187,7 @@ struct Hs2TestServer::Impl : public std::enable_shared_from_this<Impl> {
   Hs2TestServerConfig config;
   std::shared_ptr<StatementHandler> handler;
   std::shared_ptr<TlsContext> tls;
+  std::unique_ptr<KerberosAcceptor> kerberos;  // when config.keytab is set
 
   mutable std::mutex mu;
   Hs2TestServerStats stats;
@@ -218,6 +221,10 @@ struct Hs2TestServer::Impl : public std::enable_shared_from_this<Impl> {
   void accept_loop();
   void serve(int fd);
   bool sasl_handshake(TTransport& wire);
+  bool kerberos_sasl_handshake(TTransport& wire);
+  bool kerberos_http_auth(const std::string& authorization, std::vector<std::string>* reply_headers,
+                          std::string* client);
+  std::vector<std::string> http_challenges() const;
   void serve_http(TTransport& wire, ConnState& conn);
 };
 
@@ -508,7 +515,14 @@ bool Hs2TestServer::Impl::sasl_handshake(TTransport& wire) {
   };
   auto [st, mech] = read_sasl_message(wire);
   if (st != SaslStatus::kStart) return fail(SaslStatus::kError, "expected SASL START");
-  if (mech != "PLAIN") return fail(SaslStatus::kBad, "Unsupported mechanism type " + mech);
+  if (mech == "GSSAPI" && kerberos) return kerberos_sasl_handshake(wire);
+  if (mech != "PLAIN" || (kerberos && config.user.empty())) {
+    fail(SaslStatus::kBad, "Unsupported mechanism type " + mech);
+    // Read the initial response the client sent right after START before closing, so that the
+    // close is orderly and the client reads BAD rather than a reset.
+    (void)read_sasl_message(wire);
+    return false;
+  }
   auto [st2, resp] = read_sasl_message(wire);
   if (st2 != SaslStatus::kOk && st2 != SaslStatus::kComplete)
     return fail(SaslStatus::kError, "expected SASL OK with the PLAIN response");
@@ -522,6 +536,56 @@ bool Hs2TestServer::Impl::sasl_handshake(TTransport& wire) {
     return fail(SaslStatus::kBad, "PLAIN: invalid username or password for user '" + authcid + "'");
   write_sasl_message(wire, SaslStatus::kComplete, "");
   return true;
+}
+
+// SASL GSSAPI after START "GSSAPI". A rejected ticket closes the connection without a SASL
+// message, as Impala does.
+bool Hs2TestServer::Impl::kerberos_sasl_handshake(TTransport& wire) {
+  auto [status, token] = read_sasl_message(wire);
+  KerberosAcceptor::Outcome outcome;
+  if (status == SaslStatus::kOk || status == SaslStatus::kComplete)
+    outcome = kerberos->sasl_gssapi(wire, std::move(token));
+  std::lock_guard lock(mu);
+  if (!outcome.ok) {
+    ++stats.kerberos_failures;
+    ++stats.sasl_failures;
+    return false;
+  }
+  ++stats.kerberos_logins;
+  stats.kerberos_client = outcome.client;
+  return true;
+}
+
+// "Negotiate <base64 token>": true when the token is accepted; the mutual-authentication token, if
+// any, is added to the reply headers.
+bool Hs2TestServer::Impl::kerberos_http_auth(const std::string& authorization,
+                                             std::vector<std::string>* reply_headers,
+                                             std::string* client) {
+  KerberosAcceptor::Outcome outcome;
+  try {
+    outcome = kerberos->spnego(base64_decode(authorization.substr(authorization.find(' ') + 1)));
+  } catch (const std::exception& e) {
+    outcome.error = e.what();  // not Base64
+  }
+  std::lock_guard lock(mu);
+  if (!outcome.ok) {
+    ++stats.kerberos_failures;
+    return false;
+  }
+  ++stats.kerberos_logins;
+  stats.kerberos_client = outcome.client;
+  *client = outcome.client;
+  if (!outcome.reply_token.empty())
+    reply_headers->push_back("WWW-Authenticate: Negotiate " + base64_encode(outcome.reply_token));
+  return true;
+}
+
+// The WWW-Authenticate headers of a 401: what this server would accept.
+std::vector<std::string> Hs2TestServer::Impl::http_challenges() const {
+  std::vector<std::string> out;
+  if (kerberos) out.push_back("WWW-Authenticate: Negotiate");
+  if (!kerberos || !config.user.empty()) out.push_back("WWW-Authenticate: Basic realm=\"impala\"");
+  return out;
 }
 
 void Hs2TestServer::Impl::serve_http(TTransport& wire, ConnState& conn) {
@@ -544,7 +608,7 @@ void Hs2TestServer::Impl::serve_http(TTransport& wire, ConnState& conn) {
     wire.write(reinterpret_cast<const uint8_t*>(out.data()), static_cast<uint32_t>(out.size()));
     wire.flush();
   };
-  const bool auth_required = !config.user.empty() || !config.bearer_token.empty();
+  const bool auth_required = !config.user.empty() || !config.bearer_token.empty() || kerberos;
   for (;;) {
     std::size_t end;
     while ((end = buf.find("\r\n\r\n")) == std::string::npos)
@@ -608,19 +672,24 @@ void Hs2TestServer::Impl::serve_http(TTransport& wire, ConnState& conn) {
         }
       }
       const std::string& authz = headers["authorization"];
-      if (!ok && authz.rfind("Basic ", 0) == 0) {
+      std::string user = config.user, method = "basic";
+      if (!ok && authz.rfind("Negotiate ", 0) == 0 && kerberos) {
+        ok = kerberos_http_auth(authz, &extra, &user);
+        method = "kerberos";
+      } else if (!ok && authz.rfind("Basic ", 0) == 0) {
         std::string creds = base64_decode(authz.substr(6));
         ok = !config.user.empty() && creds == config.user + ":" + config.password;
       } else if (!ok && authz.rfind("Bearer ", 0) == 0) {
         ok = !config.bearer_token.empty() && authz.substr(7) == config.bearer_token;
       }
       if (!ok) {
-        respond("401 Unauthorized",
-                {"WWW-Authenticate: Basic realm=\"impala\"", "Connection: close"}, "");
+        std::vector<std::string> refusal = http_challenges();
+        refusal.push_back("Connection: close");
+        respond("401 Unauthorized", refusal, "");
         return;
       }
       if (!via_cookie) {  // authenticated by credentials: issue a cookie
-        std::string token = hex(random_bytes(16)) + "&u=" + config.user + "&a=basic";
+        std::string token = hex(random_bytes(16)) + "&u=" + user + "&a=" + method;
         {
           std::lock_guard lock(mu);
           cookies.insert(token);
@@ -681,6 +750,9 @@ Hs2TestServer::Hs2TestServer(Hs2TestServerConfig config, std::shared_ptr<Stateme
   impl_->http_503_left = impl_->config.faults.http_503;
   if (!impl_->config.tls_cert.empty())
     impl_->tls = TlsContext::server(impl_->config.tls_cert, impl_->config.tls_key);
+  if (!impl_->config.keytab.empty())
+    impl_->kerberos =
+        std::make_unique<KerberosAcceptor>(impl_->config.keytab, impl_->config.principal);
 }
 
 Hs2TestServer::~Hs2TestServer() {

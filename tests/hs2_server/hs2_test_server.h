@@ -1,7 +1,8 @@
 // A real Thrift HS2 server for loopback tests, built from the same IDL as the client. It serves
-// binary (buffered, no SASL), SASL PLAIN, and HTTP (POST body = Thrift binary, Basic or Bearer
-// auth, `impala.auth` cookie), each optionally under TLS, and hands statements to a
-// StatementHandler. Faults can be injected to exercise the client's retry paths.
+// binary (buffered, no SASL), SASL PLAIN and/or GSSAPI (Kerberos), and HTTP (POST body = Thrift
+// binary, Basic, Bearer or Negotiate auth, `impala.auth` cookie), each optionally under TLS, and
+// hands statements to a StatementHandler. Faults can be injected to exercise the client's retry
+// paths.
 //
 // It listens on 127.0.0.1 only, on a kernel-chosen port.
 //
@@ -61,6 +62,9 @@ struct Hs2TestServerConfig {
   std::string tls_cert, tls_key;  // TLS when both are set
   std::string user, password;     // SASL PLAIN / HTTP Basic; HTTP without user: no auth
   std::string bearer_token;       // HTTP: also accept "Authorization: Bearer <token>"
+  // Kerberos with this service key (kerberos_acceptor.h): SASL GSSAPI, HTTP Negotiate. The realm
+  // comes from $KRB5_CONFIG. Without `user`, SASL PLAIN and HTTP Basic are then refused.
+  std::string keytab, principal;  // "impala/localhost@REALM"
   FaultPlan faults;
   std::string statement_log;  // append every executed statement (one line each) here
 };
@@ -74,6 +78,9 @@ struct Hs2TestServerStats {
   int http_cookie_auth = 0;  // HTTP requests authenticated by the impala.auth cookie
   int http_503_sent = 0;
   int sasl_failures = 0;
+  int kerberos_logins = 0;                    // SASL GSSAPI negotiations and SPNEGO tokens accepted
+  int kerberos_failures = 0;                  // ... rejected
+  std::string kerberos_client;                // principal of the last accepted one
   std::vector<std::string> confoverlay_keys;  // of the last statement
 };
 

@@ -5,6 +5,10 @@
 //
 //   HS2_TEST_SERVER_PASSWORD=pw hs2_test_server --transport sasl --user alice
 //       --port-file /tmp/port --statement-log /tmp/stmts.log --drop-at 3 --max-seconds 60
+//
+// Kerberos, in a realm of your own (krb5.conf in $KRB5_CONFIG, the service key in a keytab):
+//   hs2_test_server --transport sasl --keytab impala.keytab --principal impala/localhost@REALM
+//   kinit alice && atlas2kudu apply -k -i localhost:PORT export.jsonl
 #include <fmt/core.h>
 #include <signal.h>
 
@@ -15,6 +19,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <thread>
 
 #include "hs2_test_server.h"
@@ -42,6 +47,18 @@ int main(int argc, char** argv) {
   app.add_option("--tls-cert", cfg.tls_cert, "PEM certificate (enables TLS)");
   app.add_option("--tls-key", cfg.tls_key, "PEM private key");
   app.add_option("--user", cfg.user, "SASL PLAIN / HTTP Basic user ($HS2_TEST_SERVER_PASSWORD)");
+  auto* keytab =
+      app.add_option("--keytab", cfg.keytab,
+                     "Kerberos: accept SASL GSSAPI (--transport sasl, also under TLS) or SPNEGO "
+                     "'Authorization: Negotiate' (--transport http) with the key of --principal "
+                     "in this keytab; the realm comes from $KRB5_CONFIG (krb5.conf). A client "
+                     "without a valid ticket is refused. PLAIN/Basic only with --user as well")
+          ->check(CLI::ExistingFile);
+  auto* principal = app.add_option("--principal", cfg.principal,
+                                   "Kerberos service principal, e.g. impala/localhost@REALM; "
+                                   "clients reach it with -k -b localhost (-s impala)");
+  keytab->needs(principal);
+  principal->needs(keytab);
   app.add_option("--port-file", port_file, "Write the chosen port here");
   app.add_option("--statement-log", cfg.statement_log, "Append executed statements here");
   app.add_option("--drop-at", drop_at, "Drop the connection at the N-th statement (not run)");
@@ -66,6 +83,10 @@ int main(int argc, char** argv) {
   cfg.transport = transport == "sasl"   ? Hs2TestServerConfig::Transport::kSasl
                   : transport == "http" ? Hs2TestServerConfig::Transport::kHttp
                                         : Hs2TestServerConfig::Transport::kBinary;
+  if (!cfg.keytab.empty() && cfg.transport == Hs2TestServerConfig::Transport::kBinary) {
+    fmt::print(stderr, "--keytab needs --transport sasl or http\n");
+    return 64;
+  }
   if (const char* pw = std::getenv("HS2_TEST_SERVER_PASSWORD")) cfg.password = pw;
   if (const char* tok = std::getenv("HS2_TEST_SERVER_BEARER")) cfg.bearer_token = tok;
   cfg.faults.drop_at.insert(drop_at.begin(), drop_at.end());
@@ -86,7 +107,14 @@ int main(int argc, char** argv) {
                                  : atlas2kudu::KeyEncoding::kHex);
   else
     handler = std::make_shared<atlas2kudu::testing::KeySetHandler>();
-  Hs2TestServer server(cfg, handler);
+  std::unique_ptr<Hs2TestServer> made;
+  try {
+    made = std::make_unique<Hs2TestServer>(cfg, handler);
+  } catch (const std::exception& e) {  // a keytab without the principal's key, a bad certificate
+    fmt::print(stderr, "hs2_test_server: {}\n", e.what());
+    return 1;
+  }
+  Hs2TestServer& server = *made;
   int port = server.start();
   if (!port_file.empty()) {
     std::string tmp = port_file + ".tmp";
