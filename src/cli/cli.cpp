@@ -13,6 +13,7 @@
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/hs2_flags.h"
+#include "input/json_text.h"
 #include "util/version.h"
 
 namespace atlas2kudu {
@@ -98,7 +99,8 @@ int run_cli(int argc, char** argv) {
       "atlas2kudu: compile Apache Atlas entity-change notifications into Impala UPSERT/DELETE "
       "statements on Kudu projection tables, print them (compile) or run them over HiveServer2 "
       "(apply).\nSee man atlas2kudu for the full reference."};
-  app.set_version_flag("--version", std::string(kVersion));
+  // The version, and the JSON kernel this build parses with (meson option cpu_baseline).
+  app.set_version_flag("--version", fmt::format("{} (simdjson {})", kVersion, json_kernel()));
   app.require_subcommand(1);
   app.fallthrough(false);
 
