@@ -3,7 +3,9 @@
 #include <fmt/core.h>
 
 #include <CLI/CLI.hpp>
+#include <cstdint>
 #include <functional>
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -90,6 +92,18 @@ void add_compile_options(CLI::App* cmd, CompileCommand& c) {
                   "Bytes per statement at most (Impala's limit is 16 MiB)")
       ->capture_default_str()
       ->check(CLI::Range(std::size_t{1024}, std::size_t{16} << 20));
+  cmd->add_option("--memory-budget", c.memory_budget,
+                  "Peak memory to stay within, e.g. 256M or 2G (at least 32M): entity knowledge "
+                  "beyond its share spills to a temporary file (or, for apply --prior impala, is "
+                  "read again from the tables), and windows close early rather than outgrow theirs")
+      ->transform(CLI::AsSizeValue(false))
+      ->check(CLI::Range(static_cast<std::uint64_t>(kMinMemoryBudget),
+                         std::numeric_limits<std::uint64_t>::max() / 2))
+      ->default_str("256M");
+  cmd->add_option("--spill-dir", o.spill_dir,
+                  "Directory for the temporary knowledge spill file (default: $TMPDIR, else /tmp); "
+                  "the file is unlinked as soon as it is created")
+      ->check(CLI::ExistingDirectory);
 }
 
 }  // namespace

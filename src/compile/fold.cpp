@@ -4,6 +4,8 @@
 #include <cstring>
 #include <string_view>
 #include <tuple>
+#include <unordered_map>
+#include <vector>
 
 #include "util/digest.h"
 #include "util/json_writer.h"
@@ -19,8 +21,65 @@ std::size_t bytes_hash(const std::uint8_t* p) {
   return static_cast<std::size_t>(a ^ (b * 0x9e3779b97f4a7c15ULL));
 }
 
-struct DigestHash {
-  std::size_t operator()(const QnDigest& d) const noexcept { return bytes_hash(d.data()); }
+// 16-byte keys (guids, qn digests) -> a row or slot number, for one window: open addressing with
+// linear probing in one array sized for the window up front, so lookups are one cache line and
+// the window allocates it once (std::unordered_map allocates a node per key).
+class Key16Index {
+ public:
+  static constexpr std::uint32_t kNone = 0xFFFFFFFF;
+
+  explicit Key16Index(std::size_t expected) {
+    std::size_t capacity = 16;
+    while (capacity < expected * 2) capacity *= 2;
+    cells_.resize(capacity);
+    mask_ = capacity - 1;
+  }
+
+  // The value stored for `key`, or `value` newly stored; `inserted` tells which.
+  std::uint32_t& try_emplace(const std::uint8_t* key, std::uint32_t value, bool& inserted) {
+    if (size_ * 2 >= cells_.size()) grow();
+    Cell& c = probe(key);
+    inserted = c.value == kNone;
+    if (inserted) {
+      std::memcpy(c.key, key, 16);
+      c.value = value;
+      ++size_;
+    }
+    return c.value;
+  }
+  // The value stored for `key`, or kNone.
+  std::uint32_t find(const std::uint8_t* key) const {
+    return const_cast<Key16Index*>(this)->probe(key).value;
+  }
+
+ private:
+  struct Cell {
+    std::uint8_t key[16];
+    std::uint32_t value = kNone;
+  };
+
+  Cell& probe(const std::uint8_t* key) {
+    std::uint64_t a, b;
+    std::memcpy(&a, key, 8);
+    std::memcpy(&b, key + 8, 8);
+    std::uint64_t h = (a ^ (b * 0x9e3779b97f4a7c15ULL)) * 0xbf58476d1ce4e5b9ULL;
+    for (std::size_t i = (h ^ (h >> 31)) & mask_;; i = (i + 1) & mask_) {
+      Cell& c = cells_[i];
+      if (c.value == kNone || std::memcmp(c.key, key, 16) == 0) return c;
+    }
+  }
+  void grow() {
+    std::vector<Cell> old = std::move(cells_);
+    cells_.assign(old.size() * 2, Cell{});
+    mask_ = cells_.size() - 1;
+    for (const Cell& c : old) {
+      if (c.value != kNone) probe(c.key) = c;
+    }
+  }
+
+  std::vector<Cell> cells_;
+  std::size_t mask_ = 0;
+  std::size_t size_ = 0;
 };
 
 struct EdgeKey {
@@ -84,6 +143,7 @@ class Folder::Window {
     std::uint32_t out_a = kNone, out_b = kNone;  // edge_out rows with src / dst = guid
     std::uint32_t in_a = kNone, in_b = kNone;    // edge_in rows with dst / src = guid
     std::uint32_t tags = kNone;
+    std::uint32_t knowledge = kNone;  // index in known_
   };
   struct Link {
     std::uint32_t row;
@@ -91,11 +151,16 @@ class Folder::Window {
   };
 
  public:
-  Window(const CompileOptions& options, KnowledgeMap& knowledge, NetWindow& net, std::size_t events)
-      : options_(options), knowledge_(knowledge), net_(net) {
+  Window(const CompileOptions& options, KnowledgeStore& knowledge, NetWindow& net,
+         std::size_t events)
+      : options_(options),
+        knowledge_(knowledge),
+        net_(net),
+        slot_index_(events),
+        by_qn_index_(events) {
     // Most events touch one flat row and one audit row; reserving avoids rehashing mid-window.
-    slot_index_.reserve(events);
     slots_.reserve(events);
+    known_.reserve(events);
     net_.flat.reserve(events);
     net_.audit.reserve(events);
   }
@@ -131,6 +196,7 @@ class Folder::Window {
   }
 
   void finish() {
+    for (const auto& [guid, k] : known_) knowledge_.save(guid, k);
     for (auto& [guid, keep] : by_qn_cleanups_)
       net_.by_qn_cleanups.push_back({guid, std::move(keep)});
     for (auto& [guid, keep] : tag_cleanups_) net_.tag_cleanups.push_back({guid, std::move(keep)});
@@ -141,7 +207,7 @@ class Folder::Window {
   // --- entity_flat and entity_by_qn ---
 
   void entity_upsert(const Event& e, bool create) {
-    EntityKnowledge& k = knowledge_[e.guid];
+    EntityKnowledge& k = knowledge(e.guid);
     FlatRow& f = flat(e.guid);
     f.upsert = true;
     f.type_name = e.type_name;
@@ -212,7 +278,7 @@ class Folder::Window {
   }
 
   void entity_delete(const Event& e) {
-    EntityKnowledge& k = knowledge_[e.guid];
+    EntityKnowledge& k = knowledge(e.guid);
     FlatRow& f = flat(e.guid);
     const bool hard = options_.tombstone == Tombstone::kHard;
     if (hard) {
@@ -270,19 +336,21 @@ class Folder::Window {
   }
 
   ByQnRow& by_qn(const QnDigest& digest) {
-    auto [it, inserted] = by_qn_index_.try_emplace(digest, net_.by_qn.size());
+    bool inserted = false;
+    const std::uint32_t index = by_qn_index_.try_emplace(
+        digest.data(), static_cast<std::uint32_t>(net_.by_qn.size()), inserted);
     if (inserted) {
       net_.by_qn.emplace_back();
       net_.by_qn.back().digest = digest;
     }
-    return net_.by_qn[it->second];
+    return net_.by_qn[index];
   }
 
   // Delete `digest` where it maps to `guid`.
   void by_qn_guarded_delete(const QnDigest& digest, const Guid& guid) {
-    auto it = by_qn_index_.find(digest);
-    if (it != by_qn_index_.end()) {
-      ByQnRow& r = net_.by_qn[it->second];
+    const std::uint32_t index = by_qn_index_.find(digest.data());
+    if (index != Key16Index::kNone) {
+      ByQnRow& r = net_.by_qn[index];
       if (r.upsert && r.guid == guid) keyed_delete(r);
     }
     net_.by_qn_guarded.emplace_back(digest, guid);
@@ -355,7 +423,7 @@ class Folder::Window {
   // --- entity_classifications ---
 
   void classifications(const Event& e) {
-    EntityKnowledge& k = knowledge_[e.guid];
+    EntityKnowledge& k = knowledge(e.guid);
     const std::vector<const Classification*> set = distinct_tags(e);
     std::vector<std::string> names;
     names.reserve(set.size());
@@ -417,6 +485,18 @@ class Folder::Window {
 
   // --- helpers ---
 
+  // What is known about `guid`, loaded from the store on the window's first touch and saved back
+  // by finish(). The reference stays valid for the window (known_ was reserved for it).
+  EntityKnowledge& knowledge(const Guid& guid) {
+    std::uint32_t& index = slots_[slot(guid)].knowledge;
+    if (index == kNone) {
+      index = static_cast<std::uint32_t>(known_.size());
+      known_.emplace_back(guid, EntityKnowledge{});
+      knowledge_.load(guid, known_.back().second);
+    }
+    return known_[index].second;
+  }
+
   static void keyed_delete(RowOp& r) {
     r.delete_first = true;
     r.upsert = false;
@@ -433,12 +513,14 @@ class Folder::Window {
   }
 
   const CompileOptions& options_;
-  KnowledgeMap& knowledge_;
+  KnowledgeStore& knowledge_;
   NetWindow& net_;
   std::uint32_t slot(const Guid& guid) {
-    auto [it, inserted] = slot_index_.try_emplace(guid, static_cast<std::uint32_t>(slots_.size()));
+    bool inserted = false;
+    const std::uint32_t index = slot_index_.try_emplace(
+        guid.bytes.data(), static_cast<std::uint32_t>(slots_.size()), inserted);
     if (inserted) slots_.emplace_back();
-    return it->second;
+    return index;
   }
   void link(std::uint32_t& head, std::uint32_t row) {
     links_.push_back(Link{row, head});
@@ -449,24 +531,25 @@ class Folder::Window {
     for (std::uint32_t h = head; h != kNone; h = links_[h].next) f(links_[h].row);
   }
 
-  std::unordered_map<Guid, std::uint32_t> slot_index_;
+  Key16Index slot_index_;
   std::vector<Slot> slots_;
   std::vector<Link> links_;
-  std::unordered_map<QnDigest, std::size_t, DigestHash> by_qn_index_;
+  Key16Index by_qn_index_;
   EdgeIndex edge_out_index_, edge_in_index_;
   std::unordered_map<TagKey, std::size_t, TagKeyHash> tag_index_;
   std::unordered_map<Guid, std::vector<QnDigest>> by_qn_cleanups_;
   std::unordered_map<Guid, std::vector<std::string>> tag_cleanups_;
   std::vector<Guid> edge_cascades_;
+  std::vector<std::pair<Guid, EntityKnowledge>> known_;  // the window's entities, first touch order
 };
 
-Folder::Folder(const CompileOptions& options) : options_(options) {}
+Folder::Folder(const CompileOptions& options) : options_(options), knowledge_(options_) {}
 
 std::vector<Guid> Folder::unknown_entities(std::span<const Event> events) const {
   std::vector<Guid> unknown;
   for (const Event& e : events) {
     if (is_relationship_op(e.op)) continue;
-    if (knowledge_.find(e.guid) == knowledge_.end()) unknown.push_back(e.guid);
+    if (!knowledge_.contains(e.guid)) unknown.push_back(e.guid);
   }
   std::sort(unknown.begin(), unknown.end());
   unknown.erase(std::unique(unknown.begin(), unknown.end()), unknown.end());
@@ -474,8 +557,8 @@ std::vector<Guid> Folder::unknown_entities(std::span<const Event> events) const 
 }
 
 void Folder::learn(std::span<const PriorEntity> found) {
+  EntityKnowledge k;
   for (const PriorEntity& p : found) {
-    EntityKnowledge& k = knowledge_[p.guid];
     k = EntityKnowledge{};
     const auto cell = [&](const std::optional<std::string>& v, std::string& out) {
       if (!p.exists || !v) return Cell::kNull;
@@ -492,6 +575,7 @@ void Folder::learn(std::span<const PriorEntity> found) {
     k.tags = p.tags;
     std::sort(k.tags.begin(), k.tags.end());
     k.tags.erase(std::unique(k.tags.begin(), k.tags.end()), k.tags.end());
+    knowledge_.save(p.guid, k);
   }
 }
 
@@ -499,6 +583,7 @@ void Folder::fold(std::span<const Event> events, NetWindow& net) {
   Window w(options_, knowledge_, net, events.size());
   for (const Event& e : events) w.apply(e);
   w.finish();
+  knowledge_.end_window();
 }
 
 std::string audit_detail_json(const Event& e, std::size_t max_bytes) {

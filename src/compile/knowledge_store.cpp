@@ -1,0 +1,406 @@
+#include "compile/knowledge_store.h"
+
+#include <fmt/core.h>
+#include <lmdb.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <utility>
+#include <vector>
+
+#include "atlas2kudu/error.h"
+
+namespace atlas2kudu {
+
+// ---------------------------------------------------------------------------------------------
+// The byte form
+
+namespace {
+
+using Cell = EntityKnowledge::Cell;
+
+enum Flag : std::uint8_t {
+  kDigestValid = 1 << 4,
+  kPropsKnown = 1 << 5,
+  kTagsKnown = 1 << 6,
+};
+
+void put_varint(std::string& out, std::size_t n) {
+  while (n >= 0x80) {
+    out.push_back(static_cast<char>((n & 0x7F) | 0x80));
+    n >>= 7;
+  }
+  out.push_back(static_cast<char>(n));
+}
+
+void put_text(std::string& out, std::string_view text) {
+  put_varint(out, text.size());
+  out.append(text);
+}
+
+class ByteReader {
+ public:
+  explicit ByteReader(std::string_view bytes) : p_(bytes.data()), end_(p_ + bytes.size()) {}
+
+  std::uint8_t byte() {
+    need(1);
+    return static_cast<std::uint8_t>(*p_++);
+  }
+  std::size_t varint() {
+    std::size_t n = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+      const std::uint8_t b = byte();
+      n |= static_cast<std::size_t>(b & 0x7F) << shift;
+      if (!(b & 0x80)) return n;
+    }
+    corrupt();
+  }
+  std::string_view text() {
+    const std::size_t n = varint();
+    need(n);
+    const std::string_view s(p_, n);
+    p_ += n;
+    return s;
+  }
+  void bytes(std::uint8_t* out, std::size_t n) {
+    need(n);
+    std::memcpy(out, p_, n);
+    p_ += n;
+  }
+  bool done() const { return p_ == end_; }
+
+ private:
+  void need(std::size_t n) const {
+    if (static_cast<std::size_t>(end_ - p_) < n) corrupt();
+  }
+  [[noreturn]] static void corrupt() {
+    throw Error(ErrorCategory::kInternal, "corrupt entity knowledge record in the spill file");
+  }
+
+  const char* p_;
+  const char* end_;
+};
+
+}  // namespace
+
+void encode_knowledge(const EntityKnowledge& k, std::string& out) {
+  out.clear();
+  std::uint8_t flags = static_cast<std::uint8_t>(k.type_state) |
+                       static_cast<std::uint8_t>(static_cast<std::uint8_t>(k.qn_state) << 2);
+  if (k.digest_valid) flags |= kDigestValid;
+  if (k.props_known) flags |= kPropsKnown;
+  if (k.tags_known) flags |= kTagsKnown;
+  out.push_back(static_cast<char>(flags));
+  put_text(out, k.type_name);
+  put_text(out, k.qualified_name);
+  if (k.digest_valid) out.append(reinterpret_cast<const char*>(k.digest.data()), k.digest.size());
+  if (k.props_known) {
+    put_varint(out, k.props.members.size());
+    for (const auto& [key, value] : k.props.members) {
+      put_text(out, key);
+      put_text(out, value);
+    }
+    put_varint(out, k.props.truncated.size());
+    for (const std::string& key : k.props.truncated) put_text(out, key);
+  }
+  if (k.tags_known) {
+    put_varint(out, k.tags.size());
+    for (const std::string& tag : k.tags) put_text(out, tag);
+  }
+}
+
+void decode_knowledge(std::string_view bytes, EntityKnowledge& k) {
+  ByteReader in(bytes);
+  const std::uint8_t flags = in.byte();
+  const auto cell = [](unsigned v) {
+    if (v > static_cast<unsigned>(Cell::kValue)) {
+      throw Error(ErrorCategory::kInternal, "corrupt entity knowledge record in the spill file");
+    }
+    return static_cast<Cell>(v);
+  };
+  k.type_state = cell(flags & 3);
+  k.qn_state = cell((flags >> 2) & 3);
+  k.type_name.assign(in.text());
+  k.qualified_name.assign(in.text());
+  k.digest_valid = flags & kDigestValid;
+  k.digest = {};
+  if (k.digest_valid) in.bytes(k.digest.data(), k.digest.size());
+  k.props_known = flags & kPropsKnown;
+  k.props.members.resize(k.props_known ? in.varint() : 0);
+  for (auto& [key, value] : k.props.members) {
+    key.assign(in.text());
+    value.assign(in.text());
+  }
+  k.props.truncated.resize(k.props_known ? in.varint() : 0);
+  for (std::string& key : k.props.truncated) key.assign(in.text());
+  k.tags_known = flags & kTagsKnown;
+  k.tags.resize(k.tags_known ? in.varint() : 0);
+  for (std::string& tag : k.tags) tag.assign(in.text());
+  if (!in.done()) {
+    throw Error(ErrorCategory::kInternal, "corrupt entity knowledge record in the spill file");
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The spill file
+
+// One LMDB environment in a single file, keyed by the 16 guid bytes. Single-threaded, no lock
+// file, no fsync (the file dies with the process). Writes are sorted and committed in chunks, so
+// that the dirty pages of a write transaction stay a few MiB; pages read through the memory map
+// are given back to the kernel after every chunk of reads and writes.
+class SpillFile {
+ public:
+  explicit SpillFile(const std::string& parent) {
+    std::string dir = (parent.empty() ? default_parent() : parent) + "/atlas2kudu-spill-XXXXXX";
+    if (mkdtemp(dir.data()) == nullptr)
+      fail_errno(fmt::format("cannot create a directory in {}",
+                             parent.empty() ? default_parent() : parent));
+    const std::string file = dir + "/knowledge.mdb";
+    int rc = mdb_env_create(&env_);
+    if (rc == 0) rc = mdb_env_set_mapsize(env_, std::size_t{1} << 40);
+    if (rc == 0) {
+      rc = mdb_env_open(env_, file.c_str(),
+                        MDB_NOSUBDIR | MDB_NOLOCK | MDB_NOSYNC | MDB_NOMETASYNC | MDB_NORDAHEAD,
+                        0600);
+    }
+    // Unlinked at once: the open file lives until the process ends, whichever way it ends.
+    ::unlink(file.c_str());
+    ::unlink((file + "-lock").c_str());
+    ::rmdir(dir.c_str());
+    if (rc != 0) fail(rc, fmt::format("cannot create the knowledge spill file in {}", dir));
+    MDB_txn* txn = nullptr;
+    rc = mdb_txn_begin(env_, nullptr, 0, &txn);
+    if (rc == 0) rc = mdb_dbi_open(txn, nullptr, 0, &dbi_);
+    if (rc == 0) rc = mdb_txn_commit(txn);
+    if (rc != 0) fail(rc, "cannot open the knowledge spill file");
+    find_map();
+  }
+
+  ~SpillFile() {
+    end_reads();
+    if (env_) mdb_env_close(env_);
+  }
+
+  SpillFile(const SpillFile&) = delete;
+  SpillFile& operator=(const SpillFile&) = delete;
+
+  // The stored bytes of `guid` appended to `out`; false if absent.
+  bool get(const Guid& guid, std::string& out) {
+    if (!read_) {
+      const int rc = mdb_txn_begin(env_, nullptr, MDB_RDONLY, &read_);
+      if (rc != 0) fail(rc, "cannot read the knowledge spill file");
+    }
+    MDB_val key{guid.bytes.size(), const_cast<std::uint8_t*>(guid.bytes.data())};
+    MDB_val value{};
+    const int rc = mdb_get(read_, dbi_, &key, &value);
+    if (rc == MDB_NOTFOUND) return false;
+    if (rc != 0) fail(rc, "cannot read the knowledge spill file");
+    out.assign(static_cast<const char*>(value.mv_data), value.mv_size);
+    if (++reads_since_release_ >= kReleaseEvery) release_pages();
+    return true;
+  }
+
+  // Writes `entries` (sorted by guid: neighbouring keys share pages).
+  void put(std::vector<std::pair<Guid, std::string>>& entries) {
+    end_reads();
+    std::sort(entries.begin(), entries.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (std::size_t i = 0; i < entries.size();) {
+      MDB_txn* txn = nullptr;
+      int rc = mdb_txn_begin(env_, nullptr, 0, &txn);
+      const std::size_t end = std::min(entries.size(), i + kPutsPerCommit);
+      for (; rc == 0 && i < end; ++i) {
+        MDB_val key{entries[i].first.bytes.size(), entries[i].first.bytes.data()};
+        MDB_val value{entries[i].second.size(), entries[i].second.data()};
+        rc = mdb_put(txn, dbi_, &key, &value, 0);
+      }
+      if (rc == 0) {
+        rc = mdb_txn_commit(txn);
+      } else {
+        mdb_txn_abort(txn);
+      }
+      if (rc != 0) fail(rc, "cannot write the knowledge spill file");
+      release_pages();
+    }
+  }
+
+  std::uint64_t entries() {
+    MDB_stat st{};
+    if (mdb_env_stat(env_, &st) != 0) return 0;
+    return st.ms_entries;
+  }
+
+ private:
+  static constexpr std::size_t kPutsPerCommit = 2048;
+  static constexpr std::size_t kReleaseEvery = 1024;
+
+  static std::string default_parent() {
+    const char* tmp = std::getenv("TMPDIR");
+    return tmp && *tmp ? tmp : "/tmp";
+  }
+
+  void end_reads() {
+    if (read_) {
+      mdb_txn_abort(read_);
+      read_ = nullptr;
+    }
+  }
+
+  // LMDB reads through a shared, read-only file mapping; the pages it touches count as resident
+  // memory until the kernel reclaims them. Dropping them from our page tables (they stay in the
+  // page cache) keeps the spill file out of the process's memory. Safe at any time: the mapping
+  // is never written through, so a page touched again is simply faulted in from the cache.
+  void release_pages() {
+    reads_since_release_ = 0;
+    if (map_ != nullptr) ::madvise(map_, map_size_, MADV_DONTNEED);
+  }
+
+  // Finds LMDB's mapping of our file in /proc/self/maps (by inode): LMDB does not tell where it
+  // mapped the file unless it was asked for a fixed address.
+  void find_map() {
+    mdb_filehandle_t fd = -1;
+    struct stat st {};
+    if (mdb_env_get_fd(env_, &fd) != 0 || ::fstat(fd, &st) != 0) return;
+    std::FILE* maps = std::fopen("/proc/self/maps", "r");
+    if (maps == nullptr) return;
+    char line[512];
+    while (std::fgets(line, sizeof line, maps)) {
+      unsigned long start = 0, end = 0, offset = 0, inode = 0;
+      unsigned major = 0, minor = 0;
+      char perms[8] = {};
+      if (std::sscanf(line, "%lx-%lx %7s %lx %x:%x %lu", &start, &end, perms, &offset, &major,
+                      &minor, &inode) == 7 &&
+          inode == st.st_ino && offset == 0 && end - start > map_size_) {
+        map_ = reinterpret_cast<void*>(start);
+        map_size_ = end - start;
+      }
+    }
+    std::fclose(maps);
+  }
+
+  [[noreturn]] static void fail_errno(const std::string& what) {
+    throw Error(ErrorCategory::kIo,
+                fmt::format("{}: {}; set --spill-dir to a writable directory with free space, or "
+                            "raise --memory-budget",
+                            what, std::strerror(errno)));
+  }
+  [[noreturn]] static void fail(int rc, const std::string& what) {
+    throw Error(ErrorCategory::kIo,
+                fmt::format("{}: {}; set --spill-dir to a directory with free space, or raise "
+                            "--memory-budget",
+                            what, mdb_strerror(rc)));
+  }
+
+  MDB_env* env_ = nullptr;
+  MDB_dbi dbi_ = 0;
+  MDB_txn* read_ = nullptr;
+  void* map_ = nullptr;
+  std::size_t map_size_ = 0;
+  std::size_t reads_since_release_ = 0;
+};
+
+// ---------------------------------------------------------------------------------------------
+// The store
+
+KnowledgeStore::KnowledgeStore(const CompileOptions& options)
+    : budget_(options.knowledge_budget), policy_(options.evicted), spill_dir_(options.spill_dir) {}
+
+KnowledgeStore::~KnowledgeStore() = default;
+
+std::size_t KnowledgeStore::footprint(const Entry& e) {
+  // The hash node (key, entry, next pointer, cached hash, malloc header), its bucket, and the
+  // bytes' own allocation when they do not fit the string's inline buffer.
+  constexpr std::size_t kNode = sizeof(Guid) + sizeof(Entry) + 2 * sizeof(void*) + 16;
+  const std::size_t heap = e.bytes.capacity() > 15 ? e.bytes.capacity() + 1 + 16 : 0;
+  return kNode + sizeof(void*) + heap;
+}
+
+KnowledgeStore::Map::iterator KnowledgeStore::bring_back(const Guid& guid) {
+  auto it = entries_.find(guid);
+  if (it != entries_.end() || !spill_) return it;
+  if (!spill_->get(guid, scratch_)) return entries_.end();
+  ++stats_.spill_reads;
+  it = entries_.try_emplace(guid).first;
+  it->second.bytes.assign(scratch_);
+  it->second.dirty = false;
+  it->second.window = window_;
+  bytes_ += footprint(it->second);
+  return it;
+}
+
+bool KnowledgeStore::contains(const Guid& guid) {
+  return bring_back(guid) != entries_.end();
+}
+
+bool KnowledgeStore::load(const Guid& guid, EntityKnowledge& out) {
+  const auto it = bring_back(guid);
+  if (it == entries_.end()) {
+    out = EntityKnowledge{};
+    return false;
+  }
+  it->second.window = window_;
+  decode_knowledge(it->second.bytes, out);
+  return true;
+}
+
+void KnowledgeStore::save(const Guid& guid, const EntityKnowledge& k) {
+  encode_knowledge(k, scratch_);
+  auto [it, inserted] = entries_.try_emplace(guid);
+  Entry& e = it->second;
+  if (!inserted) {
+    if (e.bytes == scratch_) {
+      e.window = window_;
+      return;
+    }
+    bytes_ -= footprint(e);
+  }
+  e.bytes.assign(scratch_);
+  e.window = window_;
+  e.dirty = true;
+  bytes_ += footprint(e);
+}
+
+void KnowledgeStore::end_window() {
+  if (bytes_ > budget_) evict();
+  ++window_;
+  stats_.entries = entries_.size();
+  stats_.memory_bytes = bytes_;
+}
+
+void KnowledgeStore::evict() {
+  // Down to 3/4 of the budget, so that evictions come in batches, oldest windows first.
+  const std::size_t target = budget_ / 4 * 3;
+  std::vector<std::pair<std::uint32_t, Map::iterator>> order;
+  order.reserve(entries_.size());
+  for (auto it = entries_.begin(); it != entries_.end(); ++it)
+    order.emplace_back(it->second.window, it);
+  std::sort(order.begin(), order.end(), [](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first < b.first : a.second->first < b.second->first;
+  });
+  std::vector<std::pair<Guid, std::string>> spill;
+  std::size_t evicted = 0;
+  for (auto& [window, it] : order) {
+    if (bytes_ <= target) break;
+    bytes_ -= footprint(it->second);
+    if (policy_ == EvictedKnowledge::kSpill && it->second.dirty) {
+      spill.emplace_back(it->first, std::move(it->second.bytes));
+    }
+    entries_.erase(it);
+    ++evicted;
+  }
+  stats_.evicted += evicted;
+  if (!spill.empty()) {
+    if (!spill_) spill_ = std::make_unique<SpillFile>(spill_dir_);
+    spill_->put(spill);
+    stats_.spilled += spill.size();
+    stats_.spill_entries = spill_->entries();
+  }
+}
+
+}  // namespace atlas2kudu

@@ -1,0 +1,120 @@
+// The knowledge the compiler carries from window to window (what the input established, or the
+// prior state told, about each entity: compile/fold.h, EntityKnowledge), kept within a memory
+// budget whatever the number of entities.
+//
+// Entries live in memory as compact byte strings (encode_knowledge below) keyed by guid. After
+// each window the store evicts the entries touched longest ago until it is back under its budget
+// (CompileOptions::knowledge_budget). What happens to an evicted entry depends on where the truth
+// can be found again:
+//   - kSpill: it is written to an on-disk store (LMDB, one B-tree keyed by the 16 guid bytes) and
+//     read back the next time a window touches the entity, so the output is byte-identical to a
+//     run that kept everything in memory. Used by `compile` (whose statements never run, so the
+//     tables cannot tell what earlier windows did) and by `apply --prior none`.
+//   - kLookUpAgain: it is dropped; unknown_entities() names the entity again and the PriorState
+//     reads it from the tables, which by then hold exactly what the earlier windows wrote (apply
+//     runs every window before it folds the next). Used by `apply --prior impala`.
+//
+// The spill file is created on the first eviction, in a fresh directory under
+// CompileOptions::spill_dir ($TMPDIR or /tmp when empty), and unlinked together with its directory
+// as soon as it is open: nothing is left on disk after the process ends, however it ends (normal
+// exit, error, SIGINT, SIGTERM or SIGKILL); the space is released when the file is closed. Pages
+// read through LMDB's memory map are released after each batch of reads so that they do not count
+// against the budget.
+//
+//   KnowledgeStore store(options);
+//   EntityKnowledge k;
+//   store.load(guid, k);          // false: nothing known (k is reset to all-unknown)
+//   k.props_known = true; ...
+//   store.save(guid, k);
+//   store.end_window();           // evicts (spills or forgets) past the budget
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "atlas2kudu/compiler.h"
+#include "atlas2kudu/event.h"
+#include "compile/props.h"
+
+namespace atlas2kudu {
+
+// What is known about one entity's stored state after the events folded so far.
+struct EntityKnowledge {
+  enum class Cell : std::uint8_t { kUnknown, kNull, kValue };
+  Cell type_state = Cell::kUnknown;
+  std::string type_name;
+  // kValue: entity_flat.qualified_name; kNull: no qualified name and no by_qn row maps to the guid.
+  Cell qn_state = Cell::kUnknown;
+  std::string qualified_name;
+  // qn_digest(type_name, qualified_name) when digest_valid: renames compare against it on every
+  // event, and SHA-256 is the most expensive step of the fold.
+  bool digest_valid = false;
+  QnDigest digest{};
+  bool props_known = false;
+  Props props;
+  bool tags_known = false;
+  std::vector<std::string> tags;  // sorted
+
+  friend bool operator==(const EntityKnowledge&, const EntityKnowledge&) = default;
+};
+
+// The compact byte form of an entry, used in memory and in the spill file alike:
+//   flags (1 byte: type_state, qn_state, digest_valid, props_known, tags_known),
+//   type_name, qualified_name (varint length + bytes each), digest (16 bytes, when valid),
+//   props (when known: member count, key/value pairs, truncated count, keys),
+//   tags (when known: count, names).
+void encode_knowledge(const EntityKnowledge& k, std::string& out);
+// Throws Error(kInternal) on bytes encode_knowledge did not write.
+void decode_knowledge(std::string_view bytes, EntityKnowledge& out);
+
+class SpillFile;  // knowledge_store.cpp: the LMDB file
+
+class KnowledgeStore {
+ public:
+  // Uses options.knowledge_budget, options.evicted and options.spill_dir.
+  explicit KnowledgeStore(const CompileOptions& options);
+  ~KnowledgeStore();
+  KnowledgeStore(const KnowledgeStore&) = delete;
+  KnowledgeStore& operator=(const KnowledgeStore&) = delete;
+
+  // True if anything is known about `guid` (in memory or spilled). A spilled entry is brought
+  // back into memory, since the window that asks is about to touch it.
+  bool contains(const Guid& guid);
+  // Fills `out` with what is known about `guid`; false (and `out` all-unknown) if nothing.
+  bool load(const Guid& guid, EntityKnowledge& out);
+  // Replaces what is known about `guid`.
+  void save(const Guid& guid, const EntityKnowledge& k);
+  // After each window: evicts the entries touched longest ago while over the budget. Throws
+  // Error(kIo) if the spill file cannot be created or written.
+  void end_window();
+
+  const KnowledgeStats& stats() const { return stats_; }
+
+ private:
+  struct Entry {
+    std::string bytes;
+    std::uint32_t window = 0;  // last window that touched it
+    bool dirty = true;         // differs from the spill file (or is not in it)
+  };
+  using Map = std::unordered_map<Guid, Entry, GuidHash>;
+
+  static std::size_t footprint(const Entry& e);
+  Map::iterator bring_back(const Guid& guid);
+  void evict();
+
+  std::size_t budget_;
+  EvictedKnowledge policy_;
+  std::string spill_dir_;
+  Map entries_;
+  std::size_t bytes_ = 0;
+  std::uint32_t window_ = 0;
+  std::unique_ptr<SpillFile> spill_;
+  std::string scratch_;
+  KnowledgeStats stats_;
+};
+
+}  // namespace atlas2kudu
