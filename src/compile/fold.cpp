@@ -108,12 +108,16 @@ struct TagKeyHash {
 
 using Cell = EntityKnowledge::Cell;
 
+// keep = keep ∩ other, both sorted; in place.
 template <typename T>
-void intersect_into(std::vector<T>& keep, const std::vector<T>& other) {
-  std::vector<T> out;
-  std::set_intersection(keep.begin(), keep.end(), other.begin(), other.end(),
-                        std::back_inserter(out));
-  keep = std::move(out);
+void intersect_into(std::vector<T>& keep, std::span<const T> other) {
+  auto out = keep.begin();
+  auto o = other.begin();
+  for (auto k = keep.begin(); k != keep.end(); ++k) {
+    while (o != other.end() && *o < *k) ++o;
+    if (o != other.end() && !(*k < *o)) *out++ = std::move(*k);
+  }
+  keep.erase(out, keep.end());
 }
 
 // The distinct tags of a classification event, first entry per type name.
@@ -143,7 +147,9 @@ class Folder::Window {
     std::uint32_t out_a = kNone, out_b = kNone;  // edge_out rows with src / dst = guid
     std::uint32_t in_a = kNone, in_b = kNone;    // edge_in rows with dst / src = guid
     std::uint32_t tags = kNone;
-    std::uint32_t knowledge = kNone;  // index in known_
+    std::uint32_t knowledge = kNone;      // index in known_
+    std::uint32_t by_qn_cleanup = kNone;  // index in net_.by_qn_cleanups
+    std::uint32_t tag_cleanup = kNone;    // index in net_.tag_cleanups
   };
   struct Link {
     std::uint32_t row;
@@ -197,9 +203,6 @@ class Folder::Window {
 
   void finish() {
     for (const auto& [guid, k] : known_) knowledge_.save(guid, k);
-    for (auto& [guid, keep] : by_qn_cleanups_)
-      net_.by_qn_cleanups.push_back({guid, std::move(keep)});
-    for (auto& [guid, keep] : tag_cleanups_) net_.tag_cleanups.push_back({guid, std::move(keep)});
     net_.edge_cascades.assign(edge_cascades_.begin(), edge_cascades_.end());
   }
 
@@ -249,12 +252,16 @@ class Folder::Window {
       qn = &k.qualified_name;
     }
     if (qn) {
-      const QnDigest digest = qn_digest(e.type_name, *qn);
+      // Most events of a known entity repeat its (type, qualifiedName): reuse the digest.
+      const bool unchanged = k.digest_valid && k.type_state == Cell::kValue &&
+                             k.qn_state == Cell::kValue && k.type_name == e.type_name &&
+                             k.qualified_name == *qn;
+      const QnDigest digest = unchanged ? k.digest : qn_digest(e.type_name, *qn);
       if (k.qn_state == Cell::kValue && k.type_state == Cell::kValue) {
         const QnDigest old = stored_digest(k);
         if (old != digest) by_qn_guarded_delete(old, e.guid);
       } else if (k.qn_state != Cell::kNull) {
-        by_qn_cleanup(e.guid, {digest});
+        by_qn_cleanup(e.guid, std::span<const QnDigest>(&digest, 1));
       }
       ByQnRow& r = by_qn(digest);
       r.upsert = true;
@@ -357,7 +364,7 @@ class Folder::Window {
   }
 
   // Delete every by_qn row mapping to `guid` except `keep`.
-  void by_qn_cleanup(const Guid& guid, std::vector<QnDigest> keep) {
+  void by_qn_cleanup(const Guid& guid, std::span<const QnDigest> keep = {}) {
     for_each_linked(slots_[slot(guid)].by_qn, [&](std::uint32_t i) {
       ByQnRow& r = net_.by_qn[i];
       if (r.upsert && r.guid == guid &&
@@ -365,8 +372,7 @@ class Folder::Window {
         keyed_delete(r);
       }
     });
-    auto [it, inserted] = by_qn_cleanups_.try_emplace(guid, keep);
-    if (!inserted) intersect_into(it->second, keep);
+    cleanup(net_.by_qn_cleanups, &Slot::by_qn_cleanup, guid, keep);
   }
 
   // --- edges ---
@@ -459,13 +465,12 @@ class Folder::Window {
     return net_.tags[it->second];
   }
 
-  void tag_cleanup(const Guid& guid, const std::vector<std::string>& keep) {
+  void tag_cleanup(const Guid& guid, std::span<const std::string> keep = {}) {
     for_each_linked(slots_[slot(guid)].tags, [&](std::uint32_t i) {
       TagRow& r = net_.tags[i];
       if (r.upsert && !std::binary_search(keep.begin(), keep.end(), r.tag_name)) keyed_delete(r);
     });
-    auto [it, inserted] = tag_cleanups_.try_emplace(guid, keep);
-    if (!inserted) intersect_into(it->second, keep);
+    cleanup(net_.tag_cleanups, &Slot::tag_cleanup, guid, keep);
   }
 
   // --- entity_audit ---
@@ -484,6 +489,20 @@ class Folder::Window {
   }
 
   // --- helpers ---
+
+  // Records the predicate clean-up "rows of `guid` except `keep`"; a second one for the same guid
+  // keeps only what both keep.
+  template <typename T>
+  void cleanup(std::vector<CleanUp<T>>& cleanups, std::uint32_t Slot::*index, const Guid& guid,
+               std::span<const T> keep) {
+    std::uint32_t& i = slots_[slot(guid)].*index;
+    if (i == kNone) {
+      i = static_cast<std::uint32_t>(cleanups.size());
+      cleanups.push_back(CleanUp<T>{guid, std::vector<T>(keep.begin(), keep.end())});
+    } else {
+      intersect_into(cleanups[i].keep, keep);
+    }
+  }
 
   // What is known about `guid`, loaded from the store on the window's first touch and saved back
   // by finish(). The reference stays valid for the window (known_ was reserved for it).
@@ -537,8 +556,6 @@ class Folder::Window {
   Key16Index by_qn_index_;
   EdgeIndex edge_out_index_, edge_in_index_;
   std::unordered_map<TagKey, std::size_t, TagKeyHash> tag_index_;
-  std::unordered_map<Guid, std::vector<QnDigest>> by_qn_cleanups_;
-  std::unordered_map<Guid, std::vector<std::string>> tag_cleanups_;
   std::vector<Guid> edge_cascades_;
   std::vector<std::pair<Guid, EntityKnowledge>> known_;  // the window's entities, first touch order
 };

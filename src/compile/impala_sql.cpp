@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cstring>
 #include <stdexcept>
 
@@ -100,7 +101,9 @@ void append_key(std::string& out, const std::array<std::uint8_t, 16>& bytes, Key
 }
 
 void append_int(std::string& out, std::int64_t value) {
-  fmt::format_to(std::back_inserter(out), "{}", value);
+  char digits[24];
+  const auto end = std::to_chars(digits, digits + sizeof digits, value).ptr;
+  out.append(digits, static_cast<std::size_t>(end - digits));
 }
 
 void check_identifier(std::string_view name) {
