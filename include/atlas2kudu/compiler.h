@@ -71,7 +71,7 @@ enum class EvictedKnowledge { kSpill, kLookUpAgain };
 
 // --memory-budget: the peak memory (RSS) a run should stay under, and how it is shared.
 inline constexpr std::size_t kDefaultMemoryBudget = std::size_t{256} << 20;
-inline constexpr std::size_t kMinMemoryBudget = std::size_t{32} << 20;
+inline constexpr std::size_t kMinMemoryBudget = std::size_t{64} << 20;
 struct MemoryShares {
   std::size_t knowledge = 0;  // entity knowledge carried between windows
   std::size_t window = 0;     // one window: its events, folded rows and statements

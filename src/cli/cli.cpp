@@ -93,7 +93,7 @@ void add_compile_options(CLI::App* cmd, CompileCommand& c) {
       ->capture_default_str()
       ->check(CLI::Range(std::size_t{1024}, std::size_t{16} << 20));
   cmd->add_option("--memory-budget", c.memory_budget,
-                  "Peak memory to stay within, e.g. 256M or 2G (at least 32M): entity knowledge "
+                  "Peak memory to stay within, e.g. 256M or 2G (at least 64M): entity knowledge "
                   "beyond its share spills to a temporary file (or, for apply --prior impala, is "
                   "read again from the tables), and windows close early rather than outgrow theirs")
       ->transform(CLI::AsSizeValue(false))

@@ -32,13 +32,14 @@ void validate_compile_options(const CompileOptions& o) {
 }
 
 MemoryShares split_memory_budget(std::size_t budget) {
-  // What a run holds whatever its input: code and shared libraries, stdio and read buffers, the
-  // JSON parser; `compile` of a three-line export peaks at 14 MiB (bench/RESULTS.md).
-  constexpr std::size_t kFixed = std::size_t{16} << 20;
+  // What a run holds whatever its input: code, shared libraries, stdio and read buffers, the JSON
+  // parser (about 20 MiB), and the pages of the knowledge spill file mapped at a time (at most
+  // about 20 MiB; bench/RESULTS.md).
+  constexpr std::size_t kFixed = std::size_t{40} << 20;
   const std::size_t shared = budget > kFixed ? budget - kFixed : 0;
-  // A fifth stays free for the allocator's slack (freed memory it keeps for reuse); a window of
-  // 50,000 typical events (about 2 KiB each while folded) fits the default budget's share.
-  return MemoryShares{.knowledge = shared / 20 * 7, .window = shared / 20 * 9};
+  // 3/20 stay free for the allocator's slack (freed memory it keeps for reuse); a window of
+  // 50,000 typical events (2.2 KiB each while folded) fits the default budget's window share.
+  return MemoryShares{.knowledge = shared / 20 * 6, .window = shared / 20 * 11};
 }
 
 std::size_t window_footprint(const Event& e) {
@@ -55,7 +56,7 @@ std::size_t window_footprint(const Event& e) {
           e.relationship.end1.type_name.size() + e.relationship.end2.type_name.size();
   // Fixed part: the Event and its allocations, the flat and audit rows, the fold's hash indexes
   // and link lists, and the keys, timestamps and punctuation of its SQL rows.
-  constexpr std::size_t kPerEvent = 1536;
+  constexpr std::size_t kPerEvent = 1792;
   return kPerEvent + 4 * text;
 }
 

@@ -147,9 +147,9 @@ class Folder::Window {
     std::uint32_t out_a = kNone, out_b = kNone;  // edge_out rows with src / dst = guid
     std::uint32_t in_a = kNone, in_b = kNone;    // edge_in rows with dst / src = guid
     std::uint32_t tags = kNone;
-    std::uint32_t knowledge = kNone;      // index in known_
-    std::uint32_t by_qn_cleanup = kNone;  // index in net_.by_qn_cleanups
-    std::uint32_t tag_cleanup = kNone;    // index in net_.tag_cleanups
+    EntityKnowledge* knowledge = nullptr;  // in the store, once the window touched it
+    std::uint32_t by_qn_cleanup = kNone;   // index in net_.by_qn_cleanups
+    std::uint32_t tag_cleanup = kNone;     // index in net_.tag_cleanups
   };
   struct Link {
     std::uint32_t row;
@@ -166,7 +166,6 @@ class Folder::Window {
         by_qn_index_(events) {
     // Most events touch one flat row and one audit row; reserving avoids rehashing mid-window.
     slots_.reserve(events);
-    known_.reserve(events);
     net_.flat.reserve(events);
     net_.audit.reserve(events);
   }
@@ -201,10 +200,7 @@ class Folder::Window {
     if (is_entity_op(e.op) || is_classification_op(e.op)) audit(e);
   }
 
-  void finish() {
-    for (const auto& [guid, k] : known_) knowledge_.save(guid, k);
-    net_.edge_cascades.assign(edge_cascades_.begin(), edge_cascades_.end());
-  }
+  void finish() { net_.edge_cascades.assign(edge_cascades_.begin(), edge_cascades_.end()); }
 
  private:
   // --- entity_flat and entity_by_qn ---
@@ -504,16 +500,11 @@ class Folder::Window {
     }
   }
 
-  // What is known about `guid`, loaded from the store on the window's first touch and saved back
-  // by finish(). The reference stays valid for the window (known_ was reserved for it).
+  // What is known about `guid`, updated in place in the store (valid until its end_window()).
   EntityKnowledge& knowledge(const Guid& guid) {
-    std::uint32_t& index = slots_[slot(guid)].knowledge;
-    if (index == kNone) {
-      index = static_cast<std::uint32_t>(known_.size());
-      known_.emplace_back(guid, EntityKnowledge{});
-      knowledge_.load(guid, known_.back().second);
-    }
-    return known_[index].second;
+    EntityKnowledge*& k = slots_[slot(guid)].knowledge;
+    if (k == nullptr) k = &knowledge_.get(guid);
+    return *k;
   }
 
   static void keyed_delete(RowOp& r) {
@@ -557,7 +548,6 @@ class Folder::Window {
   EdgeIndex edge_out_index_, edge_in_index_;
   std::unordered_map<TagKey, std::size_t, TagKeyHash> tag_index_;
   std::vector<Guid> edge_cascades_;
-  std::vector<std::pair<Guid, EntityKnowledge>> known_;  // the window's entities, first touch order
 };
 
 Folder::Folder(const CompileOptions& options) : options_(options), knowledge_(options_) {}
@@ -574,8 +564,8 @@ std::vector<Guid> Folder::unknown_entities(std::span<const Event> events) const 
 }
 
 void Folder::learn(std::span<const PriorEntity> found) {
-  EntityKnowledge k;
   for (const PriorEntity& p : found) {
+    EntityKnowledge& k = knowledge_.get(p.guid);
     k = EntityKnowledge{};
     const auto cell = [&](const std::optional<std::string>& v, std::string& out) {
       if (!p.exists || !v) return Cell::kNull;
@@ -592,7 +582,6 @@ void Folder::learn(std::span<const PriorEntity> found) {
     k.tags = p.tags;
     std::sort(k.tags.begin(), k.tags.end());
     k.tags.erase(std::unique(k.tags.begin(), k.tags.end()), k.tags.end());
-    knowledge_.save(p.guid, k);
   }
 }
 

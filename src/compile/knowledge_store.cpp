@@ -199,11 +199,11 @@ class SpillFile {
     MDB_val key{guid.bytes.size(), const_cast<std::uint8_t*>(guid.bytes.data())};
     MDB_val value{};
     const int rc = mdb_get(read_, dbi_, &key, &value);
-    if (rc == MDB_NOTFOUND) return false;
-    if (rc != 0) fail(rc, "cannot read the knowledge spill file");
-    out.assign(static_cast<const char*>(value.mv_data), value.mv_size);
+    if (rc != 0 && rc != MDB_NOTFOUND) fail(rc, "cannot read the knowledge spill file");
+    if (rc == 0) out.assign(static_cast<const char*>(value.mv_data), value.mv_size);
+    // A miss reads pages of the tree too.
     if (++reads_since_release_ >= kReleaseEvery) release_pages();
-    return true;
+    return rc == 0;
   }
 
   // Writes `entries` (sorted by guid: neighbouring keys share pages).
@@ -237,8 +237,11 @@ class SpillFile {
   }
 
  private:
-  static constexpr std::size_t kPutsPerCommit = 2048;
-  static constexpr std::size_t kReleaseEvery = 1024;
+  // Measured at a 1 GiB export: a page fault maps up to 16 cached pages around the page LMDB
+  // reads (the kernel's fault-around), so 1,024 lookups between releases held up to 90 MiB;
+  // every 256 lookups, and every commit of 256 sorted puts, keeps it near 20 MiB.
+  static constexpr std::size_t kPutsPerCommit = 256;
+  static constexpr std::size_t kReleaseEvery = 256;
 
   static std::string default_parent() {
     const char* tmp = std::getenv("TMPDIR");
@@ -258,7 +261,14 @@ class SpillFile {
   // is never written through, so a page touched again is simply faulted in from the cache.
   void release_pages() {
     reads_since_release_ = 0;
-    if (map_ != nullptr) ::madvise(map_, map_size_, MADV_DONTNEED);
+    if (map_ == nullptr) return;
+    struct stat st {};
+    mdb_filehandle_t fd = -1;
+    std::size_t used = map_size_;
+    if (mdb_env_get_fd(env_, &fd) == 0 && ::fstat(fd, &st) == 0) {
+      used = std::min(map_size_, static_cast<std::size_t>(st.st_size));
+    }
+    ::madvise(map_, used, MADV_DONTNEED);
   }
 
   // Finds LMDB's mapping of our file in /proc/self/maps (by inode): LMDB does not tell where it
@@ -313,12 +323,39 @@ KnowledgeStore::KnowledgeStore(const CompileOptions& options)
 
 KnowledgeStore::~KnowledgeStore() = default;
 
-std::size_t KnowledgeStore::footprint(const Entry& e) {
-  // The hash node (key, entry, next pointer, cached hash, malloc header), its bucket, and the
-  // bytes' own allocation when they do not fit the string's inline buffer.
-  constexpr std::size_t kNode = sizeof(Guid) + sizeof(Entry) + 2 * sizeof(void*) + 16;
-  const std::size_t heap = e.bytes.capacity() > 15 ? e.bytes.capacity() + 1 + 16 : 0;
-  return kNode + sizeof(void*) + heap;
+std::size_t KnowledgeStore::footprint(const EntityKnowledge& k) {
+  // The hash node (key, entry, next pointer, cached hash, malloc header) and its bucket, then the
+  // heap blocks of strings too long for their inline buffer and of the vectors.
+  constexpr std::size_t kMalloc = 16;
+  constexpr std::size_t kNode = sizeof(Guid) + sizeof(Entry) + 2 * sizeof(void*) + kMalloc;
+  const auto text = [](const std::string& s) {
+    return s.capacity() > 15 ? s.capacity() + 1 + kMalloc : 0;
+  };
+  const auto array = [](const auto& v) {
+    return v.capacity() ? v.capacity() * sizeof(v[0]) + kMalloc : 0;
+  };
+  std::size_t n = kNode + sizeof(void*) + text(k.type_name) + text(k.qualified_name);
+  n += array(k.props.members) + array(k.props.truncated) + array(k.tags);
+  for (const auto& [key, value] : k.props.members) n += text(key) + text(value);
+  for (const std::string& key : k.props.truncated) n += text(key);
+  for (const std::string& tag : k.tags) n += text(tag);
+  return n;
+}
+
+void KnowledgeStore::unlink(Entry& e) {
+  (e.prev ? e.prev->next : lru_front_) = e.next;
+  (e.next ? e.next->prev : lru_back_) = e.prev;
+  e.prev = e.next = nullptr;
+  e.linked = false;
+}
+
+KnowledgeStore::Entry& KnowledgeStore::touch(Entry& e) {
+  if (!e.touched) {
+    e.touched = true;
+    e.window = window_;
+    touched_.push_back(&e);
+  }
+  return e;
 }
 
 KnowledgeStore::Map::iterator KnowledgeStore::bring_back(const Guid& guid) {
@@ -327,15 +364,23 @@ KnowledgeStore::Map::iterator KnowledgeStore::bring_back(const Guid& guid) {
   if (!spill_->get(guid, scratch_)) return entries_.end();
   ++stats_.spill_reads;
   it = entries_.try_emplace(guid).first;
-  it->second.bytes.assign(scratch_);
-  it->second.dirty = false;
-  it->second.window = window_;
-  bytes_ += footprint(it->second);
+  it->second.guid = guid;
+  decode_knowledge(scratch_, it->second.knowledge);
+  touch(it->second);
   return it;
 }
 
 bool KnowledgeStore::contains(const Guid& guid) {
   return bring_back(guid) != entries_.end();
+}
+
+EntityKnowledge& KnowledgeStore::get(const Guid& guid) {
+  auto it = bring_back(guid);
+  if (it == entries_.end()) {
+    it = entries_.try_emplace(guid).first;
+    it->second.guid = guid;
+  }
+  return touch(it->second).knowledge;
 }
 
 bool KnowledgeStore::load(const Guid& guid, EntityKnowledge& out) {
@@ -344,54 +389,49 @@ bool KnowledgeStore::load(const Guid& guid, EntityKnowledge& out) {
     out = EntityKnowledge{};
     return false;
   }
-  it->second.window = window_;
-  decode_knowledge(it->second.bytes, out);
+  out = touch(it->second).knowledge;
   return true;
 }
 
-void KnowledgeStore::save(const Guid& guid, const EntityKnowledge& k) {
-  encode_knowledge(k, scratch_);
-  auto [it, inserted] = entries_.try_emplace(guid);
-  Entry& e = it->second;
-  if (!inserted) {
-    if (e.bytes == scratch_) {
-      e.window = window_;
-      return;
-    }
-    bytes_ -= footprint(e);
-  }
-  e.bytes.assign(scratch_);
-  e.window = window_;
-  e.dirty = true;
-  bytes_ += footprint(e);
-}
-
 void KnowledgeStore::end_window() {
-  if (bytes_ > budget_) evict();
+  for (Entry* e : touched_) {
+    bytes_ -= e->bytes;
+    e->bytes = static_cast<std::uint32_t>(footprint(e->knowledge));
+    bytes_ += e->bytes;
+    e->touched = false;
+    // To the back of the recency list, in the order the window first touched them.
+    if (e->linked) unlink(*e);
+    e->prev = lru_back_;
+    e->next = nullptr;
+    (lru_back_ ? lru_back_->next : lru_front_) = e;
+    lru_back_ = e;
+    e->linked = true;
+  }
+  touched_.clear();
+  // The next window will add about what this one did (new entities, entries brought back) before
+  // anything can be evicted again: make room for that, so the peak stays within the budget.
+  const std::size_t growth = bytes_ > bytes_after_eviction_ ? bytes_ - bytes_after_eviction_ : 0;
+  if (bytes_ + growth > budget_) evict(budget_ > growth ? (budget_ - growth) / 8 * 7 : 0);
+  bytes_after_eviction_ = bytes_;
   ++window_;
   stats_.entries = entries_.size();
   stats_.memory_bytes = bytes_;
 }
 
-void KnowledgeStore::evict() {
-  // Down to 3/4 of the budget, so that evictions come in batches, oldest windows first.
-  const std::size_t target = budget_ / 4 * 3;
-  std::vector<std::pair<std::uint32_t, Map::iterator>> order;
-  order.reserve(entries_.size());
-  for (auto it = entries_.begin(); it != entries_.end(); ++it)
-    order.emplace_back(it->second.window, it);
-  std::sort(order.begin(), order.end(), [](const auto& a, const auto& b) {
-    return a.first != b.first ? a.first < b.first : a.second->first < b.second->first;
-  });
+void KnowledgeStore::evict(std::size_t target) {
+  // Least recently touched first (the front of the list), down to `target`.
   std::vector<std::pair<Guid, std::string>> spill;
   std::size_t evicted = 0;
-  for (auto& [window, it] : order) {
-    if (bytes_ <= target) break;
-    bytes_ -= footprint(it->second);
-    if (policy_ == EvictedKnowledge::kSpill && it->second.dirty) {
-      spill.emplace_back(it->first, std::move(it->second.bytes));
+  while (bytes_ > target && lru_front_ != nullptr) {
+    Entry* e = lru_front_;
+    unlink(*e);
+    bytes_ -= e->bytes;
+    const Guid guid = e->guid;
+    if (policy_ == EvictedKnowledge::kSpill) {
+      spill.emplace_back(guid, std::string());
+      encode_knowledge(e->knowledge, spill.back().second);
     }
-    entries_.erase(it);
+    entries_.erase(guid);
     ++evicted;
   }
   stats_.evicted += evicted;

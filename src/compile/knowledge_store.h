@@ -2,14 +2,16 @@
 // prior state told, about each entity: compile/fold.h, EntityKnowledge), kept within a memory
 // budget whatever the number of entities.
 //
-// Entries live in memory as compact byte strings (encode_knowledge below) keyed by guid. After
-// each window the store evicts the entries touched longest ago until it is back under its budget
+// Entries live in memory as EntityKnowledge, keyed by guid, so that a window folds straight into
+// them (get()); their footprint is re-estimated for the entries a window touched. After each
+// window the store evicts the entries touched longest ago until it is back under its budget
 // (CompileOptions::knowledge_budget). What happens to an evicted entry depends on where the truth
 // can be found again:
-//   - kSpill: it is written to an on-disk store (LMDB, one B-tree keyed by the 16 guid bytes) and
-//     read back the next time a window touches the entity, so the output is byte-identical to a
-//     run that kept everything in memory. Used by `compile` (whose statements never run, so the
-//     tables cannot tell what earlier windows did) and by `apply --prior none`.
+//   - kSpill: it is written, in its compact byte form (encode_knowledge), to an on-disk store
+//     (LMDB, one B-tree keyed by the 16 guid bytes) and read back the next time a window touches
+//     the entity, so the output is byte-identical to a run that kept everything in memory. Used by
+//     `compile` (whose statements never run, so the tables cannot tell what earlier windows did)
+//     and by `apply --prior none`.
 //   - kLookUpAgain: it is dropped; unknown_entities() names the entity again and the PriorState
 //     reads it from the tables, which by then hold exactly what the earlier windows wrote (apply
 //     runs every window before it folds the next). Used by `apply --prior impala`.
@@ -22,11 +24,9 @@
 // against the budget.
 //
 //   KnowledgeStore store(options);
-//   EntityKnowledge k;
-//   store.load(guid, k);          // false: nothing known (k is reset to all-unknown)
-//   k.props_known = true; ...
-//   store.save(guid, k);
-//   store.end_window();           // evicts (spills or forgets) past the budget
+//   EntityKnowledge& k = store.get(guid);   // all-unknown if nothing is known yet
+//   k.props_known = true; ...                // valid until end_window()
+//   store.end_window();                      // evicts (spills or forgets) past the budget
 #pragma once
 
 #include <cstddef>
@@ -35,6 +35,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include "atlas2kudu/compiler.h"
 #include "atlas2kudu/event.h"
@@ -62,7 +63,7 @@ struct EntityKnowledge {
   friend bool operator==(const EntityKnowledge&, const EntityKnowledge&) = default;
 };
 
-// The compact byte form of an entry, used in memory and in the spill file alike:
+// The compact byte form of an entry in the spill file:
 //   flags (1 byte: type_state, qn_state, digest_valid, props_known, tags_known),
 //   type_name, qualified_name (varint length + bytes each), digest (16 bytes, when valid),
 //   props (when known: member count, key/value pairs, truncated count, keys),
@@ -84,34 +85,48 @@ class KnowledgeStore {
   // True if anything is known about `guid` (in memory or spilled). A spilled entry is brought
   // back into memory, since the window that asks is about to touch it.
   bool contains(const Guid& guid);
-  // Fills `out` with what is known about `guid`; false (and `out` all-unknown) if nothing.
+  // What is known about `guid`, to read and update: all-unknown if nothing was. The reference
+  // stays valid until end_window() (no entry moves or leaves before then).
+  EntityKnowledge& get(const Guid& guid);
+  // Copies of get(), for callers that only look: false (and `out` all-unknown) if nothing known.
   bool load(const Guid& guid, EntityKnowledge& out);
-  // Replaces what is known about `guid`.
-  void save(const Guid& guid, const EntityKnowledge& k);
-  // After each window: evicts the entries touched longest ago while over the budget. Throws
-  // Error(kIo) if the spill file cannot be created or written.
+  void save(const Guid& guid, const EntityKnowledge& k) { get(guid) = k; }
+  // After each window: re-estimates what the window touched and evicts the entries touched
+  // longest ago while over the budget. Throws Error(kIo) if the spill file cannot be created or
+  // written.
   void end_window();
 
   const KnowledgeStats& stats() const { return stats_; }
 
  private:
   struct Entry {
-    std::string bytes;
+    EntityKnowledge knowledge;
+    Guid guid;
+    Entry* prev = nullptr;  // the recency list: least recently touched at the front
+    Entry* next = nullptr;
     std::uint32_t window = 0;  // last window that touched it
-    bool dirty = true;         // differs from the spill file (or is not in it)
+    std::uint32_t bytes = 0;   // footprint when last estimated
+    bool touched = false;      // by the current window
+    bool linked = false;       // in the recency list (from the end of its first window on)
   };
   using Map = std::unordered_map<Guid, Entry, GuidHash>;
 
-  static std::size_t footprint(const Entry& e);
+  static std::size_t footprint(const EntityKnowledge& k);
   Map::iterator bring_back(const Guid& guid);
-  void evict();
+  Entry& touch(Entry& e);
+  void unlink(Entry& e);
+  void evict(std::size_t target);
 
   std::size_t budget_;
   EvictedKnowledge policy_;
   std::string spill_dir_;
   Map entries_;
   std::size_t bytes_ = 0;
+  std::size_t bytes_after_eviction_ = 0;  // at the end of the previous window
   std::uint32_t window_ = 0;
+  std::vector<Entry*> touched_;  // by the current window
+  Entry* lru_front_ = nullptr;
+  Entry* lru_back_ = nullptr;
   std::unique_ptr<SpillFile> spill_;
   std::string scratch_;
   KnowledgeStats stats_;
