@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -192,6 +193,7 @@ class SpillFile {
 
   // The stored bytes of `guid` appended to `out`; false if absent.
   bool get(const Guid& guid, std::string& out) {
+    if (!written_.may_contain(guid)) return false;  // most misses never reach LMDB
     if (!read_) {
       const int rc = mdb_txn_begin(env_, nullptr, MDB_RDONLY, &read_);
       if (rc != 0) fail(rc, "cannot read the knowledge spill file");
@@ -209,6 +211,7 @@ class SpillFile {
   // Writes `entries` (sorted by guid: neighbouring keys share pages).
   void put(std::vector<std::pair<Guid, std::string>>& entries) {
     end_reads();
+    for (const auto& [guid, bytes] : entries) written_.add(guid);
     std::sort(entries.begin(), entries.end(),
               [](const auto& a, const auto& b) { return a.first < b.first; });
     for (std::size_t i = 0; i < entries.size();) {
@@ -307,6 +310,36 @@ class SpillFile {
                             what, mdb_strerror(rc)));
   }
 
+  // Guids ever written: a Bloom filter of fixed size (4 MiB, 4 probes), so that looking up an
+  // entity never spilled (every new entity, with --prior none) costs no B-tree descent. Its
+  // false positives only cost a lookup: about 1% at 3 million spilled entities, more beyond.
+  class Written {
+   public:
+    Written() : bits_(kBits / 64) {}
+    void add(const Guid& g) {
+      for (const std::uint64_t bit : probes(g)) bits_[bit / 64] |= std::uint64_t{1} << (bit % 64);
+    }
+    bool may_contain(const Guid& g) const {
+      for (const std::uint64_t bit : probes(g)) {
+        if (!(bits_[bit / 64] & (std::uint64_t{1} << (bit % 64)))) return false;
+      }
+      return true;
+    }
+
+   private:
+    static constexpr std::uint64_t kBits = std::uint64_t{32} << 20;
+    static std::array<std::uint64_t, 4> probes(const Guid& g) {
+      std::uint64_t a, b;
+      std::memcpy(&a, g.bytes.data(), 8);
+      std::memcpy(&b, g.bytes.data() + 8, 8);
+      const std::uint64_t h1 = (a ^ (b >> 7)) * 0x9e3779b97f4a7c15ULL;
+      const std::uint64_t h2 = ((b ^ (a << 13)) * 0xbf58476d1ce4e5b9ULL) | 1;
+      return {h1 % kBits, (h1 + h2) % kBits, (h1 + 2 * h2) % kBits, (h1 + 3 * h2) % kBits};
+    }
+    std::vector<std::uint64_t> bits_;
+  };
+
+  Written written_;
   MDB_env* env_ = nullptr;
   MDB_dbi dbi_ = 0;
   MDB_txn* read_ = nullptr;

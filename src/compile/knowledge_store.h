@@ -31,6 +31,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -109,7 +110,18 @@ class KnowledgeStore {
     bool touched = false;      // by the current window
     bool linked = false;       // in the recency list (from the end of its first window on)
   };
-  using Map = std::unordered_map<Guid, Entry, GuidHash>;
+  // Two word compares instead of a memcmp call: every event looks its entity up here.
+  struct GuidEq {
+    bool operator()(const Guid& a, const Guid& b) const noexcept {
+      std::uint64_t a0, a1, b0, b1;
+      std::memcpy(&a0, a.bytes.data(), 8);
+      std::memcpy(&a1, a.bytes.data() + 8, 8);
+      std::memcpy(&b0, b.bytes.data(), 8);
+      std::memcpy(&b1, b.bytes.data() + 8, 8);
+      return ((a0 ^ b0) | (a1 ^ b1)) == 0;
+    }
+  };
+  using Map = std::unordered_map<Guid, Entry, GuidHash, GuidEq>;
 
   static std::size_t footprint(const EntityKnowledge& k);
   Map::iterator bring_back(const Guid& guid);
