@@ -593,14 +593,15 @@ void Folder::fold(std::span<const Event> events, NetWindow& net) {
 }
 
 std::string audit_detail_json(const Event& e, std::size_t max_bytes) {
-  std::vector<std::string_view> attrs;
-  attrs.reserve(e.attributes.size() + 2);
+  // Called for every entity and classification event: the name lists reuse their memory.
+  thread_local std::vector<std::string_view> attrs, tags;
+  attrs.clear();
+  tags.clear();
   for (const Attribute& a : e.attributes) attrs.push_back(a.name);
   if (e.qualified_name) attrs.push_back("qualifiedName");
   if (e.name) attrs.push_back("name");
   std::sort(attrs.begin(), attrs.end());
   attrs.erase(std::unique(attrs.begin(), attrs.end()), attrs.end());
-  std::vector<std::string_view> tags;
   const bool with_tags = is_classification_op(e.op);
   if (with_tags) {
     for (const Classification& c : e.classifications) tags.push_back(c.type_name);
@@ -608,6 +609,7 @@ std::string audit_detail_json(const Event& e, std::size_t max_bytes) {
     tags.erase(std::unique(tags.begin(), tags.end()), tags.end());
   }
   std::string out;
+  out.reserve(32 + 24 * (attrs.size() + tags.size()));
   JsonWriter w(out);
   const auto list = [&w](std::string_view key, const std::vector<std::string_view>& names) {
     w.key(key).begin_array();

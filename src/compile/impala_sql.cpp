@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cstring>
 #include <stdexcept>
@@ -84,12 +85,18 @@ void append_string_literal(std::string& out, std::string_view text) {
 }
 
 void append_key(std::string& out, const std::array<std::uint8_t, 16>& bytes, KeyEncoding encoding) {
+  // Two hex digits per byte from one table.
+  static constexpr std::array<char, 512> kPairs = [] {
+    std::array<char, 512> t{};
+    for (std::size_t i = 0; i < 256; ++i) {
+      t[2 * i] = kHexDigits[i >> 4];
+      t[2 * i + 1] = kHexDigits[i & 15];
+    }
+    return t;
+  }();
   char hex[34];
   hex[0] = '\'';
-  for (std::size_t i = 0; i < 16; ++i) {
-    hex[1 + 2 * i] = kHexDigits[bytes[i] >> 4];
-    hex[2 + 2 * i] = kHexDigits[bytes[i] & 15];
-  }
+  for (std::size_t i = 0; i < 16; ++i) std::memcpy(hex + 1 + 2 * i, &kPairs[2 * bytes[i]], 2);
   hex[33] = '\'';
   if (encoding == KeyEncoding::kBinary) {
     out.append("CAST(unhex(");
