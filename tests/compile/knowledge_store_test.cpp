@@ -181,7 +181,7 @@ TEST_CASE("within the budget, the most recently touched entries stay in memory")
   }
   CHECK(store.stats().evicted > 0);
   CHECK(store.contains(guid(19 * 50 + 50)));  // the last window's
-  CHECK_FALSE(store.contains(guid(1)));      // the first window's
+  CHECK_FALSE(store.contains(guid(1)));       // the first window's
 }
 
 TEST_CASE("a spill directory that cannot be used is an I/O error naming it") {
