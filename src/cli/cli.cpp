@@ -3,7 +3,9 @@
 #include <fmt/core.h>
 
 #include <CLI/CLI.hpp>
+#include <cstdint>
 #include <functional>
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -13,6 +15,7 @@
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/hs2_flags.h"
+#include "input/json_text.h"
 #include "util/version.h"
 
 namespace atlas2kudu {
@@ -89,6 +92,20 @@ void add_compile_options(CLI::App* cmd, CompileCommand& c) {
                   "Bytes per statement at most (Impala's limit is 16 MiB)")
       ->capture_default_str()
       ->check(CLI::Range(std::size_t{1024}, std::size_t{16} << 20));
+  cmd->add_option("--memory-budget", c.memory_budget,
+                  "Peak memory to stay within, e.g. 256M or 2G (at least 64M): entity knowledge "
+                  "beyond its share spills to a temporary file (or, for apply --prior impala, is "
+                  "read again from the tables), and windows close early rather than outgrow theirs")
+      ->transform(CLI::AsSizeValue(false).description(""))
+      ->check(CLI::Range(static_cast<std::uint64_t>(kMinMemoryBudget),
+                         std::numeric_limits<std::uint64_t>::max() / 2)
+                  .description(""))
+      ->type_name("SIZE")
+      ->default_str("256M");
+  cmd->add_option("--spill-dir", o.spill_dir,
+                  "Directory for the temporary knowledge spill file (default: $TMPDIR, else /tmp); "
+                  "the file is unlinked as soon as it is created")
+      ->check(CLI::ExistingDirectory);
 }
 
 }  // namespace
@@ -98,7 +115,8 @@ int run_cli(int argc, char** argv) {
       "atlas2kudu: compile Apache Atlas entity-change notifications into Impala UPSERT/DELETE "
       "statements on Kudu projection tables, print them (compile) or run them over HiveServer2 "
       "(apply).\nSee man atlas2kudu for the full reference."};
-  app.set_version_flag("--version", std::string(kVersion));
+  // The version, and the JSON kernel this build parses with (meson option cpu_baseline).
+  app.set_version_flag("--version", fmt::format("{} (simdjson {})", kVersion, json_kernel()));
   app.require_subcommand(1);
   app.fallthrough(false);
 

@@ -23,8 +23,8 @@
 #include "compile/sql_writer.h"
 #include "hs2/credentials.h"
 #include "hs2/executor.h"
-#include "hs2/session.h"
 #include "hs2/prior_state.h"
+#include "hs2/session.h"
 #include "util/atomic_file.h"
 #include "util/digest.h"
 
@@ -83,6 +83,33 @@ RunOutcome run_reporting_failures(Progress& progress, const std::function<void()
   return outcome;
 }
 
+// --memory-budget into the compiler's shares. Knowledge evicted past its share is looked up again
+// only by `apply --prior impala`, whose tables hold what every earlier window wrote; everywhere
+// else (a dry run's statements never reach the tables) it is spilled to disk.
+void use_memory_budget(CompileCommand& c, bool applies) {
+  const MemoryShares shares = split_memory_budget(c.memory_budget);
+  c.options.knowledge_budget = shares.knowledge;
+  c.options.window_budget = shares.window;
+  c.options.evicted = applies && c.options.prior == PriorSource::kImpala
+                          ? EvictedKnowledge::kLookUpAgain
+                          : EvictedKnowledge::kSpill;
+}
+
+// ", 3 closed early by --memory-budget" and "; knowledge of N entities spilled to disk" for the
+// summary lines, empty when the budget changed nothing.
+std::string windows_note(const PipelineStats& pipeline) {
+  if (pipeline.closed_early == 0) return {};
+  return fmt::format(" ({} closed early by --memory-budget)", pipeline.closed_early);
+}
+std::string knowledge_note(const KnowledgeStats& k) {
+  if (k.spilled) {
+    return fmt::format("; knowledge of {} entities spilled to a temporary file, {} read back",
+                       k.spilled, k.spill_reads);
+  }
+  if (k.evicted) return fmt::format("; knowledge of {} entities looked up again", k.evicted);
+  return {};
+}
+
 // The PriorState the options ask for: `none`, or batched lookups over HS2.
 std::unique_ptr<PriorState> make_prior_state(const CompileCommand& c, const Hs2Settings* hs2,
                                              const SessionFactory& sessions) {
@@ -116,6 +143,7 @@ int run_compile(CompileCommand& c) {
   if (!c.prior_given) {
     c.options.prior = c.connection_given ? PriorSource::kImpala : PriorSource::kNone;
   }
+  use_memory_budget(c, false);
   std::optional<Hs2Settings> settings;
   SessionFactory sessions;
   if (c.options.prior == PriorSource::kImpala) {
@@ -131,21 +159,26 @@ int run_compile(CompileCommand& c) {
   PrintExecutor printer(output.get());
   SqlWindowWriter writer(c.options, printer);
   Progress progress("compile");
+  PipelineStats pipeline;
   const RunOutcome outcome = run_reporting_failures(progress, [&] {
-    run_pipeline(reader, compiler, *prior, writer, &progress,
-                 [&](const WindowInfo&, const Reader&) {
-                   progress.set_statements(writer.stats().statements);
-                 });
+    run_pipeline(
+        reader, compiler, *prior, writer, &progress,
+        [&](const WindowInfo&, const Reader&) {
+          progress.set_statements(writer.stats().statements);
+        },
+        &pipeline);
     output.commit();
   });
   const SqlWriteStats& run = writer.stats();
   const ReadStats& read = reader.stats();
+  const MemoryReport memory{c.memory_budget, pipeline.closed_early, compiler.knowledge_stats()};
   if (!c.quiet) {
     fmt::print(stderr,
-               "atlas2kudu compile: {} events ({} records, {} rejected) in {} window{} -> {} "
-               "statement{}, {:.1f} KiB of SQL{}\n",
+               "atlas2kudu compile: {} events ({} records, {} rejected) in {} window{}{} -> {} "
+               "statement{}, {:.1f} KiB of SQL{}{}\n",
                read.events, read.records, read.rejected, run.windows, run.windows == 1 ? "" : "s",
-               run.statements, run.statements == 1 ? "" : "s", run.sql_bytes / 1024.0,
+               windows_note(pipeline), run.statements, run.statements == 1 ? "" : "s",
+               run.sql_bytes / 1024.0, knowledge_note(memory.knowledge),
                outcome.completed ? "" : "; stopped, no output written");
   }
   if (!c.in.stats_file.empty()) {
@@ -153,13 +186,15 @@ int run_compile(CompileCommand& c) {
                                                  .completed = outcome.completed,
                                                  .seconds = outcome.seconds,
                                                  .read = &read,
-                                                 .write = &run}));
+                                                 .write = &run,
+                                                 .memory = &memory}));
   }
   return outcome.status;
 }
 
 int run_apply(ApplyCommand& a) {
   CompileCommand& c = a.compile;
+  use_memory_budget(c, true);
   const Hs2Settings settings = validate_hs2_options(c.hs2);
   const SessionFactory sessions = hs2_session_factory(settings, resolve_hs2_credentials(settings));
   const std::unique_ptr<PriorState> prior = make_prior_state(c, &settings, sessions);
@@ -175,23 +210,26 @@ int run_apply(ApplyCommand& a) {
     progress.set_statements(writer.stats().statements);
     if (checkpoint) checkpoint->window_applied(window, r);
   };
+  PipelineStats pipeline;
   const RunOutcome outcome = run_reporting_failures(progress, [&] {
-    run_pipeline(reader, compiler, *prior, writer, &progress, applied);
+    run_pipeline(reader, compiler, *prior, writer, &progress, applied, &pipeline);
     if (checkpoint) checkpoint->run_completed(reader);
   });
   const ReadStats& read = reader.stats();
   const SqlWriteStats& run = writer.stats();
   const Hs2RunStats hs2 = executor.stats();
+  const MemoryReport memory{c.memory_budget, pipeline.closed_early, compiler.knowledge_stats()};
   if (!c.quiet) {
     if (read.skipped) {
       fmt::print(stderr, "atlas2kudu apply: {} records skipped, applied by an earlier run ({})\n",
                  read.skipped, a.checkpoint);
     }
     fmt::print(stderr,
-               "atlas2kudu apply: {} events ({} records, {} rejected), {} window{} applied, {} "
-               "statements, {} rows modified, {} row errors, {} retries, {:.1f} s{}\n",
+               "atlas2kudu apply: {} events ({} records, {} rejected), {} window{} applied{}, {} "
+               "statements, {} rows modified, {} row errors, {} retries, {:.1f} s{}{}\n",
                read.events, read.records, read.rejected, hs2.windows, hs2.windows == 1 ? "" : "s",
-               hs2.statements, hs2.rows_modified, hs2.row_errors, hs2.retries, outcome.seconds,
+               windows_note(pipeline), hs2.statements, hs2.rows_modified, hs2.row_errors,
+               hs2.retries, outcome.seconds, knowledge_note(memory.knowledge),
                outcome.completed ? "" : " (stopped)");
     for (const auto& [table, rows] : hs2.rows_by_table) {
       fmt::print(stderr, "  {:<24}{:>12} rows modified\n", table, rows);
@@ -203,6 +241,7 @@ int run_apply(ApplyCommand& a) {
                                                  .seconds = outcome.seconds,
                                                  .read = &read,
                                                  .write = &run,
+                                                 .memory = &memory,
                                                  .execution = &hs2}));
   }
   return outcome.status;

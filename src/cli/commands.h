@@ -3,6 +3,7 @@
 // and mapped to an exit code by run_cli, the one place that does so.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -24,6 +25,8 @@ struct InputOptions {
 struct CompileCommand {
   InputOptions in;
   CompileOptions options;
+  // --memory-budget: split into options.knowledge_budget and options.window_budget by the command.
+  std::size_t memory_budget = kDefaultMemoryBudget;
   std::string output;
   bool quiet = false;
   // Connection for --prior impala (compile: only when -i is given).

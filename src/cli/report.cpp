@@ -44,6 +44,18 @@ void write_write_stats(JsonWriter& w, const SqlWriteStats& run) {
   w.end_object();
 }
 
+void write_memory_stats(JsonWriter& w, const MemoryReport& m) {
+  w.key("memory").begin_object();
+  w.key("budget").value(m.budget);
+  w.key("windows_closed_early").value(m.windows_closed_early);
+  w.key("knowledge_entries").value(m.knowledge.entries);
+  w.key("knowledge_bytes").value(m.knowledge.memory_bytes);
+  w.key("knowledge_evicted").value(m.knowledge.evicted);
+  w.key("knowledge_spilled").value(m.knowledge.spilled);
+  w.key("knowledge_spill_reads").value(m.knowledge.spill_reads);
+  w.end_object();
+}
+
 void write_execution_stats(JsonWriter& w, const Hs2RunStats& hs2) {
   w.key("applied_windows").value(hs2.windows);
   w.key("applied_statements").value(hs2.statements);
@@ -67,6 +79,7 @@ std::string stats_json(const RunReport& r) {
   w.key("elapsed_seconds").fixed(r.seconds, 3);
   if (r.read) write_read_stats(w, *r.read);
   if (r.write) write_write_stats(w, *r.write);
+  if (r.memory) write_memory_stats(w, *r.memory);
   if (r.execution) write_execution_stats(w, *r.execution);
   w.end_object();
   out += '\n';

@@ -7,6 +7,9 @@
 //    "windows":1,"statements":12,"sql_bytes":5120,                       <- compile and apply
 //    "tables":{"entity_flat":{"delete_statements":0,"delete_keys":0,"upsert_statements":2,
 //              "upsert_rows":9},...},
+//    "memory":{"budget":268435456,"windows_closed_early":0,"knowledge_entries":9,
+//              "knowledge_bytes":2304,"knowledge_evicted":0,"knowledge_spilled":0,
+//              "knowledge_spill_reads":0},
 //    "applied_windows":1,"applied_statements":12,"rows_modified":40,      <- apply
 //    "row_errors":0,"retries":0,"reconnects":0,"rows_modified_by_table":{"entity_flat":9,...}}
 #pragma once
@@ -15,11 +18,19 @@
 #include <string>
 #include <string_view>
 
+#include "atlas2kudu/compiler.h"
 #include "atlas2kudu/reader.h"
 #include "compile/sql_writer.h"
 #include "hs2/executor.h"
 
 namespace atlas2kudu {
+
+// --memory-budget and what the run did to stay within it (compile and apply).
+struct MemoryReport {
+  std::size_t budget = 0;
+  std::uint64_t windows_closed_early = 0;
+  KnowledgeStats knowledge;
+};
 
 struct RunReport {
   std::string_view command;  // "check", "compile", "apply"
@@ -27,6 +38,7 @@ struct RunReport {
   double seconds = 0;
   const ReadStats* read = nullptr;         // always
   const SqlWriteStats* write = nullptr;    // compile and apply
+  const MemoryReport* memory = nullptr;    // compile and apply
   const Hs2RunStats* execution = nullptr;  // apply
 };
 

@@ -1,6 +1,7 @@
 #include "compile/plan.h"
 
 #include <algorithm>
+#include <cstring>
 #include <map>
 #include <string_view>
 #include <tuple>
@@ -32,6 +33,8 @@ class Batcher {
   void add(Write&& write, std::size_t rows = 1) {
     if (rows_ == 0) {
       cur_.clear();
+      // The previous statement's size is the best guess for this one: no regrowing on the way.
+      cur_.reserve(std::min(last_size_ + last_size_ / 8, max_bytes_));
       cur_.append(head_);
       write(cur_);
       rows_ = rows;
@@ -56,6 +59,7 @@ class Batcher {
   void flush() {
     if (rows_ == 0) return;
     cur_.append(tail_);
+    last_size_ = cur_.size();
     out_.push_back(Statement{std::string(table_), std::move(cur_), rows_});
     cur_ = std::string();
     rows_ = 0;
@@ -68,7 +72,27 @@ class Batcher {
   std::size_t max_rows_, max_bytes_;
   std::string cur_;
   std::size_t rows_ = 0;
+  std::size_t last_size_ = 0;
 };
+
+// Byte order of 16-byte keys (guids, digests) as two big-endian words: one comparison instead of
+// a memcmp call; sorting rows by key is a large part of planning.
+inline std::pair<std::uint64_t, std::uint64_t> key_words(const std::array<std::uint8_t, 16>& k) {
+  std::uint64_t a, b;
+  std::memcpy(&a, k.data(), 8);
+  std::memcpy(&b, k.data() + 8, 8);
+  return {__builtin_bswap64(a), __builtin_bswap64(b)};
+}
+// Software prefetch of a string's text (and of the row structs before it): see the upsert loops.
+constexpr std::size_t kAhead = 4;
+inline void prefetch(const std::string& text) {
+  __builtin_prefetch(text.data());
+  if (text.size() > 64) __builtin_prefetch(text.data() + 64);
+}
+
+inline bool key_less(const std::array<std::uint8_t, 16>& x, const std::array<std::uint8_t, 16>& y) {
+  return key_words(x) < key_words(y);
+}
 
 class Planner {
  public:
@@ -87,29 +111,41 @@ class Planner {
   }
 
   void sort_rows(NetWindow& net) {
-    std::sort(net.flat.begin(), net.flat.end(),
-              [](const FlatRow& x, const FlatRow& y) { return x.guid < y.guid; });
+    // entity_flat and entity_audit rows are large (several strings each): they are put in order
+    // through an index rather than moved.
+    flat_order_.resize(net.flat.size());
+    for (std::uint32_t i = 0; i < flat_order_.size(); ++i) flat_order_[i] = i;
+    std::sort(flat_order_.begin(), flat_order_.end(), [&](std::uint32_t x, std::uint32_t y) {
+      return key_less(net.flat[x].guid.bytes, net.flat[y].guid.bytes);
+    });
     std::sort(net.by_qn.begin(), net.by_qn.end(),
-              [](const ByQnRow& x, const ByQnRow& y) { return x.digest < y.digest; });
+              [](const ByQnRow& x, const ByQnRow& y) { return key_less(x.digest, y.digest); });
     std::sort(net.edge_out.begin(), net.edge_out.end(), edge_less);
     std::sort(net.edge_in.begin(), net.edge_in.end(), edge_less);
     std::sort(net.tags.begin(), net.tags.end(), [](const TagRow& x, const TagRow& y) {
       return std::tie(x.tag_name, x.guid) < std::tie(y.tag_name, y.guid);
     });
-    // Stable, then keep the last row of each key: the row of the last event, as in sequence.
-    std::stable_sort(net.audit.begin(), net.audit.end(), [](const AuditRow& x, const AuditRow& y) {
-      return std::tie(x.guid, x.event_ts, x.seq) < std::tie(y.guid, y.event_ts, y.seq);
-    });
-    const auto same_key = [](const AuditRow& x, const AuditRow& y) {
-      return x.guid == y.guid && x.event_ts == y.event_ts && x.seq == y.seq;
+    // By key, ties in event order (the index), then keep the last row of each key: the row of
+    // the last event, as in sequence.
+    audit_order_.resize(net.audit.size());
+    for (std::uint32_t i = 0; i < audit_order_.size(); ++i) audit_order_[i] = i;
+    const auto audit_key = [&](std::uint32_t i) {
+      const AuditRow& r = net.audit[i];
+      return std::tuple(key_words(r.guid.bytes), r.event_ts, r.seq);
     };
+    std::sort(audit_order_.begin(), audit_order_.end(), [&](std::uint32_t x, std::uint32_t y) {
+      const auto kx = audit_key(x), ky = audit_key(y);
+      return kx != ky ? kx < ky : x < y;
+    });
     std::size_t kept = 0;
-    for (std::size_t i = 0; i < net.audit.size(); ++i) {
-      if (i + 1 < net.audit.size() && same_key(net.audit[i], net.audit[i + 1])) continue;
-      if (kept != i) net.audit[kept] = std::move(net.audit[i]);
-      ++kept;
+    for (std::size_t i = 0; i < audit_order_.size(); ++i) {
+      if (i + 1 < audit_order_.size() &&
+          audit_key(audit_order_[i]) == audit_key(audit_order_[i + 1])) {
+        continue;
+      }
+      audit_order_[kept++] = audit_order_[i];
     }
-    net.audit.resize(kept);
+    audit_order_.resize(kept);
     std::sort(net.by_qn_guarded.begin(), net.by_qn_guarded.end());
     net.by_qn_guarded.erase(std::unique(net.by_qn_guarded.begin(), net.by_qn_guarded.end()),
                             net.by_qn_guarded.end());
@@ -218,8 +254,8 @@ class Planner {
   void deletes(const NetWindow& net) {
     {  // entity_flat
       std::vector<std::string> keys;
-      for (const FlatRow& r : net.flat) {
-        if (r.delete_first) keys.push_back(key(r.guid.bytes));
+      for (const std::uint32_t i : flat_order_) {
+        if (net.flat[i].delete_first) keys.push_back(key(net.flat[i].guid.bytes));
       }
       delete_in(schema::kEntityFlat.name, schema::kEntityFlat.column(schema::kFlatGuid), keys);
     }
@@ -408,7 +444,17 @@ class Planner {
     {
       Batcher b(w_.upserts, schema::kEntityAudit.name, upsert_head(schema::kEntityAudit), ",\n", "",
                 options_);
-      for (const AuditRow& r : net.audit) {
+      for (std::size_t n = 0; n < audit_order_.size(); ++n) {
+        // Rows are visited in key order, scattered over the window's memory: fetch the text of
+        // rows a few steps ahead while this one is written (the loads missed the cache).
+        if (n + kAhead < audit_order_.size()) {
+          const AuditRow& next = net.audit[audit_order_[n + kAhead]];
+          prefetch(next.detail_json);
+          if (next.qualified_name) prefetch(*next.qualified_name);
+        }
+        if (n + 2 * kAhead < audit_order_.size())
+          __builtin_prefetch(&net.audit[audit_order_[n + 2 * kAhead]]);
+        const AuditRow& r = net.audit[audit_order_[n]];
         b.add([&](std::string& s) {
           s.push_back('(');
           append_key(s, r.guid.bytes, enc_);
@@ -459,7 +505,8 @@ class Planner {
   void flat_upserts(const std::vector<FlatRow>& rows) {
     const schema::Table& t = schema::kEntityFlat;
     std::map<std::uint8_t, std::vector<const FlatRow*>> groups;
-    for (const FlatRow& r : rows) {
+    for (const std::uint32_t i : flat_order_) {
+      const FlatRow& r = rows[i];
       if (!r.upsert) continue;
       groups[r.delete_first ? std::uint8_t{FlatRow::kAll} : r.mask].push_back(&r);
     }
@@ -473,7 +520,13 @@ class Planner {
       }
       head.append(") VALUES\n");
       Batcher b(w_.upserts, t.name, head, ",\n", "", options_);
-      for (const FlatRow* r : group) {
+      for (std::size_t n = 0; n < group.size(); ++n) {
+        if (n + kAhead < group.size()) {
+          prefetch(group[n + kAhead]->props_json);
+          prefetch(group[n + kAhead]->qualified_name);
+        }
+        if (n + 2 * kAhead < group.size()) __builtin_prefetch(group[n + 2 * kAhead]);
+        const FlatRow* r = group[n];
         b.add([&](std::string& s) {
           s.push_back('(');
           append_key(s, r->guid.bytes, enc_);
@@ -521,6 +574,8 @@ class Planner {
   const CompileOptions& options_;
   CompiledWindow& w_;
   KeyEncoding enc_;
+  std::vector<std::uint32_t> flat_order_;   // net.flat by guid
+  std::vector<std::uint32_t> audit_order_;  // net.audit by key, the last row of each key
 };
 
 }  // namespace

@@ -406,6 +406,65 @@ TEST_CASE("golden SQL: compile of examples/ is byte-identical to the reviewed ou
 }
 
 TEST_CASE(
+    "--memory-budget: knowledge spills and comes back, windows close early, nothing is left") {
+  // 45,000 entities, each created, then updated after the others: more knowledge than 64M holds.
+  const std::string input = tmp_path(".jsonl");
+  {
+    std::FILE* f = std::fopen(input.c_str(), "w");
+    REQUIRE(f != nullptr);
+    for (int pass = 0; pass < 2; ++pass) {
+      for (int n = 0; n < 45000; ++n) {
+        std::fprintf(f,
+                     "{\"version\":{\"version\":\"1.0.0\"},\"msgCreationTime\":1,\"message\":{"
+                     "\"type\":\"ENTITY_NOTIFICATION_V2\",\"entity\":{\"typeName\":\"hive_table\","
+                     "\"guid\":\"%08x-0000-4000-8000-%012x\",\"attributes\":{\"qualifiedName\":"
+                     "\"db.t%d@cl\",\"owner\":\"%s\",\"createTime\":%d}},\"operationType\":"
+                     "\"%s\",\"eventTime\":%d}}\n",
+                     n, n, n, pass ? "etl" : "hive", n, pass ? "ENTITY_UPDATE" : "ENTITY_CREATE",
+                     1000 + pass * 100000 + n);
+      }
+    }
+    std::fclose(f);
+  }
+  char dir_template[] = "/tmp/atlas2kudu-spill-test-XXXXXX";
+  REQUIRE(mkdtemp(dir_template) != nullptr);
+  const std::string spill_dir = dir_template;
+  const std::string stats = tmp_path(".json");
+
+  const auto unbounded = run("compile -q --window-events 2000 --memory-budget 64G " + input);
+  REQUIRE(unbounded.status == 0);
+  const auto bounded = run("compile --window-events 2000 --memory-budget 64M --spill-dir " +
+                           spill_dir + " --stats " + stats + " " + input);
+  CHECK(bounded.status == 0);
+  CHECK(bounded.out == unbounded.out);  // byte for byte
+  CHECK(bounded.err.find("spilled to a temporary file") != std::string::npos);
+  CHECK(bounded.err.find("closed early") == std::string::npos);
+  const std::string json = slurp(stats);
+  CHECK(json.find("\"budget\":67108864") != std::string::npos);
+  CHECK(json.find("\"knowledge_spilled\":0,") == std::string::npos);
+  CHECK(json.find("\"knowledge_spill_reads\":0}") == std::string::npos);
+  // The spill file was unlinked while in use: nothing in the spill directory afterwards.
+  CHECK(std::system(("test -z \"$(ls -A " + spill_dir + ")\"").c_str()) == 0);
+
+  // With the default 50,000 events per window, 64M cannot hold a window: windows close early.
+  const auto early = run("compile --memory-budget 64M --spill-dir " + spill_dir + " " + input);
+  CHECK(early.status == 0);
+  CHECK(early.err.find("closed early by --memory-budget") != std::string::npos);
+  CHECK(early.out.find("-- window 2: events ") != std::string::npos);
+
+  // Sizes take k, m and g suffixes; below 64M is a usage error.
+  CHECK(run("compile -q --memory-budget 1g " + data("scenarios/01-partial-update-and-rename.jsonl"))
+            .status == 0);
+  const auto small = run("compile --memory-budget 8M " + input);
+  CHECK(small.status == 64);
+  CHECK(small.err.find("--memory-budget") != std::string::npos);
+  CHECK(run("compile --spill-dir /nonexistent/dir " + input).status == 64);
+  std::system(("rm -rf " + spill_dir).c_str());
+  std::remove(input.c_str());
+  std::remove(stats.c_str());
+}
+
+TEST_CASE(
     "apply --checkpoint through the binary: a failed run resumes, a finished one is a no-op") {
   const std::string examples = std::string(ATLAS2KUDU_SOURCE_DIR) + "/examples/*.jsonl";
   const std::string ckpt = tmp_path(".ckpt");
