@@ -155,8 +155,9 @@ void HttpClientTransport::perform_once(long* status, long* retry_after) {
     if (rc == CURLE_OPERATION_TIMEDOUT && config_.url.rfind("https:", 0) == 0 &&
         detail.find("Connection timed out") != std::string::npos) {
       // libcurl's connect phase includes the TLS handshake.
-      detail += " (no answer to the connect or the TLS handshake: a silent server, or no TLS on "
-                "this port: try without --ssl)";
+      detail +=
+          " (no answer to the connect or the TLS handshake: a silent server, or no TLS on "
+          "this port: try without --ssl)";
     }
     // Connect failures, resets, EOF, timeouts: the reply is lost; a reconnect may succeed.
     throw Hs2Error(Hs2ErrorKind::kTransient, fmt::format("HTTP request failed: {}", detail));

@@ -45,11 +45,11 @@ struct Hs2Options {
   //   --statement_timeout_ms: one try of a statement, from ExecuteStatement until it finished;
   //   past it the statement is cancelled and closed, and the run fails (exit 4), not retried.
   int statement_timeout_ms = 600000;
-  int connect_max_tries = 4;               // --connect_max_tries: connects and HTTP 502/503/504
-  bool auth_creds_ok_in_clear = false;     // --auth_creds_ok_in_clear
-  int sessions = 1;                        // --sessions N: concurrent sessions per phase
-  int max_retries = 5;                     // --max_retries: re-runs of one statement
-  int retry_backoff_ms = 500;  // --retry_backoff_ms: first back-off, doubled, capped 30 s
+  int connect_max_tries = 4;            // --connect_max_tries: connects and HTTP 502/503/504
+  bool auth_creds_ok_in_clear = false;  // --auth_creds_ok_in_clear
+  int sessions = 1;                     // --sessions N: concurrent sessions per phase
+  int max_retries = 5;                  // --max_retries: re-runs of one statement
+  int retry_backoff_ms = 500;           // --retry_backoff_ms: first back-off, doubled, capped 30 s
   // --max-row-errors (apply): Kudu row errors (rows Impala skipped and only counted, e.g. an
   // entity_audit row in no range partition) allowed over the run; past it the window fails.
   std::int64_t max_row_errors = 0;

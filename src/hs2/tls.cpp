@@ -141,10 +141,9 @@ void TlsTransport::fail_handshake(int err, int saved_errno, long verify, std::st
   }
   if (no_error_queued && saved_errno != 0) detail = std::strerror(saved_errno);
   if (no_error_queued && saved_errno == 0) detail = "connection closed";
-  const bool closed =
-      (err == SSL_ERROR_SYSCALL &&
-       (saved_errno == 0 || saved_errno == ECONNRESET || saved_errno == EPIPE)) ||
-      detail.find("unexpected eof") != std::string::npos;
+  const bool closed = (err == SSL_ERROR_SYSCALL &&
+                       (saved_errno == 0 || saved_errno == ECONNRESET || saved_errno == EPIPE)) ||
+                      detail.find("unexpected eof") != std::string::npos;
   const bool plain = detail.find("wrong version number") != std::string::npos ||
                      detail.find("packet length too long") != std::string::npos ||
                      detail.find("http request") != std::string::npos;

@@ -71,8 +71,7 @@ std::string_view to_string(StopReason reason) {
 
 void request_stop(StopReason reason) noexcept {
   std::uint8_t none = 0;
-  if (g_reason.compare_exchange_strong(none, static_cast<std::uint8_t>(reason)) &&
-      g_pipe[1] >= 0) {
+  if (g_reason.compare_exchange_strong(none, static_cast<std::uint8_t>(reason)) && g_pipe[1] >= 0) {
     const char byte = 1;
     (void)!::write(g_pipe[1], &byte, 1);
   }

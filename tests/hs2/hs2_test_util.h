@@ -3,20 +3,25 @@
 // and credentials made from them, and a clock that records waits instead of waiting.
 #pragma once
 
+#include <doctest/doctest.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <condition_variable>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "hs2/auth.h"
 #include "hs2/clock.h"
 #include "hs2/credentials.h"
+#include "hs2/error.h"
 #include "hs2/hs2_session.h"
 #include "hs2/options.h"
 #include "hs2/session.h"
@@ -142,6 +147,50 @@ class ManualClock final : public Clock {
   mutable std::mutex mu_;
   std::chrono::steady_clock::time_point now_{};
   std::vector<std::chrono::milliseconds> slept_;
+};
+
+// Runs `f` expecting an Hs2Error; returns it for inspection.
+template <class F>
+inline Hs2Error expect_hs2_error(F&& f) {
+  try {
+    f();
+  } catch (const Hs2Error& e) {
+    return e;
+  }
+  FAIL("expected an Hs2Error");
+  return Hs2Error(Hs2ErrorKind::kInternal, "unreachable");
+}
+
+// Calls `on_expiry` after `limit` unless disarmed first: keeps a test bounded if the code under
+// test fails to time out by itself.
+class Watchdog {
+ public:
+  Watchdog(std::chrono::seconds limit, std::function<void()> on_expiry)
+      : thread_([this, limit, on_expiry = std::move(on_expiry)] {
+          std::unique_lock lock(mu_);
+          if (!cv_.wait_for(lock, limit, [this] { return disarmed_; })) {
+            fired_ = true;
+            on_expiry();
+          }
+        }) {}
+  ~Watchdog() {
+    disarm();
+    thread_.join();
+  }
+  // True if it had already fired.
+  bool disarm() {
+    std::lock_guard lock(mu_);
+    disarmed_ = true;
+    cv_.notify_all();
+    return fired_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool disarmed_ = false;
+  bool fired_ = false;
+  std::thread thread_;
 };
 
 }  // namespace atlas2kudu::testing

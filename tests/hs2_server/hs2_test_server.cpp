@@ -219,8 +219,7 @@ struct Hs2TestServer::Impl : public std::enable_shared_from_this<Impl> {
   // Connection-level faults (FaultPlan::silent, http_reject_non_http, hang_at).
   void serve_silently(int fd);
   bool reply_400_unless_http(TTransport& wire, const std::string& received);
-  void start_held_operation(t::TExecuteStatementResp& r, const t::TExecuteStatementReq& req,
-                            int n);
+  void start_held_operation(t::TExecuteStatementResp& r, const t::TExecuteStatementReq& req, int n);
 
   void accept_loop();
   void serve(int fd);

@@ -87,11 +87,11 @@ struct Hs2TestServerStats {
   int http_503_sent = 0;
   int sasl_failures = 0;
   std::vector<std::string> confoverlay_keys;  // of the last statement
-  int operations_cancelled = 0;  // CancelOperation on a known operation
-  int operations_closed = 0;     // CloseImpalaOperation / CloseOperation on a known operation
-  int sessions_closed = 0;       // CloseSession on a known session
-  int open_sessions = 0;         // sessions opened and not closed (or expired), now
-  int open_operations = 0;       // operations started and not closed, now
+  int operations_cancelled = 0;               // CancelOperation on a known operation
+  int operations_closed = 0;  // CloseImpalaOperation / CloseOperation on a known operation
+  int sessions_closed = 0;    // CloseSession on a known session
+  int open_sessions = 0;      // sessions opened and not closed (or expired), now
+  int open_operations = 0;    // operations started and not closed, now
 };
 
 // The stats as one JSON object, e.g. for hs2_test_server --stats-file:
