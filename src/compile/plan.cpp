@@ -1,10 +1,14 @@
 #include "compile/plan.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <string_view>
 #include <tuple>
 
+#include "atlas2kudu/error.h"
 #include "compile/impala_sql.h"
 #include "compile/schema.h"
 
@@ -13,7 +17,8 @@ namespace atlas2kudu {
 namespace {
 
 // Cuts a list of items into statements of at most max_rows rows and max_bytes bytes:
-// head item sep item sep item tail.
+// head item sep item sep item tail. Items added with the index of their row in the window are
+// recorded as the statement's row_spans (UPSERTs), so that Statement::part() can re-plan a part.
 class Batcher {
  public:
   Batcher(std::vector<Statement>& out, std::string_view table, std::string head, std::string sep,
@@ -27,37 +32,44 @@ class Batcher {
         max_bytes_(options.batch_bytes) {}
   ~Batcher() = default;
 
-  // Appends one item whose text is produced by `write(std::string&)`.
+  // Appends one item whose text is produced by `write(std::string&)`; `net_row` is the index of
+  // the row it writes (UPSERTs only).
   template <typename Write>
-  void add(Write&& write, std::size_t rows = 1) {
+  void add(Write&& write, std::size_t rows = 1, std::optional<std::size_t> net_row = {}) {
     if (rows_ == 0) {
       cur_.clear();
       cur_.append(head_);
+      const std::size_t begin = cur_.size();
       write(cur_);
       rows_ = rows;
+      span(begin, net_row);
       return;
     }
     const std::size_t mark = cur_.size();
     cur_.append(sep_);
+    const std::size_t begin = cur_.size();
     write(cur_);
     if (rows_ + rows > max_rows_ || cur_.size() + tail_.size() > max_bytes_) {
-      std::string item = cur_.substr(mark + sep_.size());
+      std::string item = cur_.substr(begin);
       cur_.resize(mark);
       flush();
       cur_.clear();
       cur_.append(head_);
       cur_.append(item);
       rows_ = rows;
+      span(head_.size(), net_row);
       return;
     }
     rows_ += rows;
+    span(begin, net_row);
   }
 
   void flush() {
     if (rows_ == 0) return;
     cur_.append(tail_);
-    out_.push_back(Statement{std::string(table_), std::move(cur_), rows_});
+    out_.push_back(Statement{std::string(table_), std::move(cur_), rows_, std::move(spans_)});
     cur_ = std::string();
+    spans_.clear();
     rows_ = 0;
   }
 
@@ -66,7 +78,15 @@ class Batcher {
   std::string_view table_;
   std::string head_, sep_, tail_;
   std::size_t max_rows_, max_bytes_;
+  void span(std::size_t begin, std::optional<std::size_t> net_row) {
+    if (!net_row) return;
+    spans_.push_back(StatementRow{static_cast<std::uint32_t>(begin),
+                                  static_cast<std::uint32_t>(cur_.size()),
+                                  static_cast<std::uint32_t>(*net_row)});
+  }
+
   std::string cur_;
+  std::vector<StatementRow> spans_;
   std::size_t rows_ = 0;
 };
 
@@ -188,7 +208,8 @@ class Planner {
           sql.append(bs[k]);
         }
         sql.push_back(')');
-        w_.deletes.push_back(Statement{std::string(name), std::move(sql), (ia - i) * (jb - j)});
+        w_.deletes.push_back(
+            Statement{std::string(name), std::move(sql), (ia - i) * (jb - j), {}});
       }
     }
   }
@@ -308,7 +329,8 @@ class Planner {
         append_key(sql, gs[k].bytes, enc_);
       }
       sql.push_back(')');
-      w_.deletes.push_back(Statement{std::string(schema::kEntityByQn.name), std::move(sql), j - i});
+      w_.deletes.push_back(
+          Statement{std::string(schema::kEntityByQn.name), std::move(sql), j - i, {}});
       i = j;
     }
   }
@@ -347,7 +369,8 @@ class Planner {
         }
         sql.push_back(')');
       }
-      w_.deletes.push_back(Statement{std::string(schema::kEntityByQn.name), std::move(sql), j - i});
+      w_.deletes.push_back(
+          Statement{std::string(schema::kEntityByQn.name), std::move(sql), j - i, {}});
       i = j;
     }
   }
@@ -368,7 +391,8 @@ class Planner {
     {
       Batcher b(w_.upserts, schema::kEntityByQn.name, upsert_head(schema::kEntityByQn), ",\n", "",
                 options_);
-      for (const ByQnRow& r : net.by_qn) {
+      for (std::size_t i = 0; i < net.by_qn.size(); ++i) {
+        const ByQnRow& r = net.by_qn[i];
         if (!r.upsert) continue;
         b.add([&](std::string& s) {
           s.push_back('(');
@@ -378,7 +402,7 @@ class Planner {
           s.append(", ");
           append_string_literal(s, r.type_name);
           s.push_back(')');
-        });
+        }, 1, i);
       }
       b.flush();
     }
@@ -387,7 +411,8 @@ class Planner {
     {
       Batcher b(w_.upserts, schema::kEntityClassifications.name,
                 upsert_head(schema::kEntityClassifications), ",\n", "", options_);
-      for (const TagRow& r : net.tags) {
+      for (std::size_t i = 0; i < net.tags.size(); ++i) {
+        const TagRow& r = net.tags[i];
         if (!r.upsert) continue;
         b.add([&](std::string& s) {
           s.push_back('(');
@@ -401,14 +426,15 @@ class Planner {
           s.append(", ");
           append_int(s, r.updated_ts);
           s.push_back(')');
-        });
+        }, 1, i);
       }
       b.flush();
     }
     {
       Batcher b(w_.upserts, schema::kEntityAudit.name, upsert_head(schema::kEntityAudit), ",\n", "",
                 options_);
-      for (const AuditRow& r : net.audit) {
+      for (std::size_t i = 0; i < net.audit.size(); ++i) {
+        const AuditRow& r = net.audit[i];
         b.add([&](std::string& s) {
           s.push_back('(');
           append_key(s, r.guid.bytes, enc_);
@@ -429,7 +455,7 @@ class Planner {
           s.append(", ");
           append_string_literal(s, r.detail_json);
           s.push_back(')');
-        });
+        }, 1, i);
       }
       b.flush();
     }
@@ -437,7 +463,8 @@ class Planner {
 
   void edge_upserts(const schema::Table& t, const std::vector<EdgeRow>& rows) {
     Batcher b(w_.upserts, t.name, upsert_head(t), ",\n", "", options_);
-    for (const EdgeRow& r : rows) {
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      const EdgeRow& r = rows[i];
       if (!r.upsert) continue;
       b.add([&](std::string& s) {
         s.push_back('(');
@@ -449,7 +476,7 @@ class Planner {
         s.append(", ");
         append_string_literal(s, r.b_type);
         s.push_back(')');
-      });
+      }, 1, i);
     }
     b.flush();
   }
@@ -512,7 +539,7 @@ class Planner {
             }
           }
           s.push_back(')');
-        });
+        }, 1, static_cast<std::size_t>(r - rows.data()));
       }
       b.flush();
     }
@@ -524,6 +551,33 @@ class Planner {
 };
 
 }  // namespace
+
+Statement Statement::part(std::size_t first, std::size_t last) const {
+  if (row_spans.empty() || first >= last || last > row_spans.size()) {
+    throw Error(ErrorCategory::kInternal,
+                fmt::format("Statement::part({}, {}) of a statement with {} row spans", first,
+                            last, row_spans.size()));
+  }
+  const std::string_view text(sql);
+  const std::string_view head = text.substr(0, row_spans.front().begin);
+  const std::string_view tail = text.substr(row_spans.back().end);
+  const std::string_view sep =
+      row_spans.size() > 1
+          ? text.substr(row_spans[0].end, row_spans[1].begin - row_spans[0].end)
+          : std::string_view();
+  Statement out{table, std::string(head), last - first, {}};
+  out.row_spans.reserve(last - first);
+  for (std::size_t i = first; i < last; ++i) {
+    if (i > first) out.sql.append(sep);
+    const StatementRow& r = row_spans[i];
+    const auto begin = static_cast<std::uint32_t>(out.sql.size());
+    out.sql.append(text.substr(r.begin, r.end - r.begin));
+    out.row_spans.push_back(
+        StatementRow{begin, static_cast<std::uint32_t>(out.sql.size()), r.net_row});
+  }
+  out.sql.append(tail);
+  return out;
+}
 
 CompiledWindow plan_window(NetWindow& net, const CompileOptions& options) {
   CompiledWindow window;

@@ -42,10 +42,11 @@ void PrintExecutor::format_window(const CompiledWindow& w, std::string& out) {
   phase(2, "upserts", w.upserts);
 }
 
-void PrintExecutor::run_window(const CompiledWindow& window) {
+WindowRun PrintExecutor::run_window(const CompiledWindow& window) {
   buffer_.clear();
   format_window(window, buffer_);
-  write(buffer_);
+  write(buffer_);  // one write per window: a stopped run never ends mid-statement
+  return {};
 }
 
 void PrintExecutor::finish() {
