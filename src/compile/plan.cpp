@@ -208,8 +208,7 @@ class Planner {
           sql.append(bs[k]);
         }
         sql.push_back(')');
-        w_.deletes.push_back(
-            Statement{std::string(name), std::move(sql), (ia - i) * (jb - j), {}});
+        w_.deletes.push_back(Statement{std::string(name), std::move(sql), (ia - i) * (jb - j), {}});
       }
     }
   }
@@ -394,15 +393,17 @@ class Planner {
       for (std::size_t i = 0; i < net.by_qn.size(); ++i) {
         const ByQnRow& r = net.by_qn[i];
         if (!r.upsert) continue;
-        b.add([&](std::string& s) {
-          s.push_back('(');
-          append_key(s, r.digest, enc_);
-          s.append(", ");
-          append_key(s, r.guid.bytes, enc_);
-          s.append(", ");
-          append_string_literal(s, r.type_name);
-          s.push_back(')');
-        }, 1, i);
+        b.add(
+            [&](std::string& s) {
+              s.push_back('(');
+              append_key(s, r.digest, enc_);
+              s.append(", ");
+              append_key(s, r.guid.bytes, enc_);
+              s.append(", ");
+              append_string_literal(s, r.type_name);
+              s.push_back(')');
+            },
+            1, i);
       }
       b.flush();
     }
@@ -414,19 +415,21 @@ class Planner {
       for (std::size_t i = 0; i < net.tags.size(); ++i) {
         const TagRow& r = net.tags[i];
         if (!r.upsert) continue;
-        b.add([&](std::string& s) {
-          s.push_back('(');
-          append_string_literal(s, r.tag_name);
-          s.append(", ");
-          append_key(s, r.guid.bytes, enc_);
-          s.append(r.propagated ? ", TRUE, " : ", FALSE, ");
-          append_key(s, r.source_guid.bytes, enc_);
-          s.append(", ");
-          append_string_literal(s, r.attrs_json);
-          s.append(", ");
-          append_int(s, r.updated_ts);
-          s.push_back(')');
-        }, 1, i);
+        b.add(
+            [&](std::string& s) {
+              s.push_back('(');
+              append_string_literal(s, r.tag_name);
+              s.append(", ");
+              append_key(s, r.guid.bytes, enc_);
+              s.append(r.propagated ? ", TRUE, " : ", FALSE, ");
+              append_key(s, r.source_guid.bytes, enc_);
+              s.append(", ");
+              append_string_literal(s, r.attrs_json);
+              s.append(", ");
+              append_int(s, r.updated_ts);
+              s.push_back(')');
+            },
+            1, i);
       }
       b.flush();
     }
@@ -435,27 +438,29 @@ class Planner {
                 options_);
       for (std::size_t i = 0; i < net.audit.size(); ++i) {
         const AuditRow& r = net.audit[i];
-        b.add([&](std::string& s) {
-          s.push_back('(');
-          append_key(s, r.guid.bytes, enc_);
-          s.append(", ");
-          append_int(s, r.event_ts);
-          s.append(", ");
-          append_int(s, r.seq);
-          s.append(", ");
-          append_string_literal(s, to_string(r.op));
-          s.append(", ");
-          append_string_literal(s, r.type_name);
-          s.append(", ");
-          if (r.qualified_name) {
-            append_string_literal(s, *r.qualified_name);
-          } else {
-            s.append("NULL");
-          }
-          s.append(", ");
-          append_string_literal(s, r.detail_json);
-          s.push_back(')');
-        }, 1, i);
+        b.add(
+            [&](std::string& s) {
+              s.push_back('(');
+              append_key(s, r.guid.bytes, enc_);
+              s.append(", ");
+              append_int(s, r.event_ts);
+              s.append(", ");
+              append_int(s, r.seq);
+              s.append(", ");
+              append_string_literal(s, to_string(r.op));
+              s.append(", ");
+              append_string_literal(s, r.type_name);
+              s.append(", ");
+              if (r.qualified_name) {
+                append_string_literal(s, *r.qualified_name);
+              } else {
+                s.append("NULL");
+              }
+              s.append(", ");
+              append_string_literal(s, r.detail_json);
+              s.push_back(')');
+            },
+            1, i);
       }
       b.flush();
     }
@@ -466,17 +471,19 @@ class Planner {
     for (std::size_t i = 0; i < rows.size(); ++i) {
       const EdgeRow& r = rows[i];
       if (!r.upsert) continue;
-      b.add([&](std::string& s) {
-        s.push_back('(');
-        append_key(s, r.a.bytes, enc_);
-        s.append(", ");
-        append_string_literal(s, r.elabel);
-        s.append(", ");
-        append_key(s, r.b.bytes, enc_);
-        s.append(", ");
-        append_string_literal(s, r.b_type);
-        s.push_back(')');
-      }, 1, i);
+      b.add(
+          [&](std::string& s) {
+            s.push_back('(');
+            append_key(s, r.a.bytes, enc_);
+            s.append(", ");
+            append_string_literal(s, r.elabel);
+            s.append(", ");
+            append_key(s, r.b.bytes, enc_);
+            s.append(", ");
+            append_string_literal(s, r.b_type);
+            s.push_back(')');
+          },
+          1, i);
     }
     b.flush();
   }
@@ -501,45 +508,47 @@ class Planner {
       head.append(") VALUES\n");
       Batcher b(w_.upserts, t.name, head, ",\n", "", options_);
       for (const FlatRow* r : group) {
-        b.add([&](std::string& s) {
-          s.push_back('(');
-          append_key(s, r->guid.bytes, enc_);
-          for (std::size_t c = 1; c < t.columns.size(); ++c) {
-            const unsigned bit = 1u << (c - 1);
-            if (!(mask & bit)) continue;
-            s.append(", ");
-            if (!(r->mask & bit)) {
-              s.append("NULL");
-              continue;
-            }
-            switch (c) {
-              case schema::kFlatTypeName:
-                append_string_literal(s, r->type_name);
-                break;
-              case schema::kFlatQualifiedName:
-                append_string_literal(s, r->qualified_name);
-                break;
-              case schema::kFlatName:
-                append_string_literal(s, r->name);
-                break;
-              case schema::kFlatState:
-                append_string_literal(s, r->state_deleted ? "DELETED" : "ACTIVE");
-                break;
-              case schema::kFlatCreatedTs:
-                append_int(s, r->created_ts);
-                break;
-              case schema::kFlatUpdatedTs:
-                append_int(s, r->updated_ts);
-                break;
-              case schema::kFlatPropsJson:
-                append_string_literal(s, r->props_json);
-                break;
-              default:
-                break;
-            }
-          }
-          s.push_back(')');
-        }, 1, static_cast<std::size_t>(r - rows.data()));
+        b.add(
+            [&](std::string& s) {
+              s.push_back('(');
+              append_key(s, r->guid.bytes, enc_);
+              for (std::size_t c = 1; c < t.columns.size(); ++c) {
+                const unsigned bit = 1u << (c - 1);
+                if (!(mask & bit)) continue;
+                s.append(", ");
+                if (!(r->mask & bit)) {
+                  s.append("NULL");
+                  continue;
+                }
+                switch (c) {
+                  case schema::kFlatTypeName:
+                    append_string_literal(s, r->type_name);
+                    break;
+                  case schema::kFlatQualifiedName:
+                    append_string_literal(s, r->qualified_name);
+                    break;
+                  case schema::kFlatName:
+                    append_string_literal(s, r->name);
+                    break;
+                  case schema::kFlatState:
+                    append_string_literal(s, r->state_deleted ? "DELETED" : "ACTIVE");
+                    break;
+                  case schema::kFlatCreatedTs:
+                    append_int(s, r->created_ts);
+                    break;
+                  case schema::kFlatUpdatedTs:
+                    append_int(s, r->updated_ts);
+                    break;
+                  case schema::kFlatPropsJson:
+                    append_string_literal(s, r->props_json);
+                    break;
+                  default:
+                    break;
+                }
+              }
+              s.push_back(')');
+            },
+            1, static_cast<std::size_t>(r - rows.data()));
       }
       b.flush();
     }
@@ -555,16 +564,15 @@ class Planner {
 Statement Statement::part(std::size_t first, std::size_t last) const {
   if (row_spans.empty() || first >= last || last > row_spans.size()) {
     throw Error(ErrorCategory::kInternal,
-                fmt::format("Statement::part({}, {}) of a statement with {} row spans", first,
-                            last, row_spans.size()));
+                fmt::format("Statement::part({}, {}) of a statement with {} row spans", first, last,
+                            row_spans.size()));
   }
   const std::string_view text(sql);
   const std::string_view head = text.substr(0, row_spans.front().begin);
   const std::string_view tail = text.substr(row_spans.back().end);
   const std::string_view sep =
-      row_spans.size() > 1
-          ? text.substr(row_spans[0].end, row_spans[1].begin - row_spans[0].end)
-          : std::string_view();
+      row_spans.size() > 1 ? text.substr(row_spans[0].end, row_spans[1].begin - row_spans[0].end)
+                           : std::string_view();
   Statement out{table, std::string(head), last - first, {}};
   out.row_spans.reserve(last - first);
   for (std::size_t i = first; i < last; ++i) {

@@ -148,12 +148,13 @@ std::string row_errors_message(const NetWindow& net, const CompiledWindow& windo
       n += r->row_errors;
       deletes = deletes || r->phase == "delete";
     }
-    fmt::format_to(std::back_inserter(out), "\n  {}: {} row error{} in this window ({}",
-                   table, n, n == 1 ? "" : "s",
+    fmt::format_to(std::back_inserter(out), "\n  {}: {} row error{} in this window ({}", table, n,
+                   n == 1 ? "" : "s",
                    statement_where(window, reports.front()->phase, reports.front()->position,
                                    *reports.front()->statement)
                        .substr(window_where(window).size() + 2));
-    if (reports.size() > 1) fmt::format_to(std::back_inserter(out), " and {} more", reports.size() - 1);
+    if (reports.size() > 1)
+      fmt::format_to(std::back_inserter(out), " and {} more", reports.size() - 1);
     out += ").";
     if (table == schema::kEntityAudit.name) {
       std::set<int> years;

@@ -33,9 +33,9 @@ struct TableCounts {
 };
 
 struct SqlWriteStats {
-  std::uint64_t windows = 0;     // windows the executor fully ran
+  std::uint64_t windows = 0;       // windows the executor fully ran
   std::uint64_t rows_refused = 0;  // rows the server refused, set aside in the reject file
-  std::uint64_t statements = 0;  // of those windows
+  std::uint64_t statements = 0;    // of those windows
   std::uint64_t sql_bytes = 0;
   std::map<std::string, TableCounts> tables;  // by table name, sorted
 };

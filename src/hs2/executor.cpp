@@ -67,15 +67,56 @@ WindowRun Hs2Executor::run_window(const CompiledWindow& window) {
   std::vector<RowErrorReport> row_errors;
   run_phase(window, window.deletes, "delete", run.refused, row_errors);
   run_phase(window, window.upserts, "upsert", run.refused, row_errors);
-  std::lock_guard lock(mu_);
+  std::unique_lock lock(mu_);
   if (stats_.row_errors > max_row_errors_) {
+    const std::int64_t total = stats_.row_errors;
+    const auto by_table = stats_.row_errors_by_table;
+    lock.unlock();
     throw TooManyRowErrors(
         fmt::format("window {}: {} row errors over the run, more than --max-row-errors {}",
-                    window.index, stats_.row_errors, max_row_errors_),
-        std::move(row_errors), stats_.row_errors_by_table, max_row_errors_);
+                    window.index, total, max_row_errors_),
+        pin_row_errors(row_errors), by_table, max_row_errors_);
   }
   ++stats_.windows;
   return run;
+}
+
+std::vector<RowErrorReport> Hs2Executor::pin_row_errors(
+    const std::vector<RowErrorReport>& reports) {
+  constexpr int kBudget = 64;  // extra statements at most: this only serves the error message
+  int budget = kBudget;
+  std::vector<RowErrorReport> out;
+  // Rows [first, last) of `r` reported `errors` row errors: narrow them down by halves.
+  std::function<void(const RowErrorReport&, std::size_t, std::size_t, std::int64_t)> narrow =
+      [&](const RowErrorReport& r, std::size_t first, std::size_t last, std::int64_t errors) {
+        if (errors <= 0) return;
+        if (errors >= static_cast<std::int64_t>(last - first) || last - first == 1 || budget <= 0) {
+          out.push_back(RowErrorReport{r.statement, r.phase, r.position, first, last, errors});
+          return;
+        }
+        const std::size_t middle = first + (last - first) / 2;
+        budget -= 2;
+        const auto run = [&](std::size_t a, std::size_t b) {
+          const Statement part = r.statement->part(a, b);
+          return retry_
+              .run(
+                  *sessions_[0], [&](SqlSession& s) { return s.execute(part.sql); },
+                  [](const RetryFailure&) {})
+              .row_errors;
+        };
+        const std::int64_t low = run(first, middle);
+        narrow(r, first, middle, low);
+        narrow(r, middle, last, run(middle, last));
+      };
+  for (const RowErrorReport& r : reports) {
+    try {
+      if (r.statement->row_spans.empty()) throw Error(ErrorCategory::kInternal, "not splittable");
+      narrow(r, r.first_row, r.last_row, r.row_errors);
+    } catch (const Error&) {
+      out.push_back(r);  // as reported: the message says less, but nothing wrong
+    }
+  }
+  return out;
 }
 
 void Hs2Executor::run_phase(const CompiledWindow& window, const std::vector<Statement>& statements,
@@ -120,9 +161,9 @@ void Hs2Executor::run_phase(const CompiledWindow& window, const std::vector<Stat
   });
   row_errors.insert(row_errors.end(), phase.row_errors.begin(), phase.row_errors.end());
   if (!phase.refused.empty() && !set_aside_) {
-    throw RowsRefused(fmt::format("window {}: the server refused {} rows", window.index,
-                                  phase.refused.size()),
-                      std::move(phase.refused));
+    throw RowsRefused(
+        fmt::format("window {}: the server refused {} rows", window.index, phase.refused.size()),
+        std::move(phase.refused));
   }
   refused.insert(refused.end(), std::make_move_iterator(phase.refused.begin()),
                  std::make_move_iterator(phase.refused.end()));
@@ -177,10 +218,10 @@ void Hs2Executor::run_part(SqlSession& session, Phase& phase, std::size_t index,
   const Hs2DmlResult r = retry_.run(
       session, [&](SqlSession& s) { return s.execute(statement.sql); },
       [&](const RetryFailure& f) {
-        std::string where = fmt::format(
-            "window {} (events {}-{}), {} phase, statement {} of {} (table {})", window.index,
-            window.first_event, window.last_event, phase.name, position, phase.statements.size(),
-            statement.table);
+        std::string where =
+            fmt::format("window {} (events {}-{}), {} phase, statement {} of {} (table {})",
+                        window.index, window.first_event, window.last_event, phase.name, position,
+                        phase.statements.size(), statement.table);
         if (is_part) where += fmt::format(", rows {}-{} of {}", first + 1, last, whole.rows);
         const std::string message = f.exhausted ? fmt::format("{}: giving up after {} retries: {}",
                                                               where, f.retries, f.error.what())
@@ -206,8 +247,8 @@ void Hs2Executor::run_part(SqlSession& session, Phase& phase, std::size_t index,
   stats_.rows_by_table[statement.table] += r.rows_modified;
   if (r.row_errors > 0) stats_.row_errors_by_table[statement.table] += r.row_errors;
   if (on_statement_) {
-    on_statement_(StatementDone{window, statement, phase.name, position, phase.statements.size(),
-                                r});
+    on_statement_(
+        StatementDone{window, statement, phase.name, position, phase.statements.size(), r});
   }
 }
 

@@ -16,7 +16,9 @@
 //
 // Row errors (rows the server skipped and counted, Hs2DmlResult::row_errors) are counted per
 // table; once the run's total passes --max-row-errors (default 0), run_window throws
-// TooManyRowErrors at the end of the window, which therefore is not checkpointed.
+// TooManyRowErrors at the end of the window, which therefore is not checkpointed. Before that it
+// narrows each statement's row errors down to the rows concerned by re-running halves (at most
+// 64 extra statements), so the message can name the exact event_ts of entity_audit rows.
 //
 // A stop request (util/stop.h) cancels the statements running on the server and throws
 // StopError.
@@ -48,12 +50,12 @@
 #include <vector>
 
 #include "atlas2kudu/executor.h"
-#include "util/stop.h"
 #include "hs2/clock.h"
 #include "hs2/error.h"
 #include "hs2/options.h"
 #include "hs2/retry.h"
 #include "hs2/session.h"
+#include "util/stop.h"
 
 namespace atlas2kudu {
 
@@ -68,7 +70,7 @@ struct Hs2RunStats {
   std::int64_t row_errors = 0;     // Kudu row errors: rows the server skipped and counted
   std::map<std::string, std::int64_t> rows_by_table;
   std::map<std::string, std::int64_t> row_errors_by_table;
-  std::uint64_t rows_refused = 0;     // rows isolated as refused (set aside or stopping the run)
+  std::uint64_t rows_refused = 0;      // rows isolated as refused (set aside or stopping the run)
   std::uint64_t split_statements = 0;  // parts of statements run to isolate refused rows
 };
 
@@ -135,6 +137,9 @@ class Hs2Executor : public Executor {
   // Runs `statement` (the phase's statement `index`, or rows [first, last) of it) with retries.
   void run_part(SqlSession& session, Phase& phase, std::size_t index, const Statement& statement,
                 std::size_t first, std::size_t last);
+  // Narrows the rows of each report down to those with row errors, by running halves (UPSERTs
+  // are idempotent) within a small budget of statements, for the message of TooManyRowErrors.
+  std::vector<RowErrorReport> pin_row_errors(const std::vector<RowErrorReport>& reports);
   // Rows [first, last) of statement `index` failed together with `reason`: finds the rows that
   // fail alone, running the others.
   void isolate(SqlSession& session, Phase& phase, std::size_t index, std::size_t first,

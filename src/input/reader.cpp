@@ -1,8 +1,7 @@
 #include "atlas2kudu/reader.h"
 
-#include <fmt/core.h>
-
 #include <fcntl.h>
+#include <fmt/core.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -53,11 +52,12 @@ std::FILE* open_reject_file(const std::string& path, bool append) {
   if (::lstat(path.c_str(), &before) == 0 && !S_ISREG(before.st_mode)) {
     throw fail("not a regular file; refusing to write to it");
   }
-  const int fd = ::open(path.c_str(),
-                        O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK |
-                            (append ? O_APPEND : O_TRUNC),
-                        0600);
-  if (fd < 0) throw fail(errno == ELOOP ? "a symbolic link; refusing to follow it" : std::strerror(errno));
+  const int fd = ::open(
+      path.c_str(),
+      O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | (append ? O_APPEND : O_TRUNC),
+      0600);
+  if (fd < 0)
+    throw fail(errno == ELOOP ? "a symbolic link; refusing to follow it" : std::strerror(errno));
   struct stat st {};
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     ::close(fd);

@@ -56,7 +56,8 @@ TEST_CASE("hs2 kit: executor applies windows to the Kudu store model, sessions 1
     w2.deletes = {{"entity_flat",
                    "DELETE FROM `atlas`.`entity_flat` WHERE `guid` IN ('" + kG2 + "', '" +
                        std::string(32, 'a') + "')",
-                   2, {}}};
+                   2,
+                   {}}};
     w2.upserts = {{"entity_flat", upsert(kG2, "two again"), 1, {}}};
     ex.run_window(w1);
     ex.run_window(w2);
@@ -144,7 +145,8 @@ TEST_CASE("hs2 kit: the standalone hs2_test_server binary serves SASL and logs s
     ex.start("");
     CompiledWindow w;
     w.index = 1;
-    w.upserts = {{"entity_flat", upsert(kG1, "a"), 1, {}}, {"entity_flat", upsert(kG2, "b"), 1, {}}};
+    w.upserts = {{"entity_flat", upsert(kG1, "a"), 1, {}},
+                 {"entity_flat", upsert(kG2, "b"), 1, {}}};
     ex.run_window(w);
     ex.finish();
     CHECK(ex.stats().retries == 1);  // statement 2 dropped once
