@@ -2,6 +2,8 @@
 
 #include <vector>
 
+#include "util/stop.h"
+
 namespace atlas2kudu {
 
 void run_pipeline(Reader& reader, Compiler& compiler, PriorState& prior, WindowWriter& writer,
@@ -21,7 +23,9 @@ void run_pipeline(Reader& reader, Compiler& compiler, PriorState& prior, WindowW
         break;
       }
       if (progress) progress->tick(reader.stats().records, reader.stats().events);
+      throw_if_stopped();  // nothing of this window has run yet
     }
+    throw_if_stopped();
     if (window.empty()) break;
     NetWindow net = fold_window(compiler, prior, window);
     writer.write(net);

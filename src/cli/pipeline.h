@@ -11,7 +11,9 @@
 //   run_pipeline(reader, compiler, prior, writer);   // throws Error (TooManyRejects, ...)
 //
 // A window is handed to the writer only once all its events were read: when a bad record stops
-// the run (TooManyRejects), nothing of the window it fell in has been executed.
+// the run (TooManyRejects), nothing of the window it fell in has been executed. A stop request
+// (util/stop.h: SIGINT, SIGTERM, --deadline) is obeyed after each record read, with StopError:
+// the windows handed over before are complete, the one being read has not started.
 #pragma once
 
 #include <functional>
