@@ -195,7 +195,7 @@ int run_compile(CompileCommand& c) {
   RunReport report = report_of("compile", outcome);
   report.read = &reader.stats();
   report.write = &writer.stats();
-  if (!c.quiet) print_compile_summary(stderr, report);
+  if (!c.quiet) print_compile_summary(stderr, report, !c.output.empty() && c.output != "-");
   if (!c.in.stats_file.empty()) write_text_file(c.in.stats_file, stats_json(report));
   return outcome.status;
 }

@@ -99,7 +99,7 @@ std::string stats_json(const RunReport& r) {
   return out;
 }
 
-void print_compile_summary(std::FILE* out, const RunReport& r) {
+void print_compile_summary(std::FILE* out, const RunReport& r, bool to_file) {
   const SqlWriteStats& run = *r.write;
   const ReadStats& read = *r.read;
   fmt::print(out,
@@ -107,10 +107,13 @@ void print_compile_summary(std::FILE* out, const RunReport& r) {
              "statement{}, {:.1f} KiB of SQL{}\n",
              read.events, read.records, read.rejected, run.windows, run.windows == 1 ? "" : "s",
              run.statements, run.statements == 1 ? "" : "s", run.sql_bytes / 1024.0,
-             r.completed ? ""
-             : r.stopped_by != StopReason::kNone
-                 ? fmt::format("; stopped by {}, no output written", to_string(r.stopped_by))
-                 : std::string("; stopped, no output written"));
+             r.completed
+                 ? std::string()
+                 : fmt::format("; stopped{}, {}",
+                               r.stopped_by != StopReason::kNone
+                                   ? " by " + std::string(to_string(r.stopped_by))
+                                   : std::string(),
+                               to_file ? "no output written" : "the windows printed are complete"));
 }
 
 void print_apply_summary(std::FILE* out, const RunReport& r, const std::string& checkpoint_path) {
@@ -139,9 +142,12 @@ void print_apply_summary(std::FILE* out, const RunReport& r, const std::string& 
   }
   if (!r.completed && !checkpoint_path.empty()) {
     fmt::print(out,
-               "atlas2kudu apply: {} records the {} window{} applied by this run (and everything "
-               "earlier runs applied); running the same command again continues after them\n",
-               checkpoint_path, hs2.windows, hs2.windows == 1 ? "" : "s");
+               "atlas2kudu apply: {} records {} and what earlier runs applied; the same command "
+               "run again continues from there\n",
+               checkpoint_path,
+               hs2.windows == 0 ? std::string("no window of this run")
+                                : fmt::format("the {} window{} this run applied", hs2.windows,
+                                              hs2.windows == 1 ? "" : "s"));
   }
 }
 

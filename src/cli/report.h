@@ -46,8 +46,9 @@ std::string stats_json(const RunReport& report);
 // `check`'s table of counts per operation and per rejection reason.
 void print_read_summary(std::FILE* out, const ReadStats& stats);
 
-// `compile`'s summary line.
-void print_compile_summary(std::FILE* out, const RunReport& report);
+// `compile`'s summary line; `to_file`: -o (a run that did not complete leaves no output), else
+// stdout (it ends after the last complete window).
+void print_compile_summary(std::FILE* out, const RunReport& report, bool to_file);
 
 // `apply`'s summary: the totals, one line per table, and for a run that did not complete, what
 // the checkpoint (`checkpoint_path`, empty: none) holds.
