@@ -197,6 +197,7 @@ CheckpointLock::~CheckpointLock() {
 namespace atlas2kudu {
 
 CheckpointFile::CheckpointFile(std::string path, Reader& reader) : path_(std::move(path)) {
+  require_regular_or_absent(path_);  // before anything is applied: it will be replaced
   previous_ = load_checkpoint(path_);
   checkpoint_ = previous_;
   checkpoint_.runs = previous_.runs + 1;  // this run's number, recorded when it saves

@@ -229,6 +229,12 @@ std::shared_ptr<const Hs2Credentials> resolve_hs2_credentials(const Hs2Settings&
     if (c->jwt.empty())
       throw Hs2Error(Hs2ErrorKind::kAuth, "-j/--jwt: no token (use --jwt_cmd or $ATLAS2KUDU_JWT)");
   }
+  // Secret variables this run does not use are wiped too: no child may inherit them.
+  std::string unused;
+  for (const char* name : {"ATLAS2KUDU_LDAP_PASSWORD", "ATLAS2KUDU_JWT"}) {
+    take_secret_variable(unused, name);
+    wipe_secret(unused);
+  }
   return c;
 }
 

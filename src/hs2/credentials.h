@@ -51,7 +51,8 @@ void keep_secrets_out_of_core_dumps();
 //   newline removed), else $ATLAS2KUDU_LDAP_PASSWORD, else a no-echo prompt on /dev/tty.
 //   JWT: --jwt_cmd (same rules, trailing CR/LF removed), else $ATLAS2KUDU_JWT.
 // A secret taken from the environment is overwritten there and the variable removed, so the
-// credentials object holds the process's one copy. Neither -l nor -j: empty credentials. Throws
+// credentials object holds the process's one copy; the secret variables the run does not use are
+// wiped and removed as well. Neither -l nor -j: empty credentials. Throws
 // Hs2Error(kAuth) if a secret is needed and cannot be obtained (StopError if the run is stopped
 // while a helper runs); the message never contains the secret or the command's output.
 std::shared_ptr<const Hs2Credentials> resolve_hs2_credentials(const Hs2Settings& settings);

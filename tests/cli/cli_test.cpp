@@ -10,6 +10,7 @@
 #include <string>
 
 #include "binary_test_util.h"
+#include "cli/commands.h"
 #include "hs2_test_util.h"
 #include "test_support.h"
 
@@ -380,6 +381,21 @@ TEST_CASE(
     CHECK(r.err.find("malformed checkpoint") != std::string::npos);
   }
   std::remove(ckpt.c_str());
+}
+
+TEST_CASE("--deadline durations: seconds, minutes, hours") {
+  using atlas2kudu::parse_duration;
+  CHECK(parse_duration("90") == std::chrono::seconds(90));
+  CHECK(parse_duration("90s") == std::chrono::seconds(90));
+  CHECK(parse_duration("45m") == std::chrono::minutes(45));
+  CHECK(parse_duration("2h") == std::chrono::hours(2));
+  CHECK(parse_duration("1h30m") == std::chrono::minutes(90));
+  CHECK(parse_duration("1h30m15s") == std::chrono::seconds(5415));
+  CHECK_FALSE(parse_duration(""));
+  CHECK_FALSE(parse_duration("m"));
+  CHECK_FALSE(parse_duration("5x"));
+  CHECK_FALSE(parse_duration("5s3m"));
+  CHECK_FALSE(parse_duration("-5"));
 }
 
 TEST_SUITE_END();
