@@ -326,7 +326,20 @@ TEST_CASE(
   CHECK(contains(lines, "\"line\":4,"));
   CHECK(contains(lines, "\"code\":\"server-refused\""));
   CHECK(mode_of(rejects) == 0600);
-  for (const auto& f : {input, rejects}) std::remove(f.c_str());
+
+  // With --checkpoint the reject file is appended to: a resumed (here: finished) run keeps the
+  // lines of the records it skips.
+  std::remove(rejects.c_str());
+  const std::string ckpt = tmp_path(".ckpt");
+  std::remove(ckpt.c_str());
+  const std::string resumable = "apply --prior none --max-rejects 1 --reject-file " + rejects +
+                                " --checkpoint " + ckpt + " -i " + server.address() + " " + input;
+  CHECK(run(resumable).status == 0);
+  const std::string first_run = slurp(rejects);
+  CHECK(contains(first_run, "\"line\":4,"));
+  CHECK(run(resumable).status == 0);  // everything skipped: nothing refused, nothing truncated
+  CHECK(slurp(rejects) == first_run);
+  for (const auto& f : {input, rejects, ckpt, ckpt + ".lock"}) std::remove(f.c_str());
 }
 
 TEST_CASE("protocol mismatches are named with the flag to try; TLS failures exit 5") {
