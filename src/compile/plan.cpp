@@ -32,8 +32,14 @@ class Batcher {
         max_bytes_(options.batch_bytes) {}
   ~Batcher() = default;
 
-  // Appends one item whose text is produced by `write(std::string&)`; `net_row` is the index of
-  // the row it writes (UPSERTs only).
+  // Appends one UPSERT row whose text is produced by `write(std::string&)`; `net_row` is the index
+  // of the row in the window's vector (recorded in the statement's row_spans).
+  template <typename Write>
+  void add_row(std::size_t net_row, Write&& write) {
+    add(std::forward<Write>(write), 1, net_row);
+  }
+
+  // Appends one item whose text is produced by `write(std::string&)`.
   template <typename Write>
   void add(Write&& write, std::size_t rows = 1, std::optional<std::size_t> net_row = {}) {
     if (rows_ == 0) {
@@ -74,10 +80,7 @@ class Batcher {
   }
 
  private:
-  std::vector<Statement>& out_;
-  std::string_view table_;
-  std::string head_, sep_, tail_;
-  std::size_t max_rows_, max_bytes_;
+  // Records the row just appended (from `begin` to the end of cur_), for an UPSERT.
   void span(std::size_t begin, std::optional<std::size_t> net_row) {
     if (!net_row) return;
     spans_.push_back(StatementRow{static_cast<std::uint32_t>(begin),
@@ -85,6 +88,10 @@ class Batcher {
                                   static_cast<std::uint32_t>(*net_row)});
   }
 
+  std::vector<Statement>& out_;
+  std::string_view table_;
+  std::string head_, sep_, tail_;
+  std::size_t max_rows_, max_bytes_;
   std::string cur_;
   std::vector<StatementRow> spans_;
   std::size_t rows_ = 0;
@@ -393,17 +400,15 @@ class Planner {
       for (std::size_t i = 0; i < net.by_qn.size(); ++i) {
         const ByQnRow& r = net.by_qn[i];
         if (!r.upsert) continue;
-        b.add(
-            [&](std::string& s) {
-              s.push_back('(');
-              append_key(s, r.digest, enc_);
-              s.append(", ");
-              append_key(s, r.guid.bytes, enc_);
-              s.append(", ");
-              append_string_literal(s, r.type_name);
-              s.push_back(')');
-            },
-            1, i);
+        b.add_row(i, [&](std::string& s) {
+          s.push_back('(');
+          append_key(s, r.digest, enc_);
+          s.append(", ");
+          append_key(s, r.guid.bytes, enc_);
+          s.append(", ");
+          append_string_literal(s, r.type_name);
+          s.push_back(')');
+        });
       }
       b.flush();
     }
@@ -415,21 +420,19 @@ class Planner {
       for (std::size_t i = 0; i < net.tags.size(); ++i) {
         const TagRow& r = net.tags[i];
         if (!r.upsert) continue;
-        b.add(
-            [&](std::string& s) {
-              s.push_back('(');
-              append_string_literal(s, r.tag_name);
-              s.append(", ");
-              append_key(s, r.guid.bytes, enc_);
-              s.append(r.propagated ? ", TRUE, " : ", FALSE, ");
-              append_key(s, r.source_guid.bytes, enc_);
-              s.append(", ");
-              append_string_literal(s, r.attrs_json);
-              s.append(", ");
-              append_int(s, r.updated_ts);
-              s.push_back(')');
-            },
-            1, i);
+        b.add_row(i, [&](std::string& s) {
+          s.push_back('(');
+          append_string_literal(s, r.tag_name);
+          s.append(", ");
+          append_key(s, r.guid.bytes, enc_);
+          s.append(r.propagated ? ", TRUE, " : ", FALSE, ");
+          append_key(s, r.source_guid.bytes, enc_);
+          s.append(", ");
+          append_string_literal(s, r.attrs_json);
+          s.append(", ");
+          append_int(s, r.updated_ts);
+          s.push_back(')');
+        });
       }
       b.flush();
     }
@@ -438,29 +441,27 @@ class Planner {
                 options_);
       for (std::size_t i = 0; i < net.audit.size(); ++i) {
         const AuditRow& r = net.audit[i];
-        b.add(
-            [&](std::string& s) {
-              s.push_back('(');
-              append_key(s, r.guid.bytes, enc_);
-              s.append(", ");
-              append_int(s, r.event_ts);
-              s.append(", ");
-              append_int(s, r.seq);
-              s.append(", ");
-              append_string_literal(s, to_string(r.op));
-              s.append(", ");
-              append_string_literal(s, r.type_name);
-              s.append(", ");
-              if (r.qualified_name) {
-                append_string_literal(s, *r.qualified_name);
-              } else {
-                s.append("NULL");
-              }
-              s.append(", ");
-              append_string_literal(s, r.detail_json);
-              s.push_back(')');
-            },
-            1, i);
+        b.add_row(i, [&](std::string& s) {
+          s.push_back('(');
+          append_key(s, r.guid.bytes, enc_);
+          s.append(", ");
+          append_int(s, r.event_ts);
+          s.append(", ");
+          append_int(s, r.seq);
+          s.append(", ");
+          append_string_literal(s, to_string(r.op));
+          s.append(", ");
+          append_string_literal(s, r.type_name);
+          s.append(", ");
+          if (r.qualified_name) {
+            append_string_literal(s, *r.qualified_name);
+          } else {
+            s.append("NULL");
+          }
+          s.append(", ");
+          append_string_literal(s, r.detail_json);
+          s.push_back(')');
+        });
       }
       b.flush();
     }
@@ -471,19 +472,17 @@ class Planner {
     for (std::size_t i = 0; i < rows.size(); ++i) {
       const EdgeRow& r = rows[i];
       if (!r.upsert) continue;
-      b.add(
-          [&](std::string& s) {
-            s.push_back('(');
-            append_key(s, r.a.bytes, enc_);
-            s.append(", ");
-            append_string_literal(s, r.elabel);
-            s.append(", ");
-            append_key(s, r.b.bytes, enc_);
-            s.append(", ");
-            append_string_literal(s, r.b_type);
-            s.push_back(')');
-          },
-          1, i);
+      b.add_row(i, [&](std::string& s) {
+        s.push_back('(');
+        append_key(s, r.a.bytes, enc_);
+        s.append(", ");
+        append_string_literal(s, r.elabel);
+        s.append(", ");
+        append_key(s, r.b.bytes, enc_);
+        s.append(", ");
+        append_string_literal(s, r.b_type);
+        s.push_back(')');
+      });
     }
     b.flush();
   }
@@ -508,47 +507,45 @@ class Planner {
       head.append(") VALUES\n");
       Batcher b(w_.upserts, t.name, head, ",\n", "", options_);
       for (const FlatRow* r : group) {
-        b.add(
-            [&](std::string& s) {
-              s.push_back('(');
-              append_key(s, r->guid.bytes, enc_);
-              for (std::size_t c = 1; c < t.columns.size(); ++c) {
-                const unsigned bit = 1u << (c - 1);
-                if (!(mask & bit)) continue;
-                s.append(", ");
-                if (!(r->mask & bit)) {
-                  s.append("NULL");
-                  continue;
-                }
-                switch (c) {
-                  case schema::kFlatTypeName:
-                    append_string_literal(s, r->type_name);
-                    break;
-                  case schema::kFlatQualifiedName:
-                    append_string_literal(s, r->qualified_name);
-                    break;
-                  case schema::kFlatName:
-                    append_string_literal(s, r->name);
-                    break;
-                  case schema::kFlatState:
-                    append_string_literal(s, r->state_deleted ? "DELETED" : "ACTIVE");
-                    break;
-                  case schema::kFlatCreatedTs:
-                    append_int(s, r->created_ts);
-                    break;
-                  case schema::kFlatUpdatedTs:
-                    append_int(s, r->updated_ts);
-                    break;
-                  case schema::kFlatPropsJson:
-                    append_string_literal(s, r->props_json);
-                    break;
-                  default:
-                    break;
-                }
-              }
-              s.push_back(')');
-            },
-            1, static_cast<std::size_t>(r - rows.data()));
+        b.add_row(static_cast<std::size_t>(r - rows.data()), [&](std::string& s) {
+          s.push_back('(');
+          append_key(s, r->guid.bytes, enc_);
+          for (std::size_t c = 1; c < t.columns.size(); ++c) {
+            const unsigned bit = 1u << (c - 1);
+            if (!(mask & bit)) continue;
+            s.append(", ");
+            if (!(r->mask & bit)) {
+              s.append("NULL");
+              continue;
+            }
+            switch (c) {
+              case schema::kFlatTypeName:
+                append_string_literal(s, r->type_name);
+                break;
+              case schema::kFlatQualifiedName:
+                append_string_literal(s, r->qualified_name);
+                break;
+              case schema::kFlatName:
+                append_string_literal(s, r->name);
+                break;
+              case schema::kFlatState:
+                append_string_literal(s, r->state_deleted ? "DELETED" : "ACTIVE");
+                break;
+              case schema::kFlatCreatedTs:
+                append_int(s, r->created_ts);
+                break;
+              case schema::kFlatUpdatedTs:
+                append_int(s, r->updated_ts);
+                break;
+              case schema::kFlatPropsJson:
+                append_string_literal(s, r->props_json);
+                break;
+              default:
+                break;
+            }
+          }
+          s.push_back(')');
+        });
       }
       b.flush();
     }

@@ -30,10 +30,6 @@ namespace {
 const std::string kPassword = "Pw-7f3a-zebra";
 const std::string kToken = "jwt.eyJzdWIiOiJldGwifQ.sig-51b2";
 
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
-
 // A /proc file with NULs shown as spaces; empty if unreadable.
 std::string proc_text(pid_t pid, const std::string& name) {
   std::string text = slurp("/proc/" + std::to_string(pid) + "/" + name);

@@ -27,10 +27,6 @@ using namespace atlas2kudu::testing;
 
 namespace {
 
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
-
 std::vector<std::string> example_files() {
   std::vector<std::string> files;
   for (const auto& entry :
@@ -59,18 +55,6 @@ mode_t mode_of(const std::string& path) {
   struct stat st {};
   REQUIRE(::stat(path.c_str(), &st) == 0);
   return st.st_mode & 07777;
-}
-
-// An ENTITY_CREATE of hive_table number n (guid 00000002-0000-4000-8000-<n>) on one line.
-std::string create_line(int n, const std::string& more_attributes, long long event_ms) {
-  return "{\"version\":{\"version\":\"1.0.0\"},\"msgCreationTime\":1,\"message\":{\"type\":"
-         "\"ENTITY_NOTIFICATION_V2\",\"entity\":{\"typeName\":\"hive_table\",\"guid\":"
-         "\"00000002-0000-4000-8000-" +
-         std::string(12 - std::to_string(n).size(), '0') + std::to_string(n) +
-         "\",\"attributes\":{\"qualifiedName\":\"db.t" + std::to_string(n) + "@c\"" +
-         more_attributes +
-         "}},\"operationType\":\"ENTITY_CREATE\",\"eventTime\":" + std::to_string(event_ms) +
-         "}}\n";
 }
 
 std::string write_temp(const std::string& suffix, const std::string& text) {
@@ -272,9 +256,9 @@ TEST_CASE(
     "add; the window is not checkpointed; --max-row-errors allows them") {
   TestServer server("--handler kit --audit-last-year 2030");
   // Two events of 2029 in window 1, one of 2031 in window 2.
-  const std::string input =
-      write_temp(".jsonl", create_line(1, "", 1861920000000) + create_line(2, "", 1861920000001) +
-                               create_line(3, "", 1930089600000));
+  const std::string input = write_temp(".jsonl", create_table_line(1, "", 1861920000000) +
+                                                     create_table_line(2, "", 1861920000001) +
+                                                     create_table_line(3, "", 1930089600000));
   const std::string ckpt = tmp_path(".ckpt");
   std::remove(ckpt.c_str());
   const std::string stats = tmp_path(".json");
@@ -305,8 +289,8 @@ TEST_CASE(
   TestServer server("--handler kit --max-cell-bytes 2000");
   std::string text;
   for (int n = 1; n <= 6; ++n) {
-    text += create_line(n, ",\"d\":\"" + std::string(n == 4 ? 3000 : 10, 'x') + "\"",
-                        1700000000000 + n);
+    text += create_table_line(n, ",\"d\":\"" + std::string(n == 4 ? 3000 : 10, 'x') + "\"",
+                              1700000000000 + n);
   }
   const std::string input = write_temp(".jsonl", text);
   Run r = run("apply --prior none -i " + server.address() + " " + input);

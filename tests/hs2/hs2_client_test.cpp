@@ -398,15 +398,9 @@ TEST_CASE("hs2 client: an RPC slower than --socket_timeout_ms is a transient tim
 
 TEST_CASE("hs2 client: a TLS handshake the server never answers ends at the connect timeout") {
   // A listening socket that nobody accept()s: the kernel completes TCP, nobody speaks TLS.
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
-  REQUIRE(::listen(fd, 4) == 0);
-  socklen_t len = sizeof addr;
-  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  auto o = test_options(ntohs(addr.sin_port), "localhost");
+  const LoopbackListener listener = listen_on_loopback();
+  const int fd = listener.fd;
+  auto o = test_options(listener.port, "localhost");
   o.ssl = true;
   o.ca_cert = tls_files().ca;
   o.connect_timeout_ms = 200;

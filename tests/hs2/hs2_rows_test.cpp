@@ -27,21 +27,6 @@ using namespace atlas2kudu::testing;
 
 namespace {
 
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
-
-// An ENTITY_CREATE of hive_table number n (guid 00000001-0000-4000-8000-<n>) on one line.
-std::string create_line(int n, const std::string& more_attributes, std::int64_t event_ms) {
-  return fmt::format(
-      R"({{"version":{{"version":"1.0.0"}},"msgCreationTime":1,"message":{{"type":)"
-      R"("ENTITY_NOTIFICATION_V2","entity":{{"typeName":"hive_table","guid":)"
-      R"("00000001-0000-4000-8000-{:012d}","attributes":{{"qualifiedName":"db.t{}@c",)"
-      R"("name":"t{}"{}}}}},"operationType":"ENTITY_CREATE","eventTime":{}}}}})"
-      "\n",
-      n, n, n, more_attributes, event_ms);
-}
-
 struct Apply {
   std::vector<Event> events;
   Hs2RunStats stats;
@@ -99,7 +84,7 @@ TEST_CASE("hs2 rows: a cell over Kudu's limit: bisection isolates its row, the r
   for (int n = 1; n <= 8; ++n) {
     // Every row has props_json, so all eight are one statement (one column set).
     const std::string value = n == 5 ? std::string(1500, 'x') : "short";
-    text += create_line(n, R"(,"description":")" + value + "\"", 1700000000000 + n);
+    text += create_table_line(n, R"(,"description":")" + value + "\"", 1700000000000 + n);
   }
   const auto dir = scratch_dir("rows-cell");
   const std::string reject_path = (dir / "rejects.jsonl").string();
@@ -130,7 +115,7 @@ TEST_CASE("hs2 rows: two refused values among sixteen rows are both found") {
   std::string text;
   for (int n = 1; n <= 16; ++n) {
     const std::string bad = n == 3 || n == 12 ? R"(,"owner":"NOT-STORABLE")" : "";
-    text += create_line(n, bad, 1700000000000 + n);
+    text += create_table_line(n, bad, 1700000000000 + n);
   }
   const auto dir = scratch_dir("rows-value");
   RejectSink rejects(
@@ -150,7 +135,8 @@ TEST_CASE("hs2 rows: more refused rows than --max-rejects fail the window") {
   kit->set_refusals({.refused_value = "NOT-STORABLE"});
   Hs2TestServer server({}, kit);
   std::string text;
-  for (int n = 1; n <= 4; ++n) text += create_line(n, R"(,"owner":"NOT-STORABLE")", 1700000000000);
+  for (int n = 1; n <= 4; ++n)
+    text += create_table_line(n, R"(,"owner":"NOT-STORABLE")", 1700000000000);
   const auto dir = scratch_dir("rows-max");
   RejectSink rejects(
       RejectPolicy{.max_rejects = 1, .reject_file = (dir / "rejects.jsonl").string()}, nullptr);
@@ -166,8 +152,8 @@ TEST_CASE("hs2 rows: without --reject-file a refused row stops the run naming it
   Hs2TestServer server({}, kit);
   std::string text;
   for (int n = 1; n <= 4; ++n) {
-    text +=
-        create_line(n, n == 2 ? R"(,"d":")" + std::string(1200, 'y') + "\"" : "", 1700000000000);
+    text += create_table_line(n, n == 2 ? R"(,"d":")" + std::string(1200, 'y') + "\"" : "",
+                              1700000000000);
   }
   const Apply run = apply_text(server.start(), text, nullptr);
   CHECK(run.category == ErrorCategory::kServerRejected);
@@ -188,8 +174,9 @@ TEST_CASE(
   Hs2TestServer server({}, kit);
   const int port = server.start();
   // 2031-03-01 and 2032-07-02 (ms): past 2030's partition; 2029 is fine.
-  std::string text = create_line(1, "", 1930089600000) + create_line(2, "", 1972339200000) +
-                     create_line(3, "", 1861920000000);
+  std::string text = create_table_line(1, "", 1930089600000) +
+                     create_table_line(2, "", 1972339200000) +
+                     create_table_line(3, "", 1861920000000);
   const Apply run = apply_text(port, text, nullptr);
   CHECK(run.category == ErrorCategory::kServerRejected);
   CHECK(run.stats.row_errors == 2);
@@ -223,7 +210,7 @@ TEST_CASE("hs2 rows: deletes of absent keys are not row errors (Impala's DELETE 
   Hs2TestServer server({}, kit);
   const int port = server.start();
   // Creating then hard-deleting entities the store never had: keyed deletes of absent rows.
-  std::string text = create_line(1, "", 1700000000000);
+  std::string text = create_table_line(1, "", 1700000000000);
   const Apply first = apply_text(port, text, nullptr);
   REQUIRE(first.error.empty());
   Hs2Options o = test_options(port);

@@ -3,7 +3,10 @@
 // and credentials made from them, and a clock that records waits instead of waiting.
 #pragma once
 
+#include <arpa/inet.h>
 #include <doctest/doctest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -192,5 +195,26 @@ class Watchdog {
   bool fired_ = false;
   std::thread thread_;
 };
+
+// A TCP socket listening on 127.0.0.1 at a port the kernel chose; nothing accept()s on it yet, but
+// the kernel completes connections to it.
+struct LoopbackListener {
+  int fd = -1;
+  int port = 0;
+};
+
+inline LoopbackListener listen_on_loopback() {
+  LoopbackListener l;
+  l.fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(::bind(l.fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+  REQUIRE(::listen(l.fd, 4) == 0);
+  socklen_t len = sizeof addr;
+  getsockname(l.fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  l.port = ntohs(addr.sin_port);
+  return l;
+}
 
 }  // namespace atlas2kudu::testing

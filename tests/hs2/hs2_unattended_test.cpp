@@ -19,6 +19,7 @@
 #include "hs2_test_server.h"
 #include "hs2_test_util.h"
 #include "statement_handler.h"
+#include "test_support.h"
 #include "util/stop.h"
 
 TEST_SUITE_BEGIN("hs2_unattended");
@@ -29,23 +30,13 @@ using Transport = Hs2TestServerConfig::Transport;
 
 namespace {
 
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
-
 // A one-connection raw TCP server on 127.0.0.1: accepts, then runs `serve(fd)`.
 class RawServer {
  public:
   explicit RawServer(std::function<void(int)> serve) {
-    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    REQUIRE(::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
-    REQUIRE(::listen(fd_, 4) == 0);
-    socklen_t len = sizeof addr;
-    getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len);
-    port_ = ntohs(addr.sin_port);
+    const LoopbackListener listener = listen_on_loopback();
+    fd_ = listener.fd;
+    port_ = listener.port;
     thread_ = std::thread([this, serve = std::move(serve)] {
       const int conn = ::accept(fd_, nullptr, nullptr);
       if (conn < 0) return;

@@ -82,6 +82,18 @@ std::string base64_decode(const std::string& in) {
   return out;
 }
 
+t::TOperationHandle operation_handle(const std::string& guid, const std::string& secret,
+                                     bool has_result_set) {
+  t::THandleIdentifier id;
+  id.__set_guid(guid);
+  id.__set_secret(secret);
+  t::TOperationHandle h;
+  h.__set_operationId(id);
+  h.__set_operationType(t::TOperationType::EXECUTE_STATEMENT);
+  h.__set_hasResultSet(has_result_set);
+  return h;
+}
+
 t::TStatus ok_status() {
   t::TStatus s;
   s.__set_statusCode(t::TStatusCode::SUCCESS_STATUS);
@@ -311,13 +323,8 @@ class Service : public t::ImpalaHiveServer2ServiceIf {
       r.__set_status(error_status(fmt::format("Query {} failed:\n{}\n", query_id, *outcome.error)));
       return;
     }
-    t::THandleIdentifier id;
-    id.__set_guid(guid);
-    id.__set_secret(req.sessionHandle.sessionId.secret);
-    t::TOperationHandle h;
-    h.__set_operationId(id);
-    h.__set_operationType(t::TOperationType::EXECUTE_STATEMENT);
-    h.__set_hasResultSet(outcome.is_query);
+    const t::TOperationHandle h =
+        operation_handle(guid, req.sessionHandle.sessionId.secret, outcome.is_query);
     {
       std::lock_guard lock(s_.mu);
       s_.ops[guid] = Hs2TestServer::Impl::Op{std::move(outcome), f.running_polls, 0, query_id};
@@ -689,13 +696,7 @@ bool Hs2TestServer::Impl::reply_400_unless_http(TTransport& wire, const std::str
 void Hs2TestServer::Impl::start_held_operation(t::TExecuteStatementResp& r,
                                                const t::TExecuteStatementReq& req, int n) {
   const std::string guid = random_bytes(16);
-  t::THandleIdentifier id;
-  id.__set_guid(guid);
-  id.__set_secret(req.sessionHandle.sessionId.secret);
-  t::TOperationHandle h;
-  h.__set_operationId(id);
-  h.__set_operationType(t::TOperationType::EXECUTE_STATEMENT);
-  h.__set_hasResultSet(false);
+  const t::TOperationHandle h = operation_handle(guid, req.sessionHandle.sessionId.secret, false);
   {
     std::lock_guard lock(mu);
     Op op;
