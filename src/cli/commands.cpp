@@ -155,7 +155,10 @@ int run_check(const InputOptions& in) {
   Reader reader(in.files, rejects);
   Progress progress("check");
   const RunOutcome outcome = run_reporting_failures(progress, [&] {
-    for (Event e; reader.next(e);) progress.tick(reader.stats().records, reader.stats().events);
+    for (Event e; reader.next(e);) {
+      progress.tick(reader.stats().records, reader.stats().events);
+      throw_if_stopped();
+    }
   });
   print_read_summary(stdout, reader.stats());
   if (!in.stats_file.empty()) {
