@@ -141,13 +141,17 @@ void print_apply_summary(std::FILE* out, const RunReport& r, const std::string& 
     fmt::print(out, "  {:<24}{}\n", table, line);
   }
   if (!r.completed && !checkpoint_path.empty()) {
-    fmt::print(out,
-               "atlas2kudu apply: {} records {} and what earlier runs applied; the same command "
-               "run again continues from there\n",
-               checkpoint_path,
-               hs2.windows == 0 ? std::string("no window of this run")
-                                : fmt::format("the {} window{} this run applied", hs2.windows,
-                                              hs2.windows == 1 ? "" : "s"));
+    if (hs2.windows == 0) {
+      fmt::print(out,
+                 "atlas2kudu apply: no window of this run was applied; {} is as earlier runs left "
+                 "it, and the same command run again starts from there\n",
+                 checkpoint_path);
+    } else {
+      fmt::print(out,
+                 "atlas2kudu apply: {} records the {} window{} this run applied; the same command "
+                 "run again continues after them\n",
+                 checkpoint_path, hs2.windows, hs2.windows == 1 ? "" : "s");
+    }
   }
 }
 

@@ -153,8 +153,12 @@ std::string row_errors_message(const NetWindow& net, const CompiledWindow& windo
                    statement_where(window, reports.front()->phase, reports.front()->position,
                                    *reports.front()->statement)
                        .substr(window_where(window).size() + 2));
-    if (reports.size() > 1)
-      fmt::format_to(std::back_inserter(out), " and {} more", reports.size() - 1);
+    std::set<const Statement*> statements;
+    for (const RowErrorReport* r : reports) statements.insert(r->statement);
+    if (statements.size() > 1) {
+      fmt::format_to(std::back_inserter(out), " and {} more statement{}", statements.size() - 1,
+                     statements.size() == 2 ? "" : "s");
+    }
     out += ").";
     if (table == schema::kEntityAudit.name) {
       std::set<int> years;
