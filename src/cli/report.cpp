@@ -18,6 +18,7 @@ void write_read_stats(JsonWriter& w, const ReadStats& s) {
   w.key("split_chunks").value(s.split_chunks);
   w.key("ignored_lines").value(s.ignored_lines);
   w.key("legacy_v1").value(s.legacy_v1);
+  w.key("skipped").value(s.skipped);  // records an earlier run applied (--checkpoint)
   w.key("operations").begin_object();
   for (std::size_t i = 0; i < kOperationCount; ++i) {
     w.key(to_string(static_cast<Operation>(i))).value(s.per_operation[i]);

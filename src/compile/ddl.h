@@ -34,11 +34,6 @@ struct DdlOptions {
   int last_year = 2030;
 };
 
-// The complete script: CREATE DATABASE IF NOT EXISTS, then the six CREATE TABLE IF NOT EXISTS
-// statements, each ending in ";\n". Throws Error(kUsage) for a database name Impala
-// cannot quote, partitions < 2, or first_year > last_year.
-std::string projection_ddl(const DdlOptions& options);
-
 // entity_audit.event_ts of YEAR-01-01T00:00:00Z (microseconds UTC): the bounds of the yearly
 // range partitions.  audit_year_start_micros(2031) == 1924992000000000
 std::int64_t audit_year_start_micros(int year);
@@ -51,5 +46,10 @@ int audit_year_of(std::int64_t event_ts_micros);
 //   ALTER TABLE `atlas`.`entity_audit` ADD IF NOT EXISTS RANGE PARTITION
 //   1924992000000000 <= VALUES < 1956528000000000
 std::string audit_add_range_partition_sql(std::string_view database, int year);
+
+// The complete script: CREATE DATABASE IF NOT EXISTS, then the six CREATE TABLE IF NOT EXISTS
+// statements, each ending in ";\n". Throws Error(kUsage) for a database name Impala
+// cannot quote, partitions < 2, or first_year > last_year.
+std::string projection_ddl(const DdlOptions& options);
 
 }  // namespace atlas2kudu
