@@ -4,11 +4,12 @@
 // The SASL/HTTP password comes from $HS2_TEST_SERVER_PASSWORD, never from argv.
 // On SIGUSR1 and at exit it writes --stats-file (server counters as JSON: sessions and operations
 // still open, operations cancelled, ...) and --dump-file (the kit store as a projection dump,
-// atlas2kudu-projection-dump/1), each replaced atomically.
+// atlas2kudu-projection-dump/1), each replaced atomically. A cluster that refuses rows, and a
+// statement held until it is cancelled:
+//   hs2_test_server --audit-last-year 2030 --max-cell-bytes 65536 --hang-at 7 --stats-file s.json
 //
 //   HS2_TEST_SERVER_PASSWORD=pw hs2_test_server --transport sasl --user alice
 //       --port-file /tmp/port --statement-log /tmp/stmts.log --drop-at 3 --max-seconds 60
-//   hs2_test_server --audit-last-year 2030 --max-cell-bytes 65536 --hang-at 7 --stats-file s.json
 #include <fmt/core.h>
 #include <signal.h>
 
@@ -113,16 +114,12 @@ int main(int argc, char** argv) {
   }
 
   std::shared_ptr<atlas2kudu::testing::StatementHandler> handler;
-  std::shared_ptr<atlas2kudu::testing::KitHandler> kit;
-  if (handler_name == "kit") {
-    kit = std::make_shared<atlas2kudu::testing::KitHandler>(key_encoding == "binary"
-                                                                ? atlas2kudu::KeyEncoding::kBinary
-                                                                : atlas2kudu::KeyEncoding::kHex);
-    kit->set_refusals(refusals);
-    handler = kit;
-  } else {
+  if (handler_name == "kit")
+    handler = std::make_shared<atlas2kudu::testing::KitHandler>(
+        key_encoding == "binary" ? atlas2kudu::KeyEncoding::kBinary
+                                 : atlas2kudu::KeyEncoding::kHex);
+  else
     handler = std::make_shared<atlas2kudu::testing::KeySetHandler>();
-  }
   Hs2TestServer server(cfg, handler);
   int port = server.start();
   if (!port_file.empty()) {
@@ -132,6 +129,8 @@ int main(int argc, char** argv) {
   }
   fmt::print("PORT {}\n", port);
   std::fflush(stdout);
+  const auto kit = std::dynamic_pointer_cast<atlas2kudu::testing::KitHandler>(handler);
+  if (kit) kit->set_refusals(refusals);  // before any client can connect: none knows the port yet
   std::signal(SIGINT, on_signal);
   std::signal(SIGTERM, on_signal);
   std::signal(SIGUSR1, on_report_signal);
