@@ -36,6 +36,9 @@ std::optional<std::string> refusal_reason(const KitRefusals& r, const std::strin
 KitHandler::KitHandler(KeyEncoding encoding, std::string database)
     : store_(encoding), database_(std::move(database)) {}
 
+KitHandler::KitHandler(KeyEncoding encoding, KitRefusals refusals)
+    : store_(encoding), database_("atlas"), refusals_(std::move(refusals)) {}
+
 void KitHandler::set_refusals(KitRefusals refusals) {
   std::lock_guard lock(mu_);
   refusals_ = std::move(refusals);

@@ -54,6 +54,7 @@ struct KitRefusals {
 class KitHandler : public StatementHandler {
  public:
   explicit KitHandler(KeyEncoding encoding = KeyEncoding::kHex, std::string database = "atlas");
+  KitHandler(KeyEncoding encoding, KitRefusals refusals);
   StatementOutcome execute(const std::string& sql) override;
   // Runs `f` on the store under the handler's lock (statements arrive from several sessions).
   void with_store(const std::function<void(const testkit::KuduStore&)>& f) const;

@@ -116,8 +116,8 @@ int main(int argc, char** argv) {
   std::shared_ptr<atlas2kudu::testing::StatementHandler> handler;
   if (handler_name == "kit")
     handler = std::make_shared<atlas2kudu::testing::KitHandler>(
-        key_encoding == "binary" ? atlas2kudu::KeyEncoding::kBinary
-                                 : atlas2kudu::KeyEncoding::kHex);
+        key_encoding == "binary" ? atlas2kudu::KeyEncoding::kBinary : atlas2kudu::KeyEncoding::kHex,
+        refusals);
   else
     handler = std::make_shared<atlas2kudu::testing::KeySetHandler>();
   Hs2TestServer server(cfg, handler);
@@ -130,7 +130,6 @@ int main(int argc, char** argv) {
   fmt::print("PORT {}\n", port);
   std::fflush(stdout);
   const auto kit = std::dynamic_pointer_cast<atlas2kudu::testing::KitHandler>(handler);
-  if (kit) kit->set_refusals(refusals);  // before any client can connect: none knows the port yet
   std::signal(SIGINT, on_signal);
   std::signal(SIGTERM, on_signal);
   std::signal(SIGUSR1, on_report_signal);
