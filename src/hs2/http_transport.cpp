@@ -143,7 +143,7 @@ void HttpClientTransport::perform_once(long* status, long* retry_after) {
                                  "(Impala: 21050)? use --protocol hs2",
                                  config_.url, detail));
     }
-    if (rc == CURLE_GOT_NOTHING || rc == CURLE_RECV_ERROR) {
+    if (rc == CURLE_GOT_NOTHING || rc == CURLE_RECV_ERROR || rc == CURLE_SEND_ERROR) {
       // Said at once rather than after the retries: a binary HS2 port (or a TLS port spoken to
       // in plain text) reads the request as garbage and hangs up.
       throw Hs2Error(Hs2ErrorKind::kTransient,
