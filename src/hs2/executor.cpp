@@ -112,6 +112,8 @@ std::vector<RowErrorReport> Hs2Executor::pin_row_errors(
     try {
       if (r.statement->row_spans.empty()) throw Error(ErrorCategory::kInternal, "not splittable");
       narrow(r, r.first_row, r.last_row, r.row_errors);
+    } catch (const StopError&) {
+      throw;  // stopping wins over the diagnosis
     } catch (const Error&) {
       out.push_back(r);  // as reported: the message says less, but nothing wrong
     }
