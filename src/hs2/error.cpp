@@ -50,6 +50,7 @@ constexpr std::array kRowMarkers = {
     std::string_view{"value too large for column"},
     std::string_view{"could not be materialized"},  // Row of size ... (MAX_ROW_SIZE)
     std::string_view{"exceeds the maximum statement length"},
+    std::string_view{"UDF ERROR"},  // a function failing on one value, e.g. a cast
 };
 
 }  // namespace

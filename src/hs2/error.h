@@ -48,9 +48,9 @@ class Hs2Error : public Error {
 // True when a statement failed definitely because of some of its rows (or its size), so that
 // running parts of it can succeed and isolate the rows at fault: Kudu errors on rows ("Kudu
 // error(s) reported, first error: Invalid argument: value too large for column ..."), a row
-// Impala cannot materialize ("Row of size ... could not be materialized"), a statement over
-// MAX_STATEMENT_LENGTH_BYTES. Not for errors of the statement as a whole (parse, analysis,
-// authorization, unknown table).
+// Impala cannot materialize ("Row of size ... could not be materialized"), a function failing on
+// one value ("UDF ERROR: ..."), a statement over MAX_STATEMENT_LENGTH_BYTES. Not for errors of the
+// statement as a whole (parse, analysis, authorization, unknown table).
 //   refused_because_of_rows("Kudu error(s) reported, first error: Invalid argument: value too "
 //                           "large for column 'props_json' (70000 bytes, maximum is 65536 bytes)")
 //     == true
