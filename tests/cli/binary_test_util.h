@@ -119,6 +119,14 @@ bool eventually(Predicate predicate, std::chrono::seconds limit = std::chrono::s
   return true;
 }
 
+// True once `pid` has exited (or is a zombie nobody has reaped yet).
+inline bool gone(pid_t pid) {
+  if (kill(pid, 0) != 0) return true;
+  const std::string stat = slurp("/proc/" + std::to_string(pid) + "/stat");
+  const auto close = stat.rfind(')');
+  return close == std::string::npos || (close + 2 < stat.size() && stat[close + 2] == 'Z');
+}
+
 // The standalone HS2 test server, started for one test and stopped (by pid) when it ends.
 class TestServer {
  public:
@@ -145,7 +153,9 @@ class TestServer {
   }
   ~TestServer() {
     kill(pid_, SIGTERM);
-    waitpid(pid_, nullptr, 0);
+    // Not our child (the shell that started it is gone): wait until it has exited, since it writes
+    // its stats and dump files on the way out.
+    eventually([&] { return gone(pid_); }, std::chrono::seconds(15));
     for (const auto& f : {port_file_, log_file_, stats_file_, dump_file_}) std::remove(f.c_str());
   }
   std::string address() const { return "127.0.0.1:" + std::to_string(port_); }

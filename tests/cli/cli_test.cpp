@@ -381,6 +381,7 @@ TEST_CASE(
     CHECK(r.err.find("malformed checkpoint") != std::string::npos);
   }
   std::remove(ckpt.c_str());
+  std::remove((ckpt + ".lock").c_str());
 }
 
 TEST_CASE("--deadline durations: seconds, minutes, hours") {
