@@ -251,6 +251,9 @@ struct WindowInfo {
 // Row vectors are in first-touch order; writers sort what they need.
 struct NetWindow {
   WindowInfo info;
+  // The events folded into this window, in input order: a view of the caller's window, valid as
+  // long as it is (rows the server refuses are traced back to them, compile/refusals.h).
+  std::span<const Event> events;
   std::vector<FlatRow> flat;
   std::vector<ByQnRow> by_qn;
   std::vector<EdgeRow> edge_out;
@@ -338,11 +341,30 @@ NetWindow fold_window(Compiler& compiler, PriorState& prior, std::span<const Eve
 // ---------------------------------------------------------------------------------------------
 // SQL
 
+// One row of an UPSERT: where its tuple "(...)" lies in Statement::sql, and the row of the
+// window it writes: the index, in the NetWindow vector of the statement's table (as the planner
+// sorted it), of that row.
+struct StatementRow {
+  std::uint32_t begin = 0;
+  std::uint32_t end = 0;
+  std::uint32_t net_row = 0;
+};
+
 // One SQL statement, ready to send or print. `sql` has no trailing ";" or newline.
 struct Statement {
   std::string table;  // unqualified projection table name, e.g. "entity_flat"
   std::string sql;
   std::size_t rows = 0;  // rows named (UPSERT) or keys listed (DELETE), for reporting
+  // UPSERTs: the rows, in order. Empty for DELETEs, which name keys only and are never split.
+  std::vector<StatementRow> row_spans;
+
+  // The same statement over rows [first, last) only: the planner's text before the first row,
+  // those rows joined by its separator, and its text after the last row; what the planner writes
+  // for those rows alone. Lets an executor isolate the rows a server refuses by running parts.
+  //   s.sql == "UPSERT INTO `atlas`.`t` (`k`) VALUES\n('a'),\n('b'),\n('c')"
+  //   s.part(1, 3).sql == "UPSERT INTO `atlas`.`t` (`k`) VALUES\n('b'),\n('c')"
+  // Throws Error(kInternal) without row_spans or for an empty or out-of-range part.
+  Statement part(std::size_t first, std::size_t last) const;
 };
 
 // The statements of one window. Windows run in order; within a window every delete runs before

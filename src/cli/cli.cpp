@@ -64,6 +64,16 @@ constexpr const char* kKeyEncodingHelp =
 
 void add_compile_options(CLI::App* cmd, CompileCommand& c) {
   add_input_options(cmd, c.in);
+  cmd->add_option_function<std::string>(
+         "--deadline",
+         [&c](const std::string& text) {
+           const auto d = parse_duration(text);
+           if (!d) throw CLI::ValidationError("--deadline", "expected e.g. 90s, 45m, 2h or 1h30m");
+           c.deadline = RunDeadline{*d, text};
+         },
+         "Stop the run once this long has passed (e.g. 45m, 2h; default: none): the running "
+         "statement is cancelled, the checkpoint and --stats kept, exit 4")
+      ->type_name("DURATION");
   CompileOptions& o = c.options;
   cmd->add_option("--database", o.database, "Database holding the projection tables")
       ->capture_default_str();
@@ -157,7 +167,13 @@ int run_cli(int argc, char** argv) {
   apply->add_flag("-q,--quiet", apply_cmd.compile.quiet, "No summary on stderr");
   apply->add_option("--checkpoint", apply_cmd.checkpoint,
                     "After each applied window, record in FILE how far the input was applied; a "
-                    "rerun with the same FILE skips it");
+                    "rerun with the same FILE skips it. One run at a time per FILE (FILE.lock)");
+  apply
+      ->add_option("--max-row-errors,--max_row_errors", apply_cmd.compile.hs2.max_row_errors,
+                   "Row errors (rows the server skipped and only counted, e.g. entity_audit rows "
+                   "in no range partition) allowed over the run; past it the run fails (exit 3)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   apply->callback([&] { command = [&] { return run_apply(apply_cmd); }; });
 
   DdlCommand ddl_cmd;

@@ -55,12 +55,20 @@ void add_hs2_options(CLI::App* app, Hs2Options* o) {
       ->capture_default_str()
       ->group(group);
   app->add_option("-t,--client_connect_timeout_ms", o->connect_timeout_ms,
-                  "Connect and handshake timeout in ms (0 = none)")
+                  "Timeout of each connect in ms: TCP, TLS and SASL handshakes, OpenSession "
+                  "(0 = none)")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber)
       ->group(group);
   app->add_option("--socket_timeout_ms,--socket-timeout-ms", o->socket_timeout_ms,
-                  "Receive timeout per RPC in ms (0 = none; must cover planning)")
+                  "Timeout of each RPC's reply in ms, once connected; covers Impala's planning "
+                  "(0 = none; a timeout is retried)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber)
+      ->group(group);
+  app->add_option("--statement_timeout_ms,--statement-timeout-ms", o->statement_timeout_ms,
+                  "A statement still running after this many ms is cancelled and the run fails "
+                  "(0 = none)")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber)
       ->group(group);

@@ -2,6 +2,8 @@
 
 #include <vector>
 
+#include "util/stop.h"
+
 namespace atlas2kudu {
 
 void run_pipeline(Reader& reader, Compiler& compiler, PriorState& prior, WindowWriter& writer,
@@ -23,11 +25,14 @@ void run_pipeline(Reader& reader, Compiler& compiler, PriorState& prior, WindowW
         break;
       }
       if (progress) progress->tick(reader.stats().records, reader.stats().events);
+      throw_if_stopped();  // nothing of this window has run yet
       if (cut.add(window.back())) break;
     }
+    throw_if_stopped();
     if (window.empty()) break;
     NetWindow net = fold_window(compiler, prior, window);
-    window.clear();  // the folded rows hold what the statements need
+    // The events stay until the window is written: a row the server refuses is traced back to
+    // the events that made it (net.events views them).
     writer.write(net);
     if (stats) {
       ++stats->windows;

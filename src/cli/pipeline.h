@@ -13,7 +13,9 @@
 // A window is handed to the writer only once all its events were read: when a bad record stops
 // the run (TooManyRejects), nothing of the window it fell in has been executed. Windows are cut by
 // WindowCutter (compiler.h): --window-events events, or fewer when their state would outgrow the
-// window's share of --memory-budget.
+// window's share of --memory-budget. A stop request (util/stop.h: SIGINT, SIGTERM, --deadline) is
+// obeyed after each record read, with StopError: the windows handed over before are complete, the
+// one being read has not started.
 #pragma once
 
 #include <cstdint>

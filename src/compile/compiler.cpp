@@ -127,6 +127,7 @@ NetWindow Compiler::fold(std::span<const Event> window) {
     const std::string last = position(window.back().pos);
     if (!first.empty()) w.comment += fmt::format(" ({} .. {})", first, last);
   }
+  net.events = window;
   impl_->folder.fold(window, net);
   return net;
 }

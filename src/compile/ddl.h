@@ -19,7 +19,9 @@
 // partitions on event_ts (microseconds UTC) so retention is ALTER TABLE … DROP RANGE PARTITION.
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "atlas2kudu/compiler.h"
 
@@ -33,6 +35,19 @@ struct DdlOptions {
   int first_year = 2024;
   int last_year = 2030;
 };
+
+// entity_audit.event_ts of YEAR-01-01T00:00:00Z (microseconds UTC): the bounds of the yearly
+// range partitions.  audit_year_start_micros(2031) == 1924992000000000
+std::int64_t audit_year_start_micros(int year);
+
+// The UTC year an event_ts (microseconds) falls in.  audit_year_of(1924992000000000) == 2031
+int audit_year_of(std::int64_t event_ts_micros);
+
+// The statement that adds the yearly range partition of `year` to entity_audit, as the DDL lays
+// them out (no ";"):
+//   ALTER TABLE `atlas`.`entity_audit` ADD IF NOT EXISTS RANGE PARTITION
+//   1924992000000000 <= VALUES < 1956528000000000
+std::string audit_add_range_partition_sql(std::string_view database, int year);
 
 // The complete script: CREATE DATABASE IF NOT EXISTS, then the six CREATE TABLE IF NOT EXISTS
 // statements, each ending in ";\n". Throws Error(kUsage) for a database name Impala

@@ -1,11 +1,15 @@
 #include "compile/plan.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <string_view>
 #include <tuple>
 
+#include "atlas2kudu/error.h"
 #include "compile/impala_sql.h"
 #include "compile/schema.h"
 
@@ -14,7 +18,8 @@ namespace atlas2kudu {
 namespace {
 
 // Cuts a list of items into statements of at most max_rows rows and max_bytes bytes:
-// head item sep item sep item tail.
+// head item sep item sep item tail. Items added with the index of their row in the window are
+// recorded as the statement's row_spans (UPSERTs), so that Statement::part() can re-plan a part.
 class Batcher {
  public:
   Batcher(std::vector<Statement>& out, std::string_view table, std::string head, std::string sep,
@@ -28,49 +33,71 @@ class Batcher {
         max_bytes_(options.batch_bytes) {}
   ~Batcher() = default;
 
+  // Appends one UPSERT row whose text is produced by `write(std::string&)`; `net_row` is the index
+  // of the row in the window's vector (recorded in the statement's row_spans).
+  template <typename Write>
+  void add_row(std::size_t net_row, Write&& write) {
+    add(std::forward<Write>(write), 1, net_row);
+  }
+
   // Appends one item whose text is produced by `write(std::string&)`.
   template <typename Write>
-  void add(Write&& write, std::size_t rows = 1) {
+  void add(Write&& write, std::size_t rows = 1, std::optional<std::size_t> net_row = {}) {
     if (rows_ == 0) {
       cur_.clear();
       // The previous statement's size is the best guess for this one: no regrowing on the way.
       cur_.reserve(std::min(last_size_ + last_size_ / 8, max_bytes_));
       cur_.append(head_);
+      const std::size_t begin = cur_.size();
       write(cur_);
       rows_ = rows;
+      span(begin, net_row);
       return;
     }
     const std::size_t mark = cur_.size();
     cur_.append(sep_);
+    const std::size_t begin = cur_.size();
     write(cur_);
     if (rows_ + rows > max_rows_ || cur_.size() + tail_.size() > max_bytes_) {
-      std::string item = cur_.substr(mark + sep_.size());
+      std::string item = cur_.substr(begin);
       cur_.resize(mark);
       flush();
       cur_.clear();
       cur_.append(head_);
       cur_.append(item);
       rows_ = rows;
+      span(head_.size(), net_row);
       return;
     }
     rows_ += rows;
+    span(begin, net_row);
   }
 
   void flush() {
     if (rows_ == 0) return;
     cur_.append(tail_);
     last_size_ = cur_.size();
-    out_.push_back(Statement{std::string(table_), std::move(cur_), rows_});
+    out_.push_back(Statement{std::string(table_), std::move(cur_), rows_, std::move(spans_)});
     cur_ = std::string();
+    spans_.clear();
     rows_ = 0;
   }
 
  private:
+  // Records the row just appended (from `begin` to the end of cur_), for an UPSERT.
+  void span(std::size_t begin, std::optional<std::size_t> net_row) {
+    if (!net_row) return;
+    spans_.push_back(StatementRow{static_cast<std::uint32_t>(begin),
+                                  static_cast<std::uint32_t>(cur_.size()),
+                                  static_cast<std::uint32_t>(*net_row)});
+  }
+
   std::vector<Statement>& out_;
   std::string_view table_;
   std::string head_, sep_, tail_;
   std::size_t max_rows_, max_bytes_;
   std::string cur_;
+  std::vector<StatementRow> spans_;
   std::size_t rows_ = 0;
   std::size_t last_size_ = 0;
 };
@@ -224,7 +251,7 @@ class Planner {
           sql.append(bs[k]);
         }
         sql.push_back(')');
-        w_.deletes.push_back(Statement{std::string(name), std::move(sql), (ia - i) * (jb - j)});
+        w_.deletes.push_back(Statement{std::string(name), std::move(sql), (ia - i) * (jb - j), {}});
       }
     }
   }
@@ -344,7 +371,8 @@ class Planner {
         append_key(sql, gs[k].bytes, enc_);
       }
       sql.push_back(')');
-      w_.deletes.push_back(Statement{std::string(schema::kEntityByQn.name), std::move(sql), j - i});
+      w_.deletes.push_back(
+          Statement{std::string(schema::kEntityByQn.name), std::move(sql), j - i, {}});
       i = j;
     }
   }
@@ -383,7 +411,8 @@ class Planner {
         }
         sql.push_back(')');
       }
-      w_.deletes.push_back(Statement{std::string(schema::kEntityByQn.name), std::move(sql), j - i});
+      w_.deletes.push_back(
+          Statement{std::string(schema::kEntityByQn.name), std::move(sql), j - i, {}});
       i = j;
     }
   }
@@ -404,9 +433,10 @@ class Planner {
     {
       Batcher b(w_.upserts, schema::kEntityByQn.name, upsert_head(schema::kEntityByQn), ",\n", "",
                 options_);
-      for (const ByQnRow& r : net.by_qn) {
+      for (std::size_t i = 0; i < net.by_qn.size(); ++i) {
+        const ByQnRow& r = net.by_qn[i];
         if (!r.upsert) continue;
-        b.add([&](std::string& s) {
+        b.add_row(i, [&](std::string& s) {
           s.push_back('(');
           append_key(s, r.digest, enc_);
           s.append(", ");
@@ -423,9 +453,10 @@ class Planner {
     {
       Batcher b(w_.upserts, schema::kEntityClassifications.name,
                 upsert_head(schema::kEntityClassifications), ",\n", "", options_);
-      for (const TagRow& r : net.tags) {
+      for (std::size_t i = 0; i < net.tags.size(); ++i) {
+        const TagRow& r = net.tags[i];
         if (!r.upsert) continue;
-        b.add([&](std::string& s) {
+        b.add_row(i, [&](std::string& s) {
           s.push_back('(');
           append_string_literal(s, r.tag_name);
           s.append(", ");
@@ -455,7 +486,7 @@ class Planner {
         if (n + 2 * kAhead < audit_order_.size())
           __builtin_prefetch(&net.audit[audit_order_[n + 2 * kAhead]]);
         const AuditRow& r = net.audit[audit_order_[n]];
-        b.add([&](std::string& s) {
+        b.add_row(audit_order_[n], [&](std::string& s) {
           s.push_back('(');
           append_key(s, r.guid.bytes, enc_);
           s.append(", ");
@@ -483,9 +514,10 @@ class Planner {
 
   void edge_upserts(const schema::Table& t, const std::vector<EdgeRow>& rows) {
     Batcher b(w_.upserts, t.name, upsert_head(t), ",\n", "", options_);
-    for (const EdgeRow& r : rows) {
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      const EdgeRow& r = rows[i];
       if (!r.upsert) continue;
-      b.add([&](std::string& s) {
+      b.add_row(i, [&](std::string& s) {
         s.push_back('(');
         append_key(s, r.a.bytes, enc_);
         s.append(", ");
@@ -527,7 +559,7 @@ class Planner {
         }
         if (n + 2 * kAhead < group.size()) __builtin_prefetch(group[n + 2 * kAhead]);
         const FlatRow* r = group[n];
-        b.add([&](std::string& s) {
+        b.add_row(static_cast<std::size_t>(r - rows.data()), [&](std::string& s) {
           s.push_back('(');
           append_key(s, r->guid.bytes, enc_);
           for (std::size_t c = 1; c < t.columns.size(); ++c) {
@@ -579,6 +611,32 @@ class Planner {
 };
 
 }  // namespace
+
+Statement Statement::part(std::size_t first, std::size_t last) const {
+  if (row_spans.empty() || first >= last || last > row_spans.size()) {
+    throw Error(ErrorCategory::kInternal,
+                fmt::format("Statement::part({}, {}) of a statement with {} row spans", first, last,
+                            row_spans.size()));
+  }
+  const std::string_view text(sql);
+  const std::string_view head = text.substr(0, row_spans.front().begin);
+  const std::string_view tail = text.substr(row_spans.back().end);
+  const std::string_view sep =
+      row_spans.size() > 1 ? text.substr(row_spans[0].end, row_spans[1].begin - row_spans[0].end)
+                           : std::string_view();
+  Statement out{table, std::string(head), last - first, {}};
+  out.row_spans.reserve(last - first);
+  for (std::size_t i = first; i < last; ++i) {
+    if (i > first) out.sql.append(sep);
+    const StatementRow& r = row_spans[i];
+    const auto begin = static_cast<std::uint32_t>(out.sql.size());
+    out.sql.append(text.substr(r.begin, r.end - r.begin));
+    out.row_spans.push_back(
+        StatementRow{begin, static_cast<std::uint32_t>(out.sql.size()), r.net_row});
+  }
+  out.sql.append(tail);
+  return out;
+}
 
 CompiledWindow plan_window(NetWindow& net, const CompileOptions& options) {
   CompiledWindow window;

@@ -56,8 +56,14 @@ void PrintExecutor::format_window(const CompiledWindow& w, std::string& out) {
   emit_window(w, scratch, [&out](std::string_view text) { out.append(text); });
 }
 
-void PrintExecutor::run_window(const CompiledWindow& w) {
+WindowRun PrintExecutor::run_window(const CompiledWindow& w) {
   emit_window(w, buffer_, [this](std::string_view text) { write(text); });
+  // Out at every window's end: a run stopped between windows leaves whole statements only.
+  if (file_ != nullptr && std::fflush(file_) != 0) {
+    throw Error(ErrorCategory::kIo,
+                fmt::format("writing SQL output: {}", std::strerror(errno ? errno : EIO)));
+  }
+  return {};
 }
 
 void PrintExecutor::finish() {

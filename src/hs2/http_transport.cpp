@@ -33,6 +33,27 @@ bool is_tls_trust_error(CURLcode rc) {
          rc == CURLE_SSL_ISSUER_ERROR;
 }
 
+// Every other TLS failure (handshake, protocol version, alerts, client certificate).
+bool is_tls_error(CURLcode rc) {
+  switch (rc) {
+    case CURLE_SSL_CONNECT_ERROR:
+    case CURLE_SSL_CERTPROBLEM:
+    case CURLE_SSL_CIPHER:
+    case CURLE_USE_SSL_FAILED:
+    case CURLE_SSL_ENGINE_NOTFOUND:
+    case CURLE_SSL_ENGINE_SETFAILED:
+    case CURLE_SSL_ENGINE_INITFAILED:
+    case CURLE_SSL_SHUTDOWN_FAILED:
+    case CURLE_SSL_CRL_BADFILE:
+    case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
+    case CURLE_SSL_INVALIDCERTSTATUS:
+    case CURLE_SSL_CLIENTCERT:
+      return true;
+    default:
+      return false;
+  }
+}
+
 }  // namespace
 
 HttpClientTransport::HttpClientTransport(HttpTransportConfig config,
@@ -150,6 +171,37 @@ void HttpClientTransport::perform_once(long* status, long* retry_after) {
     if (is_tls_trust_error(rc))
       throw Hs2Error(Hs2ErrorKind::kAuth,
                      fmt::format("TLS: server certificate not trusted: {}", detail));
+    if (is_tls_error(rc)) {
+      const bool plain = detail.find("wrong version number") != std::string::npos ||
+                         detail.find("packet length too long") != std::string::npos;
+      throw Hs2Error(Hs2ErrorKind::kAuth,
+                     fmt::format("TLS handshake with {} failed: {}{}", config_.url, detail,
+                                 plain ? "; the server does not speak TLS on this port: try "
+                                         "without --ssl"
+                                       : ""));
+    }
+    if (rc == CURLE_UNSUPPORTED_PROTOCOL || rc == CURLE_WEIRD_SERVER_REPLY) {
+      throw Hs2Error(Hs2ErrorKind::kMismatch,
+                     fmt::format("{} did not answer in HTTP ({}): is it the binary HS2 port "
+                                 "(Impala: 21050)? use --protocol hs2",
+                                 config_.url, detail));
+    }
+    if (rc == CURLE_GOT_NOTHING || rc == CURLE_RECV_ERROR || rc == CURLE_SEND_ERROR) {
+      // Said at once rather than after the retries: a binary HS2 port (or a TLS port spoken to
+      // in plain text) reads the request as garbage and hangs up.
+      throw Hs2Error(Hs2ErrorKind::kTransient,
+                     fmt::format("HTTP request failed: {} (the server closed the connection "
+                                 "without an HTTP reply: if it is the binary HS2 port (Impala: "
+                                 "21050) use --protocol hs2; if it expects TLS add --ssl)",
+                                 detail));
+    }
+    if (rc == CURLE_OPERATION_TIMEDOUT && config_.url.rfind("https:", 0) == 0 &&
+        detail.find("Connection timed out") != std::string::npos) {
+      // libcurl's connect phase includes the TLS handshake.
+      detail +=
+          " (no answer to the connect or the TLS handshake: a silent server, or no TLS on "
+          "this port: try without --ssl)";
+    }
     // Connect failures, resets, EOF, timeouts: the reply is lost; a reconnect may succeed.
     throw Hs2Error(Hs2ErrorKind::kTransient, fmt::format("HTTP request failed: {}", detail));
   }

@@ -37,13 +37,25 @@ struct Hs2Options {
   std::string kerberos_host_fqdn;          // -b host[:port] (port ignored); empty = the -i host
   std::vector<std::string> query_options;  // -Q KEY=VALUE, sent in every statement's confOverlay
   std::string http_path = "cliservice";    // --http_path
-  int connect_timeout_ms = 60000;          // -t/--client_connect_timeout_ms (connect + handshake)
-  int socket_timeout_ms = 0;               // --socket_timeout_ms: per-RPC receive timeout, 0 = none
-  int connect_max_tries = 4;               // --connect_max_tries: connects and HTTP 502/503/504
-  bool auth_creds_ok_in_clear = false;     // --auth_creds_ok_in_clear
-  int sessions = 1;                        // --sessions N: concurrent sessions per phase
-  int max_retries = 5;                     // --max_retries: re-runs of one statement
-  int retry_backoff_ms = 500;  // --retry_backoff_ms: first back-off, doubled, capped 30 s
+  // Timeouts, each 0 = none. Finite by default so that a server that accepts and never answers
+  // ends an unattended run (exit 4) instead of hanging it; worst case with the defaults, about
+  // 4 x 10 s for the connects plus back-off, well under two minutes.
+  //   -t/--client_connect_timeout_ms: one connect: TCP, TLS and SASL handshakes, OpenSession.
+  int connect_timeout_ms = 10000;
+  //   --socket_timeout_ms: each RPC's reply once connected (ExecuteStatement's covers Impala's
+  //   planning of the statement). A timeout is transient: the statement is retried.
+  int socket_timeout_ms = 30000;
+  //   --statement_timeout_ms: one try of a statement, from ExecuteStatement until it finished;
+  //   past it the statement is cancelled and closed, and the run fails (exit 4), not retried.
+  int statement_timeout_ms = 600000;
+  int connect_max_tries = 4;            // --connect_max_tries: connects and HTTP 502/503/504
+  bool auth_creds_ok_in_clear = false;  // --auth_creds_ok_in_clear
+  int sessions = 1;                     // --sessions N: concurrent sessions per phase
+  int max_retries = 5;                  // --max_retries: re-runs of one statement
+  int retry_backoff_ms = 500;           // --retry_backoff_ms: first back-off, doubled, capped 30 s
+  // --max-row-errors (apply): Kudu row errors (rows Impala skipped and only counted, e.g. an
+  // entity_audit row in no range partition) allowed over the run; past it the window fails.
+  std::int64_t max_row_errors = 0;
   // Not a flag: bound on the final CloseSession, so a hung server cannot hang the end of a run
   // even with --socket_timeout_ms 0 (the session expires on the server anyway).
   int close_timeout_ms = 5000;

@@ -318,6 +318,23 @@ TEST_CASE("hs2 errors: server messages are classified per SPEC §6") {
   CHECK(category_for(Hs2ErrorKind::kTransient) == ErrorCategory::kUnavailable);
   CHECK(category_for(Hs2ErrorKind::kDefinite) == ErrorCategory::kServerRejected);
   CHECK(category_for(Hs2ErrorKind::kAuth) == ErrorCategory::kAuth);
+  CHECK(category_for(Hs2ErrorKind::kTimeout) == ErrorCategory::kUnavailable);
+  CHECK(category_for(Hs2ErrorKind::kMismatch) == ErrorCategory::kUnavailable);
+}
+
+TEST_CASE("hs2 errors: failures caused by some rows are told apart from the statement's") {
+  CHECK(refused_because_of_rows(
+      "Query 1:2 failed:\nKudu error(s) reported, first error: Invalid argument: value too large "
+      "for column 'props_json' (70000 bytes, maximum is 65536 bytes)"));
+  CHECK(refused_because_of_rows("Row of size 2.00 MB could not be materialized in plan node"));
+  CHECK(refused_because_of_rows("UDF ERROR: String to Timestamp parse failed"));
+  CHECK(refused_because_of_rows(
+      "Statement length of 17000000 bytes exceeds the maximum statement length (16777216 bytes)"));
+  CHECK_FALSE(refused_because_of_rows("AnalysisException: Could not resolve table reference"));
+  CHECK_FALSE(refused_because_of_rows(
+      "AnalysisException: Kudu error(s) reported in a table called value too large for column"));
+  CHECK_FALSE(refused_because_of_rows("AuthorizationException: no privileges"));
+  CHECK_FALSE(refused_because_of_rows("Some brand new failure"));
 }
 
 TEST_SUITE_END();

@@ -84,6 +84,18 @@ std::string base64_decode(const std::string& in) {
   return out;
 }
 
+t::TOperationHandle operation_handle(const std::string& guid, const std::string& secret,
+                                     bool has_result_set) {
+  t::THandleIdentifier id;
+  id.__set_guid(guid);
+  id.__set_secret(secret);
+  t::TOperationHandle h;
+  h.__set_operationId(id);
+  h.__set_operationType(t::TOperationType::EXECUTE_STATEMENT);
+  h.__set_hasResultSet(has_result_set);
+  return h;
+}
+
 t::TStatus ok_status() {
   t::TStatus s;
   s.__set_statusCode(t::TStatusCode::SUCCESS_STATUS);
@@ -196,6 +208,7 @@ struct Hs2TestServer::Impl : public std::enable_shared_from_this<Impl> {
     int polls_left = 0;
     std::size_t fetch_pos = 0;
     std::string query_id;
+    bool held = false;  // FaultPlan::hang_at: RUNNING until cancelled
   };
   std::map<std::string, std::string> sessions;  // guid → secret
   std::map<std::string, Op> ops;                // guid → operation
@@ -217,6 +230,11 @@ struct Hs2TestServer::Impl : public std::enable_shared_from_this<Impl> {
     std::lock_guard lock(log_mu);
     std::ofstream(config.statement_log, std::ios::app) << line << '\n';
   }
+
+  // Connection-level faults (FaultPlan::silent, http_reject_non_http, hang_at).
+  void serve_silently(int fd);
+  bool reply_400_unless_http(TTransport& wire, const std::string& received);
+  void start_held_operation(t::TExecuteStatementResp& r, const t::TExecuteStatementReq& req, int n);
 
   void accept_loop();
   void serve(int fd);
@@ -260,9 +278,9 @@ class Service : public t::ImpalaHiveServer2ServiceIf {
     }
     if (latency > 0) std::this_thread::sleep_for(std::chrono::milliseconds(latency));
     std::lock_guard lock(s_.mu);
-    r.__set_status(s_.sessions.erase(req.sessionHandle.sessionId.guid)
-                       ? ok_status()
-                       : error_status("Invalid session id"));
+    const bool known = s_.sessions.erase(req.sessionHandle.sessionId.guid) > 0;
+    if (known) ++s_.stats.sessions_closed;
+    r.__set_status(known ? ok_status() : error_status("Invalid session id"));
   }
 
   void ExecuteStatement(t::TExecuteStatementResp& r, const t::TExecuteStatementReq& req) override {
@@ -289,6 +307,10 @@ class Service : public t::ImpalaHiveServer2ServiceIf {
       t_conn->drop = true;
       return;
     }
+    if (f.hang_at.count(n)) {
+      s_.start_held_operation(r, req, n);
+      return;
+    }
     StatementOutcome outcome;
     if (auto it = f.fail_at.find(n); it != f.fail_at.end()) {
       outcome.error = it->second;
@@ -308,13 +330,8 @@ class Service : public t::ImpalaHiveServer2ServiceIf {
       r.__set_status(error_status(fmt::format("Query {} failed:\n{}\n", query_id, *outcome.error)));
       return;
     }
-    t::THandleIdentifier id;
-    id.__set_guid(guid);
-    id.__set_secret(req.sessionHandle.sessionId.secret);
-    t::TOperationHandle h;
-    h.__set_operationId(id);
-    h.__set_operationType(t::TOperationType::EXECUTE_STATEMENT);
-    h.__set_hasResultSet(outcome.is_query);
+    const t::TOperationHandle h =
+        operation_handle(guid, req.sessionHandle.sessionId.secret, outcome.is_query);
     {
       std::lock_guard lock(s_.mu);
       s_.ops[guid] = Hs2TestServer::Impl::Op{std::move(outcome), f.running_polls, 0, query_id};
@@ -334,7 +351,9 @@ class Service : public t::ImpalaHiveServer2ServiceIf {
     }
     auto& op = it->second;
     r.__set_status(ok_status());
-    if (op.polls_left > 0) {
+    if (op.held) {
+      r.__set_operationState(t::TOperationState::RUNNING_STATE);
+    } else if (op.polls_left > 0) {
       --op.polls_left;
       r.__set_operationState(t::TOperationState::RUNNING_STATE);
     } else if (op.outcome.error) {
@@ -354,15 +373,19 @@ class Service : public t::ImpalaHiveServer2ServiceIf {
       r.__set_status(error_status("Invalid or unknown query handle"));
       return;
     }
+    // Impala reports a cancelled query as ERROR_STATE with this message.
     it->second.outcome.error = "Cancelled";
+    it->second.held = false;
+    it->second.polls_left = 0;
+    ++s_.stats.operations_cancelled;
     r.__set_status(ok_status());
   }
 
   void CloseOperation(t::TCloseOperationResp& r, const t::TCloseOperationReq& req) override {
     std::lock_guard lock(s_.mu);
-    r.__set_status(s_.ops.erase(req.operationHandle.operationId.guid)
-                       ? ok_status()
-                       : error_status("Invalid or unknown query handle"));
+    const bool known = s_.ops.erase(req.operationHandle.operationId.guid) > 0;
+    if (known) ++s_.stats.operations_closed;
+    r.__set_status(known ? ok_status() : error_status("Invalid or unknown query handle"));
   }
 
   void GetResultSetMetadata(t::TGetResultSetMetadataResp& r,
@@ -455,6 +478,7 @@ class Service : public t::ImpalaHiveServer2ServiceIf {
       r.__set_dml_result(dml);
     }
     s_.ops.erase(it);
+    ++s_.stats.operations_closed;
     r.__set_status(ok_status());
   }
 
@@ -611,8 +635,10 @@ void Hs2TestServer::Impl::serve_http(TTransport& wire, ConnState& conn) {
   const bool auth_required = !config.user.empty() || !config.bearer_token.empty() || kerberos;
   for (;;) {
     std::size_t end;
-    while ((end = buf.find("\r\n\r\n")) == std::string::npos)
+    while ((end = buf.find("\r\n\r\n")) == std::string::npos) {
       if (!fill()) return;
+      if (config.faults.http_reject_non_http && reply_400_unless_http(wire, buf)) return;
+    }
     std::string head = buf.substr(0, end);
     buf.erase(0, end + 4);
     std::map<std::string, std::string> headers;
@@ -714,7 +740,49 @@ void Hs2TestServer::Impl::serve_http(TTransport& wire, ConnState& conn) {
   }
 }
 
+void Hs2TestServer::Impl::serve_silently(int fd) {
+  // Hold the connection open, reading nothing, until the client gives up or the server stops.
+  while (!stopping) {
+    pollfd p{fd, POLLRDHUP, 0};
+    if (::poll(&p, 1, 100) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR))) break;
+  }
+  ::close(fd);
+}
+
+bool Hs2TestServer::Impl::reply_400_unless_http(TTransport& wire, const std::string& received) {
+  // An HTTP request starts with a method name in capitals and a space ("POST /cliservice").
+  std::size_t i = 0;
+  while (i < received.size() && i < 8 && received[i] >= 'A' && received[i] <= 'Z') ++i;
+  if (i == received.size() && i < 8) return false;  // too little to tell yet
+  if (i > 0 && i < received.size() && received[i] == ' ') return false;
+  const std::string reply =
+      "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
+  wire.write(reinterpret_cast<const uint8_t*>(reply.data()), static_cast<uint32_t>(reply.size()));
+  wire.flush();
+  return true;
+}
+
+void Hs2TestServer::Impl::start_held_operation(t::TExecuteStatementResp& r,
+                                               const t::TExecuteStatementReq& req, int n) {
+  const std::string guid = random_bytes(16);
+  const t::TOperationHandle h = operation_handle(guid, req.sessionHandle.sessionId.secret, false);
+  {
+    std::lock_guard lock(mu);
+    Op op;
+    op.held = true;
+    op.query_id = hex(guid.substr(0, 8)) + ":" + hex(guid.substr(8));
+    ops[guid] = std::move(op);
+  }
+  log_statement(fmt::format("-- holding statement {} until it is cancelled", n));
+  r.__set_status(ok_status());
+  r.__set_operationHandle(h);
+}
+
 void Hs2TestServer::Impl::serve(int fd) {
+  if (config.faults.silent) {
+    serve_silently(fd);
+    return;
+  }
   ConnState conn{fd, false};
   t_conn = &conn;
   auto socket = std::make_shared<TSocket>(fd);  // owns and closes fd
@@ -794,7 +862,20 @@ void Hs2TestServer::stop() {
 
 Hs2TestServerStats Hs2TestServer::stats() const {
   std::lock_guard lock(impl_->mu);
-  return impl_->stats;
+  Hs2TestServerStats stats = impl_->stats;
+  stats.open_sessions = static_cast<int>(impl_->sessions.size());
+  stats.open_operations = static_cast<int>(impl_->ops.size());
+  return stats;
+}
+
+std::string stats_json(const Hs2TestServerStats& s) {
+  return fmt::format(
+      "{{\"connections\":{},\"sessions_opened\":{},\"sessions_closed\":{},\"statements\":{},"
+      "\"statements_run\":{},\"operations_cancelled\":{},\"operations_closed\":{},"
+      "\"open_sessions\":{},\"open_operations\":{},\"http_requests\":{},\"sasl_failures\":{}}}\n",
+      s.connections, s.sessions_opened, s.sessions_closed, s.statements, s.statements_run,
+      s.operations_cancelled, s.operations_closed, s.open_sessions, s.open_operations,
+      s.http_requests, s.sasl_failures);
 }
 
 }  // namespace atlas2kudu::testing

@@ -54,6 +54,18 @@ struct FaultPlan {
   // SASL only: send each reply as several small frames, each written in pieces, to prove the
   // client reassembles replies split across frames and reads.
   bool sasl_split_frames = false;
+  // Connection-level faults (hs2_faults.cpp):
+  // Accept every connection and never read from it or answer (a hung daemon, a black-holing
+  // proxy): the client must give up on its own timeouts.
+  bool silent = false;
+  // HTTP only: answer a request that is not HTTP (binary Thrift sent to the HTTP port) with
+  // "400 Bad Request" and close, as an HTTP proxy in front of the port does. Without it the
+  // server waits for the end of an HTTP header that never comes, as Impala's HTTP port does.
+  bool http_reject_non_http = false;
+  // Statement numbers whose operation is accepted and then stays RUNNING until the client
+  // cancels it (CancelOperation); the statement is never executed. The statement log gets a line
+  // "-- holding statement N until it is cancelled" when it starts.
+  std::set<int> hang_at;
 };
 
 struct Hs2TestServerConfig {
@@ -82,7 +94,16 @@ struct Hs2TestServerStats {
   int kerberos_failures = 0;                  // ... rejected
   std::string kerberos_client;                // principal of the last accepted one
   std::vector<std::string> confoverlay_keys;  // of the last statement
+  int operations_cancelled = 0;               // CancelOperation on a known operation
+  int operations_closed = 0;  // CloseImpalaOperation / CloseOperation on a known operation
+  int sessions_closed = 0;    // CloseSession on a known session
+  int open_sessions = 0;      // sessions opened and not closed (or expired), now
+  int open_operations = 0;    // operations started and not closed, now
 };
+
+// The stats as one JSON object, e.g. for hs2_test_server --stats-file:
+//   {"connections":2,"sessions_opened":2,...,"open_sessions":0,"open_operations":0}
+std::string stats_json(const Hs2TestServerStats& stats);
 
 class Hs2TestServer {
  public:
