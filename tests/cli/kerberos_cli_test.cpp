@@ -82,10 +82,6 @@ std::optional<std::string> differs_from_projector(const KitHandler& kit) {
   return diff;
 }
 
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
-
 }  // namespace
 
 TEST_CASE("apply -k over binary, binary+TLS and hs2-http equals the reference projector") {
