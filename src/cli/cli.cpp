@@ -1,11 +1,16 @@
 #include "cli/cli.h"
 
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <map>
+#include <memory>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -13,8 +18,10 @@
 #include "atlas2kudu/compiler.h"
 #include "atlas2kudu/error.h"
 #include "cli/commands.h"
+#include "cli/config_file.h"
 #include "cli/exit_codes.h"
 #include "cli/hs2_flags.h"
+#include "cli/suggest.h"
 #include "input/json_text.h"
 #include "util/version.h"
 
@@ -75,7 +82,7 @@ void add_compile_options(CLI::App* cmd, CompileCommand& c) {
          "statement is cancelled, the checkpoint and --stats kept, exit 4")
       ->type_name("DURATION");
   CompileOptions& o = c.options;
-  cmd->add_option("--database", o.database, "Database holding the projection tables")
+  cmd->add_option("-d,--database", o.database, "Database holding the projection tables")
       ->capture_default_str();
   add_choice(cmd, "--key-encoding", o.key_encoding, kKeyEncodings, kKeyEncodingHelp);
   add_choice(cmd, "--tombstone", o.tombstone,
@@ -118,29 +125,36 @@ void add_compile_options(CLI::App* cmd, CompileCommand& c) {
       ->check(CLI::ExistingDirectory);
 }
 
-}  // namespace
-
-int run_cli(int argc, char** argv) {
+// Everything the command line registers, built once per parse (the --config pass builds it anew).
+struct CommandLine {
   CLI::App app{
       "atlas2kudu: compile Apache Atlas entity-change notifications into Impala UPSERT/DELETE "
       "statements on Kudu projection tables, print them (compile) or run them over HiveServer2 "
       "(apply).\nSee man atlas2kudu for the full reference."};
+  std::function<int()> command;
+  std::string config_path;
+  InputOptions check_in;
+  CompileCommand compile_cmd;
+  ApplyCommand apply_cmd;
+  DdlCommand ddl_cmd;
+  std::string digest_type, digest_qn;
+
+  CommandLine();
+};
+
+CommandLine::CommandLine() {
   // The version, and the JSON kernel this build parses with (meson option cpu_baseline).
-  app.set_version_flag("--version", fmt::format("{} (simdjson {})", kVersion, json_kernel()));
+  app.set_version_flag("-V,--version", fmt::format("{} (simdjson {})", kVersion, json_kernel()));
   app.require_subcommand(1);
   app.fallthrough(false);
 
-  std::function<int()> command;
-
-  InputOptions check_in;
   CLI::App* check = app.add_subcommand(
       "check",
       "Parse and validate notifications only; print counts per operation and per "
       "rejection reason");
   add_input_options(check, check_in);
-  check->callback([&] { command = [&] { return run_check(check_in); }; });
+  check->callback([this] { command = [this] { return run_check(check_in); }; });
 
-  CompileCommand compile_cmd;
   CLI::App* compile = app.add_subcommand(
       "compile",
       "Dry run: compile notifications into the Impala SQL that apply would run, and "
@@ -150,13 +164,12 @@ int run_cli(int argc, char** argv) {
                       "Write the SQL to FILE (replaced only when the run succeeds)");
   compile->add_flag("-q,--quiet", compile_cmd.quiet, "No summary line on stderr");
   add_hs2_options(compile, &compile_cmd.hs2);
-  compile->callback([&] {
+  compile->callback([this, compile] {
     compile_cmd.prior_given = compile->get_option("--prior")->count() > 0;
     compile_cmd.connection_given = compile->get_option("--impalad")->count() > 0;
-    command = [&] { return run_compile(compile_cmd); };
+    command = [this] { return run_compile(compile_cmd); };
   });
 
-  ApplyCommand apply_cmd;
   apply_cmd.compile.options.prior = PriorSource::kImpala;  // SPEC §3: the default for apply
   CLI::App* apply = app.add_subcommand(
       "apply",
@@ -169,19 +182,18 @@ int run_cli(int argc, char** argv) {
                     "After each applied window, record in FILE how far the input was applied; a "
                     "rerun with the same FILE skips it. One run at a time per FILE (FILE.lock)");
   apply
-      ->add_option("--max-row-errors,--max_row_errors", apply_cmd.compile.hs2.max_row_errors,
+      ->add_option("--max-row-errors", apply_cmd.compile.hs2.max_row_errors,
                    "Row errors (rows the server skipped and only counted, e.g. entity_audit rows "
                    "in no range partition) allowed over the run; past it the run fails (exit 3)")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
-  apply->callback([&] { command = [&] { return run_apply(apply_cmd); }; });
+  apply->callback([this] { command = [this] { return run_apply(apply_cmd); }; });
 
-  DdlCommand ddl_cmd;
   CLI::App* ddl = app.add_subcommand(
       "ddl",
       "Print the CREATE TABLE statements of the six Kudu projection tables, or with --fdw the "
       "PostgreSQL foreign tables over them");
-  ddl->add_option("--database", ddl_cmd.options.database, "Database to create them in")
+  ddl->add_option("-d,--database", ddl_cmd.options.database, "Database to create them in")
       ->capture_default_str();
   add_choice(ddl, "--key-encoding", ddl_cmd.options.key_encoding, kKeyEncodings, kKeyEncodingHelp);
   ddl->add_option("--partitions", ddl_cmd.options.partitions,
@@ -204,26 +216,244 @@ int run_cli(int argc, char** argv) {
       ->excludes("--audit-first-year")
       ->excludes("--audit-last-year");
   ddl->add_option("-o,--output", ddl_cmd.output, "Write the DDL to FILE");
-  ddl->callback([&] { command = [&] { return run_ddl(ddl_cmd); }; });
+  ddl->callback([this] { command = [this] { return run_ddl(ddl_cmd); }; });
 
-  std::string digest_type, digest_qn;
   CLI::App* digest = app.add_subcommand(
       "digest", "Print the qn_digest (hex) of TYPE_NAME and QUALIFIED_NAME, the entity_by_qn key");
   digest->add_option("TYPE_NAME", digest_type, "Atlas type name, e.g. hive_table")->required();
   digest->add_option("QUALIFIED_NAME", digest_qn, "qualifiedName, e.g. sales.orders@cl1")
       ->required();
-  digest->callback([&] { command = [&] { return run_digest(digest_type, digest_qn); }; });
+  digest->callback([this] { command = [this] { return run_digest(digest_type, digest_qn); }; });
 
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    const int code = app.exit(e);
-    return code == 0 ? kExitOk : kExitUsage;
+  for (CLI::App* sub : app.get_subcommands({})) {
+    sub->add_option("--config", config_path,
+                    "Read options from FILE ([atlas2kudu] section, impala-shell's --config_file "
+                    "style); the command line wins")
+        ->type_name("FILE");
   }
+}
+
+// The subcommand the arguments name (parsed or not), else nullptr.
+CLI::App* chosen_subcommand(CLI::App& app, const std::vector<std::string>& args) {
+  for (const std::string& a : args) {
+    if (a.starts_with("-")) continue;
+    for (CLI::App* sub : app.get_subcommands({})) {
+      if (sub->get_name() == a) return sub;
+    }
+    return nullptr;  // the first word is not a subcommand
+  }
+  return nullptr;
+}
+
+// Whether `sub` has the long option `canonical` (spelled with dashes), in either spelling.
+bool has_long_option(const CLI::App& sub, const std::string& canonical) {
+  for (const CLI::Option* o : sub.get_options()) {
+    for (const std::string& n : o->get_lnames()) {
+      if (canonical_option_key("--" + n) == canonical) return true;
+    }
+  }
+  return false;
+}
+
+std::vector<std::string> option_names(const CLI::App& sub) {
+  std::vector<std::string> out;
+  for (const CLI::Option* o : sub.get_options()) {
+    for (const std::string& n : o->get_lnames()) out.push_back("--" + n);
+    for (const std::string& n : o->get_snames()) out.push_back("-" + n);
+  }
+  return out;
+}
+
+// "atlas2kudu: <what CLI11 says>", a near match for a mistyped option or subcommand, and where
+// to look.
+void report_usage_error(CLI::App& app, const CLI::ParseError& e,
+                        const std::vector<std::string>& args) {
+  std::string hint;
+  const CLI::App* sub = chosen_subcommand(app, args);
+  if (sub == nullptr) {
+    std::vector<std::string> commands;
+    for (const CLI::App* s : app.get_subcommands({})) commands.push_back(s->get_name());
+    for (const std::string& a : args) {
+      if (a.starts_with("-")) continue;
+      if (const auto m = closest_match(a, commands)) hint = fmt::format(" (did you mean {}?)", *m);
+      break;
+    }
+  } else {
+    const std::vector<std::string> known = option_names(*sub);
+    for (const std::string& a : args) {
+      if (!a.starts_with("-") || a == "-" || a == "--") continue;
+      const std::string name = a.substr(0, a.find('='));
+      if (std::find(known.begin(), known.end(), name) != known.end()) continue;
+      if (name.starts_with("-") && !name.starts_with("--") && name.size() > 2) continue;  // -Qx=y
+      if (const auto m = closest_match(name, known)) {
+        hint = fmt::format(" (did you mean {}?)", *m);
+        break;
+      }
+    }
+  }
+  fmt::print(stderr, "atlas2kudu: {}{}\nRun 'atlas2kudu {}--help' for the options.\n", e.what(),
+             hint, sub ? sub->get_name() + " " : std::string());
+}
+
+// The arguments with the --config file's options inserted right after the subcommand, leaving
+// out those the command line gives itself. Throws Error(kUsage) naming FILE:LINE for a key that
+// is no option (with a near match) or a flag value that is no boolean.
+std::vector<std::string> with_config_file(CommandLine& cli, const std::vector<std::string>& args,
+                                          const std::map<std::string, std::string>& all_names) {
+  const ConfigFile config = read_config_file(cli.config_path);
+  CLI::App* sub = chosen_subcommand(cli.app, args);
+  if (sub == nullptr) throw Error(ErrorCategory::kInternal, "--config without a subcommand");
+  std::map<std::string, const CLI::Option*> own;  // canonical name -> option of this subcommand
+  std::set<const CLI::Option*> given;
+  for (const CLI::Option* o : sub->get_options()) {
+    for (const std::string& n : o->get_lnames()) own.emplace(canonical_option_key("--" + n), o);
+    if (o->count() > 0) given.insert(o);
+  }
+  std::vector<std::string> names;
+  for (const auto& [canonical, name] : all_names) names.push_back(name);
+  std::vector<std::string> added;
+  const auto take = [&](const ConfigEntry& entry, bool this_command_only) {
+    const std::string canonical = canonical_option_key("--" + entry.key);
+    const auto it = own.find(canonical);
+    if (it == own.end()) {
+      std::vector<std::string> owners;  // the commands that have the option
+      for (CLI::App* other : cli.app.get_subcommands({})) {
+        if (has_long_option(*other, canonical)) owners.push_back(other->get_name());
+      }
+      if (!this_command_only && !owners.empty()) return;  // another command's option
+      if (!owners.empty()) {
+        throw Error(ErrorCategory::kUsage,
+                    fmt::format("{}: '{}' is an option of atlas2kudu {}, not of {}", entry.where,
+                                entry.key, fmt::join(owners, " and "), sub->get_name()));
+      }
+      const auto m = closest_match("--" + entry.key, names);
+      throw Error(
+          ErrorCategory::kUsage,
+          fmt::format("{}: '{}' is not an option of atlas2kudu {}{}", entry.where, entry.key,
+                      sub->get_name(), m ? fmt::format(" (did you mean {}?)", m->substr(2)) : ""));
+    }
+    const CLI::Option* o = it->second;
+    if (given.count(o) || canonical == "--config") return;  // the command line wins
+    const std::string name = "--" + o->get_lnames().front();
+    if (o->get_expected_max() == 0) {  // a flag
+      const int b = parse_config_bool(entry.value);
+      if (b < 0) {
+        throw Error(ErrorCategory::kUsage,
+                    fmt::format("{}: {} is a flag: expected true or false, got '{}'", entry.where,
+                                entry.key, entry.value));
+      }
+      if (b == 1) added.push_back(name);
+      return;
+    }
+    added.push_back(name + "=" + entry.value);
+  };
+  for (const ConfigEntry& e : config.common) take(e, false);
+  const std::vector<CLI::App*> commands = cli.app.get_subcommands({});
+  for (const auto& [command, entries] : config.per_command) {
+    const bool known = std::any_of(commands.begin(), commands.end(),
+                                   [&](const CLI::App* s) { return s->get_name() == command; });
+    if (!known) {
+      throw Error(ErrorCategory::kUsage, fmt::format("{}: [atlas2kudu.{}] names no command",
+                                                     entries.front().where, command));
+    }
+    if (command != sub->get_name()) continue;
+    for (const ConfigEntry& e : entries) take(e, true);
+  }
+  if (const CLI::Option* q = sub->get_option_no_throw("--query_option")) {
+    const std::vector<std::string>& on_command_line =
+        q->count() ? q->results() : std::vector<std::string>{};
+    for (const ConfigEntry& e : config.query_options) {
+      const bool overridden =
+          std::any_of(on_command_line.begin(), on_command_line.end(),
+                      [&](const std::string& kv) { return kv.starts_with(e.key + "="); });
+      if (!overridden) added.push_back("--query_option=" + e.key + "=" + e.value);
+    }
+  }
+  std::vector<std::string> out;
+  bool inserted = false;
+  for (const std::string& a : args) {
+    out.push_back(a);
+    if (!inserted && a == sub->get_name()) {
+      out.insert(out.end(), added.begin(), added.end());
+      inserted = true;
+    }
+  }
+  return out;
+}
+
+// Every long option name the subcommands register, by the spelling with dashes: "--max-rejects"
+// -> "--max-rejects", "--ca-cert" -> "--ca_cert". Both spellings are accepted everywhere.
+std::map<std::string, std::string> long_names(CLI::App& app) {
+  std::map<std::string, std::string> out;
+  for (CLI::App* sub : app.get_subcommands({})) {
+    for (const CLI::Option* o : sub->get_options()) {
+      for (const std::string& name : o->get_lnames()) {
+        out.emplace(canonical_option_key("--" + name), "--" + name);
+      }
+    }
+  }
+  return out;
+}
+
+// The arguments with every long option name written as it is registered (both "--foo_bar" and
+// "--foo-bar" are accepted); "--" ends the options, as usual.
+std::vector<std::string> normalized_args(int argc, char** argv,
+                                         const std::map<std::string, std::string>& names) {
+  std::vector<std::string> args;
+  bool options_end = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--") options_end = true;
+    if (!options_end && a.size() > 2 && a.starts_with("--")) {
+      const std::size_t eq = a.find('=');
+      const std::string name = a.substr(0, eq);
+      if (const auto it = names.find(canonical_option_key(name)); it != names.end()) {
+        a = it->second + (eq == std::string::npos ? std::string() : a.substr(eq));
+      }
+    }
+    args.push_back(std::move(a));
+  }
+  return args;
+}
+
+// Parses `args`; returns false with `exit_status` set when parsing ended the run: --help and
+// --version (0), or a usage error (64, reported with the "atlas2kudu:" prefix and a near match).
+bool parse(CommandLine& cli, const std::vector<std::string>& args, int& exit_status) {
+  std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 consumes it from the end
+  try {
+    cli.app.parse(reversed);
+    return true;
+  } catch (const CLI::CallForHelp& e) {
+    exit_status = cli.app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    exit_status = cli.app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    exit_status = cli.app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    report_usage_error(cli.app, e, args);
+    exit_status = kExitUsage;
+  }
+  return false;
+}
+
+}  // namespace
+
+int run_cli(int argc, char** argv) {
+  auto cli = std::make_unique<CommandLine>();
+  const std::map<std::string, std::string> names = long_names(cli->app);
+  std::vector<std::string> args = normalized_args(argc, argv, names);
+  int status = kExitOk;
+  if (!parse(*cli, args, status)) return status;
 
   // The one place where failures become exit codes (man page, EXIT STATUS).
   try {
-    return command();
+    if (!cli->config_path.empty()) {
+      // Again, with the file's options before the command line's (which win).
+      std::vector<std::string> merged = with_config_file(*cli, args, names);
+      cli = std::make_unique<CommandLine>();
+      if (!parse(*cli, std::move(merged), status)) return status;
+    }
+    return cli->command();
   } catch (const Error& e) {
     fmt::print(stderr, "atlas2kudu: {}\n", e.what());
     return exit_code_for(e.category());

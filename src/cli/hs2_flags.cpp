@@ -7,7 +7,9 @@ namespace atlas2kudu {
 void add_hs2_options(CLI::App* app, Hs2Options* o) {
   const std::string group = "HS2 connection";
   app->add_option("-i,--impalad", o->impalad,
-                  "Impala daemon host[:port] (default localhost:21050, hs2-http 28000)")
+                  "Impala daemon host[:port]; optional, default localhost:21050 (hs2-http: "
+                  "localhost:28000)")
+      ->type_name("HOST[:PORT]")
       ->group(group);
   app->add_option_function<std::string>(
          "--protocol",
@@ -23,8 +25,7 @@ void add_hs2_options(CLI::App* app, Hs2Options* o) {
                   "PEM CA bundle to verify the server (default: system CAs)")
       ->check(CLI::ExistingFile)
       ->group(group);
-  app->add_flag("--ssl_insecure_skip_verify,--ssl-insecure-skip-verify",
-                o->ssl_insecure_skip_verify,
+  app->add_flag("--ssl_insecure_skip_verify", o->ssl_insecure_skip_verify,
                 "DANGEROUS: accept any server certificate and host name")
       ->group(group);
   app->add_flag("-l,--ldap", o->ldap, "LDAP authentication (SASL PLAIN, or HTTP Basic)")
@@ -49,7 +50,10 @@ void add_hs2_options(CLI::App* app, Hs2Options* o) {
                   "(default: the -i host)")
       ->group(group);
   app->add_option("-Q,--query_option", o->query_options,
-                  "KEY=VALUE query option sent with every statement (repeatable)")
+                  "KEY=VALUE query option sent with every statement; one per -Q, repeatable "
+                  "(-Q MEM_LIMIT=2g -Q MT_DOP=0)")
+      ->allow_extra_args(false)
+      ->type_name("KEY=VALUE")
       ->group(group);
   app->add_option("--http_path", o->http_path, "URL path for hs2-http")
       ->capture_default_str()
@@ -60,13 +64,13 @@ void add_hs2_options(CLI::App* app, Hs2Options* o) {
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber)
       ->group(group);
-  app->add_option("--socket_timeout_ms,--socket-timeout-ms", o->socket_timeout_ms,
+  app->add_option("--socket_timeout_ms", o->socket_timeout_ms,
                   "Timeout of each RPC's reply in ms, once connected; covers Impala's planning "
                   "(0 = none; a timeout is retried)")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber)
       ->group(group);
-  app->add_option("--statement_timeout_ms,--statement-timeout-ms", o->statement_timeout_ms,
+  app->add_option("--statement_timeout_ms", o->statement_timeout_ms,
                   "A statement still running after this many ms is cancelled and the run fails "
                   "(0 = none)")
       ->capture_default_str()
@@ -84,12 +88,11 @@ void add_hs2_options(CLI::App* app, Hs2Options* o) {
       ->capture_default_str()
       ->check(CLI::Range(1, 256))
       ->group(group);
-  app->add_option("--max_retries,--max-retries", o->max_retries,
-                  "Re-runs of a statement on transient failures")
+  app->add_option("--max_retries", o->max_retries, "Re-runs of a statement on transient failures")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber)
       ->group(group);
-  app->add_option("--retry_backoff_ms,--retry-backoff-ms", o->retry_backoff_ms,
+  app->add_option("--retry_backoff_ms", o->retry_backoff_ms,
                   "First retry back-off in ms (doubles, capped at 30 s)")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber)
