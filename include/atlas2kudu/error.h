@@ -32,6 +32,7 @@ enum class ErrorCategory : std::uint8_t {
   kLocked,          // another run holds the --checkpoint file's lock
   kInterrupted,     // stopped by SIGINT
   kTerminated,      // stopped by SIGTERM
+  kOutputClosed,    // the reader of standard output went away (`compile | head`): not a failure
 };
 
 // "internal", "bad-input", ... : stable names for logs and --stats.

@@ -45,6 +45,7 @@ class OutputFile {
     if (file_) {
       file_->commit();
     } else if (std::fflush(stdout) != 0) {
+      if (errno == EPIPE) throw Error(ErrorCategory::kOutputClosed, "stdout: the reader went away");
       throw Error(ErrorCategory::kIo,
                   fmt::format("stdout: write failed: {}", std::strerror(errno)));
     }
@@ -63,6 +64,7 @@ void write_text_file(const std::string& path, const std::string& text) {
 // what was done.
 struct RunOutcome {
   bool completed = false;
+  bool output_closed = false;  // standard output's reader went away (e.g. `| head`)
   int status = kExitOk;
   StopReason stopped_by = StopReason::kNone;
   double seconds = 0;
@@ -80,8 +82,9 @@ RunOutcome run_reporting_failures(Progress& progress, const std::function<void()
     outcome.status = exit_code_for(e.category());
     outcome.stopped_by = e.reason();
   } catch (const Error& e) {
-    failure = e.what();
     outcome.status = exit_code_for(e.category());
+    outcome.output_closed = e.category() == ErrorCategory::kOutputClosed;
+    if (!outcome.output_closed) failure = e.what();  // the reader had all it wanted
   }
   progress.done();
   if (!failure.empty()) fmt::print(stderr, "atlas2kudu: {}\n", failure);
@@ -216,7 +219,9 @@ int run_compile(CompileCommand& c) {
   report.read = &reader.stats();
   report.write = &writer.stats();
   report.memory = &memory;
-  if (!c.quiet) print_compile_summary(stderr, report, !c.output.empty() && c.output != "-");
+  if (!c.quiet && !outcome.output_closed) {
+    print_compile_summary(stderr, report, !c.output.empty() && c.output != "-");
+  }
   if (!c.in.stats_file.empty()) write_text_file(c.in.stats_file, stats_json(report));
   return outcome.status;
 }

@@ -113,6 +113,19 @@ std::string stats_json(const RunReport& r) {
   return out;
 }
 
+// 512 bytes, 31.4 KiB, 30.7 MiB, 1.2 GiB: sizes for people.
+std::string human_bytes(std::uint64_t n) {
+  if (n < 1024) return fmt::format("{} byte{}", n, n == 1 ? "" : "s");
+  const char* units[] = {"KiB", "MiB", "GiB", "TiB"};
+  double x = static_cast<double>(n) / 1024;
+  std::size_t u = 0;
+  while (x >= 1024 && u + 1 < std::size(units)) {
+    x /= 1024;
+    ++u;
+  }
+  return fmt::format("{:.1f} {}", x, units[u]);
+}
+
 // " (3 closed early by --memory-budget)" and "; knowledge of N entities spilled to ..." for the
 // summary lines, empty when the budget changed nothing.
 std::string windows_note(const MemoryReport* memory) {
@@ -135,10 +148,10 @@ void print_compile_summary(std::FILE* out, const RunReport& r, bool to_file) {
   const ReadStats& read = *r.read;
   fmt::print(out,
              "atlas2kudu compile: {} events ({} records, {} rejected) in {} window{}{} -> {} "
-             "statement{}, {:.1f} KiB of SQL{}{}\n",
+             "statement{}, {} of SQL{}{}\n",
              read.events, read.records, read.rejected, run.windows, run.windows == 1 ? "" : "s",
              windows_note(r.memory), run.statements, run.statements == 1 ? "" : "s",
-             run.sql_bytes / 1024.0, knowledge_note(r.memory),
+             human_bytes(run.sql_bytes), knowledge_note(r.memory),
              r.completed
                  ? std::string()
                  : fmt::format("; stopped{}, {}",

@@ -9,6 +9,18 @@
 
 namespace atlas2kudu {
 
+namespace {
+
+// A failed write: the reader of a pipe going away (`compile | head`) ends the run quietly, any
+// other failure is an I/O error.
+[[noreturn]] void throw_write_error() {
+  const int err = errno ? errno : EIO;
+  if (err == EPIPE) throw Error(ErrorCategory::kOutputClosed, "the reader of the SQL went away");
+  throw Error(ErrorCategory::kIo, fmt::format("writing SQL output: {}", std::strerror(err)));
+}
+
+}  // namespace
+
 PrintExecutor::PrintExecutor(std::FILE* out) : file_(out) {}
 PrintExecutor::PrintExecutor(std::string* out) : string_(out) {}
 
@@ -17,10 +29,7 @@ void PrintExecutor::write(std::string_view text) {
     string_->append(text);
     return;
   }
-  if (std::fwrite(text.data(), 1, text.size(), file_) != text.size()) {
-    throw Error(ErrorCategory::kIo,
-                fmt::format("writing SQL output: {}", std::strerror(errno ? errno : EIO)));
-  }
+  if (std::fwrite(text.data(), 1, text.size(), file_) != text.size()) throw_write_error();
 }
 
 void PrintExecutor::start(std::string_view header) {
@@ -60,16 +69,14 @@ WindowRun PrintExecutor::run_window(const CompiledWindow& w) {
   emit_window(w, buffer_, [this](std::string_view text) { write(text); });
   // Out at every window's end: a run stopped between windows leaves whole statements only.
   if (file_ != nullptr && std::fflush(file_) != 0) {
-    throw Error(ErrorCategory::kIo,
-                fmt::format("writing SQL output: {}", std::strerror(errno ? errno : EIO)));
+    throw_write_error();
   }
   return {};
 }
 
 void PrintExecutor::finish() {
   if (file_ && std::fflush(file_) != 0) {
-    throw Error(ErrorCategory::kIo,
-                fmt::format("writing SQL output: {}", std::strerror(errno ? errno : EIO)));
+    throw_write_error();
   }
 }
 

@@ -26,6 +26,8 @@ std::string_view to_string(ErrorCategory category) {
       return "locked";
     case ErrorCategory::kInterrupted:
       return "interrupted";
+    case ErrorCategory::kOutputClosed:
+      return "output-closed";
     case ErrorCategory::kTerminated:
       return "terminated";
   }
