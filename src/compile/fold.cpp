@@ -4,23 +4,21 @@
 #include <cstring>
 #include <string_view>
 #include <tuple>
+#include <unordered_set>
 
 #include "util/digest.h"
 #include "util/json_writer.h"
+#include "util/keyed_hash.h"
 
 namespace atlas2kudu {
 
 namespace {
 
-std::size_t bytes_hash(const std::uint8_t* p) {
-  std::uint64_t a = 0, b = 0;
-  std::memcpy(&a, p, 8);
-  std::memcpy(&b, p + 8, 8);
-  return static_cast<std::size_t>(a ^ (b * 0x9e3779b97f4a7c15ULL));
-}
-
+// Every table below is keyed by input-chosen values, so every hash is keyed (util/keyed_hash.h).
 struct DigestHash {
-  std::size_t operator()(const QnDigest& d) const noexcept { return bytes_hash(d.data()); }
+  std::size_t operator()(const QnDigest& d) const noexcept {
+    return SipHasher(process_hash_key()).update(d.data(), d.size()).finish();
+  }
 };
 
 struct EdgeKey {
@@ -31,8 +29,11 @@ struct EdgeKey {
 };
 struct EdgeKeyHash {
   std::size_t operator()(const EdgeKey& k) const noexcept {
-    return bytes_hash(k.a.bytes.data()) ^ (bytes_hash(k.b.bytes.data()) * 31) ^
-           std::hash<std::string>()(k.elabel);
+    return SipHasher(process_hash_key())
+        .update(k.a.bytes.data(), k.a.bytes.size())
+        .update(k.b.bytes.data(), k.b.bytes.size())
+        .update(k.elabel)
+        .finish();
   }
 };
 
@@ -43,7 +44,10 @@ struct TagKey {
 };
 struct TagKeyHash {
   std::size_t operator()(const TagKey& k) const noexcept {
-    return bytes_hash(k.guid.bytes.data()) ^ std::hash<std::string>()(k.tag);
+    return SipHasher(process_hash_key())
+        .update(k.guid.bytes.data(), k.guid.bytes.size())
+        .update(k.tag)
+        .finish();
   }
 };
 
@@ -61,11 +65,22 @@ void intersect_into(std::vector<T>& keep, const std::vector<T>& other) {
 std::vector<const Classification*> distinct_tags(const Event& e) {
   std::vector<const Classification*> out;
   out.reserve(e.classifications.size());
+  // A handful of tags is the rule: compare directly. A long list (an input can carry 100,000)
+  // goes through a hash set, so the fold stays linear in the number of tags.
+  constexpr std::size_t kScanLimit = 16;
+  if (e.classifications.size() <= kScanLimit) {
+    for (const Classification& c : e.classifications) {
+      const bool seen = std::any_of(out.begin(), out.end(), [&](const Classification* o) {
+        return o->type_name == c.type_name;
+      });
+      if (!seen) out.push_back(&c);
+    }
+    return out;
+  }
+  std::unordered_set<std::string_view, KeyedStringHash> seen;
+  seen.reserve(e.classifications.size());
   for (const Classification& c : e.classifications) {
-    const bool seen = std::any_of(out.begin(), out.end(), [&](const Classification* o) {
-      return o->type_name == c.type_name;
-    });
-    if (!seen) out.push_back(&c);
+    if (seen.insert(c.type_name).second) out.push_back(&c);
   }
   return out;
 }
