@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "input/json_path.h"
 #include "input/json_text.h"
 #include "util/json_writer.h"
 
@@ -175,15 +176,15 @@ std::string to_json(const Props& props) {
 namespace {
 
 // The text of `value` as stored, after checking all of it: On-Demand skips what it is not asked
-// to read, so the value is walked completely (write_canonical_json validates every scalar, and
-// numbers of any size stay valid), containers in a second pass over their own text.
+// to read, so the value is walked completely (validate_json checks every scalar, and numbers of
+// any size stay valid), containers in a second pass over their own text.
 std::string validated_text(simdjson::ondemand::value value, simdjson::ondemand::parser& inner) {
-  std::string scratch;
+  const Path path("props_json");
   const simdjson::ondemand::json_type type = value.type();
   if (type != simdjson::ondemand::json_type::object &&
       type != simdjson::ondemand::json_type::array) {
     const std::string_view raw = trim_json_token(value.raw_json_token());
-    write_canonical_json(value, scratch);
+    validate_json(value, path, Nesting{1});
     return std::string(raw);
   }
   const std::string_view raw = type == simdjson::ondemand::json_type::object
@@ -191,7 +192,7 @@ std::string validated_text(simdjson::ondemand::value value, simdjson::ondemand::
                                    : std::string_view(value.get_array().value().raw_json());
   const simdjson::padded_string copy(raw);
   simdjson::ondemand::document doc = inner.iterate(copy);
-  write_canonical_json(doc.get_value(), scratch);
+  validate_json(doc.get_value(), path, Nesting{1});
   return std::string(raw);
 }
 
@@ -222,6 +223,8 @@ std::optional<Props> parse_props(std::string_view text) {
     if (!doc.current_location().error()) return std::nullopt;
   } catch (const simdjson::simdjson_error&) {
     return std::nullopt;  // the caller merges from {}
+  } catch (const InputError&) {
+    return std::nullopt;  // nested deeper than any props_json we write
   }
   std::sort(props.truncated.begin(), props.truncated.end());
   props.truncated.erase(std::unique(props.truncated.begin(), props.truncated.end()),

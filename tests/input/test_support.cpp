@@ -7,6 +7,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "util/json_writer.h"
+
 namespace atlas2kudu::testing {
 
 std::string slurp(const std::string& path) {
@@ -14,6 +16,12 @@ std::string slurp(const std::string& path) {
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
+}
+
+std::string json_quote(std::string_view text) {
+  std::string out;
+  append_json_string(text, out);
+  return out;
 }
 
 ReadOutcome read_text(const std::string& text, std::size_t max_read, std::size_t max_record_bytes) {

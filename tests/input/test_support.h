@@ -27,6 +27,9 @@ ReadOutcome read_text(const std::string& text, ReaderLimits limits,
 
 std::string slurp(const std::string& path);
 
+// `text` as a JSON string literal, escaped as the reject file writes it.
+std::string json_quote(std::string_view text);
+
 // A V2 envelope around `message`, one line, msgCreationTime 1700000000000.
 std::string envelope(const std::string& message);
 // A V2 ENTITY_* payload for guid 00000001-0000-4000-8000-000000000001.
