@@ -160,9 +160,9 @@ std::size_t Framer::refill(std::size_t& start, std::size_t want) {
   return end_ - pos_;
 }
 
-void Framer::check_size(std::size_t start) {
-  if (over_limit_ || pos_ - start <= max_record_bytes_) return;
+void Framer::start_dropping(std::size_t start) {
   over_limit_ = true;
+  size_check_ = static_cast<std::size_t>(-1);
   // The record's first bytes (as many whatever the reads were), cut where a UTF-8 character
   // starts so that the excerpt stays text.
   std::size_t n = std::min(max_record_bytes_, kExcerptBytes);
@@ -187,6 +187,7 @@ void Framer::finish_record(std::size_t start, FramedRecord& out) {
     out.reason = fmt::format("record of {} bytes is longer than the {} byte limit", out.size,
                              max_record_bytes_);
     over_limit_ = false;
+    size_check_ = max_record_bytes_;
     dropped_ = 0;
     return;
   }

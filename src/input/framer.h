@@ -87,8 +87,13 @@ class Framer {
   // fill() for a record that starts at `start`: keeps it in the buffer, or, once the record is
   // over the limit, drops (and counts) everything before pos_. Updates `start`.
   std::size_t refill(std::size_t& start, std::size_t want);
-  // Starts dropping the record once it is longer than the limit, keeping its first bytes.
-  void check_size(std::size_t start);
+  // Starts dropping the record once it is longer than the limit, keeping its first bytes. Called
+  // for every byte the scanners step over, so the test is inline and the rest out of line.
+  void check_size(std::size_t start) {
+    if (pos_ - start > size_check_) [[unlikely]]
+      start_dropping(start);
+  }
+  [[gnu::cold]] void start_dropping(std::size_t start);
   bool skip_prefixes_and_diagnostics(FramedRecord& out);
   // Scans a document from its '{' (at pos_) to its end.
   Scan scan_document(std::size_t& start, std::string& reason);
@@ -119,6 +124,7 @@ class Framer {
   // The record being scanned is over the limit: its first bytes are in overflow_excerpt_, and
   // dropped_ bytes of it were let go.
   bool over_limit_ = false;
+  std::size_t size_check_ = max_record_bytes_;  // or "never" while dropping
   std::uint64_t dropped_ = 0;
   std::string overflow_excerpt_;
   std::string prefix_error_;  // a console prefix of the record being framed that is out of range

@@ -20,28 +20,20 @@ std::string Path::str() const {
   return out;
 }
 
-void check_nesting(const Path& path, Nesting nesting) {
-  if (nesting.depth >= nesting.max) {
-    throw InputError(RejectCode::kTooLarge,
-                     fmt::format("{}: nested deeper than {} levels (--max-json-depth)", path.str(),
-                                 nesting.max));
-  }
+void nesting_too_deep(const Path& path, Nesting nesting) {
+  throw InputError(
+      RejectCode::kTooLarge,
+      fmt::format("{}: nested deeper than {} levels (--max-json-depth)", path.str(), nesting.max));
 }
 
-void MemberNames::add(std::string_view key, const Path& object) {
-  bool repeated = false;
-  if (count_ < kScan) {
-    for (std::size_t i = 0; i < count_; ++i) repeated = repeated || first_[i] == key;
-    if (!repeated) first_[count_++] = key;
-  } else {
-    for (const std::string_view k : first_) repeated = repeated || k == key;
-    repeated = repeated || !rest_.insert(key).second;
-  }
-  if (repeated) {
-    throw InputError(
-        RejectCode::kDuplicateKey,
-        fmt::format("{}: member \"{}\" appears twice", object.str(), printable_excerpt(key, 80)));
-  }
+void MemberNames::repeated(std::string_view key, const Path& object) {
+  throw InputError(
+      RejectCode::kDuplicateKey,
+      fmt::format("{}: member \"{}\" appears twice", object.str(), printable_excerpt(key, 80)));
+}
+
+void MemberNames::add_past_scan(std::string_view key, const Path& object) {
+  if (!rest_.insert(key).second) repeated(key, object);
 }
 
 std::string_view json_type_name(od::json_type type) {
@@ -65,12 +57,6 @@ std::string_view json_type_name(od::json_type type) {
 void wrong_type(const Path& path, std::string_view expected, od::json_type got) {
   throw InputError(RejectCode::kWrongType, fmt::format("{}: expected {}, got {}", path.str(),
                                                        expected, json_type_name(got)));
-}
-
-bool take_null(od::value value) {
-  if (value.type() != od::json_type::null) return false;
-  if (!value.is_null()) throw simdjson::simdjson_error(simdjson::N_ATOM_ERROR);
-  return true;
 }
 
 std::string_view get_string(od::value value, const Path& path) {

@@ -35,6 +35,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -77,7 +78,10 @@ struct Nesting {
 
 // Throws InputError(kTooLarge, "<path>: nested deeper than <max> levels ...") when a container at
 // `nesting` would be past the limit.
-void check_nesting(const Path& path, Nesting nesting);
+inline void check_nesting(const Path& path, Nesting nesting) {
+  [[noreturn]] void nesting_too_deep(const Path& path, Nesting nesting);
+  if (nesting.depth >= nesting.max) nesting_too_deep(path, nesting);
+}
 
 // The member names of one object, to reject a name given twice. Two members of one name are
 // read differently by different JSON readers (first wins, last wins, merged); in the objects that
@@ -88,11 +92,29 @@ class MemberNames {
  public:
   // `key` must stay valid while this object is in use (unescaped keys live as long as the
   // document). Throws InputError(kDuplicateKey, "<object>: member \"<key>\" appears twice").
-  void add(std::string_view key, const Path& object);
+  void add(std::string_view key, const Path& object) {
+    // Length and first byte tell nearly all names apart; compare the bytes only when they match.
+    const std::uint32_t tag = static_cast<std::uint32_t>(key.size()) << 8 |
+                              (key.empty() ? 0u : static_cast<unsigned char>(key.front()));
+    for (std::size_t i = 0; i < count_; ++i) {
+      if (tags_[i] == tag && std::memcmp(names_[i], key.data(), key.size()) == 0) {
+        repeated(key, object);
+      }
+    }
+    if (count_ < kScan) {
+      tags_[count_] = tag;
+      names_[count_++] = key.data();
+    } else {
+      add_past_scan(key, object);
+    }
+  }
 
  private:
   static constexpr std::size_t kScan = 16;
-  std::array<std::string_view, kScan> first_{};
+  [[noreturn]] static void repeated(std::string_view key, const Path& object);
+  void add_past_scan(std::string_view key, const Path& object);
+  std::array<std::uint32_t, kScan> tags_{};
+  std::array<const char*, kScan> names_{};
   std::size_t count_ = 0;
   std::unordered_set<std::string_view, KeyedStringHash> rest_;
 };
@@ -106,7 +128,11 @@ std::string_view json_type_name(simdjson::ondemand::json_type type);
 
 // True, consuming it, if `value` is JSON null; false, consuming nothing, for any other type.
 // A misspelt literal ("nul", "nullx") is invalid JSON, never null.
-bool take_null(simdjson::ondemand::value value);
+inline bool take_null(simdjson::ondemand::value value) {
+  if (value.type() != simdjson::ondemand::json_type::null) return false;
+  if (!value.is_null()) throw simdjson::simdjson_error(simdjson::N_ATOM_ERROR);
+  return true;
+}
 
 // The unescaped string; views memory of the parser, valid until it parses the next document.
 std::string_view get_string(simdjson::ondemand::value value, const Path& path);

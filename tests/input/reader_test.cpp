@@ -4,10 +4,12 @@
 
 #include <doctest/doctest.h>
 #include <fmt/core.h>
+#include <unistd.h>
 
 #include <string>
 
 #include "../util/gzip_compress.h"
+#include "input/byte_source.h"
 #include "input/framer.h"
 #include "test_support.h"
 #include "util/base64.h"
@@ -267,6 +269,47 @@ TEST_CASE("gzip-compressed export files are inflated") {
   int n = 0;
   for (Event e; reader.next(e);) ++n;
   CHECK(n == 4);
+}
+
+TEST_CASE("gzip inputs: members continue, a cut or appended-to file is an error") {
+  const std::string good = envelope(entity_message("ENTITY_CREATE")) + "\n";
+  const std::string member = gzip_compress(good);
+  char path[] = "/tmp/atlas2kudu-gz-XXXXXX";
+  const int fd = mkstemp(path);
+  REQUIRE(fd >= 0);
+  ::close(fd);
+  const auto read_file_bytes = [&](const std::string& bytes) -> std::string {
+    std::FILE* f = std::fopen(path, "wb");
+    std::fwrite(bytes.data(), 1, bytes.size(), f);
+    std::fclose(f);
+    RejectSink sink(RejectPolicy{}, nullptr);
+    Reader reader({path}, sink);
+    int n = 0;
+    try {
+      for (Event e; reader.next(e);) ++n;
+    } catch (const SourceError& e) {
+      CHECK(e.category() == ErrorCategory::kIo);
+      return std::to_string(n) + " events, then: " + e.what();
+    }
+    return std::to_string(n) + " events";
+  };
+  const std::string name = path;
+  CHECK(read_file_bytes(member + member + member) == "3 events");
+  CHECK(read_file_bytes(member + "{\"not\":\"gzip\"}\n") ==
+        "1 events, then: " + name + ": data after the last gzip member, at byte " +
+            std::to_string(member.size()) + " (a damaged or appended-to file)");
+  CHECK(read_file_bytes(member + std::string(1, '\x1f')) ==
+        "1 events, then: " + name + ": data after the last gzip member, at byte " +
+            std::to_string(member.size()) + " (a damaged or appended-to file)");
+  CHECK(read_file_bytes(member.substr(0, member.size() - 4))
+            .ends_with(": truncated gzip data: the file ends inside a gzip member, at byte " +
+                       std::to_string(member.size() - 4)));
+  std::string corrupt = member;
+  corrupt[12] = static_cast<char>(corrupt[12] ^ 0x55);
+  CHECK(read_file_bytes(corrupt).find(": corrupt gzip data near byte ") != std::string::npos);
+  CHECK(read_file_bytes("") == "0 events");
+  CHECK(read_file_bytes(good) == "1 events");  // plain text passes through
+  std::remove(path);
 }
 
 TEST_CASE("numbers are kept exactly as written, strings re-escaped canonically") {
