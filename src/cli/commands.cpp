@@ -23,8 +23,8 @@
 #include "compile/sql_writer.h"
 #include "hs2/credentials.h"
 #include "hs2/executor.h"
-#include "hs2/session.h"
 #include "hs2/prior_state.h"
+#include "hs2/session.h"
 #include "util/atomic_file.h"
 #include "util/digest.h"
 
@@ -96,7 +96,7 @@ std::unique_ptr<PriorState> make_prior_state(const CompileCommand& c, const Hs2S
 
 int run_check(const InputOptions& in) {
   RejectSink rejects(RejectPolicy{in.max_rejects, in.reject_file});
-  Reader reader(in.files, rejects);
+  Reader reader(in.files, rejects, in.limits);
   Progress progress("check");
   const RunOutcome outcome = run_reporting_failures(progress, [&] {
     for (Event e; reader.next(e);) progress.tick(reader.stats().records, reader.stats().events);
@@ -126,7 +126,7 @@ int run_compile(CompileCommand& c) {
       make_prior_state(c, settings ? &*settings : nullptr, sessions);
   Compiler compiler(c.options);
   RejectSink rejects(RejectPolicy{c.in.max_rejects, c.in.reject_file});
-  Reader reader(c.in.files, rejects);
+  Reader reader(c.in.files, rejects, c.in.limits);
   OutputFile output(c.output);
   PrintExecutor printer(output.get());
   SqlWindowWriter writer(c.options, printer);
@@ -165,7 +165,7 @@ int run_apply(ApplyCommand& a) {
   const std::unique_ptr<PriorState> prior = make_prior_state(c, &settings, sessions);
   Compiler compiler(c.options);
   RejectSink rejects(RejectPolicy{c.in.max_rejects, c.in.reject_file});
-  Reader reader(c.in.files, rejects);
+  Reader reader(c.in.files, rejects, c.in.limits);
   std::optional<CheckpointFile> checkpoint;
   if (!a.checkpoint.empty()) checkpoint.emplace(a.checkpoint, reader);
   Hs2Executor executor(settings, sessions);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "atlas2kudu/compiler.h"
+#include "atlas2kudu/reader.h"
 #include "compile/ddl.h"
 #include "hs2/options.h"
 
@@ -19,6 +20,7 @@ struct InputOptions {
   std::uint64_t max_rejects = 0;
   std::string reject_file;
   std::string stats_file;
+  ReaderLimits limits;  // --max-json-depth, --max-cell-bytes, --max-split-*
 };
 
 struct CompileCommand {

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "atlas2kudu/error.h"
+#include "compile/impala_sql.h"
 
 namespace atlas2kudu {
 
@@ -29,7 +30,9 @@ void PrintExecutor::start(std::string_view header) {
 
 void PrintExecutor::format_window(const CompiledWindow& w, std::string& out) {
   auto it = std::back_inserter(out);
-  fmt::format_to(it, "-- {}\n", w.comment);
+  out.append("-- ");
+  append_comment_text(out, w.comment);  // it names input files, which may hold anything
+  out.push_back('\n');
   const auto phase = [&](int n, std::string_view name, const std::vector<Statement>& statements) {
     fmt::format_to(it, "-- window {} phase {}: {} ({} statement{})\n", w.index, n, name,
                    statements.size(), statements.size() == 1 ? "" : "s");
