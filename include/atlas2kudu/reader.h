@@ -133,6 +133,12 @@ std::string rejection_json(const Rejection& r);
 
 class ByteSource;  // input/byte_source.h: files, stdin, in-memory fakes
 
+// A framed record, as read (--max-record-bytes), and a GZIP or split message once decompressed
+// and joined (--max-message-bytes). Parsing a JSON text takes about six times its size in
+// memory, and a few kilobytes of gzip can inflate to the message limit, so that one is lower.
+inline constexpr std::size_t kDefaultMaxRecordBytes = std::size_t{256} << 20;
+inline constexpr std::size_t kDefaultMaxMessageBytes = std::size_t{64} << 20;
+
 // Nested objects and arrays allowed in one JSON text (--max-json-depth).
 inline constexpr std::uint32_t kDefaultMaxJsonDepth = 512;
 
@@ -149,9 +155,9 @@ inline constexpr std::size_t kDefaultMaxSplitBytes = std::size_t{256} << 20;
 // damaged input; what goes past one is rejected (kTooLarge) with its position, never allocated.
 // The command line sets them (--max-json-depth, --max-cell-bytes, --max-split-*).
 struct ReaderLimits {
-  std::size_t max_record_bytes = std::size_t{256} << 20;    // a framed record, as read
-  std::size_t max_inflated_bytes = std::size_t{256} << 20;  // a GZIP message, decompressed
-  std::uint32_t max_json_depth = kDefaultMaxJsonDepth;      // nesting levels in one JSON text
+  std::size_t max_record_bytes = kDefaultMaxRecordBytes;     // a framed record, as read
+  std::size_t max_inflated_bytes = kDefaultMaxMessageBytes;  // a GZIP/split message, decoded
+  std::uint32_t max_json_depth = kDefaultMaxJsonDepth;       // nesting levels in one JSON text
   // A string bound for one Kudu cell (type, qualifiedName and name, tag names and attributes,
   // edge labels): longer rejects the event rather than send a row Kudu refuses.
   std::size_t max_cell_bytes = kDefaultMaxCellBytes;

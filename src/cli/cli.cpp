@@ -32,6 +32,14 @@ void add_input_options(CLI::App* cmd, InputOptions& in) {
   // Bounds on what one record may make the reader hold or do; past one the record is rejected
   // (too-large), never allocated.
   ReaderLimits& l = in.limits;
+  cmd->add_option("--max-record-bytes", l.max_record_bytes,
+                  "Reject a record (one line or JSON document of the input) longer than N bytes")
+      ->capture_default_str()
+      ->check(CLI::Range(std::size_t{1024}, std::size_t{1} << 34));
+  cmd->add_option("--max-message-bytes", l.max_inflated_bytes,
+                  "Reject a GZIP or split message that decompresses to more than N bytes")
+      ->capture_default_str()
+      ->check(CLI::Range(std::size_t{1024}, std::size_t{1} << 34));
   cmd->add_option("--max-cell-bytes", l.max_cell_bytes,
                   "Reject an event whose type, qualifiedName, name, tag or label text (or a tag's "
                   "attributes) is longer than N bytes: Kudu refuses such a row (its "

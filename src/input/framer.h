@@ -61,8 +61,7 @@ struct FramedRecord {
   std::optional<std::int64_t> console_offset;
 };
 
-inline constexpr std::size_t kRecordPadding = 64;  // == SIMDJSON_PADDING
-inline constexpr std::size_t kDefaultMaxRecordBytes = std::size_t{256} << 20;
+inline constexpr std::size_t kRecordPadding = 64;   // == SIMDJSON_PADDING
 inline constexpr std::size_t kExcerptBytes = 4096;  // of a record over the limit, for the report
 
 class Framer {

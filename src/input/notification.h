@@ -40,7 +40,7 @@ namespace atlas2kudu {
 
 struct DecodeLimits {
   // Bytes a GZIP message may inflate to; protects against decompression bombs.
-  std::size_t max_inflated_bytes = std::size_t{256} << 20;
+  std::size_t max_inflated_bytes = kDefaultMaxMessageBytes;
   std::uint32_t max_json_depth = kDefaultMaxJsonDepth;  // per JSON text (json_path.h)
   std::size_t max_cell_bytes = kDefaultMaxCellBytes;    // payload.h, payload_to_event
 };
