@@ -10,6 +10,8 @@ packages=(
   thrift-compiler libthrift-dev libboost-dev
   libsasl2-dev libsasl2-modules libcurl4-openssl-dev
   python3
+  # Fuzzing (scripts/test.sh): clang's libFuzzer runtime.
+  clang libfuzzer-14-dev
 )
 
 missing=()

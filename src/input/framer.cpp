@@ -195,6 +195,29 @@ void Framer::finish_record(std::size_t start, FramedRecord& out) {
   out.size = out.text.size();
 }
 
+Framer::StringStep Framer::step_in_string(std::size_t& start) {
+  const char* p = find_string_special(buf_.get() + pos_, buf_.get() + end_);
+  pos_ = static_cast<std::size_t>(p - buf_.get());
+  if (pos_ == end_) return StringStep::kOpen;
+  if (*p == '"') {
+    ++pos_;
+    return StringStep::kClosed;
+  }
+  if (*p == '\\') {
+    if (end_ - pos_ < 2 && refill(start, 2) < 2) {
+      pos_ = end_;  // the input ends after the backslash
+      return StringStep::kOpen;
+    }
+    if (buf_[pos_ + 1] == '\n') {
+      ++pos_;  // a backslash does not escape a newline
+      return StringStep::kNewline;
+    }
+    pos_ += 2;
+    return StringStep::kOpen;
+  }
+  return StringStep::kNewline;
+}
+
 Framer::Scan Framer::scan_document(std::size_t& start, std::string& reason) {
   const std::uint64_t start_line = line_;
   std::uint64_t depth = 0;
@@ -209,28 +232,13 @@ Framer::Scan Framer::scan_document(std::size_t& start, std::string& reason) {
       return Scan::kTruncated;
     }
     if (in_string) {
-      const char* p = find_string_special(buf_.get() + pos_, buf_.get() + end_);
-      pos_ = static_cast<std::size_t>(p - buf_.get());
-      if (pos_ == end_) continue;
-      if (*p == '"') {
-        in_string = false;
-        ++pos_;
-      } else if (*p == '\\') {
-        if (end_ - pos_ < 2 && refill(start, 2) < 2) {
-          pos_ = end_;
-          continue;  // reported as truncated at end of input above
-        }
-        if (buf_[pos_ + 1] == '\n') {
-          ++pos_;
-          reason = "truncated JSON: unterminated string at end of line";
-          return Scan::kTruncated;
-        }
-        pos_ += 2;
-      } else {
+      const StringStep step = step_in_string(start);
+      if (step == StringStep::kNewline) {
         reason = "truncated JSON: unterminated string at end of line";
         return Scan::kTruncated;
       }
-      continue;
+      in_string = step == StringStep::kOpen;
+      continue;  // at end of input, reported as truncated above
     }
     const char c = buf_[pos_];
     switch (c) {
@@ -273,32 +281,21 @@ void Framer::scan_array_element(std::size_t& start) {
     check_size(start);
     if (pos_ == end_ && refill(start, 1) == 0) return;
     if (in_string) {
-      const char* p = find_string_special(buf_.get() + pos_, buf_.get() + end_);
-      pos_ = static_cast<std::size_t>(p - buf_.get());
-      if (pos_ == end_) continue;
-      if (*p == '"') {
-        in_string = false;
-        ++pos_;
-      } else if (*p == '\\') {
-        if (end_ - pos_ < 2 && refill(start, 2) < 2) {
-          pos_ = end_;
-          continue;
-        }
-        if (buf_[pos_ + 1] == '\n') return;
-        pos_ += 2;
-      } else {
-        return;  // a raw newline ends the element
-      }
+      const StringStep step = step_in_string(start);
+      if (step == StringStep::kNewline) return;  // a raw newline ends the element
+      in_string = step == StringStep::kOpen;
       continue;
     }
     const char c = buf_[pos_];
     if (c == '\n') return;
-    if (depth == 0 && (c == ',' || c == ']' || c == '}')) return;
+    // The element ends before the ',' or ']' after it. (A stray '}' is part of it: stopping
+    // there would frame nothing, forever.)
+    if (depth == 0 && (c == ',' || c == ']')) return;
     if (c == '"') {
       in_string = true;
     } else if (c == '{' || c == '[') {
       ++depth;
-    } else if (c == '}' || c == ']') {
+    } else if ((c == '}' || c == ']') && depth > 0) {
       --depth;
     }
     ++pos_;

@@ -79,6 +79,7 @@ class Framer {
 
  private:
   enum class Scan { kComplete, kTruncated };
+  enum class StringStep { kOpen, kClosed, kNewline };
 
   // Makes at least `want` bytes available from pos_ unless the input ends first; may move the
   // buffer contents so that the byte at `keep` lands at index 0. Returns bytes available.
@@ -94,6 +95,10 @@ class Framer {
   }
   [[gnu::cold]] void start_dropping(std::size_t start);
   bool skip_prefixes_and_diagnostics(FramedRecord& out);
+  // Inside a string, from pos_: past its closing quote (kClosed); to a raw newline, or one after
+  // a backslash, which ends the line and so the string (kNewline, pos_ on the newline); or as far
+  // as the bytes read so far, or two bytes of an escape, go (kOpen).
+  StringStep step_in_string(std::size_t& start);
   // Scans a document from its '{' (at pos_) to its end.
   Scan scan_document(std::size_t& start, std::string& reason);
   // Scans a top-level array's element that is not an object, up to the ',' or ']' after it (or

@@ -17,6 +17,7 @@ TEST_SUITE_BEGIN("cli");
 using atlas2kudu::testing::slurp;
 using atlas2kudu::testing::tls_files;
 using atlas2kudu::testing::TlsFiles;
+using atlas2kudu::testing::tmp_path;
 
 namespace {
 
@@ -28,15 +29,6 @@ struct Run {
 
 std::string data(const std::string& name) {
   return std::string(ATLAS2KUDU_TEST_DATA) + "/" + name;
-}
-
-// A fresh, empty file under $TMPDIR with the given suffix.
-std::string tmp_path(const std::string& suffix) {
-  std::string pattern = "/tmp/atlas2kudu-test-XXXXXX" + suffix;
-  const int fd = mkstemps(pattern.data(), static_cast<int>(suffix.size()));
-  REQUIRE(fd >= 0);
-  ::close(fd);
-  return pattern;
 }
 
 // Runs `atlas2kudu ARGS` through the shell with stdin from `stdin_file` (or /dev/null).

@@ -71,14 +71,6 @@ struct Run {
   std::string err;
 };
 
-std::string tmp_path(const std::string& suffix) {
-  std::string pattern = "/tmp/atlas2kudu-hostile-XXXXXX" + suffix;
-  const int fd = mkstemps(pattern.data(), static_cast<int>(suffix.size()));
-  REQUIRE(fd >= 0);
-  ::close(fd);
-  return pattern;
-}
-
 void write_file(const std::string& path, const std::string& bytes) {
   std::FILE* f = std::fopen(path.c_str(), "wb");
   REQUIRE(f != nullptr);

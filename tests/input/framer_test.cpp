@@ -334,6 +334,12 @@ TEST_CASE("one bad element of a one-line array rejects that element only") {
   check_malformed(out.records[4], RejectCode::kNotJson, "not a JSON object: \"tru\"", 1,
                   text.find("tru"));
   check_document(out.records[5], "{\"b\":2}", 1, text.find("{\"b"), 5);
+
+  // Found by fuzz_reader: a stray '}' as an element was framed as an empty record, forever.
+  const Framed stray = frame_all_ways("[{\"a\":1},}\n,{\"b\":2}]\n");
+  REQUIRE(stray.records.size() == 3);
+  check_malformed(stray.records[1], RejectCode::kNotJson, "not a JSON object: \"}\"", 1, 9);
+  check_document(stray.records[2], "{\"b\":2}", 2, 12, 2);
 }
 
 TEST_CASE("console prefixes out of their type's range reject the record") {
