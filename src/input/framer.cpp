@@ -195,7 +195,8 @@ void Framer::finish_record(std::size_t start, FramedRecord& out) {
   out.size = out.text.size();
 }
 
-Framer::StringStep Framer::step_in_string(std::size_t& start) {
+// Inlined into both scanners: it runs once per escape and per string end of every record.
+[[gnu::always_inline]] inline Framer::StringStep Framer::step_in_string(std::size_t& start) {
   const char* p = find_string_special(buf_.get() + pos_, buf_.get() + end_);
   pos_ = static_cast<std::size_t>(p - buf_.get());
   if (pos_ == end_) return StringStep::kOpen;

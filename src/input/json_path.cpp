@@ -139,6 +139,13 @@ void walk_json(od::value value, std::string* out, const Path& path, Nesting nest
       return;
     }
     case od::json_type::string: {
+      if (!out) {
+        // Stage 1 has checked the UTF-8 and that no control character is raw; only escapes are
+        // left to check, so a string without a backslash is valid as it stands and is skipped
+        // rather than copied out.
+        const std::string_view token = value.raw_json_token();
+        if (token.find('\\') == std::string_view::npos) return;
+      }
       const std::string_view text = value.get_string();
       if (out) append_json_string(text, *out);
       return;
