@@ -6,12 +6,20 @@ set -euo pipefail
 packages=(
   build-essential pkg-config meson ninja-build
   libcli11-dev libfmt-dev libsimdjson-dev doctest-dev
-  zlib1g-dev libssl-dev openssl
+  zlib1g-dev libssl-dev openssl liblmdb-dev libjemalloc-dev
   thrift-compiler libthrift-dev libboost-dev
   libsasl2-dev libsasl2-modules libcurl4-openssl-dev
+  # Kerberos: Cyrus's GSSAPI plugin (apply -k on the binary protocol), MIT GSS-API/krb5 headers;
+  # for the tests a real KDC: krb5kdc and kdb5_util (krb5-kdc), kadmin.local (krb5-admin-server),
+  # kinit (krb5-user).
+  libsasl2-modules-gssapi-mit libkrb5-dev
+  krb5-kdc krb5-admin-server krb5-user
   python3
   # Fuzzing (scripts/test.sh): clang's libFuzzer runtime.
   clang libfuzzer-14-dev
+  # tests/sql: a throwaway PostgreSQL server (initdb, pg_ctl, psql; postgres_fdw is part of
+  # postgresql-15 on Debian 12, so postgresql-contrib is not needed).
+  postgresql
 )
 
 missing=()

@@ -82,5 +82,5 @@ RANGE (`event_ts`) (
 STORED AS KUDU;
 
 -- Retention and growth of entity_audit (rows outside every range are rejected by Kudu):
---   ALTER TABLE `atlas`.`entity_audit` ADD RANGE PARTITION 1924992000000000 <= VALUES < 1956528000000000;  -- 2031
+--   ALTER TABLE `atlas`.`entity_audit` ADD IF NOT EXISTS RANGE PARTITION 1924992000000000 <= VALUES < 1956528000000000;  -- 2031
 --   ALTER TABLE `atlas`.`entity_audit` DROP RANGE PARTITION VALUES < 1704067200000000;  -- drops rows before 2024-01-01

@@ -63,6 +63,23 @@ enum class Tombstone { kSoft, kHard };
 // Where the stored state of keys the input does not establish comes from.
 enum class PriorSource { kNone, kImpala };
 
+// What becomes of entity knowledge evicted past CompileOptions::knowledge_budget
+// (compile/knowledge_store.h): written to a spill file and read back when needed, or dropped and
+// looked up again through the PriorState. Looking up again is exact only where every earlier
+// window was applied to the tables before the next one is folded: `apply --prior impala`.
+enum class EvictedKnowledge { kSpill, kLookUpAgain };
+
+// --memory-budget: the peak memory (RSS) a run should stay under, and how it is shared.
+inline constexpr std::size_t kDefaultMemoryBudget = std::size_t{256} << 20;
+inline constexpr std::size_t kMinMemoryBudget = std::size_t{64} << 20;
+struct MemoryShares {
+  std::size_t knowledge = 0;  // entity knowledge carried between windows
+  std::size_t window = 0;     // one window: its events, folded rows and statements
+};
+// Sets aside what the process needs whatever the input (code, libraries, read buffers, the JSON
+// parser, allocator slack) and shares the rest between the knowledge cache and the window.
+MemoryShares split_memory_budget(std::size_t budget);
+
 struct CompileOptions {
   std::string database = "atlas";
   KeyEncoding key_encoding = KeyEncoding::kHex;
@@ -72,11 +89,56 @@ struct CompileOptions {
   std::size_t window_events = 50000;
   std::size_t batch_rows = 1000;                   // rows (or keys) per statement
   std::size_t batch_bytes = std::size_t{4} << 20;  // bytes per statement (Impala: 16 MiB)
+  // Memory (split_memory_budget of --memory-budget). Neither changes the statements of a window;
+  // a window that would outgrow window_budget closes early (window_fits).
+  std::size_t knowledge_budget = split_memory_budget(kDefaultMemoryBudget).knowledge;
+  std::size_t window_budget = split_memory_budget(kDefaultMemoryBudget).window;
+  EvictedKnowledge evicted = EvictedKnowledge::kSpill;
+  std::string spill_dir;  // where the spill file goes; empty: $TMPDIR, else /tmp
 };
 
 // Throws Error(kUsage) for options no SQL can be written for: a database name Impala cannot
-// quote, props_max_bytes < 2, or a zero window_events, batch_rows or batch_bytes.
+// quote, props_max_bytes < 2, or a zero window_events, batch_rows, batch_bytes or window_budget.
 void validate_compile_options(const CompileOptions& options);
+
+// Bytes one event makes a window hold, estimated: the event itself, its rows in the fold with
+// their indexes, and its share of the window's statements.
+std::size_t window_footprint(const Event& event);
+
+// Cuts the event stream into windows: a window closes once it holds options.window_events
+// events, or early once its events' window_footprint reaches options.window_budget (so it ends
+// at most one event past the budget, and always holds at least one event). The decision comes
+// right after an event is added, never by looking at the next one: the reader's position after
+// a window's last event is the window's resume point (checkpoints).
+//
+//   WindowCutter cut(options);
+//   for (each event e) { window.push_back(e); if (cut.add(e)) { run the window; cut.start(); } }
+class WindowCutter {
+ public:
+  explicit WindowCutter(const CompileOptions& options)
+      : max_events_(options.window_events), max_bytes_(options.window_budget) {}
+  // Counts `e` into the current window; true if the window is now complete.
+  bool add(const Event& e) {
+    ++events_;
+    bytes_ += window_footprint(e);
+    if (events_ >= max_events_) return true;
+    if (bytes_ < max_bytes_) return false;
+    ++closed_early_;
+    return true;
+  }
+  // Starts the next window.
+  void start() {
+    events_ = 0;
+    bytes_ = 0;
+  }
+  // Windows closed by their bytes before reaching window_events.
+  std::uint64_t closed_early() const { return closed_early_; }
+
+ private:
+  std::size_t max_events_, max_bytes_;
+  std::size_t events_ = 0, bytes_ = 0;
+  std::uint64_t closed_early_ = 0;
+};
 
 // "hex"/"binary", "soft"/"hard", "none"/"impala": the option words of the command line.
 std::string_view to_string(KeyEncoding encoding);
@@ -189,6 +251,9 @@ struct WindowInfo {
 // Row vectors are in first-touch order; writers sort what they need.
 struct NetWindow {
   WindowInfo info;
+  // The events folded into this window, in input order: a view of the caller's window, valid as
+  // long as it is (rows the server refuses are traced back to them, compile/refusals.h).
+  std::span<const Event> events;
   std::vector<FlatRow> flat;
   std::vector<ByQnRow> by_qn;
   std::vector<EdgeRow> edge_out;
@@ -214,7 +279,7 @@ class WindowWriter {
   // Once, before the first window: the run's header comment lines ("-- ...\n" each).
   virtual void start(std::string_view header) = 0;
   // Applies one window; returns only once all of it is applied. Throws Error on failure. May
-  // reorder the vectors of `net`.
+  // reorder the row vectors of `net`, or release them; net.info stays.
   virtual void write(NetWindow& net) = 0;
   // Once, after the last window.
   virtual void finish() = 0;
@@ -222,6 +287,16 @@ class WindowWriter {
 
 // ---------------------------------------------------------------------------------------------
 // The compiler
+
+// The knowledge the compiler carries between windows (compile/knowledge_store.h), for reports.
+struct KnowledgeStats {
+  std::uint64_t entries = 0;        // entities known in memory after the last window
+  std::uint64_t memory_bytes = 0;   // their estimated footprint
+  std::uint64_t evicted = 0;        // entries evicted past knowledge_budget over the run
+  std::uint64_t spilled = 0;        // ... of which written to the spill file
+  std::uint64_t spill_reads = 0;    // entries read back from it
+  std::uint64_t spill_entries = 0;  // entries in the spill file
+};
 
 class Compiler {
  public:
@@ -247,9 +322,12 @@ class Compiler {
   // left out stay unknown: the fold then writes predicate deletes and merges props from {}.
   void learn(std::span<const PriorEntity> prior);
 
-  // Folds the next window (input order, any size). Pure: no I/O. Window indexes and event numbers
-  // continue across calls.
+  // Folds the next window (input order, any size). Pure: no I/O but the knowledge spill file.
+  // Window indexes and event numbers continue across calls.
   NetWindow fold(std::span<const Event> window);
+
+  // The knowledge carried between windows: entries in memory, evicted, spilled, read back.
+  const KnowledgeStats& knowledge_stats() const;
 
  private:
   struct Impl;
@@ -263,11 +341,30 @@ NetWindow fold_window(Compiler& compiler, PriorState& prior, std::span<const Eve
 // ---------------------------------------------------------------------------------------------
 // SQL
 
+// One row of an UPSERT: where its tuple "(...)" lies in Statement::sql, and the row of the
+// window it writes: the index, in the NetWindow vector of the statement's table (as the planner
+// sorted it), of that row.
+struct StatementRow {
+  std::uint32_t begin = 0;
+  std::uint32_t end = 0;
+  std::uint32_t net_row = 0;
+};
+
 // One SQL statement, ready to send or print. `sql` has no trailing ";" or newline.
 struct Statement {
   std::string table;  // unqualified projection table name, e.g. "entity_flat"
   std::string sql;
   std::size_t rows = 0;  // rows named (UPSERT) or keys listed (DELETE), for reporting
+  // UPSERTs: the rows, in order. Empty for DELETEs, which name keys only and are never split.
+  std::vector<StatementRow> row_spans;
+
+  // The same statement over rows [first, last) only: the planner's text before the first row,
+  // those rows joined by its separator, and its text after the last row; what the planner writes
+  // for those rows alone. Lets an executor isolate the rows a server refuses by running parts.
+  //   s.sql == "UPSERT INTO `atlas`.`t` (`k`) VALUES\n('a'),\n('b'),\n('c')"
+  //   s.part(1, 3).sql == "UPSERT INTO `atlas`.`t` (`k`) VALUES\n('b'),\n('c')"
+  // Throws Error(kInternal) without row_spans or for an empty or out-of-range part.
+  Statement part(std::size_t first, std::size_t last) const;
 };
 
 // The statements of one window. Windows run in order; within a window every delete runs before
@@ -287,7 +384,8 @@ CompiledWindow compile_window(Compiler& compiler, PriorState& prior, std::span<c
 
 // Compiles `events` (in input order) with `options` and returns the complete dry-run script:
 // header comment, then per window a comment, the delete phase and the upsert phase, each statement
-// ending in ";\n". Byte-identical for the same events and options. Uses NoPriorState; throws
+// ending in ";\n". Windows are cut as the pipeline cuts them (WindowCutter). Byte-identical for
+// the same events and options. Uses NoPriorState; throws
 // Error(kUsage) if options.prior is kImpala (no connection here).
 std::string compile_to_sql(std::span<const Event> events, const CompileOptions& options);
 

@@ -24,11 +24,14 @@ enum class ErrorCategory : std::uint8_t {
   kBadInput,        // malformed records beyond --max-rejects
   kServerRejected,  // the server definitely rejected a statement (not retried)
   kUnavailable,     // could not connect, or retries on a transient failure ran out
-  kAuth,            // authentication failed, or the server certificate was not trusted
+  kAuth,            // authentication failed, or TLS failed (handshake, untrusted certificate)
   kUsage,           // the command line or the options contradict each other
   kNoInput,         // an input file cannot be opened
   kIo,              // reading input or writing output failed
   kCheckpoint,      // the --checkpoint file is unreadable, malformed or not ours
+  kLocked,          // another run holds the --checkpoint file's lock
+  kInterrupted,     // stopped by SIGINT
+  kTerminated,      // stopped by SIGTERM
 };
 
 // "internal", "bad-input", ... : stable names for logs and --stats.

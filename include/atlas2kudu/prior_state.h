@@ -54,6 +54,9 @@ class PriorState {
   virtual std::string describe() const = 0;
   // See the contract above.
   virtual void lookup(std::span<const Guid> guids, std::vector<PriorEntity>& out) = 0;
+  // True for a source that never knows anything (lookup() appends nothing whatever it is asked):
+  // the compiler then does not work out the question.
+  virtual bool knows_nothing() const { return false; }
 };
 
 // `--prior none`: knows nothing; every guid stays unknown.
@@ -61,6 +64,7 @@ class NoPriorState final : public PriorState {
  public:
   std::string describe() const override;
   void lookup(std::span<const Guid> guids, std::vector<PriorEntity>& out) override;
+  bool knows_nothing() const override { return true; }
 };
 
 }  // namespace atlas2kudu

@@ -88,6 +88,9 @@ struct ReadStats {
 struct RejectPolicy {
   std::uint64_t max_rejects = 0;  // the run fails once more than this many were rejected
   std::string reject_file;        // JSON lines of rejected records; empty = none
+  // Append to an existing reject file instead of replacing it (a resumed run: the lines of the
+  // run it resumes describe records this run skips).
+  bool append = false;
 };
 
 // Thrown once more than max_rejects records were rejected.
@@ -106,16 +109,35 @@ struct Rejection {
   std::uint64_t record_bytes = 0;
 };
 
+// A row the server refused while applying (`apply`: isolated by running parts of its statement),
+// with the events that wrote it.
+struct RowRefusal {
+  std::string table;
+  std::string where;   // "window 2 (events 5-9), upsert phase, statement 1 of 3, row 2 of 4"
+  std::string reason;  // the server's message for the row
+  std::string row;     // the row as sent, "('…', …)"
+  std::vector<const Event*> events;  // the window's events that wrote it, input order
+};
+
 // Reports each rejection on stderr as "SOURCE:LINE:OFFSET: reason", appends it to the reject file,
-// and enforces --max-rejects.
+// and enforces --max-rejects (refused rows count too).
+//
+// The reject file is created mode 0600 (it holds input data), never through a symbolic link, and
+// only as a regular file: Error(kIo) for anything else at the path.
 class RejectSink {
  public:
   explicit RejectSink(RejectPolicy policy, std::FILE* diagnostics = stderr);
   ~RejectSink();
   void reject(const Rejection& r);
+  // A row the server refused: needs a reject file (the caller stops the run without one).
+  void refused_row(const RowRefusal& r);
   std::uint64_t count() const { return count_; }
+  const RejectPolicy& policy() const { return policy_; }
 
  private:
+  void write_line(const std::string& line);
+  void count_one(const std::string& where, std::string_view what);
+
   RejectPolicy policy_;
   std::FILE* diagnostics_;
   std::FILE* file_ = nullptr;
@@ -130,6 +152,12 @@ std::string_view intern_source_name(const std::string& name);
 // "code":..,"reason":..,"record":"<verbatim>"} ("record_base64" instead when not UTF-8). A record
 // kept only in part ends with "record_truncated":true,"record_bytes":<its full size>.
 std::string rejection_json(const Rejection& r);
+
+// The reject-file line of a refused row: the position of its first event, then
+//   "code":"server-refused","reason":..,"table":..,"where":..,"row":"(…)",
+//   "events":[{"source":..,"line":..,"offset":..,"record_index":..,["kafka":{..},]
+//              "op":"ENTITY_UPDATE","guid":"…","type_name":"…"}, …]
+std::string refusal_json(const RowRefusal& r);
 
 class ByteSource;  // input/byte_source.h: files, stdin, in-memory fakes
 

@@ -3,8 +3,10 @@
 #include <fcntl.h>
 #include <fmt/core.h>
 #include <simdjson.h>
+#include <sys/file.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -20,7 +22,8 @@ namespace od = simdjson::ondemand;
 
 namespace {
 
-constexpr std::string_view kFormat = "atlas2kudu-checkpoint/1";
+constexpr std::string_view kFormat = "atlas2kudu-checkpoint/2";
+constexpr std::string_view kFormatV1 = "atlas2kudu-checkpoint/1";  // read, never written
 
 }  // namespace
 
@@ -29,6 +32,7 @@ std::string checkpoint_json(const Checkpoint& c) {
   JsonWriter w(out);
   w.begin_object();
   w.key("format").value(kFormat);
+  w.key("runs").value(c.runs);
   w.key("windows_applied").value(c.windows_applied);
   w.key("events_applied").value(c.events_applied);
   w.key("sources").begin_array();
@@ -38,6 +42,10 @@ std::string checkpoint_json(const Checkpoint& c) {
     w.key("identity").value(s.identity);
     w.key("next_record").value(s.next_record);
     w.key("complete").value(s.complete);
+    if (const auto it = c.last_run.find(s.identity);
+        !s.identity.empty() && it != c.last_run.end()) {
+      w.key("last_run").value(it->second);
+    }
     w.end_object();
   }
   w.end_array();
@@ -69,7 +77,10 @@ Checkpoint load_checkpoint(const std::string& path) {
     for (auto field : doc.get_object()) {
       const std::string_view key = field.unescaped_key();
       if (key == "format") {
-        format_ok = std::string_view(field.value().get_string()) == kFormat;
+        const std::string_view format = field.value().get_string();
+        format_ok = format == kFormat || format == kFormatV1;
+      } else if (key == "runs") {
+        c.runs = field.value().get_uint64();
       } else if (key == "windows_applied") {
         c.windows_applied = field.value().get_uint64();
       } else if (key == "events_applied") {
@@ -77,6 +88,7 @@ Checkpoint load_checkpoint(const std::string& path) {
       } else if (key == "sources") {
         for (auto item : field.value().get_array()) {
           SourceMark mark;
+          std::uint64_t last_run = 0;
           for (auto f : item.get_object()) {
             const std::string_view k = f.unescaped_key();
             if (k == "name") mark.name = std::string(std::string_view(f.value().get_string()));
@@ -84,7 +96,9 @@ Checkpoint load_checkpoint(const std::string& path) {
               mark.identity = std::string(std::string_view(f.value().get_string()));
             if (k == "next_record") mark.next_record = f.value().get_uint64();
             if (k == "complete") mark.complete = f.value().get_bool();
+            if (k == "last_run") last_run = f.value().get_uint64();
           }
+          if (!mark.identity.empty()) c.last_run.emplace(mark.identity, last_run);
           c.progress.sources.push_back(std::move(mark));
         }
       } else if (key == "kafka") {
@@ -103,7 +117,8 @@ Checkpoint load_checkpoint(const std::string& path) {
     }
     if (!format_ok) {
       throw Error(ErrorCategory::kCheckpoint,
-                  fmt::format("{}: not an atlas2kudu checkpoint ({} expected)", path, kFormat));
+                  fmt::format("{}: not an atlas2kudu checkpoint ({} or {} expected)", path, kFormat,
+                              kFormatV1));
     }
   } catch (const simdjson::simdjson_error& e) {
     throw Error(ErrorCategory::kCheckpoint,
@@ -116,27 +131,94 @@ void save_checkpoint(const std::string& path, const Checkpoint& checkpoint) {
   write_file_atomically(path, checkpoint_json(checkpoint), 0600);
 }
 
+void remember_inputs(const Checkpoint& previous, const InputProgress& current, std::uint64_t run,
+                     Checkpoint& out) {
+  std::vector<SourceMark> sources = current.sources;
+  std::map<std::string, std::uint64_t> last_run;
+  for (const SourceMark& m : current.sources) {
+    if (!m.identity.empty()) last_run[m.identity] = run;
+  }
+  // Earlier runs' inputs this run did not read, most recently read first (stable: file order).
+  std::vector<const SourceMark*> older;
+  for (const SourceMark& m : previous.progress.sources) {
+    if (m.identity.empty() || last_run.count(m.identity)) continue;
+    const auto it = previous.last_run.find(m.identity);
+    last_run[m.identity] = it == previous.last_run.end() ? 0 : it->second;
+    older.push_back(&m);
+  }
+  std::stable_sort(older.begin(), older.end(), [&](const SourceMark* a, const SourceMark* b) {
+    return last_run[a->identity] > last_run[b->identity];
+  });
+  for (const SourceMark* m : older) {
+    if (sources.size() >= kMaxRememberedInputs) {
+      last_run.erase(m->identity);  // forgotten: read longest ago
+      continue;
+    }
+    sources.push_back(*m);
+  }
+  out.progress.sources = std::move(sources);
+  out.progress.kafka_next_offset = current.kafka_next_offset;
+  out.last_run = std::move(last_run);
+}
+
+CheckpointLock::CheckpointLock(const std::string& checkpoint_path) {
+  const std::string path = checkpoint_path + ".lock";
+  fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd_ < 0) {
+    throw Error(ErrorCategory::kIo,
+                fmt::format("{}: cannot open the checkpoint lock: {}", path, std::strerror(errno)));
+  }
+  if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+    const int err = errno;
+    char pid[32] = {0};
+    const ssize_t n = ::pread(fd_, pid, sizeof pid - 1, 0);
+    std::string owner = n > 0 ? std::string(pid, static_cast<std::size_t>(n)) : "";
+    while (!owner.empty() && (owner.back() == '\n' || owner.back() == ' ')) owner.pop_back();
+    ::close(fd_);
+    fd_ = -1;
+    if (err != EWOULDBLOCK) {
+      throw Error(ErrorCategory::kIo, fmt::format("{}: cannot lock: {}", path, std::strerror(err)));
+    }
+    throw Error(ErrorCategory::kLocked,
+                fmt::format("{}: another atlas2kudu run{} is applying with this checkpoint (it "
+                            "holds {}); nothing was done. Run again once it has finished.",
+                            checkpoint_path, owner.empty() ? "" : " (pid " + owner + ")", path));
+  }
+  const std::string pid = std::to_string(::getpid()) + "\n";
+  if (::ftruncate(fd_, 0) == 0) (void)!::pwrite(fd_, pid.data(), pid.size(), 0);
+}
+
+CheckpointLock::~CheckpointLock() {
+  if (fd_ >= 0) ::close(fd_);  // releases the lock; the file stays (removing it would race)
+}
+
 }  // namespace atlas2kudu
 
 namespace atlas2kudu {
 
 CheckpointFile::CheckpointFile(std::string path, Reader& reader) : path_(std::move(path)) {
-  checkpoint_ = load_checkpoint(path_);
-  reader.resume_from(checkpoint_.progress);
+  require_regular_or_absent(path_);  // before anything is applied: it will be replaced
+  previous_ = load_checkpoint(path_);
+  checkpoint_ = previous_;
+  checkpoint_.runs = previous_.runs + 1;  // this run's number, recorded when it saves
+  reader.resume_from(previous_.progress);
+}
+
+void CheckpointFile::record(const Reader& reader) {
+  remember_inputs(previous_, reader.progress(), checkpoint_.runs, checkpoint_);
+  save_checkpoint(path_, checkpoint_);
 }
 
 void CheckpointFile::window_applied(const WindowInfo& window, const Reader& reader) {
-  checkpoint_.progress = reader.progress();
   ++checkpoint_.windows_applied;
   checkpoint_.events_applied += window.last_event - window.first_event + 1;
-  save_checkpoint(path_, checkpoint_);
+  record(reader);
   saved_ = true;
 }
 
 void CheckpointFile::run_completed(const Reader& reader) {
   if (saved_) return;
-  checkpoint_.progress = reader.progress();  // nothing new applied: keep the marks current
-  save_checkpoint(path_, checkpoint_);
+  record(reader);  // nothing new applied: keep the marks current
 }
 
 }  // namespace atlas2kudu

@@ -3,11 +3,13 @@
 //
 // After each fully applied window, apply records for every source the index of the first record
 // not yet fully applied, and for Kafka inputs (kcat -J, or console output with print.offset) the
-// next offset per topic/partition. The file is replaced atomically (written beside, fsynced,
-// renamed), so a kill at any moment leaves either the previous or the new checkpoint:
+// next offset per topic/partition. The file is replaced atomically (written beside under a unique
+// name, fsynced, renamed), so a kill at any moment leaves either the previous or the new
+// checkpoint:
 //
-//   {"format":"atlas2kudu-checkpoint/1","windows_applied":3,"events_applied":150,
-//    "sources":[{"name":"a.jsonl","identity":"9f2c…","next_record":150,"complete":false}],
+//   {"format":"atlas2kudu-checkpoint/2","runs":4,"windows_applied":3,"events_applied":150,
+//    "sources":[{"name":"a.jsonl","identity":"9f2c…","next_record":150,"complete":false,
+//                "last_run":4}, …],
 //    "kafka":[{"topic":"ATLAS_ENTITIES","partition":0,"next_offset":1204}]}
 //
 // A source is recognised on the rerun by its identity (a hash of its first 64 KiB), not its name,
@@ -15,9 +17,19 @@
 // Records before a split message's first chunk are kept as a resume point until the message
 // completes. Resuming is exact when each window's stored state is read before it is compiled
 // (--prior impala); with --prior none the resumed run knows only what it reads itself.
+//
+// Memory: the checkpoint remembers every input any run applied, not only those of the latest run
+// (A, then B, then A again: the third run skips A). `last_run` is the number of the run that last
+// read the input. At most kMaxRememberedInputs inputs are kept; past that, those read longest ago
+// are forgotten first (a forgotten input named again is applied again: idempotent, so the tables
+// stay right; only time is lost). Files in format atlas2kudu-checkpoint/1 are read as well.
+//
+// One run at a time: CheckpointLock holds an exclusive flock(2) on FILE.lock for the whole run;
+// a second run on the same checkpoint fails at once with Error(kLocked) (exit 75) naming the pid.
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 
 #include "atlas2kudu/compiler.h"
@@ -26,9 +38,34 @@
 namespace atlas2kudu {
 
 struct Checkpoint {
-  InputProgress progress;
+  InputProgress progress;  // every input remembered: the latest run's first
   std::uint64_t windows_applied = 0;
   std::uint64_t events_applied = 0;
+  std::uint64_t runs = 0;                         // runs that saved this checkpoint
+  std::map<std::string, std::uint64_t> last_run;  // identity -> the run that last read it
+};
+
+// The inputs a checkpoint remembers at most.
+inline constexpr std::size_t kMaxRememberedInputs = 10000;
+
+// The sources to record after run number `run` read `current`: current's marks (this run's
+// inputs, in order), then the inputs `previous` remembers that this run did not read, most
+// recently read first, up to kMaxRememberedInputs in all. Updates `last_run` to match.
+void remember_inputs(const Checkpoint& previous, const InputProgress& current, std::uint64_t run,
+                     Checkpoint& out);
+
+// Exclusive lock of a checkpoint for one run: flock(LOCK_EX|LOCK_NB) on "<path>.lock" (created
+// mode 0600, never through a symbolic link, never removed; it holds the owner's pid for the
+// message of the next run). Throws Error(kLocked) at once when another run holds it.
+class CheckpointLock {
+ public:
+  explicit CheckpointLock(const std::string& checkpoint_path);
+  ~CheckpointLock();
+  CheckpointLock(const CheckpointLock&) = delete;
+  CheckpointLock& operator=(const CheckpointLock&) = delete;
+
+ private:
+  int fd_ = -1;
 };
 
 // Reads a checkpoint; a missing file is an empty checkpoint (a first run). Throws
@@ -64,7 +101,10 @@ class CheckpointFile {
   const std::string& path() const { return path_; }
 
  private:
+  void record(const Reader& reader);
+
   std::string path_;
+  Checkpoint previous_;  // as loaded
   Checkpoint checkpoint_;
   bool saved_ = false;
 };

@@ -3,7 +3,9 @@
 #include <fmt/core.h>
 
 #include <CLI/CLI.hpp>
+#include <cstdint>
 #include <functional>
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -13,6 +15,7 @@
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/hs2_flags.h"
+#include "input/json_text.h"
 #include "util/version.h"
 
 namespace atlas2kudu {
@@ -96,6 +99,16 @@ constexpr const char* kKeyEncodingHelp =
 
 void add_compile_options(CLI::App* cmd, CompileCommand& c) {
   add_input_options(cmd, c.in);
+  cmd->add_option_function<std::string>(
+         "--deadline",
+         [&c](const std::string& text) {
+           const auto d = parse_duration(text);
+           if (!d) throw CLI::ValidationError("--deadline", "expected e.g. 90s, 45m, 2h or 1h30m");
+           c.deadline = RunDeadline{*d, text};
+         },
+         "Stop the run once this long has passed (e.g. 45m, 2h; default: none): the running "
+         "statement is cancelled, the checkpoint and --stats kept, exit 4")
+      ->type_name("DURATION");
   CompileOptions& o = c.options;
   cmd->add_option("--database", o.database, "Database holding the projection tables")
       ->capture_default_str();
@@ -124,6 +137,20 @@ void add_compile_options(CLI::App* cmd, CompileCommand& c) {
                   "Bytes per statement at most (Impala's limit is 16 MiB)")
       ->capture_default_str()
       ->check(CLI::Range(std::size_t{1024}, std::size_t{16} << 20));
+  cmd->add_option("--memory-budget", c.memory_budget,
+                  "Peak memory to stay within, e.g. 256M or 2G (at least 64M): entity knowledge "
+                  "beyond its share spills to a temporary file (or, for apply --prior impala, is "
+                  "read again from the tables), and windows close early rather than outgrow theirs")
+      ->transform(CLI::AsSizeValue(false).description(""))
+      ->check(CLI::Range(static_cast<std::uint64_t>(kMinMemoryBudget),
+                         std::numeric_limits<std::uint64_t>::max() / 2)
+                  .description(""))
+      ->type_name("SIZE")
+      ->default_str("256M");
+  cmd->add_option("--spill-dir", o.spill_dir,
+                  "Directory for the temporary knowledge spill file (default: $TMPDIR, else /tmp); "
+                  "the file is unlinked as soon as it is created")
+      ->check(CLI::ExistingDirectory);
 }
 
 }  // namespace
@@ -133,7 +160,8 @@ int run_cli(int argc, char** argv) {
       "atlas2kudu: compile Apache Atlas entity-change notifications into Impala UPSERT/DELETE "
       "statements on Kudu projection tables, print them (compile) or run them over HiveServer2 "
       "(apply).\nSee man atlas2kudu for the full reference."};
-  app.set_version_flag("--version", std::string(kVersion));
+  // The version, and the JSON kernel this build parses with (meson option cpu_baseline).
+  app.set_version_flag("--version", fmt::format("{} (simdjson {})", kVersion, json_kernel()));
   app.require_subcommand(1);
   app.fallthrough(false);
 
@@ -174,12 +202,20 @@ int run_cli(int argc, char** argv) {
   apply->add_flag("-q,--quiet", apply_cmd.compile.quiet, "No summary on stderr");
   apply->add_option("--checkpoint", apply_cmd.checkpoint,
                     "After each applied window, record in FILE how far the input was applied; a "
-                    "rerun with the same FILE skips it");
+                    "rerun with the same FILE skips it. One run at a time per FILE (FILE.lock)");
+  apply
+      ->add_option("--max-row-errors,--max_row_errors", apply_cmd.compile.hs2.max_row_errors,
+                   "Row errors (rows the server skipped and only counted, e.g. entity_audit rows "
+                   "in no range partition) allowed over the run; past it the run fails (exit 3)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   apply->callback([&] { command = [&] { return run_apply(apply_cmd); }; });
 
   DdlCommand ddl_cmd;
   CLI::App* ddl = app.add_subcommand(
-      "ddl", "Print the CREATE TABLE statements of the six Kudu projection tables");
+      "ddl",
+      "Print the CREATE TABLE statements of the six Kudu projection tables, or with --fdw the "
+      "PostgreSQL foreign tables over them");
   ddl->add_option("--database", ddl_cmd.options.database, "Database to create them in")
       ->capture_default_str();
   add_choice(ddl, "--key-encoding", ddl_cmd.options.key_encoding, kKeyEncodings, kKeyEncodingHelp);
@@ -195,6 +231,13 @@ int run_cli(int argc, char** argv) {
                   "entity_audit: last yearly RANGE partition on event_ts")
       ->capture_default_str()
       ->check(CLI::Range(1970, 9999));
+  ddl->add_flag("--fdw", ddl_cmd.fdw,
+                "Print the PostgreSQL foreign tables over the projections instead, a psql script "
+                "(sql/kudu_projections_fdw.sql, or _binary.sql with --key-encoding binary); "
+                "--database names the remote schema")
+      ->excludes("--partitions")
+      ->excludes("--audit-first-year")
+      ->excludes("--audit-last-year");
   ddl->add_option("-o,--output", ddl_cmd.output, "Write the DDL to FILE");
   ddl->callback([&] { command = [&] { return run_ddl(ddl_cmd); }; });
 

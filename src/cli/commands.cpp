@@ -27,6 +27,7 @@
 #include "hs2/session.h"
 #include "util/atomic_file.h"
 #include "util/digest.h"
+#include "util/stop.h"
 
 namespace atlas2kudu {
 
@@ -57,11 +58,13 @@ void write_text_file(const std::string& path, const std::string& text) {
   write_file_atomically(path, text, 0644);
 }
 
-// How a reading run ended. Bad input past --max-rejects and HS2 failures end the run but not the
-// report: the summary and --stats still describe what was done.
+// How a reading run ended. Bad input past --max-rejects, HS2 failures and stop requests (SIGINT,
+// SIGTERM, --deadline) end the run but not the report: the summary and --stats still describe
+// what was done.
 struct RunOutcome {
   bool completed = false;
   int status = kExitOk;
+  StopReason stopped_by = StopReason::kNone;
   double seconds = 0;
 };
 
@@ -72,6 +75,10 @@ RunOutcome run_reporting_failures(Progress& progress, const std::function<void()
   try {
     body();
     outcome.completed = true;
+  } catch (const StopError& e) {
+    failure = e.what();
+    outcome.status = exit_code_for(e.category());
+    outcome.stopped_by = e.reason();
   } catch (const Error& e) {
     failure = e.what();
     outcome.status = exit_code_for(e.category());
@@ -81,6 +88,36 @@ RunOutcome run_reporting_failures(Progress& progress, const std::function<void()
   outcome.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return outcome;
+}
+
+// --memory-budget into the compiler's shares. Knowledge evicted past its share is looked up again
+// only by `apply --prior impala`, whose tables hold what every earlier window wrote; everywhere
+// else (a dry run's statements never reach the tables) it is spilled to disk.
+void use_memory_budget(CompileCommand& c, bool applies) {
+  const MemoryShares shares = split_memory_budget(c.memory_budget);
+  c.options.knowledge_budget = shares.knowledge;
+  c.options.window_budget = shares.window;
+  c.options.evicted = applies && c.options.prior == PriorSource::kImpala
+                          ? EvictedKnowledge::kLookUpAgain
+                          : EvictedKnowledge::kSpill;
+}
+
+RunReport report_of(std::string_view command, const RunOutcome& outcome) {
+  return RunReport{.command = command,
+                   .completed = outcome.completed,
+                   .exit_status = outcome.status,
+                   .stopped_by = outcome.stopped_by,
+                   .seconds = outcome.seconds};
+}
+
+// Row errors are failures past --max-row-errors, but each one is logged as it is reported.
+void log_row_errors(const StatementDone& done) {
+  if (done.result.row_errors <= 0) return;
+  fmt::print(stderr,
+             "atlas2kudu: window {}, {} phase, statement {} of {} (table {}): {} row error{}: "
+             "rows the server skipped and only counted\n",
+             done.window.index, done.phase, done.position, done.count, done.statement.table,
+             done.result.row_errors, done.result.row_errors == 1 ? "" : "s");
 }
 
 // The PriorState the options ask for: `none`, or batched lookups over HS2.
@@ -94,19 +131,52 @@ std::unique_ptr<PriorState> make_prior_state(const CompileCommand& c, const Hs2S
 
 }  // namespace
 
+std::optional<std::chrono::milliseconds> parse_duration(std::string_view text) {
+  if (text.empty()) return std::nullopt;
+  std::chrono::milliseconds total{0};
+  std::size_t i = 0;
+  while (i < text.size()) {
+    std::uint64_t n = 0;
+    const std::size_t digits = i;
+    while (i < text.size() && text[i] >= '0' && text[i] <= '9' && n < 100000000) {
+      n = n * 10 + static_cast<std::uint64_t>(text[i++] - '0');
+    }
+    if (i == digits) return std::nullopt;
+    const char unit = i < text.size() ? text[i++] : 's';
+    const auto count = static_cast<std::int64_t>(n);
+    switch (unit) {
+      case 'h':
+        total += std::chrono::hours(count);
+        break;
+      case 'm':
+        total += std::chrono::minutes(count);
+        break;
+      case 's':
+        total += std::chrono::seconds(count);
+        break;
+      default:
+        return std::nullopt;
+    }
+    if (unit == 's' && i != text.size()) return std::nullopt;  // seconds come last
+  }
+  return total;
+}
+
 int run_check(const InputOptions& in) {
   RejectSink rejects(RejectPolicy{in.max_rejects, in.reject_file});
   Reader reader(in.files, rejects, in.limits);
   Progress progress("check");
   const RunOutcome outcome = run_reporting_failures(progress, [&] {
-    for (Event e; reader.next(e);) progress.tick(reader.stats().records, reader.stats().events);
+    for (Event e; reader.next(e);) {
+      progress.tick(reader.stats().records, reader.stats().events);
+      throw_if_stopped();
+    }
   });
   print_read_summary(stdout, reader.stats());
   if (!in.stats_file.empty()) {
-    write_text_file(in.stats_file, stats_json({.command = "check",
-                                               .completed = outcome.completed,
-                                               .seconds = outcome.seconds,
-                                               .read = &reader.stats()}));
+    RunReport report = report_of("check", outcome);
+    report.read = &reader.stats();
+    write_text_file(in.stats_file, stats_json(report));
   }
   return outcome.status;
 }
@@ -116,12 +186,12 @@ int run_compile(CompileCommand& c) {
   if (!c.prior_given) {
     c.options.prior = c.connection_given ? PriorSource::kImpala : PriorSource::kNone;
   }
+  use_memory_budget(c, false);
   std::optional<Hs2Settings> settings;
   SessionFactory sessions;
-  if (c.options.prior == PriorSource::kImpala) {
-    settings.emplace(validate_hs2_options(c.hs2));
-    sessions = hs2_session_factory(*settings, resolve_hs2_credentials(*settings));
-  }
+  if (c.options.prior == PriorSource::kImpala) settings.emplace(validate_hs2_options(c.hs2));
+  const StopDeadline deadline(c.deadline.after, "--deadline " + c.deadline.text);
+  if (settings) sessions = hs2_session_factory(*settings, resolve_hs2_credentials(*settings));
   const std::unique_ptr<PriorState> prior =
       make_prior_state(c, settings ? &*settings : nullptr, sessions);
   Compiler compiler(c.options);
@@ -131,86 +201,75 @@ int run_compile(CompileCommand& c) {
   PrintExecutor printer(output.get());
   SqlWindowWriter writer(c.options, printer);
   Progress progress("compile");
+  PipelineStats pipeline;
   const RunOutcome outcome = run_reporting_failures(progress, [&] {
-    run_pipeline(reader, compiler, *prior, writer, &progress,
-                 [&](const WindowInfo&, const Reader&) {
-                   progress.set_statements(writer.stats().statements);
-                 });
+    run_pipeline(
+        reader, compiler, *prior, writer, &progress,
+        [&](const WindowInfo&, const Reader&) {
+          progress.set_statements(writer.stats().statements);
+        },
+        &pipeline);
     output.commit();
   });
-  const SqlWriteStats& run = writer.stats();
-  const ReadStats& read = reader.stats();
-  if (!c.quiet) {
-    fmt::print(stderr,
-               "atlas2kudu compile: {} events ({} records, {} rejected) in {} window{} -> {} "
-               "statement{}, {:.1f} KiB of SQL{}\n",
-               read.events, read.records, read.rejected, run.windows, run.windows == 1 ? "" : "s",
-               run.statements, run.statements == 1 ? "" : "s", run.sql_bytes / 1024.0,
-               outcome.completed ? "" : "; stopped, no output written");
-  }
-  if (!c.in.stats_file.empty()) {
-    write_text_file(c.in.stats_file, stats_json({.command = "compile",
-                                                 .completed = outcome.completed,
-                                                 .seconds = outcome.seconds,
-                                                 .read = &read,
-                                                 .write = &run}));
-  }
+  const MemoryReport memory{c.memory_budget, pipeline.closed_early, compiler.knowledge_stats()};
+  RunReport report = report_of("compile", outcome);
+  report.read = &reader.stats();
+  report.write = &writer.stats();
+  report.memory = &memory;
+  if (!c.quiet) print_compile_summary(stderr, report, !c.output.empty() && c.output != "-");
+  if (!c.in.stats_file.empty()) write_text_file(c.in.stats_file, stats_json(report));
   return outcome.status;
 }
 
 int run_apply(ApplyCommand& a) {
   CompileCommand& c = a.compile;
+  use_memory_budget(c, true);
   const Hs2Settings settings = validate_hs2_options(c.hs2);
+  // One run at a time per checkpoint, decided before anything else happens (exit 75).
+  std::optional<CheckpointLock> lock;
+  if (!a.checkpoint.empty()) lock.emplace(a.checkpoint);
+  const StopDeadline deadline(c.deadline.after, "--deadline " + c.deadline.text);
   const SessionFactory sessions = hs2_session_factory(settings, resolve_hs2_credentials(settings));
   const std::unique_ptr<PriorState> prior = make_prior_state(c, &settings, sessions);
   Compiler compiler(c.options);
-  RejectSink rejects(RejectPolicy{c.in.max_rejects, c.in.reject_file});
+  // A resumed run appends: the reject file's earlier lines describe records it skips.
+  RejectSink rejects(RejectPolicy{c.in.max_rejects, c.in.reject_file, !a.checkpoint.empty()});
   Reader reader(c.in.files, rejects, c.in.limits);
   std::optional<CheckpointFile> checkpoint;
   if (!a.checkpoint.empty()) checkpoint.emplace(a.checkpoint, reader);
   Hs2Executor executor(settings, sessions);
-  SqlWindowWriter writer(c.options, executor);
+  // Rows the server refuses: set aside in the reject file when there is one, else the run stops.
+  executor.set_aside_refused_rows(!c.in.reject_file.empty());
+  executor.on_statement(&log_row_errors);
+  SqlWindowWriter writer(c.options, executor, &rejects);
   Progress progress("apply");
   const WindowApplied applied = [&](const WindowInfo& window, const Reader& r) {
     progress.set_statements(writer.stats().statements);
     if (checkpoint) checkpoint->window_applied(window, r);
   };
+  PipelineStats pipeline;
   const RunOutcome outcome = run_reporting_failures(progress, [&] {
-    run_pipeline(reader, compiler, *prior, writer, &progress, applied);
+    run_pipeline(reader, compiler, *prior, writer, &progress, applied, &pipeline);
     if (checkpoint) checkpoint->run_completed(reader);
   });
-  const ReadStats& read = reader.stats();
-  const SqlWriteStats& run = writer.stats();
+  // Sessions end before the report: a stopped run's statements were cancelled and closed, and
+  // the server is told the sessions are over.
+  executor.finish();
   const Hs2RunStats hs2 = executor.stats();
-  if (!c.quiet) {
-    if (read.skipped) {
-      fmt::print(stderr, "atlas2kudu apply: {} records skipped, applied by an earlier run ({})\n",
-                 read.skipped, a.checkpoint);
-    }
-    fmt::print(stderr,
-               "atlas2kudu apply: {} events ({} records, {} rejected), {} window{} applied, {} "
-               "statements, {} rows modified, {} row errors, {} retries, {:.1f} s{}\n",
-               read.events, read.records, read.rejected, hs2.windows, hs2.windows == 1 ? "" : "s",
-               hs2.statements, hs2.rows_modified, hs2.row_errors, hs2.retries, outcome.seconds,
-               outcome.completed ? "" : " (stopped)");
-    for (const auto& [table, rows] : hs2.rows_by_table) {
-      fmt::print(stderr, "  {:<24}{:>12} rows modified\n", table, rows);
-    }
-  }
-  if (!c.in.stats_file.empty()) {
-    write_text_file(c.in.stats_file, stats_json({.command = "apply",
-                                                 .completed = outcome.completed,
-                                                 .seconds = outcome.seconds,
-                                                 .read = &read,
-                                                 .write = &run,
-                                                 .execution = &hs2}));
-  }
+  const MemoryReport memory{c.memory_budget, pipeline.closed_early, compiler.knowledge_stats()};
+  RunReport report = report_of("apply", outcome);
+  report.read = &reader.stats();
+  report.write = &writer.stats();
+  report.memory = &memory;
+  report.execution = &hs2;
+  if (!c.quiet) print_apply_summary(stderr, report, a.checkpoint);
+  if (!c.in.stats_file.empty()) write_text_file(c.in.stats_file, stats_json(report));
   return outcome.status;
 }
 
 int run_ddl(const DdlCommand& d) {
   OutputFile output(d.output);
-  const std::string sql = projection_ddl(d.options);
+  const std::string sql = d.fdw ? foreign_table_ddl(d.options) : projection_ddl(d.options);
   if (std::fwrite(sql.data(), 1, sql.size(), output.get()) != sql.size()) {
     throw Error(ErrorCategory::kIo, "cannot write the DDL");
   }

@@ -3,8 +3,12 @@
 // and mapped to an exit code by run_cli, the one place that does so.
 #pragma once
 
+#include <chrono>
+#include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "atlas2kudu/compiler.h"
@@ -23,9 +27,24 @@ struct InputOptions {
   ReaderLimits limits;  // --max-json-depth, --max-cell-bytes, --max-split-*
 };
 
+// --deadline: the whole run's time limit (0: none). Past it the run stops as after SIGTERM (the
+// running statement cancelled, the checkpoint of the last applied window kept, --stats and the
+// summary written), but exits 4.
+struct RunDeadline {
+  std::chrono::milliseconds after{0};
+  std::string text;  // as given, e.g. "45m"
+};
+
+// "90" or "90s", "30m", "2h", "1h30m" -> the duration; nullopt for anything else.
+//   parse_duration("1h30m") == std::chrono::minutes(90)
+std::optional<std::chrono::milliseconds> parse_duration(std::string_view text);
+
 struct CompileCommand {
   InputOptions in;
+  RunDeadline deadline;
   CompileOptions options;
+  // --memory-budget: split into options.knowledge_budget and options.window_budget by the command.
+  std::size_t memory_budget = kDefaultMemoryBudget;
   std::string output;
   bool quiet = false;
   // Connection for --prior impala (compile: only when -i is given).
@@ -42,6 +61,7 @@ struct ApplyCommand {
 struct DdlCommand {
   DdlOptions options;
   std::string output;
+  bool fdw = false;  // print the PostgreSQL foreign tables instead of the Impala DDL
 };
 
 int run_check(const InputOptions& in);

@@ -22,6 +22,12 @@ int exit_code_for(ErrorCategory category) {
       return kExitIoError;
     case ErrorCategory::kCheckpoint:
       return kExitCheckpoint;
+    case ErrorCategory::kLocked:
+      return kExitLocked;
+    case ErrorCategory::kInterrupted:
+      return kExitInterrupted;
+    case ErrorCategory::kTerminated:
+      return kExitTerminated;
   }
   return kExitInternal;
 }

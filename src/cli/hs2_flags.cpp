@@ -37,6 +37,17 @@ void add_hs2_options(CLI::App* app, Hs2Options* o) {
   app->add_flag("-j,--jwt", o->jwt, "JWT bearer authentication (hs2-http only)")->group(group);
   app->add_option("--jwt_cmd", o->jwt_cmd, "Command whose stdout is the JWT (else $ATLAS2KUDU_JWT)")
       ->group(group);
+  app->add_flag("-k,--kerberos", o->kerberos,
+                "Kerberos authentication (SASL GSSAPI, or HTTP SPNEGO) with the ticket in "
+                "$KRB5CCNAME (see kinit) or a client keytab ($KRB5_CLIENT_KTNAME)")
+      ->group(group);
+  app->add_option("-s,--kerberos_service_name", o->kerberos_service_name,
+                  "Service part of the Impala principal SERVICE/HOST@REALM (default impala)")
+      ->group(group);
+  app->add_option("-b,--kerberos_host_fqdn", o->kerberos_host_fqdn,
+                  "Host part of the Impala principal, when -i names a load balancer or an IP "
+                  "(default: the -i host)")
+      ->group(group);
   app->add_option("-Q,--query_option", o->query_options,
                   "KEY=VALUE query option sent with every statement (repeatable)")
       ->group(group);
@@ -44,12 +55,20 @@ void add_hs2_options(CLI::App* app, Hs2Options* o) {
       ->capture_default_str()
       ->group(group);
   app->add_option("-t,--client_connect_timeout_ms", o->connect_timeout_ms,
-                  "Connect and handshake timeout in ms (0 = none)")
+                  "Timeout of each connect in ms: TCP, TLS and SASL handshakes, OpenSession "
+                  "(0 = none)")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber)
       ->group(group);
   app->add_option("--socket_timeout_ms,--socket-timeout-ms", o->socket_timeout_ms,
-                  "Receive timeout per RPC in ms (0 = none; must cover planning)")
+                  "Timeout of each RPC's reply in ms, once connected; covers Impala's planning "
+                  "(0 = none; a timeout is retried)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber)
+      ->group(group);
+  app->add_option("--statement_timeout_ms,--statement-timeout-ms", o->statement_timeout_ms,
+                  "A statement still running after this many ms is cancelled and the run fails "
+                  "(0 = none)")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber)
       ->group(group);

@@ -2,6 +2,8 @@
 
 #include <fmt/core.h>
 
+#include <map>
+
 #include "util/json_writer.h"
 
 namespace atlas2kudu {
@@ -17,6 +19,7 @@ void write_read_stats(JsonWriter& w, const ReadStats& s) {
   w.key("skipped").value(s.skipped);
   w.key("ignored_lines").value(s.ignored_lines);
   w.key("legacy_v1").value(s.legacy_v1);
+  w.key("skipped").value(s.skipped);  // records an earlier run applied (--checkpoint)
   w.key("operations").begin_object();
   for (std::size_t i = 0; i < kOperationCount; ++i) {
     w.key(to_string(static_cast<Operation>(i))).value(s.per_operation[i]);
@@ -45,6 +48,18 @@ void write_write_stats(JsonWriter& w, const SqlWriteStats& run) {
   w.end_object();
 }
 
+void write_memory_stats(JsonWriter& w, const MemoryReport& m) {
+  w.key("memory").begin_object();
+  w.key("budget").value(m.budget);
+  w.key("windows_closed_early").value(m.windows_closed_early);
+  w.key("knowledge_entries").value(m.knowledge.entries);
+  w.key("knowledge_bytes").value(m.knowledge.memory_bytes);
+  w.key("knowledge_evicted").value(m.knowledge.evicted);
+  w.key("knowledge_spilled").value(m.knowledge.spilled);
+  w.key("knowledge_spill_reads").value(m.knowledge.spill_reads);
+  w.end_object();
+}
+
 void write_execution_stats(JsonWriter& w, const Hs2RunStats& hs2) {
   w.key("applied_windows").value(hs2.windows);
   w.key("applied_statements").value(hs2.statements);
@@ -55,6 +70,28 @@ void write_execution_stats(JsonWriter& w, const Hs2RunStats& hs2) {
   w.key("rows_modified_by_table").begin_object();
   for (const auto& [table, rows] : hs2.rows_by_table) w.key(table).value(rows);
   w.end_object();
+  w.key("row_errors_by_table").begin_object();
+  for (const auto& [table, rows] : hs2.rows_by_table) {
+    const auto it = hs2.row_errors_by_table.find(table);
+    w.key(table).value(it == hs2.row_errors_by_table.end() ? std::int64_t{0} : it->second);
+  }
+  w.end_object();
+  w.key("rows_refused").value(hs2.rows_refused);
+  w.key("split_statements").value(hs2.split_statements);
+}
+
+// Per table: rows modified, and row errors and refused rows when there are any.
+std::map<std::string, std::string> table_lines(const Hs2RunStats& hs2) {
+  std::map<std::string, std::string> lines;
+  for (const auto& [table, rows] : hs2.rows_by_table) {
+    lines[table] = fmt::format("{:>12} rows modified", rows);
+  }
+  for (const auto& [table, n] : hs2.row_errors_by_table) {
+    std::string& line = lines[table];
+    if (line.empty()) line = fmt::format("{:>12} rows modified", 0);
+    line += fmt::format(", {} row error{}", n, n == 1 ? "" : "s");
+  }
+  return lines;
 }
 
 }  // namespace
@@ -65,13 +102,90 @@ std::string stats_json(const RunReport& r) {
   w.begin_object();
   w.key("command").value(r.command);
   w.key("completed").value(r.completed);
+  w.key("exit_status").value(r.exit_status);
+  if (r.stopped_by != StopReason::kNone) w.key("stopped_by").value(to_string(r.stopped_by));
   w.key("elapsed_seconds").fixed(r.seconds, 3);
   if (r.read) write_read_stats(w, *r.read);
   if (r.write) write_write_stats(w, *r.write);
+  if (r.memory) write_memory_stats(w, *r.memory);
   if (r.execution) write_execution_stats(w, *r.execution);
   w.end_object();
   out += '\n';
   return out;
+}
+
+// " (3 closed early by --memory-budget)" and "; knowledge of N entities spilled to ..." for the
+// summary lines, empty when the budget changed nothing.
+std::string windows_note(const MemoryReport* memory) {
+  if (memory == nullptr || memory->windows_closed_early == 0) return {};
+  return fmt::format(" ({} closed early by --memory-budget)", memory->windows_closed_early);
+}
+std::string knowledge_note(const MemoryReport* memory) {
+  if (memory == nullptr) return {};
+  const KnowledgeStats& k = memory->knowledge;
+  if (k.spilled) {
+    return fmt::format("; knowledge of {} entities spilled to a temporary file, {} read back",
+                       k.spilled, k.spill_reads);
+  }
+  if (k.evicted) return fmt::format("; knowledge of {} entities looked up again", k.evicted);
+  return {};
+}
+
+void print_compile_summary(std::FILE* out, const RunReport& r, bool to_file) {
+  const SqlWriteStats& run = *r.write;
+  const ReadStats& read = *r.read;
+  fmt::print(out,
+             "atlas2kudu compile: {} events ({} records, {} rejected) in {} window{}{} -> {} "
+             "statement{}, {:.1f} KiB of SQL{}{}\n",
+             read.events, read.records, read.rejected, run.windows, run.windows == 1 ? "" : "s",
+             windows_note(r.memory), run.statements, run.statements == 1 ? "" : "s",
+             run.sql_bytes / 1024.0, knowledge_note(r.memory),
+             r.completed
+                 ? std::string()
+                 : fmt::format("; stopped{}, {}",
+                               r.stopped_by != StopReason::kNone
+                                   ? " by " + std::string(to_string(r.stopped_by))
+                                   : std::string(),
+                               to_file ? "no output written" : "the windows printed are complete"));
+}
+
+void print_apply_summary(std::FILE* out, const RunReport& r, const std::string& checkpoint_path) {
+  const ReadStats& read = *r.read;
+  const Hs2RunStats& hs2 = *r.execution;
+  if (read.skipped) {
+    fmt::print(out, "atlas2kudu apply: {} records skipped, applied by an earlier run ({})\n",
+               read.skipped, checkpoint_path);
+  }
+  std::string ending;
+  if (!r.completed) {
+    ending = r.stopped_by != StopReason::kNone
+                 ? fmt::format(" (stopped by {})", to_string(r.stopped_by))
+                 : std::string(" (stopped)");
+  }
+  fmt::print(out,
+             "atlas2kudu apply: {} events ({} records, {} rejected), {} window{} applied{}, {} "
+             "statements, {} rows modified, {} row errors, {}{} retries, {:.1f} s{}{}\n",
+             read.events, read.records, read.rejected, hs2.windows, hs2.windows == 1 ? "" : "s",
+             windows_note(r.memory), hs2.statements, hs2.rows_modified, hs2.row_errors,
+             hs2.rows_refused ? fmt::format("{} rows refused by the server, ", hs2.rows_refused)
+                              : std::string(),
+             hs2.retries, r.seconds, knowledge_note(r.memory), ending);
+  for (const auto& [table, line] : table_lines(hs2)) {
+    fmt::print(out, "  {:<24}{}\n", table, line);
+  }
+  if (!r.completed && !checkpoint_path.empty()) {
+    if (hs2.windows == 0) {
+      fmt::print(out,
+                 "atlas2kudu apply: no window of this run was applied; {} is as earlier runs left "
+                 "it, and the same command run again starts from there\n",
+                 checkpoint_path);
+    } else {
+      fmt::print(out,
+                 "atlas2kudu apply: {} records the {} window{} this run applied; the same command "
+                 "run again continues after them\n",
+                 checkpoint_path, hs2.windows, hs2.windows == 1 ? "" : "s");
+    }
+  }
 }
 
 void print_read_summary(std::FILE* out, const ReadStats& s) {

@@ -1,32 +1,55 @@
 // What a run reports: the summary on stderr/stdout and the --stats JSON file.
 //
 // --stats (one JSON object, keys in this order; sections only for the commands that have them):
-//   {"command":"apply","completed":true,"elapsed_seconds":1.250,
+//   {"command":"apply","completed":true,"exit_status":0,["stopped_by":"SIGTERM",]
+//    "elapsed_seconds":1.250,
 //    "sources":1,"records":27,"events":23,"rejected":0,"split_chunks":4,"ignored_lines":0,
-//    "legacy_v1":0,"operations":{"ENTITY_CREATE":9,...},"rejections":{"not-json":0,...},
+//    "legacy_v1":0,"skipped":0,"operations":{"ENTITY_CREATE":9,...},"rejections":{...},
 //    "windows":1,"statements":12,"sql_bytes":5120,                       <- compile and apply
 //    "tables":{"entity_flat":{"delete_statements":0,"delete_keys":0,"upsert_statements":2,
 //              "upsert_rows":9},...},
+//    "memory":{"budget":268435456,"windows_closed_early":0,"knowledge_entries":9,
+//              "knowledge_bytes":2304,"knowledge_evicted":0,"knowledge_spilled":0,
+//              "knowledge_spill_reads":0},
 //    "applied_windows":1,"applied_statements":12,"rows_modified":40,      <- apply
-//    "row_errors":0,"retries":0,"reconnects":0,"rows_modified_by_table":{"entity_flat":9,...}}
+//    "row_errors":0,"retries":0,"reconnects":0,"rows_modified_by_table":{"entity_flat":9,...},
+//    "row_errors_by_table":{"entity_audit":0,...},"rows_refused":0,"split_statements":0}
+//
+// The apply summary on stderr (one line, then one per table):
+//   atlas2kudu apply: 23 events (27 records, 0 rejected), 1 window applied, 21 statements, 40
+//   rows modified, 2 row errors, 0 retries, 1.3 s
+//     entity_audit                      13 rows modified, 2 row errors
+// A stopped run ends the first line with "(stopped by SIGTERM)" and says where to resume.
 #pragma once
 
 #include <cstdio>
 #include <string>
 #include <string_view>
 
+#include "atlas2kudu/compiler.h"
 #include "atlas2kudu/reader.h"
 #include "compile/sql_writer.h"
 #include "hs2/executor.h"
+#include "util/stop.h"
 
 namespace atlas2kudu {
+
+// --memory-budget and what the run did to stay within it (compile and apply).
+struct MemoryReport {
+  std::size_t budget = 0;
+  std::uint64_t windows_closed_early = 0;
+  KnowledgeStats knowledge;
+};
 
 struct RunReport {
   std::string_view command;  // "check", "compile", "apply"
   bool completed = false;
+  int exit_status = 0;
+  StopReason stopped_by = StopReason::kNone;  // SIGINT, SIGTERM or the --deadline
   double seconds = 0;
   const ReadStats* read = nullptr;         // always
   const SqlWriteStats* write = nullptr;    // compile and apply
+  const MemoryReport* memory = nullptr;    // compile and apply
   const Hs2RunStats* execution = nullptr;  // apply
 };
 
@@ -34,5 +57,14 @@ std::string stats_json(const RunReport& report);
 
 // `check`'s table of counts per operation and per rejection reason.
 void print_read_summary(std::FILE* out, const ReadStats& stats);
+
+// `compile`'s summary line; `to_file`: -o (a run that did not complete leaves no output), else
+// stdout (it ends after the last complete window).
+void print_compile_summary(std::FILE* out, const RunReport& report, bool to_file);
+
+// `apply`'s summary: the totals, one line per table, and for a run that did not complete, what
+// the checkpoint (`checkpoint_path`, empty: none) holds.
+void print_apply_summary(std::FILE* out, const RunReport& report,
+                         const std::string& checkpoint_path);
 
 }  // namespace atlas2kudu

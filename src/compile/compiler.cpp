@@ -28,6 +28,36 @@ void validate_compile_options(const CompileOptions& o) {
   if (o.window_events == 0) usage("--window-events must be positive");
   if (o.batch_rows == 0) usage("--batch-rows must be positive");
   if (o.batch_bytes == 0) usage("--batch-bytes must be positive");
+  if (o.window_budget == 0) usage("the window's memory budget must be positive");
+}
+
+MemoryShares split_memory_budget(std::size_t budget) {
+  // What a run holds whatever its input: code, shared libraries, stdio and read buffers, the JSON
+  // parser (about 20 MiB), and the pages of the knowledge spill file mapped at a time (at most
+  // about 20 MiB; bench/RESULTS.md).
+  constexpr std::size_t kFixed = std::size_t{40} << 20;
+  const std::size_t shared = budget > kFixed ? budget - kFixed : 0;
+  // 3/20 stay free for the allocator's slack (freed memory it keeps for reuse); a window of
+  // 50,000 typical events (2.2 KiB each while folded) fits the default budget's window share.
+  return MemoryShares{.knowledge = shared / 20 * 6, .window = shared / 20 * 11};
+}
+
+std::size_t window_footprint(const Event& e) {
+  // Text the event carries; the window holds it about four times: in the event, in its folded
+  // rows (props_json, detail_json, names), in the statements, and in the printed or sent copy.
+  std::size_t text = e.type_name.size();
+  if (e.qualified_name) text += e.qualified_name->size();
+  if (e.name) text += e.name->size();
+  for (const Attribute& a : e.attributes) text += a.name.size() + a.json.size() + 8;
+  for (const Classification& c : e.classifications) {
+    text += c.type_name.size() + c.attributes_json.size() + 48;
+  }
+  text += e.relationship.type_name.size() + e.relationship.label.size() +
+          e.relationship.end1.type_name.size() + e.relationship.end2.type_name.size();
+  // Fixed part: the Event and its allocations, the flat and audit rows, the fold's hash indexes
+  // and link lists, and the keys, timestamps and punctuation of its SQL rows.
+  constexpr std::size_t kPerEvent = 1792;
+  return kPerEvent + 4 * text;
 }
 
 std::string_view to_string(KeyEncoding e) {
@@ -79,6 +109,10 @@ void Compiler::learn(std::span<const PriorEntity> prior) {
   impl_->folder.learn(prior);
 }
 
+const KnowledgeStats& Compiler::knowledge_stats() const {
+  return impl_->folder.knowledge_stats();
+}
+
 NetWindow Compiler::fold(std::span<const Event> window) {
   NetWindow net;
   WindowInfo& w = net.info;
@@ -94,11 +128,14 @@ NetWindow Compiler::fold(std::span<const Event> window) {
     const std::string last = position(window.back().pos);
     if (!first.empty()) w.comment += fmt::format(" ({} .. {})", first, last);
   }
+  net.events = window;
   impl_->folder.fold(window, net);
   return net;
 }
 
 NetWindow fold_window(Compiler& compiler, PriorState& prior, std::span<const Event> window) {
+  // Sorting a window's guids to ask a source that never answers is a few percent of --prior none.
+  if (prior.knows_nothing()) return compiler.fold(window);
   const std::vector<Guid> unknown = compiler.unknown_entities(window);
   if (!unknown.empty()) {
     std::vector<PriorEntity> found;
@@ -124,10 +161,14 @@ std::string compile_to_sql(std::span<const Event> events, const CompileOptions& 
   PrintExecutor printer(&out);
   SqlWindowWriter writer(options, printer);
   writer.start(compiler.header(prior.describe()));
-  for (std::size_t i = 0; i < events.size(); i += options.window_events) {
-    const std::size_t n = std::min(options.window_events, events.size() - i);
-    NetWindow net = fold_window(compiler, prior, events.subspan(i, n));
+  WindowCutter cut(options);
+  std::size_t first = 0;
+  for (std::size_t i = 0; i < events.size(); ++i) {
+    if (!cut.add(events[i]) && i + 1 < events.size()) continue;
+    NetWindow net = fold_window(compiler, prior, events.subspan(first, i + 1 - first));
     writer.write(net);
+    cut.start();
+    first = i + 1;
   }
   writer.finish();
   return out;

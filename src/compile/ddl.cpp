@@ -11,15 +11,26 @@
 
 namespace atlas2kudu {
 
-namespace {
-
-std::int64_t year_start_micros(int year) {
+std::int64_t audit_year_start_micros(int year) {
   using namespace std::chrono;
   const sys_days d = year_month_day{std::chrono::year{year}, January, day{1}};
   return static_cast<std::int64_t>(d.time_since_epoch().count()) * 86400LL * 1000000LL;
 }
 
-}  // namespace
+int audit_year_of(std::int64_t event_ts_micros) {
+  using namespace std::chrono;
+  constexpr std::int64_t kMicrosPerDay = 86400LL * 1000000LL;
+  std::int64_t days = event_ts_micros / kMicrosPerDay;
+  if (event_ts_micros % kMicrosPerDay < 0) --days;  // floor for times before 1970
+  const year_month_day ymd{sys_days{std::chrono::days{days}}};
+  return static_cast<int>(ymd.year());
+}
+
+std::string audit_add_range_partition_sql(std::string_view database, int year) {
+  return fmt::format("ALTER TABLE {} ADD IF NOT EXISTS RANGE PARTITION {} <= VALUES < {}",
+                     qualified_table(database, "entity_audit"), audit_year_start_micros(year),
+                     audit_year_start_micros(year + 1));
+}
 
 std::string projection_ddl(const DdlOptions& o) {
   check_identifier(o.database);
@@ -72,10 +83,10 @@ std::string projection_ddl(const DdlOptions& o) {
     if (!t->range_column.empty()) {
       fmt::format_to(it, ",\nRANGE (`{}`) (\n", t->range_column);
       fmt::format_to(it, "  PARTITION VALUES < {},  -- before {}-01-01\n",
-                     year_start_micros(o.first_year), o.first_year);
+                     audit_year_start_micros(o.first_year), o.first_year);
       for (int y = o.first_year; y <= o.last_year; ++y) {
-        fmt::format_to(it, "  PARTITION {} <= VALUES < {}{}  -- {}\n", year_start_micros(y),
-                       year_start_micros(y + 1), y == o.last_year ? "" : ",", y);
+        fmt::format_to(it, "  PARTITION {} <= VALUES < {}{}  -- {}\n", audit_year_start_micros(y),
+                       audit_year_start_micros(y + 1), y == o.last_year ? "" : ",", y);
       }
       out.append(")");
     }
@@ -84,12 +95,12 @@ std::string projection_ddl(const DdlOptions& o) {
   fmt::format_to(it,
                  "\n-- Retention and growth of entity_audit (rows outside every range are "
                  "rejected by Kudu):\n"
-                 "--   ALTER TABLE {0} ADD RANGE PARTITION {1} <= VALUES < {2};  -- {3}\n"
-                 "--   ALTER TABLE {0} DROP RANGE PARTITION VALUES < {4};  -- drops rows before "
-                 "{5}-01-01\n",
-                 qualified_table(o.database, "entity_audit"), year_start_micros(o.last_year + 1),
-                 year_start_micros(o.last_year + 2), o.last_year + 1,
-                 year_start_micros(o.first_year), o.first_year);
+                 "--   {1};  -- {2}\n"
+                 "--   ALTER TABLE {0} DROP RANGE PARTITION VALUES < {3};  -- drops rows before "
+                 "{4}-01-01\n",
+                 qualified_table(o.database, "entity_audit"),
+                 audit_add_range_partition_sql(o.database, o.last_year + 1), o.last_year + 1,
+                 audit_year_start_micros(o.first_year), o.first_year);
   return out;
 }
 

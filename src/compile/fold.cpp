@@ -4,7 +4,9 @@
 #include <cstring>
 #include <string_view>
 #include <tuple>
+#include <unordered_map>
 #include <unordered_set>
+#include <vector>
 
 #include "util/digest.h"
 #include "util/json_writer.h"
@@ -14,11 +16,64 @@ namespace atlas2kudu {
 
 namespace {
 
-// Every table below is keyed by input-chosen values, so every hash is keyed (util/keyed_hash.h).
-struct DigestHash {
-  std::size_t operator()(const QnDigest& d) const noexcept {
-    return SipHasher(process_hash_key()).update(d.data(), d.size()).finish();
+// 16-byte keys (guids, qn digests) -> a row or slot number, for one window: open addressing with
+// linear probing in one array sized for the window up front, so lookups are one cache line and
+// the window allocates it once (std::unordered_map allocates a node per key). The keys come from
+// the input, so the probe sequence starts at a keyed hash (util/keyed_hash.h): crafted guids
+// cannot pile up in one run of cells.
+class Key16Index {
+ public:
+  static constexpr std::uint32_t kNone = 0xFFFFFFFF;
+
+  explicit Key16Index(std::size_t expected) {
+    std::size_t capacity = 16;
+    while (capacity < expected * 2) capacity *= 2;
+    cells_.resize(capacity);
+    mask_ = capacity - 1;
   }
+
+  // The value stored for `key`, or `value` newly stored; `inserted` tells which.
+  std::uint32_t& try_emplace(const std::uint8_t* key, std::uint32_t value, bool& inserted) {
+    if (size_ * 2 >= cells_.size()) grow();
+    Cell& c = probe(key);
+    inserted = c.value == kNone;
+    if (inserted) {
+      std::memcpy(c.key, key, 16);
+      c.value = value;
+      ++size_;
+    }
+    return c.value;
+  }
+  // The value stored for `key`, or kNone.
+  std::uint32_t find(const std::uint8_t* key) const {
+    return const_cast<Key16Index*>(this)->probe(key).value;
+  }
+
+ private:
+  struct Cell {
+    std::uint8_t key[16];
+    std::uint32_t value = kNone;
+  };
+
+  Cell& probe(const std::uint8_t* key) {
+    const std::uint64_t h = SipHasher(process_hash_key()).update(key, 16).finish();
+    for (std::size_t i = h & mask_;; i = (i + 1) & mask_) {
+      Cell& c = cells_[i];
+      if (c.value == kNone || std::memcmp(c.key, key, 16) == 0) return c;
+    }
+  }
+  void grow() {
+    std::vector<Cell> old = std::move(cells_);
+    cells_.assign(old.size() * 2, Cell{});
+    mask_ = cells_.size() - 1;
+    for (const Cell& c : old) {
+      if (c.value != kNone) probe(c.key) = c;
+    }
+  }
+
+  std::vector<Cell> cells_;
+  std::size_t mask_ = 0;
+  std::size_t size_ = 0;
 };
 
 struct EdgeKey {
@@ -53,12 +108,16 @@ struct TagKeyHash {
 
 using Cell = EntityKnowledge::Cell;
 
+// keep = keep ∩ other, both sorted; in place.
 template <typename T>
-void intersect_into(std::vector<T>& keep, const std::vector<T>& other) {
-  std::vector<T> out;
-  std::set_intersection(keep.begin(), keep.end(), other.begin(), other.end(),
-                        std::back_inserter(out));
-  keep = std::move(out);
+void intersect_into(std::vector<T>& keep, std::span<const T> other) {
+  auto out = keep.begin();
+  auto o = other.begin();
+  for (auto k = keep.begin(); k != keep.end(); ++k) {
+    while (o != other.end() && *o < *k) ++o;
+    if (o != other.end() && !(*k < *o)) *out++ = std::move(*k);
+  }
+  keep.erase(out, keep.end());
 }
 
 // The distinct tags of a classification event, first entry per type name.
@@ -99,6 +158,9 @@ class Folder::Window {
     std::uint32_t out_a = kNone, out_b = kNone;  // edge_out rows with src / dst = guid
     std::uint32_t in_a = kNone, in_b = kNone;    // edge_in rows with dst / src = guid
     std::uint32_t tags = kNone;
+    EntityKnowledge* knowledge = nullptr;  // in the store, once the window touched it
+    std::uint32_t by_qn_cleanup = kNone;   // index in net_.by_qn_cleanups
+    std::uint32_t tag_cleanup = kNone;     // index in net_.tag_cleanups
   };
   struct Link {
     std::uint32_t row;
@@ -106,10 +168,14 @@ class Folder::Window {
   };
 
  public:
-  Window(const CompileOptions& options, KnowledgeMap& knowledge, NetWindow& net, std::size_t events)
-      : options_(options), knowledge_(knowledge), net_(net) {
+  Window(const CompileOptions& options, KnowledgeStore& knowledge, NetWindow& net,
+         std::size_t events)
+      : options_(options),
+        knowledge_(knowledge),
+        net_(net),
+        slot_index_(events),
+        by_qn_index_(events) {
     // Most events touch one flat row and one audit row; reserving avoids rehashing mid-window.
-    slot_index_.reserve(events);
     slots_.reserve(events);
     net_.flat.reserve(events);
     net_.audit.reserve(events);
@@ -145,18 +211,13 @@ class Folder::Window {
     if (is_entity_op(e.op) || is_classification_op(e.op)) audit(e);
   }
 
-  void finish() {
-    for (auto& [guid, keep] : by_qn_cleanups_)
-      net_.by_qn_cleanups.push_back({guid, std::move(keep)});
-    for (auto& [guid, keep] : tag_cleanups_) net_.tag_cleanups.push_back({guid, std::move(keep)});
-    net_.edge_cascades.assign(edge_cascades_.begin(), edge_cascades_.end());
-  }
+  void finish() { net_.edge_cascades.assign(edge_cascades_.begin(), edge_cascades_.end()); }
 
  private:
   // --- entity_flat and entity_by_qn ---
 
   void entity_upsert(const Event& e, bool create) {
-    EntityKnowledge& k = knowledge_[e.guid];
+    EntityKnowledge& k = knowledge(e.guid);
     FlatRow& f = flat(e.guid);
     f.upsert = true;
     f.type_name = e.type_name;
@@ -198,12 +259,16 @@ class Folder::Window {
       qn = &k.qualified_name;
     }
     if (qn) {
-      const QnDigest digest = qn_digest(e.type_name, *qn);
+      // Most events of a known entity repeat its (type, qualifiedName): reuse the digest.
+      const bool unchanged = k.digest_valid && k.type_state == Cell::kValue &&
+                             k.qn_state == Cell::kValue && k.type_name == e.type_name &&
+                             k.qualified_name == *qn;
+      const QnDigest digest = unchanged ? k.digest : qn_digest(e.type_name, *qn);
       if (k.qn_state == Cell::kValue && k.type_state == Cell::kValue) {
         const QnDigest old = stored_digest(k);
         if (old != digest) by_qn_guarded_delete(old, e.guid);
       } else if (k.qn_state != Cell::kNull) {
-        by_qn_cleanup(e.guid, {digest});
+        by_qn_cleanup(e.guid, std::span<const QnDigest>(&digest, 1));
       }
       ByQnRow& r = by_qn(digest);
       r.upsert = true;
@@ -227,7 +292,7 @@ class Folder::Window {
   }
 
   void entity_delete(const Event& e) {
-    EntityKnowledge& k = knowledge_[e.guid];
+    EntityKnowledge& k = knowledge(e.guid);
     FlatRow& f = flat(e.guid);
     const bool hard = options_.tombstone == Tombstone::kHard;
     if (hard) {
@@ -285,26 +350,28 @@ class Folder::Window {
   }
 
   ByQnRow& by_qn(const QnDigest& digest) {
-    auto [it, inserted] = by_qn_index_.try_emplace(digest, net_.by_qn.size());
+    bool inserted = false;
+    const std::uint32_t index = by_qn_index_.try_emplace(
+        digest.data(), static_cast<std::uint32_t>(net_.by_qn.size()), inserted);
     if (inserted) {
       net_.by_qn.emplace_back();
       net_.by_qn.back().digest = digest;
     }
-    return net_.by_qn[it->second];
+    return net_.by_qn[index];
   }
 
   // Delete `digest` where it maps to `guid`.
   void by_qn_guarded_delete(const QnDigest& digest, const Guid& guid) {
-    auto it = by_qn_index_.find(digest);
-    if (it != by_qn_index_.end()) {
-      ByQnRow& r = net_.by_qn[it->second];
+    const std::uint32_t index = by_qn_index_.find(digest.data());
+    if (index != Key16Index::kNone) {
+      ByQnRow& r = net_.by_qn[index];
       if (r.upsert && r.guid == guid) keyed_delete(r);
     }
     net_.by_qn_guarded.emplace_back(digest, guid);
   }
 
   // Delete every by_qn row mapping to `guid` except `keep`.
-  void by_qn_cleanup(const Guid& guid, std::vector<QnDigest> keep) {
+  void by_qn_cleanup(const Guid& guid, std::span<const QnDigest> keep = {}) {
     for_each_linked(slots_[slot(guid)].by_qn, [&](std::uint32_t i) {
       ByQnRow& r = net_.by_qn[i];
       if (r.upsert && r.guid == guid &&
@@ -312,8 +379,7 @@ class Folder::Window {
         keyed_delete(r);
       }
     });
-    auto [it, inserted] = by_qn_cleanups_.try_emplace(guid, keep);
-    if (!inserted) intersect_into(it->second, keep);
+    cleanup(net_.by_qn_cleanups, &Slot::by_qn_cleanup, guid, keep);
   }
 
   // --- edges ---
@@ -370,7 +436,7 @@ class Folder::Window {
   // --- entity_classifications ---
 
   void classifications(const Event& e) {
-    EntityKnowledge& k = knowledge_[e.guid];
+    EntityKnowledge& k = knowledge(e.guid);
     const std::vector<const Classification*> set = distinct_tags(e);
     std::vector<std::string> names;
     names.reserve(set.size());
@@ -406,13 +472,12 @@ class Folder::Window {
     return net_.tags[it->second];
   }
 
-  void tag_cleanup(const Guid& guid, const std::vector<std::string>& keep) {
+  void tag_cleanup(const Guid& guid, std::span<const std::string> keep = {}) {
     for_each_linked(slots_[slot(guid)].tags, [&](std::uint32_t i) {
       TagRow& r = net_.tags[i];
       if (r.upsert && !std::binary_search(keep.begin(), keep.end(), r.tag_name)) keyed_delete(r);
     });
-    auto [it, inserted] = tag_cleanups_.try_emplace(guid, keep);
-    if (!inserted) intersect_into(it->second, keep);
+    cleanup(net_.tag_cleanups, &Slot::tag_cleanup, guid, keep);
   }
 
   // --- entity_audit ---
@@ -432,6 +497,27 @@ class Folder::Window {
 
   // --- helpers ---
 
+  // Records the predicate clean-up "rows of `guid` except `keep`"; a second one for the same guid
+  // keeps only what both keep.
+  template <typename T>
+  void cleanup(std::vector<CleanUp<T>>& cleanups, std::uint32_t Slot::*index, const Guid& guid,
+               std::span<const T> keep) {
+    std::uint32_t& i = slots_[slot(guid)].*index;
+    if (i == kNone) {
+      i = static_cast<std::uint32_t>(cleanups.size());
+      cleanups.push_back(CleanUp<T>{guid, std::vector<T>(keep.begin(), keep.end())});
+    } else {
+      intersect_into(cleanups[i].keep, keep);
+    }
+  }
+
+  // What is known about `guid`, updated in place in the store (valid until its end_window()).
+  EntityKnowledge& knowledge(const Guid& guid) {
+    EntityKnowledge*& k = slots_[slot(guid)].knowledge;
+    if (k == nullptr) k = &knowledge_.get(guid);
+    return *k;
+  }
+
   static void keyed_delete(RowOp& r) {
     r.delete_first = true;
     r.upsert = false;
@@ -448,12 +534,14 @@ class Folder::Window {
   }
 
   const CompileOptions& options_;
-  KnowledgeMap& knowledge_;
+  KnowledgeStore& knowledge_;
   NetWindow& net_;
   std::uint32_t slot(const Guid& guid) {
-    auto [it, inserted] = slot_index_.try_emplace(guid, static_cast<std::uint32_t>(slots_.size()));
+    bool inserted = false;
+    const std::uint32_t index = slot_index_.try_emplace(
+        guid.bytes.data(), static_cast<std::uint32_t>(slots_.size()), inserted);
     if (inserted) slots_.emplace_back();
-    return it->second;
+    return index;
   }
   void link(std::uint32_t& head, std::uint32_t row) {
     links_.push_back(Link{row, head});
@@ -464,24 +552,22 @@ class Folder::Window {
     for (std::uint32_t h = head; h != kNone; h = links_[h].next) f(links_[h].row);
   }
 
-  std::unordered_map<Guid, std::uint32_t> slot_index_;
+  Key16Index slot_index_;
   std::vector<Slot> slots_;
   std::vector<Link> links_;
-  std::unordered_map<QnDigest, std::size_t, DigestHash> by_qn_index_;
+  Key16Index by_qn_index_;
   EdgeIndex edge_out_index_, edge_in_index_;
   std::unordered_map<TagKey, std::size_t, TagKeyHash> tag_index_;
-  std::unordered_map<Guid, std::vector<QnDigest>> by_qn_cleanups_;
-  std::unordered_map<Guid, std::vector<std::string>> tag_cleanups_;
   std::vector<Guid> edge_cascades_;
 };
 
-Folder::Folder(const CompileOptions& options) : options_(options) {}
+Folder::Folder(const CompileOptions& options) : options_(options), knowledge_(options_) {}
 
 std::vector<Guid> Folder::unknown_entities(std::span<const Event> events) const {
   std::vector<Guid> unknown;
   for (const Event& e : events) {
     if (is_relationship_op(e.op)) continue;
-    if (knowledge_.find(e.guid) == knowledge_.end()) unknown.push_back(e.guid);
+    if (!knowledge_.contains(e.guid)) unknown.push_back(e.guid);
   }
   std::sort(unknown.begin(), unknown.end());
   unknown.erase(std::unique(unknown.begin(), unknown.end()), unknown.end());
@@ -490,7 +576,7 @@ std::vector<Guid> Folder::unknown_entities(std::span<const Event> events) const 
 
 void Folder::learn(std::span<const PriorEntity> found) {
   for (const PriorEntity& p : found) {
-    EntityKnowledge& k = knowledge_[p.guid];
+    EntityKnowledge& k = knowledge_.get(p.guid);
     k = EntityKnowledge{};
     const auto cell = [&](const std::optional<std::string>& v, std::string& out) {
       if (!p.exists || !v) return Cell::kNull;
@@ -514,17 +600,19 @@ void Folder::fold(std::span<const Event> events, NetWindow& net) {
   Window w(options_, knowledge_, net, events.size());
   for (const Event& e : events) w.apply(e);
   w.finish();
+  knowledge_.end_window();
 }
 
 std::string audit_detail_json(const Event& e, std::size_t max_bytes) {
-  std::vector<std::string_view> attrs;
-  attrs.reserve(e.attributes.size() + 2);
+  // Called for every entity and classification event: the name lists reuse their memory.
+  thread_local std::vector<std::string_view> attrs, tags;
+  attrs.clear();
+  tags.clear();
   for (const Attribute& a : e.attributes) attrs.push_back(a.name);
   if (e.qualified_name) attrs.push_back("qualifiedName");
   if (e.name) attrs.push_back("name");
   std::sort(attrs.begin(), attrs.end());
   attrs.erase(std::unique(attrs.begin(), attrs.end()), attrs.end());
-  std::vector<std::string_view> tags;
   const bool with_tags = is_classification_op(e.op);
   if (with_tags) {
     for (const Classification& c : e.classifications) tags.push_back(c.type_name);
@@ -532,6 +620,7 @@ std::string audit_detail_json(const Event& e, std::size_t max_bytes) {
     tags.erase(std::unique(tags.begin(), tags.end()), tags.end());
   }
   std::string out;
+  out.reserve(32 + 24 * (attrs.size() + tags.size()));
   JsonWriter w(out);
   const auto list = [&w](std::string_view key, const std::vector<std::string_view>& names) {
     w.key(key).begin_array();

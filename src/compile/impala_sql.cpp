@@ -2,6 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <cstring>
 #include <stdexcept>
 
 #include "atlas2kudu/error.h"
@@ -12,43 +16,71 @@ namespace {
 constexpr char kHexDigits[] = "0123456789abcdef";
 }  // namespace
 
+namespace {
+
+// True if any of the 8 bytes in `x` needs an escape: below 0x20, 0x7F, `\` or `'`. Bytes >= 0x80
+// never do. Exact as a yes/no answer (the classic "has a zero byte" bit trick per condition).
+inline bool needs_escape(std::uint64_t x) {
+  constexpr std::uint64_t kOnes = 0x0101010101010101ULL, kHighs = 0x8080808080808080ULL;
+  const auto has_zero = [](std::uint64_t v) { return (v - kOnes) & ~v & kHighs; };
+  const std::uint64_t below_space = (x - kOnes * 0x20) & ~x & kHighs;
+  return (below_space | has_zero(x ^ (kOnes * 0x27)) | has_zero(x ^ (kOnes * 0x5C)) |
+          has_zero(x ^ (kOnes * 0x7F))) != 0;
+}
+
+}  // namespace
+
 void append_string_literal(std::string& out, std::string_view text) {
   out.reserve(out.size() + text.size() + 2);
   out.push_back('\'');
-  // Copy runs of bytes that need no escaping in one go; most text has none.
+  // Copy runs of bytes that need no escaping in one go, checking 8 bytes at a time; most text has
+  // nothing to escape.
+  const char* p = text.data();
+  const std::size_t n = text.size();
   std::size_t run = 0;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const auto c = static_cast<unsigned char>(text[i]);
-    const bool plain = c >= 0x20 && c != 0x7F && c != '\\' && c != '\'';
-    if (plain) continue;
-    out.append(text.data() + run, i - run);
-    run = i + 1;
-    switch (c) {
-      case '\\':
-        out.append("\\\\");
-        break;
-      case '\'':
-        out.append("\\'");
-        break;
-      case '\n':
-        out.append("\\n");
-        break;
-      case '\r':
-        out.append("\\r");
-        break;
-      case '\t':
-        out.append("\\t");
-        break;
-      default: {
-        // Three octal digits, first digit 0 or 1 (c <= 0x7F): Hive's `\[0-1][0-7][0-7]` rule.
-        const char octal[4] = {'\\', static_cast<char>('0' + (c >> 6)),
-                               static_cast<char>('0' + ((c >> 3) & 7)),
-                               static_cast<char>('0' + (c & 7))};
-        out.append(octal, 4);
+  std::size_t i = 0;
+  while (i < n) {
+    if (i + 8 <= n) {
+      std::uint64_t chunk;
+      std::memcpy(&chunk, p + i, 8);
+      if (!needs_escape(chunk)) {
+        i += 8;
+        continue;
+      }
+    }
+    for (const std::size_t end = std::min(n, i + 8); i < end; ++i) {
+      const auto c = static_cast<unsigned char>(p[i]);
+      const bool plain = c >= 0x20 && c != 0x7F && c != '\\' && c != '\'';
+      if (plain) continue;
+      out.append(p + run, i - run);
+      run = i + 1;
+      switch (c) {
+        case '\\':
+          out.append("\\\\");
+          break;
+        case '\'':
+          out.append("\\'");
+          break;
+        case '\n':
+          out.append("\\n");
+          break;
+        case '\r':
+          out.append("\\r");
+          break;
+        case '\t':
+          out.append("\\t");
+          break;
+        default: {
+          // Three octal digits, first digit 0 or 1 (c <= 0x7F): Hive's `\[0-1][0-7][0-7]` rule.
+          const char octal[4] = {'\\', static_cast<char>('0' + (c >> 6)),
+                                 static_cast<char>('0' + ((c >> 3) & 7)),
+                                 static_cast<char>('0' + (c & 7))};
+          out.append(octal, 4);
+        }
       }
     }
   }
-  out.append(text.data() + run, text.size() - run);
+  out.append(p + run, n - run);
   out.push_back('\'');
 }
 
@@ -118,12 +150,18 @@ std::string comment_text(std::string_view text) {
 }
 
 void append_key(std::string& out, const std::array<std::uint8_t, 16>& bytes, KeyEncoding encoding) {
+  // Two hex digits per byte from one table.
+  static constexpr std::array<char, 512> kPairs = [] {
+    std::array<char, 512> t{};
+    for (std::size_t i = 0; i < 256; ++i) {
+      t[2 * i] = kHexDigits[i >> 4];
+      t[2 * i + 1] = kHexDigits[i & 15];
+    }
+    return t;
+  }();
   char hex[34];
   hex[0] = '\'';
-  for (std::size_t i = 0; i < 16; ++i) {
-    hex[1 + 2 * i] = kHexDigits[bytes[i] >> 4];
-    hex[2 + 2 * i] = kHexDigits[bytes[i] & 15];
-  }
+  for (std::size_t i = 0; i < 16; ++i) std::memcpy(hex + 1 + 2 * i, &kPairs[2 * bytes[i]], 2);
   hex[33] = '\'';
   if (encoding == KeyEncoding::kBinary) {
     out.append("CAST(unhex(");
@@ -135,7 +173,9 @@ void append_key(std::string& out, const std::array<std::uint8_t, 16>& bytes, Key
 }
 
 void append_int(std::string& out, std::int64_t value) {
-  fmt::format_to(std::back_inserter(out), "{}", value);
+  char digits[24];
+  const auto end = std::to_chars(digits, digits + sizeof digits, value).ptr;
+  out.append(digits, static_cast<std::size_t>(end - digits));
 }
 
 void check_identifier(std::string_view name) {

@@ -1,10 +1,15 @@
 #include "compile/plan.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <cstring>
 #include <map>
+#include <optional>
 #include <string_view>
 #include <tuple>
 
+#include "atlas2kudu/error.h"
 #include "compile/impala_sql.h"
 #include "compile/schema.h"
 
@@ -13,7 +18,8 @@ namespace atlas2kudu {
 namespace {
 
 // Cuts a list of items into statements of at most max_rows rows and max_bytes bytes:
-// head item sep item sep item tail.
+// head item sep item sep item tail. Items added with the index of their row in the window are
+// recorded as the statement's row_spans (UPSERTs), so that Statement::part() can re-plan a part.
 class Batcher {
  public:
   Batcher(std::vector<Statement>& out, std::string_view table, std::string head, std::string sep,
@@ -27,48 +33,93 @@ class Batcher {
         max_bytes_(options.batch_bytes) {}
   ~Batcher() = default;
 
+  // Appends one UPSERT row whose text is produced by `write(std::string&)`; `net_row` is the index
+  // of the row in the window's vector (recorded in the statement's row_spans).
+  template <typename Write>
+  void add_row(std::size_t net_row, Write&& write) {
+    add(std::forward<Write>(write), 1, net_row);
+  }
+
   // Appends one item whose text is produced by `write(std::string&)`.
   template <typename Write>
-  void add(Write&& write, std::size_t rows = 1) {
+  void add(Write&& write, std::size_t rows = 1, std::optional<std::size_t> net_row = {}) {
     if (rows_ == 0) {
       cur_.clear();
+      // The previous statement's size is the best guess for this one: no regrowing on the way.
+      cur_.reserve(std::min(last_size_ + last_size_ / 8, max_bytes_));
       cur_.append(head_);
+      const std::size_t begin = cur_.size();
       write(cur_);
       rows_ = rows;
+      span(begin, net_row);
       return;
     }
     const std::size_t mark = cur_.size();
     cur_.append(sep_);
+    const std::size_t begin = cur_.size();
     write(cur_);
     if (rows_ + rows > max_rows_ || cur_.size() + tail_.size() > max_bytes_) {
-      std::string item = cur_.substr(mark + sep_.size());
+      std::string item = cur_.substr(begin);
       cur_.resize(mark);
       flush();
       cur_.clear();
       cur_.append(head_);
       cur_.append(item);
       rows_ = rows;
+      span(head_.size(), net_row);
       return;
     }
     rows_ += rows;
+    span(begin, net_row);
   }
 
   void flush() {
     if (rows_ == 0) return;
     cur_.append(tail_);
-    out_.push_back(Statement{std::string(table_), std::move(cur_), rows_});
+    last_size_ = cur_.size();
+    out_.push_back(Statement{std::string(table_), std::move(cur_), rows_, std::move(spans_)});
     cur_ = std::string();
+    spans_.clear();
     rows_ = 0;
   }
 
  private:
+  // Records the row just appended (from `begin` to the end of cur_), for an UPSERT.
+  void span(std::size_t begin, std::optional<std::size_t> net_row) {
+    if (!net_row) return;
+    spans_.push_back(StatementRow{static_cast<std::uint32_t>(begin),
+                                  static_cast<std::uint32_t>(cur_.size()),
+                                  static_cast<std::uint32_t>(*net_row)});
+  }
+
   std::vector<Statement>& out_;
   std::string_view table_;
   std::string head_, sep_, tail_;
   std::size_t max_rows_, max_bytes_;
   std::string cur_;
+  std::vector<StatementRow> spans_;
   std::size_t rows_ = 0;
+  std::size_t last_size_ = 0;
 };
+
+// Byte order of 16-byte keys (guids, digests) as two big-endian words: one comparison instead of
+// a memcmp call; sorting rows by key is a large part of planning.
+inline std::pair<std::uint64_t, std::uint64_t> key_words(const std::array<std::uint8_t, 16>& k) {
+  std::uint64_t a, b;
+  std::memcpy(&a, k.data(), 8);
+  std::memcpy(&b, k.data() + 8, 8);
+  return {__builtin_bswap64(a), __builtin_bswap64(b)};
+}
+// Software prefetch of a string's text (and of the row structs before it): see the upsert loops.
+constexpr std::size_t kAhead = 4;
+inline void prefetch(const std::string& text) {
+  __builtin_prefetch(text.data());
+  if (text.size() > 64) __builtin_prefetch(text.data() + 64);
+}
+
+inline bool key_less(const std::array<std::uint8_t, 16>& x, const std::array<std::uint8_t, 16>& y) {
+  return key_words(x) < key_words(y);
+}
 
 class Planner {
  public:
@@ -87,29 +138,41 @@ class Planner {
   }
 
   void sort_rows(NetWindow& net) {
-    std::sort(net.flat.begin(), net.flat.end(),
-              [](const FlatRow& x, const FlatRow& y) { return x.guid < y.guid; });
+    // entity_flat and entity_audit rows are large (several strings each): they are put in order
+    // through an index rather than moved.
+    flat_order_.resize(net.flat.size());
+    for (std::uint32_t i = 0; i < flat_order_.size(); ++i) flat_order_[i] = i;
+    std::sort(flat_order_.begin(), flat_order_.end(), [&](std::uint32_t x, std::uint32_t y) {
+      return key_less(net.flat[x].guid.bytes, net.flat[y].guid.bytes);
+    });
     std::sort(net.by_qn.begin(), net.by_qn.end(),
-              [](const ByQnRow& x, const ByQnRow& y) { return x.digest < y.digest; });
+              [](const ByQnRow& x, const ByQnRow& y) { return key_less(x.digest, y.digest); });
     std::sort(net.edge_out.begin(), net.edge_out.end(), edge_less);
     std::sort(net.edge_in.begin(), net.edge_in.end(), edge_less);
     std::sort(net.tags.begin(), net.tags.end(), [](const TagRow& x, const TagRow& y) {
       return std::tie(x.tag_name, x.guid) < std::tie(y.tag_name, y.guid);
     });
-    // Stable, then keep the last row of each key: the row of the last event, as in sequence.
-    std::stable_sort(net.audit.begin(), net.audit.end(), [](const AuditRow& x, const AuditRow& y) {
-      return std::tie(x.guid, x.event_ts, x.seq) < std::tie(y.guid, y.event_ts, y.seq);
-    });
-    const auto same_key = [](const AuditRow& x, const AuditRow& y) {
-      return x.guid == y.guid && x.event_ts == y.event_ts && x.seq == y.seq;
+    // By key, ties in event order (the index), then keep the last row of each key: the row of
+    // the last event, as in sequence.
+    audit_order_.resize(net.audit.size());
+    for (std::uint32_t i = 0; i < audit_order_.size(); ++i) audit_order_[i] = i;
+    const auto audit_key = [&](std::uint32_t i) {
+      const AuditRow& r = net.audit[i];
+      return std::tuple(key_words(r.guid.bytes), r.event_ts, r.seq);
     };
+    std::sort(audit_order_.begin(), audit_order_.end(), [&](std::uint32_t x, std::uint32_t y) {
+      const auto kx = audit_key(x), ky = audit_key(y);
+      return kx != ky ? kx < ky : x < y;
+    });
     std::size_t kept = 0;
-    for (std::size_t i = 0; i < net.audit.size(); ++i) {
-      if (i + 1 < net.audit.size() && same_key(net.audit[i], net.audit[i + 1])) continue;
-      if (kept != i) net.audit[kept] = std::move(net.audit[i]);
-      ++kept;
+    for (std::size_t i = 0; i < audit_order_.size(); ++i) {
+      if (i + 1 < audit_order_.size() &&
+          audit_key(audit_order_[i]) == audit_key(audit_order_[i + 1])) {
+        continue;
+      }
+      audit_order_[kept++] = audit_order_[i];
     }
-    net.audit.resize(kept);
+    audit_order_.resize(kept);
     std::sort(net.by_qn_guarded.begin(), net.by_qn_guarded.end());
     net.by_qn_guarded.erase(std::unique(net.by_qn_guarded.begin(), net.by_qn_guarded.end()),
                             net.by_qn_guarded.end());
@@ -188,7 +251,7 @@ class Planner {
           sql.append(bs[k]);
         }
         sql.push_back(')');
-        w_.deletes.push_back(Statement{std::string(name), std::move(sql), (ia - i) * (jb - j)});
+        w_.deletes.push_back(Statement{std::string(name), std::move(sql), (ia - i) * (jb - j), {}});
       }
     }
   }
@@ -218,8 +281,8 @@ class Planner {
   void deletes(const NetWindow& net) {
     {  // entity_flat
       std::vector<std::string> keys;
-      for (const FlatRow& r : net.flat) {
-        if (r.delete_first) keys.push_back(key(r.guid.bytes));
+      for (const std::uint32_t i : flat_order_) {
+        if (net.flat[i].delete_first) keys.push_back(key(net.flat[i].guid.bytes));
       }
       delete_in(schema::kEntityFlat.name, schema::kEntityFlat.column(schema::kFlatGuid), keys);
     }
@@ -308,7 +371,8 @@ class Planner {
         append_key(sql, gs[k].bytes, enc_);
       }
       sql.push_back(')');
-      w_.deletes.push_back(Statement{std::string(schema::kEntityByQn.name), std::move(sql), j - i});
+      w_.deletes.push_back(
+          Statement{std::string(schema::kEntityByQn.name), std::move(sql), j - i, {}});
       i = j;
     }
   }
@@ -347,7 +411,8 @@ class Planner {
         }
         sql.push_back(')');
       }
-      w_.deletes.push_back(Statement{std::string(schema::kEntityByQn.name), std::move(sql), j - i});
+      w_.deletes.push_back(
+          Statement{std::string(schema::kEntityByQn.name), std::move(sql), j - i, {}});
       i = j;
     }
   }
@@ -368,9 +433,10 @@ class Planner {
     {
       Batcher b(w_.upserts, schema::kEntityByQn.name, upsert_head(schema::kEntityByQn), ",\n", "",
                 options_);
-      for (const ByQnRow& r : net.by_qn) {
+      for (std::size_t i = 0; i < net.by_qn.size(); ++i) {
+        const ByQnRow& r = net.by_qn[i];
         if (!r.upsert) continue;
-        b.add([&](std::string& s) {
+        b.add_row(i, [&](std::string& s) {
           s.push_back('(');
           append_key(s, r.digest, enc_);
           s.append(", ");
@@ -387,9 +453,10 @@ class Planner {
     {
       Batcher b(w_.upserts, schema::kEntityClassifications.name,
                 upsert_head(schema::kEntityClassifications), ",\n", "", options_);
-      for (const TagRow& r : net.tags) {
+      for (std::size_t i = 0; i < net.tags.size(); ++i) {
+        const TagRow& r = net.tags[i];
         if (!r.upsert) continue;
-        b.add([&](std::string& s) {
+        b.add_row(i, [&](std::string& s) {
           s.push_back('(');
           append_string_literal(s, r.tag_name);
           s.append(", ");
@@ -408,8 +475,18 @@ class Planner {
     {
       Batcher b(w_.upserts, schema::kEntityAudit.name, upsert_head(schema::kEntityAudit), ",\n", "",
                 options_);
-      for (const AuditRow& r : net.audit) {
-        b.add([&](std::string& s) {
+      for (std::size_t n = 0; n < audit_order_.size(); ++n) {
+        // Rows are visited in key order, scattered over the window's memory: fetch the text of
+        // rows a few steps ahead while this one is written (the loads missed the cache).
+        if (n + kAhead < audit_order_.size()) {
+          const AuditRow& next = net.audit[audit_order_[n + kAhead]];
+          prefetch(next.detail_json);
+          if (next.qualified_name) prefetch(*next.qualified_name);
+        }
+        if (n + 2 * kAhead < audit_order_.size())
+          __builtin_prefetch(&net.audit[audit_order_[n + 2 * kAhead]]);
+        const AuditRow& r = net.audit[audit_order_[n]];
+        b.add_row(audit_order_[n], [&](std::string& s) {
           s.push_back('(');
           append_key(s, r.guid.bytes, enc_);
           s.append(", ");
@@ -437,9 +514,10 @@ class Planner {
 
   void edge_upserts(const schema::Table& t, const std::vector<EdgeRow>& rows) {
     Batcher b(w_.upserts, t.name, upsert_head(t), ",\n", "", options_);
-    for (const EdgeRow& r : rows) {
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      const EdgeRow& r = rows[i];
       if (!r.upsert) continue;
-      b.add([&](std::string& s) {
+      b.add_row(i, [&](std::string& s) {
         s.push_back('(');
         append_key(s, r.a.bytes, enc_);
         s.append(", ");
@@ -459,7 +537,8 @@ class Planner {
   void flat_upserts(const std::vector<FlatRow>& rows) {
     const schema::Table& t = schema::kEntityFlat;
     std::map<std::uint8_t, std::vector<const FlatRow*>> groups;
-    for (const FlatRow& r : rows) {
+    for (const std::uint32_t i : flat_order_) {
+      const FlatRow& r = rows[i];
       if (!r.upsert) continue;
       groups[r.delete_first ? std::uint8_t{FlatRow::kAll} : r.mask].push_back(&r);
     }
@@ -476,8 +555,14 @@ class Planner {
       }
       head.append(") VALUES\n");
       Batcher b(w_.upserts, t.name, head, ",\n", "", options_);
-      for (const FlatRow* r : group) {
-        b.add([&](std::string& s) {
+      for (std::size_t n = 0; n < group.size(); ++n) {
+        if (n + kAhead < group.size()) {
+          prefetch(group[n + kAhead]->props_json);
+          prefetch(group[n + kAhead]->qualified_name);
+        }
+        if (n + 2 * kAhead < group.size()) __builtin_prefetch(group[n + 2 * kAhead]);
+        const FlatRow* r = group[n];
+        b.add_row(static_cast<std::size_t>(r - rows.data()), [&](std::string& s) {
           s.push_back('(');
           append_key(s, r->guid.bytes, enc_);
           for (std::size_t c = 1; c < t.columns.size(); ++c) {
@@ -524,9 +609,37 @@ class Planner {
   const CompileOptions& options_;
   CompiledWindow& w_;
   KeyEncoding enc_;
+  std::vector<std::uint32_t> flat_order_;   // net.flat by guid
+  std::vector<std::uint32_t> audit_order_;  // net.audit by key, the last row of each key
 };
 
 }  // namespace
+
+Statement Statement::part(std::size_t first, std::size_t last) const {
+  if (row_spans.empty() || first >= last || last > row_spans.size()) {
+    throw Error(ErrorCategory::kInternal,
+                fmt::format("Statement::part({}, {}) of a statement with {} row spans", first, last,
+                            row_spans.size()));
+  }
+  const std::string_view text(sql);
+  const std::string_view head = text.substr(0, row_spans.front().begin);
+  const std::string_view tail = text.substr(row_spans.back().end);
+  const std::string_view sep =
+      row_spans.size() > 1 ? text.substr(row_spans[0].end, row_spans[1].begin - row_spans[0].end)
+                           : std::string_view();
+  Statement out{table, std::string(head), last - first, {}};
+  out.row_spans.reserve(last - first);
+  for (std::size_t i = first; i < last; ++i) {
+    if (i > first) out.sql.append(sep);
+    const StatementRow& r = row_spans[i];
+    const auto begin = static_cast<std::uint32_t>(out.sql.size());
+    out.sql.append(text.substr(r.begin, r.end - r.begin));
+    out.row_spans.push_back(
+        StatementRow{begin, static_cast<std::uint32_t>(out.sql.size()), r.net_row});
+  }
+  out.sql.append(tail);
+  return out;
+}
 
 CompiledWindow plan_window(NetWindow& net, const CompileOptions& options) {
   CompiledWindow window;

@@ -24,7 +24,7 @@
 
 namespace atlas2kudu {
 
-// The statements of `net` (its rows are sorted in place), with the window's info.
+// The statements of `net` (its smaller row vectors are sorted in place), with the window's info.
 CompiledWindow plan_window(NetWindow& net, const CompileOptions& options);
 
 }  // namespace atlas2kudu

@@ -28,27 +28,45 @@ void PrintExecutor::start(std::string_view header) {
   write(header);
 }
 
-void PrintExecutor::format_window(const CompiledWindow& w, std::string& out) {
-  auto it = std::back_inserter(out);
-  out.append("-- ");
-  append_comment_text(out, w.comment);  // it names input files, which may hold anything
-  out.push_back('\n');
+namespace {
+
+// The text of one window, piece by piece into `sink`: comments formatted in `scratch`, statements
+// passed on as they are, so that printing never copies the window's SQL.
+template <typename Sink>
+void emit_window(const CompiledWindow& w, std::string& scratch, Sink&& sink) {
+  scratch.clear();
+  scratch.append("-- ");
+  append_comment_text(scratch, w.comment);  // it names input files, which may hold anything
+  scratch.push_back('\n');
   const auto phase = [&](int n, std::string_view name, const std::vector<Statement>& statements) {
-    fmt::format_to(it, "-- window {} phase {}: {} ({} statement{})\n", w.index, n, name,
-                   statements.size(), statements.size() == 1 ? "" : "s");
+    fmt::format_to(std::back_inserter(scratch), "-- window {} phase {}: {} ({} statement{})\n",
+                   w.index, n, name, statements.size(), statements.size() == 1 ? "" : "s");
+    sink(std::string_view(scratch));
+    scratch.clear();
     for (const Statement& s : statements) {
-      out.append(s.sql);
-      out.append(";\n");
+      sink(std::string_view(s.sql));
+      sink(std::string_view(";\n"));
     }
   };
   phase(1, "deletes", w.deletes);
   phase(2, "upserts", w.upserts);
 }
 
-void PrintExecutor::run_window(const CompiledWindow& window) {
-  buffer_.clear();
-  format_window(window, buffer_);
-  write(buffer_);
+}  // namespace
+
+void PrintExecutor::format_window(const CompiledWindow& w, std::string& out) {
+  std::string scratch;
+  emit_window(w, scratch, [&out](std::string_view text) { out.append(text); });
+}
+
+WindowRun PrintExecutor::run_window(const CompiledWindow& w) {
+  emit_window(w, buffer_, [this](std::string_view text) { write(text); });
+  // Out at every window's end: a run stopped between windows leaves whole statements only.
+  if (file_ != nullptr && std::fflush(file_) != 0) {
+    throw Error(ErrorCategory::kIo,
+                fmt::format("writing SQL output: {}", std::strerror(errno ? errno : EIO)));
+  }
+  return {};
 }
 
 void PrintExecutor::finish() {

@@ -27,7 +27,7 @@ class PrintExecutor final : public Executor {
   explicit PrintExecutor(std::string* out);
 
   void start(std::string_view header) override;
-  void run_window(const CompiledWindow& window) override;
+  WindowRun run_window(const CompiledWindow& window) override;
   void finish() override;
 
   // Appends the text run_window prints for `window` to `out`.

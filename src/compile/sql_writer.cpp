@@ -1,11 +1,13 @@
 #include "compile/sql_writer.h"
 
 #include "compile/plan.h"
+#include "compile/refusals.h"
 
 namespace atlas2kudu {
 
-SqlWindowWriter::SqlWindowWriter(const CompileOptions& options, Executor& executor)
-    : options_(options), executor_(executor) {}
+SqlWindowWriter::SqlWindowWriter(const CompileOptions& options, Executor& executor,
+                                 RejectSink* refused_rows)
+    : options_(options), executor_(executor), refused_rows_(refused_rows) {}
 
 void SqlWindowWriter::start(std::string_view header) {
   executor_.start(header);
@@ -13,7 +15,22 @@ void SqlWindowWriter::start(std::string_view header) {
 
 void SqlWindowWriter::write(NetWindow& net) {
   const CompiledWindow window = plan_window(net, options_);
-  executor_.run_window(window);
+  WindowRun run;
+  try {
+    run = executor_.run_window(window);
+  } catch (const RowsRefused& e) {
+    throw Error(ErrorCategory::kServerRejected, refused_rows_message(net, window, e.rows));
+  } catch (const TooManyRowErrors& e) {
+    throw Error(ErrorCategory::kServerRejected,
+                row_errors_message(net, window, e, options_.database));
+  }
+  for (const RefusedRow& r : run.refused) {
+    if (refused_rows_ == nullptr) {
+      throw Error(ErrorCategory::kInternal, "rows set aside without a reject sink");
+    }
+    refused_rows_->refused_row(describe_refused_row(net, window, r));  // may throw TooManyRejects
+    ++stats_.rows_refused;
+  }
   ++stats_.windows;
   for (const Statement& s : window.deletes) {
     TableCounts& t = stats_.tables[s.table];

@@ -1,6 +1,6 @@
 #include "hs2/clock.h"
 
-#include <thread>
+#include "util/stop.h"
 
 namespace atlas2kudu {
 
@@ -9,9 +9,8 @@ namespace {
 class SystemClock final : public Clock {
  public:
   std::chrono::steady_clock::time_point now() override { return std::chrono::steady_clock::now(); }
-  void sleep_for(std::chrono::milliseconds duration) override {
-    std::this_thread::sleep_for(duration);
-  }
+  // Ends early when the run is asked to stop (util/stop.h): the caller checks and stops.
+  void sleep_for(std::chrono::milliseconds duration) override { wait_for_stop(duration); }
 };
 
 }  // namespace

@@ -37,7 +37,8 @@ class Clock {
   static Sleeper sleeper(std::shared_ptr<Clock> clock);
 };
 
-// steady_clock and std::this_thread::sleep_for.
+// steady_clock; sleep_for waits until the time has passed or the run is asked to stop
+// (util/stop.h), whichever comes first.
 std::shared_ptr<Clock> system_clock();
 
 }  // namespace atlas2kudu

@@ -5,7 +5,11 @@
 #include <fcntl.h>
 #include <fmt/core.h>
 #include <openssl/crypto.h>
+#include <poll.h>
+#include <signal.h>
 #include <spawn.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <unistd.h>
@@ -16,8 +20,10 @@
 #include <cstring>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "hs2/error.h"
+#include "util/stop.h"
 
 extern char** environ;
 
@@ -44,8 +50,26 @@ void take_secret(std::string& to, std::string&& from) {
   wipe_secret(from);
 }
 
-// Runs `command` through /bin/sh -c and returns its stdout. stderr passes through to ours so
-// that the user sees why a helper failed; stdout is only ever returned, never echoed.
+// The atlas2kudu secret variables: never handed to a helper command.
+constexpr std::string_view kSecretVariables[] = {"ATLAS2KUDU_LDAP_PASSWORD=", "ATLAS2KUDU_JWT="};
+
+// Our environment without the secret variables, for a helper command.
+std::vector<char*> helper_environment() {
+  std::vector<char*> env;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string_view entry(*e);
+    bool secret = false;
+    for (std::string_view name : kSecretVariables) secret = secret || entry.rfind(name, 0) == 0;
+    if (!secret) env.push_back(*e);
+  }
+  env.push_back(nullptr);
+  return env;
+}
+
+// Runs `command` through /bin/sh -c and returns its stdout. Its stdin is /dev/null (it must not
+// eat the notifications piped to us) and its environment lacks the secret variables; stderr
+// passes through to ours so that the user sees why a helper failed; stdout is only ever returned,
+// never echoed. A stop request (SIGINT, SIGTERM, --deadline) ends a helper that hangs.
 std::string run_secret_command(const std::string& flag, const std::string& command) {
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0)
@@ -53,10 +77,12 @@ std::string run_secret_command(const std::string& flag, const std::string& comma
                    fmt::format("{}: pipe: {}", flag, std::strerror(errno)));
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);
   const char* argv[] = {"/bin/sh", "-c", command.c_str(), nullptr};
+  std::vector<char*> env = helper_environment();
   pid_t pid = 0;
-  int rc = posix_spawn(&pid, "/bin/sh", &actions, nullptr, const_cast<char**>(argv), environ);
+  int rc = posix_spawn(&pid, "/bin/sh", &actions, nullptr, const_cast<char**>(argv), env.data());
   posix_spawn_file_actions_destroy(&actions);
   close(fds[1]);
   if (rc != 0) {
@@ -66,7 +92,17 @@ std::string run_secret_command(const std::string& flag, const std::string& comma
   }
   std::string out;
   char buf[512];
+  bool stopped = false;
   for (;;) {
+    pollfd p{fds[0], POLLIN, 0};
+    if (poll(&p, 1, 100) == 0) {
+      if (stop_requested()) {
+        stopped = true;
+        kill(pid, SIGTERM);
+        break;
+      }
+      continue;
+    }
     ssize_t n = read(fds[0], buf, sizeof buf);
     if (n > 0) {
       append_secret(out, std::string_view(buf, static_cast<std::size_t>(n)));
@@ -79,6 +115,10 @@ std::string run_secret_command(const std::string& flag, const std::string& comma
   close(fds[0]);
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (stopped) {
+    wipe_secret(out);
+    throw StopError(stop_reason());
   }
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     wipe_secret(out);
@@ -107,6 +147,16 @@ std::string prompt_tty(const std::string& prompt) {
   (void)!write(fd, "\n", 1);
   close(fd);
   return line;
+}
+
+// Takes the value of a secret variable, then overwrites it in place and removes it from the
+// environment: our one copy is the credentials object, and children never see it.
+void take_secret_variable(std::string& to, const char* name) {
+  char* value = std::getenv(name);
+  if (value == nullptr) return;
+  append_secret(to, value);
+  OPENSSL_cleanse(value, std::strlen(value));
+  unsetenv(name);
 }
 
 }  // namespace
@@ -141,9 +191,17 @@ Hs2Credentials::~Hs2Credentials() {
   wipe_secret(jwt);
 }
 
+void keep_secrets_out_of_core_dumps() {
+  const rlimit none{0, 0};
+  setrlimit(RLIMIT_CORE, &none);
+  // Also makes /proc/<pid>/mem and ptrace unavailable to other processes of the same user.
+  prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+}
+
 std::shared_ptr<const Hs2Credentials> resolve_hs2_credentials(const Hs2Settings& settings) {
   const Hs2Options& o = settings.options();
   auto c = std::make_shared<Hs2Credentials>();
+  if (o.ldap || o.jwt) keep_secrets_out_of_core_dumps();
   if (o.ldap) {
     if (!o.ldap_password_cmd.empty()) {
       // Decision (research §D.3): strip exactly one trailing "\n" (and a "\r" before it), since
@@ -151,8 +209,8 @@ std::shared_ptr<const Hs2Credentials> resolve_hs2_credentials(const Hs2Settings&
       take_secret(c->password, run_secret_command("--ldap_password_cmd", o.ldap_password_cmd));
       if (!c->password.empty() && c->password.back() == '\n') c->password.pop_back();
       if (!c->password.empty() && c->password.back() == '\r') c->password.pop_back();
-    } else if (const char* env = std::getenv("ATLAS2KUDU_LDAP_PASSWORD"); env != nullptr) {
-      c->password = env;
+    } else if (std::getenv("ATLAS2KUDU_LDAP_PASSWORD") != nullptr) {
+      take_secret_variable(c->password, "ATLAS2KUDU_LDAP_PASSWORD");
     } else if (isatty(STDIN_FILENO)) {
       take_secret(c->password, prompt_tty(fmt::format("LDAP password for {}: ", settings.user())));
     } else {
@@ -165,11 +223,17 @@ std::shared_ptr<const Hs2Credentials> resolve_hs2_credentials(const Hs2Settings&
     if (!o.jwt_cmd.empty()) {
       take_secret(c->jwt, run_secret_command("--jwt_cmd", o.jwt_cmd));
       while (!c->jwt.empty() && (c->jwt.back() == '\n' || c->jwt.back() == '\r')) c->jwt.pop_back();
-    } else if (const char* env = std::getenv("ATLAS2KUDU_JWT"); env != nullptr) {
-      c->jwt = env;
+    } else if (std::getenv("ATLAS2KUDU_JWT") != nullptr) {
+      take_secret_variable(c->jwt, "ATLAS2KUDU_JWT");
     }
     if (c->jwt.empty())
       throw Hs2Error(Hs2ErrorKind::kAuth, "-j/--jwt: no token (use --jwt_cmd or $ATLAS2KUDU_JWT)");
+  }
+  // Secret variables this run does not use are wiped too: no child may inherit them.
+  std::string unused;
+  for (const char* name : {"ATLAS2KUDU_LDAP_PASSWORD", "ATLAS2KUDU_JWT"}) {
+    take_secret_variable(unused, name);
+    wipe_secret(unused);
   }
   return c;
 }

@@ -41,12 +41,20 @@ struct Hs2Credentials {
 // The buffer itself is kept.
 void wipe_secret(std::string& secret) noexcept;
 
-// Obtains the secrets the settings call for:
-//   LDAP password: --ldap_password_cmd (run by /bin/sh -c; stdout with ONE trailing newline
-//   removed), else $ATLAS2KUDU_LDAP_PASSWORD, else a no-echo prompt on /dev/tty.
-//   JWT: --jwt_cmd (trailing CR/LF removed), else $ATLAS2KUDU_JWT.
-// Neither -l nor -j: empty credentials. Throws Hs2Error(kAuth) if a secret is needed and cannot be
-// obtained; the message never contains the secret or the command's output.
+// No core dumps from here on (RLIMIT_CORE 0, and PR_SET_DUMPABLE 0, which also keeps other
+// processes of the user from reading our memory): a crash must not write secrets to disk.
+void keep_secrets_out_of_core_dumps();
+
+// Obtains the secrets the settings call for, after keep_secrets_out_of_core_dumps():
+//   LDAP password: --ldap_password_cmd (run by /bin/sh -c with stdin from /dev/null and without
+//   $ATLAS2KUDU_LDAP_PASSWORD and $ATLAS2KUDU_JWT in its environment; stdout with ONE trailing
+//   newline removed), else $ATLAS2KUDU_LDAP_PASSWORD, else a no-echo prompt on /dev/tty.
+//   JWT: --jwt_cmd (same rules, trailing CR/LF removed), else $ATLAS2KUDU_JWT.
+// A secret taken from the environment is overwritten there and the variable removed, so the
+// credentials object holds the process's one copy; the secret variables the run does not use are
+// wiped and removed as well. Neither -l nor -j: empty credentials. Throws
+// Hs2Error(kAuth) if a secret is needed and cannot be obtained (StopError if the run is stopped
+// while a helper runs); the message never contains the secret or the command's output.
 std::shared_ptr<const Hs2Credentials> resolve_hs2_credentials(const Hs2Settings& settings);
 
 }  // namespace atlas2kudu

@@ -44,7 +44,24 @@ constexpr std::array kDefiniteMarkers = {
     std::string_view{"Invalid query option"},
 };
 
+// Failures caused by some rows of a statement (or by its size), which a part of it can avoid.
+constexpr std::array kRowMarkers = {
+    std::string_view{"Kudu error(s) reported"},
+    std::string_view{"value too large for column"},
+    std::string_view{"could not be materialized"},  // Row of size ... (MAX_ROW_SIZE)
+    std::string_view{"exceeds the maximum statement length"},
+    std::string_view{"UDF ERROR"},  // a function failing on one value, e.g. a cast
+};
+
 }  // namespace
+
+bool refused_because_of_rows(std::string_view message) {
+  for (auto m : kDefiniteMarkers)
+    if (contains_ci(message, m)) return false;
+  for (auto m : kRowMarkers)
+    if (contains_ci(message, m)) return true;
+  return false;
+}
 
 Hs2ErrorKind classify_server_message(std::string_view message) {
   for (auto m : kDefiniteMarkers)
@@ -69,6 +86,9 @@ ErrorCategory category_for(Hs2ErrorKind kind) {
       return ErrorCategory::kUsage;
     case Hs2ErrorKind::kInternal:
       return ErrorCategory::kInternal;
+    case Hs2ErrorKind::kTimeout:
+    case Hs2ErrorKind::kMismatch:
+      return ErrorCategory::kUnavailable;
   }
   return ErrorCategory::kInternal;
 }
@@ -87,6 +107,10 @@ const char* to_string(Hs2ErrorKind kind) {
       return "usage";
     case Hs2ErrorKind::kInternal:
       return "internal";
+    case Hs2ErrorKind::kTimeout:
+      return "timeout";
+    case Hs2ErrorKind::kMismatch:
+      return "protocol mismatch";
   }
   return "internal";
 }

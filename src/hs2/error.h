@@ -21,9 +21,11 @@ enum class Hs2ErrorKind {
   kTransient,    // connect failure, reset/EOF, timeout, HTTP 502/503/504, admission, Kudu transient
   kSessionLost,  // the server no longer knows our session or operation: reopen, then re-run
   kDefinite,     // the server rejected the statement (parse/analysis/authorization/runtime error)
-  kAuth,         // authentication failed, or the server's certificate is not trusted
+  kAuth,         // authentication failed, or TLS failed (untrusted certificate, handshake, alert)
   kUsage,        // the options cannot work (e.g. LDAP without TLS); nothing was sent
   kInternal,     // a protocol violation or a bug
+  kTimeout,      // a statement ran past --statement_timeout_ms and was cancelled
+  kMismatch,     // the server speaks another protocol (HTTP on the binary port, or the reverse)
 };
 
 // The run-ending category of a failure of this kind once retries are exhausted.
@@ -42,6 +44,18 @@ class Hs2Error : public Error {
  private:
   Hs2ErrorKind kind_;
 };
+
+// True when a statement failed definitely because of some of its rows (or its size), so that
+// running parts of it can succeed and isolate the rows at fault: Kudu errors on rows ("Kudu
+// error(s) reported, first error: Invalid argument: value too large for column ..."), a row
+// Impala cannot materialize ("Row of size ... could not be materialized"), a function failing on
+// one value ("UDF ERROR: ..."), a statement over MAX_STATEMENT_LENGTH_BYTES. Not for errors of the
+// statement as a whole (parse, analysis, authorization, unknown table).
+//   refused_because_of_rows("Kudu error(s) reported, first error: Invalid argument: value too "
+//                           "large for column 'props_json' (70000 bytes, maximum is 65536 bytes)")
+//     == true
+//   refused_because_of_rows("AnalysisException: Could not resolve table reference") == false
+bool refused_because_of_rows(std::string_view message);
 
 // Classifies the error text of a failed statement (TStatus.errorMessage, GetOperationStatus
 // errorMessage, or GetLog text). Retryable: admission-control rejections and queue time-outs,

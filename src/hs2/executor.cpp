@@ -10,9 +10,23 @@
 
 namespace atlas2kudu {
 
+// One phase of one window, shared by the worker threads.
+struct Hs2Executor::Phase {
+  Phase(const CompiledWindow& w, const std::vector<Statement>& s, const char* n)
+      : window(w), statements(s), name(n) {}
+  const CompiledWindow& window;
+  const std::vector<Statement>& statements;
+  const char* name;  // "delete" or "upsert"
+  std::atomic<bool> stop{false};
+  std::mutex mu;  // guards the two vectors below
+  std::vector<RefusedRow> refused;
+  std::vector<RowErrorReport> row_errors;
+};
+
 Hs2Executor::Hs2Executor(const Hs2Settings& settings, SessionFactory sessions)
     : make_session_(std::move(sessions)),
       session_count_(settings.options().sessions),
+      max_row_errors_(settings.options().max_row_errors),
       retry_(settings.options().max_retries,
              std::chrono::milliseconds(settings.options().retry_backoff_ms)) {}
 
@@ -24,6 +38,7 @@ void Hs2Executor::start(std::string_view) {
   // Open every session now: a wrong password or an untrusted certificate should stop the run
   // before the first statement, not in the middle of a window.
   for (int i = 0; i < session_count_; ++i) {
+    throw_if_stopped();
     std::unique_ptr<SqlSession> session = make_session_();
     session->connect();
     sessions_.push_back(std::move(session));
@@ -44,41 +59,94 @@ Hs2RunStats Hs2Executor::stats() const {
   return stats;
 }
 
-void Hs2Executor::run_window(const CompiledWindow& window) {
+WindowRun Hs2Executor::run_window(const CompiledWindow& window) {
   if (sessions_.empty()) throw Hs2Error(Hs2ErrorKind::kInternal, "Hs2Executor: start() not called");
   // Every delete of the window before any upsert (SPEC §5): a key deleted and re-created within
   // one window must end up present.
-  run_phase(window, window.deletes, "delete");
-  run_phase(window, window.upserts, "upsert");
-  std::lock_guard lock(mu_);
+  WindowRun run;
+  std::vector<RowErrorReport> row_errors;
+  run_phase(window, window.deletes, "delete", run.refused, row_errors);
+  run_phase(window, window.upserts, "upsert", run.refused, row_errors);
+  std::unique_lock lock(mu_);
+  if (stats_.row_errors > max_row_errors_) {
+    const std::int64_t total = stats_.row_errors;
+    const auto by_table = stats_.row_errors_by_table;
+    lock.unlock();
+    throw TooManyRowErrors(
+        fmt::format("window {}: {} row errors over the run, more than --max-row-errors {}",
+                    window.index, total, max_row_errors_),
+        pin_row_errors(row_errors), by_table, max_row_errors_);
+  }
   ++stats_.windows;
+  return run;
+}
+
+std::vector<RowErrorReport> Hs2Executor::pin_row_errors(
+    const std::vector<RowErrorReport>& reports) {
+  constexpr int kBudget = 64;  // extra statements at most: this only serves the error message
+  int budget = kBudget;
+  std::vector<RowErrorReport> out;
+  // Rows [first, last) of `r` reported `errors` row errors: narrow them down by halves.
+  std::function<void(const RowErrorReport&, std::size_t, std::size_t, std::int64_t)> narrow =
+      [&](const RowErrorReport& r, std::size_t first, std::size_t last, std::int64_t errors) {
+        if (errors <= 0) return;
+        if (errors >= static_cast<std::int64_t>(last - first) || last - first == 1 || budget <= 0) {
+          out.push_back(RowErrorReport{r.statement, r.phase, r.position, first, last, errors});
+          return;
+        }
+        const std::size_t middle = first + (last - first) / 2;
+        budget -= 2;
+        const auto run = [&](std::size_t a, std::size_t b) {
+          const Statement part = r.statement->part(a, b);
+          return retry_
+              .run(
+                  *sessions_[0], [&](SqlSession& s) { return s.execute(part.sql); },
+                  [](const RetryFailure&) {})
+              .row_errors;
+        };
+        const std::int64_t low = run(first, middle);
+        narrow(r, first, middle, low);
+        narrow(r, middle, last, run(middle, last));
+      };
+  for (const RowErrorReport& r : reports) {
+    try {
+      if (r.statement->row_spans.empty()) throw Error(ErrorCategory::kInternal, "not splittable");
+      narrow(r, r.first_row, r.last_row, r.row_errors);
+    } catch (const StopError&) {
+      throw;  // stopping wins over the diagnosis
+    } catch (const Error&) {
+      out.push_back(r);  // as reported: the message says less, but nothing wrong
+    }
+  }
+  return out;
 }
 
 void Hs2Executor::run_phase(const CompiledWindow& window, const std::vector<Statement>& statements,
-                            const char* phase) {
+                            const char* name, std::vector<RefusedRow>& refused,
+                            std::vector<RowErrorReport>& row_errors) {
   if (statements.empty()) return;
+  Phase phase(window, statements, name);
   std::atomic<std::size_t> next{0};
-  std::atomic<bool> stop{false};
   std::mutex error_mu;
   std::optional<Hs2ExecutionError> first_error;
   std::exception_ptr other_error;
 
   auto worker = [&](SqlSession& session) {
     for (;;) {
-      if (stop) return;
+      if (phase.stop) return;
       std::size_t i = next.fetch_add(1);
       if (i >= statements.size()) return;
       try {
-        run_statement(session, window, statements[i], phase, i + 1, statements.size());
+        run_statement(session, phase, i);
       } catch (const Hs2ExecutionError& e) {
         std::lock_guard lock(error_mu);
         // Keep the earliest statement's error so the report does not depend on thread timing.
         if (!first_error || e.position < first_error->position) first_error = e;
-        stop = true;
+        phase.stop = true;
       } catch (...) {
         std::lock_guard lock(error_mu);
         if (!other_error) other_error = std::current_exception();
-        stop = true;
+        phase.stop = true;
       }
     }
   };
@@ -88,33 +156,102 @@ void Hs2Executor::run_phase(const CompiledWindow& window, const std::vector<Stat
   for (std::size_t w = 1; w < workers; ++w) threads.emplace_back(worker, std::ref(*sessions_[w]));
   worker(*sessions_[0]);  // the calling thread is worker 0
   for (auto& t : threads) t.join();
+  if (other_error) std::rethrow_exception(other_error);  // a stop request first of all
   if (first_error) throw *first_error;
-  if (other_error) std::rethrow_exception(other_error);
+  std::sort(phase.refused.begin(), phase.refused.end(), [](const auto& a, const auto& b) {
+    return std::tie(a.position, a.row) < std::tie(b.position, b.row);
+  });
+  row_errors.insert(row_errors.end(), phase.row_errors.begin(), phase.row_errors.end());
+  if (!phase.refused.empty() && !set_aside_) {
+    throw RowsRefused(
+        fmt::format("window {}: the server refused {} rows", window.index, phase.refused.size()),
+        std::move(phase.refused));
+  }
+  refused.insert(refused.end(), std::make_move_iterator(phase.refused.begin()),
+                 std::make_move_iterator(phase.refused.end()));
 }
 
-void Hs2Executor::run_statement(SqlSession& session, const CompiledWindow& window,
-                                const Statement& statement, const char* phase, std::size_t position,
-                                std::size_t count) {
+void Hs2Executor::run_statement(SqlSession& session, Phase& phase, std::size_t index) {
+  const Statement& statement = phase.statements[index];
+  try {
+    run_part(session, phase, index, statement, 0, statement.row_spans.size());
+  } catch (const Hs2ExecutionError& e) {
+    if (e.kind() != Hs2ErrorKind::kDefinite || statement.row_spans.empty() ||
+        !refused_because_of_rows(e.server_message)) {
+      throw;
+    }
+    isolate(session, phase, index, 0, statement.row_spans.size(), e.server_message);
+    std::lock_guard lock(mu_);
+    ++stats_.statements;  // done: every row applied or isolated
+  }
+}
+
+void Hs2Executor::isolate(SqlSession& session, Phase& phase, std::size_t index, std::size_t first,
+                          std::size_t last, const std::string& reason) {
+  const Statement& statement = phase.statements[index];
+  if (last - first == 1) {
+    std::lock_guard lock(phase.mu);
+    phase.refused.push_back(RefusedRow{&statement, phase.name, index + 1, first, reason});
+    if (!set_aside_) phase.stop = true;  // no more statements: the run stops naming the row
+    std::lock_guard stats_lock(mu_);
+    ++stats_.rows_refused;
+    return;
+  }
+  const std::size_t middle = first + (last - first) / 2;
+  for (const auto& [a, b] : {std::pair{first, middle}, std::pair{middle, last}}) {
+    const Statement part = statement.part(a, b);
+    try {
+      run_part(session, phase, index, part, a, b);
+    } catch (const Hs2ExecutionError& e) {
+      if (e.kind() != Hs2ErrorKind::kDefinite || !refused_because_of_rows(e.server_message)) {
+        throw;
+      }
+      isolate(session, phase, index, a, b, e.server_message);
+    }
+  }
+}
+
+void Hs2Executor::run_part(SqlSession& session, Phase& phase, std::size_t index,
+                           const Statement& statement, std::size_t first, std::size_t last) {
+  const Statement& whole = phase.statements[index];
+  const bool is_part = &statement != &whole;
+  const std::size_t position = index + 1;
+  const CompiledWindow& window = phase.window;
   const Hs2DmlResult r = retry_.run(
       session, [&](SqlSession& s) { return s.execute(statement.sql); },
       [&](const RetryFailure& f) {
-        const std::string where = fmt::format(
-            "window {} (events {}-{}), {} phase, statement {} of {} (table {})", window.index,
-            window.first_event, window.last_event, phase, position, count, statement.table);
+        std::string where =
+            fmt::format("window {} (events {}-{}), {} phase, statement {} of {} (table {})",
+                        window.index, window.first_event, window.last_event, phase.name, position,
+                        phase.statements.size(), statement.table);
+        if (is_part) where += fmt::format(", rows {}-{} of {}", first + 1, last, whole.rows);
         const std::string message = f.exhausted ? fmt::format("{}: giving up after {} retries: {}",
                                                               where, f.retries, f.error.what())
                                                 : fmt::format("{}: {}", where, f.error.what());
-        throw Hs2ExecutionError(f.error.kind(), message, window.index, phase, position,
+        throw Hs2ExecutionError(f.error.kind(), message, window.index, phase.name, position,
                                 statement.table, f.error.what());
       });
+  if (r.row_errors > 0) {
+    std::lock_guard lock(phase.mu);
+    phase.row_errors.push_back(
+        RowErrorReport{&whole, phase.name, position, first, last, r.row_errors});
+  }
   std::lock_guard lock(mu_);
-  ++stats_.statements;
+  if (is_part) {
+    ++stats_.split_statements;
+  } else {
+    ++stats_.statements;
+  }
   stats_.rows_modified += r.rows_modified;
-  (std::string_view(phase) == "delete" ? stats_.rows_deleted : stats_.rows_upserted) +=
+  (std::string_view(phase.name) == "delete" ? stats_.rows_deleted : stats_.rows_upserted) +=
       r.rows_modified;
   stats_.row_errors += r.row_errors;
   stats_.rows_by_table[statement.table] += r.rows_modified;
-  if (on_statement_) on_statement_(statement, r);
+  if (r.row_errors > 0) stats_.row_errors_by_table[statement.table] += r.row_errors;
+  if (on_statement_) {
+    on_statement_(
+        StatementDone{window, statement, phase.name, position, phase.statements.size(), r});
+  }
 }
 
 }  // namespace atlas2kudu

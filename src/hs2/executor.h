@@ -7,6 +7,22 @@
 // sessions finish the statement they are running and take no more, and run_window throws
 // Hs2ExecutionError naming the window, phase, statement position and the server's message.
 //
+// Rows at fault: when an UPSERT fails definitely because of some of its rows
+// (refused_because_of_rows, error.h: a cell over Kudu's size limit, a value Kudu refuses), the
+// statement is split in halves (Statement::part), each half run, and a failing half split again,
+// until the single rows that fail alone are found; everything else of the statement is applied.
+// With set_aside_refused_rows(true) (apply --reject-file) the window goes on and run_window
+// returns those rows; otherwise the phase stops and run_window throws RowsRefused.
+//
+// Row errors (rows the server skipped and counted, Hs2DmlResult::row_errors) are counted per
+// table; once the run's total passes --max-row-errors (default 0), run_window throws
+// TooManyRowErrors at the end of the window, which therefore is not checkpointed. Before that it
+// narrows each statement's row errors down to the rows concerned by re-running halves (at most
+// 64 extra statements), so the message can name the exact event_ts of entity_audit rows.
+//
+// A stop request (util/stop.h) cancels the statements running on the server and throws
+// StopError.
+//
 // Sessions come from a SessionFactory (session.h): HS2 sessions in production, an in-memory fake
 // in tests.
 //
@@ -39,6 +55,7 @@
 #include "hs2/options.h"
 #include "hs2/retry.h"
 #include "hs2/session.h"
+#include "util/stop.h"
 
 namespace atlas2kudu {
 
@@ -50,8 +67,21 @@ struct Hs2RunStats {
   std::int64_t rows_modified = 0;  // = rows_deleted + rows_upserted
   std::int64_t rows_deleted = 0;   // reported by delete-phase statements
   std::int64_t rows_upserted = 0;  // reported by upsert-phase statements
-  std::int64_t row_errors = 0;     // Kudu row errors (conflicts), reported, not failures
+  std::int64_t row_errors = 0;     // Kudu row errors: rows the server skipped and counted
   std::map<std::string, std::int64_t> rows_by_table;
+  std::map<std::string, std::int64_t> row_errors_by_table;
+  std::uint64_t rows_refused = 0;      // rows isolated as refused (set aside or stopping the run)
+  std::uint64_t split_statements = 0;  // parts of statements run to isolate refused rows
+};
+
+// One statement the executor finished, for StatementCallback.
+struct StatementDone {
+  const CompiledWindow& window;
+  const Statement& statement;  // a part of a window's statement while isolating refused rows
+  std::string_view phase;
+  std::size_t position;  // 1-based within the phase
+  std::size_t count;     // statements in the phase
+  const Hs2DmlResult& result;
 };
 
 class Hs2ExecutionError : public Hs2Error {
@@ -81,27 +111,44 @@ class Hs2Executor : public Executor {
   ~Hs2Executor() override;
 
   void start(std::string_view header) override;
-  void run_window(const CompiledWindow& window) override;
+  WindowRun run_window(const CompiledWindow& window) override;
   void finish() override;
 
   Hs2RunStats stats() const;
 
+  // Rows the server refuses are returned by run_window (true) or stop the run (false, default).
+  void set_aside_refused_rows(bool set_aside) { set_aside_ = set_aside; }
+
   // Called after each applied statement (from worker threads, serialised by the executor),
-  // e.g. for progress on a terminal.
-  using StatementCallback = std::function<void(const Statement&, const Hs2DmlResult&)>;
+  // e.g. for progress on a terminal or a log line about row errors.
+  using StatementCallback = std::function<void(const StatementDone&)>;
   void on_statement(StatementCallback callback) { on_statement_ = std::move(callback); }
 
   // Test hook: replaces the back-off sleep. Called from the worker threads.
   void set_sleeper(Sleeper sleeper) { retry_.set_sleeper(std::move(sleeper)); }
 
  private:
+  struct Phase;  // one phase of one window, shared by the worker threads
+
   void run_phase(const CompiledWindow& window, const std::vector<Statement>& statements,
-                 const char* phase);
-  void run_statement(SqlSession& session, const CompiledWindow& window, const Statement& statement,
-                     const char* phase, std::size_t position, std::size_t count);
+                 const char* phase, std::vector<RefusedRow>& refused,
+                 std::vector<RowErrorReport>& row_errors);
+  void run_statement(SqlSession& session, Phase& phase, std::size_t index);
+  // Runs `statement` (the phase's statement `index`, or rows [first, last) of it) with retries.
+  void run_part(SqlSession& session, Phase& phase, std::size_t index, const Statement& statement,
+                std::size_t first, std::size_t last);
+  // Narrows the rows of each report down to those with row errors, by running halves (UPSERTs
+  // are idempotent) within a small budget of statements, for the message of TooManyRowErrors.
+  std::vector<RowErrorReport> pin_row_errors(const std::vector<RowErrorReport>& reports);
+  // Rows [first, last) of statement `index` failed together with `reason`: finds the rows that
+  // fail alone, running the others.
+  void isolate(SqlSession& session, Phase& phase, std::size_t index, std::size_t first,
+               std::size_t last, const std::string& reason);
 
   SessionFactory make_session_;
   int session_count_;
+  std::int64_t max_row_errors_;
+  bool set_aside_ = false;
   RetryPolicy retry_;
   std::vector<std::unique_ptr<SqlSession>> sessions_;
   mutable std::mutex mu_;

@@ -11,6 +11,7 @@
 #include "ImpalaHiveServer2Service.h"
 #include "hs2/error.h"
 #include "hs2/retry.h"
+#include "util/stop.h"
 
 namespace atlas2kudu {
 
@@ -104,8 +105,8 @@ struct Hs2Session::Impl {
     if (!rpc) throw Hs2Error(Hs2ErrorKind::kTransient, fmt::format("{}: not connected", what));
     try {
       f();
-    } catch (const Hs2Error& e) {
-      if (e.kind() == Hs2ErrorKind::kTransient || e.kind() == Hs2ErrorKind::kAuth) drop();
+    } catch (const Hs2Error&) {
+      drop();  // raised by the transport (timeout, TLS, protocol mismatch): the stream is lost
       throw;
     } catch (const TTransportException& e) {
       drop();
@@ -142,8 +143,10 @@ struct Hs2Session::Impl {
     }
   }
 
-  // Transient failures to open the transport are retried (--connect_max_tries tries in all);
-  // anything else, e.g. a refused password or certificate, is thrown at once.
+  // Transient failures to open the transport (refused, reset, unreachable) are retried
+  // (--connect_max_tries tries in all). A connect or handshake that timed out has already waited
+  // -t and is not retried here (kTimeout; connect() hands it on as transient). Anything else,
+  // e.g. a refused password or certificate, is thrown at once.
   void open_transport() {
     const Hs2Options& o = settings.options();
     RetryPolicy policy(o.connect_max_tries - 1, milliseconds(o.retry_backoff_ms),
@@ -160,6 +163,16 @@ struct Hs2Session::Impl {
           } catch (const Hs2Error&) {
             drop();
             throw;
+          } catch (const TTransportException& e) {
+            drop();
+            connect_failure = e.what();
+            if (e.getType() == TTransportException::TIMED_OUT) {
+              throw Hs2Error(Hs2ErrorKind::kTimeout,
+                             fmt::format("cannot connect to {}:{} within -t {} ms: {}",
+                                         settings.endpoint().host, settings.endpoint().port,
+                                         o.connect_timeout_ms, connect_failure));
+            }
+            throw Hs2Error(Hs2ErrorKind::kTransient, connect_failure);
           } catch (const TException& e) {
             drop();
             connect_failure = e.what();
@@ -176,12 +189,31 @@ struct Hs2Session::Impl {
         });
   }
 
+  // The server's first answer on a new connection: bounded by the connect timeout (-t), like the
+  // handshakes before it, then the connection switches to the per-RPC timeout. A server that
+  // accepted the connection and then stayed silent or hung up is usually the wrong port or
+  // protocol: the message says which flags to try.
   void open_session() {
+    const Hs2Options& o = settings.options();
     t::TOpenSessionReq req;
     req.__set_client_protocol(t::TProtocolVersion::HIVE_CLI_SERVICE_PROTOCOL_V6);
     req.__set_username(settings.user());
     t::TOpenSessionResp resp;
-    call("OpenSession", [&] { rpc->OpenSession(resp, req); });
+    try {
+      transport->set_rpc_timeout(o.connect_timeout_ms);
+      call("OpenSession", [&] { rpc->OpenSession(resp, req); });
+      transport->set_rpc_timeout(o.socket_timeout_ms);
+    } catch (const Hs2Error& e) {
+      // Binary: a server that hangs up on our first message is usually TLS-only (or not HS2).
+      if (e.kind() != Hs2ErrorKind::kTransient || o.protocol == Hs2Protocol::kHttp) throw;
+      throw Hs2Error(Hs2ErrorKind::kTransient,
+                     fmt::format("{} ({}:{} ended the connection without answering OpenSession: "
+                                 "{})",
+                                 e.what(), settings.endpoint().host, settings.endpoint().port,
+                                 o.ssl ? "is it an HS2 port?"
+                                       : "does it expect TLS? add --ssl; is it the hs2-http "
+                                         "port (Impala: 28000)? use --protocol hs2-http"));
+    }
     check(resp.status, "OpenSession");
     if (!resp.__isset.sessionHandle)
       throw Hs2Error(Hs2ErrorKind::kInternal, "OpenSession: no session handle in reply");
@@ -190,6 +222,7 @@ struct Hs2Session::Impl {
   }
 
   t::TOperationHandle start(std::string_view sql) {
+    throw_if_stopped();  // nothing new is started once the run is asked to stop
     if (!session) throw Hs2Error(Hs2ErrorKind::kSessionLost, "no open session");
     t::TExecuteStatementReq req;
     req.__set_sessionHandle(*session);
@@ -230,8 +263,27 @@ struct Hs2Session::Impl {
     }
   }
 
+  // Asks the server to stop the operation and frees it (both bounded by close_timeout_ms), after
+  // a stop request or a statement timeout. Best effort: the failure being reported is the reason.
+  void cancel(const t::TOperationHandle& op) noexcept {
+    try {
+      if (!rpc) return;
+      transport->set_rpc_timeout(settings.options().close_timeout_ms);
+      t::TCancelOperationReq req;
+      req.__set_operationHandle(op);
+      t::TCancelOperationResp resp;
+      call("CancelOperation", [&] { rpc->CancelOperation(resp, req); });
+      close_op(op);
+      if (transport) transport->set_rpc_timeout(settings.options().socket_timeout_ms);
+    } catch (...) {
+    }
+  }
+
+  // Polls until the operation ends. Between polls: a stop request (util/stop.h) or
+  // --statement_timeout_ms cancels the operation and throws StopError / Hs2Error(kTimeout).
   void wait(const t::TOperationHandle& op) {
     const auto started = clock->now();
+    const milliseconds limit(settings.options().statement_timeout_ms);
     for (;;) {
       t::TGetOperationStatusReq req;
       req.__set_operationHandle(op);
@@ -267,8 +319,21 @@ struct Hs2Session::Impl {
           throw Hs2Error(kind, msg);
         }
       }
-      clock->sleep_for(
-          poll_interval(std::chrono::duration_cast<milliseconds>(clock->now() - started)));
+      const auto elapsed = std::chrono::duration_cast<milliseconds>(clock->now() - started);
+      if (stop_requested()) {
+        cancel(op);
+        throw StopError(stop_reason());
+      }
+      if (limit.count() > 0 && elapsed >= limit) {
+        cancel(op);
+        throw Hs2Error(Hs2ErrorKind::kTimeout,
+                       fmt::format("statement still running after --statement_timeout_ms {} ms; "
+                                   "cancelled",
+                                   limit.count()));
+      }
+      milliseconds pause = poll_interval(elapsed);
+      if (limit.count() > 0) pause = std::min(pause, std::max(limit - elapsed, milliseconds(1)));
+      clock->sleep_for(pause);
     }
   }
 };
@@ -284,8 +349,14 @@ Hs2Session::~Hs2Session() {
 
 void Hs2Session::connect() {
   impl_->drop();
-  impl_->open_transport();
-  impl_->open_session();
+  try {
+    impl_->open_transport();
+    impl_->open_session();
+  } catch (const Hs2Error& e) {
+    // Not retried inside one connect, since it already waited -t; a later connect may work.
+    if (e.kind() == Hs2ErrorKind::kTimeout) throw Hs2Error(Hs2ErrorKind::kTransient, e.what());
+    throw;
+  }
 }
 
 bool Hs2Session::connected() const {

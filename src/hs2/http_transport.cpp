@@ -2,11 +2,13 @@
 
 #include <curl/curl.h>
 #include <fmt/core.h>
+#include <strings.h>
 #include <thrift/transport/TTransportException.h>
 
 #include <chrono>
 #include <cstring>
 #include <mutex>
+#include <string_view>
 
 #include "hs2/error.h"
 
@@ -31,11 +33,32 @@ bool is_tls_trust_error(CURLcode rc) {
          rc == CURLE_SSL_ISSUER_ERROR;
 }
 
+// Every other TLS failure (handshake, protocol version, alerts, client certificate).
+bool is_tls_error(CURLcode rc) {
+  switch (rc) {
+    case CURLE_SSL_CONNECT_ERROR:
+    case CURLE_SSL_CERTPROBLEM:
+    case CURLE_SSL_CIPHER:
+    case CURLE_USE_SSL_FAILED:
+    case CURLE_SSL_ENGINE_NOTFOUND:
+    case CURLE_SSL_ENGINE_SETFAILED:
+    case CURLE_SSL_ENGINE_INITFAILED:
+    case CURLE_SSL_SHUTDOWN_FAILED:
+    case CURLE_SSL_CRL_BADFILE:
+    case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
+    case CURLE_SSL_INVALIDCERTSTATUS:
+    case CURLE_SSL_CLIENTCERT:
+      return true;
+    default:
+      return false;
+  }
+}
+
 }  // namespace
 
 HttpClientTransport::HttpClientTransport(HttpTransportConfig config,
                                          const Authenticator& authenticator)
-    : config_(std::move(config)) {
+    : config_(std::move(config)), authenticator_(&authenticator) {
   init_curl_once();
   if (!config_.sleep) config_.sleep = Clock::sleeper(system_clock());
   CURL* c = curl_easy_init();
@@ -47,6 +70,8 @@ HttpClientTransport::HttpClientTransport(HttpTransportConfig config,
   curl_easy_setopt(c, CURLOPT_COOKIEFILE, "");  // in-memory cookie engine, kept across requests
   curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, &on_body);
   curl_easy_setopt(c, CURLOPT_WRITEDATA, &rbuf_);
+  curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, &HttpClientTransport::on_header);
+  curl_easy_setopt(c, CURLOPT_HEADERDATA, this);
   curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(config_.connect_timeout_ms));
   curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, static_cast<long>(config_.request_timeout_ms));
   curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, config_.verify_tls ? 1L : 0L);
@@ -84,11 +109,50 @@ void HttpClientTransport::write(const uint8_t* buf, uint32_t len) {
   wbuf_.append(reinterpret_cast<const char*>(buf), len);
 }
 
+std::size_t HttpClientTransport::on_header(char* data, std::size_t size, std::size_t nmemb,
+                                           void* self) {
+  const std::size_t n = size * nmemb;
+  std::string_view line(data, n);
+  if (line.rfind("HTTP/", 0) == 0) {
+    static_cast<HttpClientTransport*>(self)->challenges_.clear();  // a new response starts
+  } else if (line.size() > 17 && strncasecmp(line.data(), "WWW-Authenticate:", 17) == 0) {
+    std::string_view value = line.substr(17);
+    while (!value.empty() && (value.front() == ' ' || value.front() == '\t'))
+      value.remove_prefix(1);
+    while (!value.empty() && (value.back() == '\r' || value.back() == '\n' || value.back() == ' '))
+      value.remove_suffix(1);
+    std::string& all = static_cast<HttpClientTransport*>(self)->challenges_;
+    if (!all.empty()) all += ", ";
+    all += value;
+  }
+  return n;
+}
+
+bool HttpClientTransport::holding_auth_cookie() const {
+  curl_slist* cookies = nullptr;
+  curl_easy_getinfo(static_cast<CURL*>(curl_), CURLINFO_COOKIELIST, &cookies);
+  bool found = false;
+  // Netscape cookie-file lines: domain, subdomains, path, secure, expiry, name, value (TABs).
+  for (curl_slist* c = cookies; c && !found; c = c->next) {
+    std::string_view line(c->data);
+    for (int field = 0; field < 5; ++field) {
+      const auto tab = line.find('\t');
+      line = tab == std::string_view::npos ? std::string_view{} : line.substr(tab + 1);
+    }
+    const std::string_view name = line.substr(0, line.find('\t'));
+    found = name.size() >= 5 && name.substr(name.size() - 5) == ".auth";
+  }
+  curl_slist_free_all(cookies);
+  return found;
+}
+
 void HttpClientTransport::perform_once(long* status, long* retry_after) {
   CURL* c = static_cast<CURL*>(curl_);
   rbuf_.clear();
   rpos_ = 0;
+  const std::string auth_header = authenticator_->http_auth_header(holding_auth_cookie());
   curl_slist* headers = nullptr;
+  if (!auth_header.empty()) headers = curl_slist_append(headers, auth_header.c_str());
   headers = curl_slist_append(headers, "Content-Type: application/x-thrift");
   headers = curl_slist_append(headers, "Accept: application/x-thrift");
   headers = curl_slist_append(headers, "Expect:");  // Impala would answer 100-continue first
@@ -107,6 +171,37 @@ void HttpClientTransport::perform_once(long* status, long* retry_after) {
     if (is_tls_trust_error(rc))
       throw Hs2Error(Hs2ErrorKind::kAuth,
                      fmt::format("TLS: server certificate not trusted: {}", detail));
+    if (is_tls_error(rc)) {
+      const bool plain = detail.find("wrong version number") != std::string::npos ||
+                         detail.find("packet length too long") != std::string::npos;
+      throw Hs2Error(Hs2ErrorKind::kAuth,
+                     fmt::format("TLS handshake with {} failed: {}{}", config_.url, detail,
+                                 plain ? "; the server does not speak TLS on this port: try "
+                                         "without --ssl"
+                                       : ""));
+    }
+    if (rc == CURLE_UNSUPPORTED_PROTOCOL || rc == CURLE_WEIRD_SERVER_REPLY) {
+      throw Hs2Error(Hs2ErrorKind::kMismatch,
+                     fmt::format("{} did not answer in HTTP ({}): is it the binary HS2 port "
+                                 "(Impala: 21050)? use --protocol hs2",
+                                 config_.url, detail));
+    }
+    if (rc == CURLE_GOT_NOTHING || rc == CURLE_RECV_ERROR || rc == CURLE_SEND_ERROR) {
+      // Said at once rather than after the retries: a binary HS2 port (or a TLS port spoken to
+      // in plain text) reads the request as garbage and hangs up.
+      throw Hs2Error(Hs2ErrorKind::kTransient,
+                     fmt::format("HTTP request failed: {} (the server closed the connection "
+                                 "without an HTTP reply: if it is the binary HS2 port (Impala: "
+                                 "21050) use --protocol hs2; if it expects TLS add --ssl)",
+                                 detail));
+    }
+    if (rc == CURLE_OPERATION_TIMEDOUT && config_.url.rfind("https:", 0) == 0 &&
+        detail.find("Connection timed out") != std::string::npos) {
+      // libcurl's connect phase includes the TLS handshake.
+      detail +=
+          " (no answer to the connect or the TLS handshake: a silent server, or no TLS on "
+          "this port: try without --ssl)";
+    }
     // Connect failures, resets, EOF, timeouts: the reply is lost; a reconnect may succeed.
     throw Hs2Error(Hs2ErrorKind::kTransient, fmt::format("HTTP request failed: {}", detail));
   }
@@ -135,7 +230,7 @@ void HttpClientTransport::flush() {
         --attempt;
         continue;
       }
-      throw Hs2Error(Hs2ErrorKind::kAuth, "HTTP 401 Unauthorized: authentication failed");
+      throw Hs2Error(Hs2ErrorKind::kAuth, authenticator_->http_unauthorized_message(challenges_));
     }
     if (status == 502 || status == 503 || status == 504) {
       if (attempt >= config_.max_tries)

@@ -6,19 +6,23 @@
 // Behaviour:
 //  * Authentication is the Authenticator's (auth.h): it sets `Authorization: Basic` (LDAP) or
 //    `Bearer` (JWT) on the handle once, and libcurl sends it on every request, as impala-shell
-//    does.
-//  * Cookies from Set-Cookie (e.g. `impala.auth`) are kept in memory and sent back.
+//    does; Kerberos adds `Authorization: Negotiate <token>` to each request made while no auth
+//    cookie is held.
+//  * Cookies from Set-Cookie (e.g. `impala.auth`) are kept in memory and sent back. A cookie whose
+//    name ends in ".auth" is an auth cookie (impala-shell's rule).
 //  * 502/503/504: the same request is re-sent up to `max_tries` times in all, sleeping Retry-After
 //    seconds when the server gives it (capped at 60), else 1 s, 2 s, ... Then Hs2Error(kTransient).
 //  * 401 while cookies were sent: cookies cleared, request re-sent once; 401 again (or without
-//    cookies) → Hs2Error(kAuth).
+//    cookies) → Hs2Error(kAuth) with the Authenticator's message for the server's
+//    WWW-Authenticate challenges.
 //  * Connect failures, resets, timeouts → Hs2Error(kTransient). Note that libcurl itself re-sends a
 //    request once, on a fresh connection, when a kept-alive connection dies before any reply byte;
 //    harmless for our idempotent statements, and the same as impala-shell's one reconnect.
 //
 // Example:
 //   HttpTransportConfig cfg{.url = "https://db1:28000/cliservice", .ca_file = "ca.pem"};
-//   auto http = std::make_shared<HttpClientTransport>(cfg, *make_authenticator(settings, creds));
+//   auto auth = make_authenticator(settings, creds);   // must outlive the transport
+//   auto http = std::make_shared<HttpClientTransport>(cfg, *auth);
 //   TBinaryProtocol proto(http);   // every flush() is one POST
 #pragma once
 
@@ -47,7 +51,8 @@ struct HttpTransportConfig {
 class HttpClientTransport final
     : public apache::thrift::transport::TVirtualTransport<HttpClientTransport, Hs2Transport> {
  public:
-  // `authenticator` configures the handle here and is not kept.
+  // `authenticator` configures the handle here and is asked for each request's extra header; it
+  // must outlive the transport.
   HttpClientTransport(HttpTransportConfig config, const Authenticator& authenticator);
   ~HttpClientTransport() override;
 
@@ -65,9 +70,13 @@ class HttpClientTransport final
 
  private:
   void perform_once(long* status, long* retry_after);
+  bool holding_auth_cookie() const;
+  static std::size_t on_header(char* data, std::size_t size, std::size_t nmemb, void* self);
 
   HttpTransportConfig config_;
-  void* curl_ = nullptr;  // CURL*
+  const Authenticator* authenticator_;
+  std::string challenges_;  // WWW-Authenticate values of the last response, joined by ", "
+  void* curl_ = nullptr;    // CURL*
   bool open_ = false;
   std::string wbuf_;
   std::string rbuf_;

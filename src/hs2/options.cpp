@@ -8,19 +8,21 @@
 
 namespace atlas2kudu {
 
-Hs2Endpoint hs2_endpoint(const Hs2Options& options) {
+namespace {
+
+// host[:port] or [v6addr][:port], as impala-shell accepts them; `flag` names the option in errors.
+Hs2Endpoint parse_host_port(const std::string& spec, const char* flag, int default_port) {
   Hs2Endpoint ep;
-  const int default_port = options.protocol == Hs2Protocol::kHttp ? 28000 : 21050;
-  std::string spec = options.impalad.empty() ? std::string{"localhost"} : options.impalad;
   std::string port_text;
   if (!spec.empty() && spec.front() == '[') {  // [v6addr]:port, as impala-shell accepts
     auto close = spec.find(']');
     if (close == std::string::npos)
-      throw Hs2Error(Hs2ErrorKind::kUsage, fmt::format("-i {}: missing ']'", spec));
+      throw Hs2Error(Hs2ErrorKind::kUsage, fmt::format("{} {}: missing ']'", flag, spec));
     ep.host = spec.substr(1, close - 1);
     if (close + 1 < spec.size()) {
       if (spec[close + 1] != ':')
-        throw Hs2Error(Hs2ErrorKind::kUsage, fmt::format("-i {}: expected ':' after ']'", spec));
+        throw Hs2Error(Hs2ErrorKind::kUsage,
+                       fmt::format("{} {}: expected ':' after ']'", flag, spec));
       port_text = spec.substr(close + 2);
     }
   } else {
@@ -38,10 +40,19 @@ Hs2Endpoint hs2_endpoint(const Hs2Options& options) {
     char* end = nullptr;
     long port = std::strtol(port_text.c_str(), &end, 10);
     if (*end != '\0' || port < 1 || port > 65535)
-      throw Hs2Error(Hs2ErrorKind::kUsage, fmt::format("-i {}: bad port '{}'", spec, port_text));
+      throw Hs2Error(Hs2ErrorKind::kUsage,
+                     fmt::format("{} {}: bad port '{}'", flag, spec, port_text));
     ep.port = static_cast<int>(port);
   }
   return ep;
+}
+
+}  // namespace
+
+Hs2Endpoint hs2_endpoint(const Hs2Options& options) {
+  const int default_port = options.protocol == Hs2Protocol::kHttp ? 28000 : 21050;
+  return parse_host_port(options.impalad.empty() ? std::string{"localhost"} : options.impalad, "-i",
+                         default_port);
 }
 
 std::string hs2_user(const Hs2Options& options) {
@@ -55,6 +66,17 @@ Hs2Settings validate_hs2_options(Hs2Options o) {
   Hs2Settings settings;
   settings.endpoint_ = hs2_endpoint(o);  // throws on a malformed -i
   if (o.ldap && o.jwt) usage("-l/--ldap and -j/--jwt are mutually exclusive");
+  if (o.kerberos && o.ldap) usage("-k/--kerberos and -l/--ldap are mutually exclusive");
+  if (o.kerberos && o.jwt) usage("-k/--kerberos and -j/--jwt are mutually exclusive");
+  if (!o.kerberos && !o.kerberos_service_name.empty())
+    usage("-s/--kerberos_service_name needs -k/--kerberos");
+  if (!o.kerberos && !o.kerberos_host_fqdn.empty())
+    usage("-b/--kerberos_host_fqdn needs -k/--kerberos");
+  if (o.kerberos_service_name.find_first_of("/@ ") != std::string::npos)
+    usage(
+        fmt::format("-s {}: a service name has no '/', '@' or space (the principal is "
+                    "<service>/<host>@REALM)",
+                    o.kerberos_service_name));
   if (!o.jwt_cmd.empty() && !o.jwt) usage("--jwt_cmd needs -j/--jwt");
   if (!o.ldap_password_cmd.empty() && !o.ldap) usage("--ldap_password_cmd needs -l/--ldap");
   if (o.jwt && o.protocol != Hs2Protocol::kHttp) usage("-j/--jwt needs --protocol hs2-http");
@@ -74,6 +96,14 @@ Hs2Settings validate_hs2_options(Hs2Options o) {
     settings.query_overlay_[q.substr(0, eq)] = q.substr(eq + 1);
   }
   settings.user_ = hs2_user(o);
+  if (o.kerberos) {
+    settings.kerberos_service_ =
+        o.kerberos_service_name.empty() ? "impala" : o.kerberos_service_name;
+    settings.kerberos_host_ =
+        o.kerberos_host_fqdn.empty()
+            ? settings.endpoint_.host
+            : parse_host_port(o.kerberos_host_fqdn, "-b", 0).host;  // port ignored
+  }
   settings.options_ = std::move(o);
   return settings;
 }

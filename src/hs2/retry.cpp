@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <random>
 
+#include "util/stop.h"
+
 namespace atlas2kudu {
 
 RetryPolicy::RetryPolicy(int max_retries, std::chrono::milliseconds first_backoff, Sleeper sleeper)
@@ -26,6 +28,7 @@ std::chrono::milliseconds RetryPolicy::backoff(int retry) const {
 void RetryPolicy::loop(SqlSession* session, const std::function<void(SqlSession*)>& attempt,
                        const std::function<void(const RetryFailure&)>& on_failure) {
   for (int retries = 0;; ++retries) {
+    throw_if_stopped();  // no new try once the run is asked to stop (also ends the back-off)
     try {
       if (session && !session->connected()) {
         session->connect();

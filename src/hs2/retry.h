@@ -17,6 +17,8 @@
 //    a lost session (kSessionLost) it is dropped, so that the re-run opens a new one; transport
 //    trouble has already dropped the connection (the session does that itself); a transient
 //    server error (admission, Kudu timeout) keeps the session.
+//  * A stop request (util/stop.h: SIGINT, SIGTERM, --deadline) ends the back-off early and
+//    throws StopError before the next try.
 //  * Thread-safe: the executor's workers share one policy, and its counters sum over all of them.
 //
 // Worked example (what the executor does per statement, --max_retries 5, --retry_backoff_ms 500):

@@ -72,6 +72,24 @@ std::pair<SaslStatus, std::string> read_sasl_message(TTransport& t, std::uint32_
   return {static_cast<SaslStatus>(header[0]), std::move(payload)};
 }
 
+std::string SaslMechanism::failure_message(SaslFailure failure, std::string_view detail) const {
+  switch (failure) {
+    case SaslFailure::kNoMechanism:
+      return fmt::format("SASL {}: Cyrus SASL has no plugin for it: {}", name(), detail);
+    case SaslFailure::kClient:
+      return fmt::format("SASL {}: {}", name(), detail);
+    case SaslFailure::kServerRefused:
+      return fmt::format("SASL {} authentication failed: server said: {}", name(),
+                         detail.empty() ? "(no reason)" : detail);
+    case SaslFailure::kConnectionClosed:
+      break;
+  }
+  // Impala closes the connection without BAD/ERROR when the password is wrong.
+  return fmt::format(
+      "SASL {} authentication failed (connection closed during SASL negotiation: {})", name(),
+      detail);
+}
+
 SaslClientTransport::SaslClientTransport(std::shared_ptr<TTransport> inner,
                                          std::unique_ptr<SaslMechanism> mechanism,
                                          std::string service, std::string host)
@@ -105,11 +123,8 @@ void SaslClientTransport::open() {
     negotiate();
   } catch (const TTransportException& e) {
     inner_->close();
-    // Impala closes the connection without BAD/ERROR when the password is wrong (research §B.3).
     throw Hs2Error(Hs2ErrorKind::kAuth,
-                   fmt::format("SASL {} authentication failed (connection closed during SASL "
-                               "negotiation: {})",
-                               mechanism_->name(), e.what()));
+                   mechanism_->failure_message(SaslFailure::kConnectionClosed, e.what()));
   } catch (...) {
     inner_->close();
     throw;
@@ -138,36 +153,52 @@ void SaslClientTransport::negotiate() {
   unsigned out_len = 0;
   const char* chosen = nullptr;
   rc = sasl_client_start(conn_, mechanism, nullptr, &out, &out_len, &chosen);
-  if (rc != SASL_OK && rc != SASL_CONTINUE)
-    throw Hs2Error(Hs2ErrorKind::kAuth,
-                   fmt::format("SASL {}: cannot start: {}", mechanism, sasl_errdetail(conn_)));
+  if (rc != SASL_OK && rc != SASL_CONTINUE) {
+    const std::string detail = sasl_errdetail(conn_);
+    lock.unlock();  // failure_message may take time (GSSAPI asks the KDC again)
+    throw Hs2Error(
+        Hs2ErrorKind::kAuth,
+        mechanism_->failure_message(
+            rc == SASL_NOMECH ? SaslFailure::kNoMechanism : SaslFailure::kClient, detail));
+  }
   lock.unlock();
   write_sasl_message(*inner_, SaslStatus::kStart, mechanism);
-  // The initial response (for PLAIN: the password) is written straight from Cyrus's buffer, so
-  // no copy of it is made here.
-  write_sasl_message(*inner_, SaslStatus::kOk, std::string_view(out ? out : "", out_len));
+  try {
+    // The initial response (for PLAIN: the password) is written straight from Cyrus's buffer, so
+    // no copy of it is made here.
+    write_sasl_message(*inner_, SaslStatus::kOk, std::string_view(out ? out : "", out_len));
+  } catch (const TTransportException&) {
+    // A server that refuses the mechanism answers START with BAD and closes the connection, maybe
+    // before the initial response arrives: its answer may still be waiting to be read.
+    auto [status, payload] = read_sasl_message(*inner_);  // throws again if there is none
+    if (status == SaslStatus::kBad || status == SaslStatus::kError)
+      throw Hs2Error(Hs2ErrorKind::kAuth,
+                     mechanism_->failure_message(SaslFailure::kServerRefused, payload));
+    throw;
+  }
   for (;;) {
     auto [status, payload] = read_sasl_message(*inner_);
     switch (status) {
       case SaslStatus::kComplete:
         return;
       case SaslStatus::kOk: {
+        std::string detail;
         {
           std::lock_guard step_lock(cyrus_mutex());
           rc = sasl_client_step(conn_, payload.data(), static_cast<unsigned>(payload.size()),
                                 nullptr, &out, &out_len);
+          if (rc != SASL_OK && rc != SASL_CONTINUE) detail = sasl_errdetail(conn_);
         }
         if (rc != SASL_OK && rc != SASL_CONTINUE)
           throw Hs2Error(Hs2ErrorKind::kAuth,
-                         fmt::format("SASL {}: {}", mechanism, sasl_errdetail(conn_)));
+                         mechanism_->failure_message(SaslFailure::kClient, detail));
         write_sasl_message(*inner_, SaslStatus::kOk, std::string_view(out ? out : "", out_len));
         break;
       }
       case SaslStatus::kBad:
       case SaslStatus::kError:
         throw Hs2Error(Hs2ErrorKind::kAuth,
-                       fmt::format("SASL {} authentication failed: server said: {}", mechanism,
-                                   payload.empty() ? "(no reason)" : payload));
+                       mechanism_->failure_message(SaslFailure::kServerRefused, payload));
       default:
         throw Hs2Error(
             Hs2ErrorKind::kInternal,

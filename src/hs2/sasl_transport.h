@@ -39,6 +39,14 @@ void write_sasl_message(apache::thrift::transport::TTransport& t, SaslStatus sta
 std::pair<SaslStatus, std::string> read_sasl_message(apache::thrift::transport::TTransport& t,
                                                      std::uint32_t max_len = 1u << 20);
 
+// How a SASL negotiation failed.
+enum class SaslFailure {
+  kNoMechanism,       // Cyrus has no plugin for the mechanism (SASL_NOMECH); detail: Cyrus's text
+  kClient,            // the mechanism failed on this side; detail: Cyrus's text
+  kServerRefused,     // the server answered BAD or ERROR; detail: its text
+  kConnectionClosed,  // the server closed the connection, which is how Impala rejects credentials
+};
+
 // One SASL client mechanism as Cyrus sees it: its name and the callbacks that answer Cyrus's
 // questions (authentication id, password, ...). Made by an Authenticator for one connection and
 // owned by its SaslClientTransport, which keeps it alive as long as Cyrus may call back; the
@@ -49,6 +57,10 @@ class SaslMechanism {
   virtual const char* name() const = 0;  // "PLAIN"
   // Terminated by SASL_CB_LIST_END.
   virtual const sasl_callback_t* callbacks() = 0;
+  // The message of the Hs2Error(kAuth) the transport throws when the negotiation fails, e.g.
+  // "SASL PLAIN authentication failed: server said: invalid password". A mechanism that knows
+  // more about its failures (GSSAPI: which Kerberos step failed) says so here.
+  virtual std::string failure_message(SaslFailure failure, std::string_view detail) const;
 };
 
 class SaslClientTransport

@@ -107,21 +107,50 @@ void TlsTransport::open() {
                                   : X509_VERIFY_PARAM_set1_host(param, host_.c_str(), 0);
     if (ok != 1) throw Hs2Error(Hs2ErrorKind::kInternal, "TLS: cannot set expected host name");
   }
+  errno = 0;
   int rc = SSL_connect(ssl_);
   if (rc != 1) {
+    const int err = SSL_get_error(ssl_, rc);
+    const int saved_errno = errno;
     long verify = SSL_get_verify_result(ssl_);
     std::string detail = openssl_errors();
-    int saved_errno = errno;
     SSL_free(ssl_);
     ssl_ = nullptr;
     socket_->close();
-    if (ctx_->verify() && verify != X509_V_OK)
-      throw Hs2Error(Hs2ErrorKind::kAuth,
-                     fmt::format("TLS: server certificate not trusted for '{}': {}", host_,
-                                 X509_verify_cert_error_string(verify)));
-    if (detail == "unknown TLS error" && saved_errno != 0) detail = std::strerror(saved_errno);
-    throw TTransportException(TTransportException::NOT_OPEN, "TLS handshake failed: " + detail);
+    fail_handshake(err, saved_errno, verify, detail);
   }
+}
+
+// Every TLS failure is Hs2Error(kAuth) (exit 5), except a handshake that timed out, which is a
+// silent server (transient). Mismatches get the flag to try: a plain server reading a
+// ClientHello closes the connection or answers in plain text.
+void TlsTransport::fail_handshake(int err, int saved_errno, long verify, std::string detail) {
+  const std::string peer = fmt::format("{}:{}", host_, socket_->getPort());
+  if (ctx_->verify() && verify != X509_V_OK)
+    throw Hs2Error(Hs2ErrorKind::kAuth,
+                   fmt::format("TLS: server certificate not trusted for '{}': {}", host_,
+                               X509_verify_cert_error_string(verify)));
+  const bool no_error_queued = detail == "unknown TLS error";
+  if ((err == SSL_ERROR_WANT_READ || err == SSL_ERROR_WANT_WRITE ||
+       (err == SSL_ERROR_SYSCALL && no_error_queued)) &&
+      (saved_errno == EAGAIN || saved_errno == EWOULDBLOCK)) {
+    throw TTransportException(TTransportException::TIMED_OUT,
+                              fmt::format("TLS handshake with {} got no answer (a silent server, "
+                                          "or no TLS on this port: try without --ssl)",
+                                          peer));
+  }
+  if (no_error_queued && saved_errno != 0) detail = std::strerror(saved_errno);
+  if (no_error_queued && saved_errno == 0) detail = "connection closed";
+  const bool closed = (err == SSL_ERROR_SYSCALL &&
+                       (saved_errno == 0 || saved_errno == ECONNRESET || saved_errno == EPIPE)) ||
+                      detail.find("unexpected eof") != std::string::npos;
+  const bool plain = detail.find("wrong version number") != std::string::npos ||
+                     detail.find("packet length too long") != std::string::npos ||
+                     detail.find("http request") != std::string::npos;
+  std::string hint;
+  if (plain || closed) hint = "; does the server use TLS on this port? try without --ssl";
+  throw Hs2Error(Hs2ErrorKind::kAuth,
+                 fmt::format("TLS handshake with {} failed: {}{}", peer, detail, hint));
 }
 
 void TlsTransport::accept() {

@@ -1,7 +1,9 @@
 // TLS under the HS2 binary transport, on OpenSSL directly (not Thrift's TSSLSocket) so that the
-// handshake happens inside open() with the connect timeout, and a verification failure surfaces as
-// Hs2Error(kAuth) naming OpenSSL's reason ("certificate verify failed: Hostname mismatch") instead
-// of a generic transport error at the first RPC.
+// handshake happens inside open() with the connect timeout, and a failure surfaces as
+// Hs2Error(kAuth) (exit 5) naming OpenSSL's reason ("certificate verify failed: Hostname
+// mismatch", "unsupported protocol", "wrong version number"), with "try without --ssl" when the
+// server does not seem to speak TLS at all, instead of a generic transport error at the first RPC.
+// Only a handshake that times out is transient.
 //
 // Example (client):
 //   auto ctx = TlsContext::client(/*ca_file=*/"ca.pem", /*verify=*/true);
@@ -63,6 +65,9 @@ class TlsTransport : public apache::thrift::transport::TVirtualTransport<TlsTran
   apache::thrift::transport::TSocket& socket() { return *socket_; }
 
  private:
+  [[noreturn]] void fail_handshake(int ssl_error, int saved_errno, long verify_result,
+                                   std::string detail);
+
   std::shared_ptr<TlsContext> ctx_;
   std::shared_ptr<apache::thrift::transport::TSocket> socket_;
   std::string host_;

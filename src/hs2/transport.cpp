@@ -4,6 +4,9 @@
 #include <thrift/TOutput.h>
 #include <thrift/transport/TSocket.h>
 
+#include <cstring>
+
+#include "hs2/error.h"
 #include "hs2/http_transport.h"
 #include "hs2/tls.h"
 
@@ -50,6 +53,82 @@ class TimedOpenTransport final
   int connect_timeout_ms_, socket_timeout_ms_;
 };
 
+// Reads the first bytes the server sends on a connection before passing them on: a protocol
+// mismatch is then named at once instead of surfacing as a hang or a garbled reply. Every reply
+// of the binary protocol (SASL or Thrift) is at least 5 bytes long.
+//   0x15 0x03 / 0x16 0x03 without --ssl: a TLS alert or handshake record: the port expects TLS.
+//   "HTTP/": an HTTP status line: the port is an hs2-http port (or a proxy in front of one).
+class FirstReplyCheck final : public apache::thrift::transport::TVirtualTransport<FirstReplyCheck> {
+ public:
+  FirstReplyCheck(std::shared_ptr<TTransport> inner, std::string endpoint, bool tls,
+                  int connect_timeout_ms)
+      : inner_(std::move(inner)),
+        endpoint_(std::move(endpoint)),
+        tls_(tls),
+        connect_timeout_ms_(connect_timeout_ms) {}
+  bool isOpen() const override { return inner_->isOpen(); }
+  bool peek() override { return pos_ < head_.size() || inner_->peek(); }
+  void open() override { inner_->open(); }
+  void close() override { inner_->close(); }
+  void write(const uint8_t* buf, uint32_t len) { inner_->write(buf, len); }
+  void flush() override { inner_->flush(); }
+  uint32_t read(uint8_t* buf, uint32_t len) {
+    if (!checked_) {
+      uint8_t tmp[5];
+      try {
+        while (head_.size() < sizeof tmp) {
+          const uint32_t n = inner_->read(tmp, static_cast<uint32_t>(sizeof tmp - head_.size()));
+          if (n == 0) break;
+          head_.append(reinterpret_cast<const char*>(tmp), n);
+        }
+      } catch (const apache::thrift::transport::TTransportException& e) {
+        if (e.getType() != apache::thrift::transport::TTransportException::TIMED_OUT) throw;
+        // Under SASL this is the handshake's first reply, else OpenSession's: both within -t.
+        throw Hs2Error(Hs2ErrorKind::kTimeout,
+                       fmt::format("{} accepted the connection but sent nothing within -t {} ms: "
+                                   "a silent server, or not a binary HS2 port (the hs2-http "
+                                   "port, Impala: 28000, needs --protocol hs2-http)",
+                                   endpoint_, connect_timeout_ms_));
+      }
+      checked_ = true;
+      judge();
+    }
+    if (pos_ < head_.size()) {
+      const uint32_t n = std::min<uint32_t>(len, static_cast<uint32_t>(head_.size() - pos_));
+      std::memcpy(buf, head_.data() + pos_, n);
+      pos_ += n;
+      return n;
+    }
+    return inner_->read(buf, len);
+  }
+
+ private:
+  void judge() const {
+    const auto byte = [&](std::size_t i) { return static_cast<unsigned char>(head_[i]); };
+    if (!tls_ && head_.size() >= 2 && (byte(0) == 0x15 || byte(0) == 0x16) && byte(1) == 0x03) {
+      throw Hs2Error(Hs2ErrorKind::kAuth,
+                     fmt::format("{} answered with TLS: the server expects TLS on this port; add "
+                                 "--ssl (and --ca_cert if its CA is not a system one)",
+                                 endpoint_));
+    }
+    if (head_.rfind("HTTP/", 0) == 0) {
+      throw Hs2Error(Hs2ErrorKind::kMismatch,
+                     fmt::format("{} answered in HTTP: it is an hs2-http port (Impala: 28000), "
+                                 "not the binary HS2 port (Impala: 21050); use --protocol "
+                                 "hs2-http, or the binary port",
+                                 endpoint_));
+    }
+  }
+
+  std::shared_ptr<TTransport> inner_;
+  std::string endpoint_;
+  bool tls_;
+  int connect_timeout_ms_;
+  bool checked_ = false;
+  std::string head_;
+  std::size_t pos_ = 0;
+};
+
 // IPv6 literals need brackets in URLs.
 std::string url_host(const std::string& host) {
   return host.find(':') != std::string::npos ? "[" + host + "]" : host;
@@ -83,6 +162,8 @@ std::shared_ptr<Hs2Transport> make_hs2_transport(const Hs2Settings& settings,
     auto ctx = TlsContext::client(o.ca_cert, !o.ssl_insecure_skip_verify);
     wire = std::make_shared<TlsTransport>(ctx, socket, ep.host);
   }
+  wire = std::make_shared<FirstReplyCheck>(std::move(wire), fmt::format("{}:{}", ep.host, ep.port),
+                                           o.ssl, o.connect_timeout_ms);
   return std::make_shared<TimedOpenTransport>(socket, authenticator.wrap_binary(std::move(wire)),
                                               o.connect_timeout_ms, o.socket_timeout_ms);
 }

@@ -49,6 +49,13 @@ std::string printable_excerpt(std::string_view text, std::size_t max) {
   return out;
 }
 
+#define ATLAS2KUDU_STRINGIFY_(x) #x
+#define ATLAS2KUDU_STRINGIFY(x) ATLAS2KUDU_STRINGIFY_(x)
+
+std::string_view json_kernel() {
+  return ATLAS2KUDU_STRINGIFY(SIMDJSON_BUILTIN_IMPLEMENTATION);
+}
+
 bool is_valid_utf8(std::string_view text) {
   return simdjson::validate_utf8(text.data(), text.size());
 }

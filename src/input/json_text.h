@@ -21,4 +21,11 @@ std::string printable_excerpt(std::string_view text, std::size_t max);
 // True if `text` is well-formed UTF-8.
 bool is_valid_utf8(std::string_view text);
 
+// The simdjson kernel the input layer's On-Demand parsing was compiled for: "westmere" (SSE4.2 +
+// PCLMUL), "haswell" (AVX2), "icelake" (AVX-512), "arm64", ... or "fallback" (scalar). On-Demand
+// fixes it at compile time from the build's CPU flags (meson option cpu_baseline); simdjson's own
+// builtin_implementation() names the kernel of the shared library instead, which is not the one
+// our inlined parsing code runs.
+std::string_view json_kernel();
+
 }  // namespace atlas2kudu

@@ -1,6 +1,9 @@
 #include "atlas2kudu/reader.h"
 
+#include <fcntl.h>
 #include <fmt/core.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
@@ -25,19 +28,57 @@ std::string_view intern_source_name(const std::string& name) {
   return *names.insert(name).first;
 }
 
+namespace {
+
+void write_position(JsonWriter& w, const SourcePosition& pos) {
+  w.key("source").value(pos.source);
+  w.key("line").value(pos.line).key("offset").value(pos.offset);
+  w.key("record_index").value(pos.record);
+  if (pos.kafka) {
+    w.key("kafka").begin_object();
+    w.key("topic").value(pos.kafka->topic);
+    w.key("partition").value(pos.kafka->partition).key("offset").value(pos.kafka->offset);
+    w.end_object();
+  }
+}
+
+// Opens the reject file without following a symbolic link, refusing anything but a regular file
+// (a FIFO or device at the path is not opened for writing at all), new files mode 0600.
+std::FILE* open_reject_file(const std::string& path, bool append) {
+  const auto fail = [&](const std::string& why) {
+    return SourceError(false, fmt::format("{}: cannot create reject file: {}", path, why));
+  };
+  struct stat before {};
+  if (::lstat(path.c_str(), &before) == 0 && !S_ISREG(before.st_mode)) {
+    throw fail("not a regular file; refusing to write to it");
+  }
+  const int fd = ::open(
+      path.c_str(),
+      O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | (append ? O_APPEND : O_TRUNC),
+      0600);
+  if (fd < 0)
+    throw fail(errno == ELOOP ? "a symbolic link; refusing to follow it" : std::strerror(errno));
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    throw fail("not a regular file; refusing to write to it");
+  }
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  std::FILE* file = ::fdopen(fd, append ? "a" : "w");
+  if (file == nullptr) {
+    ::close(fd);
+    throw fail(std::strerror(errno));
+  }
+  return file;
+}
+
+}  // namespace
+
 std::string rejection_json(const Rejection& r) {
   std::string out;
   JsonWriter w(out);
   w.begin_object();
-  w.key("source").value(r.pos.source);
-  w.key("line").value(r.pos.line).key("offset").value(r.pos.offset);
-  w.key("record_index").value(r.pos.record);
-  if (r.pos.kafka) {
-    w.key("kafka").begin_object();
-    w.key("topic").value(r.pos.kafka->topic);
-    w.key("partition").value(r.pos.kafka->partition).key("offset").value(r.pos.kafka->offset);
-    w.end_object();
-  }
+  write_position(w, r.pos);
   w.key("code").value(to_string(r.code));
   w.key("reason").value(r.reason);
   if (is_valid_utf8(r.record)) {
@@ -53,42 +94,81 @@ std::string rejection_json(const Rejection& r) {
   return out;
 }
 
+std::string refusal_json(const RowRefusal& r) {
+  std::string out;
+  JsonWriter w(out);
+  w.begin_object();
+  if (!r.events.empty()) write_position(w, r.events.front()->pos);
+  w.key("code").value("server-refused");
+  w.key("reason").value(r.reason);
+  w.key("table").value(r.table);
+  w.key("where").value(r.where);
+  if (is_valid_utf8(r.row)) {
+    w.key("row").value(r.row);
+  } else {
+    w.key("row_base64").value(base64_encode(r.row));
+  }
+  w.key("events").begin_array();
+  for (const Event* e : r.events) {
+    w.begin_object();
+    write_position(w, e->pos);
+    w.key("op").value(to_string(e->op));
+    w.key("guid").value(e->guid.dashed());
+    w.key("type_name").value(e->type_name);
+    w.end_object();
+  }
+  w.end_array();
+  w.end_object();
+  out += '\n';
+  return out;
+}
+
 RejectSink::RejectSink(RejectPolicy policy, std::FILE* diagnostics)
     : policy_(std::move(policy)), diagnostics_(diagnostics) {
-  if (!policy_.reject_file.empty()) {
-    file_ = std::fopen(policy_.reject_file.c_str(), "w");
-    if (file_ == nullptr) {
-      throw SourceError(false, fmt::format("{}: cannot create reject file: {}", policy_.reject_file,
-                                           std::strerror(errno)));
-    }
-  }
+  if (!policy_.reject_file.empty()) file_ = open_reject_file(policy_.reject_file, policy_.append);
 }
 
 RejectSink::~RejectSink() {
   if (file_ != nullptr) std::fclose(file_);
 }
 
-void RejectSink::reject(const Rejection& r) {
+void RejectSink::write_line(const std::string& line) {
+  if (file_ == nullptr) return;
+  if (std::fwrite(line.data(), 1, line.size(), file_) != line.size() || std::fflush(file_) != 0) {
+    throw SourceError(false, fmt::format("{}: cannot write reject file: {}", policy_.reject_file,
+                                         std::strerror(errno)));
+  }
+}
+
+void RejectSink::count_one(const std::string& where, std::string_view what) {
   ++count_;
-  if (diagnostics_ != nullptr) {
-    fmt::print(diagnostics_, "{}: {}\n", format_position(r.pos), r.reason);
-  }
-  if (file_ != nullptr) {
-    const std::string line = rejection_json(r);
-    if (std::fwrite(line.data(), 1, line.size(), file_) != line.size() || std::fflush(file_) != 0) {
-      throw SourceError(false, fmt::format("{}: cannot write reject file: {}", policy_.reject_file,
-                                           std::strerror(errno)));
-    }
-  }
   if (count_ > policy_.max_rejects) {
     throw TooManyRejects(
         policy_.max_rejects == 0
-            ? fmt::format("stopped at the first malformed record ({}); use --max-rejects N "
+            ? fmt::format("stopped at the first {} ({}); use --max-rejects N "
                           "--reject-file FILE to set bad records aside and go on",
-                          format_position(r.pos))
+                          what, where)
             : fmt::format("more than {} records rejected (--max-rejects); stopped at {}",
-                          policy_.max_rejects, format_position(r.pos)));
+                          policy_.max_rejects, where));
   }
+}
+
+void RejectSink::reject(const Rejection& r) {
+  if (diagnostics_ != nullptr) {
+    fmt::print(diagnostics_, "{}: {}\n", format_position(r.pos), r.reason);
+  }
+  write_line(rejection_json(r));
+  count_one(format_position(r.pos), "malformed record");
+}
+
+void RejectSink::refused_row(const RowRefusal& r) {
+  const std::string at = r.events.empty() ? r.where : format_position(r.events.front()->pos);
+  if (diagnostics_ != nullptr) {
+    fmt::print(diagnostics_, "{}: the server refused the {} row written here ({}): {}\n", at,
+               r.table, r.where, r.reason);
+  }
+  write_line(refusal_json(r));
+  count_one(at, "row the server refused");
 }
 
 struct Reader::Impl {

@@ -13,19 +13,31 @@ namespace {
 struct MdCtxDeleter {
   void operator()(EVP_MD_CTX* ctx) const { EVP_MD_CTX_free(ctx); }
 };
+struct MdDeleter {
+  void operator()(EVP_MD* md) const { EVP_MD_free(md); }
+};
+
+// SHA-256 runs once or twice per event (audit seq, qn_digest). OpenSSL 3 looks the algorithm up
+// in its provider tables on every EVP_sha256() init, which cost more than hashing a short text:
+// the implementation is fetched once per process, and each thread reuses one context.
+EVP_MD_CTX* sha256_context() {
+  static const std::unique_ptr<EVP_MD, MdDeleter> md(EVP_MD_fetch(nullptr, "SHA256", nullptr));
+  thread_local const std::unique_ptr<EVP_MD_CTX, MdCtxDeleter> ctx(EVP_MD_CTX_new());
+  if (!md || !ctx || EVP_DigestInit_ex(ctx.get(), md.get(), nullptr) != 1) {
+    throw std::runtime_error("OpenSSL SHA-256 initialisation failed");
+  }
+  return ctx.get();
+}
 
 // Feeds each part in order into one SHA-256 computation.
 template <typename... Parts>
 Sha256 sha256_of(Parts... parts) {
-  std::unique_ptr<EVP_MD_CTX, MdCtxDeleter> ctx(EVP_MD_CTX_new());
-  if (!ctx || EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr) != 1) {
-    throw std::runtime_error("OpenSSL SHA-256 initialisation failed");
-  }
+  EVP_MD_CTX* ctx = sha256_context();
   bool ok = true;
-  ((ok = ok && EVP_DigestUpdate(ctx.get(), parts.data(), parts.size()) == 1), ...);
+  ((ok = ok && EVP_DigestUpdate(ctx, parts.data(), parts.size()) == 1), ...);
   Sha256 out{};
   unsigned int len = 0;
-  if (!ok || EVP_DigestFinal_ex(ctx.get(), out.data(), &len) != 1 || len != out.size()) {
+  if (!ok || EVP_DigestFinal_ex(ctx, out.data(), &len) != 1 || len != out.size()) {
     throw std::runtime_error("OpenSSL SHA-256 failed");
   }
   return out;

@@ -22,6 +22,12 @@ std::string_view to_string(ErrorCategory category) {
       return "io";
     case ErrorCategory::kCheckpoint:
       return "checkpoint";
+    case ErrorCategory::kLocked:
+      return "locked";
+    case ErrorCategory::kInterrupted:
+      return "interrupted";
+    case ErrorCategory::kTerminated:
+      return "terminated";
   }
   return "internal";
 }

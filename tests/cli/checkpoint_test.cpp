@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -195,6 +196,125 @@ TEST_CASE("checkpoint files round-trip and are replaced atomically") {
                        std::runtime_error);
   std::remove(path.c_str());
   ::rmdir(dir_template);
+}
+
+TEST_CASE("the checkpoint remembers every input applied: A, then B, then A again skips A") {
+  char dir_template[] = "/tmp/atlas2kudu-ckpt-XXXXXX";
+  REQUIRE(mkdtemp(dir_template) != nullptr);
+  const std::string path = std::string(dir_template) + "/run.ckpt";
+  std::string a, b;
+  for (int i = 0; i < 3; ++i) a += line(i);
+  for (int i = 3; i < 5; ++i) b += line(i);
+  // One run over `files`, checkpointed after its one window; returns the events it read.
+  const auto run = [&](std::vector<std::pair<std::string, std::string>> files) {
+    RejectSink sink(RejectPolicy{}, nullptr);
+    Reader reader(sources(files), sink);
+    CheckpointFile checkpoint(path, reader);
+    const std::vector<std::string> read = take(reader);
+    if (!read.empty()) checkpoint.window_applied(WindowInfo{1, 1, read.size(), ""}, reader);
+    checkpoint.run_completed(reader);
+    return read;
+  };
+  CHECK(run({{"a.jsonl", a}}).size() == 3);
+  CHECK(run({{"b.jsonl", b}}).size() == 2);
+  CHECK(run({{"a.jsonl", a}}).empty());                          // remembered from run 1
+  CHECK(run({{"renamed-b.jsonl", b}, {"a.jsonl", a}}).empty());  // both, by content
+  const Checkpoint c = load_checkpoint(path);
+  CHECK(c.runs == 4);
+  REQUIRE(c.progress.sources.size() == 2);
+  CHECK(c.progress.sources[0].name == "renamed-b.jsonl");
+  CHECK(c.last_run.at(c.progress.sources[0].identity) == 4);
+  const std::string text = slurp(path);
+  CHECK(text.find("\"format\":\"atlas2kudu-checkpoint/2\"") != std::string::npos);
+  CHECK(text.find("\"last_run\":4") != std::string::npos);
+  std::filesystem::remove_all(dir_template);
+}
+
+TEST_CASE("remembered inputs are bounded: those read longest ago are forgotten first") {
+  Checkpoint previous;
+  previous.runs = 7;
+  for (std::size_t i = 0; i < kMaxRememberedInputs; ++i) {
+    const std::string id = "id" + std::to_string(i);
+    previous.progress.sources.push_back(SourceMark{"f" + std::to_string(i), id, 1, true});
+    previous.last_run[id] = i % 7 + 1;  // runs 1..7
+  }
+  InputProgress current;
+  current.sources.push_back(SourceMark{"new.jsonl", "new", 4, true});
+  current.sources.push_back(SourceMark{"-", "", 9, true});  // stdin: no identity, not remembered
+  Checkpoint out;
+  remember_inputs(previous, current, 8, out);
+  REQUIRE(out.progress.sources.size() == kMaxRememberedInputs);
+  CHECK(out.progress.sources[0].identity == "new");
+  CHECK(out.last_run.at("new") == 8);
+  // Two marks of this run (stdin's takes a place too), so two old inputs had to go: two of those
+  // last read by run 1, the oldest.
+  std::size_t run1 = 0;
+  for (const auto& [id, last] : out.last_run) run1 += last == 1;
+  std::size_t run1_before = 0;
+  for (const auto& [id, last] : previous.last_run) run1_before += last == 1;
+  CHECK(run1 == run1_before - 2);
+  CHECK(out.last_run.size() == kMaxRememberedInputs - 1);  // stdin's mark has no identity
+  std::uint64_t oldest = 8;
+  for (const auto& [id, last] : out.last_run) oldest = std::min(oldest, last);
+  CHECK(oldest == 1);
+}
+
+TEST_CASE("a version 1 checkpoint is read and rewritten as version 2") {
+  char dir_template[] = "/tmp/atlas2kudu-ckpt-XXXXXX";
+  REQUIRE(mkdtemp(dir_template) != nullptr);
+  const std::string path = std::string(dir_template) + "/old.ckpt";
+  {
+    std::FILE* f = std::fopen(path.c_str(), "w");
+    std::fputs(
+        "{\"format\":\"atlas2kudu-checkpoint/1\",\"windows_applied\":2,\"events_applied\":9,"
+        "\"sources\":[{\"name\":\"a.jsonl\",\"identity\":\"abc\",\"next_record\":9,"
+        "\"complete\":true}],\"kafka\":[{\"topic\":\"T\",\"partition\":1,\"next_offset\":7}]}\n",
+        f);
+    std::fclose(f);
+  }
+  const Checkpoint v1 = load_checkpoint(path);
+  CHECK(v1.windows_applied == 2);
+  CHECK(v1.runs == 0);
+  REQUIRE(v1.progress.sources.size() == 1);
+  CHECK(v1.progress.sources[0].next_record == 9);
+  CHECK(v1.progress.kafka_next_offset.at({"T", 1}) == 7);
+  {
+    RejectSink sink(RejectPolicy{}, nullptr);
+    Reader reader(sources({{"b.jsonl", line(1)}}), sink);
+    CheckpointFile checkpoint(path, reader);
+    take(reader);
+    checkpoint.window_applied(WindowInfo{1, 1, 1, ""}, reader);
+  }
+  const Checkpoint v2 = load_checkpoint(path);
+  CHECK(v2.runs == 1);
+  CHECK(v2.windows_applied == 3);
+  REQUIRE(v2.progress.sources.size() == 2);
+  CHECK(v2.progress.sources[1].identity == "abc");  // remembered from the version 1 file
+  CHECK(v2.progress.kafka_next_offset.at({"T", 1}) == 7);
+  std::filesystem::remove_all(dir_template);
+}
+
+TEST_CASE("one run at a time: a second lock on the checkpoint fails at once, naming the owner") {
+  char dir_template[] = "/tmp/atlas2kudu-ckpt-XXXXXX";
+  REQUIRE(mkdtemp(dir_template) != nullptr);
+  const std::string path = std::string(dir_template) + "/run.ckpt";
+  {
+    CheckpointLock first(path);
+    try {
+      CheckpointLock second(path);
+      FAIL("expected Error(kLocked)");
+    } catch (const Error& e) {
+      CHECK(e.category() == ErrorCategory::kLocked);
+      CHECK(std::string(e.what()).find("pid " + std::to_string(::getpid())) != std::string::npos);
+      CHECK(std::string(e.what()).find(path + ".lock") != std::string::npos);
+    }
+  }
+  CheckpointLock again(path);  // released with the first
+  // The lock file is never followed through a symbolic link.
+  const std::string other = std::string(dir_template) + "/other.ckpt";
+  std::filesystem::create_symlink("/etc/passwd", other + ".lock");
+  CHECK_THROWS_AS(CheckpointLock{other}, Error);
+  std::filesystem::remove_all(dir_template);
 }
 
 TEST_SUITE_END();

@@ -9,43 +9,16 @@
 #include <cstdlib>
 #include <string>
 
+#include "binary_test_util.h"
+#include "cli/commands.h"
 #include "hs2_test_util.h"
 #include "test_support.h"
 
 TEST_SUITE_BEGIN("cli");
 
-using atlas2kudu::testing::slurp;
-using atlas2kudu::testing::tls_files;
-using atlas2kudu::testing::TlsFiles;
-using atlas2kudu::testing::tmp_path;
+using namespace atlas2kudu::testing;
 
 namespace {
-
-struct Run {
-  int status = -1;
-  std::string out;
-  std::string err;
-};
-
-std::string data(const std::string& name) {
-  return std::string(ATLAS2KUDU_TEST_DATA) + "/" + name;
-}
-
-// Runs `atlas2kudu ARGS` through the shell with stdin from `stdin_file` (or /dev/null).
-Run run(const std::string& args, const std::string& stdin_file = "/dev/null") {
-  const std::string out_path = tmp_path(".out");
-  const std::string err_path = tmp_path(".err");
-  const std::string cmd = std::string("timeout 60 ") + ATLAS2KUDU_BINARY + " " + args + " <" +
-                          stdin_file + " >" + out_path + " 2>" + err_path;
-  const int raw = std::system(cmd.c_str());
-  Run r;
-  r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + WTERMSIG(raw);
-  r.out = slurp(out_path);
-  r.err = slurp(err_path);
-  std::remove(out_path.c_str());
-  std::remove(err_path.c_str());
-  return r;
-}
 
 // The number on the summary line that starts with `label`, or -1.
 long long count(const std::string& out, const std::string& label) {
@@ -175,43 +148,6 @@ TEST_CASE("a truncated gzip file is an I/O error, after the records before the c
 }
 
 namespace {
-
-// The standalone HS2 test server, started for one test and stopped (by pid) when it ends.
-class TestServer {
- public:
-  explicit TestServer(const std::string& args, const std::string& env = "") {
-    port_file_ = tmp_path(".port");
-    log_file_ = tmp_path(".log");
-    std::remove(port_file_.c_str());
-    const std::string cmd = env + " " + ATLAS2KUDU_HS2_TEST_SERVER + " --port-file " + port_file_ +
-                            " --statement-log " + log_file_ + " --max-seconds 120 " + args +
-                            " >/dev/null 2>&1 & echo $!";
-    std::FILE* p = popen(cmd.c_str(), "r");
-    REQUIRE(p != nullptr);
-    REQUIRE(std::fscanf(p, "%d", &pid_) == 1);
-    pclose(p);
-    for (int i = 0; i < 100 && port_ == 0; ++i) {  // at most 10 s
-      const std::string text = slurp(port_file_);
-      if (!text.empty()) port_ = std::atoi(text.c_str());
-      if (port_ == 0) usleep(100000);
-    }
-    REQUIRE(port_ != 0);
-  }
-  ~TestServer() {
-    kill(pid_, SIGTERM);
-    waitpid(pid_, nullptr, 0);
-    std::remove(port_file_.c_str());
-    std::remove(log_file_.c_str());
-  }
-  std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
-  std::string statements() const { return slurp(log_file_); }
-
- private:
-  std::string port_file_;
-  std::string log_file_;
-  int pid_ = 0;
-  int port_ = 0;
-};
 
 std::size_t count_lines_starting(const std::string& text, const std::string& prefix) {
   std::size_t n = 0;
@@ -398,6 +334,65 @@ TEST_CASE("golden SQL: compile of examples/ is byte-identical to the reviewed ou
 }
 
 TEST_CASE(
+    "--memory-budget: knowledge spills and comes back, windows close early, nothing is left") {
+  // 45,000 entities, each created, then updated after the others: more knowledge than 64M holds.
+  const std::string input = tmp_path(".jsonl");
+  {
+    std::FILE* f = std::fopen(input.c_str(), "w");
+    REQUIRE(f != nullptr);
+    for (int pass = 0; pass < 2; ++pass) {
+      for (int n = 0; n < 45000; ++n) {
+        std::fprintf(f,
+                     "{\"version\":{\"version\":\"1.0.0\"},\"msgCreationTime\":1,\"message\":{"
+                     "\"type\":\"ENTITY_NOTIFICATION_V2\",\"entity\":{\"typeName\":\"hive_table\","
+                     "\"guid\":\"%08x-0000-4000-8000-%012x\",\"attributes\":{\"qualifiedName\":"
+                     "\"db.t%d@cl\",\"owner\":\"%s\",\"createTime\":%d}},\"operationType\":"
+                     "\"%s\",\"eventTime\":%d}}\n",
+                     n, n, n, pass ? "etl" : "hive", n, pass ? "ENTITY_UPDATE" : "ENTITY_CREATE",
+                     1000 + pass * 100000 + n);
+      }
+    }
+    std::fclose(f);
+  }
+  char dir_template[] = "/tmp/atlas2kudu-spill-test-XXXXXX";
+  REQUIRE(mkdtemp(dir_template) != nullptr);
+  const std::string spill_dir = dir_template;
+  const std::string stats = tmp_path(".json");
+
+  const auto unbounded = run("compile -q --window-events 2000 --memory-budget 64G " + input);
+  REQUIRE(unbounded.status == 0);
+  const auto bounded = run("compile --window-events 2000 --memory-budget 64M --spill-dir " +
+                           spill_dir + " --stats " + stats + " " + input);
+  CHECK(bounded.status == 0);
+  CHECK(bounded.out == unbounded.out);  // byte for byte
+  CHECK(bounded.err.find("spilled to a temporary file") != std::string::npos);
+  CHECK(bounded.err.find("closed early") == std::string::npos);
+  const std::string json = slurp(stats);
+  CHECK(json.find("\"budget\":67108864") != std::string::npos);
+  CHECK(json.find("\"knowledge_spilled\":0,") == std::string::npos);
+  CHECK(json.find("\"knowledge_spill_reads\":0}") == std::string::npos);
+  // The spill file was unlinked while in use: nothing in the spill directory afterwards.
+  CHECK(std::system(("test -z \"$(ls -A " + spill_dir + ")\"").c_str()) == 0);
+
+  // With the default 50,000 events per window, 64M cannot hold a window: windows close early.
+  const auto early = run("compile --memory-budget 64M --spill-dir " + spill_dir + " " + input);
+  CHECK(early.status == 0);
+  CHECK(early.err.find("closed early by --memory-budget") != std::string::npos);
+  CHECK(early.out.find("-- window 2: events ") != std::string::npos);
+
+  // Sizes take k, m and g suffixes; below 64M is a usage error.
+  CHECK(run("compile -q --memory-budget 1g " + data("scenarios/01-partial-update-and-rename.jsonl"))
+            .status == 0);
+  const auto small = run("compile --memory-budget 8M " + input);
+  CHECK(small.status == 64);
+  CHECK(small.err.find("--memory-budget") != std::string::npos);
+  CHECK(run("compile --spill-dir /nonexistent/dir " + input).status == 64);
+  std::system(("rm -rf " + spill_dir).c_str());
+  std::remove(input.c_str());
+  std::remove(stats.c_str());
+}
+
+TEST_CASE(
     "apply --checkpoint through the binary: a failed run resumes, a finished one is a no-op") {
   const std::string examples = std::string(ATLAS2KUDU_SOURCE_DIR) + "/examples/*.jsonl";
   const std::string ckpt = tmp_path(".ckpt");
@@ -410,7 +405,7 @@ TEST_CASE(
     CHECK(r.status == 3);
     CHECK(r.err.find("AnalysisException:boom") != std::string::npos);
     const std::string saved = slurp(ckpt);
-    CHECK(saved.find("\"format\":\"atlas2kudu-checkpoint/1\"") != std::string::npos);
+    CHECK(saved.find("\"format\":\"atlas2kudu-checkpoint/2\"") != std::string::npos);
     CHECK(saved.find("\"windows_applied\":0") == std::string::npos);
     CHECK((::access(ckpt.c_str(), F_OK) == 0));
   }
@@ -445,6 +440,22 @@ TEST_CASE(
     CHECK(r.err.find("malformed checkpoint") != std::string::npos);
   }
   std::remove(ckpt.c_str());
+  std::remove((ckpt + ".lock").c_str());
+}
+
+TEST_CASE("--deadline durations: seconds, minutes, hours") {
+  using atlas2kudu::parse_duration;
+  CHECK(parse_duration("90") == std::chrono::seconds(90));
+  CHECK(parse_duration("90s") == std::chrono::seconds(90));
+  CHECK(parse_duration("45m") == std::chrono::minutes(45));
+  CHECK(parse_duration("2h") == std::chrono::hours(2));
+  CHECK(parse_duration("1h30m") == std::chrono::minutes(90));
+  CHECK(parse_duration("1h30m15s") == std::chrono::seconds(5415));
+  CHECK_FALSE(parse_duration(""));
+  CHECK_FALSE(parse_duration("m"));
+  CHECK_FALSE(parse_duration("5x"));
+  CHECK_FALSE(parse_duration("5s3m"));
+  CHECK_FALSE(parse_duration("-5"));
 }
 
 TEST_SUITE_END();

@@ -1,9 +1,13 @@
-// DDL (SPEC §4): the checked-in files match the generator, and options shape the output.
+// DDL: the checked-in files match the generator, and options shape the output; the
+// PostgreSQL foreign tables follow the Impala DDL column for column.
 #include <doctest/doctest.h>
 
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "atlas2kudu/error.h"
 #include "compile/ddl.h"
@@ -72,15 +76,92 @@ TEST_CASE("DDL options: database, binary keys, partitions") {
   CHECK_THROWS_AS(projection_ddl(o), Error);
 }
 
-TEST_CASE("FDW file: the six foreign tables and a frontier loop, no recursive CTE") {
-  const std::string fdw = read_file(kRepo + "/sql/kudu_projections_fdw.sql");
-  for (const char* t : {"entity_flat", "entity_by_qn", "edge_out", "edge_in",
-                        "entity_classifications", "entity_audit"}) {
-    CHECK(fdw.find(std::string("CREATE FOREIGN TABLE IF NOT EXISTS atlas_kudu.") + t + " (") !=
-          std::string::npos);
+TEST_CASE("sql/kudu_projections_fdw.sql and _binary.sql are the `ddl --fdw` outputs") {
+  DdlOptions o;
+  CHECK(read_file(kRepo + "/sql/kudu_projections_fdw.sql") == foreign_table_ddl(o));
+  o.key_encoding = KeyEncoding::kBinary;
+  CHECK(read_file(kRepo + "/sql/kudu_projections_fdw_binary.sql") == foreign_table_ddl(o));
+}
+
+namespace {
+
+// table -> "column type[ NOT NULL]" lines, from the Impala DDL (types mapped to PostgreSQL's) or
+// from the foreign-table DDL.
+std::map<std::string, std::vector<std::string>> columns_of(const std::string& ddl, bool impala) {
+  std::map<std::string, std::vector<std::string>> out;
+  std::istringstream in(ddl);
+  std::string line, table;
+  const std::string create = impala ? "CREATE TABLE IF NOT EXISTS `atlas`.`"
+                                    : "CREATE FOREIGN TABLE IF NOT EXISTS atlas_kudu.";
+  while (std::getline(in, line)) {
+    if (line.rfind(create, 0) == 0) {
+      table = line.substr(create.size());
+      table = table.substr(0, table.find_first_of("` "));
+      continue;
+    }
+    if (table.empty() || line.rfind("  ", 0) != 0 || line.rfind("  PRIMARY KEY", 0) == 0) {
+      if (line.rfind(")", 0) == 0) table.clear();
+      continue;
+    }
+    std::istringstream words(line);
+    std::string name, type, rest, word;
+    words >> name >> type;
+    while (words >> word) rest += " " + word;
+    if (!rest.empty() && rest.back() == ',') rest.pop_back();
+    if (!type.empty() && type.back() == ',') type.pop_back();
+    if (impala) {
+      name = name.substr(1, name.size() - 2);
+      type = type == "STRING"    ? "text"
+             : type == "BINARY"  ? "bytea"
+             : type == "BIGINT"  ? "bigint"
+             : type == "BOOLEAN" ? "boolean"
+                                 : "?" + type;
+      if (rest == " NULL") rest.clear();
+    }
+    out[table].push_back(name + " " + type + rest);
   }
-  CHECK(fdw.find("src = ANY(frontier)") != std::string::npos);
-  CHECK(fdw.find("WITH RECURSIVE") == std::string::npos);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("FDW DDL: each foreign table has the Impala table's columns, in order, typed alike") {
+  for (const KeyEncoding e : {KeyEncoding::kHex, KeyEncoding::kBinary}) {
+    DdlOptions o;
+    o.key_encoding = e;
+    const auto impala = columns_of(projection_ddl(o), true);
+    const auto fdw = columns_of(foreign_table_ddl(o), false);
+    CHECK(impala.size() == 6);
+    CHECK(fdw == impala);
+    const std::string key = e == KeyEncoding::kHex ? "text" : "bytea";
+    CHECK(fdw.at("edge_out") ==
+          std::vector<std::string>{"src " + key + " NOT NULL", "elabel text NOT NULL",
+                                   "dst " + key + " NOT NULL", "dst_type text"});
+  }
+}
+
+TEST_CASE("FDW DDL: psql variables for the wrapper, remote names as two options, --database") {
+  DdlOptions o;
+  const std::string fdw = foreign_table_ddl(o);
+  CHECK(fdw.find("\\set ON_ERROR_STOP on\n") != std::string::npos);
+  CHECK(fdw.find("\\if :{?fdw}\n\\else\n  \\set fdw postgres_fdw\n\\endif\n") != std::string::npos);
+  CHECK(fdw.find("CREATE EXTENSION IF NOT EXISTS :\"fdw\";") != std::string::npos);
+  CHECK(fdw.find("CREATE SERVER IF NOT EXISTS atlas_kudu FOREIGN DATA WRAPPER :\"fdw\" OPTIONS "
+                 "(:server_options);") != std::string::npos);
+  CHECK(fdw.find("CREATE USER MAPPING IF NOT EXISTS FOR CURRENT_USER SERVER atlas_kudu OPTIONS "
+                 "(:user_options);") != std::string::npos);
+  CHECK(count(fdw,
+              ") SERVER atlas_kudu\n  OPTIONS (:schema_option :'remote_schema', "
+              ":table_option '") == 6);
+  CHECK(fdw.find("table_name 'atlas.") == std::string::npos);
+  CHECK(fdw.find("\\set remote_schema 'atlas'\n") != std::string::npos);
+  CHECK(fdw.find("BEGIN;\n") < fdw.find("CREATE FOREIGN TABLE"));
+  CHECK(fdw.rfind("\nCOMMIT;\n") == fdw.size() - 9);
+
+  o.database = "it's";
+  CHECK(foreign_table_ddl(o).find("\\set remote_schema 'it''s'\n") != std::string::npos);
+  o.database = "bad`name";
+  CHECK_THROWS_AS(foreign_table_ddl(o), Error);
 }
 
 TEST_SUITE_END();

@@ -56,6 +56,9 @@ Trial make_trial(std::uint64_t seed) {
   c.edge_labels = 1 + rng() % 3;
   c.big_values = rng() % 5 == 0;
   if (c.big_values) o.props_max_bytes = 1500 + rng() % 3000;
+  // A third of the trials keep almost no knowledge in memory: it spills after every window and
+  // is read back (--memory-budget).
+  if (rng() % 3 == 0) o.knowledge_budget = rng() % 4000;
   return t;
 }
 
@@ -65,7 +68,8 @@ std::string describe(std::uint64_t seed, const Trial& t) {
          ", batch rows " + std::to_string(o.batch_rows) + ", batch bytes " +
          std::to_string(o.batch_bytes) + ", props cap " + std::to_string(o.props_max_bytes) +
          ", tombstone " + (o.tombstone == Tombstone::kHard ? "hard" : "soft") + ", keys " +
-         (o.key_encoding == KeyEncoding::kBinary ? "binary" : "hex");
+         (o.key_encoding == KeyEncoding::kBinary ? "binary" : "hex") + ", knowledge budget " +
+         std::to_string(o.knowledge_budget);
 }
 
 // The events as the reader gives them back from an export of them (see the top of this file).

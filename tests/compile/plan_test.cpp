@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include "atlas2kudu/compiler.h"
+#include "atlas2kudu/error.h"
 #include "compiler_events.h"
 
 TEST_SUITE_BEGIN("plan");
@@ -127,6 +128,61 @@ TEST_CASE("audit rows: a redelivered event (same key) is written once") {
         "`qualified_name`, `detail_json`) VALUES\n('" +
             hex(1) + "', 5, -1, 'ENTITY_UPDATE', 't', NULL, '{}')");
   CHECK(w.upserts[0].rows == 1);
+}
+
+TEST_CASE("Statement::part re-plans a run of rows exactly as the planner writes them alone") {
+  const auto window_of = [](std::vector<int> ids) {
+    NetWindow net;
+    for (int id : ids) {
+      net.flat.push_back(flat_upsert(id, FlatRow::kTypeName | FlatRow::kUpdatedTs, "t"));
+      TagRow tag;
+      tag.upsert = true;
+      tag.tag_name = "PII";
+      tag.guid = guid(id);
+      net.tags.push_back(tag);
+    }
+    return net;
+  };
+  NetWindow all = window_of({4, 1, 3, 2});
+  const CompiledWindow w = plan_window(all, CompileOptions{});
+  REQUIRE(w.upserts.size() == 2);
+  for (const Statement& s : w.upserts) {
+    CAPTURE(s.table);
+    REQUIRE(s.row_spans.size() == 4);
+    // Each span is the row's tuple; net_row points at the row in the window's vector (where the
+    // planner sorts rows through an index, as for entity_flat, the vector keeps its order).
+    CHECK(s.sql.substr(s.row_spans[0].begin, 1) == "(");
+    CHECK(s.sql.substr(s.row_spans[0].end - 1, 1) == ")");
+    CHECK(s.sql.substr(s.row_spans[0].begin, s.row_spans[0].end - s.row_spans[0].begin)
+              .find(hex(1)) != std::string::npos);
+    const auto guid_at = [&](std::size_t net_row) {
+      return s.table == "entity_flat" ? all.flat[net_row].guid : all.tags[net_row].guid;
+    };
+    for (std::size_t i = 0; i < 4; ++i) {
+      CHECK(guid_at(s.row_spans[i].net_row) == guid(static_cast<int>(i) + 1));  // in key order
+    }
+    CHECK(s.part(0, 4).sql == s.sql);
+  }
+  // Rows 2-3 of the statements (guids 2 and 3) equal the plan of a window holding only them.
+  NetWindow middle = window_of({3, 2});
+  const CompiledWindow m = plan_window(middle, CompileOptions{});
+  REQUIRE(m.upserts.size() == 2);
+  for (std::size_t i = 0; i < 2; ++i) {
+    const Statement part = w.upserts[i].part(1, 3);
+    CHECK(part.sql == m.upserts[i].sql);
+    CHECK(part.rows == 2);
+    CHECK(part.table == w.upserts[i].table);
+    REQUIRE(part.row_spans.size() == 2);
+    const Guid first = w.upserts[i].table == "entity_flat"
+                           ? all.flat[part.row_spans[0].net_row].guid
+                           : all.tags[part.row_spans[0].net_row].guid;
+    CHECK(first == guid(2));
+    CHECK(part.part(1, 2).sql == w.upserts[i].part(2, 3).sql);
+  }
+  // Deletes name keys only and are never split.
+  CHECK_THROWS_AS(Statement{}.part(0, 1), Error);
+  CHECK_THROWS_AS(w.upserts[0].part(2, 2), Error);
+  CHECK_THROWS_AS(w.upserts[0].part(3, 5), Error);
 }
 
 TEST_SUITE_END();

@@ -27,18 +27,6 @@ using std::chrono::milliseconds;
 
 namespace {
 
-// Runs `f` expecting an Hs2Error; returns it for inspection.
-template <class F>
-Hs2Error expect_hs2_error(F&& f) {
-  try {
-    f();
-  } catch (const Hs2Error& e) {
-    return e;
-  }
-  FAIL("expected an Hs2Error");
-  return Hs2Error(Hs2ErrorKind::kInternal, "unreachable");
-}
-
 // Passes everything to the real transport and records the RPC timeouts the session sets.
 class RecordingTransport final
     : public apache::thrift::transport::TVirtualTransport<RecordingTransport, Hs2Transport> {
@@ -61,38 +49,6 @@ class RecordingTransport final
   std::shared_ptr<Hs2Transport> inner_;
   apache::thrift::transport::TTransport& io_;  // I/O through the virtual interface
   std::vector<int>* timeouts_;
-};
-
-// Calls `on_expiry` after `limit` unless disarmed first: keeps a test bounded if the code under
-// test fails to time out by itself.
-class Watchdog {
- public:
-  Watchdog(std::chrono::seconds limit, std::function<void()> on_expiry)
-      : thread_([this, limit, on_expiry = std::move(on_expiry)] {
-          std::unique_lock lock(mu_);
-          if (!cv_.wait_for(lock, limit, [this] { return disarmed_; })) {
-            fired_ = true;
-            on_expiry();
-          }
-        }) {}
-  ~Watchdog() {
-    disarm();
-    thread_.join();
-  }
-  // True if it had already fired.
-  bool disarm() {
-    std::lock_guard lock(mu_);
-    disarmed_ = true;
-    cv_.notify_all();
-    return fired_;
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool disarmed_ = false;
-  bool fired_ = false;
-  std::thread thread_;
 };
 
 void upsert_and_check(Hs2Session& client, KeySetHandler& handler) {
@@ -442,15 +398,9 @@ TEST_CASE("hs2 client: an RPC slower than --socket_timeout_ms is a transient tim
 
 TEST_CASE("hs2 client: a TLS handshake the server never answers ends at the connect timeout") {
   // A listening socket that nobody accept()s: the kernel completes TCP, nobody speaks TLS.
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
-  REQUIRE(::listen(fd, 4) == 0);
-  socklen_t len = sizeof addr;
-  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  auto o = test_options(ntohs(addr.sin_port), "localhost");
+  const LoopbackListener listener = listen_on_loopback();
+  const int fd = listener.fd;
+  auto o = test_options(listener.port, "localhost");
   o.ssl = true;
   o.ca_cert = tls_files().ca;
   o.connect_timeout_ms = 200;
@@ -462,10 +412,12 @@ TEST_CASE("hs2 client: a TLS handshake the server never answers ends at the conn
   CHECK_FALSE(watchdog.disarm());
   ::close(fd);
   CHECK(e.kind() == Hs2ErrorKind::kTransient);
-  CHECK(std::string(e.what()).find("after 1 tries: TLS handshake failed") != std::string::npos);
+  CHECK(std::string(e.what()).find("within -t 200 ms: TLS handshake with localhost:") !=
+        std::string::npos);
+  CHECK(std::string(e.what()).find("got no answer") != std::string::npos);
 }
 
-TEST_CASE("hs2 client: close() bounds CloseSession by close_timeout_ms, RPCs having no timeout") {
+TEST_CASE("hs2 client: OpenSession is bounded by -t, CloseSession by close_timeout_ms") {
   for (auto transport : {Transport::kBinary, Transport::kHttp}) {
     Hs2TestServerConfig cfg;
     cfg.transport = transport;
@@ -484,9 +436,11 @@ TEST_CASE("hs2 client: close() bounds CloseSession by close_timeout_ms, RPCs hav
     };
     Hs2Session client(settings, auth, hooks);
     client.connect();
-    CHECK(timeouts.empty());  // statements run without a timeout (--socket_timeout_ms 0)
+    // OpenSession under -t (test_options: 5000), then statements without a timeout
+    // (--socket_timeout_ms 0).
+    CHECK(timeouts == std::vector<int>{5000, 0});
     client.close();
-    CHECK(timeouts == std::vector<int>{200});
+    CHECK(timeouts == std::vector<int>{5000, 0, 200});
     CHECK_FALSE(client.connected());
   }
 }

@@ -29,8 +29,10 @@ std::vector<CompiledWindow> make_windows(int windows, int keys, int batches) {
     for (const char* table : {"entity_flat", "edge"}) {
       if (w > 1)
         cw.deletes.push_back(
-            {table, fmt::format("DELETE FROM `atlas`.`{}` WHERE `k` IN ('{}-0')", table, w - 1),
-             1});
+            {table,
+             fmt::format("DELETE FROM `atlas`.`{}` WHERE `k` IN ('{}-0')", table, w - 1),
+             1,
+             {}});
       for (int b = 0; b < batches; ++b) {
         std::string values;
         int rows = 0;
@@ -40,7 +42,8 @@ std::vector<CompiledWindow> make_windows(int windows, int keys, int batches) {
         }
         cw.upserts.push_back({table,
                               fmt::format("UPSERT INTO `atlas`.`{}` VALUES {}", table, values),
-                              static_cast<std::size_t>(rows)});
+                              static_cast<std::size_t>(rows),
+                              {}});
       }
     }
     out.push_back(std::move(cw));
@@ -101,10 +104,10 @@ TEST_CASE("hs2 executor: deletes of a window run before its upserts") {
   ex.start("");
   CompiledWindow w;
   w.index = 1;
-  w.upserts = {{"t", "UPSERT INTO t VALUES ('a', 1)", 1},
-               {"t", "UPSERT INTO t VALUES ('b', 1)", 1}};
-  w.deletes = {{"t", "DELETE FROM t WHERE k IN ('a')", 1},
-               {"t", "DELETE FROM t WHERE k IN ('b')", 1}};
+  w.upserts = {{"t", "UPSERT INTO t VALUES ('a', 1)", 1, {}},
+               {"t", "UPSERT INTO t VALUES ('b', 1)", 1, {}}};
+  w.deletes = {{"t", "DELETE FROM t WHERE k IN ('a')", 1, {}},
+               {"t", "DELETE FROM t WHERE k IN ('b')", 1, {}}};
   ex.run_window(w);
   ex.finish();
   // Key re-created in the same window survives: the deletes came first.

@@ -114,9 +114,9 @@ CompiledWindow window(std::uint64_t index, int deletes, int upserts) {
   w.first_event = 1;
   w.last_event = 10;
   for (int i = 0; i < deletes; ++i)
-    w.deletes.push_back({"t", fmt::format("DELETE FROM t WHERE k IN ('{}')", i), 1});
+    w.deletes.push_back({"t", fmt::format("DELETE FROM t WHERE k IN ('{}')", i), 1, {}});
   for (int i = 0; i < upserts; ++i)
-    w.upserts.push_back({"t", fmt::format("UPSERT INTO t VALUES ('{}')", i), 1});
+    w.upserts.push_back({"t", fmt::format("UPSERT INTO t VALUES ('{}')", i), 1, {}});
   return w;
 }
 

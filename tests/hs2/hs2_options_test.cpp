@@ -112,6 +112,55 @@ TEST_CASE("hs2 options: contradictions are usage errors") {
   CHECK(category_for(Hs2ErrorKind::kUsage) == ErrorCategory::kUsage);
 }
 
+TEST_CASE("hs2 options: -k, -s and -b as impala-shell has them") {
+  CLI::App app;
+  Hs2Options o;
+  add_hs2_options(&app, &o);
+  app.parse(std::vector<std::string>{"impalad1.example.com:21000", "-b", "hive", "-s", "-k",
+                                     "10.0.0.7", "-i"});  // reversed argv
+  CHECK(o.kerberos);
+  CHECK(o.kerberos_service_name == "hive");
+  const Hs2Settings s = validate_hs2_options(o);
+  CHECK(s.kerberos_service() == "hive");
+  CHECK(s.kerberos_host() == "impalad1.example.com");  // the port of -b is ignored
+  CHECK(s.endpoint().host == "10.0.0.7");
+  // Defaults: service impala, the -i host.
+  Hs2Options d;
+  d.kerberos = true;
+  d.impalad = "db1.example:21050";
+  const Hs2Settings ds = validate_hs2_options(d);
+  CHECK(ds.kerberos_service() == "impala");
+  CHECK(ds.kerberos_host() == "db1.example");
+  // Kerberos needs no TLS (a ticket is no password), but excludes LDAP and JWT.
+  CHECK(usage_kind(d) == Hs2ErrorKind::kInternal);
+  for (auto other : {&Hs2Options::ldap, &Hs2Options::jwt}) {
+    Hs2Options both = d;
+    both.ssl = true;
+    both.protocol = Hs2Protocol::kHttp;
+    both.*other = true;
+    CHECK(usage_kind(both) == Hs2ErrorKind::kUsage);
+  }
+  Hs2Options only_s;
+  only_s.kerberos_service_name = "impala";
+  CHECK(usage_kind(only_s) == Hs2ErrorKind::kUsage);  // -s without -k
+  Hs2Options only_b;
+  only_b.kerberos_host_fqdn = "db1";
+  CHECK(usage_kind(only_b) == Hs2ErrorKind::kUsage);  // -b without -k
+  Hs2Options slash = d;
+  slash.kerberos_service_name = "impala/db1";
+  CHECK(usage_kind(slash) == Hs2ErrorKind::kUsage);  // a principal, not a service name
+  Hs2Options bad_port = d;
+  bad_port.kerberos_host_fqdn = "db1:x";
+  try {
+    (void)validate_hs2_options(bad_port);
+    FAIL("expected a usage error");
+  } catch (const Hs2Error& e) {
+    CHECK(std::string(e.what()) == "-b db1:x: bad port 'x'");
+  }
+  // Without -k the settings name no Kerberos principal.
+  CHECK(validate_hs2_options(Hs2Options{}).kerberos_host().empty());
+}
+
 TEST_CASE("hs2 options: validation resolves the endpoint, the user and the -Q overlay once") {
   Hs2Options o;
   o.impalad = "[::1]";
@@ -163,7 +212,8 @@ TEST_CASE("hs2 credentials: wipe_secret clears the whole buffer and keeps it") {
   for (std::size_t i = 0; i < 100; ++i) CHECK(data[i] == '\0');
 }
 
-TEST_CASE("hs2 auth: the options pick the authenticator; only LDAP wraps the socket in SASL") {
+TEST_CASE(
+    "hs2 auth: the options pick the authenticator; LDAP and Kerberos wrap the socket in SASL") {
   using apache::thrift::transport::TBufferedTransport;
   using apache::thrift::transport::TSocket;
   Hs2Options o;
@@ -190,6 +240,17 @@ TEST_CASE("hs2 auth: the options pick the authenticator; only LDAP wraps the soc
   } catch (const Hs2Error& e) {
     CHECK(e.kind() == Hs2ErrorKind::kUsage);
   }
+
+  Hs2Options k;
+  k.kerberos = true;
+  k.impalad = "db1.example";
+  auto kerberos = make_authenticator(validate_hs2_options(k), nullptr);
+  CHECK(std::dynamic_pointer_cast<SaslClientTransport>(kerberos->wrap_binary(socket)) != nullptr);
+  CHECK(kerberos->http_auth_header(true) == "");  // the auth cookie proves the session
+  CHECK(kerberos->http_unauthorized_message("Basic realm=\"impala\"")
+            .find("does not accept Kerberos") != std::string::npos);
+  CHECK(ldap->http_auth_header(false) == "");  // Basic is libcurl's, set once per handle
+  CHECK(ldap->http_unauthorized_message("Basic") == "HTTP 401 Unauthorized: authentication failed");
 }
 
 TEST_CASE("hs2 credentials: password from a command, one trailing newline removed") {
@@ -257,6 +318,23 @@ TEST_CASE("hs2 errors: server messages are classified per SPEC §6") {
   CHECK(category_for(Hs2ErrorKind::kTransient) == ErrorCategory::kUnavailable);
   CHECK(category_for(Hs2ErrorKind::kDefinite) == ErrorCategory::kServerRejected);
   CHECK(category_for(Hs2ErrorKind::kAuth) == ErrorCategory::kAuth);
+  CHECK(category_for(Hs2ErrorKind::kTimeout) == ErrorCategory::kUnavailable);
+  CHECK(category_for(Hs2ErrorKind::kMismatch) == ErrorCategory::kUnavailable);
+}
+
+TEST_CASE("hs2 errors: failures caused by some rows are told apart from the statement's") {
+  CHECK(refused_because_of_rows(
+      "Query 1:2 failed:\nKudu error(s) reported, first error: Invalid argument: value too large "
+      "for column 'props_json' (70000 bytes, maximum is 65536 bytes)"));
+  CHECK(refused_because_of_rows("Row of size 2.00 MB could not be materialized in plan node"));
+  CHECK(refused_because_of_rows("UDF ERROR: String to Timestamp parse failed"));
+  CHECK(refused_because_of_rows(
+      "Statement length of 17000000 bytes exceeds the maximum statement length (16777216 bytes)"));
+  CHECK_FALSE(refused_because_of_rows("AnalysisException: Could not resolve table reference"));
+  CHECK_FALSE(refused_because_of_rows(
+      "AnalysisException: Kudu error(s) reported in a table called value too large for column"));
+  CHECK_FALSE(refused_because_of_rows("AuthorizationException: no privileges"));
+  CHECK_FALSE(refused_because_of_rows("Some brand new failure"));
 }
 
 TEST_SUITE_END();

@@ -3,20 +3,28 @@
 // and credentials made from them, and a clock that records waits instead of waiting.
 #pragma once
 
+#include <arpa/inet.h>
+#include <doctest/doctest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <condition_variable>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "hs2/auth.h"
 #include "hs2/clock.h"
 #include "hs2/credentials.h"
+#include "hs2/error.h"
 #include "hs2/hs2_session.h"
 #include "hs2/options.h"
 #include "hs2/session.h"
@@ -143,5 +151,70 @@ class ManualClock final : public Clock {
   std::chrono::steady_clock::time_point now_{};
   std::vector<std::chrono::milliseconds> slept_;
 };
+
+// Runs `f` expecting an Hs2Error; returns it for inspection.
+template <class F>
+inline Hs2Error expect_hs2_error(F&& f) {
+  try {
+    f();
+  } catch (const Hs2Error& e) {
+    return e;
+  }
+  FAIL("expected an Hs2Error");
+  return Hs2Error(Hs2ErrorKind::kInternal, "unreachable");
+}
+
+// Calls `on_expiry` after `limit` unless disarmed first: keeps a test bounded if the code under
+// test fails to time out by itself.
+class Watchdog {
+ public:
+  Watchdog(std::chrono::seconds limit, std::function<void()> on_expiry)
+      : thread_([this, limit, on_expiry = std::move(on_expiry)] {
+          std::unique_lock lock(mu_);
+          if (!cv_.wait_for(lock, limit, [this] { return disarmed_; })) {
+            fired_ = true;
+            on_expiry();
+          }
+        }) {}
+  ~Watchdog() {
+    disarm();
+    thread_.join();
+  }
+  // True if it had already fired.
+  bool disarm() {
+    std::lock_guard lock(mu_);
+    disarmed_ = true;
+    cv_.notify_all();
+    return fired_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool disarmed_ = false;
+  bool fired_ = false;
+  std::thread thread_;
+};
+
+// A TCP socket listening on 127.0.0.1 at a port the kernel chose; nothing accept()s on it yet, but
+// the kernel completes connections to it.
+struct LoopbackListener {
+  int fd = -1;
+  int port = 0;
+};
+
+inline LoopbackListener listen_on_loopback() {
+  LoopbackListener l;
+  l.fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(::bind(l.fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+  REQUIRE(::listen(l.fd, 4) == 0);
+  socklen_t len = sizeof addr;
+  getsockname(l.fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  l.port = ntohs(addr.sin_port);
+  return l;
+}
 
 }  // namespace atlas2kudu::testing

@@ -22,6 +22,7 @@
 #include "ImpalaHiveServer2Service.h"
 #include "hs2/sasl_transport.h"
 #include "hs2/tls.h"
+#include "kerberos_acceptor.h"
 #include "util/base64.h"
 
 namespace atlas2kudu::testing {
@@ -57,6 +58,18 @@ std::string hex(const std::string& bytes) {
   std::string out;
   for (unsigned char c : bytes) out += fmt::format("{:02x}", c);
   return out;
+}
+
+t::TOperationHandle operation_handle(const std::string& guid, const std::string& secret,
+                                     bool has_result_set) {
+  t::THandleIdentifier id;
+  id.__set_guid(guid);
+  id.__set_secret(secret);
+  t::TOperationHandle h;
+  h.__set_operationId(id);
+  h.__set_operationType(t::TOperationType::EXECUTE_STATEMENT);
+  h.__set_hasResultSet(has_result_set);
+  return h;
 }
 
 t::TStatus ok_status() {
@@ -162,6 +175,7 @@ struct Hs2TestServer::Impl : public std::enable_shared_from_this<Impl> {
   Hs2TestServerConfig config;
   std::shared_ptr<StatementHandler> handler;
   std::shared_ptr<TlsContext> tls;
+  std::unique_ptr<KerberosAcceptor> kerberos;  // when config.keytab is set
 
   mutable std::mutex mu;
   Hs2TestServerStats stats;
@@ -170,6 +184,7 @@ struct Hs2TestServer::Impl : public std::enable_shared_from_this<Impl> {
     int polls_left = 0;
     std::size_t fetch_pos = 0;
     std::string query_id;
+    bool held = false;  // FaultPlan::hang_at: RUNNING until cancelled
   };
   std::map<std::string, std::string> sessions;  // guid → secret
   std::map<std::string, Op> ops;                // guid → operation
@@ -192,9 +207,18 @@ struct Hs2TestServer::Impl : public std::enable_shared_from_this<Impl> {
     std::ofstream(config.statement_log, std::ios::app) << line << '\n';
   }
 
+  // Connection-level faults (FaultPlan::silent, http_reject_non_http, hang_at).
+  void serve_silently(int fd);
+  bool reply_400_unless_http(TTransport& wire, const std::string& received);
+  void start_held_operation(t::TExecuteStatementResp& r, const t::TExecuteStatementReq& req, int n);
+
   void accept_loop();
   void serve(int fd);
   bool sasl_handshake(TTransport& wire);
+  bool kerberos_sasl_handshake(TTransport& wire);
+  bool kerberos_http_auth(const std::string& authorization, std::vector<std::string>* reply_headers,
+                          std::string* client);
+  std::vector<std::string> http_challenges() const;
   void serve_http(TTransport& wire, ConnState& conn);
 };
 
@@ -230,9 +254,9 @@ class Service : public t::ImpalaHiveServer2ServiceIf {
     }
     if (latency > 0) std::this_thread::sleep_for(std::chrono::milliseconds(latency));
     std::lock_guard lock(s_.mu);
-    r.__set_status(s_.sessions.erase(req.sessionHandle.sessionId.guid)
-                       ? ok_status()
-                       : error_status("Invalid session id"));
+    const bool known = s_.sessions.erase(req.sessionHandle.sessionId.guid) > 0;
+    if (known) ++s_.stats.sessions_closed;
+    r.__set_status(known ? ok_status() : error_status("Invalid session id"));
   }
 
   void ExecuteStatement(t::TExecuteStatementResp& r, const t::TExecuteStatementReq& req) override {
@@ -259,6 +283,10 @@ class Service : public t::ImpalaHiveServer2ServiceIf {
       t_conn->drop = true;
       return;
     }
+    if (f.hang_at.count(n)) {
+      s_.start_held_operation(r, req, n);
+      return;
+    }
     StatementOutcome outcome;
     if (auto it = f.fail_at.find(n); it != f.fail_at.end()) {
       outcome.error = it->second;
@@ -278,13 +306,8 @@ class Service : public t::ImpalaHiveServer2ServiceIf {
       r.__set_status(error_status(fmt::format("Query {} failed:\n{}\n", query_id, *outcome.error)));
       return;
     }
-    t::THandleIdentifier id;
-    id.__set_guid(guid);
-    id.__set_secret(req.sessionHandle.sessionId.secret);
-    t::TOperationHandle h;
-    h.__set_operationId(id);
-    h.__set_operationType(t::TOperationType::EXECUTE_STATEMENT);
-    h.__set_hasResultSet(outcome.is_query);
+    const t::TOperationHandle h =
+        operation_handle(guid, req.sessionHandle.sessionId.secret, outcome.is_query);
     {
       std::lock_guard lock(s_.mu);
       s_.ops[guid] = Hs2TestServer::Impl::Op{std::move(outcome), f.running_polls, 0, query_id};
@@ -304,7 +327,9 @@ class Service : public t::ImpalaHiveServer2ServiceIf {
     }
     auto& op = it->second;
     r.__set_status(ok_status());
-    if (op.polls_left > 0) {
+    if (op.held) {
+      r.__set_operationState(t::TOperationState::RUNNING_STATE);
+    } else if (op.polls_left > 0) {
       --op.polls_left;
       r.__set_operationState(t::TOperationState::RUNNING_STATE);
     } else if (op.outcome.error) {
@@ -324,15 +349,19 @@ class Service : public t::ImpalaHiveServer2ServiceIf {
       r.__set_status(error_status("Invalid or unknown query handle"));
       return;
     }
+    // Impala reports a cancelled query as ERROR_STATE with this message.
     it->second.outcome.error = "Cancelled";
+    it->second.held = false;
+    it->second.polls_left = 0;
+    ++s_.stats.operations_cancelled;
     r.__set_status(ok_status());
   }
 
   void CloseOperation(t::TCloseOperationResp& r, const t::TCloseOperationReq& req) override {
     std::lock_guard lock(s_.mu);
-    r.__set_status(s_.ops.erase(req.operationHandle.operationId.guid)
-                       ? ok_status()
-                       : error_status("Invalid or unknown query handle"));
+    const bool known = s_.ops.erase(req.operationHandle.operationId.guid) > 0;
+    if (known) ++s_.stats.operations_closed;
+    r.__set_status(known ? ok_status() : error_status("Invalid or unknown query handle"));
   }
 
   void GetResultSetMetadata(t::TGetResultSetMetadataResp& r,
@@ -425,6 +454,7 @@ class Service : public t::ImpalaHiveServer2ServiceIf {
       r.__set_dml_result(dml);
     }
     s_.ops.erase(it);
+    ++s_.stats.operations_closed;
     r.__set_status(ok_status());
   }
 
@@ -485,7 +515,14 @@ bool Hs2TestServer::Impl::sasl_handshake(TTransport& wire) {
   };
   auto [st, mech] = read_sasl_message(wire);
   if (st != SaslStatus::kStart) return fail(SaslStatus::kError, "expected SASL START");
-  if (mech != "PLAIN") return fail(SaslStatus::kBad, "Unsupported mechanism type " + mech);
+  if (mech == "GSSAPI" && kerberos) return kerberos_sasl_handshake(wire);
+  if (mech != "PLAIN" || (kerberos && config.user.empty())) {
+    fail(SaslStatus::kBad, "Unsupported mechanism type " + mech);
+    // Read the initial response the client sent right after START before closing, so that the
+    // close is orderly and the client reads BAD rather than a reset.
+    (void)read_sasl_message(wire);
+    return false;
+  }
   auto [st2, resp] = read_sasl_message(wire);
   if (st2 != SaslStatus::kOk && st2 != SaslStatus::kComplete)
     return fail(SaslStatus::kError, "expected SASL OK with the PLAIN response");
@@ -499,6 +536,56 @@ bool Hs2TestServer::Impl::sasl_handshake(TTransport& wire) {
     return fail(SaslStatus::kBad, "PLAIN: invalid username or password for user '" + authcid + "'");
   write_sasl_message(wire, SaslStatus::kComplete, "");
   return true;
+}
+
+// SASL GSSAPI after START "GSSAPI". A rejected ticket closes the connection without a SASL
+// message, as Impala does.
+bool Hs2TestServer::Impl::kerberos_sasl_handshake(TTransport& wire) {
+  auto [status, token] = read_sasl_message(wire);
+  KerberosAcceptor::Outcome outcome;
+  if (status == SaslStatus::kOk || status == SaslStatus::kComplete)
+    outcome = kerberos->sasl_gssapi(wire, std::move(token));
+  std::lock_guard lock(mu);
+  if (!outcome.ok) {
+    ++stats.kerberos_failures;
+    ++stats.sasl_failures;
+    return false;
+  }
+  ++stats.kerberos_logins;
+  stats.kerberos_client = outcome.client;
+  return true;
+}
+
+// "Negotiate <base64 token>": true when the token is accepted; the mutual-authentication token, if
+// any, is added to the reply headers.
+bool Hs2TestServer::Impl::kerberos_http_auth(const std::string& authorization,
+                                             std::vector<std::string>* reply_headers,
+                                             std::string* client) {
+  KerberosAcceptor::Outcome outcome;
+  try {
+    outcome = kerberos->spnego(base64_decode(authorization.substr(authorization.find(' ') + 1)));
+  } catch (const std::exception& e) {
+    outcome.error = e.what();  // not Base64
+  }
+  std::lock_guard lock(mu);
+  if (!outcome.ok) {
+    ++stats.kerberos_failures;
+    return false;
+  }
+  ++stats.kerberos_logins;
+  stats.kerberos_client = outcome.client;
+  *client = outcome.client;
+  if (!outcome.reply_token.empty())
+    reply_headers->push_back("WWW-Authenticate: Negotiate " + base64_encode(outcome.reply_token));
+  return true;
+}
+
+// The WWW-Authenticate headers of a 401: what this server would accept.
+std::vector<std::string> Hs2TestServer::Impl::http_challenges() const {
+  std::vector<std::string> out;
+  if (kerberos) out.push_back("WWW-Authenticate: Negotiate");
+  if (!kerberos || !config.user.empty()) out.push_back("WWW-Authenticate: Basic realm=\"impala\"");
+  return out;
 }
 
 void Hs2TestServer::Impl::serve_http(TTransport& wire, ConnState& conn) {
@@ -521,11 +608,13 @@ void Hs2TestServer::Impl::serve_http(TTransport& wire, ConnState& conn) {
     wire.write(reinterpret_cast<const uint8_t*>(out.data()), static_cast<uint32_t>(out.size()));
     wire.flush();
   };
-  const bool auth_required = !config.user.empty() || !config.bearer_token.empty();
+  const bool auth_required = !config.user.empty() || !config.bearer_token.empty() || kerberos;
   for (;;) {
     std::size_t end;
-    while ((end = buf.find("\r\n\r\n")) == std::string::npos)
+    while ((end = buf.find("\r\n\r\n")) == std::string::npos) {
       if (!fill()) return;
+      if (config.faults.http_reject_non_http && reply_400_unless_http(wire, buf)) return;
+    }
     std::string head = buf.substr(0, end);
     buf.erase(0, end + 4);
     std::map<std::string, std::string> headers;
@@ -585,7 +674,11 @@ void Hs2TestServer::Impl::serve_http(TTransport& wire, ConnState& conn) {
         }
       }
       const std::string& authz = headers["authorization"];
-      if (!ok && authz.rfind("Basic ", 0) == 0) {
+      std::string user = config.user, method = "basic";
+      if (!ok && authz.rfind("Negotiate ", 0) == 0 && kerberos) {
+        ok = kerberos_http_auth(authz, &extra, &user);
+        method = "kerberos";
+      } else if (!ok && authz.rfind("Basic ", 0) == 0) {
         std::string creds;
         try {
           creds = base64_decode(authz.substr(6));
@@ -597,12 +690,13 @@ void Hs2TestServer::Impl::serve_http(TTransport& wire, ConnState& conn) {
         ok = !config.bearer_token.empty() && authz.substr(7) == config.bearer_token;
       }
       if (!ok) {
-        respond("401 Unauthorized",
-                {"WWW-Authenticate: Basic realm=\"impala\"", "Connection: close"}, "");
+        std::vector<std::string> refusal = http_challenges();
+        refusal.push_back("Connection: close");
+        respond("401 Unauthorized", refusal, "");
         return;
       }
       if (!via_cookie) {  // authenticated by credentials: issue a cookie
-        std::string token = hex(random_bytes(16)) + "&u=" + config.user + "&a=basic";
+        std::string token = hex(random_bytes(16)) + "&u=" + user + "&a=" + method;
         {
           std::lock_guard lock(mu);
           cookies.insert(token);
@@ -627,7 +721,49 @@ void Hs2TestServer::Impl::serve_http(TTransport& wire, ConnState& conn) {
   }
 }
 
+void Hs2TestServer::Impl::serve_silently(int fd) {
+  // Hold the connection open, reading nothing, until the client gives up or the server stops.
+  while (!stopping) {
+    pollfd p{fd, POLLRDHUP, 0};
+    if (::poll(&p, 1, 100) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR))) break;
+  }
+  ::close(fd);
+}
+
+bool Hs2TestServer::Impl::reply_400_unless_http(TTransport& wire, const std::string& received) {
+  // An HTTP request starts with a method name in capitals and a space ("POST /cliservice").
+  std::size_t i = 0;
+  while (i < received.size() && i < 8 && received[i] >= 'A' && received[i] <= 'Z') ++i;
+  if (i == received.size() && i < 8) return false;  // too little to tell yet
+  if (i > 0 && i < received.size() && received[i] == ' ') return false;
+  const std::string reply =
+      "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
+  wire.write(reinterpret_cast<const uint8_t*>(reply.data()), static_cast<uint32_t>(reply.size()));
+  wire.flush();
+  return true;
+}
+
+void Hs2TestServer::Impl::start_held_operation(t::TExecuteStatementResp& r,
+                                               const t::TExecuteStatementReq& req, int n) {
+  const std::string guid = random_bytes(16);
+  const t::TOperationHandle h = operation_handle(guid, req.sessionHandle.sessionId.secret, false);
+  {
+    std::lock_guard lock(mu);
+    Op op;
+    op.held = true;
+    op.query_id = hex(guid.substr(0, 8)) + ":" + hex(guid.substr(8));
+    ops[guid] = std::move(op);
+  }
+  log_statement(fmt::format("-- holding statement {} until it is cancelled", n));
+  r.__set_status(ok_status());
+  r.__set_operationHandle(h);
+}
+
 void Hs2TestServer::Impl::serve(int fd) {
+  if (config.faults.silent) {
+    serve_silently(fd);
+    return;
+  }
   ConnState conn{fd, false};
   t_conn = &conn;
   auto socket = std::make_shared<TSocket>(fd);  // owns and closes fd
@@ -663,6 +799,9 @@ Hs2TestServer::Hs2TestServer(Hs2TestServerConfig config, std::shared_ptr<Stateme
   impl_->http_503_left = impl_->config.faults.http_503;
   if (!impl_->config.tls_cert.empty())
     impl_->tls = TlsContext::server(impl_->config.tls_cert, impl_->config.tls_key);
+  if (!impl_->config.keytab.empty())
+    impl_->kerberos =
+        std::make_unique<KerberosAcceptor>(impl_->config.keytab, impl_->config.principal);
 }
 
 Hs2TestServer::~Hs2TestServer() {
@@ -704,7 +843,20 @@ void Hs2TestServer::stop() {
 
 Hs2TestServerStats Hs2TestServer::stats() const {
   std::lock_guard lock(impl_->mu);
-  return impl_->stats;
+  Hs2TestServerStats stats = impl_->stats;
+  stats.open_sessions = static_cast<int>(impl_->sessions.size());
+  stats.open_operations = static_cast<int>(impl_->ops.size());
+  return stats;
+}
+
+std::string stats_json(const Hs2TestServerStats& s) {
+  return fmt::format(
+      "{{\"connections\":{},\"sessions_opened\":{},\"sessions_closed\":{},\"statements\":{},"
+      "\"statements_run\":{},\"operations_cancelled\":{},\"operations_closed\":{},"
+      "\"open_sessions\":{},\"open_operations\":{},\"http_requests\":{},\"sasl_failures\":{}}}\n",
+      s.connections, s.sessions_opened, s.sessions_closed, s.statements, s.statements_run,
+      s.operations_cancelled, s.operations_closed, s.open_sessions, s.open_operations,
+      s.http_requests, s.sasl_failures);
 }
 
 }  // namespace atlas2kudu::testing

@@ -1,7 +1,8 @@
 // A real Thrift HS2 server for loopback tests, built from the same IDL as the client. It serves
-// binary (buffered, no SASL), SASL PLAIN, and HTTP (POST body = Thrift binary, Basic or Bearer
-// auth, `impala.auth` cookie), each optionally under TLS, and hands statements to a
-// StatementHandler. Faults can be injected to exercise the client's retry paths.
+// binary (buffered, no SASL), SASL PLAIN and/or GSSAPI (Kerberos), and HTTP (POST body = Thrift
+// binary, Basic, Bearer or Negotiate auth, `impala.auth` cookie), each optionally under TLS, and
+// hands statements to a StatementHandler. Faults can be injected to exercise the client's retry
+// paths.
 //
 // It listens on 127.0.0.1 only, on a kernel-chosen port.
 //
@@ -53,6 +54,18 @@ struct FaultPlan {
   // SASL only: send each reply as several small frames, each written in pieces, to prove the
   // client reassembles replies split across frames and reads.
   bool sasl_split_frames = false;
+  // Connection-level faults (hs2_faults.cpp):
+  // Accept every connection and never read from it or answer (a hung daemon, a black-holing
+  // proxy): the client must give up on its own timeouts.
+  bool silent = false;
+  // HTTP only: answer a request that is not HTTP (binary Thrift sent to the HTTP port) with
+  // "400 Bad Request" and close, as an HTTP proxy in front of the port does. Without it the
+  // server waits for the end of an HTTP header that never comes, as Impala's HTTP port does.
+  bool http_reject_non_http = false;
+  // Statement numbers whose operation is accepted and then stays RUNNING until the client
+  // cancels it (CancelOperation); the statement is never executed. The statement log gets a line
+  // "-- holding statement N until it is cancelled" when it starts.
+  std::set<int> hang_at;
 };
 
 struct Hs2TestServerConfig {
@@ -61,6 +74,9 @@ struct Hs2TestServerConfig {
   std::string tls_cert, tls_key;  // TLS when both are set
   std::string user, password;     // SASL PLAIN / HTTP Basic; HTTP without user: no auth
   std::string bearer_token;       // HTTP: also accept "Authorization: Bearer <token>"
+  // Kerberos with this service key (kerberos_acceptor.h): SASL GSSAPI, HTTP Negotiate. The realm
+  // comes from $KRB5_CONFIG. Without `user`, SASL PLAIN and HTTP Basic are then refused.
+  std::string keytab, principal;  // "impala/localhost@REALM"
   FaultPlan faults;
   std::string statement_log;  // append every executed statement (one line each) here
 };
@@ -74,8 +90,20 @@ struct Hs2TestServerStats {
   int http_cookie_auth = 0;  // HTTP requests authenticated by the impala.auth cookie
   int http_503_sent = 0;
   int sasl_failures = 0;
+  int kerberos_logins = 0;                    // SASL GSSAPI negotiations and SPNEGO tokens accepted
+  int kerberos_failures = 0;                  // ... rejected
+  std::string kerberos_client;                // principal of the last accepted one
   std::vector<std::string> confoverlay_keys;  // of the last statement
+  int operations_cancelled = 0;               // CancelOperation on a known operation
+  int operations_closed = 0;  // CloseImpalaOperation / CloseOperation on a known operation
+  int sessions_closed = 0;    // CloseSession on a known session
+  int open_sessions = 0;      // sessions opened and not closed (or expired), now
+  int open_operations = 0;    // operations started and not closed, now
 };
+
+// The stats as one JSON object, e.g. for hs2_test_server --stats-file:
+//   {"connections":2,"sessions_opened":2,...,"open_sessions":0,"open_operations":0}
+std::string stats_json(const Hs2TestServerStats& stats);
 
 class Hs2TestServer {
  public:

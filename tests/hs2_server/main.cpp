@@ -2,9 +2,18 @@
 // atlas2kudu binary. Listens on 127.0.0.1 (port chosen by the kernel), prints "PORT <n>" on stdout
 // and writes the port to --port-file, serves until --max-seconds pass or SIGINT/SIGTERM.
 // The SASL/HTTP password comes from $HS2_TEST_SERVER_PASSWORD, never from argv.
+// On SIGUSR1 and at exit it writes --stats-file (server counters as JSON: sessions and operations
+// still open, operations cancelled, ...) and --dump-file (the kit store as a projection dump,
+// atlas2kudu-projection-dump/1), each replaced atomically. A cluster that refuses rows, and a
+// statement held until it is cancelled:
+//   hs2_test_server --audit-last-year 2030 --max-cell-bytes 65536 --hang-at 7 --stats-file s.json
 //
 //   HS2_TEST_SERVER_PASSWORD=pw hs2_test_server --transport sasl --user alice
 //       --port-file /tmp/port --statement-log /tmp/stmts.log --drop-at 3 --max-seconds 60
+//
+// Kerberos, in a realm of your own (krb5.conf in $KRB5_CONFIG, the service key in a keytab):
+//   hs2_test_server --transport sasl --keytab impala.keytab --principal impala/localhost@REALM
+//   kinit alice && atlas2kudu apply -k -i localhost:PORT export.jsonl
 #include <fmt/core.h>
 #include <signal.h>
 
@@ -15,6 +24,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <thread>
 
 #include "hs2_test_server.h"
@@ -23,8 +33,19 @@
 
 namespace {
 volatile std::sig_atomic_t g_stop = 0;
+volatile std::sig_atomic_t g_report = 0;
 void on_signal(int) {
   g_stop = 1;
+}
+void on_report_signal(int) {
+  g_report = 1;
+}
+
+void write_file(const std::string& path, const std::string& text) {
+  if (path.empty()) return;
+  const std::string tmp = path + ".tmp";
+  std::ofstream(tmp) << text;
+  std::filesystem::rename(tmp, path);  // readers never see a half-written file
 }
 }  // namespace
 
@@ -42,6 +63,18 @@ int main(int argc, char** argv) {
   app.add_option("--tls-cert", cfg.tls_cert, "PEM certificate (enables TLS)");
   app.add_option("--tls-key", cfg.tls_key, "PEM private key");
   app.add_option("--user", cfg.user, "SASL PLAIN / HTTP Basic user ($HS2_TEST_SERVER_PASSWORD)");
+  auto* keytab =
+      app.add_option("--keytab", cfg.keytab,
+                     "Kerberos: accept SASL GSSAPI (--transport sasl, also under TLS) or SPNEGO "
+                     "'Authorization: Negotiate' (--transport http) with the key of --principal "
+                     "in this keytab; the realm comes from $KRB5_CONFIG (krb5.conf). A client "
+                     "without a valid ticket is refused. PLAIN/Basic only with --user as well")
+          ->check(CLI::ExistingFile);
+  auto* principal = app.add_option("--principal", cfg.principal,
+                                   "Kerberos service principal, e.g. impala/localhost@REALM; "
+                                   "clients reach it with -k -b localhost (-s impala)");
+  keytab->needs(principal);
+  principal->needs(keytab);
   app.add_option("--port-file", port_file, "Write the chosen port here");
   app.add_option("--statement-log", cfg.statement_log, "Append executed statements here");
   app.add_option("--drop-at", drop_at, "Drop the connection at the N-th statement (not run)");
@@ -53,6 +86,23 @@ int main(int argc, char** argv) {
   app.add_option("--retry-after", cfg.faults.retry_after_s, "Retry-After seconds with 503");
   app.add_flag("--sasl-split-frames", cfg.faults.sasl_split_frames,
                "Split replies into small frames");
+  std::vector<int> hang_at;
+  app.add_option("--hang-at", hang_at,
+                 "The N-th statement stays RUNNING, never executed, until it is cancelled");
+  app.add_flag("--silent", cfg.faults.silent, "Accept connections and never answer");
+  app.add_flag("--http-reject-non-http", cfg.faults.http_reject_non_http,
+               "HTTP: answer a request that is not HTTP with 400 Bad Request, as a proxy does");
+  atlas2kudu::testing::KitRefusals refusals;
+  app.add_option("--audit-last-year", refusals.audit_last_year,
+                 "kit: entity_audit rows after this year's range partition are row errors "
+                 "(as after `atlas2kudu ddl --audit-last-year Y`)");
+  app.add_option("--max-cell-bytes", refusals.max_cell_bytes,
+                 "kit: an UPSERT with a longer cell fails (Kudu's max_cell_size_bytes)");
+  app.add_option("--refuse-value", refusals.refused_value,
+                 "kit: an UPSERT with a cell containing TEXT fails, naming the column");
+  std::string stats_file, dump_file;
+  app.add_option("--stats-file", stats_file, "On SIGUSR1 and at exit: server counters as JSON");
+  app.add_option("--dump-file", dump_file, "On SIGUSR1 and at exit: the kit store's dump");
   std::string handler_name = "kit", key_encoding = "hex";
   app.add_option("--handler", handler_name,
                  "kit: test-kit Kudu store + SQL interpreter; keyset: toy key sets")
@@ -66,10 +116,15 @@ int main(int argc, char** argv) {
   cfg.transport = transport == "sasl"   ? Hs2TestServerConfig::Transport::kSasl
                   : transport == "http" ? Hs2TestServerConfig::Transport::kHttp
                                         : Hs2TestServerConfig::Transport::kBinary;
+  if (!cfg.keytab.empty() && cfg.transport == Hs2TestServerConfig::Transport::kBinary) {
+    fmt::print(stderr, "--keytab needs --transport sasl or http\n");
+    return 64;
+  }
   if (const char* pw = std::getenv("HS2_TEST_SERVER_PASSWORD")) cfg.password = pw;
   if (const char* tok = std::getenv("HS2_TEST_SERVER_BEARER")) cfg.bearer_token = tok;
   cfg.faults.drop_at.insert(drop_at.begin(), drop_at.end());
   cfg.faults.drop_after_run_at.insert(drop_after_run_at.begin(), drop_after_run_at.end());
+  cfg.faults.hang_at.insert(hang_at.begin(), hang_at.end());
   for (const auto& f : fail_at) {
     auto colon = f.find(':');
     if (colon == std::string::npos) {
@@ -82,11 +137,18 @@ int main(int argc, char** argv) {
   std::shared_ptr<atlas2kudu::testing::StatementHandler> handler;
   if (handler_name == "kit")
     handler = std::make_shared<atlas2kudu::testing::KitHandler>(
-        key_encoding == "binary" ? atlas2kudu::KeyEncoding::kBinary
-                                 : atlas2kudu::KeyEncoding::kHex);
+        key_encoding == "binary" ? atlas2kudu::KeyEncoding::kBinary : atlas2kudu::KeyEncoding::kHex,
+        refusals);
   else
     handler = std::make_shared<atlas2kudu::testing::KeySetHandler>();
-  Hs2TestServer server(cfg, handler);
+  std::unique_ptr<Hs2TestServer> made;
+  try {
+    made = std::make_unique<Hs2TestServer>(cfg, handler);
+  } catch (const std::exception& e) {  // a keytab without the principal's key, a bad certificate
+    fmt::print(stderr, "hs2_test_server: {}\n", e.what());
+    return 1;
+  }
+  Hs2TestServer& server = *made;
   int port = server.start();
   if (!port_file.empty()) {
     std::string tmp = port_file + ".tmp";
@@ -95,12 +157,28 @@ int main(int argc, char** argv) {
   }
   fmt::print("PORT {}\n", port);
   std::fflush(stdout);
+  const auto kit = std::dynamic_pointer_cast<atlas2kudu::testing::KitHandler>(handler);
   std::signal(SIGINT, on_signal);
   std::signal(SIGTERM, on_signal);
+  std::signal(SIGUSR1, on_report_signal);
+  const auto report = [&] {
+    write_file(stats_file, atlas2kudu::testing::stats_json(server.stats()));
+    if (kit && !dump_file.empty()) {
+      std::string dump;
+      kit->with_store([&](const atlas2kudu::testkit::KuduStore& s) { dump = s.dump(); });
+      write_file(dump_file, dump);
+    }
+  };
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(max_seconds);
-  while (!g_stop && std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  while (!g_stop && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    if (g_report) {
+      g_report = 0;
+      report();
+    }
+  }
   server.stop();
+  report();
   auto st = server.stats();
   fmt::print(stderr, "hs2_test_server: {} connections, {} sessions, {} statements ({} run)\n",
              st.connections, st.sessions_opened, st.statements, st.statements_run);

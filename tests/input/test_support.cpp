@@ -110,4 +110,14 @@ std::string entity_message(const std::string& op, const std::string& attributes,
       attributes, op, extra);
 }
 
+std::string create_table_line(int n, const std::string& more_attributes, long long event_ms) {
+  return fmt::format(
+      R"({{"version":{{"version":"1.0.0"}},"msgCreationTime":1,"message":{{"type":)"
+      R"("ENTITY_NOTIFICATION_V2","entity":{{"typeName":"hive_table","guid":)"
+      R"("00000001-0000-4000-8000-{:012d}","attributes":{{"qualifiedName":"db.t{}@c")"
+      R"({}}}}},"operationType":"ENTITY_CREATE","eventTime":{}}}}})"
+      "\n",
+      n, n, more_attributes, event_ms);
+}
+
 }  // namespace atlas2kudu::testing

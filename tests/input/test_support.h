@@ -46,5 +46,12 @@ std::string envelope(const std::string& message);
 std::string entity_message(const std::string& op,
                            const std::string& attributes = "{\"qualifiedName\":\"q\"}",
                            const std::string& extra = ",\"eventTime\":1000");
+// One line: an ENTITY_CREATE of hive_table number `n` (guid 00000001-0000-4000-8000-<n, 12
+// digits>, qualifiedName db.t<n>@c) with `more_attributes` (",\"k\":v" ...) at `event_ms`.
+std::string create_table_line(int n, const std::string& more_attributes, long long event_ms);
+
+inline bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
 
 }  // namespace atlas2kudu::testing

@@ -1,0 +1,101 @@
+#include "cli/config_file.h"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+
+#include "atlas2kudu/error.h"
+
+namespace atlas2kudu {
+
+namespace {
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
+std::string unquote(std::string_view v) {
+  if (v.size() >= 2 && (v.front() == '"' || v.front() == '\'') && v.back() == v.front()) {
+    v = v.substr(1, v.size() - 2);
+  }
+  return std::string(v);
+}
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return out;
+}
+
+}  // namespace
+
+std::string canonical_option_key(std::string key) {
+  std::replace(key.begin(), key.end(), '_', '-');
+  return key;
+}
+
+int parse_config_bool(const std::string& value) {
+  const std::string v = lower(value);
+  if (v == "true" || v == "yes" || v == "on" || v == "1") return 1;
+  if (v == "false" || v == "no" || v == "off" || v == "0") return 0;
+  return -1;
+}
+
+ConfigFile read_config_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) {
+    throw Error(ErrorCategory::kNoInput,
+                fmt::format("{}: cannot read the --config file: {}", path, std::strerror(errno)));
+  }
+  ConfigFile config;
+  std::vector<ConfigEntry>* section = nullptr;
+  std::string line;
+  for (int number = 1; std::getline(in, line); ++number) {
+    const std::string where = fmt::format("{}:{}", path, number);
+    const std::string_view text = trim(line);
+    if (text.empty() || text.front() == '#' || text.front() == ';') continue;
+    if (text.front() == '[') {
+      if (text.back() != ']') {
+        throw Error(ErrorCategory::kUsage,
+                    fmt::format("{}: a section header ends with ']'", where));
+      }
+      const std::string name = std::string(trim(text.substr(1, text.size() - 2)));
+      if (name == "atlas2kudu") {
+        section = &config.common;
+      } else if (name == "atlas2kudu.query_options") {
+        section = &config.query_options;
+      } else if (name.starts_with("atlas2kudu.") && name.size() > 11) {
+        section = &config.per_command[name.substr(11)];
+      } else {
+        throw Error(ErrorCategory::kUsage,
+                    fmt::format("{}: unknown section [{}] (sections: [atlas2kudu], "
+                                "[atlas2kudu.COMMAND], [atlas2kudu.query_options])",
+                                where, name));
+      }
+      continue;
+    }
+    const std::size_t eq = text.find('=');
+    if (eq == std::string_view::npos || trim(text.substr(0, eq)).empty()) {
+      throw Error(ErrorCategory::kUsage,
+                  fmt::format("{}: expected KEY = VALUE, a [section] or a # comment", where));
+    }
+    if (section == nullptr) {
+      throw Error(ErrorCategory::kUsage,
+                  fmt::format("{}: KEY = VALUE before any section; start the file with "
+                              "[atlas2kudu]",
+                              where));
+    }
+    section->push_back(ConfigEntry{std::string(trim(text.substr(0, eq))),
+                                   unquote(trim(text.substr(eq + 1))), where});
+  }
+  return config;
+}
+
+}  // namespace atlas2kudu

@@ -1,0 +1,147 @@
+// The knowledge the compiler carries from window to window (what the input established, or the
+// prior state told, about each entity: compile/fold.h, EntityKnowledge), kept within a memory
+// budget whatever the number of entities.
+//
+// Entries live in memory as EntityKnowledge, keyed by guid, so that a window folds straight into
+// them (get()); their footprint is re-estimated for the entries a window touched. After each
+// window the store evicts the entries touched longest ago until it is back under its budget
+// (CompileOptions::knowledge_budget). What happens to an evicted entry depends on where the truth
+// can be found again:
+//   - kSpill: it is written, in its compact byte form (encode_knowledge), to an on-disk store
+//     (LMDB, one B-tree keyed by the 16 guid bytes) and read back the next time a window touches
+//     the entity, so the output is byte-identical to a run that kept everything in memory. Used by
+//     `compile` (whose statements never run, so the tables cannot tell what earlier windows did)
+//     and by `apply --prior none`.
+//   - kLookUpAgain: it is dropped; unknown_entities() names the entity again and the PriorState
+//     reads it from the tables, which by then hold exactly what the earlier windows wrote (apply
+//     runs every window before it folds the next). Used by `apply --prior impala`.
+//
+// The spill file is created on the first eviction, in a fresh directory under
+// CompileOptions::spill_dir ($TMPDIR or /tmp when empty), and unlinked together with its directory
+// as soon as it is open: nothing is left on disk after the process ends, however it ends (normal
+// exit, error, SIGINT, SIGTERM or SIGKILL); the space is released when the file is closed. Pages
+// read through LMDB's memory map are released after each batch of reads so that they do not count
+// against the budget.
+//
+//   KnowledgeStore store(options);
+//   EntityKnowledge& k = store.get(guid);   // all-unknown if nothing is known yet
+//   k.props_known = true; ...                // valid until end_window()
+//   store.end_window();                      // evicts (spills or forgets) past the budget
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "atlas2kudu/compiler.h"
+#include "atlas2kudu/event.h"
+#include "compile/props.h"
+
+namespace atlas2kudu {
+
+// What is known about one entity's stored state after the events folded so far.
+struct EntityKnowledge {
+  enum class Cell : std::uint8_t { kUnknown, kNull, kValue };
+  Cell type_state = Cell::kUnknown;
+  std::string type_name;
+  // kValue: entity_flat.qualified_name; kNull: no qualified name and no by_qn row maps to the guid.
+  Cell qn_state = Cell::kUnknown;
+  std::string qualified_name;
+  // qn_digest(type_name, qualified_name) when digest_valid: renames compare against it on every
+  // event, and SHA-256 is the most expensive step of the fold.
+  bool digest_valid = false;
+  QnDigest digest{};
+  bool props_known = false;
+  Props props;
+  bool tags_known = false;
+  std::vector<std::string> tags;  // sorted
+
+  friend bool operator==(const EntityKnowledge&, const EntityKnowledge&) = default;
+};
+
+// The compact byte form of an entry in the spill file:
+//   flags (1 byte: type_state, qn_state, digest_valid, props_known, tags_known),
+//   type_name, qualified_name (varint length + bytes each), digest (16 bytes, when valid),
+//   props (when known: member count, key/value pairs, truncated count, keys),
+//   tags (when known: count, names).
+void encode_knowledge(const EntityKnowledge& k, std::string& out);
+// Throws Error(kInternal) on bytes encode_knowledge did not write.
+void decode_knowledge(std::string_view bytes, EntityKnowledge& out);
+
+class SpillFile;  // knowledge_store.cpp: the LMDB file
+
+class KnowledgeStore {
+ public:
+  // Uses options.knowledge_budget, options.evicted and options.spill_dir.
+  explicit KnowledgeStore(const CompileOptions& options);
+  ~KnowledgeStore();
+  KnowledgeStore(const KnowledgeStore&) = delete;
+  KnowledgeStore& operator=(const KnowledgeStore&) = delete;
+
+  // True if anything is known about `guid` (in memory or spilled). A spilled entry is brought
+  // back into memory, since the window that asks is about to touch it.
+  bool contains(const Guid& guid);
+  // What is known about `guid`, to read and update: all-unknown if nothing was. The reference
+  // stays valid until end_window() (no entry moves or leaves before then).
+  EntityKnowledge& get(const Guid& guid);
+  // Copies of get(), for callers that only look: false (and `out` all-unknown) if nothing known.
+  bool load(const Guid& guid, EntityKnowledge& out);
+  void save(const Guid& guid, const EntityKnowledge& k) { get(guid) = k; }
+  // After each window: re-estimates what the window touched and evicts the entries touched
+  // longest ago while over the budget. Throws Error(kIo) if the spill file cannot be created or
+  // written.
+  void end_window();
+
+  const KnowledgeStats& stats() const { return stats_; }
+
+ private:
+  struct Entry {
+    EntityKnowledge knowledge;
+    Guid guid;
+    Entry* prev = nullptr;  // the recency list: least recently touched at the front
+    Entry* next = nullptr;
+    std::uint32_t window = 0;  // last window that touched it
+    std::uint32_t bytes = 0;   // footprint when last estimated
+    bool touched = false;      // by the current window
+    bool linked = false;       // in the recency list (from the end of its first window on)
+  };
+  // Two word compares instead of a memcmp call: every event looks its entity up here.
+  struct GuidEq {
+    bool operator()(const Guid& a, const Guid& b) const noexcept {
+      std::uint64_t a0, a1, b0, b1;
+      std::memcpy(&a0, a.bytes.data(), 8);
+      std::memcpy(&a1, a.bytes.data() + 8, 8);
+      std::memcpy(&b0, b.bytes.data(), 8);
+      std::memcpy(&b1, b.bytes.data() + 8, 8);
+      return ((a0 ^ b0) | (a1 ^ b1)) == 0;
+    }
+  };
+  using Map = std::unordered_map<Guid, Entry, GuidHash, GuidEq>;
+
+  static std::size_t footprint(const EntityKnowledge& k);
+  Map::iterator bring_back(const Guid& guid);
+  Entry& touch(Entry& e);
+  void unlink(Entry& e);
+  void evict(std::size_t target);
+
+  std::size_t budget_;
+  EvictedKnowledge policy_;
+  std::string spill_dir_;
+  Map entries_;
+  std::size_t bytes_ = 0;
+  std::size_t bytes_after_eviction_ = 0;  // at the end of the previous window
+  std::uint32_t window_ = 0;
+  std::vector<Entry*> touched_;  // by the current window
+  Entry* lru_front_ = nullptr;
+  Entry* lru_back_ = nullptr;
+  std::unique_ptr<SpillFile> spill_;
+  std::string scratch_;
+  KnowledgeStats stats_;
+};
+
+}  // namespace atlas2kudu

@@ -1,0 +1,207 @@
+#include "compile/refusals.h"
+
+#include <fmt/chrono.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <ctime>
+#include <map>
+#include <set>
+
+#include "compile/ddl.h"
+#include "compile/schema.h"
+
+namespace atlas2kudu {
+
+namespace {
+
+constexpr std::size_t kMaxRowsShown = 10;
+
+std::string describe_event(const Event& e) {
+  return fmt::format("{} ({} {} {})", format_position(e.pos), to_string(e.op), e.guid.dashed(),
+                     e.type_name);
+}
+
+std::string window_where(const CompiledWindow& w) {
+  return fmt::format("window {} (events {}-{})", w.index, w.first_event, w.last_event);
+}
+
+std::size_t phase_size(const CompiledWindow& w, std::string_view phase) {
+  return phase == "delete" ? w.deletes.size() : w.upserts.size();
+}
+
+std::string statement_where(const CompiledWindow& w, std::string_view phase, std::size_t position,
+                            const Statement& s) {
+  return fmt::format("{}, {} phase, statement {} of {} (table {})", window_where(w), phase,
+                     position, phase_size(w, phase), s.table);
+}
+
+std::string utc(std::int64_t micros) {
+  std::int64_t seconds = micros / 1000000;
+  if (micros % 1000000 < 0) --seconds;
+  return fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", fmt::gmtime(static_cast<std::time_t>(seconds)));
+}
+
+bool entity_event(const Event& e, const Guid& guid) {
+  return (is_entity_op(e.op) || is_classification_op(e.op)) && e.guid == guid;
+}
+
+}  // namespace
+
+std::vector<const Event*> events_of_row(const NetWindow& net, std::string_view table,
+                                        std::size_t net_row) {
+  std::vector<const Event*> out;
+  const auto pick = [&](auto&& matches) {
+    for (const Event& e : net.events) {
+      if (matches(e)) out.push_back(&e);
+    }
+  };
+  if (table == schema::kEntityFlat.name && net_row < net.flat.size()) {
+    pick([&](const Event& e) { return entity_event(e, net.flat[net_row].guid); });
+  } else if (table == schema::kEntityByQn.name && net_row < net.by_qn.size()) {
+    pick([&](const Event& e) { return entity_event(e, net.by_qn[net_row].guid); });
+  } else if ((table == schema::kEdgeOut.name && net_row < net.edge_out.size()) ||
+             (table == schema::kEdgeIn.name && net_row < net.edge_in.size())) {
+    const bool out_edge = table == schema::kEdgeOut.name;
+    const EdgeRow& r = out_edge ? net.edge_out[net_row] : net.edge_in[net_row];
+    const Guid& src = out_edge ? r.a : r.b;
+    const Guid& dst = out_edge ? r.b : r.a;
+    pick([&](const Event& e) {
+      return is_relationship_op(e.op) && e.relationship.end1.guid == src &&
+             e.relationship.end2.guid == dst && e.relationship.edge_label() == r.elabel;
+    });
+  } else if (table == schema::kEntityClassifications.name && net_row < net.tags.size()) {
+    const TagRow& r = net.tags[net_row];
+    pick([&](const Event& e) {
+      return is_classification_op(e.op) && e.guid == r.guid &&
+             std::any_of(e.classifications.begin(), e.classifications.end(),
+                         [&](const Classification& c) { return c.type_name == r.tag_name; });
+    });
+    if (out.empty()) pick([&](const Event& e) { return entity_event(e, r.guid); });
+  } else if (table == schema::kEntityAudit.name && net_row < net.audit.size()) {
+    const AuditRow& r = net.audit[net_row];
+    pick([&](const Event& e) {
+      return e.guid == r.guid && e.event_time_us == r.event_ts && e.audit_seq == r.seq;
+    });
+  }
+  return out;
+}
+
+RowRefusal describe_refused_row(const NetWindow& net, const CompiledWindow& window,
+                                const RefusedRow& row) {
+  const Statement& s = *row.statement;
+  const StatementRow& span = s.row_spans.at(row.row);
+  RowRefusal out;
+  out.table = s.table;
+  out.where = fmt::format("{}, row {} of {}", statement_where(window, row.phase, row.position, s),
+                          row.row + 1, s.row_spans.size());
+  out.reason = row.reason;
+  out.row = s.sql.substr(span.begin, span.end - span.begin);
+  out.events = events_of_row(net, s.table, span.net_row);
+  return out;
+}
+
+std::string refused_rows_message(const NetWindow& net, const CompiledWindow& window,
+                                 const std::vector<RefusedRow>& rows) {
+  std::string out = fmt::format("{}: the server refused {} row{}:", window_where(window),
+                                rows.size(), rows.size() == 1 ? "" : "s");
+  for (std::size_t i = 0; i < rows.size() && i < kMaxRowsShown; ++i) {
+    const RefusedRow& r = rows[i];
+    const RowRefusal d = describe_refused_row(net, window, r);
+    std::string events;
+    for (const Event* e : d.events) events += (events.empty() ? "" : ", ") + describe_event(*e);
+    fmt::format_to(std::back_inserter(out), "\n  {}, written by {}: {}",
+                   d.where.substr(window_where(window).size() + 2),
+                   events.empty() ? "(no event found)" : events, r.reason);
+  }
+  if (rows.size() > kMaxRowsShown) {
+    fmt::format_to(std::back_inserter(out), "\n  ... and {} more", rows.size() - kMaxRowsShown);
+  }
+  out +=
+      "\nThe other rows of the window were applied; the window is not checkpointed. To set such "
+      "rows aside (with their events and the server's reason) and apply the rest, run again with "
+      "--reject-file FILE, and --max-rejects N for how many may be set aside.";
+  return out;
+}
+
+std::string row_errors_message(const NetWindow& net, const CompiledWindow& window,
+                               const TooManyRowErrors& e, std::string_view database) {
+  std::int64_t total = 0;
+  std::string per_table;
+  for (const auto& [table, n] : e.run_row_errors) {
+    total += n;
+    if (n == 0) continue;
+    per_table += fmt::format("{}{} {}", per_table.empty() ? "" : ", ", table, n);
+  }
+  std::string out = fmt::format(
+      "{}: the server reported {} row error{} over the run ({}), more than --max-row-errors {} "
+      "allows: rows Impala skipped and only counted. The window is not checkpointed; rerunning "
+      "after the fix applies it again.",
+      window_where(window), total, total == 1 ? "" : "s", per_table, e.limit);
+  // Per table of this window: the statements that reported row errors.
+  std::map<std::string, std::vector<const RowErrorReport*>> by_table;
+  for (const RowErrorReport& r : e.statements) by_table[r.statement->table].push_back(&r);
+  for (const auto& [table, reports] : by_table) {
+    std::int64_t n = 0;
+    bool deletes = false;
+    for (const RowErrorReport* r : reports) {
+      n += r->row_errors;
+      deletes = deletes || r->phase == "delete";
+    }
+    fmt::format_to(std::back_inserter(out), "\n  {}: {} row error{} in this window ({}", table, n,
+                   n == 1 ? "" : "s",
+                   statement_where(window, reports.front()->phase, reports.front()->position,
+                                   *reports.front()->statement)
+                       .substr(window_where(window).size() + 2));
+    std::set<const Statement*> statements;
+    for (const RowErrorReport* r : reports) statements.insert(r->statement);
+    if (statements.size() > 1) {
+      fmt::format_to(std::back_inserter(out), " and {} more statement{}", statements.size() - 1,
+                     statements.size() == 2 ? "" : "s");
+    }
+    out += ").";
+    if (table == schema::kEntityAudit.name) {
+      std::set<int> years;
+      std::int64_t lo = 0, hi = 0;
+      bool any = false;
+      for (const RowErrorReport* r : reports) {
+        for (std::size_t i = r->first_row; i < r->last_row && i < r->statement->row_spans.size();
+             ++i) {
+          const std::size_t row = r->statement->row_spans[i].net_row;
+          if (row >= net.audit.size()) continue;
+          const std::int64_t ts = net.audit[row].event_ts;
+          lo = any ? std::min(lo, ts) : ts;
+          hi = any ? std::max(hi, ts) : ts;
+          any = true;
+          years.insert(audit_year_of(ts));
+        }
+      }
+      out +=
+          " Likely cause: rows whose event_ts lies in no range partition of entity_audit (Kudu "
+          "answers NotFound; Impala skips the row and counts it).";
+      if (any) {
+        fmt::format_to(std::back_inserter(out),
+                       " The statements concerned hold event_ts from {} to {}. Add the range "
+                       "partitions (each is a no-op if it exists), then run again:",
+                       utc(lo), utc(hi));
+        std::size_t shown = 0;
+        for (int year : years) {
+          if (++shown > kMaxRowsShown) break;
+          fmt::format_to(std::back_inserter(out), "\n    {};  -- {}",
+                         audit_add_range_partition_sql(database, year), year);
+        }
+      }
+    } else if (deletes) {
+      out +=
+          " Likely cause: rows another writer deleted between Impala's scan and its delete "
+          "(harmless); allow them with --max-row-errors N.";
+    } else {
+      out +=
+          " Likely cause: rows Kudu answered NotFound for (a key in no partition) or with a NULL "
+          "in a NOT NULL column.";
+    }
+  }
+  return out;
+}
+
+}  // namespace atlas2kudu

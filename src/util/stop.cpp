@@ -1,0 +1,152 @@
+#include "util/stop.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <csignal>
+#include <mutex>
+
+namespace atlas2kudu {
+
+namespace {
+
+std::atomic<std::uint8_t> g_reason{0};
+std::atomic<int> g_signals{0};
+// A pipe that becomes readable once a stop is requested (one byte, never drained until
+// reset_stop), so that any number of threads can wait for it with poll() and a timeout.
+int g_pipe[2] = {-1, -1};
+std::once_flag g_pipe_once;
+std::mutex g_description_mu;
+std::string g_deadline_description = "--deadline";
+
+void make_pipe() {
+  std::call_once(g_pipe_once, [] {
+    if (::pipe2(g_pipe, O_CLOEXEC | O_NONBLOCK) != 0) g_pipe[0] = g_pipe[1] = -1;
+  });
+}
+
+void on_stop_signal(int signo) {
+  if (g_signals.fetch_add(1) > 0) ::_exit(128 + signo);  // the second signal: at once
+  const int saved_errno = errno;
+  request_stop(signo == SIGINT ? StopReason::kInterrupt : StopReason::kTerminate);
+  errno = saved_errno;
+}
+
+ErrorCategory category_of(StopReason reason) {
+  switch (reason) {
+    case StopReason::kInterrupt:
+      return ErrorCategory::kInterrupted;
+    case StopReason::kTerminate:
+      return ErrorCategory::kTerminated;
+    default:
+      return ErrorCategory::kUnavailable;
+  }
+}
+
+std::string message_of(StopReason reason) {
+  if (reason == StopReason::kDeadline) {
+    std::lock_guard lock(g_description_mu);
+    return g_deadline_description + " reached";
+  }
+  return "stopped by " + std::string(to_string(reason));
+}
+
+}  // namespace
+
+std::string_view to_string(StopReason reason) {
+  switch (reason) {
+    case StopReason::kInterrupt:
+      return "SIGINT";
+    case StopReason::kTerminate:
+      return "SIGTERM";
+    case StopReason::kDeadline:
+      return "deadline";
+    case StopReason::kNone:
+      break;
+  }
+  return "";
+}
+
+void request_stop(StopReason reason) noexcept {
+  std::uint8_t none = 0;
+  if (g_reason.compare_exchange_strong(none, static_cast<std::uint8_t>(reason)) && g_pipe[1] >= 0) {
+    const char byte = 1;
+    (void)!::write(g_pipe[1], &byte, 1);
+  }
+}
+
+bool stop_requested() noexcept {
+  return g_reason.load(std::memory_order_relaxed) != 0;
+}
+
+StopReason stop_reason() noexcept {
+  return static_cast<StopReason>(g_reason.load());
+}
+
+bool wait_for_stop(std::chrono::milliseconds duration) {
+  make_pipe();
+  const auto until = std::chrono::steady_clock::now() + duration;
+  for (;;) {
+    if (stop_requested()) return true;
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        until - std::chrono::steady_clock::now());
+    if (left.count() <= 0) return false;
+    if (g_pipe[0] < 0) {  // no pipe: plain sleep, a little at a time
+      std::this_thread::sleep_for(std::min(left, std::chrono::milliseconds(50)));
+      continue;
+    }
+    pollfd p{g_pipe[0], POLLIN, 0};
+    ::poll(&p, 1, static_cast<int>(std::min<long long>(left.count(), 60000)));
+  }
+}
+
+StopError::StopError(StopReason reason)
+    : Error(category_of(reason), message_of(reason)), reason_(reason) {}
+
+void install_stop_signals() {
+  make_pipe();
+  struct sigaction sa {};
+  sa.sa_handler = &on_stop_signal;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESTART;
+  ::sigaction(SIGINT, &sa, nullptr);
+  ::sigaction(SIGTERM, &sa, nullptr);
+}
+
+StopDeadline::StopDeadline(std::chrono::milliseconds after, std::string description) {
+  if (after.count() <= 0) return;
+  {
+    std::lock_guard lock(g_description_mu);
+    g_deadline_description = std::move(description);
+  }
+  make_pipe();
+  thread_ = std::thread([this, until = std::chrono::steady_clock::now() + after] {
+    std::unique_lock lock(mu_);
+    if (!cv_.wait_until(lock, until, [this] { return done_; })) {
+      request_stop(StopReason::kDeadline);
+    }
+  });
+}
+
+StopDeadline::~StopDeadline() {
+  if (!thread_.joinable()) return;
+  {
+    std::lock_guard lock(mu_);
+    done_ = true;
+  }
+  cv_.notify_all();
+  thread_.join();
+}
+
+void reset_stop() {
+  make_pipe();
+  g_reason = 0;
+  g_signals = 0;
+  char buf[16];
+  while (g_pipe[0] >= 0 && ::read(g_pipe[0], buf, sizeof buf) > 0) {
+  }
+}
+
+}  // namespace atlas2kudu

@@ -1,0 +1,91 @@
+// Stopping a run before its end: SIGINT, SIGTERM, or the --deadline. A stop request is set once
+// (the first reason wins) and read by every layer at the points where stopping leaves nothing
+// half done, so that a stopped run still cancels what runs on the server, closes its sessions,
+// keeps the checkpoint of the last fully applied window, writes --stats and prints its summary:
+//
+//   - the pipeline, after each record read and before handing a window over: nothing of the
+//     window being read has run yet;
+//   - an HS2 session between two polls of a running statement: it cancels the statement
+//     (CancelOperation), closes it, and throws StopError;
+//   - the retry policy before every try and during its back-off.
+// Nothing ever stops in the middle of writing a statement (compile prints whole windows).
+//
+// Example (what main() and `apply --deadline 30m` do):
+//   install_stop_signals();            // SIGINT/SIGTERM: first one requests a stop, second exits
+//   StopDeadline deadline(std::chrono::minutes(30), "--deadline 30m");
+//   ...
+//   for (Event e; reader.next(e);) { throw_if_stopped(); ... }
+//   // after SIGTERM: StopError, category kTerminated (exit 143),
+//   //   what() == "stopped by SIGTERM"
+//   // after the deadline: category kUnavailable (exit 4), what() == "--deadline 30m reached"
+//
+// Waiting: wait_for_stop(d) sleeps up to d and returns early once a stop is requested; it is what
+// the system clock's sleep uses, so every wait of the HS2 layer (polls, back-off) ends at once.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <thread>
+
+#include "atlas2kudu/error.h"
+
+namespace atlas2kudu {
+
+enum class StopReason : std::uint8_t { kNone, kInterrupt, kTerminate, kDeadline };
+
+// "SIGINT", "SIGTERM", "deadline", "" for kNone.
+std::string_view to_string(StopReason reason);
+
+// Requests a stop; later requests keep the first reason. Async-signal-safe.
+void request_stop(StopReason reason) noexcept;
+bool stop_requested() noexcept;
+StopReason stop_reason() noexcept;
+
+// Sleeps up to `duration`; returns true at once when a stop is (or gets) requested.
+bool wait_for_stop(std::chrono::milliseconds duration);
+
+// The run ends because a stop was requested. Category: kInterrupted (SIGINT), kTerminated
+// (SIGTERM), kUnavailable (deadline).
+class StopError : public Error {
+ public:
+  explicit StopError(StopReason reason);
+  StopReason reason() const { return reason_; }
+
+ private:
+  StopReason reason_;
+};
+
+// Throws StopError when a stop was requested.
+inline void throw_if_stopped() {
+  if (stop_requested()) throw StopError(stop_reason());
+}
+
+// Installs the handlers of SIGINT and SIGTERM: the first signal requests a stop (kInterrupt,
+// kTerminate); a second one ends the process at once with status 128 + signal number. System
+// calls are restarted (SA_RESTART), so a write in progress is never cut short.
+void install_stop_signals();
+
+// Requests a kDeadline stop once `after` has passed (0: never), until destroyed. `description`
+// (e.g. "--deadline 30m") names it in the StopError message.
+class StopDeadline {
+ public:
+  StopDeadline(std::chrono::milliseconds after, std::string description);
+  ~StopDeadline();
+  StopDeadline(const StopDeadline&) = delete;
+  StopDeadline& operator=(const StopDeadline&) = delete;
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool done_ = false;
+  std::thread thread_;
+};
+
+// Forgets a stop request (tests, which run many "runs" in one process).
+void reset_stop();
+
+}  // namespace atlas2kudu

@@ -1,0 +1,179 @@
+// Helpers of the end-to-end tests that run the real atlas2kudu binary and the standalone HS2 test
+// server as a user would: scratch files, a run to completion with its output and exit status, a
+// run in the background (to signal it), and a test server process.
+#pragma once
+
+#include <doctest/doctest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <thread>
+
+#include "test_support.h"
+
+namespace atlas2kudu::testing {
+
+struct Run {
+  int status = -1;
+  std::string out;
+  std::string err;
+};
+
+inline std::string data(const std::string& name) {
+  return std::string(ATLAS2KUDU_TEST_DATA) + "/" + name;
+}
+
+// A fresh, empty file under $TMPDIR with the given suffix.
+inline std::string tmp_path(const std::string& suffix) {
+  std::string pattern = "/tmp/atlas2kudu-test-XXXXXX" + suffix;
+  const int fd = mkstemps(pattern.data(), static_cast<int>(suffix.size()));
+  REQUIRE(fd >= 0);
+  ::close(fd);
+  return pattern;
+}
+
+// Exit status as the shell reports it: the code, or 128 + the signal.
+inline int shell_status(int raw) {
+  return WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + WTERMSIG(raw);
+}
+
+// Runs `atlas2kudu ARGS` through the shell with stdin from `stdin_file` (or /dev/null), bounded by
+// `timeout 60` so that a hang fails the test instead of blocking it.
+inline Run run(const std::string& args, const std::string& stdin_file = "/dev/null",
+               const std::string& env = "") {
+  const std::string out_path = tmp_path(".out");
+  const std::string err_path = tmp_path(".err");
+  const std::string cmd = env + " timeout 60 " + ATLAS2KUDU_BINARY + " " + args + " <" +
+                          stdin_file + " >" + out_path + " 2>" + err_path;
+  Run r;
+  r.status = shell_status(std::system(cmd.c_str()));
+  r.out = slurp(out_path);
+  r.err = slurp(err_path);
+  std::remove(out_path.c_str());
+  std::remove(err_path.c_str());
+  return r;
+}
+
+// `atlas2kudu ARGS` in the background, to be signalled; its stdout and stderr go to files.
+class Background {
+ public:
+  explicit Background(const std::string& args, const std::string& stdin_file = "/dev/null",
+                      const std::string& env = "") {
+    out_ = tmp_path(".out");
+    err_ = tmp_path(".err");
+    const std::string cmd = env + " exec " + ATLAS2KUDU_BINARY + " " + args + " <" + stdin_file +
+                            " >" + out_ + " 2>" + err_;
+    pid_ = fork();
+    REQUIRE(pid_ >= 0);
+    if (pid_ == 0) {
+      ::execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+  }
+  ~Background() {
+    if (!reaped_) {
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, nullptr, 0);
+    }
+    std::remove(out_.c_str());
+    std::remove(err_.c_str());
+  }
+  pid_t pid() const { return pid_; }
+  void signal(int signo) const { ::kill(pid_, signo); }
+  // Waits for the exit (at most `limit`, then kills it and fails); returns the run.
+  Run wait(std::chrono::seconds limit = std::chrono::seconds(60)) {
+    const auto until = std::chrono::steady_clock::now() + limit;
+    int raw = 0;
+    while (::waitpid(pid_, &raw, WNOHANG) == 0) {
+      if (std::chrono::steady_clock::now() > until) {
+        ::kill(pid_, SIGKILL);
+        ::waitpid(pid_, &raw, 0);
+        reaped_ = true;
+        FAIL("atlas2kudu did not exit in time");
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    reaped_ = true;
+    return Run{shell_status(raw), slurp(out_), slurp(err_)};
+  }
+
+ private:
+  pid_t pid_ = -1;
+  bool reaped_ = false;
+  std::string out_, err_;
+};
+
+// Waits until `predicate()` holds (checked every 20 ms), at most `limit`; returns whether it did.
+template <class Predicate>
+bool eventually(Predicate predicate, std::chrono::seconds limit = std::chrono::seconds(30)) {
+  const auto until = std::chrono::steady_clock::now() + limit;
+  while (!predicate()) {
+    if (std::chrono::steady_clock::now() > until) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return true;
+}
+
+// True once `pid` has exited (or is a zombie nobody has reaped yet).
+inline bool gone(pid_t pid) {
+  if (kill(pid, 0) != 0) return true;
+  const std::string stat = slurp("/proc/" + std::to_string(pid) + "/stat");
+  const auto close = stat.rfind(')');
+  return close == std::string::npos || (close + 2 < stat.size() && stat[close + 2] == 'Z');
+}
+
+// The standalone HS2 test server, started for one test and stopped (by pid) when it ends.
+class TestServer {
+ public:
+  explicit TestServer(const std::string& args, const std::string& env = "") {
+    port_file_ = tmp_path(".port");
+    log_file_ = tmp_path(".log");
+    stats_file_ = tmp_path(".stats");
+    dump_file_ = tmp_path(".dump");
+    std::remove(port_file_.c_str());
+    const std::string cmd = env + " " + ATLAS2KUDU_HS2_TEST_SERVER + " --port-file " + port_file_ +
+                            " --statement-log " + log_file_ + " --stats-file " + stats_file_ +
+                            " --dump-file " + dump_file_ + " --max-seconds 120 " + args +
+                            " >/dev/null 2>&1 & echo $!";
+    std::FILE* p = popen(cmd.c_str(), "r");
+    REQUIRE(p != nullptr);
+    REQUIRE(std::fscanf(p, "%d", &pid_) == 1);
+    pclose(p);
+    for (int i = 0; i < 100 && port_ == 0; ++i) {  // at most 10 s
+      const std::string text = slurp(port_file_);
+      if (!text.empty()) port_ = std::atoi(text.c_str());
+      if (port_ == 0) usleep(100000);
+    }
+    REQUIRE(port_ != 0);
+  }
+  ~TestServer() {
+    kill(pid_, SIGTERM);
+    // Not our child (the shell that started it is gone): wait until it has exited, since it writes
+    // its stats and dump files on the way out.
+    eventually([&] { return gone(pid_); }, std::chrono::seconds(15));
+    for (const auto& f : {port_file_, log_file_, stats_file_, dump_file_}) std::remove(f.c_str());
+  }
+  std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
+  std::string statements() const { return slurp(log_file_); }
+  // The server's counters (JSON) and its kit store's dump, written on request (SIGUSR1).
+  std::string report(std::string* dump = nullptr) const {
+    std::remove(stats_file_.c_str());
+    kill(pid_, SIGUSR1);
+    const bool written = eventually([&] { return !slurp(stats_file_).empty(); });
+    REQUIRE(written);
+    if (dump != nullptr) *dump = slurp(dump_file_);
+    return slurp(stats_file_);
+  }
+
+ private:
+  std::string port_file_, log_file_, stats_file_, dump_file_;
+  int pid_ = 0;
+  int port_ = 0;
+};
+
+}  // namespace atlas2kudu::testing

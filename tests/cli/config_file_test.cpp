@@ -1,0 +1,116 @@
+// --config files and "did you mean": the parts of the command line that read text of their own.
+#include "cli/config_file.h"
+
+#include <doctest/doctest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include "atlas2kudu/error.h"
+#include "cli/suggest.h"
+
+TEST_SUITE_BEGIN("config_file");
+
+using namespace atlas2kudu;
+
+namespace {
+
+std::string write_temp(const std::string& text) {
+  char path[] = "/tmp/atlas2kudu-config-XXXXXX";
+  const int fd = ::mkstemp(path);
+  REQUIRE(fd >= 0);
+  ::close(fd);
+  std::ofstream(path) << text;
+  return path;
+}
+
+}  // namespace
+
+TEST_CASE("sections, comments, quotes and repeated keys") {
+  const std::string path = write_temp(
+      "# cron settings\n"
+      "[atlas2kudu]\n"
+      "impalad = impalad.example.com:21050\n"
+      "  ssl=true\n"
+      "; a comment\n"
+      "\n"
+      "[atlas2kudu.apply]\n"
+      "checkpoint = \" /var/lib/a2k/e.ckpt \"\n"
+      "[atlas2kudu.query_options]\n"
+      "MEM_LIMIT = 2g\n"
+      "MT_DOP=0\n");
+  const ConfigFile c = read_config_file(path);
+  REQUIRE(c.common.size() == 2);
+  CHECK(c.common[0].key == "impalad");
+  CHECK(c.common[0].value == "impalad.example.com:21050");
+  CHECK(c.common[0].where == path + ":3");
+  CHECK(c.common[1].key == "ssl");
+  CHECK(c.common[1].value == "true");
+  REQUIRE(c.per_command.count("apply") == 1);
+  CHECK(c.per_command.at("apply")[0].value == " /var/lib/a2k/e.ckpt ");
+  REQUIRE(c.query_options.size() == 2);
+  CHECK(c.query_options[1].key == "MT_DOP");
+  CHECK(c.query_options[1].value == "0");
+  std::remove(path.c_str());
+}
+
+TEST_CASE("bad lines are usage errors naming FILE:LINE") {
+  const auto error_of = [](const std::string& text) {
+    const std::string path = write_temp(text);
+    std::string message;
+    try {
+      read_config_file(path);
+    } catch (const Error& e) {
+      CHECK(e.category() == ErrorCategory::kUsage);
+      message = e.what();
+      message.replace(0, path.size(), "F");
+    }
+    std::remove(path.c_str());
+    return message;
+  };
+  CHECK(error_of("ssl = true\n") ==
+        "F:1: KEY = VALUE before any section; start the file with [atlas2kudu]");
+  CHECK(error_of("[atlas2kudu]\nssl\n") == "F:2: expected KEY = VALUE, a [section] or a # comment");
+  CHECK(error_of("[impala]\n") ==
+        "F:1: unknown section [impala] (sections: [atlas2kudu], [atlas2kudu.COMMAND], "
+        "[atlas2kudu.query_options])");
+  CHECK(error_of("[atlas2kudu\n") == "F:1: a section header ends with ']'");
+  CHECK(error_of("[atlas2kudu]\n = x\n") ==
+        "F:2: expected KEY = VALUE, a [section] or a # comment");
+}
+
+TEST_CASE("a missing file is a missing input") {
+  try {
+    read_config_file("/nonexistent/atlas2kudu.conf");
+    FAIL("no error");
+  } catch (const Error& e) {
+    CHECK(e.category() == ErrorCategory::kNoInput);
+    CHECK(std::string(e.what()) ==
+          "/nonexistent/atlas2kudu.conf: cannot read the --config file: No such file or directory");
+  }
+}
+
+TEST_CASE("booleans and key spellings") {
+  CHECK(parse_config_bool("TRUE") == 1);
+  CHECK(parse_config_bool("yes") == 1);
+  CHECK(parse_config_bool("off") == 0);
+  CHECK(parse_config_bool("0") == 0);
+  CHECK(parse_config_bool("maybe") == -1);
+  CHECK(canonical_option_key("max_rejects") == "max-rejects");
+  CHECK(canonical_option_key("ldap_password_cmd") == "ldap-password-cmd");
+}
+
+TEST_CASE("did you mean: near misses only") {
+  const std::vector<std::string> names = {"--max-rejects", "--reject-file", "--stats", "--database",
+                                          "--ssl"};
+  CHECK(closest_match("--max-reject", names) == "--max-rejects");
+  CHECK(closest_match("--max_rejects", names) == "--max-rejects");
+  CHECK(closest_match("--rejcet-file", names) == "--reject-file");  // swapped letters
+  CHECK(closest_match("--sl", names) == "--ssl");
+  CHECK_FALSE(closest_match("--frobnicate", names));
+  CHECK_FALSE(closest_match("--x", {"--ssl"}));
+}
+
+TEST_SUITE_END();

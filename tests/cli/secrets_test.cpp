@@ -1,0 +1,275 @@
+// Secrets and files of an unattended run, with the real binary: a password or token from
+// --ldap_password_cmd, the environment or the terminal prompt never appears in any argv
+// (/proc/<pid>/cmdline of the process and of the helper), the process environment, a log line,
+// --stats, an error message or SQL output; the helper gets /dev/null as stdin and no secret
+// variables; no core dumps while secrets are held. Files: checkpoints, reject files and -o are
+// never written through a planted symbolic link, FIFO or device; new checkpoints and reject files
+// are mode 0600, SQL 0644.
+#include <doctest/doctest.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pty.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "binary_test_util.h"
+
+TEST_SUITE_BEGIN("secrets");
+
+using namespace atlas2kudu::testing;
+
+namespace {
+
+const std::string kPassword = "Pw-7f3a-zebra";
+const std::string kToken = "jwt.eyJzdWIiOiJldGwifQ.sig-51b2";
+
+// A /proc file with NULs shown as spaces; empty if unreadable.
+std::string proc_text(pid_t pid, const std::string& name) {
+  std::string text = slurp("/proc/" + std::to_string(pid) + "/" + name);
+  for (char& c : text) {
+    if (c == '\0') c = ' ';
+  }
+  return text;
+}
+
+// Every process below `pid` (its children, theirs, ...).
+std::vector<pid_t> descendants(pid_t pid) {
+  std::vector<pid_t> out;
+  for (const auto& task :
+       std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task")) {
+    std::ifstream children(task.path() / "children");
+    for (pid_t child; children >> child;) {
+      out.push_back(child);
+      for (pid_t below : descendants(child)) out.push_back(below);
+    }
+  }
+  return out;
+}
+
+// What a run held at the server shows to the rest of the machine: no secret anywhere.
+void check_process_hides(pid_t pid, const std::string& secret) {
+  CHECK_FALSE(contains(proc_text(pid, "cmdline"), secret));
+  CHECK_FALSE(contains(proc_text(pid, "environ"), secret));
+  CHECK(contains(proc_text(pid, "limits"), "Max core file size        0                    0"));
+  for (pid_t child : descendants(pid)) {
+    CHECK_FALSE(contains(proc_text(child, "cmdline"), secret));
+  }
+}
+
+void check_output_hides(const Run& r, const std::string& stats, const std::string& secret) {
+  CHECK_FALSE(contains(r.out, secret));
+  CHECK_FALSE(contains(r.err, secret));
+  CHECK_FALSE(contains(slurp(stats), secret));
+}
+
+std::string write_temp(const std::string& suffix, const std::string& text) {
+  const std::string path = tmp_path(suffix);
+  std::ofstream(path) << text;
+  return path;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "--ldap_password_cmd: the helper gets /dev/null and no secret variables; the password "
+    "is nowhere to be seen") {
+  TestServer server("--transport sasl --user alice --handler kit --hang-at 2",
+                    "HS2_TEST_SERVER_PASSWORD=" + kPassword);
+  const std::string report = tmp_path(".helper");
+  // The helper records what it was given, tries to read stdin, then prints the password.
+  const std::string helper =
+      write_temp(".sh", "exec 3>" + report +
+                            "\n"
+                            "echo \"stdin=$(readlink /proc/self/fd/0)\" >&3\n"
+                            "echo \"read=$(head -c 100000 | wc -c)\" >&3\n"
+                            "echo \"secret_vars=$(env | grep -c '^ATLAS2KUDU_')\" >&3\n"
+                            "echo \"core=$(ulimit -c)\" >&3\n"
+                            "echo \"argv=$(tr '\\0' ' ' </proc/$$/cmdline)\" >&3\n"
+                            "echo \"parent=$(tr '\\0' ' ' </proc/$PPID/cmdline)\" >&3\n"
+                            "echo '" +
+                            kPassword + "'\n");
+  const std::string stats = tmp_path(".json");
+  // Notifications piped in: a helper reading stdin would swallow some of them.
+  Background apply(
+      "apply -i " + server.address() +
+          " --prior none -l -u alice --auth_creds_ok_in_clear --ldap_password_cmd 'sh " + helper +
+          "' --stats " + stats + " -",
+      data("notifications/atlas21-console.jsonl"), "ATLAS2KUDU_JWT=" + kToken);
+  REQUIRE(eventually([&] { return contains(server.statements(), "-- holding statement 2"); }));
+  check_process_hides(apply.pid(), kPassword);
+  CHECK_FALSE(contains(proc_text(apply.pid(), "environ"), kToken));
+  apply.signal(SIGTERM);
+  const Run r = apply.wait();
+  CHECK(r.status == 143);
+  CHECK(contains(r.err, "4 events (4 records, 0 rejected)"));  // stdin untouched by the helper
+  check_output_hides(r, stats, kPassword);
+  const std::string seen = slurp(report);
+  CHECK(contains(seen, "stdin=/dev/null"));
+  CHECK(contains(seen, "read=0"));
+  CHECK(contains(seen, "secret_vars=0"));
+  CHECK(contains(seen, "core=0"));
+  CHECK_FALSE(contains(seen, kPassword));  // in no argv, the helper's or its parent's
+  CHECK(contains(seen, "parent="));
+  for (const auto& f : {report, helper, stats}) std::remove(f.c_str());
+}
+
+TEST_CASE("$ATLAS2KUDU_LDAP_PASSWORD: taken out of the environment; a wrong one is not shown") {
+  TestServer server("--transport sasl --user alice --handler kit --hang-at 2",
+                    "HS2_TEST_SERVER_PASSWORD=" + kPassword);
+  const std::string stats = tmp_path(".json");
+  const std::string args = "apply -i " + server.address() +
+                           " --prior none -l -u alice --auth_creds_ok_in_clear --stats " + stats +
+                           " " + data("notifications/atlas21-console.jsonl");
+  Background apply(args, "/dev/null", "ATLAS2KUDU_LDAP_PASSWORD=" + kPassword);
+  REQUIRE(eventually([&] { return contains(server.statements(), "-- holding statement 2"); }));
+  check_process_hides(apply.pid(), kPassword);  // overwritten in place, then unset
+  apply.signal(SIGTERM);
+  Run r = apply.wait();
+  CHECK(r.status == 143);
+  check_output_hides(r, stats, kPassword);
+
+  const std::string wrong = "Wrong-" + kPassword;
+  r = run(args, "/dev/null", "ATLAS2KUDU_LDAP_PASSWORD=" + wrong);
+  CHECK(r.status == 5);
+  check_output_hides(r, stats, wrong);
+  std::remove(stats.c_str());
+}
+
+TEST_CASE("the terminal prompt: not echoed, not shown, not in argv") {
+  TestServer server("--transport sasl --user alice --handler kit --hang-at 2",
+                    "HS2_TEST_SERVER_PASSWORD=" + kPassword);
+  const std::string stats = tmp_path(".json");
+  const std::string cmd = std::string("exec ") + ATLAS2KUDU_BINARY + " apply -i " +
+                          server.address() +
+                          " --prior none -l -u alice --auth_creds_ok_in_clear --stats " + stats +
+                          " " + data("notifications/atlas21-console.jsonl");
+  int master = -1;
+  const pid_t pid = forkpty(&master, nullptr, nullptr, nullptr);
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    ::execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  std::string screen;
+  const auto read_screen = [&] {
+    pollfd p{master, POLLIN, 0};
+    char buf[4096];
+    while (::poll(&p, 1, 20) > 0) {
+      const ssize_t n = ::read(master, buf, sizeof buf);
+      if (n <= 0) break;
+      screen.append(buf, static_cast<std::size_t>(n));
+    }
+  };
+  REQUIRE(eventually([&] {
+    read_screen();
+    return contains(screen, "LDAP password for alice: ");
+  }));
+  const std::string typed = kPassword + "\n";
+  REQUIRE(::write(master, typed.data(), typed.size()) == static_cast<ssize_t>(typed.size()));
+  REQUIRE(eventually([&] { return contains(server.statements(), "-- holding statement 2"); }));
+  check_process_hides(pid, kPassword);
+  ::kill(pid, SIGTERM);
+  int raw = 0;
+  REQUIRE(eventually([&] {
+    read_screen();
+    return ::waitpid(pid, &raw, WNOHANG) == pid;
+  }));
+  CHECK(shell_status(raw) == 143);
+  CHECK_FALSE(contains(screen, kPassword));  // no echo, no message shows it
+  CHECK(contains(screen, "(stopped by SIGTERM)"));
+  CHECK_FALSE(contains(slurp(stats), kPassword));
+  ::close(master);
+  std::remove(stats.c_str());
+}
+
+TEST_CASE(
+    "--jwt_cmd over hs2-http and compile -i: the token and password are not in SQL or stats") {
+  {
+    TestServer server("--transport http --handler kit", "HS2_TEST_SERVER_BEARER=" + kToken);
+    const std::string stats = tmp_path(".json");
+    const Run r = run("apply --protocol hs2-http -j --auth_creds_ok_in_clear --jwt_cmd 'echo " +
+                      kToken + "' --stats " + stats + " -i " + server.address() + " " +
+                      data("notifications/atlas21-console.jsonl"));
+    CHECK(r.status == 0);
+    check_output_hides(r, stats, kToken);
+    std::remove(stats.c_str());
+  }
+  {
+    TestServer server("--transport sasl --user alice --handler kit",
+                      "HS2_TEST_SERVER_PASSWORD=" + kPassword);
+    const std::string stats = tmp_path(".json");
+    const std::string sql = tmp_path(".sql");
+    const Run r =
+        run("compile -l -u alice --auth_creds_ok_in_clear -i " + server.address() + " --stats " +
+                stats + " -o " + sql + " " + data("notifications/atlas21-console.jsonl"),
+            "/dev/null", "ATLAS2KUDU_LDAP_PASSWORD=" + kPassword);
+    CHECK(r.status == 0);
+    CHECK(contains(slurp(sql), "-- prior state: impala"));
+    CHECK_FALSE(contains(slurp(sql), kPassword));
+    check_output_hides(r, stats, kPassword);
+    for (const auto& f : {stats, sql}) std::remove(f.c_str());
+  }
+}
+
+TEST_CASE("files: no planted symlink, FIFO or device is written through; modes 0600 and 0644") {
+  const auto dir = std::filesystem::path(tmp_path(".d"));
+  std::filesystem::remove(dir);
+  std::filesystem::create_directories(dir);
+  const std::string victim = (dir / "victim").string();
+  std::ofstream(victim) << "precious\n";
+  const std::string input = data("notifications/atlas21-console.jsonl");
+
+  // -o: a symlink, a FIFO and a device at the path are refused (exit 74), nothing is written.
+  std::filesystem::create_symlink(victim, dir / "out-link.sql");
+  Run r = run("compile -o " + (dir / "out-link.sql").string() + " " + input);
+  CHECK(r.status == 74);
+  CHECK(contains(r.err, "not a regular file"));
+  REQUIRE(::mkfifo((dir / "out.fifo").c_str(), 0600) == 0);
+  r = run("compile -o " + (dir / "out.fifo").string() + " " + input);
+  CHECK(r.status == 74);
+  r = run("compile -o /dev/null " + input);
+  CHECK(r.status == 74);
+  // The reject file: a symlink is not followed.
+  std::filesystem::create_symlink(victim, dir / "rejects.jsonl");
+  r = run("check --max-rejects 9 --reject-file " + (dir / "rejects.jsonl").string() + " " + input);
+  CHECK(r.status == 74);
+  CHECK(contains(r.err, "refusing"));
+  // The checkpoint itself as a symlink is refused; planted temporary names are never used.
+  TestServer server("--handler kit");
+  std::filesystem::create_symlink(victim, dir / "link.ckpt");
+  r = run("apply --prior none -i " + server.address() + " --checkpoint " +
+          (dir / "link.ckpt").string() + " " + input);
+  CHECK(r.status == 74);
+  for (const char* planted :
+       {"run.ckpt.tmp", "run.ckpt.partial", "out.sql.tmp", "out.sql.partial"}) {
+    std::filesystem::create_symlink(victim, dir / planted);
+  }
+  r = run("apply --prior none -i " + server.address() + " --checkpoint " +
+          (dir / "run.ckpt").string() + " --reject-file " + (dir / "new-rejects.jsonl").string() +
+          " " + input);
+  CHECK(r.status == 0);
+  r = run("compile -o " + (dir / "out.sql").string() + " " + input);
+  CHECK(r.status == 0);
+  CHECK(slurp(victim) == "precious\n");
+  const auto mode = [](const std::filesystem::path& p) {
+    struct stat st {};
+    REQUIRE(::stat(p.c_str(), &st) == 0);
+    return st.st_mode & 07777;
+  };
+  CHECK(mode(dir / "run.ckpt") == 0600);
+  CHECK(mode(dir / "run.ckpt.lock") == 0600);
+  CHECK(mode(dir / "new-rejects.jsonl") == 0600);
+  const mode_t umask_now = ::umask(0);
+  ::umask(umask_now);
+  CHECK(mode(dir / "out.sql") == (0644 & ~umask_now));
+  std::filesystem::remove_all(dir);
+}
+
+TEST_SUITE_END();

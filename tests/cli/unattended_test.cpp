@@ -1,0 +1,353 @@
+// Unattended `apply`, end to end with the real binary and the standalone HS2 test server: clean
+// shutdown on SIGTERM/SIGINT (the statement cancelled and closed on the server, the session
+// closed, the checkpoint of the last applied window kept, --stats and the summary written), then
+// a resume that equals the reference projector; one run at a time per checkpoint; a silent server
+// and --deadline ending the run; row errors and refused rows failing or set aside; protocol
+// mismatches named.
+#include <doctest/doctest.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "atlas2kudu/reader.h"
+#include "binary_test_util.h"
+#include "hs2_test_util.h"
+#include "kudu_store.h"
+#include "reference_projector.h"
+
+TEST_SUITE_BEGIN("unattended");
+
+using namespace atlas2kudu;
+using namespace atlas2kudu::testing;
+
+namespace {
+
+std::vector<std::string> example_files() {
+  std::vector<std::string> files;
+  for (const auto& entry :
+       std::filesystem::directory_iterator(std::string(ATLAS2KUDU_SOURCE_DIR) + "/examples")) {
+    if (entry.path().extension() == ".jsonl") files.push_back(entry.path().string());
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+std::string joined(const std::vector<std::string>& files) {
+  std::string out;
+  for (const auto& f : files) out += " " + f;
+  return out;
+}
+
+// The number after `"key":` in a JSON text, or -1.
+long long json_number(const std::string& json, const std::string& key) {
+  const std::string needle = "\"" + key + "\":";
+  const auto at = json.find(needle);
+  if (at == std::string::npos) return -1;
+  return std::stoll(json.substr(at + needle.size()));
+}
+
+mode_t mode_of(const std::string& path) {
+  struct stat st {};
+  REQUIRE(::stat(path.c_str(), &st) == 0);
+  return st.st_mode & 07777;
+}
+
+std::string write_temp(const std::string& suffix, const std::string& text) {
+  const std::string path = tmp_path(suffix);
+  std::FILE* f = std::fopen(path.c_str(), "w");
+  std::fputs(text.c_str(), f);
+  std::fclose(f);
+  return path;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "SIGTERM mid-apply: statement cancelled and closed, session closed, checkpoint, stats "
+    "and summary kept, exit 143; a second run is locked out; the resume equals the "
+    "reference projector") {
+  const std::vector<std::string> files = example_files();
+  // Statement 20 (prior-state SELECTs included) falls in window 3 of 5: held RUNNING until
+  // cancelled.
+  TestServer server("--handler kit --hang-at 20");
+  const std::string ckpt = tmp_path(".ckpt");
+  std::remove(ckpt.c_str());
+  const std::string stats = tmp_path(".json");
+  const std::string args =
+      "apply -i " + server.address() + " --window-events 5 --checkpoint " + ckpt + joined(files);
+  Background first(args + " --stats " + stats);
+  REQUIRE(eventually([&] { return contains(server.statements(), "-- holding statement 20"); }));
+
+  // One run at a time: the second exits at once, touching nothing.
+  const Run second = run(args);
+  CHECK(second.status == 75);
+  CHECK(contains(second.err, "another atlas2kudu run (pid " + std::to_string(first.pid()) + ")"));
+  CHECK(contains(second.err, ckpt + ".lock"));
+
+  first.signal(SIGTERM);
+  const Run stopped = first.wait();
+  CHECK(stopped.status == 143);
+  CHECK(contains(stopped.err, "atlas2kudu: stopped by SIGTERM"));
+  CHECK(contains(stopped.err, "2 windows applied"));
+  CHECK(contains(stopped.err, "(stopped by SIGTERM)"));
+  CHECK(contains(stopped.err, ckpt + " records the 2 windows this run applied"));
+  const std::string stats_json = slurp(stats);
+  CHECK(contains(stats_json, "\"completed\":false,\"exit_status\":143,\"stopped_by\":\"SIGTERM\""));
+  CHECK(json_number(stats_json, "applied_windows") == 2);
+  const std::string saved = slurp(ckpt);
+  CHECK(json_number(saved, "windows_applied") == 2);
+  CHECK(mode_of(ckpt) == 0600);
+
+  // Server side: the held statement was cancelled and closed, every session closed.
+  const std::string counters = server.report();
+  CHECK(json_number(counters, "operations_cancelled") == 1);
+  CHECK(json_number(counters, "open_operations") == 0);
+  CHECK(json_number(counters, "open_sessions") == 0);
+  CHECK(json_number(counters, "sessions_closed") == json_number(counters, "sessions_opened"));
+
+  // Resume: the same command completes; the tables equal the reference projector's.
+  const Run resumed = run(args);
+  CHECK(resumed.status == 0);
+  CHECK(contains(resumed.err, "records skipped, applied by an earlier run"));
+  std::string dump;
+  server.report(&dump);
+  CompileOptions options;  // apply's defaults: --prior impala, hex keys, soft deletes
+  options.prior = PriorSource::kImpala;
+  options.window_events = 5;
+  const std::vector<Event> events = read_all_events(files);
+  const testkit::KuduStore projected =
+      testkit::project(events, options, testkit::KuduStore(KeyEncoding::kHex));
+  const auto diff = testkit::compare_with_dump(dump, projected);
+  CHECK_MESSAGE(!diff, diff.value_or(""));
+  std::remove(ckpt.c_str());
+  std::remove((ckpt + ".lock").c_str());
+  std::remove(stats.c_str());
+}
+
+TEST_CASE("SIGINT mid-apply exits 130 after the same clean shutdown") {
+  TestServer server("--handler kit --hang-at 1");
+  const std::string stats = tmp_path(".json");
+  Background apply("apply -i " + server.address() + " --prior none --stats " + stats +
+                   joined(example_files()));
+  REQUIRE(eventually([&] { return contains(server.statements(), "-- holding statement 1"); }));
+  apply.signal(SIGINT);
+  const Run r = apply.wait();
+  CHECK(r.status == 130);
+  CHECK(contains(r.err, "(stopped by SIGINT)"));
+  CHECK(contains(slurp(stats), "\"stopped_by\":\"SIGINT\""));
+  const std::string counters = server.report();
+  CHECK(json_number(counters, "operations_cancelled") == 1);
+  CHECK(json_number(counters, "open_sessions") == 0);
+  std::remove(stats.c_str());
+}
+
+TEST_CASE("a second signal ends the run at once") {
+  // Reading a pipe that delivers nothing: the first signal is noticed only once input arrives
+  // (system calls restart, so nothing is ever cut short); the second ends the process at once.
+  const std::string fifo = tmp_path(".fifo");
+  std::remove(fifo.c_str());
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  const int keep_open = ::open(fifo.c_str(), O_RDWR | O_NONBLOCK);  // a writer that stays silent
+  REQUIRE(keep_open >= 0);
+  Background compile("compile -", fifo);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  compile.signal(SIGTERM);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  compile.signal(SIGTERM);
+  const Run r = compile.wait(std::chrono::seconds(20));
+  CHECK(r.status == 143);
+  ::close(keep_open);
+  std::remove(fifo.c_str());
+}
+
+TEST_CASE("compile stopped by a signal leaves no partial -o and only whole statements on stdout") {
+  const std::string fifo = tmp_path(".fifo");
+  std::remove(fifo.c_str());
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  const std::string examples = slurp(example_files()[0]);
+  for (const bool to_file : {true, false}) {
+    CAPTURE(to_file);
+    const std::string out = tmp_path(".sql");
+    std::remove(out.c_str());
+    Background compile(
+        std::string("compile --window-events 2 ") + (to_file ? "-o " + out + " -" : "-"), fifo);
+    const int writer = ::open(fifo.c_str(), O_WRONLY);
+    REQUIRE(writer >= 0);
+    REQUIRE(::write(writer, examples.data(), examples.size()) ==
+            static_cast<ssize_t>(examples.size()));
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    compile.signal(SIGTERM);
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    ::close(writer);  // end of input: the reader returns and sees the stop
+    const Run r = compile.wait();
+    CHECK(r.status == 143);
+    if (to_file) {
+      CHECK_FALSE(std::filesystem::exists(out));
+      const std::string dir = std::filesystem::path(out).parent_path().string();
+      const std::string temp_prefix = std::filesystem::path(out).filename().string() + ".tmp";
+      int temporaries = 0;
+      for (const auto& e : std::filesystem::directory_iterator(dir)) {
+        temporaries += e.path().filename().string().rfind(temp_prefix, 0) == 0;
+      }
+      CHECK(temporaries == 0);
+      CHECK(contains(r.err, "stopped by SIGTERM, no output written"));
+    } else {
+      // Whatever was printed ends with a whole statement (or the header): never mid-statement.
+      REQUIRE_FALSE(r.out.empty());
+      CHECK(r.out.back() == '\n');
+      const std::string last_line = r.out.substr(r.out.rfind('\n', r.out.size() - 2) + 1);
+      const bool whole =
+          last_line.rfind("--", 0) == 0 || last_line.find(";\n") != std::string::npos;
+      CHECK(whole);
+      CHECK(contains(r.err, "the windows printed are complete"));
+    }
+  }
+  std::remove(fifo.c_str());
+}
+
+TEST_CASE("a server that accepts and never answers ends the run with exit 4 by itself") {
+  TestServer server("--silent");
+  const std::string input = data("notifications/gzip-message.jsonl");
+  // The defaults alone (no timeout flag): the connect timeout ends it.
+  Run r = run("apply -i " + server.address() + " " + input);
+  CHECK(r.status == 4);
+  CHECK(contains(r.err, "accepted the connection but sent nothing within -t 10000 ms"));
+  // hs2-http and TLS, with a short -t.
+  r = run("apply -t 500 --protocol hs2-http -i " + server.address() + " " + input);
+  CHECK(r.status == 4);
+  r = run("apply -t 500 --ssl --ca_cert " + tls_files().ca + " -i " + server.address() + " " +
+          input);
+  CHECK(r.status == 4);
+  CHECK(contains(r.err, "TLS handshake"));
+}
+
+TEST_CASE("--deadline stops a run like SIGTERM, cancelling the running statement, exit 4") {
+  TestServer server("--handler kit --hang-at 1");
+  const std::string stats = tmp_path(".json");
+  const Run r = run("apply --deadline 2s --prior none --stats " + stats + " -i " +
+                    server.address() + joined(example_files()));
+  CHECK(r.status == 4);
+  CHECK(contains(r.err, "--deadline 2s reached"));
+  CHECK(contains(r.err, "(stopped by deadline)"));
+  CHECK(contains(slurp(stats), "\"stopped_by\":\"deadline\""));
+  const std::string counters = server.report();
+  CHECK(json_number(counters, "operations_cancelled") == 1);
+  CHECK(json_number(counters, "open_sessions") == 0);
+  CHECK(run("apply --deadline 5x " + data("notifications/gzip-message.jsonl")).status == 64);
+  std::remove(stats.c_str());
+}
+
+TEST_CASE("a statement past --statement_timeout_ms is cancelled and the run fails with exit 4") {
+  TestServer server("--handler kit --hang-at 1");
+  const Run r = run("apply --statement_timeout_ms 300 --prior none -i " + server.address() + " " +
+                    data("notifications/gzip-message.jsonl"));
+  CHECK(r.status == 4);
+  CHECK(contains(r.err, "--statement_timeout_ms 300 ms; cancelled"));
+  CHECK(json_number(server.report(), "operations_cancelled") == 1);
+}
+
+TEST_CASE(
+    "row errors fail the run by default (exit 3), naming the table and the partition to "
+    "add; the window is not checkpointed; --max-row-errors allows them") {
+  TestServer server("--handler kit --audit-last-year 2030");
+  // Two events of 2029 in window 1, one of 2031 in window 2.
+  const std::string input = write_temp(".jsonl", create_table_line(1, "", 1861920000000) +
+                                                     create_table_line(2, "", 1861920000001) +
+                                                     create_table_line(3, "", 1930089600000));
+  const std::string ckpt = tmp_path(".ckpt");
+  std::remove(ckpt.c_str());
+  const std::string stats = tmp_path(".json");
+  const std::string args = "apply -i " + server.address() + " --window-events 2 --checkpoint " +
+                           ckpt + " --stats " + stats + " " + input;
+  Run r = run(args);
+  CHECK(r.status == 3);
+  CHECK(contains(r.err, "window 2, upsert phase, statement"));  // the log line
+  CHECK(contains(r.err, "1 row error over the run (entity_audit 1), more than --max-row-errors 0"));
+  CHECK(contains(r.err, "event_ts lies in no range partition of entity_audit"));
+  CHECK(contains(r.err,
+                 "ALTER TABLE `atlas`.`entity_audit` ADD IF NOT EXISTS RANGE PARTITION "
+                 "1924992000000000 <= VALUES < 1956528000000000;  -- 2031"));
+  CHECK(contains(r.err, ", 1 row error\n"));                // the per-table line
+  CHECK(json_number(slurp(ckpt), "windows_applied") == 1);  // window 2 is not recorded
+  CHECK(contains(slurp(stats), "\"row_errors_by_table\":{"));
+  CHECK(contains(slurp(stats), "\"entity_audit\":1"));
+  // Allowed: the rerun applies window 2 again and completes.
+  r = run(args + " --max-row-errors 1");
+  CHECK(r.status == 0);
+  CHECK(json_number(slurp(ckpt), "windows_applied") == 2);
+  for (const auto& f : {input, ckpt, ckpt + ".lock", stats}) std::remove(f.c_str());
+}
+
+TEST_CASE(
+    "a row the server refuses: set aside with --reject-file (0600, its event's position), "
+    "else the run stops naming it") {
+  TestServer server("--handler kit --max-cell-bytes 2000");
+  std::string text;
+  for (int n = 1; n <= 6; ++n) {
+    text += create_table_line(n, ",\"d\":\"" + std::string(n == 4 ? 3000 : 10, 'x') + "\"",
+                              1700000000000 + n);
+  }
+  const std::string input = write_temp(".jsonl", text);
+  Run r = run("apply --prior none -i " + server.address() + " " + input);
+  CHECK(r.status == 3);
+  CHECK(contains(r.err, "the server refused 1 row:"));
+  CHECK(contains(r.err, "written by " + input + ":4:"));
+  CHECK(contains(r.err, "value too large for column 'props_json'"));
+  CHECK(contains(r.err, "--reject-file FILE"));
+
+  const std::string rejects = tmp_path(".rejects");
+  std::remove(rejects.c_str());
+  r = run("apply --prior none --max-rejects 1 --reject-file " + rejects + " -i " +
+          server.address() + " " + input);
+  CHECK(r.status == 0);
+  CHECK(contains(r.err, "1 rows refused by the server"));
+  const std::string lines = slurp(rejects);
+  CHECK(contains(lines, "\"line\":4,"));
+  CHECK(contains(lines, "\"code\":\"server-refused\""));
+  CHECK(mode_of(rejects) == 0600);
+
+  // With --checkpoint the reject file is appended to: a resumed (here: finished) run keeps the
+  // lines of the records it skips.
+  std::remove(rejects.c_str());
+  const std::string ckpt = tmp_path(".ckpt");
+  std::remove(ckpt.c_str());
+  const std::string resumable = "apply --prior none --max-rejects 1 --reject-file " + rejects +
+                                " --checkpoint " + ckpt + " -i " + server.address() + " " + input;
+  CHECK(run(resumable).status == 0);
+  const std::string first_run = slurp(rejects);
+  CHECK(contains(first_run, "\"line\":4,"));
+  CHECK(run(resumable).status == 0);  // everything skipped: nothing refused, nothing truncated
+  CHECK(slurp(rejects) == first_run);
+  for (const auto& f : {input, rejects, ckpt, ckpt + ".lock"}) std::remove(f.c_str());
+}
+
+TEST_CASE("protocol mismatches are named with the flag to try; TLS failures exit 5") {
+  const std::string input = data("notifications/gzip-message.jsonl");
+  {
+    TestServer http("--transport http --http-reject-non-http");
+    const Run r = run("apply -i " + http.address() + " " + input);
+    CHECK(r.status == 4);
+    CHECK(contains(r.err, "answered in HTTP"));
+    CHECK(contains(r.err, "--protocol hs2-http"));
+    const Run tls = run("apply --ssl --ca_cert " + tls_files().ca + " --protocol hs2-http -i " +
+                        http.address() + " " + input);
+    CHECK(tls.status == 5);
+    CHECK(contains(tls.err, "try without --ssl"));
+  }
+  {
+    TestServer binary("--transport binary");
+    Run r = run("apply --protocol hs2-http -i " + binary.address() + " " + input);
+    CHECK(r.status == 4);
+    CHECK(contains(r.err, "--protocol hs2"));
+    r = run("apply --ssl --ca_cert " + tls_files().ca + " -i " + binary.address() + " " + input);
+    CHECK(r.status == 5);
+    CHECK(contains(r.err, "try without --ssl"));
+  }
+}
+
+TEST_SUITE_END();

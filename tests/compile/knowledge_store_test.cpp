@@ -1,0 +1,295 @@
+// The knowledge carried between windows within a memory budget: its byte form, eviction to the
+// spill file and back, eviction for a later prior-state lookup, and the compiler's output with a
+// tiny budget, byte for byte the output of an unbounded run.
+#include "compile/knowledge_store.h"
+
+#include <dirent.h>
+#include <doctest/doctest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "atlas2kudu/compiler.h"
+#include "atlas2kudu/error.h"
+#include "compiler_events.h"
+#include "stream_generator.h"
+
+TEST_SUITE_BEGIN("knowledge_store");
+
+using namespace atlas2kudu;
+using namespace atlas2kudu::test;
+
+namespace {
+
+using Cell = EntityKnowledge::Cell;
+
+EntityKnowledge full_knowledge(int n) {
+  EntityKnowledge k;
+  k.type_state = Cell::kValue;
+  k.type_name = "hive_table";
+  k.qn_state = n % 2 ? Cell::kValue : Cell::kNull;
+  k.qualified_name = n % 2 ? "db.t" + std::to_string(n) + "@cl" : "";
+  k.digest_valid = n % 3 == 0;
+  if (k.digest_valid) {  // only meaningful when valid; the byte form keeps it only then
+    k.digest[0] = static_cast<std::uint8_t>(n);
+    k.digest[15] = 0xFF;
+  }
+  k.props_known = true;
+  k.props.members = {{"createTime", std::to_string(1000 + n)},
+                     {"description", std::string(static_cast<std::size_t>(n % 300), 'x')},
+                     {"owner", "\"a\\u00e9\""}};
+  k.props.truncated = {"big"};
+  k.tags_known = n % 4 != 0;
+  if (k.tags_known) k.tags = {"PII", "TIER1"};
+  return k;
+}
+
+// A fresh directory for spill files, removed (with whatever is left in it) by the destructor.
+struct TempDir {
+  TempDir() {
+    char name[] = "/tmp/a2k-knowledge-test-XXXXXX";
+    REQUIRE(mkdtemp(name) != nullptr);
+    path = name;
+  }
+  ~TempDir() { std::system(("rm -rf '" + path + "'").c_str()); }
+  std::vector<std::string> entries() const {
+    std::vector<std::string> out;
+    if (DIR* d = opendir(path.c_str())) {
+      while (const dirent* e = readdir(d)) {
+        const std::string name = e->d_name;
+        if (name != "." && name != "..") out.push_back(name);
+      }
+      closedir(d);
+    }
+    return out;
+  }
+  std::string path;
+};
+
+CompileOptions tiny(EvictedKnowledge evicted, const std::string& dir) {
+  CompileOptions o;
+  o.knowledge_budget = 1;  // every entry is evicted after every window
+  o.evicted = evicted;
+  o.spill_dir = dir;
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("the byte form keeps every field") {
+  for (int n = 0; n < 40; ++n) {
+    const EntityKnowledge k = full_knowledge(n);
+    std::string bytes;
+    encode_knowledge(k, bytes);
+    EntityKnowledge back;
+    back.type_name = "left over";
+    back.tags = {"stale"};
+    decode_knowledge(bytes, back);
+    CHECK(back == k);
+  }
+  // Nothing known at all: a few bytes.
+  std::string bytes;
+  encode_knowledge(EntityKnowledge{}, bytes);
+  CHECK(bytes.size() == 3);
+  EntityKnowledge back = full_knowledge(1);
+  decode_knowledge(bytes, back);
+  CHECK(back == EntityKnowledge{});
+}
+
+TEST_CASE("bytes that are not an entry are an internal error, not a crash") {
+  std::string bytes;
+  encode_knowledge(full_knowledge(3), bytes);
+  EntityKnowledge k;
+  for (std::size_t cut : {std::size_t{0}, std::size_t{1}, bytes.size() / 2, bytes.size() - 1}) {
+    CAPTURE(cut);
+    CHECK_THROWS_AS(decode_knowledge(std::string_view(bytes).substr(0, cut), k), Error);
+  }
+  CHECK_THROWS_AS(decode_knowledge(bytes + "x", k), Error);
+  CHECK_THROWS_AS(decode_knowledge(std::string(1, '\x0F'), k), Error);  // cell state 3
+}
+
+TEST_CASE("evicted knowledge spills to an unlinked file and comes back unchanged") {
+  TempDir dir;
+  KnowledgeStore store(tiny(EvictedKnowledge::kSpill, dir.path));
+  for (int n = 1; n <= 3000; ++n) store.save(guid(n % 250), full_knowledge(n));
+  for (int n = 1; n <= 3000; ++n) {
+    Guid g = guid(1);
+    g.bytes[10] = static_cast<std::uint8_t>(n >> 8);
+    g.bytes[11] = static_cast<std::uint8_t>(n);
+    store.save(g, full_knowledge(n));
+  }
+  store.end_window();
+  CHECK(store.stats().evicted > 3000);
+  CHECK(store.stats().spilled == store.stats().evicted);
+  CHECK(store.stats().spill_entries == store.stats().spilled);
+  // The spill file and its directory are gone from the file system while the store uses them.
+  CHECK(dir.entries().empty());
+
+  for (int n = 1; n <= 3000; ++n) {
+    Guid g = guid(1);
+    g.bytes[10] = static_cast<std::uint8_t>(n >> 8);
+    g.bytes[11] = static_cast<std::uint8_t>(n);
+    CHECK(store.contains(g));
+    EntityKnowledge k;
+    REQUIRE(store.load(g, k));
+    CHECK(k == full_knowledge(n));
+  }
+  CHECK(store.stats().spill_reads == 3000);
+  // Changed after coming back: the new state is what the next read sees.
+  Guid g = guid(1);
+  g.bytes[11] = 7;
+  EntityKnowledge k = full_knowledge(7);
+  k.tags = {"GDPR"};
+  store.save(g, k);
+  store.end_window();
+  EntityKnowledge again;
+  REQUIRE(store.load(g, again));
+  CHECK(again == k);
+  // Never seen: unknown.
+  Guid never;
+  never.bytes[0] = 0xEE;
+  CHECK_FALSE(store.contains(never));
+  CHECK_FALSE(store.load(never, again));
+  CHECK(again == EntityKnowledge{});
+}
+
+TEST_CASE("with kLookUpAgain, evicted knowledge is forgotten (the prior state tells it again)") {
+  TempDir dir;
+  KnowledgeStore store(tiny(EvictedKnowledge::kLookUpAgain, dir.path));
+  for (int n = 1; n <= 100; ++n) store.save(guid(n), full_knowledge(n));
+  CHECK(store.contains(guid(5)));
+  store.end_window();
+  CHECK(store.stats().evicted == 100);
+  CHECK(store.stats().spilled == 0);
+  CHECK_FALSE(store.contains(guid(5)));
+  CHECK(dir.entries().empty());
+}
+
+TEST_CASE("within the budget, the most recently touched entries stay in memory") {
+  CompileOptions o;
+  o.knowledge_budget = 64 << 10;
+  o.evicted = EvictedKnowledge::kLookUpAgain;
+  KnowledgeStore store(o);
+  for (int window = 0; window < 20; ++window) {
+    for (int n = 0; n < 50; ++n) store.save(guid(window * 50 + n + 1), full_knowledge(n));
+    store.end_window();
+    CHECK(store.stats().memory_bytes <= o.knowledge_budget);
+  }
+  CHECK(store.stats().evicted > 0);
+  CHECK(store.contains(guid(19 * 50 + 50)));  // the last window's
+  CHECK_FALSE(store.contains(guid(1)));       // the first window's
+}
+
+TEST_CASE("a spill directory that cannot be used is an I/O error naming it") {
+  CompileOptions o = tiny(EvictedKnowledge::kSpill, "/nonexistent/a2k-spill");
+  KnowledgeStore store(o);
+  store.save(guid(1), full_knowledge(1));
+  try {
+    store.end_window();
+    FAIL("no error");
+  } catch (const Error& e) {
+    CHECK(e.category() == ErrorCategory::kIo);
+    CHECK(std::string(e.what()).find("/nonexistent/a2k-spill") != std::string::npos);
+    CHECK(std::string(e.what()).find("--spill-dir") != std::string::npos);
+  }
+}
+
+TEST_CASE("a tiny knowledge budget compiles byte for byte what an unbounded run does") {
+  TempDir dir;
+  std::size_t compared = 0;
+  for (std::uint64_t seed = 1; seed <= 60; ++seed) {
+    testkit::GeneratorConfig config;
+    config.length = 400;
+    config.guids = 40 + seed % 60;
+    config.big_values = seed % 4 == 0;
+    const std::vector<Event> events = testkit::generate_stream(seed, config);
+    for (const std::size_t window : {std::size_t{1}, std::size_t{7}, std::size_t{50}}) {
+      CompileOptions unbounded;
+      unbounded.window_events = window;
+      unbounded.props_max_bytes = seed % 4 == 0 ? 2000 : 60000;
+      unbounded.tombstone = seed % 2 ? Tombstone::kHard : Tombstone::kSoft;
+      unbounded.knowledge_budget = std::numeric_limits<std::size_t>::max();
+      CompileOptions bounded = unbounded;
+      bounded.knowledge_budget = seed % 3 == 0 ? 1 : 2000 + seed * 50;
+      bounded.spill_dir = dir.path;
+      CAPTURE(seed);
+      CAPTURE(window);
+      CHECK(compile_to_sql(events, bounded) == compile_to_sql(events, unbounded));
+      ++compared;
+    }
+  }
+  CHECK(compared == 180);
+  CHECK(dir.entries().empty());
+}
+
+TEST_CASE("a window closes early once its events outgrow the window budget") {
+  std::vector<Event> events;
+  for (int n = 1; n <= 40; ++n) {
+    events.push_back(create({.id = n,
+                             .qn = "q" + std::to_string(n),
+                             .attrs = {{"payload", "\"" + std::string(1000, 'p') + "\""}},
+                             .ms = n}));
+  }
+  CompileOptions o;
+  o.window_events = 1000;
+  o.window_budget = 5 * window_footprint(events.front());
+  WindowCutter cut(o);
+  std::vector<std::size_t> sizes;
+  std::size_t in_window = 0;
+  for (const Event& e : events) {
+    ++in_window;
+    if (cut.add(e)) {
+      sizes.push_back(in_window);
+      in_window = 0;
+      cut.start();
+    }
+  }
+  CHECK(sizes == std::vector<std::size_t>(8, 5));
+  CHECK(cut.closed_early() == 8);
+  // compile_to_sql cuts the same windows: 8 window comments.
+  const std::string sql = compile_to_sql(events, o);
+  std::size_t windows = 0;
+  for (std::size_t at = 0; (at = sql.find(" phase 1: deletes", at)) != std::string::npos; ++at) {
+    ++windows;
+  }
+  CHECK(windows == 8);
+  CHECK(sql.find("-- window 8: events 36-40") != std::string::npos);
+  // By event count, as before: window_events still closes windows, and is not "early".
+  o.window_budget = std::numeric_limits<std::size_t>::max();
+  o.window_events = 16;
+  WindowCutter by_count(o);
+  std::size_t closed = 0;
+  for (const Event& e : events) {
+    if (by_count.add(e)) {
+      ++closed;
+      by_count.start();
+    }
+  }
+  CHECK(closed == 2);
+  CHECK(by_count.closed_early() == 0);
+}
+
+TEST_CASE("--memory-budget shares: a default window of typical events fits its share") {
+  const MemoryShares shares = split_memory_budget(kDefaultMemoryBudget);
+  CHECK(shares.knowledge > 0);
+  CHECK(shares.window > 0);
+  CHECK(shares.knowledge + shares.window < kDefaultMemoryBudget);
+  // A typical Hive-hook event: a table with four attributes.
+  const Event typical = create({.id = 1,
+                                .qn = "db7.t0b6f3c1e@cm",
+                                .name = "t0b6f3c1e",
+                                .attrs = {{"owner", "\"hive\""},
+                                          {"createTime", "1619751226966"},
+                                          {"description", "\"Table holding ops data\""}},
+                                .ms = 1});
+  CHECK(window_footprint(typical) * CompileOptions{}.window_events <= shares.window);
+  const MemoryShares small = split_memory_budget(kMinMemoryBudget);
+  CHECK(small.knowledge > 0);
+  CHECK(small.window > 0);
+}
+
+TEST_SUITE_END();

@@ -1,0 +1,231 @@
+// Rows the server refuses or skips, through the SQL writer, the HS2 executor and the test server
+// with the kit's Kudu store: bisection isolates the rows at fault and applies the rest, refused
+// rows go to the reject file with their events' positions (or stop the run naming them), and row
+// errors past --max-row-errors fail the window with the cause and the statement to run.
+#include <doctest/doctest.h>
+#include <fmt/format.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "atlas2kudu/compiler.h"
+#include "atlas2kudu/reader.h"
+#include "compile/ddl.h"
+#include "compile/sql_writer.h"
+#include "hs2/executor.h"
+#include "hs2_test_server.h"
+#include "hs2_test_util.h"
+#include "input/byte_source.h"
+#include "kit_handler.h"
+#include "test_support.h"
+
+TEST_SUITE_BEGIN("hs2_rows");
+
+using namespace atlas2kudu;
+using namespace atlas2kudu::testing;
+
+namespace {
+
+struct Apply {
+  std::vector<Event> events;
+  Hs2RunStats stats;
+  std::string error;  // the run's failure, empty when it completed
+  ErrorCategory category = ErrorCategory::kInternal;
+};
+
+// Reads `text` as "s.jsonl", compiles it as one window (--prior none) and applies it with the
+// HS2 executor; refused rows go to `rejects` (set aside) when given.
+Apply apply_text(int port, const std::string& text, RejectSink* rejects,
+                 std::int64_t max_row_errors = 0) {
+  Apply out;
+  {
+    RejectSink input_rejects(RejectPolicy{}, nullptr);
+    std::vector<std::unique_ptr<ByteSource>> sources;
+    sources.push_back(memory_byte_source("s.jsonl", text));
+    Reader reader(std::move(sources), input_rejects);
+    for (Event e; reader.next(e);) out.events.push_back(std::move(e));
+  }
+  Hs2Options o = test_options(port);
+  o.max_row_errors = max_row_errors;
+  CompileOptions compile;
+  compile.batch_rows = 100;
+  Compiler compiler(compile);
+  Hs2Executor executor(validate_hs2_options(o), hs2_sessions(o));
+  executor.set_aside_refused_rows(rejects != nullptr);
+  SqlWindowWriter writer(compile, executor, rejects);
+  try {
+    writer.start("");
+    NetWindow net = compiler.fold(out.events);
+    writer.write(net);
+    writer.finish();
+  } catch (const Error& e) {
+    out.error = e.what();
+    out.category = e.category();
+  }
+  out.stats = executor.stats();
+  return out;
+}
+
+std::size_t rows_of(const KitHandler& kit, const std::string& table) {
+  std::size_t n = 0;
+  kit.with_store([&](const testkit::KuduStore& s) { n = s.table(table).size(); });
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("hs2 rows: a cell over Kudu's limit: bisection isolates its row, the rest is applied") {
+  auto kit = std::make_shared<KitHandler>();
+  kit->set_refusals({.max_cell_bytes = 1000});
+  Hs2TestServer server({}, kit);
+  const int port = server.start();
+  std::string text;
+  for (int n = 1; n <= 8; ++n) {
+    // Every row has props_json, so all eight are one statement (one column set).
+    const std::string value = n == 5 ? std::string(1500, 'x') : "short";
+    text += create_table_line(n, R"(,"description":")" + value + "\"", 1700000000000 + n);
+  }
+  const auto dir = scratch_dir("rows-cell");
+  const std::string reject_path = (dir / "rejects.jsonl").string();
+  RejectSink rejects(RejectPolicy{.max_rejects = 5, .reject_file = reject_path}, nullptr);
+  const Apply run = apply_text(port, text, &rejects);
+  CHECK(run.error.empty());
+  CHECK(rows_of(*kit, "entity_flat") == 7);
+  CHECK(rows_of(*kit, "entity_audit") == 8);  // the audit row of the same event is fine
+  CHECK(run.stats.rows_refused == 1);
+  CHECK(run.stats.split_statements > 0);
+  CHECK(run.stats.split_statements <= 6);  // 2 x log2(8) parts at most for one bad row
+  CHECK(run.stats.windows == 1);
+  CHECK(rejects.count() == 1);
+  const std::string line = slurp(reject_path);
+  CHECK(contains(line, R"("source":"s.jsonl","line":5,)"));
+  CHECK(contains(line, R"("code":"server-refused")"));
+  CHECK(contains(line, R"("table":"entity_flat")"));
+  CHECK(contains(line, "value too large for column 'props_json'"));
+  CHECK(contains(line, R"("op":"ENTITY_CREATE","guid":"00000001-0000-4000-8000-000000000005")"));
+  CHECK(contains(line, "upsert phase, statement"));
+}
+
+TEST_CASE("hs2 rows: two refused values among sixteen rows are both found") {
+  auto kit = std::make_shared<KitHandler>();
+  kit->set_refusals({.refused_value = "NOT-STORABLE"});
+  Hs2TestServer server({}, kit);
+  const int port = server.start();
+  std::string text;
+  for (int n = 1; n <= 16; ++n) {
+    const std::string bad = n == 3 || n == 12 ? R"(,"owner":"NOT-STORABLE")" : "";
+    text += create_table_line(n, bad, 1700000000000 + n);
+  }
+  const auto dir = scratch_dir("rows-value");
+  RejectSink rejects(
+      RejectPolicy{.max_rejects = 2, .reject_file = (dir / "rejects.jsonl").string()}, nullptr);
+  const Apply run = apply_text(port, text, &rejects);
+  CHECK(run.error.empty());
+  CHECK(run.stats.rows_refused == 2);
+  CHECK(rows_of(*kit, "entity_flat") == 14);
+  const std::string lines = slurp((dir / "rejects.jsonl").string());
+  CHECK(contains(lines, R"("line":3,)"));
+  CHECK(contains(lines, R"("line":12,)"));
+  CHECK(contains(lines, "invalid value for column 'props_json'"));
+}
+
+TEST_CASE("hs2 rows: more refused rows than --max-rejects fail the window") {
+  auto kit = std::make_shared<KitHandler>();
+  kit->set_refusals({.refused_value = "NOT-STORABLE"});
+  Hs2TestServer server({}, kit);
+  std::string text;
+  for (int n = 1; n <= 4; ++n)
+    text += create_table_line(n, R"(,"owner":"NOT-STORABLE")", 1700000000000);
+  const auto dir = scratch_dir("rows-max");
+  RejectSink rejects(
+      RejectPolicy{.max_rejects = 1, .reject_file = (dir / "rejects.jsonl").string()}, nullptr);
+  const Apply run = apply_text(server.start(), text, &rejects);
+  CHECK(run.category == ErrorCategory::kBadInput);
+  CHECK(contains(run.error, "more than 1 records rejected"));
+  CHECK(run.stats.windows == 1);  // the executor finished it; the writer failed it
+}
+
+TEST_CASE("hs2 rows: without --reject-file a refused row stops the run naming it and its input") {
+  auto kit = std::make_shared<KitHandler>();
+  kit->set_refusals({.max_cell_bytes = 1000});
+  Hs2TestServer server({}, kit);
+  std::string text;
+  for (int n = 1; n <= 4; ++n) {
+    text += create_table_line(n, n == 2 ? R"(,"d":")" + std::string(1200, 'y') + "\"" : "",
+                              1700000000000);
+  }
+  const Apply run = apply_text(server.start(), text, nullptr);
+  CHECK(run.category == ErrorCategory::kServerRejected);
+  CHECK(contains(run.error, "window 1 (events 1-4): the server refused 1 row:"));
+  CHECK(contains(run.error, "written by s.jsonl:2:"));
+  CHECK(contains(run.error, "ENTITY_CREATE 00000001-0000-4000-8000-000000000002 hive_table"));
+  CHECK(contains(run.error, "value too large for column 'props_json'"));
+  CHECK(contains(run.error, "--reject-file FILE"));
+  CHECK(run.stats.windows == 0);
+  CHECK(rows_of(*kit, "entity_flat") == 3);  // the rest of the statement was applied
+}
+
+TEST_CASE(
+    "hs2 rows: audit rows past the last range partition are row errors that fail the "
+    "window, with the partition to add") {
+  auto kit = std::make_shared<KitHandler>();
+  kit->set_refusals({.audit_last_year = 2030});
+  Hs2TestServer server({}, kit);
+  const int port = server.start();
+  // 2031-03-01 and 2032-07-02 (ms): past 2030's partition; 2029 is fine.
+  std::string text = create_table_line(1, "", 1930089600000) +
+                     create_table_line(2, "", 1972339200000) +
+                     create_table_line(3, "", 1861920000000);
+  const Apply run = apply_text(port, text, nullptr);
+  CHECK(run.category == ErrorCategory::kServerRejected);
+  CHECK(run.stats.row_errors == 2);
+  CHECK(run.stats.row_errors_by_table.at("entity_audit") == 2);
+  CHECK(run.stats.windows == 0);  // not complete: the caller does not checkpoint it
+  CHECK(contains(run.error,
+                 "2 row errors over the run (entity_audit 2), more than "
+                 "--max-row-errors 0"));
+  CHECK(contains(run.error, "event_ts lies in no range partition of entity_audit"));
+  CHECK(contains(run.error, "from 2031-03-01T00:00:00Z to 2032-07-02T00:00:00Z"));
+  CHECK_FALSE(contains(run.error, "-- 2029"));  // the row of 2029 was written: nothing to add
+  CHECK(contains(run.error, audit_add_range_partition_sql("atlas", 2031) + ";  -- 2031"));
+  CHECK(contains(run.error, audit_add_range_partition_sql("atlas", 2032) + ";  -- 2032"));
+  CHECK(contains(audit_add_range_partition_sql("atlas", 2031),
+                 "ALTER TABLE `atlas`.`entity_audit` ADD IF NOT EXISTS RANGE PARTITION "
+                 "1924992000000000 <= VALUES < 1956528000000000"));
+
+  // Allowed: the same rows with --max-row-errors 2 complete, the errors still counted.
+  auto kit2 = std::make_shared<KitHandler>();
+  kit2->set_refusals({.audit_last_year = 2030});
+  Hs2TestServer server2({}, kit2);
+  const Apply allowed = apply_text(server2.start(), text, nullptr, 2);
+  CHECK(allowed.error.empty());
+  CHECK(allowed.stats.windows == 1);
+  CHECK(allowed.stats.row_errors_by_table.at("entity_audit") == 2);
+  CHECK(rows_of(*kit2, "entity_audit") == 1);
+}
+
+TEST_CASE("hs2 rows: deletes of absent keys are not row errors (Impala's DELETE scans)") {
+  auto kit = std::make_shared<KitHandler>();
+  Hs2TestServer server({}, kit);
+  const int port = server.start();
+  // Creating then hard-deleting entities the store never had: keyed deletes of absent rows.
+  std::string text = create_table_line(1, "", 1700000000000);
+  const Apply first = apply_text(port, text, nullptr);
+  REQUIRE(first.error.empty());
+  Hs2Options o = test_options(port);
+  Hs2Executor executor(validate_hs2_options(o), hs2_sessions(o));
+  executor.start("");
+  CompiledWindow w;
+  w.index = 1;
+  w.deletes = {{"entity_flat",
+                "DELETE FROM `atlas`.`entity_flat` WHERE `guid` IN ('" + std::string(32, 'a') +
+                    "', '" + std::string(32, 'b') + "')",
+                2,
+                {}}};
+  executor.run_window(w);
+  CHECK(executor.stats().row_errors == 0);
+  CHECK(executor.stats().windows == 1);
+}
+
+TEST_SUITE_END();
