@@ -1,30 +1,112 @@
 #!/usr/bin/env bash
-# Sets up, builds and runs every test. The last line is "N passed, M failed", where N and M count
-# test cases (each doctest TEST_CASE; each non-doctest meson test counts as one).
+# Sets up, builds and runs every test, three ways:
+#   1. the release build (./build): the whole meson suite;
+#   2. an AddressSanitizer + UndefinedBehaviorSanitizer build (./build-asan, GCC, with simdjson's
+#      development checks, which assert that every On-Demand value is read once and in order):
+#      the whole meson suite again but the equivalence suite (11,300 random streams: four minutes
+#      under the sanitizers, more than all the rest; the kit_generator and hostile_input suites
+#      send exported streams and hostile inputs through the sanitized reader instead);
+#   3. a libFuzzer build (./build-fuzz, clang, ASan + UBSan): each target in fuzz/ runs for
+#      FUZZ_SECONDS (default 50) from its seeds; a crash, sanitizer report, leak or timeout fails it.
+# The last line is "N passed, M failed", where N and M count test cases over all three (each
+# doctest TEST_CASE; each non-doctest meson test and each fuzz target counts as one). The exit
+# status is non-zero if any stage failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup.sh || exit 1
 ./scripts/build.sh || exit 1
 
-meson test -C build --print-errorlogs --no-rebuild --num-processes 2
-meson_status=$?
+status=0
+FUZZ_SECONDS=${FUZZ_SECONDS:-50}
+# UBSan reports and goes on by default; here a report fails the test it happens in.
+export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 
-python3 - build/meson-logs/testlog.json <<'PY'
-import json, re, sys
+rm -f build/meson-logs/testlog.json build-asan/meson-logs/testlog.json \
+  build-asan/meson-logs/slow.json
+echo "test: release build" >&2
+meson test -C build --print-errorlogs --no-rebuild --num-processes 2 || status=1
+
+echo "test: ASan + UBSan build (build-asan)" >&2
+if [ ! -f build-asan/build.ninja ]; then
+  meson setup build-asan -Db_sanitize=address,undefined -Db_lundef=false \
+    -Dbuildtype=debugoptimized -Dcpp_args=-DSIMDJSON_DEVELOPMENT_CHECKS=1 >/dev/null || status=1
+fi
+if ninja -C build-asan >/dev/null; then
+  meson test -C build-asan --print-errorlogs --no-rebuild --num-processes 2 --no-suite slow ||
+    status=1
+  meson test -C build-asan --print-errorlogs --no-rebuild --num-processes 2 --logbase slow \
+    hs2_prior_state apply_resume || status=1
+else
+  echo "test: the sanitizer build failed" >&2
+  status=1
+fi
+
+echo "test: libFuzzer targets, ${FUZZ_SECONDS} s each (build-fuzz)" >&2
+fuzz_targets=(fuzz_reader fuzz_props fuzz_literal)
+fuzz_results=build-fuzz/fuzz-results.txt
+if [ ! -f build-fuzz/build.ninja ]; then
+  CXX=clang++ meson setup build-fuzz -Dfuzz=true -Db_sanitize=address,undefined -Db_lundef=false \
+    -Dbuildtype=debugoptimized >/dev/null || status=1
+fi
+mkdir -p build-fuzz
+: >"$fuzz_results"
+if ninja -C build-fuzz "${fuzz_targets[@]/#/fuzz/}" >/dev/null; then
+  for target in "${fuzz_targets[@]}"; do
+    case $target in
+      fuzz_reader) seeds=(tests/data/notifications tests/data/scenarios tests/data/fuzz examples) ;;
+      fuzz_props) seeds=(fuzz/seeds/props tests/data/scenarios) ;;
+      fuzz_literal) seeds=(tests/data/scenarios tests/data/qn_digest_vectors.tsv) ;;
+    esac
+    corpus=build-fuzz/corpus/$target
+    mkdir -p "$corpus"
+    # New inputs go to the corpus in the build dir; crash files to build-fuzz/ (with the log).
+    if (cd build-fuzz && "./fuzz/$target" -max_total_time="$FUZZ_SECONDS" -rss_limit_mb=2048 \
+          -timeout=10 -print_final_stats=1 -artifact_prefix="$target-" "corpus/$target" \
+          "${seeds[@]/#/../}") >"build-fuzz/$target.log" 2>&1; then
+      echo "$target OK" >>"$fuzz_results"
+      echo "fuzz: $target: $(grep -m1 'number_of_executed_units' "build-fuzz/$target.log")" >&2
+    else
+      echo "$target FAIL" >>"$fuzz_results"
+      echo "fuzz: $target FAILED; see build-fuzz/$target.log and build-fuzz/$target-*" >&2
+      grep -E "^(==[0-9]+==ERROR|SUMMARY)" "build-fuzz/$target.log" >&2
+      status=1
+    fi
+  done
+else
+  echo "test: the fuzzing build failed" >&2
+  for target in "${fuzz_targets[@]}"; do echo "$target FAIL" >>"$fuzz_results"; done
+  status=1
+fi
+
+python3 - build/meson-logs/testlog.json build-asan/meson-logs/testlog.json \
+  build-asan/meson-logs/slow.json "$fuzz_results" <<'PY'
+import json, os, re, sys
 passed = failed = 0
-for line in open(sys.argv[1]):
-    t = json.loads(line)
-    m = re.findall(r"\[doctest\] test cases:\s*(\d+)\s*\|\s*(\d+) passed\s*\|\s*(\d+) failed", t.get("stdout", ""))
-    if m:
-        _, p, f = map(int, m[-1])
-        passed += p
-        failed += f
-        if t["result"] != "OK" and f == 0:
-            failed += 1  # crashed or timed out after its last summary
-    elif t["result"] in ("OK", "EXPECTEDFAIL"):
+for path in sys.argv[1:4]:
+    if not os.path.exists(path):
+        failed += 1  # the stage did not run at all
+        continue
+    for line in open(path):
+        t = json.loads(line)
+        m = re.findall(r"\[doctest\] test cases:\s*(\d+)\s*\|\s*(\d+) passed\s*\|\s*(\d+) failed",
+                       t.get("stdout", ""))
+        if m:
+            _, p, f = map(int, m[-1])
+            passed += p
+            failed += f
+            if t["result"] != "OK" and f == 0:
+                failed += 1  # crashed or timed out after its last summary
+        elif t["result"] in ("OK", "EXPECTEDFAIL"):
+            passed += 1
+        elif t["result"] != "SKIP":
+            failed += 1
+for line in open(sys.argv[4]):
+    name, result = line.split()
+    if result == "OK":
         passed += 1
-    elif t["result"] != "SKIP":
+    else:
         failed += 1
 print(f"{passed} passed, {failed} failed")
 PY
-exit $meson_status
+exit $status

@@ -46,6 +46,9 @@ struct Guid {
   friend auto operator<=>(const Guid&, const Guid&) = default;
 };
 
+// Guids are chosen by whoever wrote the input, so hash tables keyed by them use a keyed hash
+// (SipHash-2-4 under a random per-process key, util/keyed_hash.h) that crafted guids cannot
+// flood. std::hash<Guid> is this. Being random per process, it must never decide an output order.
 struct GuidHash {
   std::size_t operator()(const Guid& g) const noexcept;
 };
@@ -90,8 +93,10 @@ struct SourcePosition {
   std::uint64_t offset = 0;
   // 0-based index of the record within its source (every framed record counts, rejected or not).
   // A split message's event carries the index of the chunk that completed it; `first_record` is
-  // the index of its earliest chunk, so a resume point must not pass it.
+  // the index of its earliest chunk, in the source `first_source_index` (chunks may be spread over
+  // several inputs), so a resume point must not pass it. Otherwise both equal this record's.
   std::uint64_t record = 0;
+  std::uint32_t first_source_index = 0;
   std::uint64_t first_record = 0;
 
   // kcat -J framing keeps the Kafka coordinates of the record.

@@ -31,7 +31,8 @@ namespace atlas2kudu {
 enum class RejectCode : std::uint8_t {
   kNotJson,           // not-json: the record is not a JSON document at all
   kInvalidJson,       // invalid-json: JSON syntax error, invalid UTF-8, truncated document
-  kTooLarge,          // too-large: a record or decompressed message over the size limit
+  kTooLarge,          // too-large: over a limit: record or decompressed size, nesting depth,
+                      // a string cell (--max-cell-bytes), split reassembly caps
   kWrongType,         // wrong-type: a field has the wrong JSON type
   kMissingField,      // missing-field: a required field is absent
   kBadGuid,           // bad-guid: a guid that is not a UUID
@@ -41,8 +42,10 @@ enum class RejectCode : std::uint8_t {
   kBadEncoding,       // bad-encoding: GZIP/Base64 payload that does not decode
   kBadSplit,          // bad-split: inconsistent or incomplete split message
   kBadRelationship,   // bad-relationship: relationship without both ends and a label
+  kDuplicateKey,      // duplicate-key: a member name twice in an envelope, message, entity,
+                      // relationship or classification object
 };
-inline constexpr std::size_t kRejectCodeCount = 12;
+inline constexpr std::size_t kRejectCodeCount = 13;
 
 std::string_view to_string(RejectCode code);
 
@@ -67,11 +70,14 @@ struct InputProgress {
 };
 
 struct ReadStats {
-  std::uint64_t sources = 0;        // inputs opened
-  std::uint64_t records = 0;        // records framed (events, rejects and split chunks alike)
-  std::uint64_t events = 0;         // accepted events
-  std::uint64_t rejected = 0;       // rejected records (an incomplete split message counts once)
-  std::uint64_t split_chunks = 0;   // chunk records held for reassembly (not events themselves)
+  std::uint64_t sources = 0;   // inputs opened
+  std::uint64_t records = 0;   // records framed (events, rejects and split chunks alike)
+  std::uint64_t events = 0;    // accepted events
+  std::uint64_t rejected = 0;  // rejected records (each chunk of a bad split message too)
+  // Records of split messages that became accepted events, other than the record that completed
+  // each (which counts as the event): records == events + rejected + split_chunks + skipped once
+  // the input is read to its end.
+  std::uint64_t split_chunks = 0;
   std::uint64_t ignored_lines = 0;  // kafka-console-consumer / kcat diagnostics skipped
   std::uint64_t legacy_v1 = 0;      // events from V1 payloads
   std::uint64_t skipped = 0;        // records an earlier run applied (--checkpoint)
@@ -98,6 +104,9 @@ struct Rejection {
   RejectCode code;
   std::string reason;
   std::string_view record;  // the record's bytes, verbatim
+  // The record's full size when `record` holds only its first bytes (a record over the size
+  // limit, which is never held whole); 0 when `record` is all of it.
+  std::uint64_t record_bytes = 0;
 };
 
 // A row the server refused while applying (`apply`: isolated by running parts of its statement),
@@ -140,7 +149,8 @@ class RejectSink {
 std::string_view intern_source_name(const std::string& name);
 
 // One reject-file line: {"source":..,"line":..,"offset":..,"record_index":..,["kafka":{..},]
-// "code":..,"reason":..,"record":"<verbatim>"} ("record_base64" instead when not UTF-8).
+// "code":..,"reason":..,"record":"<verbatim>"} ("record_base64" instead when not UTF-8). A record
+// kept only in part ends with "record_truncated":true,"record_bytes":<its full size>.
 std::string rejection_json(const Rejection& r);
 
 // The reject-file line of a refused row: the position of its first event, then
@@ -151,9 +161,38 @@ std::string refusal_json(const RowRefusal& r);
 
 class ByteSource;  // input/byte_source.h: files, stdin, in-memory fakes
 
+// A framed record, as read (--max-record-bytes), and a GZIP or split message once decompressed
+// and joined (--max-message-bytes). Parsing a JSON text takes about six times its size in
+// memory, and a few kilobytes of gzip can inflate to the message limit, so that one is lower.
+inline constexpr std::size_t kDefaultMaxRecordBytes = std::size_t{256} << 20;
+inline constexpr std::size_t kDefaultMaxMessageBytes = std::size_t{64} << 20;
+
+// Nested objects and arrays allowed in one JSON text (--max-json-depth).
+inline constexpr std::uint32_t kDefaultMaxJsonDepth = 512;
+
+// Kudu's default max_cell_size_bytes: a string cell longer than this makes Kudu refuse the row.
+inline constexpr std::size_t kDefaultMaxCellBytes = 65536;
+
+// Split reassembly (--max-split-messages, --max-split-chunks, --max-split-bytes). Atlas cuts a
+// message into chunks of about 1 MB, so 1000 chunks is past what the bytes bound allows anyway.
+inline constexpr std::size_t kDefaultMaxSplitMessages = 1000;
+inline constexpr std::size_t kDefaultMaxSplitChunks = 1000;
+inline constexpr std::size_t kDefaultMaxSplitBytes = std::size_t{256} << 20;
+
+// What the reader holds or accepts at most. Every one bounds memory or time against a hostile or
+// damaged input; what goes past one is rejected (kTooLarge) with its position, never allocated.
+// The command line sets them (--max-json-depth, --max-cell-bytes, --max-split-*).
 struct ReaderLimits {
-  std::size_t max_record_bytes = std::size_t{256} << 20;    // a framed record, as read
-  std::size_t max_inflated_bytes = std::size_t{256} << 20;  // a GZIP message, decompressed
+  std::size_t max_record_bytes = kDefaultMaxRecordBytes;     // a framed record, as read
+  std::size_t max_inflated_bytes = kDefaultMaxMessageBytes;  // a GZIP/split message, decoded
+  std::uint32_t max_json_depth = kDefaultMaxJsonDepth;       // nesting levels in one JSON text
+  // A string bound for one Kudu cell (type, qualifiedName and name, tag names and attributes,
+  // edge labels): longer rejects the event rather than send a row Kudu refuses.
+  std::size_t max_cell_bytes = kDefaultMaxCellBytes;
+  // Split messages waiting for chunks, chunks per message, and bytes held for all of them.
+  std::size_t max_split_messages = kDefaultMaxSplitMessages;
+  std::size_t max_split_chunks = kDefaultMaxSplitChunks;
+  std::size_t max_split_bytes = kDefaultMaxSplitBytes;
 };
 
 class Reader {

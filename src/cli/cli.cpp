@@ -39,6 +39,41 @@ void add_input_options(CLI::App* cmd, InputOptions& in) {
   cmd->add_option("--reject-file", in.reject_file,
                   "Write each rejected record verbatim, with reason and position, as a JSON line");
   cmd->add_option("--stats", in.stats_file, "Write a JSON summary of the run to FILE");
+  // Bounds on what one record may make the reader hold or do; past one the record is rejected
+  // (too-large), never allocated.
+  ReaderLimits& l = in.limits;
+  cmd->add_option("--max-record-bytes", l.max_record_bytes,
+                  "Reject a record (one line or JSON document of the input) longer than N bytes")
+      ->capture_default_str()
+      ->check(CLI::Range(std::size_t{1024}, std::size_t{1} << 34));
+  cmd->add_option("--max-message-bytes", l.max_inflated_bytes,
+                  "Reject a GZIP or split message that decompresses to more than N bytes")
+      ->capture_default_str()
+      ->check(CLI::Range(std::size_t{1024}, std::size_t{1} << 34));
+  cmd->add_option("--max-cell-bytes", l.max_cell_bytes,
+                  "Reject an event whose type, qualifiedName, name, tag or label text (or a tag's "
+                  "attributes) is longer than N bytes: Kudu refuses such a row (its "
+                  "max_cell_size_bytes)")
+      ->capture_default_str()
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 30));
+  cmd->add_option("--max-json-depth", l.max_json_depth,
+                  "Reject a record whose JSON nests objects and arrays more than N levels deep")
+      ->capture_default_str()
+      ->check(CLI::Range(std::uint32_t{8}, std::uint32_t{1000}));
+  cmd->add_option("--max-split-messages", l.max_split_messages,
+                  "Split messages that may wait for their chunks at once; a chunk of one more is "
+                  "rejected")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--max-split-chunks", l.max_split_chunks,
+                  "Reject a split message chunk whose msgSplitCount is above N")
+      ->capture_default_str()
+      ->check(CLI::Range(std::size_t{2}, std::size_t{1} << 20));
+  cmd->add_option("--max-split-bytes", l.max_split_bytes,
+                  "Bytes of split message chunks held at once, in all; a chunk that would pass "
+                  "it is rejected")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
 }
 
 // An option taking one of a fixed set of words, stored as the matching enum value.

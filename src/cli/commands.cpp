@@ -167,7 +167,7 @@ std::optional<std::chrono::milliseconds> parse_duration(std::string_view text) {
 
 int run_check(const InputOptions& in) {
   RejectSink rejects(RejectPolicy{in.max_rejects, in.reject_file});
-  Reader reader(in.files, rejects);
+  Reader reader(in.files, rejects, in.limits);
   Progress progress("check");
   const RunOutcome outcome = run_reporting_failures(progress, [&] {
     for (Event e; reader.next(e);) {
@@ -199,7 +199,7 @@ int run_compile(CompileCommand& c) {
       make_prior_state(c, settings ? &*settings : nullptr, sessions);
   Compiler compiler(c.options);
   RejectSink rejects(RejectPolicy{c.in.max_rejects, c.in.reject_file});
-  Reader reader(c.in.files, rejects);
+  Reader reader(c.in.files, rejects, c.in.limits);
   OutputFile output(c.output);
   PrintExecutor printer(output.get());
   SqlWindowWriter writer(c.options, printer);
@@ -239,7 +239,7 @@ int run_apply(ApplyCommand& a) {
   Compiler compiler(c.options);
   // A resumed run appends: the reject file's earlier lines describe records it skips.
   RejectSink rejects(RejectPolicy{c.in.max_rejects, c.in.reject_file, !a.checkpoint.empty()});
-  Reader reader(c.in.files, rejects);
+  Reader reader(c.in.files, rejects, c.in.limits);
   std::optional<CheckpointFile> checkpoint;
   if (!a.checkpoint.empty()) checkpoint.emplace(a.checkpoint, reader);
   Hs2Executor executor(settings, sessions);

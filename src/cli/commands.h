@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "atlas2kudu/compiler.h"
+#include "atlas2kudu/reader.h"
 #include "compile/ddl.h"
 #include "hs2/options.h"
 
@@ -23,6 +24,7 @@ struct InputOptions {
   std::uint64_t max_rejects = 0;
   std::string reject_file;
   std::string stats_file;
+  ReaderLimits limits;  // --max-json-depth, --max-cell-bytes, --max-split-*
 };
 
 // --deadline: the whole run's time limit (0: none). Past it the run stops as after SIGTERM (the

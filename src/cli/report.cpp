@@ -16,6 +16,7 @@ void write_read_stats(JsonWriter& w, const ReadStats& s) {
   w.key("events").value(s.events);
   w.key("rejected").value(s.rejected);
   w.key("split_chunks").value(s.split_chunks);
+  w.key("skipped").value(s.skipped);
   w.key("ignored_lines").value(s.ignored_lines);
   w.key("legacy_v1").value(s.legacy_v1);
   w.key("skipped").value(s.skipped);  // records an earlier run applied (--checkpoint)
@@ -205,7 +206,7 @@ void print_read_summary(std::FILE* out, const ReadStats& s) {
   fmt::print(out, "events accepted   {:>12}\n", s.events);
   fmt::print(out, "records rejected  {:>12}\n", s.rejected);
   if (s.split_chunks)
-    fmt::print(out, "split chunks      {:>12}  (held for split-message reassembly)\n",
+    fmt::print(out, "split chunks      {:>12}  (records joined into split-message events)\n",
                s.split_chunks);
   if (s.ignored_lines) {
     fmt::print(out, "ignored lines     {:>12}  (kafka-console-consumer/kcat diagnostics)\n",

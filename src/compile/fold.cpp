@@ -5,25 +5,22 @@
 #include <string_view>
 #include <tuple>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "util/digest.h"
 #include "util/json_writer.h"
+#include "util/keyed_hash.h"
 
 namespace atlas2kudu {
 
 namespace {
 
-std::size_t bytes_hash(const std::uint8_t* p) {
-  std::uint64_t a = 0, b = 0;
-  std::memcpy(&a, p, 8);
-  std::memcpy(&b, p + 8, 8);
-  return static_cast<std::size_t>(a ^ (b * 0x9e3779b97f4a7c15ULL));
-}
-
 // 16-byte keys (guids, qn digests) -> a row or slot number, for one window: open addressing with
 // linear probing in one array sized for the window up front, so lookups are one cache line and
-// the window allocates it once (std::unordered_map allocates a node per key).
+// the window allocates it once (std::unordered_map allocates a node per key). The keys come from
+// the input, so the probe sequence starts at a keyed hash (util/keyed_hash.h): crafted guids
+// cannot pile up in one run of cells.
 class Key16Index {
  public:
   static constexpr std::uint32_t kNone = 0xFFFFFFFF;
@@ -59,11 +56,8 @@ class Key16Index {
   };
 
   Cell& probe(const std::uint8_t* key) {
-    std::uint64_t a, b;
-    std::memcpy(&a, key, 8);
-    std::memcpy(&b, key + 8, 8);
-    std::uint64_t h = (a ^ (b * 0x9e3779b97f4a7c15ULL)) * 0xbf58476d1ce4e5b9ULL;
-    for (std::size_t i = (h ^ (h >> 31)) & mask_;; i = (i + 1) & mask_) {
+    const std::uint64_t h = SipHasher(process_hash_key()).update(key, 16).finish();
+    for (std::size_t i = h & mask_;; i = (i + 1) & mask_) {
       Cell& c = cells_[i];
       if (c.value == kNone || std::memcmp(c.key, key, 16) == 0) return c;
     }
@@ -90,8 +84,11 @@ struct EdgeKey {
 };
 struct EdgeKeyHash {
   std::size_t operator()(const EdgeKey& k) const noexcept {
-    return bytes_hash(k.a.bytes.data()) ^ (bytes_hash(k.b.bytes.data()) * 31) ^
-           std::hash<std::string>()(k.elabel);
+    return SipHasher(process_hash_key())
+        .update(k.a.bytes.data(), k.a.bytes.size())
+        .update(k.b.bytes.data(), k.b.bytes.size())
+        .update(k.elabel)
+        .finish();
   }
 };
 
@@ -102,7 +99,10 @@ struct TagKey {
 };
 struct TagKeyHash {
   std::size_t operator()(const TagKey& k) const noexcept {
-    return bytes_hash(k.guid.bytes.data()) ^ std::hash<std::string>()(k.tag);
+    return SipHasher(process_hash_key())
+        .update(k.guid.bytes.data(), k.guid.bytes.size())
+        .update(k.tag)
+        .finish();
   }
 };
 
@@ -124,11 +124,22 @@ void intersect_into(std::vector<T>& keep, std::span<const T> other) {
 std::vector<const Classification*> distinct_tags(const Event& e) {
   std::vector<const Classification*> out;
   out.reserve(e.classifications.size());
+  // A handful of tags is the rule: compare directly. A long list (an input can carry 100,000)
+  // goes through a hash set, so the fold stays linear in the number of tags.
+  constexpr std::size_t kScanLimit = 16;
+  if (e.classifications.size() <= kScanLimit) {
+    for (const Classification& c : e.classifications) {
+      const bool seen = std::any_of(out.begin(), out.end(), [&](const Classification* o) {
+        return o->type_name == c.type_name;
+      });
+      if (!seen) out.push_back(&c);
+    }
+    return out;
+  }
+  std::unordered_set<std::string_view, KeyedStringHash> seen;
+  seen.reserve(e.classifications.size());
   for (const Classification& c : e.classifications) {
-    const bool seen = std::any_of(out.begin(), out.end(), [&](const Classification* o) {
-      return o->type_name == c.type_name;
-    });
-    if (!seen) out.push_back(&c);
+    if (seen.insert(c.type_name).second) out.push_back(&c);
   }
   return out;
 }

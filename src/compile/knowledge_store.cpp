@@ -341,11 +341,9 @@ class SpillFile {
    private:
     static constexpr std::uint64_t kBits = std::uint64_t{32} << 20;
     static std::array<std::uint64_t, 4> probes(const Guid& g) {
-      std::uint64_t a, b;
-      std::memcpy(&a, g.bytes.data(), 8);
-      std::memcpy(&b, g.bytes.data() + 8, 8);
-      const std::uint64_t h1 = (a ^ (b >> 7)) * 0x9e3779b97f4a7c15ULL;
-      const std::uint64_t h2 = ((b ^ (a << 13)) * 0xbf58476d1ce4e5b9ULL) | 1;
+      // Keyed (util/keyed_hash.h), so that crafted guids cannot make every lookup a false positive.
+      const std::uint64_t h1 = GuidHash()(g);
+      const std::uint64_t h2 = ((h1 >> 32) | (h1 << 32)) * 0xbf58476d1ce4e5b9ULL | 1;
       return {h1 % kBits, (h1 + h2) % kBits, (h1 + 2 * h2) % kBits, (h1 + 3 * h2) % kBits};
     }
     std::vector<std::uint64_t> bits_;

@@ -542,7 +542,10 @@ class Planner {
       if (!r.upsert) continue;
       groups[r.delete_first ? std::uint8_t{FlatRow::kAll} : r.mask].push_back(&r);
     }
-    for (const auto& [mask, group] : groups) {
+    for (const auto& entry : groups) {
+      // Not a structured binding: clang 14 (the fuzzing build) cannot capture one in a lambda.
+      const std::uint8_t mask = entry.first;
+      const std::vector<const FlatRow*>& group = entry.second;
       std::string head = "UPSERT INTO " + table(t.name) + " (";
       append_identifier(head, t.column(schema::kFlatGuid));
       for (std::size_t c = 1; c < t.columns.size(); ++c) {

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "atlas2kudu/error.h"
+#include "compile/impala_sql.h"
 
 namespace atlas2kudu {
 
@@ -43,7 +44,9 @@ namespace {
 template <typename Sink>
 void emit_window(const CompiledWindow& w, std::string& scratch, Sink&& sink) {
   scratch.clear();
-  fmt::format_to(std::back_inserter(scratch), "-- {}\n", w.comment);
+  scratch.append("-- ");
+  append_comment_text(scratch, w.comment);  // it names input files, which may hold anything
+  scratch.push_back('\n');
   const auto phase = [&](int n, std::string_view name, const std::vector<Statement>& statements) {
     fmt::format_to(std::back_inserter(scratch), "-- window {} phase {}: {} ({} statement{})\n",
                    w.index, n, name, statements.size(), statements.size() == 1 ? "" : "s");

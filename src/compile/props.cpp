@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "input/json_path.h"
 #include "input/json_text.h"
 #include "util/json_writer.h"
 
@@ -94,23 +95,57 @@ void apply_cap(Props& props, std::size_t max_bytes) {
 }  // namespace
 
 void merge_attributes(Props& props, std::span<const Attribute> attributes, std::size_t max_bytes) {
-  auto key_less = [](const auto& m, std::string_view k) { return m.first < k; };
+  // Sorting the event's attributes and merging them with the sorted members keeps this
+  // O(n log n): inserting one by one into the sorted vector was quadratic (an event with 100,000
+  // attributes took minutes).
+  std::vector<const Attribute*> incoming;
+  incoming.reserve(attributes.size());
+  bool reserved_key = false;
   for (const Attribute& a : attributes) {
     if (a.name == kTruncatedKey) {
-      // Reserved: record it as dropped rather than emit a second "_truncated" key.
-      auto t = std::lower_bound(props.truncated.begin(), props.truncated.end(), a.name);
-      if (t == props.truncated.end() || *t != a.name) props.truncated.insert(t, a.name);
-      continue;
-    }
-    auto it = std::lower_bound(props.members.begin(), props.members.end(), a.name, key_less);
-    if (it != props.members.end() && it->first == a.name) {
-      it->second = a.json;
+      reserved_key = true;  // reserved: recorded as dropped rather than a second "_truncated"
     } else {
-      props.members.insert(it, {a.name, a.json});
+      incoming.push_back(&a);
     }
-    auto t = std::lower_bound(props.truncated.begin(), props.truncated.end(), a.name);
-    if (t != props.truncated.end() && *t == a.name) props.truncated.erase(t);
   }
+  std::stable_sort(incoming.begin(), incoming.end(),
+                   [](const Attribute* x, const Attribute* y) { return x->name < y->name; });
+  // A repeated name: the last one wins (stable sort keeps event order within a name).
+  std::vector<const Attribute*> latest;
+  latest.reserve(incoming.size());
+  for (const Attribute* a : incoming) {
+    if (!latest.empty() && latest.back()->name == a->name) {
+      latest.back() = a;
+    } else {
+      latest.push_back(a);
+    }
+  }
+
+  std::vector<std::pair<std::string, std::string>> members;
+  members.reserve(props.members.size() + latest.size());
+  auto old = props.members.begin();
+  for (const Attribute* a : latest) {
+    while (old != props.members.end() && old->first < a->name) members.push_back(std::move(*old++));
+    if (old != props.members.end() && old->first == a->name) ++old;
+    members.emplace_back(a->name, a->json);
+  }
+  while (old != props.members.end()) members.push_back(std::move(*old++));
+  props.members = std::move(members);
+
+  // A key that comes back is no longer dropped.
+  std::vector<std::string> truncated;
+  truncated.reserve(props.truncated.size() + 1);
+  auto back = latest.begin();
+  for (std::string& key : props.truncated) {
+    while (back != latest.end() && (*back)->name < key) ++back;
+    if (back != latest.end() && (*back)->name == key) continue;
+    truncated.push_back(std::move(key));
+  }
+  if (reserved_key) {
+    auto at = std::lower_bound(truncated.begin(), truncated.end(), kTruncatedKey);
+    if (at == truncated.end() || *at != kTruncatedKey) truncated.emplace(at, kTruncatedKey);
+  }
+  props.truncated = std::move(truncated);
   apply_cap(props, max_bytes);
 }
 
@@ -141,15 +176,15 @@ std::string to_json(const Props& props) {
 namespace {
 
 // The text of `value` as stored, after checking all of it: On-Demand skips what it is not asked
-// to read, so the value is walked completely (write_canonical_json validates every scalar, and
-// numbers of any size stay valid), containers in a second pass over their own text.
+// to read, so the value is walked completely (validate_json checks every scalar, and numbers of
+// any size stay valid), containers in a second pass over their own text.
 std::string validated_text(simdjson::ondemand::value value, simdjson::ondemand::parser& inner) {
-  std::string scratch;
+  const Path path("props_json");
   const simdjson::ondemand::json_type type = value.type();
   if (type != simdjson::ondemand::json_type::object &&
       type != simdjson::ondemand::json_type::array) {
     const std::string_view raw = trim_json_token(value.raw_json_token());
-    write_canonical_json(value, scratch);
+    validate_json(value, path, Nesting{1});
     return std::string(raw);
   }
   const std::string_view raw = type == simdjson::ondemand::json_type::object
@@ -157,7 +192,7 @@ std::string validated_text(simdjson::ondemand::value value, simdjson::ondemand::
                                    : std::string_view(value.get_array().value().raw_json());
   const simdjson::padded_string copy(raw);
   simdjson::ondemand::document doc = inner.iterate(copy);
-  write_canonical_json(doc.get_value(), scratch);
+  validate_json(doc.get_value(), path, Nesting{1});
   return std::string(raw);
 }
 
@@ -188,6 +223,8 @@ std::optional<Props> parse_props(std::string_view text) {
     if (!doc.current_location().error()) return std::nullopt;
   } catch (const simdjson::simdjson_error&) {
     return std::nullopt;  // the caller merges from {}
+  } catch (const InputError&) {
+    return std::nullopt;  // nested deeper than any props_json we write
   }
   std::sort(props.truncated.begin(), props.truncated.end());
   props.truncated.erase(std::unique(props.truncated.begin(), props.truncated.end()),

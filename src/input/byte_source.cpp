@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <climits>
 #include <cstring>
+#include <vector>
 
 #include "util/digest.h"
 
@@ -28,39 +29,131 @@ std::string file_identity(int fd) {
   return to_hex(sha256(head)).substr(0, 32);
 }
 
-class GzByteSource final : public ByteSource {
+// A file or stdin, inflated when it is gzip. zlib's gzread would do the same but ignores (and
+// hides) anything after the last gzip member that is not another member, so a damaged or
+// appended-to file read as a shorter, valid one; here that is an error, as is a stream cut short.
+class FileByteSource final : public ByteSource {
  public:
-  GzByteSource(std::string name, gzFile file, std::string identity)
-      : name_(std::move(name)), file_(file), identity_(std::move(identity)) {}
-  ~GzByteSource() override { gzclose(file_); }
+  FileByteSource(std::string name, int fd, std::string identity)
+      : name_(std::move(name)), fd_(fd), identity_(std::move(identity)), in_(kInputBuffer) {}
+  ~FileByteSource() override {
+    if (gzip_) inflateEnd(&zs_);
+    ::close(fd_);
+  }
 
   std::size_t read(char* out, std::size_t size) override {
-    const unsigned chunk = static_cast<unsigned>(std::min<std::size_t>(size, INT_MAX / 2));
-    const int n = gzread(file_, out, chunk);
-    if (n < 0) {
-      int errnum = 0;
-      const char* msg = gzerror(file_, &errnum);
-      if (errnum == Z_ERRNO) msg = std::strerror(errno);
-      throw SourceError(false, fmt::format("{}: read error: {}", name_, msg));
-    }
-    if (n == 0) {
-      // gzread returns 0 both at a clean end and when a gzip stream is cut short.
-      int errnum = 0;
-      const char* msg = gzerror(file_, &errnum);
-      if (errnum != Z_OK && errnum != Z_STREAM_END) {
-        throw SourceError(false, fmt::format("{}: {}", name_, msg));
-      }
-    }
-    return static_cast<std::size_t>(n);
+    if (!started_) start();
+    if (!gzip_) return read_plain(out, size);
+    return read_gzip(out, size);
   }
 
   const std::string& name() const override { return name_; }
   std::string identity() const override { return identity_; }
 
  private:
+  static constexpr std::size_t kInputBuffer = std::size_t{1} << 20;
+
+  // Reads more raw bytes after the `avail` ones still unread at in_begin_; false at end of file.
+  bool refill() {
+    if (in_begin_ > 0) {
+      std::memmove(in_.data(), in_.data() + in_begin_, in_end_ - in_begin_);
+      in_end_ -= in_begin_;
+      offset_ += in_begin_;
+      in_begin_ = 0;
+    }
+    for (;;) {
+      const ssize_t n = ::read(fd_, in_.data() + in_end_, in_.size() - in_end_);
+      if (n > 0) {
+        in_end_ += static_cast<std::size_t>(n);
+        return true;
+      }
+      if (n == 0) return false;
+      if (errno != EINTR) {
+        throw SourceError(false, fmt::format("{}: read error: {}", name_, std::strerror(errno)));
+      }
+    }
+  }
+
+  std::size_t available() const { return in_end_ - in_begin_; }
+
+  // Whether a gzip member starts at in_begin_ (its two magic bytes), reading as needed.
+  bool at_gzip_member() {
+    while (available() < 2 && refill()) {
+    }
+    return available() >= 2 && static_cast<unsigned char>(in_[in_begin_]) == 0x1f &&
+           static_cast<unsigned char>(in_[in_begin_ + 1]) == 0x8b;
+  }
+
+  void start() {
+    started_ = true;
+    if (!at_gzip_member()) return;
+    // 16 + 15: a gzip wrapper only, with the largest window.
+    if (inflateInit2(&zs_, 16 + 15) != Z_OK) {
+      throw SourceError(false, fmt::format("{}: cannot initialise the gzip decoder", name_));
+    }
+    gzip_ = true;
+  }
+
+  std::size_t read_plain(char* out, std::size_t size) {
+    if (available() == 0 && !refill()) return 0;
+    const std::size_t n = std::min(size, available());
+    std::memcpy(out, in_.data() + in_begin_, n);
+    in_begin_ += n;
+    return n;
+  }
+
+  std::size_t read_gzip(char* out, std::size_t size) {
+    const std::size_t limit = std::min<std::size_t>(size, INT_MAX / 2);
+    while (!finished_) {
+      if (available() == 0 && !refill()) {
+        throw SourceError(false, fmt::format("{}: truncated gzip data: the file ends inside a "
+                                             "gzip member, at byte {}",
+                                             name_, offset_ + in_begin_));
+      }
+      zs_.next_in = reinterpret_cast<Bytef*>(in_.data() + in_begin_);
+      zs_.avail_in = static_cast<uInt>(available());
+      zs_.next_out = reinterpret_cast<Bytef*>(out);
+      zs_.avail_out = static_cast<uInt>(limit);
+      const int rc = inflate(&zs_, Z_NO_FLUSH);
+      in_begin_ = static_cast<std::size_t>(reinterpret_cast<char*>(zs_.next_in) - in_.data());
+      const std::size_t produced = limit - zs_.avail_out;
+      if (rc == Z_STREAM_END) {
+        // Another member may follow (what `cat a.gz b.gz` makes); anything else is an error.
+        if (at_gzip_member()) {
+          inflateReset(&zs_);
+        } else if (available() > 0) {
+          // Reported once the text before it is handed out.
+          trailing_error_ = fmt::format(
+              "{}: data after the last gzip member, at byte {} (a "
+              "damaged or appended-to file)",
+              name_, offset_ + in_begin_);
+          finished_ = true;
+        } else {
+          finished_ = true;
+        }
+      } else if (rc != Z_OK && rc != Z_BUF_ERROR) {
+        throw SourceError(false, fmt::format("{}: corrupt gzip data near byte {} ({})", name_,
+                                             offset_ + in_begin_,
+                                             zs_.msg != nullptr ? zs_.msg : "inflate error"));
+      }
+      if (produced > 0) return produced;
+    }
+    if (!trailing_error_.empty()) throw SourceError(false, trailing_error_);
+    return 0;
+  }
+
   std::string name_;
-  gzFile file_;
+  int fd_;
   std::string identity_;
+  std::vector<char> in_;
+  std::size_t in_begin_ = 0;  // next raw byte to use
+  std::size_t in_end_ = 0;    // end of the raw bytes read
+  std::uint64_t offset_ = 0;  // file offset of in_[0]
+  bool started_ = false;
+  bool gzip_ = false;
+  bool finished_ = false;       // the last gzip member ended
+  std::string trailing_error_;  // what followed it, when that was not another member
+  z_stream zs_{};
 };
 
 class MemoryByteSource final : public ByteSource {
@@ -100,13 +193,7 @@ std::unique_ptr<ByteSource> open_byte_source(const std::string& path) {
     throw SourceError(true, fmt::format("{}: cannot open: Is a directory", path));
   }
   std::string identity = is_stdin ? std::string() : file_identity(fd);
-  gzFile file = gzdopen(fd, "rb");
-  if (file == nullptr) {
-    ::close(fd);
-    throw SourceError(true, fmt::format("{}: cannot open: out of memory", path));
-  }
-  gzbuffer(file, 1 << 20);
-  return std::make_unique<GzByteSource>(path, file, std::move(identity));
+  return std::make_unique<FileByteSource>(path, fd, std::move(identity));
 }
 
 std::unique_ptr<ByteSource> memory_byte_source(std::string name, std::string data,

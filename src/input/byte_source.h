@@ -1,6 +1,8 @@
-// Byte sources: where the reader's bytes come from. Files and stdin go through zlib's gz reader,
-// which inflates gzip data (any number of concatenated members) and passes plain data through, so
-// `*.gz` exports, gzip piped into stdin and plain text all read the same way.
+// Byte sources: where the reader's bytes come from. Files and stdin that start with the gzip magic
+// bytes are inflated (any number of concatenated members), anything else passes through, so
+// `*.gz` exports, gzip piped into stdin and plain text all read the same way. A gzip input that
+// ends inside a member, is corrupt, or has anything but another member after a member is an error
+// (SourceError), never a silently shorter input.
 #pragma once
 
 #include <cstddef>
@@ -24,7 +26,8 @@ class ByteSource {
   virtual std::string identity() const = 0;
 };
 
-// An input that cannot be opened or read (missing file, corrupt gzip stream, I/O error).
+// An input that cannot be opened or read (missing file, corrupt, truncated or appended-to gzip
+// stream, I/O error).
 class SourceError : public Error {
  public:
   SourceError(bool cannot_open, const std::string& what)

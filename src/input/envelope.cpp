@@ -2,6 +2,9 @@
 
 #include <fmt/core.h>
 
+#include <cstdint>
+#include <limits>
+
 #include "input/input_error.h"
 #include "input/json_path.h"
 #include "input/json_text.h"
@@ -9,6 +12,42 @@
 namespace atlas2kudu {
 
 namespace od = simdjson::ondemand;
+
+namespace {
+
+// The first error of members that count for one shape only; raised once the shape is known.
+struct DeferredError {
+  std::optional<InputError> error;
+  void keep(const InputError& e) {
+    if (!error) error = e;
+  }
+  void raise() const {
+    if (error) throw *error;
+  }
+};
+
+// Reads a member with `read`, a typed getter that either consumes the value or throws before
+// touching it. A type error is kept in `deferred` and the value validated instead.
+template <typename Read>
+void read_or_defer(od::value value, const Path& path, Nesting nesting, DeferredError& deferred,
+                   Read&& read) {
+  try {
+    read(value);
+  } catch (const InputError& e) {
+    deferred.keep(e);
+    validate_json(value, path, nesting);
+  }
+}
+
+void check_range(std::int64_t v, std::int64_t low, std::int64_t high, const char* name,
+                 DeferredError& deferred) {
+  if (v < low || v > high) {
+    deferred.keep(InputError(RejectCode::kWrongType,
+                             fmt::format("{}: {} is out of range ({}..{})", name, v, low, high)));
+  }
+}
+
+}  // namespace
 
 SourcePosition::Kafka Envelope::kafka() const {
   SourcePosition::Kafka k;
@@ -18,7 +57,8 @@ SourcePosition::Kafka Envelope::kafka() const {
   return k;
 }
 
-Envelope parse_envelope(od::parser& parser, std::string_view text, const char* what) {
+Envelope parse_envelope(od::parser& parser, std::string_view text, const char* what,
+                        std::uint32_t max_depth) {
   Envelope env;
   od::document doc =
       parser.iterate(text.data(), text.size(), text.size() + simdjson::SIMDJSON_PADDING);
@@ -27,11 +67,19 @@ Envelope parse_envelope(od::parser& parser, std::string_view text, const char* w
     throw InputError(RejectCode::kWrongType,
                      fmt::format("{}: expected a JSON object, got {}", what, json_type_name(top)));
   }
+  const Path root(what);
+  const Nesting inside{1, max_depth};
+  MemberNames names;
+  DeferredError envelope_error;  // envelope members: count unless the level is a kcat record
+  DeferredError kcat_error;      // kcat members: count only in a kcat record
   for (auto field : doc.get_object()) {
     const std::string_view key = field.unescaped_key();
+    names.add(key, root);
     od::value value = field.value();
+    const Path at(root, key);
     if (key == "version") {
       env.has_version = true;
+      validate_json(value, at, inside);
     } else if (key == "message") {
       env.has_message = true;
       env.message_type = value.type();
@@ -39,54 +87,97 @@ Envelope parse_envelope(od::parser& parser, std::string_view text, const char* w
         // Parse the payload in this same pass, and find its text for the audit seq: it starts at
         // the '{' and ends at the last '}' before the token the iterator stops on afterwards.
         const char* begin = value.raw_json_token().data();
-        for (auto member : value.get_object()) {
-          parse_payload_field(member.unescaped_key(), member.value(), env.message);
-        }
+        parse_payload(value, env.message, inside);
         const char* after = text.data() + text.size();
         if (auto loc = doc.current_location(); !loc.error()) after = loc.value_unsafe();
         const char* end = after;
         while (end > begin && end[-1] != '}') --end;
         env.message_raw = std::string_view(begin, static_cast<std::size_t>(end - begin));
       } else if (env.message_type == od::json_type::string) {
-        env.message_string = std::string(value.get_string().value());
-      } else if (env.message_type != od::json_type::null) {
+        env.message_string = std::string(get_string(value, "message"));
+      } else if (!take_null(value)) {
         wrong_type("message", "an object or a string", env.message_type);
       }
     } else if (key == "msgCompressionKind") {
-      const auto kind = get_optional_string(value, "msgCompressionKind");
+      std::optional<std::string_view> kind;
+      read_or_defer(value, at, inside, envelope_error,
+                    [&](od::value v) { kind = get_optional_string(v, "msgCompressionKind"); });
       if (kind && *kind == "GZIP") {
         env.gzip = true;
       } else if (kind && *kind != "NONE") {
-        throw InputError(
+        envelope_error.keep(InputError(
             RejectCode::kBadEncoding,
-            fmt::format("msgCompressionKind: unknown kind \"{}\"", printable_excerpt(*kind, 40)));
+            fmt::format("msgCompressionKind: unknown kind \"{}\"", printable_excerpt(*kind, 40))));
       }
     } else if (key == "msgSplitIdx") {
-      env.split_idx = get_int(value, "msgSplitIdx");
+      read_or_defer(value, at, inside, envelope_error,
+                    [&](od::value v) { env.split_idx = get_int(v, "msgSplitIdx"); });
     } else if (key == "msgSplitCount") {
-      env.split_count = get_int(value, "msgSplitCount");
+      read_or_defer(value, at, inside, envelope_error,
+                    [&](od::value v) { env.split_count = get_int(v, "msgSplitCount"); });
     } else if (key == "msgId") {
-      if (auto id = get_optional_string(value, "msgId")) env.msg_id = std::string(*id);
+      read_or_defer(value, at, inside, envelope_error, [&](od::value v) {
+        if (auto id = get_optional_string(v, "msgId")) env.msg_id = std::string(*id);
+      });
     } else if (key == "msgCreationTime") {
-      if (value.type() != od::json_type::null) {
-        env.msg_creation_time = get_int(value, "msgCreationTime");
-      }
+      read_or_defer(value, at, inside, envelope_error, [&](od::value v) {
+        if (!take_null(v)) env.msg_creation_time = get_int(v, "msgCreationTime");
+      });
     } else if (key == "payload") {
       env.has_payload = true;
-      if (auto p = get_optional_string(value, "payload")) env.payload = std::string(*p);
+      read_or_defer(value, at, inside, kcat_error, [&](od::value v) {
+        if (auto p = get_optional_string(v, "payload")) env.payload = std::string(*p);
+      });
     } else if (key == "topic") {
-      if (auto t = get_optional_string(value, "topic")) env.topic = std::string(*t);
+      read_or_defer(value, at, inside, kcat_error, [&](od::value v) {
+        if (auto t = get_optional_string(v, "topic")) env.topic = std::string(*t);
+      });
     } else if (key == "partition") {
-      env.partition = get_int(value, "partition");
+      read_or_defer(value, at, inside, kcat_error,
+                    [&](od::value v) { env.partition = get_int(v, "partition"); });
+      // A Kafka partition is an int32, and never negative.
+      if (env.partition) {
+        check_range(*env.partition, 0, std::numeric_limits<std::int32_t>::max(), "partition",
+                    kcat_error);
+      }
     } else if (key == "offset") {
-      env.offset = get_int(value, "offset");
+      read_or_defer(value, at, inside, kcat_error,
+                    [&](od::value v) { env.offset = get_int(v, "offset"); });
+      // An int64, never negative; the next offset (offset + 1) must be one too.
+      if (env.offset) {
+        check_range(*env.offset, 0, std::numeric_limits<std::int64_t>::max() - 1, "offset",
+                    kcat_error);
+      }
     } else if (key == "ts") {
-      if (value.type() == od::json_type::number) env.kafka_ts = get_int(value, "ts");
+      // kcat writes the timestamp as a number; anything else is left alone.
+      if (value.type() == od::json_type::number) {
+        read_or_defer(value, at, inside, kcat_error,
+                      [&](od::value v) { env.kafka_ts = get_int(v, "ts"); });
+      } else {
+        validate_json(value, at, inside);
+      }
     } else {
-      parse_payload_field(key, value, env.top);
+      validate_json(value, at, inside);
     }
   }
+  if (auto loc = doc.current_location(); !loc.error()) {
+    throw InputError(RejectCode::kInvalidJson,
+                     fmt::format("{}: data after the JSON object, at byte {}", what,
+                                 loc.value_unsafe() - text.data()));
+  }
   env.kcat = env.has_payload && !env.has_version && !env.has_message;
+  if (env.kcat) {
+    kcat_error.raise();
+    return env;
+  }
+  if (env.has_version || env.has_message) {
+    envelope_error.raise();
+    return env;
+  }
+  // A bare payload: the whole object is the message. Read it again, as a payload.
+  env = Envelope{};
+  doc.rewind();
+  parse_payload(doc.get_value(), env.top, Nesting{0, max_depth});
   return env;
 }
 

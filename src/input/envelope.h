@@ -13,10 +13,15 @@
 //   bare payload    {"type":"ENTITY_NOTIFICATION_V1","operationType":..,"entity":{..}}
 //                   -- no "version", no "message": the whole object is the payload
 //
-// parse_envelope reads the level in one forward pass. When "message" is an object, its payload
-// fields are collected in that same pass (payload.h) and its exact text located, since the audit
-// seq hashes the message as sent. Payload fields at the top level are collected too, for the bare
-// shape. Which shape it was, and what to do next, is the decoder's business (notification.h).
+// parse_envelope reads the level in one forward pass, its members in whatever order they come.
+// When "message" is an object, its payload fields are collected in that same pass (payload.h) and
+// its exact text located, since the audit seq hashes the message as sent. Every member is
+// validated, used or not, and nothing but whitespace may follow the object. Which shape the level
+// has is only known at its end, so the members of the other shapes cannot reject it: a kcat
+// member of the wrong type in an envelope (or an envelope member in a kcat record) is ignored,
+// and a bare payload is read by a second pass over the same document once the first found neither
+// "version" nor "message" nor "payload". A member name given twice rejects the level
+// (kDuplicateKey). What to do next is the decoder's business (notification.h).
 //
 //   Envelope env = parse_envelope(parser, padded_text, "record");
 //   if (env.kcat) ...                       // decode *env.payload as the next level
@@ -48,7 +53,7 @@ struct Envelope {
   PayloadFields message;
   // When "message" is a string: its unescaped text.
   std::string message_string;
-  // Payload fields found at the top level: the payload itself when the record is bare.
+  // The payload fields when the level is a bare payload (bare_payload()).
   PayloadFields top;
 
   bool gzip = false;  // msgCompressionKind GZIP ("NONE" and null are plain)
@@ -62,7 +67,7 @@ struct Envelope {
   std::optional<std::string> topic;
   std::optional<std::int64_t> partition;
   std::optional<std::int64_t> offset;
-  std::optional<std::int64_t> kafka_ts;  // "ts", when it is a number (ms since the epoch)
+  std::optional<std::int64_t> kafka_ts;  // "ts", when it is an integer (ms since the epoch)
   bool has_payload = false;
   std::optional<std::string> payload;  // null for a Kafka record without a value
 
@@ -70,15 +75,14 @@ struct Envelope {
   bool bare_payload() const { return !kcat && !has_version && !has_message; }
   // The Kafka coordinates of a kcat record (missing members read as 0 and "").
   SourcePosition::Kafka kafka() const;
-  // The times the payload falls back to when it has no event time of its own.
-  EventTimeFallbacks time_fallbacks() const { return {msg_creation_time, kafka_ts}; }
 };
 
 // Parses the object in `text`, which must be followed by simdjson::SIMDJSON_PADDING readable
 // bytes. `what` names the level in the error for a non-object ("record", "payload", ...). Throws
-// InputError for a member of the wrong type or an unknown msgCompressionKind, and simdjson_error
-// for malformed JSON. Views in the result point into `text`.
-Envelope parse_envelope(simdjson::ondemand::parser& parser, std::string_view text,
-                        const char* what);
+// InputError for a member of the wrong type, a Kafka partition or offset out of range, an unknown
+// msgCompressionKind, a repeated member name or nesting past `max_depth`, and simdjson_error for
+// malformed JSON (data after the object included). Views in the result point into `text`.
+Envelope parse_envelope(simdjson::ondemand::parser& parser, std::string_view text, const char* what,
+                        std::uint32_t max_depth = kDefaultMaxJsonDepth);
 
 }  // namespace atlas2kudu

@@ -3,6 +3,7 @@
 #include <array>
 
 #include "util/digest.h"
+#include "util/keyed_hash.h"
 
 namespace atlas2kudu {
 
@@ -65,14 +66,7 @@ std::string Guid::dashed() const {
 }
 
 std::size_t GuidHash::operator()(const Guid& g) const noexcept {
-  // Guids are random (UUIDv4), so any 8 bytes are a good hash; mix both halves for safety
-  // against crafted sequential guids.
-  std::uint64_t a = 0, b = 0;
-  for (int i = 0; i < 8; ++i) {
-    a = (a << 8) | g.bytes[i];
-    b = (b << 8) | g.bytes[i + 8];
-  }
-  return static_cast<std::size_t>(a ^ (b * 0x9e3779b97f4a7c15ULL));
+  return SipHasher(process_hash_key()).update(g.bytes.data(), g.bytes.size()).finish();
 }
 
 std::string_view to_string(Operation op) {

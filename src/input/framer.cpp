@@ -5,6 +5,9 @@
 #include <algorithm>
 #include <charconv>
 #include <cstring>
+#include <limits>
+
+#include "input/json_text.h"
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -42,17 +45,6 @@ inline const char* find_string_special(const char* p, const char* end) {
 
 inline bool is_space(char c) {
   return c == ' ' || c == '\t' || c == '\r' || c == '\n';
-}
-
-// A short, printable excerpt of bad bytes for error messages.
-std::string excerpt(std::string_view text) {
-  std::string out;
-  for (char c : text.substr(0, 40)) {
-    const auto u = static_cast<unsigned char>(c);
-    out += (u >= 0x20 && u < 0x7f) ? c : '?';
-  }
-  if (text.size() > 40) out += "...";
-  return out;
 }
 
 }  // namespace
@@ -126,15 +118,12 @@ bool Framer::skip_prefixes_and_diagnostics(FramedRecord& out) {
       const std::string_view value =
           ahead.substr(prefix.size(), tab - std::min(tab, prefix.size()));
       if (prefix == "Partition:") {
-        std::int32_t v = 0;
-        if (std::from_chars(value.data(), value.data() + value.size(), v).ec == std::errc()) {
-          out.console_partition = v;
-        }
+        read_prefix_number("Partition", value, std::numeric_limits<std::int32_t>::max(),
+                           out.console_partition);
       } else if (prefix == "Offset:") {
-        std::int64_t v = 0;
-        if (std::from_chars(value.data(), value.data() + value.size(), v).ec == std::errc()) {
-          out.console_offset = v;
-        }
+        // The next offset (offset + 1) must be an int64 too.
+        read_prefix_number("Offset", value, std::numeric_limits<std::int64_t>::max() - 1,
+                           out.console_offset);
       }
       pos_ += tab + 1;
       fill(pos_, kPrefixLookahead);
@@ -145,80 +134,112 @@ bool Framer::skip_prefixes_and_diagnostics(FramedRecord& out) {
   return false;
 }
 
-bool Framer::take_rest_of_line(std::size_t& start) {
+template <typename T>
+void Framer::read_prefix_number(std::string_view name, std::string_view value, T high,
+                                std::optional<T>& out) {
+  T v = 0;
+  const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
+  if (ec == std::errc() && end == value.data() + value.size() && v >= 0 && v <= high) {
+    out = v;
+  } else if (prefix_error_.empty()) {
+    prefix_error_ = fmt::format("{}: \"{}\" is not a number in 0..{}", name,
+                                printable_excerpt(value, 40), high);
+  }
+}
+
+std::size_t Framer::refill(std::size_t& start, std::size_t want) {
+  if (over_limit_) {
+    dropped_ += pos_ - start;
+    fill(pos_, want);
+    start = pos_;
+  } else {
+    const std::size_t before = pos_ - start;
+    fill(start, want);
+    start = pos_ - before;
+  }
+  return end_ - pos_;
+}
+
+void Framer::start_dropping(std::size_t start) {
+  over_limit_ = true;
+  size_check_ = static_cast<std::size_t>(-1);
+  // The record's first bytes (as many whatever the reads were), cut where a UTF-8 character
+  // starts so that the excerpt stays text.
+  std::size_t n = std::min(max_record_bytes_, kExcerptBytes);
+  while (n > 0 && (static_cast<unsigned char>(buf_[start + n]) & 0xC0) == 0x80) --n;
+  overflow_excerpt_.assign(buf_.get() + start, n);
+}
+
+void Framer::take_rest_of_line(std::size_t& start) {
   for (;;) {
     const char* nl = static_cast<const char*>(std::memchr(buf_.get() + pos_, '\n', end_ - pos_));
-    if (nl != nullptr) {
-      pos_ = static_cast<std::size_t>(nl - buf_.get());
-      return true;
-    }
-    pos_ = end_;
-    if (pos_ - start > max_record_bytes_) {
-      // Too long to hold: keep an excerpt for the report and drop the rest of the line.
-      overflow_excerpt_.assign(buf_.get() + start, std::min<std::size_t>(pos_ - start, 4096));
-      for (;;) {
-        if (fill(pos_, 1) == 0) return false;
-        nl = static_cast<const char*>(std::memchr(buf_.get() + pos_, '\n', end_ - pos_));
-        if (nl != nullptr) {
-          pos_ = static_cast<std::size_t>(nl - buf_.get());
-          return false;
-        }
-        pos_ = end_;
-      }
-    }
-    const std::size_t before = pos_ - start;
-    fill(start, 1);
-    start = pos_ - before;
-    if (pos_ == end_) return true;
+    pos_ = nl != nullptr ? static_cast<std::size_t>(nl - buf_.get()) : end_;
+    check_size(start);
+    if (nl != nullptr || refill(start, 1) == 0) return;
   }
+}
+
+void Framer::finish_record(std::size_t start, FramedRecord& out) {
+  if (over_limit_) {
+    out.size = dropped_ + (pos_ - start);
+    out.text = overflow_excerpt_;
+    out.error = RejectCode::kTooLarge;
+    out.reason = fmt::format("record of {} bytes is longer than the {} byte limit", out.size,
+                             max_record_bytes_);
+    over_limit_ = false;
+    size_check_ = max_record_bytes_;
+    dropped_ = 0;
+    return;
+  }
+  out.text = std::string_view(buf_.get() + start, pos_ - start);
+  out.size = out.text.size();
+}
+
+// Inlined into both scanners: it runs once per escape and per string end of every record.
+[[gnu::always_inline]] inline Framer::StringStep Framer::step_in_string(std::size_t& start) {
+  const char* p = find_string_special(buf_.get() + pos_, buf_.get() + end_);
+  pos_ = static_cast<std::size_t>(p - buf_.get());
+  if (pos_ == end_) return StringStep::kOpen;
+  if (*p == '"') {
+    ++pos_;
+    return StringStep::kClosed;
+  }
+  if (*p == '\\') {
+    if (end_ - pos_ < 2 && refill(start, 2) < 2) {
+      pos_ = end_;  // the input ends after the backslash
+      return StringStep::kOpen;
+    }
+    if (buf_[pos_ + 1] == '\n') {
+      ++pos_;  // a backslash does not escape a newline
+      return StringStep::kNewline;
+    }
+    pos_ += 2;
+    return StringStep::kOpen;
+  }
+  return StringStep::kNewline;
 }
 
 Framer::Scan Framer::scan_document(std::size_t& start, std::string& reason) {
   const std::uint64_t start_line = line_;
-  int depth = 0;
+  std::uint64_t depth = 0;
   bool in_string = false;
   bool content_on_first_line = false;
   for (;;) {
-    if (pos_ == end_) {
-      if (pos_ - start > max_record_bytes_) return Scan::kTooLarge;
-      const std::size_t before = pos_ - start;
-      fill(start, 1);
-      start = pos_ - before;
-      if (pos_ == end_) {
-        reason = in_string
-                     ? "truncated JSON: unterminated string at end of input"
-                     : fmt::format("truncated JSON: {} unclosed bracket(s) at end of input", depth);
-        return Scan::kTruncated;
-      }
+    check_size(start);
+    if (pos_ == end_ && refill(start, 1) == 0) {
+      reason = in_string
+                   ? "truncated JSON: unterminated string at end of input"
+                   : fmt::format("truncated JSON: {} unclosed bracket(s) at end of input", depth);
+      return Scan::kTruncated;
     }
     if (in_string) {
-      const char* p = find_string_special(buf_.get() + pos_, buf_.get() + end_);
-      pos_ = static_cast<std::size_t>(p - buf_.get());
-      if (pos_ == end_) continue;
-      if (*p == '"') {
-        in_string = false;
-        ++pos_;
-      } else if (*p == '\\') {
-        if (end_ - pos_ < 2) {
-          const std::size_t before = pos_ - start;
-          fill(start, 2);
-          start = pos_ - before;
-          if (end_ - pos_ < 2) {
-            pos_ = end_;
-            continue;  // reported as truncated at end of input above
-          }
-        }
-        if (buf_[pos_ + 1] == '\n') {
-          ++pos_;
-          reason = "truncated JSON: unterminated string at end of line";
-          return Scan::kTruncated;
-        }
-        pos_ += 2;
-      } else {
+      const StringStep step = step_in_string(start);
+      if (step == StringStep::kNewline) {
         reason = "truncated JSON: unterminated string at end of line";
         return Scan::kTruncated;
       }
-      continue;
+      in_string = step == StringStep::kOpen;
+      continue;  // at end of input, reported as truncated above
     }
     const char c = buf_[pos_];
     switch (c) {
@@ -251,7 +272,34 @@ Framer::Scan Framer::scan_document(std::size_t& start, std::string& reason) {
         break;
     }
     ++pos_;
-    if (pos_ - start > max_record_bytes_) return Scan::kTooLarge;
+  }
+}
+
+void Framer::scan_array_element(std::size_t& start) {
+  std::uint64_t depth = 0;
+  bool in_string = false;
+  for (;;) {
+    check_size(start);
+    if (pos_ == end_ && refill(start, 1) == 0) return;
+    if (in_string) {
+      const StringStep step = step_in_string(start);
+      if (step == StringStep::kNewline) return;  // a raw newline ends the element
+      in_string = step == StringStep::kOpen;
+      continue;
+    }
+    const char c = buf_[pos_];
+    if (c == '\n') return;
+    // The element ends before the ',' or ']' after it. (A stray '}' is part of it: stopping
+    // there would frame nothing, forever.)
+    if (depth == 0 && (c == ',' || c == ']')) return;
+    if (c == '"') {
+      in_string = true;
+    } else if (c == '{' || c == '[') {
+      ++depth;
+    } else if ((c == '}' || c == ']') && depth > 0) {
+      --depth;
+    }
+    ++pos_;
   }
 }
 
@@ -260,11 +308,17 @@ bool Framer::next(FramedRecord& out) {
   out.reason.clear();
   out.console_partition.reset();
   out.console_offset.reset();
+  prefix_error_.clear();
+  if (at_source_start_) {
+    at_source_start_ = false;
+    if (fill(pos_, 3) >= 3 && std::memcmp(buf_.get() + pos_, "\xEF\xBB\xBF", 3) == 0) pos_ += 3;
+  }
   for (;;) {
     if (pos_ == end_ && fill(pos_, 1) == 0) {
       if (in_array_) {
         in_array_ = false;
         out.text = {};
+        out.size = 0;
         out.line = line_;
         out.offset = base_offset_ + pos_;
         out.index = records_++;
@@ -310,24 +364,31 @@ bool Framer::next(FramedRecord& out) {
     out.index = records_++;
     if (d == '{') {
       const Scan scan = scan_document(start, out.reason);
-      if (scan == Scan::kTooLarge) {
-        overflow_excerpt_.assign(buf_.get() + start, std::min<std::size_t>(pos_ - start, 4096));
-        std::size_t from = pos_;
-        take_rest_of_line(from);
-        out.error = RejectCode::kTooLarge;
-        out.reason = fmt::format("record longer than the {} byte limit", max_record_bytes_);
-        out.text = overflow_excerpt_;
-        return true;
+      finish_record(start, out);
+      if (!out.error && scan == Scan::kTruncated) out.error = RejectCode::kInvalidJson;
+      if (!out.error && !prefix_error_.empty()) {
+        out.error = RejectCode::kWrongType;
+        out.reason = prefix_error_;
+        // Half of the coordinates would name the wrong partition or offset.
+        out.console_partition.reset();
+        out.console_offset.reset();
       }
-      if (scan == Scan::kTruncated) out.error = RejectCode::kInvalidJson;
-      out.text = std::string_view(buf_.get() + start, pos_ - start);
       return true;
     }
-    const bool whole = take_rest_of_line(start);
-    out.text = whole ? std::string_view(buf_.get() + start, pos_ - start)
-                     : std::string_view(overflow_excerpt_);
-    out.error = RejectCode::kNotJson;
-    out.reason = fmt::format("not a JSON object: \"{}\"", excerpt(out.text));
+    if (in_array_) {
+      scan_array_element(start);
+    } else {
+      take_rest_of_line(start);
+    }
+    finish_record(start, out);
+    if (!out.error) {
+      if (in_array_) {
+        while (!out.text.empty() && is_space(out.text.back())) out.text.remove_suffix(1);
+        out.size = out.text.size();
+      }
+      out.error = RejectCode::kNotJson;
+      out.reason = fmt::format("not a JSON object: \"{}\"", printable_excerpt(out.text, 40));
+    }
     return true;
   }
 }

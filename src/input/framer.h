@@ -8,7 +8,10 @@
 //   - one top-level JSON array whose elements are the documents ("[{...},\n{...}]").
 // Lines that kafka-console-consumer and kcat print about themselves ("Processed a total of 6
 // messages", "% Reached end of topic ...") are counted and skipped, since terminal captures mix
-// them into exports. Anything else that is not a JSON object is a malformed record.
+// them into exports. A UTF-8 byte order mark at the very start of an input is skipped (RFC 8259
+// allows a reader to ignore it; editors add one). Anything else that is not a JSON object is a
+// malformed record: to its line end, or in a top-level array to the next element, so that one bad
+// element never takes the valid ones after it along.
 //
 // Truncation is found at the line where it happens, not at end of input: Atlas (Jackson) never
 // writes a raw newline inside a message, so in a document whose first line carries content after
@@ -19,7 +22,10 @@
 //   line 2: {"version":...,"message":{"type":"EN  -> malformed: unterminated string at end of line
 //   line 3: {"version":...,"message":{...}}        -> document
 //
-// Memory stays bounded by the largest record (at most max_record_bytes), not the input size.
+// Memory stays bounded by the largest record (at most max_record_bytes), not the input size. A
+// record over the limit is still scanned to its end (or its line end, when it is not a document),
+// counting its bytes without holding them: it is reported with its first kExcerptBytes and its
+// full size, and the next record starts right after it.
 #pragma once
 
 #include <cstddef>
@@ -42,6 +48,10 @@ struct FramedRecord {
   std::uint64_t offset = 0;  // 0-based byte offset of the record's first byte
   std::uint64_t index = 0;   // 0-based record number within the source
 
+  // The record's size in bytes. Larger than text.size() only for a record over the size limit,
+  // whose `text` is then its first kExcerptBytes (or max_record_bytes, if smaller).
+  std::uint64_t size = 0;
+
   // Set when the record is malformed; `text` then holds the bytes that were skipped.
   std::optional<RejectCode> error;
   std::string reason;
@@ -51,8 +61,8 @@ struct FramedRecord {
   std::optional<std::int64_t> console_offset;
 };
 
-inline constexpr std::size_t kRecordPadding = 64;  // == SIMDJSON_PADDING
-inline constexpr std::size_t kDefaultMaxRecordBytes = std::size_t{256} << 20;
+inline constexpr std::size_t kRecordPadding = 64;   // == SIMDJSON_PADDING
+inline constexpr std::size_t kExcerptBytes = 4096;  // of a record over the limit, for the report
 
 class Framer {
  public:
@@ -68,17 +78,40 @@ class Framer {
   std::uint64_t ignored_lines() const { return ignored_lines_; }
 
  private:
-  enum class Scan { kComplete, kTruncated, kTooLarge };
+  enum class Scan { kComplete, kTruncated };
+  enum class StringStep { kOpen, kClosed, kNewline };
 
   // Makes at least `want` bytes available from pos_ unless the input ends first; may move the
   // buffer contents so that the byte at `keep` lands at index 0. Returns bytes available.
   std::size_t fill(std::size_t keep, std::size_t want);
-  bool at_line_start() const;
+  // fill() for a record that starts at `start`: keeps it in the buffer, or, once the record is
+  // over the limit, drops (and counts) everything before pos_. Updates `start`.
+  std::size_t refill(std::size_t& start, std::size_t want);
+  // Starts dropping the record once it is longer than the limit, keeping its first bytes. Called
+  // for every byte the scanners step over, so the test is inline and the rest out of line.
+  void check_size(std::size_t start) {
+    if (pos_ - start > size_check_) [[unlikely]]
+      start_dropping(start);
+  }
+  [[gnu::cold]] void start_dropping(std::size_t start);
   bool skip_prefixes_and_diagnostics(FramedRecord& out);
+  // Inside a string, from pos_: past its closing quote (kClosed); to a raw newline, or one after
+  // a backslash, which ends the line and so the string (kNewline, pos_ on the newline); or as far
+  // as the bytes read so far, or two bytes of an escape, go (kOpen).
+  StringStep step_in_string(std::size_t& start);
+  // Scans a document from its '{' (at pos_) to its end.
   Scan scan_document(std::size_t& start, std::string& reason);
-  // Moves pos_ to the end of the line. Returns false if the line was longer than the limit: then
-  // only its first bytes are kept, in overflow_excerpt_.
-  bool take_rest_of_line(std::size_t& start);
+  // Scans a top-level array's element that is not an object, up to the ',' or ']' after it (or
+  // its line end).
+  void scan_array_element(std::size_t& start);
+  // Moves pos_ to the end of the line.
+  void take_rest_of_line(std::size_t& start);
+  // Fills out.text and out.size for the record that started at `start` and ends at pos_.
+  void finish_record(std::size_t start, FramedRecord& out);
+  // Parses a console prefix's number; false (with prefix_error_ set) when it is out of range.
+  template <typename T>
+  void read_prefix_number(std::string_view name, std::string_view value, T high,
+                          std::optional<T>& out);
 
   ByteSource& source_;
   std::size_t max_record_bytes_;
@@ -89,9 +122,16 @@ class Framer {
   std::uint64_t base_offset_ = 0;  // source offset of buf_[0]
   std::uint64_t line_ = 1;         // line of buf_[pos_]
   bool eof_ = false;
-  bool line_start_ = true;  // pos_ is at the start of a line
-  bool in_array_ = false;   // inside a top-level array of documents
+  bool line_start_ = true;       // pos_ is at the start of a line
+  bool in_array_ = false;        // inside a top-level array of documents
+  bool at_source_start_ = true;  // nothing read yet: a byte order mark may come
+  // The record being scanned is over the limit: its first bytes are in overflow_excerpt_, and
+  // dropped_ bytes of it were let go.
+  bool over_limit_ = false;
+  std::size_t size_check_ = max_record_bytes_;  // or "never" while dropping
+  std::uint64_t dropped_ = 0;
   std::string overflow_excerpt_;
+  std::string prefix_error_;  // a console prefix of the record being framed that is out of range
   std::uint64_t records_ = 0;
   std::uint64_t ignored_lines_ = 0;
 };

@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include "input/json_text.h"
+#include "util/json_writer.h"
 
 namespace atlas2kudu {
 
@@ -17,6 +18,22 @@ std::string Path::str() const {
   if (parent_) out += '.';
   out += name_;
   return out;
+}
+
+void nesting_too_deep(const Path& path, Nesting nesting) {
+  throw InputError(
+      RejectCode::kTooLarge,
+      fmt::format("{}: nested deeper than {} levels (--max-json-depth)", path.str(), nesting.max));
+}
+
+void MemberNames::repeated(std::string_view key, const Path& object) {
+  throw InputError(
+      RejectCode::kDuplicateKey,
+      fmt::format("{}: member \"{}\" appears twice", object.str(), printable_excerpt(key, 80)));
+}
+
+void MemberNames::add_past_scan(std::string_view key, const Path& object) {
+  if (!rest_.insert(key).second) repeated(key, object);
 }
 
 std::string_view json_type_name(od::json_type type) {
@@ -49,7 +66,7 @@ std::string_view get_string(od::value value, const Path& path) {
 }
 
 std::optional<std::string_view> get_optional_string(od::value value, const Path& path) {
-  if (value.type() == od::json_type::null) return std::nullopt;
+  if (take_null(value)) return std::nullopt;
   return get_string(value, path);
 }
 
@@ -58,22 +75,25 @@ std::int64_t get_int(od::value value, const Path& path) {
   if (type != od::json_type::number) wrong_type(path, "an integer", type);
   std::int64_t out = 0;
   if (value.get_int64().get(out) != simdjson::SUCCESS) {
-    throw InputError(RejectCode::kWrongType,
-                     fmt::format("{}: expected a 64-bit integer, got {}", path.str(),
-                                 trim_json_token(value.raw_json_token())));
+    const std::string_view token = trim_json_token(value.raw_json_token());
+    if (!is_json_number(token)) throw simdjson::simdjson_error(simdjson::NUMBER_ERROR);
+    throw InputError(RejectCode::kWrongType, fmt::format("{}: expected a 64-bit integer, got {}",
+                                                         path.str(), printable_excerpt(token, 60)));
   }
   return out;
 }
 
-od::object get_object(od::value value, const Path& path) {
+od::object get_object(od::value value, const Path& path, Nesting nesting) {
   const od::json_type type = value.type();
   if (type != od::json_type::object) wrong_type(path, "an object", type);
+  check_nesting(path, nesting);
   return value.get_object();
 }
 
-od::array get_array(od::value value, const Path& path) {
+od::array get_array(od::value value, const Path& path, Nesting nesting) {
   const od::json_type type = value.type();
   if (type != od::json_type::array) wrong_type(path, "an array", type);
+  check_nesting(path, nesting);
   return value.get_array();
 }
 
@@ -81,6 +101,87 @@ Guid get_guid(std::string_view text, const Path& path) {
   if (auto guid = Guid::parse(text)) return *guid;
   throw InputError(RejectCode::kBadGuid, fmt::format("{}: \"{}\" is not a UUID", path.str(),
                                                      printable_excerpt(text, 60)));
+}
+
+namespace {
+
+// The one walk behind validate_json (out == nullptr) and write_canonical_json. Recursion is
+// bounded by the nesting check before each container is entered.
+void walk_json(od::value value, std::string* out, const Path& path, Nesting nesting) {
+  switch (value.type()) {
+    case od::json_type::object: {
+      check_nesting(path, nesting);
+      if (out) out->push_back('{');
+      bool first = true;
+      for (auto field : value.get_object()) {
+        const std::string_view key = field.unescaped_key();
+        if (out) {
+          if (!first) out->push_back(',');
+          append_json_string(key, *out);
+          out->push_back(':');
+        }
+        first = false;
+        walk_json(field.value(), out, Path(path, key), nesting.inside());
+      }
+      if (out) out->push_back('}');
+      return;
+    }
+    case od::json_type::array: {
+      check_nesting(path, nesting);
+      if (out) out->push_back('[');
+      std::size_t i = 0;
+      for (auto item : value.get_array()) {
+        if (out && i > 0) out->push_back(',');
+        walk_json(item.value(), out, Path(path, i), nesting.inside());
+        ++i;
+      }
+      if (out) out->push_back(']');
+      return;
+    }
+    case od::json_type::string: {
+      if (!out) {
+        // Stage 1 has checked the UTF-8 and that no control character is raw; only escapes are
+        // left to check, so a string without a backslash is valid as it stands and is skipped
+        // rather than copied out.
+        const std::string_view token = value.raw_json_token();
+        if (token.find('\\') == std::string_view::npos) return;
+      }
+      const std::string_view text = value.get_string();
+      if (out) append_json_string(text, *out);
+      return;
+    }
+    case od::json_type::number: {
+      // Any size and precision is kept, so the grammar is checked here rather than by parsing.
+      const std::string_view token = trim_json_token(value.raw_json_token());
+      if (!is_json_number(token)) throw simdjson::simdjson_error(simdjson::NUMBER_ERROR);
+      if (out) out->append(token);
+      return;
+    }
+    case od::json_type::boolean: {
+      bool b = false;
+      if (value.get_bool().get(b) != simdjson::SUCCESS) {
+        throw simdjson::simdjson_error(trim_json_token(value.raw_json_token()).starts_with('t')
+                                           ? simdjson::T_ATOM_ERROR
+                                           : simdjson::F_ATOM_ERROR);
+      }
+      if (out) out->append(b ? "true" : "false");
+      return;
+    }
+    case od::json_type::null:
+      if (!value.is_null()) throw simdjson::simdjson_error(simdjson::N_ATOM_ERROR);
+      if (out) out->append("null");
+      return;
+  }
+}
+
+}  // namespace
+
+void validate_json(od::value value, const Path& path, Nesting nesting) {
+  walk_json(value, nullptr, path, nesting);
+}
+
+void write_canonical_json(od::value value, std::string& out, const Path& path, Nesting nesting) {
+  walk_json(value, &out, path, nesting);
 }
 
 }  // namespace atlas2kudu

@@ -9,27 +9,41 @@
 //
 //   const Path list("message.entity.classifications");
 //   std::size_t i = 0;
-//   for (auto item : get_array(value, list)) {
+//   for (auto item : get_array(value, list, nesting)) {
 //     const Path entry(list, i++);          // message.entity.classifications[0], [1], ...
-//     get_object(item.value(), entry);      // a number there throws InputError(kWrongType,
-//   }                                       //   "message.entity.classifications[0]: expected
-//                                           //    an object, got a number")
+//     get_object(item.value(), entry,       // a number there throws InputError(kWrongType,
+//                nesting.inside());         //   "message.entity.classifications[0]: expected
+//   }                                       //    an object, got a number")
+//
+// On-Demand reads a document front to back, once: every value must be consumed exactly once and
+// in document order, whatever order the members come in. The getters here each consume their
+// value completely (or, when they throw, leave the record rejected). Values the decoder has no use
+// for go through validate_json, never past it: skipping a value would leave its content unchecked
+// ("tru", "01", "[1,,2]", lone surrogates), and a record is accepted only if all of it is valid
+// JSON (RFC 8259).
+//
+// Nesting is bounded: a container nested deeper than Nesting::max (--max-json-depth) is rejected
+// before it is entered, so no hostile record can make a recursive walk run out of stack.
 //
 // Each getter checks the JSON type first and throws InputError (kWrongType, or kBadGuid for
 // get_guid) naming the path, the type expected and the type found. Malformed JSON met on the way
-// still surfaces as simdjson_error, which the decoder reports as invalid JSON.
+// surfaces as simdjson_error, which the decoder reports as invalid JSON.
 #pragma once
 
 #include <simdjson.h>
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 
 #include "atlas2kudu/event.h"
 #include "input/input_error.h"
+#include "util/keyed_hash.h"
 
 namespace atlas2kudu {
 
@@ -51,12 +65,74 @@ class Path {
   std::size_t index_ = kNoIndex;
 };
 
+// How deep a value sits in its JSON text: the number of objects and arrays around it (0 for the
+// root), and the most levels of nesting allowed. A container at depth d is level d + 1; entering
+// one past `max` levels is an error.
+//   {"a":[{}]}  -> the root object is level 1, the array level 2, the inner object level 3
+struct Nesting {
+  std::uint32_t depth = 0;
+  std::uint32_t max = kDefaultMaxJsonDepth;
+  // The nesting of the members or items of a container at this nesting.
+  Nesting inside() const { return {depth + 1, max}; }
+};
+
+// Throws InputError(kTooLarge, "<path>: nested deeper than <max> levels ...") when a container at
+// `nesting` would be past the limit.
+inline void check_nesting(const Path& path, Nesting nesting) {
+  [[noreturn]] void nesting_too_deep(const Path& path, Nesting nesting);
+  if (nesting.depth >= nesting.max) nesting_too_deep(path, nesting);
+}
+
+// The member names of one object, to reject a name given twice. Two members of one name are
+// read differently by different JSON readers (first wins, last wins, merged); in the objects that
+// decide what a notification does (envelope, message, entity, relationship, classification) the
+// record is rejected instead. Linear in the number of members: a short scan for the usual dozen,
+// a keyed hash set past that.
+class MemberNames {
+ public:
+  // `key` must stay valid while this object is in use (unescaped keys live as long as the
+  // document). Throws InputError(kDuplicateKey, "<object>: member \"<key>\" appears twice").
+  void add(std::string_view key, const Path& object) {
+    // Length and first byte tell nearly all names apart; compare the bytes only when they match.
+    const std::uint32_t tag = static_cast<std::uint32_t>(key.size()) << 8 |
+                              (key.empty() ? 0u : static_cast<unsigned char>(key.front()));
+    for (std::size_t i = 0; i < count_; ++i) {
+      if (tags_[i] == tag && std::memcmp(names_[i], key.data(), key.size()) == 0) {
+        repeated(key, object);
+      }
+    }
+    if (count_ < kScan) {
+      tags_[count_] = tag;
+      names_[count_++] = key.data();
+    } else {
+      add_past_scan(key, object);
+    }
+  }
+
+ private:
+  static constexpr std::size_t kScan = 16;
+  [[noreturn]] static void repeated(std::string_view key, const Path& object);
+  void add_past_scan(std::string_view key, const Path& object);
+  std::array<std::uint32_t, kScan> tags_{};
+  std::array<const char*, kScan> names_{};
+  std::size_t count_ = 0;
+  std::unordered_set<std::string_view, KeyedStringHash> rest_;
+};
+
 // "an object", "a string", ...: how a JSON type is named in messages.
 std::string_view json_type_name(simdjson::ondemand::json_type type);
 
 // Throws InputError(kWrongType, "<path>: expected <expected>, got <the type of got>").
 [[noreturn]] void wrong_type(const Path& path, std::string_view expected,
                              simdjson::ondemand::json_type got);
+
+// True, consuming it, if `value` is JSON null; false, consuming nothing, for any other type.
+// A misspelt literal ("nul", "nullx") is invalid JSON, never null.
+inline bool take_null(simdjson::ondemand::value value) {
+  if (value.type() != simdjson::ondemand::json_type::null) return false;
+  if (!value.is_null()) throw simdjson::simdjson_error(simdjson::N_ATOM_ERROR);
+  return true;
+}
 
 // The unescaped string; views memory of the parser, valid until it parses the next document.
 std::string_view get_string(simdjson::ondemand::value value, const Path& path);
@@ -65,9 +141,24 @@ std::optional<std::string_view> get_optional_string(simdjson::ondemand::value va
                                                     const Path& path);
 // A number that fits in a signed 64-bit integer ("1.5" and "1e3" do not).
 std::int64_t get_int(simdjson::ondemand::value value, const Path& path);
-simdjson::ondemand::object get_object(simdjson::ondemand::value value, const Path& path);
-simdjson::ondemand::array get_array(simdjson::ondemand::value value, const Path& path);
+// The object or array to iterate, after the type and nesting checks.
+simdjson::ondemand::object get_object(simdjson::ondemand::value value, const Path& path,
+                                      Nesting nesting);
+simdjson::ondemand::array get_array(simdjson::ondemand::value value, const Path& path,
+                                    Nesting nesting);
 // A guid already read as text; throws InputError(kBadGuid) if it is not a UUID.
 Guid get_guid(std::string_view text, const Path& path);
+
+// Consumes `value` completely, checking all of it: every string's escapes, every number against
+// the JSON grammar, every literal, every comma and colon, and the nesting limit. For the values a
+// decoder does not use. Throws simdjson_error for invalid JSON, InputError for nesting.
+void validate_json(simdjson::ondemand::value value, const Path& path, Nesting nesting);
+
+// As validate_json, and appends the value to `out` as compact JSON: strings unescaped and
+// re-escaped canonically (append_json_string), numbers with exactly the digits they were written
+// with (12345678901234567890 and 1.0 stay as written), object members in their order.
+//   {"a" : [1.50, "x\u0041"] }  ->  {"a":[1.50,"xA"]}
+void write_canonical_json(simdjson::ondemand::value value, std::string& out, const Path& path,
+                          Nesting nesting);
 
 }  // namespace atlas2kudu

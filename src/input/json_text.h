@@ -1,8 +1,6 @@
 // Small JSON text helpers shared by the decoder, the reject file and the --stats writers.
 #pragma once
 
-#include <simdjson.h>
-
 #include <string>
 #include <string_view>
 
@@ -10,12 +8,9 @@
 
 namespace atlas2kudu {
 
-// Appends `value` to `out` as compact JSON, validating it completely on the way: strings are
-// unescaped and re-escaped canonically (see append_json_string), numbers keep the exact digits
-// they were written with (no precision loss: 12345678901234567890 and 1.0 stay as written), and
-// object keys keep their order. Throws simdjson_error on malformed JSON.
-//   {"a" : [1.50, "x\u0041"] }  ->  {"a":[1.50,"xA"]}
-void write_canonical_json(simdjson::ondemand::value value, std::string& out);
+// True if `token` is one JSON number (RFC 8259: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?),
+// of any size: "123456789012345678901234567890" is one, "01", "1." and "-" are not.
+bool is_json_number(std::string_view token);
 
 // A number or literal token without the whitespace simdjson may leave after it.
 std::string_view trim_json_token(std::string_view token);

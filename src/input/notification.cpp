@@ -41,10 +41,11 @@ struct NotificationDecoder::Impl {
 
   // Decodes the level `env` was parsed from (`text`), and the levels inside it. `depth` counts
   // the layers above: 1 per kcat record, 2 per decompressed or reassembled message.
+  // `kafka_ts` is the enclosing kcat record's timestamp, if any.
   std::optional<Event> decode_level(Envelope& env, std::string_view text, SourcePosition& pos,
-                                    int depth);
-  Event decode_payload(std::string_view message_raw, PayloadFields& fields, const Envelope& env,
-                       const SourcePosition& pos);
+                                    int depth, std::optional<std::int64_t> kafka_ts);
+  Event decode_payload(std::string_view message_raw, PayloadFields& fields,
+                       const EventTimeFallbacks& fallbacks, const SourcePosition& pos);
   // Base64-decodes (and, for GZIP, inflates) a message into inflated_buffer, padded.
   std::string_view inflate_message(std::string_view base64, bool gzip);
 
@@ -55,6 +56,8 @@ struct NotificationDecoder::Impl {
   std::string gunzipped;
   std::string inflated_buffer;
   std::string minified;
+  std::string_view record;                    // the record being decoded, verbatim
+  std::vector<HeldRecord> completed_records;  // of the split message the record completed
 };
 
 std::string_view NotificationDecoder::Impl::inflate_message(std::string_view base64, bool gzip) {
@@ -75,7 +78,8 @@ std::string_view NotificationDecoder::Impl::inflate_message(std::string_view bas
 }
 
 std::optional<Event> NotificationDecoder::Impl::decode_level(Envelope& env, std::string_view text,
-                                                             SourcePosition& pos, int depth) {
+                                                             SourcePosition& pos, int depth,
+                                                             std::optional<std::int64_t> kafka_ts) {
   if (env.kcat) {
     if (depth > 0) {
       throw InputError(RejectCode::kWrongType, "kcat record nested inside a message");
@@ -84,18 +88,16 @@ std::optional<Event> NotificationDecoder::Impl::decode_level(Envelope& env, std:
     if (!env.payload) {
       throw InputError(RejectCode::kMissingField, "payload: kcat record without a value (null)");
     }
-    const std::optional<std::int64_t> ts = env.kafka_ts;
     // Nothing below refills kcat_buffer while the payload is decoded: only depth 0 gets here.
     assign_padded(kcat_buffer, trim(*env.payload));
-    Envelope inner = parse_envelope(envelope_parser, kcat_buffer, "payload");
+    Envelope inner = parse_envelope(envelope_parser, kcat_buffer, "payload", limits.max_json_depth);
     if (inner.kcat) throw InputError(RejectCode::kWrongType, "payload: nested kcat record");
-    if (!inner.msg_creation_time && ts) inner.kafka_ts = ts;
-    return decode_level(inner, kcat_buffer, pos, depth + 1);
+    return decode_level(inner, kcat_buffer, pos, depth + 1, env.kafka_ts);
   }
 
   if (env.bare_payload()) {
     // A bare payload (legacy, no envelope): the whole document is the message.
-    return decode_payload(trim(text), env.top, env, pos);
+    return decode_payload(trim(text), env.top, EventTimeFallbacks{std::nullopt, kafka_ts}, pos);
   }
   if (!env.has_message || env.message_type == od::json_type::null) {
     throw InputError(RejectCode::kMissingField, "message: missing");
@@ -114,19 +116,21 @@ std::optional<Event> NotificationDecoder::Impl::decode_level(Envelope& env, std:
     std::optional<AssembledMessage> whole =
         splits.add(SplitChunk{env.msg_id, env.split_idx, env.split_count, env.gzip,
                               std::move(env.message_string)},
-                   pos);
+                   pos, record);
     if (!whole) return std::nullopt;
+    completed_records = std::move(whole->records);
+    pos.first_source_index = whole->first.source_index;
     pos.first_record = whole->first.record;
     // inflate_message's buffer is padded, and deeper levels refuse to inflate again (depth
     // checks), so the inner envelope is decoded in place.
     const std::string_view inner_text = inflate_message(whole->text, whole->gzip);
-    Envelope inner =
-        parse_envelope(envelope_parser, inner_text, "message (reassembled split message)");
+    Envelope inner = parse_envelope(envelope_parser, inner_text,
+                                    "message (reassembled split message)", limits.max_json_depth);
     if (inner.kcat || inner.split_count > 1 || inner.message_type == od::json_type::string) {
       throw InputError(RejectCode::kBadSplit,
                        "message: a reassembled split message must hold a plain envelope");
     }
-    return decode_level(inner, inner_text, pos, depth + 2);
+    return decode_level(inner, inner_text, pos, depth + 2, kafka_ts);
   }
 
   if (env.message_type == od::json_type::string) {
@@ -138,22 +142,25 @@ std::optional<Event> NotificationDecoder::Impl::decode_level(Envelope& env, std:
       throw InputError(RejectCode::kBadEncoding, "compressed message inside a compressed message");
     }
     const std::string_view inner_text = inflate_message(env.message_string, true);
-    Envelope inner = parse_envelope(envelope_parser, inner_text, "message (decompressed)");
+    Envelope inner = parse_envelope(envelope_parser, inner_text, "message (decompressed)",
+                                    limits.max_json_depth);
     if (inner.kcat || inner.split_count > 1 || inner.message_type == od::json_type::string) {
       throw InputError(RejectCode::kBadEncoding,
                        "message: a decompressed message must hold a plain envelope");
     }
-    return decode_level(inner, inner_text, pos, depth + 2);
+    return decode_level(inner, inner_text, pos, depth + 2, kafka_ts);
   }
-  return decode_payload(env.message_raw, env.message, env, pos);
+  return decode_payload(env.message_raw, env.message,
+                        EventTimeFallbacks{env.msg_creation_time, kafka_ts}, pos);
 }
 
 Event NotificationDecoder::Impl::decode_payload(std::string_view message_raw, PayloadFields& fields,
-                                                const Envelope& env, const SourcePosition& pos) {
+                                                const EventTimeFallbacks& fallbacks,
+                                                const SourcePosition& pos) {
   Event event;
   event.pos = pos;
   event.audit_seq = message_audit_seq(message_raw, minified);
-  payload_to_event(fields, env.time_fallbacks(), event);
+  payload_to_event(fields, fallbacks, event, limits.max_cell_bytes);
   return event;
 }
 
@@ -162,12 +169,20 @@ NotificationDecoder::NotificationDecoder(SplitAssembler& splits, DecodeLimits li
 
 NotificationDecoder::~NotificationDecoder() = default;
 
+const std::vector<HeldRecord>& NotificationDecoder::completed_records() const {
+  return impl_->completed_records;
+}
+
 std::optional<Event> NotificationDecoder::decode(std::string_view text, const SourcePosition& pos) {
   SourcePosition where = pos;
+  where.first_source_index = pos.source_index;
   where.first_record = pos.record;
+  impl_->record = text;
+  impl_->completed_records.clear();
   try {
-    Envelope env = parse_envelope(impl_->envelope_parser, text, "record");
-    return impl_->decode_level(env, text, where, 0);
+    Envelope env =
+        parse_envelope(impl_->envelope_parser, text, "record", impl_->limits.max_json_depth);
+    return impl_->decode_level(env, text, where, 0, std::nullopt);
   } catch (const simdjson::simdjson_error& e) {
     const simdjson::error_code code = e.error();
     if (code == simdjson::UTF8_ERROR) {

@@ -13,7 +13,9 @@
 // Each layer has its own file: envelope.h reads one level, split_assembler.h holds chunks,
 // util/base64.h and util/gzip.h decode, payload.h turns the payload into an Event. The decoder
 // only chains them, and enforces what may nest in what: a kcat record only at the top, and inside
-// a decompressed or reassembled message only a plain envelope.
+// a decompressed or reassembled message only a plain envelope. Each level is one whole JSON text:
+// a kcat payload or a decompressed message with anything after its object is rejected. A kcat
+// record's "ts" is the last fallback for the event time; at any other level "ts" means nothing.
 //
 //   SplitAssembler splits;
 //   NotificationDecoder decoder(splits, DecodeLimits{.max_inflated_bytes = 1 << 20});
@@ -28,6 +30,7 @@
 #include <memory>
 #include <optional>
 #include <string_view>
+#include <vector>
 
 #include "atlas2kudu/event.h"
 #include "input/input_error.h"
@@ -37,7 +40,9 @@ namespace atlas2kudu {
 
 struct DecodeLimits {
   // Bytes a GZIP message may inflate to; protects against decompression bombs.
-  std::size_t max_inflated_bytes = std::size_t{256} << 20;
+  std::size_t max_inflated_bytes = kDefaultMaxMessageBytes;
+  std::uint32_t max_json_depth = kDefaultMaxJsonDepth;  // per JSON text (json_path.h)
+  std::size_t max_cell_bytes = kDefaultMaxCellBytes;    // payload.h, payload_to_event
 };
 
 class NotificationDecoder {
@@ -54,6 +59,11 @@ class NotificationDecoder {
   // rest (or a redelivered copy of one); throws InputError for a malformed record. `pos` is copied
   // into the event; kcat records add their Kafka coordinates to it.
   std::optional<Event> decode(std::string_view text, const SourcePosition& pos);
+
+  // After a decode() that completed a split message (returned its event or threw for it): the
+  // other records of that message, in input order, which the caller accounts for as well (they
+  // are rejected along with the last one when it threw). Empty after any other decode().
+  const std::vector<HeldRecord>& completed_records() const;
 
  private:
   struct Impl;

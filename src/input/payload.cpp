@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <unordered_map>
 
 #include "input/input_error.h"
 #include "input/json_path.h"
@@ -36,50 +37,73 @@ std::optional<Operation> parse_v1_operation(std::string_view name) {
   return std::nullopt;
 }
 
-void parse_attribute_object(od::value v, const Path& path, AttributeSet& out) {
+void parse_attribute_object(od::value v, const Path& path, Nesting nesting, AttributeSet& out) {
   out.present = true;
-  if (v.type() == od::json_type::null) return;
-  for (auto field : get_object(v, path)) {
-    std::string key(field.unescaped_key().value());
+  if (take_null(v)) return;
+  // A repeated key: the later value wins, as in Atlas's own (Jackson) reading. Past a dozen
+  // attributes the names are indexed, so a record with 100,000 of them stays linear. The keys
+  // are views of the parser's unescaped strings, which live as long as the document.
+  constexpr std::size_t kScanLimit = 16;
+  std::vector<std::string_view> keys;
+  std::unordered_map<std::string_view, std::size_t, KeyedStringHash> index;
+  const auto find = [&](std::string_view key) -> std::optional<std::size_t> {
+    if (keys.size() <= kScanLimit) {
+      for (std::size_t i = 0; i < keys.size(); ++i) {
+        if (keys[i] == key) return i;
+      }
+      return std::nullopt;
+    }
+    if (index.empty()) {
+      for (std::size_t i = 0; i < keys.size(); ++i) index.emplace(keys[i], i);
+    }
+    const auto it = index.find(key);
+    return it == index.end() ? std::nullopt : std::optional<std::size_t>(it->second);
+  };
+  for (auto field : get_object(v, path, nesting)) {
+    const std::string_view key = field.unescaped_key();
     od::value value = field.value();
-    if (value.type() == od::json_type::null) continue;  // null never sets a column
+    if (take_null(value)) continue;  // null never sets a column
     if (key == "qualifiedName" || key == "name") {
       std::string text(get_string(value, Path(path, key)));
       (key == "name" ? out.name : out.qualified_name) = std::move(text);
       continue;
     }
     std::string json;
-    write_canonical_json(value, json);
-    // A repeated key: the later value wins, as in Atlas's own (Jackson) reading.
-    auto it = std::find_if(out.others.begin(), out.others.end(),
-                           [&](const Attribute& a) { return a.name == key; });
-    if (it != out.others.end()) {
-      it->json = std::move(json);
-    } else {
-      out.others.push_back(Attribute{std::move(key), std::move(json)});
+    write_canonical_json(value, json, Path(path, key), nesting.inside());
+    if (const std::optional<std::size_t> at = find(key)) {
+      out.others[*at].json = std::move(json);
+      continue;
     }
+    keys.push_back(key);
+    if (!index.empty()) index.emplace(key, keys.size() - 1);
+    out.others.push_back(Attribute{std::string(key), std::move(json)});
   }
 }
 
-ClassificationFields parse_classification(od::value v, const Path& path, bool v1_struct) {
+ClassificationFields parse_classification(od::value v, const Path& path, Nesting nesting,
+                                          bool v1_struct) {
   ClassificationFields c;
   bool has_type = false;
-  for (auto field : get_object(v, path)) {
+  MemberNames names;
+  const std::string_view attributes_key = v1_struct ? "values" : "attributes";
+  for (auto field : get_object(v, path, nesting)) {
     const std::string_view key = field.unescaped_key();
+    names.add(key, path);
     od::value value = field.value();
+    const Path member(path, key);
     if (key == "typeName") {
-      c.type_name = std::string(get_string(value, Path(path, "typeName")));
+      c.type_name = std::string(get_string(value, member));
       has_type = true;
     } else if (key == "entityGuid" && !v1_struct) {
-      const Path guid_path(path, "entityGuid");
-      if (auto text = get_optional_string(value, guid_path)) {
-        c.entity_guid = get_guid(*text, guid_path);
-      }
-    } else if (key == (v1_struct ? "values" : "attributes")) {
-      if (value.type() == od::json_type::null) continue;
-      get_object(value, Path(path, key));  // type check only
+      if (auto text = get_optional_string(value, member)) c.entity_guid = get_guid(*text, member);
+    } else if (key == attributes_key) {
+      if (take_null(value)) continue;
+      const od::json_type type = value.type();
+      if (type != od::json_type::object) wrong_type(member, "an object", type);
       c.attributes_json.clear();
-      write_canonical_json(value, c.attributes_json);
+      write_canonical_json(value, c.attributes_json, member, nesting.inside());
+    } else {
+      validate_json(value, member, nesting.inside());
     }
   }
   if (!has_type || c.type_name.empty()) {
@@ -88,118 +112,140 @@ ClassificationFields parse_classification(od::value v, const Path& path, bool v1
   return c;
 }
 
-RelationshipEndFields parse_end(od::value v, const Path& path) {
+RelationshipEndFields parse_end(od::value v, const Path& path, Nesting nesting) {
   RelationshipEndFields end;
-  for (auto field : get_object(v, path)) {
+  MemberNames names;
+  for (auto field : get_object(v, path, nesting)) {
     const std::string_view key = field.unescaped_key();
+    names.add(key, path);
     od::value value = field.value();
+    const Path member(path, key);
     if (key == "guid") {
-      const Path guid_path(path, "guid");
-      if (auto text = get_optional_string(value, guid_path)) {
-        end.guid = get_guid(*text, guid_path);
-      }
+      if (auto text = get_optional_string(value, member)) end.guid = get_guid(*text, member);
     } else if (key == "typeName") {
-      if (auto text = get_optional_string(value, Path(path, "typeName"))) {
-        end.type_name = std::string(*text);
-      }
+      if (auto text = get_optional_string(value, member)) end.type_name = std::string(*text);
+    } else {
+      validate_json(value, member, nesting.inside());
     }
   }
   return end;
 }
 
-void parse_relationship(od::value v, RelationshipFields& rel) {
+void parse_relationship(od::value v, const Path& path, Nesting nesting, RelationshipFields& rel) {
   rel.present = true;
-  for (auto field : get_object(v, "message.relationship")) {
+  MemberNames names;
+  for (auto field : get_object(v, path, nesting)) {
     const std::string_view key = field.unescaped_key();
+    names.add(key, path);
     od::value value = field.value();
+    const Path member(path, key);
     if (key == "typeName") {
-      rel.type_name =
-          std::string(get_optional_string(value, "message.relationship.typeName").value_or(""));
+      rel.type_name = std::string(get_optional_string(value, member).value_or(""));
     } else if (key == "guid") {
-      if (auto text = get_optional_string(value, "message.relationship.guid")) {
-        rel.guid = get_guid(*text, "message.relationship.guid");
-      }
+      if (auto text = get_optional_string(value, member)) rel.guid = get_guid(*text, member);
     } else if (key == "label") {
-      rel.label =
-          std::string(get_optional_string(value, "message.relationship.label").value_or(""));
+      rel.label = std::string(get_optional_string(value, member).value_or(""));
     } else if (key == "status") {
-      rel.status =
-          std::string(get_optional_string(value, "message.relationship.status").value_or(""));
-    } else if (key == "end1") {
-      if (value.type() != od::json_type::null)
-        rel.end1 = parse_end(value, "message.relationship.end1");
-    } else if (key == "end2") {
-      if (value.type() != od::json_type::null)
-        rel.end2 = parse_end(value, "message.relationship.end2");
+      rel.status = std::string(get_optional_string(value, member).value_or(""));
+    } else if (key == "end1" || key == "end2") {
+      if (!take_null(value)) {
+        (key == "end1" ? rel.end1 : rel.end2) = parse_end(value, member, nesting.inside());
+      }
+    } else {
+      validate_json(value, member, nesting.inside());
     }
   }
 }
 
-void parse_entity(od::value v, EntityFields& e) {
+// V1 Referenceable id: {"jsonClass":..,"id":"<guid>","typeName":..,"state":..}, or the guid.
+void parse_v1_id(od::value value, const Path& path, Nesting nesting, EntityFields& e) {
+  if (take_null(value)) return;
+  if (value.type() == od::json_type::string) {
+    e.v1_id_guid = std::string(get_string(value, path));
+    return;
+  }
+  MemberNames names;
+  for (auto id_field : get_object(value, path, nesting)) {
+    const std::string_view key = id_field.unescaped_key();
+    names.add(key, path);
+    od::value id_value = id_field.value();
+    const Path member(path, key);
+    if (key == "id") {
+      if (auto t = get_optional_string(id_value, member)) e.v1_id_guid = std::string(*t);
+    } else if (key == "typeName") {
+      if (auto t = get_optional_string(id_value, member)) e.v1_id_type_name = std::string(*t);
+    } else {
+      validate_json(id_value, member, nesting.inside());
+    }
+  }
+}
+
+void parse_system_attributes(od::value value, const Path& path, Nesting nesting, EntityFields& e) {
+  if (take_null(value)) return;
+  MemberNames names;
+  for (auto sys : get_object(value, path, nesting)) {
+    const std::string_view key = sys.unescaped_key();
+    names.add(key, path);
+    od::value sys_value = sys.value();
+    const Path member(path, key);
+    if (key == "modifiedTime") {
+      if (auto t = get_optional_string(sys_value, member)) e.modified_time = std::string(*t);
+    } else {
+      validate_json(sys_value, member, nesting.inside());
+    }
+  }
+}
+
+void parse_classification_list(od::value value, const Path& list, Nesting nesting, bool v1_struct,
+                               std::vector<ClassificationFields>& out) {
+  std::size_t i = 0;
+  for (auto item : get_array(value, list, nesting)) {
+    const Path entry(list, i++);
+    out.push_back(parse_classification(item.value(), entry, nesting.inside(), v1_struct));
+  }
+}
+
+void parse_entity(od::value v, const Path& path, Nesting nesting, EntityFields& e) {
   e.present = true;
-  for (auto field : get_object(v, "message.entity")) {
+  MemberNames names;
+  const Nesting inside = nesting.inside();
+  for (auto field : get_object(v, path, nesting)) {
     const std::string_view key = field.unescaped_key();
+    names.add(key, path);
     od::value value = field.value();
+    const Path member(path, key);
     if (key == "typeName") {
-      if (auto t = get_optional_string(value, "message.entity.typeName"))
-        e.type_name = std::string(*t);
+      if (auto t = get_optional_string(value, member)) e.type_name = std::string(*t);
     } else if (key == "guid") {
-      if (auto t = get_optional_string(value, "message.entity.guid")) e.guid_text = std::string(*t);
+      if (auto t = get_optional_string(value, member)) e.guid_text = std::string(*t);
     } else if (key == "attributes") {
-      parse_attribute_object(value, "message.entity.attributes", e.attributes);
+      parse_attribute_object(value, member, inside, e.attributes);
     } else if (key == "values") {
-      parse_attribute_object(value, "message.entity.values", e.values);
+      parse_attribute_object(value, member, inside, e.values);
     } else if (key == "classifications") {
-      if (value.type() == od::json_type::null) continue;
-      std::size_t i = 0;
-      const Path list("message.entity.classifications");
-      for (auto item : get_array(value, list)) {
-        e.classifications.push_back(parse_classification(item.value(), Path(list, i++), false));
-      }
+      if (!take_null(value))
+        parse_classification_list(value, member, inside, false, e.classifications);
     } else if (key == "id") {
-      // V1 Referenceable: {"jsonClass":..,"id":"<guid>","typeName":..,"state":..}
-      if (value.type() == od::json_type::string) {
-        e.v1_id_guid = std::string(value.get_string().value());
-        continue;
-      }
-      if (value.type() == od::json_type::null) continue;
-      for (auto id_field : get_object(value, "message.entity.id")) {
-        const std::string_view id_key = id_field.unescaped_key();
-        if (id_key == "id") {
-          if (auto t = get_optional_string(id_field.value(), "message.entity.id.id")) {
-            e.v1_id_guid = std::string(*t);
-          }
-        } else if (id_key == "typeName") {
-          if (auto t = get_optional_string(id_field.value(), "message.entity.id.typeName")) {
-            e.v1_id_type_name = std::string(*t);
-          }
-        }
-      }
+      parse_v1_id(value, member, inside, e);
     } else if (key == "traits") {
-      if (value.type() == od::json_type::null) continue;
+      // V1: a map from trait name to the trait.
+      if (take_null(value)) continue;
       e.has_traits = true;
-      const Path map("message.entity.traits");
-      for (auto trait : get_object(value, map)) {
-        const std::string name(trait.unescaped_key().value());
-        e.traits.push_back(parse_classification(trait.value(), Path(map, name), true));
+      for (auto trait : get_object(value, member, inside)) {
+        const std::string_view name = trait.unescaped_key();
+        e.traits.push_back(
+            parse_classification(trait.value(), Path(member, name), inside.inside(), true));
       }
     } else if (key == "traitNames") {
-      if (value.type() == od::json_type::null) continue;
+      if (take_null(value)) continue;
       std::size_t i = 0;
-      const Path list("message.entity.traitNames");
-      for (auto item : get_array(value, list)) {
-        e.trait_names.push_back(std::string(get_string(item.value(), Path(list, i++))));
+      for (auto item : get_array(value, member, inside)) {
+        e.trait_names.push_back(std::string(get_string(item.value(), Path(member, i++))));
       }
     } else if (key == "systemAttributes") {
-      if (value.type() == od::json_type::null) continue;
-      for (auto sys : get_object(value, "message.entity.systemAttributes")) {
-        if (sys.unescaped_key().value() == "modifiedTime") {
-          if (auto t = get_optional_string(sys.value(),
-                                           "message.entity.systemAttributes.modifiedTime")) {
-            e.modified_time = std::string(*t);
-          }
-        }
-      }
+      parse_system_attributes(value, member, inside, e);
+    } else {
+      validate_json(value, member, inside);
     }
   }
 }
@@ -223,35 +269,59 @@ std::vector<Classification> to_classifications(std::vector<ClassificationFields>
   return out;
 }
 
+// The size check of text bound for one Kudu string cell; the path is formatted only on failure.
+struct CellCheck {
+  std::size_t max_bytes;
+  void check(std::string_view text, std::string_view path, std::string_view member = {}) const {
+    if (text.size() > max_bytes)
+      fail(text.size(), member.empty() ? std::string(path) : fmt::format("{}.{}", path, member));
+  }
+  void check(std::string_view text, std::string_view list, std::size_t index,
+             std::string_view member) const {
+    if (text.size() > max_bytes) fail(text.size(), fmt::format("{}[{}].{}", list, index, member));
+  }
+  [[noreturn]] void fail(std::size_t size, const std::string& path) const {
+    throw InputError(RejectCode::kTooLarge,
+                     fmt::format("{}: {} bytes, more than the {} bytes of a Kudu cell "
+                                 "(--max-cell-bytes)",
+                                 path, size, max_bytes));
+  }
+};
+
 }  // namespace
 
-bool parse_payload_field(std::string_view key, od::value value, PayloadFields& p) {
-  if (key == "type") {
-    if (auto t = get_optional_string(value, "message.type")) p.type = std::string(*t);
-  } else if (key == "operationType") {
-    if (auto t = get_optional_string(value, "message.operationType")) p.operation = std::string(*t);
-  } else if (key == "eventTime") {
-    if (value.type() != od::json_type::null) p.event_time_ms = get_int(value, "message.eventTime");
-  } else if (key == "entity") {
-    if (value.type() != od::json_type::null) parse_entity(value, p.entity);
-  } else if (key == "relationship") {
-    if (value.type() != od::json_type::null) parse_relationship(value, p.relationship);
-  } else if (key == "traits") {
-    // V1 payload: the entity's traits after the change, super-types included.
-    if (value.type() == od::json_type::null) return true;
-    p.has_traits = true;
-    std::size_t i = 0;
-    const Path list("message.traits");
-    for (auto item : get_array(value, list)) {
-      p.traits.push_back(parse_classification(item.value(), Path(list, i++), true));
+void parse_payload(od::value value, PayloadFields& p, Nesting nesting) {
+  const Path root("message");
+  const Nesting inside = nesting.inside();
+  MemberNames names;
+  for (auto field : get_object(value, root, nesting)) {
+    const std::string_view key = field.unescaped_key();
+    names.add(key, root);
+    od::value v = field.value();
+    const Path member(root, key);
+    if (key == "type") {
+      if (auto t = get_optional_string(v, member)) p.type = std::string(*t);
+    } else if (key == "operationType") {
+      if (auto t = get_optional_string(v, member)) p.operation = std::string(*t);
+    } else if (key == "eventTime") {
+      if (!take_null(v)) p.event_time_ms = get_int(v, member);
+    } else if (key == "entity") {
+      if (!take_null(v)) parse_entity(v, member, inside, p.entity);
+    } else if (key == "relationship") {
+      if (!take_null(v)) parse_relationship(v, member, inside, p.relationship);
+    } else if (key == "traits") {
+      // V1 payload: the entity's traits after the change, super-types included.
+      if (take_null(v)) continue;
+      p.has_traits = true;
+      parse_classification_list(v, member, inside, true, p.traits);
+    } else {
+      validate_json(v, member, inside);
     }
-  } else {
-    return false;
   }
-  return true;
 }
 
-void payload_to_event(PayloadFields& p, const EventTimeFallbacks& fallbacks, Event& event) {
+void payload_to_event(PayloadFields& p, const EventTimeFallbacks& fallbacks, Event& event,
+                      std::size_t max_cell_bytes) {
   const std::string_view type = p.type ? std::string_view(*p.type) : std::string_view();
   bool v1 = false;
   if (!p.type || type == "ENTITY_NOTIFICATION_V1") {
@@ -325,6 +395,11 @@ void payload_to_event(PayloadFields& p, const EventTimeFallbacks& fallbacks, Eve
     event.relationship.end1 = RelationshipEnd{*r.end1->guid, std::move(r.end1->type_name)};
     event.relationship.end2 = RelationshipEnd{*r.end2->guid, std::move(r.end2->type_name)};
     event.relationship.status_deleted = r.status == "DELETED";
+    const CellCheck cell{max_cell_bytes};
+    cell.check(event.type_name, "message.relationship.typeName");
+    cell.check(event.relationship.label, "message.relationship.label");
+    cell.check(event.relationship.end1.type_name, "message.relationship.end1.typeName");
+    cell.check(event.relationship.end2.type_name, "message.relationship.end2.typeName");
     return;
   }
 
@@ -349,16 +424,33 @@ void payload_to_event(PayloadFields& p, const EventTimeFallbacks& fallbacks, Eve
   event.name = std::move(attrs.name);
   event.attributes = std::move(attrs.others);
 
+  const char* tag_list = "message.entity.classifications";
   if (!v1) {
     event.classifications = to_classifications(std::move(e.classifications), event.guid);
   } else if (p.has_traits) {
+    tag_list = "message.traits";
     event.classifications = to_classifications(std::move(p.traits), event.guid);
   } else if (e.has_traits) {
+    tag_list = "message.entity.traits";
     event.classifications = to_classifications(std::move(e.traits), event.guid);
   } else {
+    tag_list = "message.entity.traitNames";
     for (auto& name : e.trait_names) {
       event.classifications.push_back(Classification{std::move(name), event.guid, "{}"});
     }
+  }
+
+  const CellCheck cell{max_cell_bytes};
+  cell.check(event.type_name,
+             v1 && !e.type_name ? "message.entity.id.typeName" : "message.entity.typeName");
+  const char* attrs_path =
+      v1 && e.values.present ? "message.entity.values" : "message.entity.attributes";
+  if (event.qualified_name) cell.check(*event.qualified_name, attrs_path, "qualifiedName");
+  if (event.name) cell.check(*event.name, attrs_path, "name");
+  for (std::size_t i = 0; i < event.classifications.size(); ++i) {
+    const Classification& c = event.classifications[i];
+    cell.check(c.type_name, tag_list, i, "typeName");
+    cell.check(c.attributes_json, tag_list, i, v1 ? "values" : "attributes");
   }
 }
 

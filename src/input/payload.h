@@ -18,10 +18,15 @@
 // end (V1 or V2, and the envelope's own times as fallbacks):
 //
 //   PayloadFields fields;
-//   for (auto member : message_object) parse_payload_field(member.unescaped_key(),
-//                                                           member.value(), fields);
+//   parse_payload(message_value, fields, Nesting{.depth = 1});   // the envelope's "message"
 //   Event event;
 //   payload_to_event(fields, EventTimeFallbacks{.msg_creation_time_ms = 1700000000000}, event);
+//
+// Members may come in any order, with any whitespace between them: each is read once, where it
+// is. Members the payload does not use are validated, not skipped (json_path.h). A member name
+// given twice in the payload, its entity, relationship (or an end), classification, V1 trait, id
+// or systemAttributes object rejects the record (kDuplicateKey); inside "attributes" and
+// "values" the later value wins, as in Atlas's own reading.
 //
 // Every error is an InputError whose reason starts with the field's path ("message.entity.guid:
 // ..."); a bare payload is reported with the same "message." paths.
@@ -36,6 +41,8 @@
 #include <vector>
 
 #include "atlas2kudu/event.h"
+#include "atlas2kudu/reader.h"
+#include "input/json_path.h"
 
 namespace atlas2kudu {
 
@@ -95,10 +102,10 @@ struct PayloadFields {
   std::vector<ClassificationFields> traits;  // V1 message-level "traits" list
 };
 
-// Takes one member of a payload object into `fields`, checking its type and copying its text out
-// of the parser. Returns false, consuming nothing, if `key` is not a payload field.
-bool parse_payload_field(std::string_view key, simdjson::ondemand::value value,
-                         PayloadFields& fields);
+// Reads the payload object `value` into `fields`, consuming and validating all of it, checking
+// each field's type and copying its text out of the parser. `nesting` is the object's own
+// (json_path.h). Throws InputError, or simdjson_error for invalid JSON.
+void parse_payload(simdjson::ondemand::value value, PayloadFields& fields, Nesting nesting);
 
 // Where the event time comes from when the payload has no eventTime (and, for V1, no
 // systemAttributes.modifiedTime): the envelope's msgCreationTime, then the Kafka record's
@@ -112,8 +119,11 @@ struct EventTimeFallbacks {
 // attributes, classifications, relationship, event_time_us and legacy_v1 (pos and audit_seq are
 // the caller's). Moves text out of `fields`. Checks, in this order: the notification type (an
 // ATLAS_HOOK type is kHookTopic: the wrong topic was exported), the operation (V1 TRAIT_* map to
-// CLASSIFICATION_*), the event time, then the entity or the relationship the operation needs.
-void payload_to_event(PayloadFields& fields, const EventTimeFallbacks& fallbacks, Event& event);
+// CLASSIFICATION_*), the event time, then the entity or the relationship the operation needs,
+// and last that no text bound for a string cell is longer than `max_cell_bytes` (Kudu refuses a
+// whole row with a cell over its max_cell_size_bytes): kTooLarge naming the field and its size.
+void payload_to_event(PayloadFields& fields, const EventTimeFallbacks& fallbacks, Event& event,
+                      std::size_t max_cell_bytes = kDefaultMaxCellBytes);
 
 // The audit seq of a payload: SHA-256 of its JSON text minus insignificant whitespace, so a
 // redelivered or re-pretty-printed message keeps its seq. `scratch` is reused between calls.

@@ -86,6 +86,9 @@ std::string rejection_json(const Rejection& r) {
   } else {
     w.key("record_base64").value(base64_encode(r.record));
   }
+  if (r.record_bytes > r.record.size()) {
+    w.key("record_truncated").value(true).key("record_bytes").value(r.record_bytes);
+  }
   w.end_object();
   out += '\n';
   return out;
@@ -172,13 +175,16 @@ struct Reader::Impl {
   Impl(RejectSink& rejects, ReaderLimits limits)
       : rejects_(rejects),
         max_record_bytes_(limits.max_record_bytes),
-        decoder_(splits_, DecodeLimits{limits.max_inflated_bytes}) {}
+        splits_(SplitLimits{limits.max_split_messages, limits.max_split_chunks,
+                            limits.max_split_bytes}),
+        decoder_(splits_, DecodeLimits{limits.max_inflated_bytes, limits.max_json_depth,
+                                       limits.max_cell_bytes}) {}
 
   bool next(Event& out);
   bool kafka_applied(const SourcePosition::Kafka& k) const;
   bool open_next_source();
   void reject(const SourcePosition& pos, RejectCode code, std::string reason,
-              std::string_view record);
+              std::string_view record, std::uint64_t record_bytes = 0);
   InputProgress progress() const;
 
   std::vector<std::string> paths_;
@@ -269,8 +275,10 @@ bool Reader::Impl::kafka_applied(const SourcePosition::Kafka& k) const {
 }
 
 // The input layer's one resume point: every record framed so far and every Kafka offset
-// delivered, except that a split message still held by splits_ pulls its source (and its
-// partition) back to its earliest chunk, since after a restart that chunk must be read again.
+// delivered, except that the records held for split messages pull their source back to the
+// earliest of them, and each Kafka partition back to the smallest offset held in it, since after
+// a restart those records must be read again. (Chunks of one message may sit in different
+// partitions, so the earliest record alone is not enough.)
 InputProgress Reader::Impl::progress() const {
   InputProgress p;
   p.sources = marks_;
@@ -284,19 +292,20 @@ InputProgress Reader::Impl::progress() const {
       p.sources[i].complete = false;
       p.sources[i].next_record = i == s ? pending->record : 0;
     }
-    if (pending->kafka) {
-      auto& next = p.kafka_next_offset[{pending->kafka->topic, pending->kafka->partition}];
-      next = std::min(next, pending->kafka->offset);
-    }
+  }
+  for (const auto& [partition, offset] : splits_.pending_kafka_offsets()) {
+    // A partition with no entry skips nothing on resume: leave it so.
+    const auto it = p.kafka_next_offset.find(partition);
+    if (it != p.kafka_next_offset.end()) it->second = std::min(it->second, offset);
   }
   return p;
 }
 
 void Reader::Impl::reject(const SourcePosition& pos, RejectCode code, std::string reason,
-                          std::string_view record) {
+                          std::string_view record, std::uint64_t record_bytes) {
   ++stats_.rejected;
   ++stats_.per_reason[static_cast<std::size_t>(code)];
-  rejects_.reject(Rejection{pos, code, std::move(reason), record});
+  rejects_.reject(Rejection{pos, code, std::move(reason), record, record_bytes});
 }
 
 bool Reader::Impl::next(Event& out) {
@@ -304,11 +313,12 @@ bool Reader::Impl::next(Event& out) {
     if (!framer_ || !framer_->next(record_)) {
       if (open_next_source()) continue;
       finished_ = true;
-      for (const IncompleteSplit& split : splits_.take_incomplete()) {
-        reject(split.first, RejectCode::kBadSplit,
+      // Each record of a message that never completed is rejected, verbatim, in input order.
+      for (const IncompleteRecord& held : splits_.take_incomplete()) {
+        reject(held.record.pos, RejectCode::kBadSplit,
                fmt::format("split message {} incomplete at end of input: {} of {} chunks arrived",
-                           printable_excerpt(split.msg_id, 80), split.received, split.expected),
-               {});
+                           printable_excerpt(held.msg_id, 80), held.received, held.expected),
+               held.record.text);
       }
       return false;
     }
@@ -330,25 +340,29 @@ bool Reader::Impl::next(Event& out) {
       continue;
     }
     if (record_.error) {
-      reject(pos, *record_.error, record_.reason, record_.text);
+      reject(pos, *record_.error, record_.reason, record_.text, record_.size);
       continue;
     }
     try {
       std::optional<Event> event = decoder_.decode(record_.text, pos);
-      if (!event) {
-        ++stats_.split_chunks;
-        continue;
-      }
+      if (!event) continue;  // a split chunk, held (or a redelivered copy of one)
+      // The other records of a completed split message count once its event is accepted.
+      const std::size_t chunks = decoder_.completed_records().size();
       if (event->pos.kafka) {
         if (kafka_applied(*event->pos.kafka)) {
-          ++stats_.skipped;
+          stats_.skipped += 1 + chunks;
           continue;
         }
         auto& next = kafka_next_[{event->pos.kafka->topic, event->pos.kafka->partition}];
-        next = std::max(next, event->pos.kafka->offset + 1);
+        next = std::max(next, event->pos.kafka->offset + 1);  // offsets are below INT64_MAX
       }
+      stats_.split_chunks += chunks;
       out = std::move(*event);
     } catch (const InputError& e) {
+      // A completed split message that turns out bad is rejected as all of its records.
+      for (const HeldRecord& held : decoder_.completed_records()) {
+        reject(held.pos, e.code(), e.what(), held.text);
+      }
       reject(pos, e.code(), e.what(), record_.text);
       continue;
     }

@@ -18,53 +18,84 @@ bool read_before(const SourcePosition& a, const SourcePosition& b) {
 
 }  // namespace
 
-std::optional<AssembledMessage> SplitAssembler::add(SplitChunk chunk, const SourcePosition& pos) {
-  if (chunk.count > kMaxChunks) {
-    throw InputError(
-        RejectCode::kBadSplit,
-        fmt::format("msgSplitCount: {} chunks is more than any real message", chunk.count));
-  }
+SplitAssembler::SplitAssembler(SplitLimits limits) : limits_(limits) {}
+
+std::optional<AssembledMessage> SplitAssembler::add(SplitChunk chunk, const SourcePosition& pos,
+                                                    std::string_view record) {
+  const std::string id = printable_excerpt(chunk.msg_id, 80);
   if (chunk.index < 0 || chunk.index >= chunk.count) {
     throw InputError(RejectCode::kBadSplit,
                      fmt::format("msgSplitIdx: {} is outside 0..{} (msgId {})", chunk.index,
-                                 chunk.count - 1, printable_excerpt(chunk.msg_id, 80)));
+                                 chunk.count - 1, id));
+  }
+  if (static_cast<std::uint64_t>(chunk.count) > limits_.max_chunks) {
+    throw InputError(RejectCode::kTooLarge,
+                     fmt::format("msgSplitCount: {} chunks (msgId {}), more than {} "
+                                 "(--max-split-chunks)",
+                                 chunk.count, id, limits_.max_chunks));
   }
   auto it = pending_.find(chunk.msg_id);
   if (it == pending_.end()) {
-    Pending fresh;
-    fresh.count = chunk.count;
-    fresh.chunks.resize(static_cast<std::size_t>(chunk.count));
-    fresh.gzip = chunk.gzip;
-    fresh.first = pos;
-    it = pending_.emplace(std::string(chunk.msg_id), std::move(fresh)).first;
+    if (pending_.size() >= limits_.max_messages) {
+      throw InputError(RejectCode::kTooLarge,
+                       fmt::format("msgId {}: {} split messages are already waiting for chunks "
+                                   "(--max-split-messages)",
+                                   id, pending_.size()));
+    }
   } else if (it->second.count != chunk.count) {
     throw InputError(
         RejectCode::kBadSplit,
         fmt::format("msgSplitCount: {} differs from {} in an earlier chunk of msgId {}",
-                    chunk.count, it->second.count, printable_excerpt(chunk.msg_id, 80)));
+                    chunk.count, it->second.count, id));
+  }
+  const std::string* held = nullptr;
+  if (it != pending_.end()) {
+    const auto slot = it->second.chunks.find(chunk.index);
+    if (slot != it->second.chunks.end()) {
+      if (slot->second != chunk.text) {
+        throw InputError(RejectCode::kBadSplit,
+                         fmt::format("msgSplitIdx: chunk {} of msgId {} arrived twice with "
+                                     "different content",
+                                     chunk.index, id));
+      }
+      held = &slot->second;  // a redelivered chunk: only its record is kept
+    }
+  }
+  const std::size_t bytes = record.size() + (held ? 0 : chunk.text.size());
+  if (bytes > limits_.max_bytes - std::min(bytes_, limits_.max_bytes)) {
+    throw InputError(RejectCode::kTooLarge,
+                     fmt::format("msgId {}: holding this chunk would take split messages past {} "
+                                 "bytes (--max-split-bytes)",
+                                 id, limits_.max_bytes));
+  }
+
+  if (it == pending_.end()) {
+    Pending fresh;
+    fresh.count = chunk.count;
+    it = pending_.emplace(std::string(chunk.msg_id), std::move(fresh)).first;
   }
   Pending& split = it->second;
-  auto& slot = split.chunks[static_cast<std::size_t>(chunk.index)];
-  if (slot) {
-    if (*slot != chunk.text) {
-      throw InputError(RejectCode::kBadSplit,
-                       fmt::format("msgSplitIdx: chunk {} of msgId {} arrived twice with different "
-                                   "content",
-                                   chunk.index, printable_excerpt(chunk.msg_id, 80)));
-    }
-    return std::nullopt;  // a redelivered chunk: already held
-  }
-  if (read_before(pos, split.first)) split.first = pos;
+  bytes_ += bytes;
+  split.bytes += bytes;
   split.gzip = split.gzip || chunk.gzip;
-  split.bytes += chunk.text.size();
-  slot = std::move(chunk.text);
-  if (++split.received < split.chunks.size()) return std::nullopt;
+  if (!held) split.chunks.emplace(chunk.index, std::move(chunk.text));
+  if (held || split.chunks.size() < static_cast<std::size_t>(split.count)) {
+    split.records.push_back(HeldRecord{pos, std::string(record)});
+    return std::nullopt;
+  }
 
   AssembledMessage whole;
-  whole.text.reserve(split.bytes);
-  for (auto& piece : split.chunks) whole.text += *piece;
+  std::size_t size = 0;
+  for (const auto& [index, piece] : split.chunks) size += piece.size();
+  whole.text.reserve(size);
+  for (const auto& [index, piece] : split.chunks) whole.text += piece;
   whole.gzip = split.gzip;
-  whole.first = std::move(split.first);
+  whole.first = pos;
+  for (const HeldRecord& r : split.records) {
+    if (read_before(r.pos, whole.first)) whole.first = r.pos;
+  }
+  whole.records = std::move(split.records);
+  bytes_ -= split.bytes;
   pending_.erase(it);
   return whole;
 }
@@ -72,20 +103,39 @@ std::optional<AssembledMessage> SplitAssembler::add(SplitChunk chunk, const Sour
 std::optional<SourcePosition> SplitAssembler::earliest_pending() const {
   std::optional<SourcePosition> earliest;
   for (const auto& [id, split] : pending_) {
-    if (!earliest || read_before(split.first, *earliest)) earliest = split.first;
+    for (const HeldRecord& r : split.records) {
+      if (!earliest || read_before(r.pos, *earliest)) earliest = r.pos;
+    }
   }
   return earliest;
 }
 
-std::vector<IncompleteSplit> SplitAssembler::take_incomplete() {
-  std::vector<IncompleteSplit> out;
-  for (auto& [id, split] : pending_) {
-    out.push_back(IncompleteSplit{id, split.received, split.chunks.size(), split.first});
+std::map<KafkaPartition, std::int64_t> SplitAssembler::pending_kafka_offsets() const {
+  std::map<KafkaPartition, std::int64_t> out;
+  for (const auto& [id, split] : pending_) {
+    for (const HeldRecord& r : split.records) {
+      if (!r.pos.kafka) continue;
+      const auto [at, inserted] =
+          out.try_emplace({r.pos.kafka->topic, r.pos.kafka->partition}, r.pos.kafka->offset);
+      if (!inserted) at->second = std::min(at->second, r.pos.kafka->offset);
+    }
   }
-  std::sort(out.begin(), out.end(), [](const IncompleteSplit& a, const IncompleteSplit& b) {
-    return a.first.record < b.first.record;
+  return out;
+}
+
+std::vector<IncompleteRecord> SplitAssembler::take_incomplete() {
+  std::vector<IncompleteRecord> out;
+  for (auto& [id, split] : pending_) {
+    for (HeldRecord& r : split.records) {
+      out.push_back(IncompleteRecord{id, split.chunks.size(), static_cast<std::size_t>(split.count),
+                                     std::move(r)});
+    }
+  }
+  std::sort(out.begin(), out.end(), [](const IncompleteRecord& a, const IncompleteRecord& b) {
+    return read_before(a.record.pos, b.record.pos);
   });
   pending_.clear();
+  bytes_ = 0;
   return out;
 }
 

@@ -6,19 +6,28 @@
 // and (after a consumer restart) more than once. The assembler holds chunks by msgId until every
 // index has arrived, then hands back the pieces joined in index order.
 //
-// It also answers the one question a resume point needs about them (reader.h, progress()): the
-// position of the earliest chunk still held. Everything read before it is done; it and what
-// follows it must be read again after a restart, or the held message could never complete.
+// Every record that carried a chunk is held verbatim with its position until its message is
+// complete, so that nothing is lost when it is not: at end of input take_incomplete() hands each
+// record of an unfinished message back to be rejected, and a completed message whose content turns
+// out to be bad is rejected as all of its records.
+//
+// It also answers what a resume point needs (reader.h, progress()): the position of the earliest
+// record still held, and per Kafka partition the smallest offset held. Everything read before
+// them is done; they and what follows must be read again after a restart, or the held message
+// could never complete.
+//
+// Memory is bounded by SplitLimits, checked before anything is held: a count past max_chunks, a
+// new msgId while max_messages are pending, or a chunk that would take the held bytes past
+// max_bytes is rejected (kTooLarge). Slots are allocated as chunks arrive, never up front from
+// the count a chunk claims.
 //
 //   SplitAssembler splits;
-//   splits.add({.msg_id = "m_0", .index = 1, .count = 2, .text = "d29ybGQ="}, line_1);
+//   splits.add({.msg_id = "m_0", .index = 1, .count = 2, .text = "d29ybGQ="}, line_1, record_1);
 //       // -> nullopt: held; earliest_pending() == line_1
-//   splits.add({.msg_id = "m_0", .index = 0, .count = 2, .text = "aGVsbG8g"}, line_2);
-//       // -> AssembledMessage{.text = "aGVsbG8gd29ybGQ=", .gzip = false, .first = line_1}
+//   splits.add({.msg_id = "m_0", .index = 0, .count = 2, .text = "aGVsbG8g"}, line_2, record_2);
+//       // -> AssembledMessage{.text = "aGVsbG8gd29ybGQ=", .gzip = false, .first = line_1,
+//       //                     .records = {{line_1, record_1}}}
 //       //    earliest_pending() == nullopt
-//
-// Chunks still held at end of input are handed back by take_incomplete(), so that the reader
-// rejects them instead of losing them silently.
 #pragma once
 
 #include <cstddef>
@@ -30,6 +39,7 @@
 #include <vector>
 
 #include "atlas2kudu/event.h"
+#include "atlas2kudu/reader.h"
 
 namespace atlas2kudu {
 
@@ -42,50 +52,72 @@ struct SplitChunk {
   std::string text;         // the chunk's piece of the Base64 text
 };
 
+// A record held for a split message: where it was read, and its bytes as read.
+struct HeldRecord {
+  SourcePosition pos;
+  std::string text;
+};
+
 // A split message whose chunks have all arrived.
 struct AssembledMessage {
   std::string text;      // the chunks' texts joined in index order
   bool gzip = false;     // any chunk said GZIP
-  SourcePosition first;  // the position of its earliest chunk
+  SourcePosition first;  // the position of its earliest record
+  // The records held for it, in input order: every one but the record that completed it
+  // (redelivered copies of a chunk included).
+  std::vector<HeldRecord> records;
 };
 
-// A split message that never completed.
-struct IncompleteSplit {
+// One record of a split message that never completed.
+struct IncompleteRecord {
   std::string msg_id;
-  std::size_t received = 0;
-  std::size_t expected = 0;
-  SourcePosition first;  // position of its earliest chunk
+  std::size_t received = 0;  // distinct chunks of its message that arrived
+  std::size_t expected = 0;  // msgSplitCount
+  HeldRecord record;
+};
+
+struct SplitLimits {
+  std::size_t max_messages = kDefaultMaxSplitMessages;  // msgIds waiting for chunks at once
+  std::size_t max_chunks = kDefaultMaxSplitChunks;      // msgSplitCount
+  std::size_t max_bytes = kDefaultMaxSplitBytes;        // chunk texts and records held, in all
 };
 
 class SplitAssembler {
  public:
-  // More chunks than any real message has (Atlas chunks are about a megabyte each): a count past
-  // this is a corrupt envelope, not a reason to allocate that many slots.
-  static constexpr std::int64_t kMaxChunks = 100000;
+  explicit SplitAssembler(SplitLimits limits = {});
 
-  // Takes one chunk read at `pos`. Returns the whole message when this chunk was the last one
-  // missing, and then forgets it; nullopt while chunks are missing, and for a redelivered chunk
-  // identical to the one held. Throws InputError(kBadSplit), holding nothing new, for a count
-  // above kMaxChunks, an index outside 0..count-1, a count that differs from an earlier chunk's,
-  // or a second chunk at an index with different text.
-  std::optional<AssembledMessage> add(SplitChunk chunk, const SourcePosition& pos);
+  // Takes one chunk read at `pos`, from the record `record` (kept verbatim while held). Returns
+  // the whole message when this chunk was the last one missing, and then forgets it; nullopt
+  // while chunks are missing, and for a redelivered chunk identical to the one held. Throws,
+  // holding nothing new: InputError(kBadSplit) for an index outside 0..count-1, a count that
+  // differs from an earlier chunk's, or a second chunk at an index with different text;
+  // InputError(kTooLarge) when a SplitLimits bound would be passed.
+  std::optional<AssembledMessage> add(SplitChunk chunk, const SourcePosition& pos,
+                                      std::string_view record);
 
-  // The position of the earliest chunk (by source, then record) of any message still waiting.
+  // The position of the earliest record (by source, then record) held for any message.
   std::optional<SourcePosition> earliest_pending() const;
 
-  // Messages still waiting, ordered by their earliest chunk's record; forgets them.
-  std::vector<IncompleteSplit> take_incomplete();
+  // The smallest offset held, per Kafka partition (of records that have Kafka coordinates).
+  std::map<KafkaPartition, std::int64_t> pending_kafka_offsets() const;
+
+  // Every record held for messages still waiting, in input order; forgets them.
+  std::vector<IncompleteRecord> take_incomplete();
+
+  // Bytes held now (chunk texts and records), for tests and limits.
+  std::size_t bytes_held() const { return bytes_; }
 
  private:
   struct Pending {
     std::int64_t count = 0;
-    std::vector<std::optional<std::string>> chunks;  // by index
-    std::size_t received = 0;
+    std::map<std::int64_t, std::string> chunks;  // by index, as they arrive
+    std::vector<HeldRecord> records;             // in arrival order
     bool gzip = false;
-    SourcePosition first;
     std::size_t bytes = 0;
   };
+  SplitLimits limits_;
   std::map<std::string, Pending, std::less<>> pending_;
+  std::size_t bytes_ = 0;
 };
 
 }  // namespace atlas2kudu

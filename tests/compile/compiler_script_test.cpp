@@ -109,6 +109,26 @@ TEST_CASE("windows: comments, numbering, positions and phases") {
             w2.upserts[0].sql + ";\n" + w2.upserts[1].sql + ";\n");
 }
 
+TEST_CASE("a file name in a window comment cannot end the comment") {
+  CompileOptions o;
+  std::vector<Event> ev = {create({.id = 1, .qn = "q", .ms = 1})};
+  ev[0].pos.source = "x\nDROP TABLE atlas.entity_flat;--\r\xe2\x80\xa8\\";
+  ev[0].pos.line = 7;
+  const std::string sql = compile_to_sql(ev, o);
+  CHECK(sql.find("-- window 1: events 1-1 (x\\nDROP TABLE atlas.entity_flat;--\\r\\u2028\\\\:7 .. "
+                 "x\\nDROP TABLE atlas.entity_flat;--\\r\\u2028\\\\:7)\n") != std::string::npos);
+  // Every line is a comment or a statement the compiler wrote.
+  std::size_t at = 0;
+  while (at < sql.size()) {
+    const std::size_t nl = sql.find('\n', at);
+    const std::string line = sql.substr(at, nl - at);
+    CAPTURE(line);
+    CHECK((line.starts_with("-- ") || line.starts_with("UPSERT INTO ") ||
+           line.starts_with("DELETE FROM ") || line.starts_with("  ") || line.starts_with("(")));
+    at = nl + 1;
+  }
+}
+
 TEST_CASE("batching: rows and bytes per statement") {
   for (const std::size_t rows : {1u, 3u, 10u, 1000u}) {
     for (const std::size_t bytes : {200u, 700u, 4u << 20}) {

@@ -158,6 +158,28 @@ TEST_CASE("random valid UTF-8 round-trips through Impala's unescaping") {
   }
 }
 
+TEST_CASE("comment text: nothing in it can end the comment line") {
+  CHECK(comment_text("plain name.jsonl") == "plain name.jsonl");
+  CHECK(comment_text("a\nb\rc\td") == "a\\nb\\rc\\td");
+  CHECK(comment_text("back\\slash") == "back\\\\slash");
+  CHECK(comment_text(std::string("nul\0del\x7f\x01", 9)) == "nul\\x00del\\x7f\\x01");
+  // Valid UTF-8 passes, except the code points other tools end lines at; invalid bytes are hex.
+  CHECK(comment_text("caf\xc3\xa9 \xe2\x82\xac") == "caf\xc3\xa9 \xe2\x82\xac");
+  CHECK(comment_text("\xc2\x85|\xe2\x80\xa8|\xe2\x80\xa9") == "\\u0085|\\u2028|\\u2029");
+  CHECK(comment_text("\xff\xc3(\xed\xa0\x80\xc0\xaf") == "\\xff\\xc3(\\xed\\xa0\\x80\\xc0\\xaf");
+  // No output byte is a control character or a line end of any kind.
+  std::mt19937 rng(7);
+  for (int i = 0; i < 2000; ++i) {
+    std::string text(static_cast<std::size_t>(rng() % 20), '\0');
+    for (char& c : text) c = static_cast<char>(rng() & 0xff);
+    const std::string out = comment_text(text);
+    for (unsigned char c : out) CHECK((c >= 0x20 && c != 0x7f));
+    CHECK(out.find("\xc2\x85") == std::string::npos);
+    CHECK(out.find("\xe2\x80\xa8") == std::string::npos);
+    CHECK(out.find("\xe2\x80\xa9") == std::string::npos);
+  }
+}
+
 TEST_CASE("keys in both encodings, integers and identifiers") {
   std::array<std::uint8_t, 16> key{};
   key[0] = 0xab;

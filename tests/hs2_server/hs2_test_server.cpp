@@ -60,30 +60,6 @@ std::string hex(const std::string& bytes) {
   return out;
 }
 
-std::string base64_decode(const std::string& in) {
-  auto val = [](char c) -> int {
-    if (c >= 'A' && c <= 'Z') return c - 'A';
-    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-    if (c >= '0' && c <= '9') return c - '0' + 52;
-    if (c == '+') return 62;
-    if (c == '/') return 63;
-    return -1;
-  };
-  std::string out;
-  int bits = 0, acc = 0;
-  for (char c : in) {
-    int v = val(c);
-    if (v < 0) continue;  // '=' padding, whitespace
-    acc = (acc << 6) | v;
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out += static_cast<char>((acc >> bits) & 0xff);
-    }
-  }
-  return out;
-}
-
 t::TOperationHandle operation_handle(const std::string& guid, const std::string& secret,
                                      bool has_result_set) {
   t::THandleIdentifier id;
@@ -703,7 +679,12 @@ void Hs2TestServer::Impl::serve_http(TTransport& wire, ConnState& conn) {
         ok = kerberos_http_auth(authz, &extra, &user);
         method = "kerberos";
       } else if (!ok && authz.rfind("Basic ", 0) == 0) {
-        std::string creds = base64_decode(authz.substr(6));
+        std::string creds;
+        try {
+          creds = base64_decode(authz.substr(6));
+        } catch (const DecodeError&) {
+          creds.clear();  // not Base64: no credentials
+        }
         ok = !config.user.empty() && creds == config.user + ":" + config.password;
       } else if (!ok && authz.rfind("Bearer ", 0) == 0) {
         ok = !config.bearer_token.empty() && authz.substr(7) == config.bearer_token;

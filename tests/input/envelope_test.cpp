@@ -4,7 +4,9 @@
 #include <doctest/doctest.h>
 #include <simdjson.h>
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include "input/input_error.h"
 
@@ -53,7 +55,6 @@ TEST_CASE("an envelope with an object message: fields and exact message text") {
   CHECK(p.env.message.operation == "ENTITY_DELETE");
   CHECK(p.env.message.entity.guid_text == "00000001-0000-4000-8000-000000000001");
   CHECK(p.env.msg_creation_time == 1700000000000);
-  CHECK(p.env.time_fallbacks().msg_creation_time_ms == 1700000000000);
   CHECK(p.env.split_count == 1);
   CHECK_FALSE(p.env.gzip);
 }
@@ -81,7 +82,7 @@ TEST_CASE("a kcat -J record: Kafka coordinates and the payload text") {
   CHECK(k.topic == "ATLAS_ENTITIES");
   CHECK(k.partition == 3);
   CHECK(k.offset == 17);
-  CHECK(p.env.time_fallbacks().kafka_timestamp_ms == 1700000000123);
+  CHECK(p.env.kafka_ts == 1700000000123);
 
   const Parsed null_value("{\"topic\":\"T\",\"partition\":0,\"offset\":1,\"payload\":null}");
   CHECK(null_value.env.kcat);
@@ -102,10 +103,97 @@ TEST_CASE("a bare payload: no version, no message; its fields are at the top") {
 TEST_CASE("members of the wrong type are named in the error") {
   CHECK(failure("[1]") == "record: expected a JSON object, got an array");
   CHECK(failure("{\"message\":true}") == "message: expected an object or a string, got a boolean");
-  CHECK(failure("{\"msgSplitCount\":\"2\"}") == "msgSplitCount: expected an integer, got a string");
-  CHECK(failure("{\"msgCompressionKind\":\"LZ4\"}") == "msgCompressionKind: unknown kind \"LZ4\"");
+  CHECK(failure("{\"version\":{},\"msgSplitCount\":\"2\"}") ==
+        "msgSplitCount: expected an integer, got a string");
+  CHECK(failure("{\"version\":{},\"msgCompressionKind\":\"LZ4\"}") ==
+        "msgCompressionKind: unknown kind \"LZ4\"");
   CHECK(failure("{\"topic\":\"T\",\"partition\":1.5,\"payload\":null}") ==
         "partition: expected a 64-bit integer, got 1.5");
+}
+
+TEST_CASE("members in any order, with any whitespace, read the same") {
+  const std::string message =
+      R"({"type":"ENTITY_NOTIFICATION_V2","operationType":"ENTITY_DELETE","eventTime":5,)"
+      R"("entity":{"guid":"00000001-0000-4000-8000-000000000001","typeName":"t"}})";
+  std::vector<std::string> members = {
+      R"("version":{"version":"1.0.0","versionParts":[1]})", R"("msgCreationTime":1700000000000)",
+      R"("msgCompressionKind":"NONE")", R"("spooled":false)", R"("message":)" + message};
+  std::sort(members.begin(), members.end());
+  int orders = 0;
+  do {
+    std::string text = " {\n";
+    for (std::size_t i = 0; i < members.size(); ++i) text += (i ? "\t,\r\n  " : "") + members[i];
+    const Parsed p(text + " \n} \n");
+    CAPTURE(text);
+    CHECK(p.env.has_version);
+    CHECK(p.env.message_raw == message);
+    CHECK(p.env.message.operation == "ENTITY_DELETE");
+    CHECK(p.env.msg_creation_time == 1700000000000);
+    ++orders;
+  } while (std::next_permutation(members.begin(), members.end()));
+  CHECK(orders == 120);
+}
+
+TEST_CASE("members of another shape are ignored, whatever their type") {
+  // An envelope with kcat-looking members, a kcat record with envelope-looking ones, and a bare
+  // payload with both: only the members of the level's own shape are checked.
+  const Parsed envelope(R"({"version":{},"partition":"x","ts":"y","topic":1,"message":null})");
+  CHECK_FALSE(envelope.env.kcat);
+  CHECK_FALSE(envelope.env.kafka_ts);
+  const Parsed kcat(R"({"msgSplitCount":"x","msgCompressionKind":"LZ4","payload":"{}","ts":5})");
+  CHECK(kcat.env.kcat);
+  CHECK(kcat.env.kafka_ts == 5);
+  const Parsed bare(R"({"type":"ENTITY_NOTIFICATION_V2","msgCreationTime":"x","partition":[]})");
+  CHECK(bare.env.bare_payload());
+  CHECK(bare.env.top.type == "ENTITY_NOTIFICATION_V2");
+  // A payload member at the top of an envelope is not part of the payload, and not checked.
+  const Parsed top_type(R"({"type":5,"version":{},"message":{"type":"ENTITY_NOTIFICATION_V2"}})");
+  CHECK(top_type.env.message.type == "ENTITY_NOTIFICATION_V2");
+  CHECK_FALSE(top_type.env.top.type);
+}
+
+TEST_CASE("Kafka coordinates are range-checked as the types they are") {
+  CHECK(failure(R"({"partition":2147483648,"payload":null})") ==
+        "partition: 2147483648 is out of range (0..2147483647)");
+  CHECK(failure(R"({"partition":4294967296,"payload":null})") ==
+        "partition: 4294967296 is out of range (0..2147483647)");
+  CHECK(failure(R"({"partition":-1,"payload":null})") ==
+        "partition: -1 is out of range (0..2147483647)");
+  CHECK(failure(R"({"offset":9223372036854775807,"payload":null})") ==
+        "offset: 9223372036854775807 is out of range (0..9223372036854775806)");
+  CHECK(failure(R"({"offset":9223372036854775808,"payload":null})") ==
+        "offset: expected a 64-bit integer, got 9223372036854775808");
+  CHECK(Parsed(R"({"partition":2147483647,"offset":9223372036854775806,"payload":null})")
+            .env.kafka()
+            .offset == 9223372036854775806);
+}
+
+TEST_CASE("one JSON text per level: data after the object is an error") {
+  CHECK(failure(R"({"version":{},"message":null} {"version":{}})") ==
+        "record: data after the JSON object, at byte 30");
+  CHECK(failure(R"({"payload":"x"}{})") == "record: data after the JSON object, at byte 15");
+  // Other trailing bytes are refused by simdjson itself.
+  CHECK_THROWS_AS(Parsed(R"({"payload":"x"}])"), simdjson::simdjson_error);
+  CHECK_THROWS_AS(Parsed(R"({"payload":"x"}"x")"), simdjson::simdjson_error);
+  CHECK_THROWS_AS(Parsed(R"({"payload":"x"} 1)"), simdjson::simdjson_error);
+  CHECK_THROWS_AS(Parsed(R"({"payload":"x"}[1])"), simdjson::simdjson_error);
+  CHECK(Parsed("{\"version\":{}} \n\t ").env.has_version);  // whitespace is fine
+}
+
+TEST_CASE("a member name twice in the envelope is rejected as duplicate-key") {
+  try {
+    Parsed p(R"({"version":{},"message":{"type":"ENTITY_NOTIFICATION_V2"},"message":null})");
+    FAIL("accepted");
+  } catch (const InputError& e) {
+    CHECK(e.code() == RejectCode::kDuplicateKey);
+    CHECK(std::string(e.what()) == "record: member \"message\" appears twice");
+  }
+  // Also for members nobody reads, and past the first sixteen members.
+  std::string many = R"({"version":{})";
+  for (int i = 0; i < 40; ++i) many += ",\"m" + std::to_string(i) + "\":" + std::to_string(i);
+  CHECK(failure(many + R"(,"m3":0})") == "record: member \"m3\" appears twice");
+  CHECK(failure(many + R"(,"m33":0})") == "record: member \"m33\" appears twice");
+  CHECK(failure(many + "}") == "accepted");
 }
 
 TEST_SUITE_END();

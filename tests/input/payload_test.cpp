@@ -5,7 +5,9 @@
 #include <doctest/doctest.h>
 #include <simdjson.h>
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include "input/input_error.h"
 
@@ -17,27 +19,44 @@ namespace {
 
 constexpr std::string_view kGuid = "00000001-0000-4000-8000-000000000001";
 
-Event to_event(const std::string& payload, EventTimeFallbacks fallbacks = {}) {
+Event to_event(const std::string& payload, EventTimeFallbacks fallbacks = {},
+               std::uint32_t max_depth = kDefaultMaxJsonDepth,
+               std::size_t max_cell_bytes = kDefaultMaxCellBytes) {
   const simdjson::padded_string padded(payload);
   simdjson::ondemand::parser parser;
   simdjson::ondemand::document doc = parser.iterate(padded);
   PayloadFields fields;
-  for (auto member : doc.get_object()) {
-    parse_payload_field(member.unescaped_key(), member.value(), fields);
-  }
+  parse_payload(doc.get_value(), fields, Nesting{0, max_depth});
   Event event;
-  payload_to_event(fields, fallbacks, event);
+  payload_to_event(fields, fallbacks, event, max_cell_bytes);
   return event;
 }
 
-// The InputError that decoding `payload` throws, as "code: reason".
-std::string failure(const std::string& payload, EventTimeFallbacks fallbacks = {}) {
+// The InputError that decoding `payload` throws, as "code: reason"; "invalid JSON" for a
+// simdjson error.
+std::string failure(const std::string& payload, EventTimeFallbacks fallbacks = {},
+                    std::uint32_t max_depth = kDefaultMaxJsonDepth,
+                    std::size_t max_cell_bytes = kDefaultMaxCellBytes) {
   try {
-    to_event(payload, fallbacks);
+    to_event(payload, fallbacks, max_depth, max_cell_bytes);
   } catch (const InputError& e) {
     return std::string(to_string(e.code())) + ": " + e.what();
+  } catch (const simdjson::simdjson_error&) {
+    return "invalid JSON";
   }
   return "accepted";
+}
+
+// Every order of `members` (JSON members, without braces), each as one object text.
+std::vector<std::string> all_orders(std::vector<std::string> members) {
+  std::sort(members.begin(), members.end());
+  std::vector<std::string> out;
+  do {
+    std::string object = "{";
+    for (std::size_t i = 0; i < members.size(); ++i) object += (i ? " , " : "") + members[i];
+    out.push_back(object + "}");
+  } while (std::next_permutation(members.begin(), members.end()));
+  return out;
 }
 
 std::string v1_entity(const std::string& extra = "") {
@@ -154,6 +173,146 @@ TEST_CASE("the audit seq ignores insignificant whitespace only") {
   CHECK(message_audit_seq("{ \"a\" : [ 1 , 2 ] ,\n \"b\" : \"x y\" }", scratch) == compact);
   CHECK(message_audit_seq(R"({"a":[1,2],"b":"x  y"})", scratch) != compact);
   CHECK(message_audit_seq(R"({"b":"x y","a":[1,2]})", scratch) != compact);  // order counts
+}
+
+TEST_CASE("member order never matters: every order of a V1 trait and a V2 classification") {
+  // A trait's "values":{} as its last member once made a sibling key be read as a trait.
+  for (const std::string& trait :
+       all_orders({R"("typeName":"PII")", R"("values":{})", R"("jsonClass":"struct")"})) {
+    CAPTURE(trait);
+    for (const std::string& entity :
+         all_orders({R"("id":{"id":")" + std::string(kGuid) + R"(","typeName":"t"})",
+                     R"("values":{"qualifiedName":"q"})", R"("traits":{"PII":)" + trait + "}",
+                     R"("traitNames":["PII"])"})) {
+      const Event e =
+          to_event(R"({"operationType":"TRAIT_ADD","eventTime":1,"entity":)" + entity + "}");
+      REQUIRE(e.classifications.size() == 1);
+      CHECK(e.classifications[0] == Classification{"PII", e.guid, "{}"});
+      CHECK(e.qualified_name == "q");
+    }
+  }
+  for (const std::string& tag : all_orders(
+           {R"("typeName":"A")", R"("attributes":{})",
+            R"("entityGuid":"00000002-0000-4000-8000-000000000002")", R"("propagate":true)"})) {
+    CAPTURE(tag);
+    for (const std::string& payload :
+         all_orders({R"("type":"ENTITY_NOTIFICATION_V2")",
+                     R"("operationType":"CLASSIFICATION_ADD")", R"("eventTime":3)",
+                     R"("entity":{"attributes":{},"classifications":[)" + tag + "," + tag +
+                         R"(],"typeName":"t","guid":")" + std::string(kGuid) + R"("})"})) {
+      const Event e = to_event(payload);
+      REQUIRE(e.classifications.size() == 2);
+      CHECK(e.classifications[1].type_name == "A");
+      CHECK(e.classifications[1].attributes_json == "{}");
+      CHECK(e.classifications[1].entity_guid.dashed() == "00000002-0000-4000-8000-000000000002");
+      CHECK(e.event_time_us == 3000);
+    }
+  }
+}
+
+TEST_CASE("values the decoder does not use must be valid JSON too") {
+  const std::string head = R"({"type":"ENTITY_NOTIFICATION_V2","operationType":"ENTITY_CREATE",)"
+                           R"("eventTime":1,"entity":{"typeName":"t","guid":")" +
+                           std::string(kGuid) + R"(","attributes":{"qualifiedName":"q"},"x":)";
+  for (const char* bad : {"tru", "nul", "falsey", "01", "1.", "-", "[1,,2]", "[1,]", "{1}",
+                          R"({"a" 1})", R"("\ud800")", R"("\udc00x")", R"("\x")"}) {
+    CAPTURE(bad);
+    CHECK(failure(head + bad + "}}") == "invalid JSON");
+    // Where the decoder reads the value, and in skipped members of the payload itself.
+    CHECK(failure(R"({"type":"ENTITY_NOTIFICATION_V2","unused":)" + std::string(bad) + "}") ==
+          "invalid JSON");
+  }
+  // Valid values of any kind and size are fine, numbers past 64 bits included.
+  CHECK(to_event(head + R"([1.5e300,-0,123456789012345678901234567890,"\ud83d\ude00",null,{}]}})")
+            .qualified_name == "q");
+  // A null that is not spelt right is not null.
+  CHECK(failure(head + R"(1},"relationship":nulx})") == "invalid JSON");
+}
+
+TEST_CASE("a member name twice in the payload's objects is a duplicate-key rejection") {
+  const std::string guid = R"("guid":")" + std::string(kGuid) + R"(")";
+  const std::string ok_entity = R"({"typeName":"t",)" + guid + "}";
+  CHECK(failure(R"({"operationType":"ENTITY_CREATE","eventTime":1,"entity":)" + ok_entity +
+                R"(,"operationType":"ENTITY_DELETE"})") ==
+        "duplicate-key: message: member \"operationType\" appears twice");
+  CHECK(failure(R"({"operationType":"ENTITY_CREATE","eventTime":1,"entity":{"typeName":"t",)" +
+                guid + "," + guid + "}}") ==
+        "duplicate-key: message.entity: member \"guid\" appears twice");
+  CHECK(failure(R"({"type":"ENTITY_NOTIFICATION_V2","operationType":"CLASSIFICATION_ADD",)"
+                R"("eventTime":1,"entity":{"typeName":"t",)" +
+                guid +
+                R"(,"classifications":[{"typeName":"A"},{"typeName":"A","typeName":"B"}]}})") ==
+        "duplicate-key: message.entity.classifications[1]: member \"typeName\" appears twice");
+  CHECK(failure(R"({"type":"ENTITY_NOTIFICATION_V2","operationType":"RELATIONSHIP_CREATE",)"
+                R"("eventTime":1,"relationship":{"label":"l","end1":{)" +
+                guid + "," + guid + R"(}}})") ==
+        "duplicate-key: message.relationship.end1: member \"guid\" appears twice");
+  // The name is compared unescaped.
+  CHECK(failure(R"({"operationType":"ENTITY_CREATE","eventTime":1,"entity":)" + ok_entity +
+                R"(,"entit\u0079":null})") ==
+        "duplicate-key: message: member \"entity\" appears twice");
+  // Inside attributes the later value wins, however many attributes there are.
+  std::string attrs = R"({"qualifiedName":"q1")";
+  for (int i = 0; i < 100000; ++i) attrs += ",\"a" + std::to_string(i) + "\":" + std::to_string(i);
+  attrs += R"(,"a7":"last","qualifiedName":"q2"})";
+  const Event e = to_event(R"({"type":"ENTITY_NOTIFICATION_V2","operationType":"ENTITY_CREATE",)"
+                           R"("eventTime":1,"entity":{"typeName":"t",)" +
+                           guid + R"(,"attributes":)" + attrs + "}}");
+  CHECK(e.qualified_name == "q2");
+  REQUIRE(e.attributes.size() == 100000);
+  CHECK(e.attributes[7] == Attribute{"a7", "\"last\""});
+  CHECK(e.attributes[99999] == Attribute{"a99999", "99999"});
+}
+
+TEST_CASE("nesting is bounded before it is entered") {
+  const std::string head = R"({"type":"ENTITY_NOTIFICATION_V2","operationType":"ENTITY_CREATE",)"
+                           R"("eventTime":1,"entity":{"typeName":"t","guid":")" +
+                           std::string(kGuid) + R"(","attributes":{"x":)";
+  // Payload level 1, entity 2, attributes 3: an attribute of k nested arrays reaches level 3 + k.
+  const auto nested = [&](int k) {
+    return head + std::string(k, '[') + std::string(k, ']') + "}}}";
+  };
+  CHECK(failure(nested(7), {}, 10) == "accepted");
+  CHECK(failure(nested(8), {}, 10) ==
+        "too-large: message.entity.attributes.x[0][0][0][0][0][0][0]: nested deeper than 10 "
+        "levels (--max-json-depth)");
+  // Deep enough to overflow any stack if it were recursed into: rejected, not crashed.
+  CHECK(failure(nested(200000)).starts_with("too-large: message.entity.attributes.x[0]"));
+  CHECK(failure(R"({"unused":)" + std::string(200000, '[') + std::string(200000, ']') + "}")
+            .ends_with("nested deeper than 512 levels (--max-json-depth)"));
+  CHECK(failure(nested(509)) == "accepted");
+  CHECK(failure(nested(510)).starts_with("too-large: "));
+}
+
+TEST_CASE("a string bound for a Kudu cell over max_cell_bytes rejects the event") {
+  const std::string guid = R"("guid":")" + std::string(kGuid) + R"(")";
+  const auto entity = [&](const std::string& qn, const std::string& tag) {
+    return R"({"type":"ENTITY_NOTIFICATION_V2","operationType":"CLASSIFICATION_ADD","eventTime":1,)"
+           R"("entity":{"typeName":"t",)" +
+           guid + R"(,"attributes":{"qualifiedName":")" + qn +
+           R"("},"classifications":[)"
+           R"({"typeName":"A"},{"typeName":")" +
+           tag + R"("}]}})";
+  };
+  CHECK(failure(entity(std::string(100, 'q'), "B"), {}, kDefaultMaxJsonDepth, 100) == "accepted");
+  CHECK(failure(entity(std::string(101, 'q'), "B"), {}, kDefaultMaxJsonDepth, 100) ==
+        "too-large: message.entity.attributes.qualifiedName: 101 bytes, more than the 100 bytes "
+        "of a Kudu cell (--max-cell-bytes)");
+  CHECK(failure(entity("q", std::string(101, 'T')), {}, kDefaultMaxJsonDepth, 100) ==
+        "too-large: message.entity.classifications[1].typeName: 101 bytes, more than the 100 "
+        "bytes of a Kudu cell (--max-cell-bytes)");
+  // Bytes of the decoded UTF-8 text: "\u00e9" is two bytes.
+  std::string accents;
+  for (int i = 0; i < 51; ++i) accents += "\\u00e9";
+  CHECK(failure(entity(accents, "B"), {}, kDefaultMaxJsonDepth, 100)
+            .starts_with("too-large: message.entity.attributes.qualifiedName: 102 bytes"));
+  // A relationship's label and end types too; and the default is Kudu's 64 KiB.
+  CHECK(failure(R"({"type":"ENTITY_NOTIFICATION_V2","operationType":"RELATIONSHIP_CREATE",)"
+                R"("eventTime":1,"relationship":{"label":")" +
+                std::string(65537, 'l') + R"(","end1":{)" + guid + R"(},"end2":{)" + guid +
+                "}}}") ==
+        "too-large: message.relationship.label: 65537 bytes, more than the 65536 bytes of a Kudu "
+        "cell (--max-cell-bytes)");
 }
 
 TEST_SUITE_END();

@@ -2,6 +2,8 @@
 // the reject file, and does not disturb the records around it.
 #include <doctest/doctest.h>
 
+#include <cstdint>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -155,6 +157,52 @@ std::vector<Case> cases() {
        "message.entity.systemAttributes.modifiedTime: \"yesterday\" is not an ISO-8601 UTC time"},
       {"record is a top-level string", "\"just a string\"",
        "not a JSON object: \"\"just a string\"\""},
+      {"invalid value in a member nobody reads",
+       "{\"version\":{\"version\":tru},\"message\":" + entity_message("ENTITY_CREATE") + "}",
+       "invalid JSON: Problem while parsing an atom starting with the letter 't'"},
+      {"lone surrogate in an unused field",
+       envelope(entity_message("ENTITY_CREATE", "{}", ",\"eventTime\":5,\"user\":\"\\ud800\"")),
+       "invalid JSON: Problem while parsing a string"},
+      {"duplicate message",
+       "{\"version\":{},\"message\":" + entity_message("ENTITY_CREATE") +
+           ",\"message\":" + entity_message("ENTITY_DELETE") + "}",
+       "record: member \"message\" appears twice"},
+      {"duplicate entity",
+       v2("\"operationType\":\"ENTITY_DELETE\",\"eventTime\":5,\"entity\":{\"typeName\":\"t\"," +
+          kGuid + "},\"entity\":{\"typeName\":\"u\"," + kGuid + "}"),
+       "message: member \"entity\" appears twice"},
+      {"ts outside a kcat record is no event time",
+       "{\"version\":{},\"ts\":1700000000000,\"message\":" +
+           entity_message("ENTITY_CREATE", "{}", "") + "}",
+       "message.eventTime: missing, and no msgCreationTime or Kafka timestamp to use"},
+      {"kcat payload holding two envelopes",
+       "{\"topic\":\"T\",\"partition\":0,\"offset\":1,\"payload\":\"{\\\"version\\\":{}}"
+       "{\\\"version\\\":{}}\"}",
+       "payload: data after the JSON object, at byte 14"},
+      {"kcat partition past int32",
+       "{\"topic\":\"T\",\"partition\":4294967296,\"offset\":1,\"payload\":\"{}\"}",
+       "partition: 4294967296 is out of range (0..2147483647)"},
+      {"kcat offset at INT64_MAX",
+       "{\"topic\":\"T\",\"partition\":0,\"offset\":9223372036854775807,\"payload\":\"{}\"}",
+       "offset: 9223372036854775807 is out of range (0..9223372036854775806)"},
+      {"nesting past the limit",
+       envelope(entity_message("ENTITY_CREATE",
+                               "{\"x\":" + std::string(600, '[') + std::string(600, ']') + "}")),
+       "message.entity.attributes.x" +
+           [] {
+             std::string path;
+             for (int i = 0; i < 508; ++i) path += "[0]";
+             return path;
+           }() +
+           ": nested deeper than 512 levels (--max-json-depth)"},
+      {"NUL byte between members", std::string("{\"version\":{}\0}", 15),
+       "invalid JSON: The JSON document has an improper structure: missing or superfluous commas, "
+       "braces, missing keys, etc."},
+      {"NUL byte in a string", std::string("{\"version\":{\"v\":\"a\0b\"}}", 23),
+       "invalid JSON: Within strings, some characters must be escaped, we found unescaped "
+       "characters"},
+      {"byte order mark inside the input", "\xEF\xBB\xBF" + kGood,
+       "not a JSON object: \"???{\"version\":{\"version\":\"1.0.0\",\"versio...\""},
   };
 }
 
@@ -188,6 +236,19 @@ TEST_CASE("the same cases cut into 7-byte reads give the same results") {
     CHECK(out.diagnostics[0] == "t.jsonl:2:" + std::to_string(kGood.size() + 1) + ": " + c.reason);
     CHECK(out.events.size() == 2);
   }
+}
+
+TEST_CASE("inputs the fuzzers found (tests/data/fuzz) end, every record accounted for") {
+  // Each file once made fuzz/fuzz_reader crash, hang or trip a sanitizer; they are read again the
+  // way it reads them.
+  std::size_t files = 0;
+  for (const auto& entry :
+       std::filesystem::directory_iterator(std::string(ATLAS2KUDU_TEST_DATA) + "/fuzz")) {
+    CAPTURE(entry.path().string());
+    CHECK(read_as_fuzzer(entry.path().string()).empty());
+    ++files;
+  }
+  CHECK(files >= 1);
 }
 
 TEST_SUITE_END();

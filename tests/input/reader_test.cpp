@@ -4,10 +4,13 @@
 
 #include <doctest/doctest.h>
 #include <fmt/core.h>
+#include <unistd.h>
 
 #include <string>
 
 #include "../util/gzip_compress.h"
+#include "input/byte_source.h"
+#include "input/framer.h"
 #include "test_support.h"
 #include "util/base64.h"
 #include "util/digest.h"
@@ -268,6 +271,47 @@ TEST_CASE("gzip-compressed export files are inflated") {
   CHECK(n == 4);
 }
 
+TEST_CASE("gzip inputs: members continue, a cut or appended-to file is an error") {
+  const std::string good = envelope(entity_message("ENTITY_CREATE")) + "\n";
+  const std::string member = gzip_compress(good);
+  char path[] = "/tmp/atlas2kudu-gz-XXXXXX";
+  const int fd = mkstemp(path);
+  REQUIRE(fd >= 0);
+  ::close(fd);
+  const auto read_file_bytes = [&](const std::string& bytes) -> std::string {
+    std::FILE* f = std::fopen(path, "wb");
+    std::fwrite(bytes.data(), 1, bytes.size(), f);
+    std::fclose(f);
+    RejectSink sink(RejectPolicy{}, nullptr);
+    Reader reader({path}, sink);
+    int n = 0;
+    try {
+      for (Event e; reader.next(e);) ++n;
+    } catch (const SourceError& e) {
+      CHECK(e.category() == ErrorCategory::kIo);
+      return std::to_string(n) + " events, then: " + e.what();
+    }
+    return std::to_string(n) + " events";
+  };
+  const std::string name = path;
+  CHECK(read_file_bytes(member + member + member) == "3 events");
+  CHECK(read_file_bytes(member + "{\"not\":\"gzip\"}\n") ==
+        "1 events, then: " + name + ": data after the last gzip member, at byte " +
+            std::to_string(member.size()) + " (a damaged or appended-to file)");
+  CHECK(read_file_bytes(member + std::string(1, '\x1f')) ==
+        "1 events, then: " + name + ": data after the last gzip member, at byte " +
+            std::to_string(member.size()) + " (a damaged or appended-to file)");
+  CHECK(read_file_bytes(member.substr(0, member.size() - 4))
+            .ends_with(": truncated gzip data: the file ends inside a gzip member, at byte " +
+                       std::to_string(member.size() - 4)));
+  std::string corrupt = member;
+  corrupt[12] = static_cast<char>(corrupt[12] ^ 0x55);
+  CHECK(read_file_bytes(corrupt).find(": corrupt gzip data near byte ") != std::string::npos);
+  CHECK(read_file_bytes("") == "0 events");
+  CHECK(read_file_bytes(good) == "1 events");  // plain text passes through
+  std::remove(path);
+}
+
 TEST_CASE("numbers are kept exactly as written, strings re-escaped canonically") {
   const auto out =
       read_text(envelope(entity_message(
@@ -323,17 +367,43 @@ TEST_CASE("relationship update with status DELETED and label fallback") {
   CHECK(e.relationship.end2.type_name.empty());
 }
 
-TEST_CASE("incomplete split message at end of input is rejected, not dropped") {
+TEST_CASE("incomplete split message at end of input: each of its records rejected verbatim") {
   const std::string text = slurp(data("split-message.jsonl"));
-  const std::string first_two = text.substr(0, text.find('\n', text.find('\n') + 1) + 1);
+  const std::size_t end0 = text.find('\n') + 1;
+  const std::string first_two = text.substr(0, text.find('\n', end0) + 1);
   const auto out = read_text(first_two);
   CHECK(out.events.empty());
-  REQUIRE(out.diagnostics.size() == 1);
-  CHECK(out.diagnostics[0] ==
-        "t.jsonl:1:0: split message 5c0e2f0a-6d1b-4b7e-9a55-3f1f2d9c8e71_0 incomplete at end of "
-        "input: 2 of 5 chunks arrived");
-  CHECK(out.stats.rejected == 1);
-  CHECK(out.stats.split_chunks == 2);
+  REQUIRE(out.diagnostics.size() == 2);
+  const std::string reason =
+      "split message 5c0e2f0a-6d1b-4b7e-9a55-3f1f2d9c8e71_0 incomplete at end of input: 2 of 5 "
+      "chunks arrived";
+  CHECK(out.diagnostics[0] == "t.jsonl:1:0: " + reason);
+  CHECK(out.diagnostics[1] == "t.jsonl:2:" + std::to_string(end0) + ": " + reason);
+  CHECK(out.stats.rejected == 2);
+  CHECK(out.stats.split_chunks == 0);
+  CHECK(out.stats.records == out.stats.events + out.stats.rejected + out.stats.split_chunks);
+  // The reject file holds both chunk records, byte for byte.
+  CHECK(out.reject_file.find("\"record\":" + json_quote(first_two.substr(0, end0 - 1))) !=
+        std::string::npos);
+  CHECK(out.reject_file.find("\"record\":" +
+                             json_quote(first_two.substr(end0, first_two.size() - end0 - 1))) !=
+        std::string::npos);
+}
+
+TEST_CASE("a completed split message that is bad is rejected as all of its records") {
+  // Chunks whose joined text is not Base64 of gzip: every chunk record lands in the reject file.
+  const std::string c1 = split_chunk("m_bad", 1, 2, "AAAA");
+  const std::string c0 = split_chunk("m_bad", 0, 2, "AAAA");
+  const std::string good = envelope(entity_message("ENTITY_CREATE"));
+  const auto out = read_text(c1 + "\n" + good + "\n" + c0 + "\n");
+  CHECK(out.events.size() == 1);
+  REQUIRE(out.diagnostics.size() == 2);
+  CHECK(out.diagnostics[0].starts_with("t.jsonl:1:0: message: corrupt or truncated gzip data"));
+  CHECK(out.diagnostics[1].starts_with("t.jsonl:3:"));
+  CHECK(out.stats.rejected == 2);
+  CHECK(out.stats.records == out.stats.events + out.stats.rejected + out.stats.split_chunks);
+  CHECK(out.reject_file.find(json_quote(c1)) != std::string::npos);
+  CHECK(out.reject_file.find(json_quote(c0)) != std::string::npos);
 }
 
 TEST_CASE("a redelivered chunk is absorbed; a conflicting one is rejected") {
@@ -391,8 +461,14 @@ TEST_CASE("records over the size limit are rejected without holding them") {
   const auto out = read_text(good + "\n" + big + "\n" + good + "\n", 100, 2048);
   CHECK(out.events.size() == 2);
   REQUIRE(out.diagnostics.size() == 1);
-  CHECK(out.diagnostics[0] == "t.jsonl:2:" + std::to_string(good.size() + 1) +
-                                  ": record longer than the 2048 byte limit");
+  CHECK(out.diagnostics[0] == "t.jsonl:2:" + std::to_string(good.size() + 1) + ": record of " +
+                                  std::to_string(big.size()) +
+                                  " bytes is longer than the 2048 byte limit");
+  // The reject file keeps its first bytes (as many as the limit, at most 4 KiB) and says how long
+  // it was.
+  CHECK(out.reject_file.find("\"record\":" + json_quote(big.substr(0, 2048)) +
+                             ",\"record_truncated\":true,\"record_bytes\":" +
+                             std::to_string(big.size()) + "}") != std::string::npos);
 }
 
 TEST_CASE("a GZIP message may inflate up to max_inflated_bytes, not one byte more") {
@@ -440,8 +516,9 @@ TEST_CASE("a decompression bomb is rejected after inflating no more than the lim
   const std::string chunk0 = split_chunk("m_9", 0, 2, base64.substr(0, half));
   const auto split =
       read_text(chunk1 + "\n" + chunk0 + "\n", ReaderLimits{.max_inflated_bytes = kLimit});
-  REQUIRE(split.diagnostics.size() == 1);
-  CHECK(split.diagnostics[0] == "t.jsonl:2:" + std::to_string(chunk1.size() + 1) +
+  REQUIRE(split.diagnostics.size() == 2);  // both chunk records
+  CHECK(split.diagnostics[0] == "t.jsonl:1:0: message: decompresses to more than 65536 bytes");
+  CHECK(split.diagnostics[1] == "t.jsonl:2:" + std::to_string(chunk1.size() + 1) +
                                     ": message: decompresses to more than 65536 bytes");
 
   // What the decoder holds while inflating it: the output buffer never grows past limit + 1.

@@ -1,9 +1,10 @@
 // The split assembler on its own: chunks in any order, interleaved, redelivered; inconsistent
-// chunks; what is still pending, and where its earliest chunk was.
+// chunks; the bounds on what it holds; what is still pending, and where its earliest chunk was.
 #include "input/split_assembler.h"
 
 #include <doctest/doctest.h>
 
+#include <optional>
 #include <string>
 
 #include "input/input_error.h"
@@ -25,6 +26,17 @@ SourcePosition at(std::uint64_t record, std::uint32_t source_index = 0) {
   return pos;
 }
 
+// The text of the record read at `pos` in these tests.
+std::string record_text(const SourcePosition& pos) {
+  return "record " + std::to_string(pos.source_index) + ":" + std::to_string(pos.record);
+}
+
+// Adds `c`, read at `pos` from a record whose text is record_text(pos).
+std::optional<AssembledMessage> add(SplitAssembler& splits, SplitChunk c,
+                                    const SourcePosition& pos) {
+  return splits.add(std::move(c), pos, record_text(pos));
+}
+
 SplitChunk chunk(std::string_view msg_id, std::int64_t index, std::int64_t count, std::string text,
                  bool gzip = true) {
   return SplitChunk{msg_id, index, count, gzip, std::move(text)};
@@ -36,12 +48,13 @@ std::string earliest(const SplitAssembler& splits) {
   return pos ? std::to_string(pos->source_index) + ":" + std::to_string(pos->record) : "none";
 }
 
-// The reason of the InputError(kBadSplit) that adding `c` throws.
-std::string bad_split(SplitAssembler& splits, SplitChunk c, const SourcePosition& pos) {
+// The reason of the InputError that adding `c` throws, which must have `code`.
+std::string refused(SplitAssembler& splits, SplitChunk c, const SourcePosition& pos,
+                    RejectCode code = RejectCode::kBadSplit) {
   try {
-    splits.add(std::move(c), pos);
+    add(splits, std::move(c), pos);
   } catch (const InputError& e) {
-    CHECK(e.code() == RejectCode::kBadSplit);
+    CHECK(e.code() == code);
     return e.what();
   }
   return "accepted";
@@ -51,9 +64,9 @@ std::string bad_split(SplitAssembler& splits, SplitChunk c, const SourcePosition
 
 TEST_CASE("chunks in order complete the message at the last one") {
   SplitAssembler splits;
-  CHECK_FALSE(splits.add(chunk("m", 0, 3, "aa"), at(0)));
-  CHECK_FALSE(splits.add(chunk("m", 1, 3, "bb"), at(1)));
-  const auto whole = splits.add(chunk("m", 2, 3, "cc"), at(2));
+  CHECK_FALSE(add(splits, chunk("m", 0, 3, "aa"), at(0)));
+  CHECK_FALSE(add(splits, chunk("m", 1, 3, "bb"), at(1)));
+  const auto whole = add(splits, chunk("m", 2, 3, "cc"), at(2));
   REQUIRE(whole);
   CHECK(whole->text == "aabbcc");
   CHECK(whole->gzip);
@@ -65,9 +78,9 @@ TEST_CASE("chunks in order complete the message at the last one") {
 
 TEST_CASE("chunks out of order are joined in index order") {
   SplitAssembler splits;
-  CHECK_FALSE(splits.add(chunk("m", 2, 3, "cc"), at(5)));
-  CHECK_FALSE(splits.add(chunk("m", 0, 3, "aa"), at(6)));
-  const auto whole = splits.add(chunk("m", 1, 3, "bb"), at(7));
+  CHECK_FALSE(add(splits, chunk("m", 2, 3, "cc"), at(5)));
+  CHECK_FALSE(add(splits, chunk("m", 0, 3, "aa"), at(6)));
+  const auto whole = add(splits, chunk("m", 1, 3, "bb"), at(7));
   REQUIRE(whole);
   CHECK(whole->text == "aabbcc");
   CHECK(whole->first.record == 5);  // the chunk read first, whatever its index
@@ -75,15 +88,15 @@ TEST_CASE("chunks out of order are joined in index order") {
 
 TEST_CASE("interleaved messages complete independently") {
   SplitAssembler splits;
-  CHECK_FALSE(splits.add(chunk("a", 0, 2, "a0"), at(0)));
-  CHECK_FALSE(splits.add(chunk("b", 1, 2, "b1", false), at(1)));
-  const auto b = splits.add(chunk("b", 0, 2, "b0", false), at(2));
+  CHECK_FALSE(add(splits, chunk("a", 0, 2, "a0"), at(0)));
+  CHECK_FALSE(add(splits, chunk("b", 1, 2, "b1", false), at(1)));
+  const auto b = add(splits, chunk("b", 0, 2, "b0", false), at(2));
   REQUIRE(b);
   CHECK(b->text == "b0b1");
   CHECK_FALSE(b->gzip);
   CHECK(b->first.record == 1);
   CHECK(earliest(splits) == "0:0");
-  const auto a = splits.add(chunk("a", 1, 2, "a1"), at(3));
+  const auto a = add(splits, chunk("a", 1, 2, "a1"), at(3));
   REQUIRE(a);
   CHECK(a->text == "a0a1");
   CHECK(a->first.record == 0);
@@ -92,90 +105,166 @@ TEST_CASE("interleaved messages complete independently") {
 
 TEST_CASE("a message is GZIP if any of its chunks says so") {
   SplitAssembler splits;
-  splits.add(chunk("m", 0, 2, "x", false), at(0));
-  const auto whole = splits.add(chunk("m", 1, 2, "y", true), at(1));
+  add(splits, chunk("m", 0, 2, "x", false), at(0));
+  const auto whole = add(splits, chunk("m", 1, 2, "y", true), at(1));
   REQUIRE(whole);
   CHECK(whole->gzip);
 }
 
 TEST_CASE("a redelivered identical chunk is absorbed") {
   SplitAssembler splits;
-  CHECK_FALSE(splits.add(chunk("m", 0, 2, "aa"), at(0)));
-  CHECK_FALSE(splits.add(chunk("m", 0, 2, "aa"), at(1)));
+  CHECK_FALSE(add(splits, chunk("m", 0, 2, "aa"), at(0)));
+  CHECK_FALSE(add(splits, chunk("m", 0, 2, "aa"), at(1)));
   CHECK(earliest(splits) == "0:0");
-  const auto whole = splits.add(chunk("m", 1, 2, "bb"), at(2));
+  const auto whole = add(splits, chunk("m", 1, 2, "bb"), at(2));
   REQUIRE(whole);
   CHECK(whole->text == "aabb");
   // A copy arriving after completion starts a new message (and waits for the rest).
-  CHECK_FALSE(splits.add(chunk("m", 1, 2, "bb"), at(3)));
+  CHECK_FALSE(add(splits, chunk("m", 1, 2, "bb"), at(3)));
   CHECK(earliest(splits) == "0:3");
 }
 
 TEST_CASE("a second chunk at an index with different text is rejected; the held one stays") {
   SplitAssembler splits;
-  splits.add(chunk("m_0", 0, 2, "aa"), at(0));
-  CHECK(bad_split(splits, chunk("m_0", 0, 2, "zz"), at(1)) ==
+  add(splits, chunk("m_0", 0, 2, "aa"), at(0));
+  CHECK(refused(splits, chunk("m_0", 0, 2, "zz"), at(1)) ==
         "msgSplitIdx: chunk 0 of msgId m_0 arrived twice with different content");
-  const auto whole = splits.add(chunk("m_0", 1, 2, "bb"), at(2));
+  const auto whole = add(splits, chunk("m_0", 1, 2, "bb"), at(2));
   REQUIRE(whole);
   CHECK(whole->text == "aabb");
 }
 
 TEST_CASE("a count that differs from an earlier chunk's is rejected") {
   SplitAssembler splits;
-  splits.add(chunk("m_1", 0, 3, "aa"), at(0));
-  CHECK(bad_split(splits, chunk("m_1", 1, 4, "bb"), at(1)) ==
+  add(splits, chunk("m_1", 0, 3, "aa"), at(0));
+  CHECK(refused(splits, chunk("m_1", 1, 4, "bb"), at(1)) ==
         "msgSplitCount: 4 differs from 3 in an earlier chunk of msgId m_1");
   REQUIRE(splits.take_incomplete().size() == 1);
 }
 
 TEST_CASE("an index outside 0..count-1 or an absurd count is rejected, holding nothing") {
   SplitAssembler splits;
-  CHECK(bad_split(splits, chunk("m_2", 2, 2, "x"), at(0)) ==
+  CHECK(refused(splits, chunk("m_2", 2, 2, "x"), at(0)) ==
         "msgSplitIdx: 2 is outside 0..1 (msgId m_2)");
-  CHECK(bad_split(splits, chunk("m_2", -1, 2, "x"), at(0)) ==
+  CHECK(refused(splits, chunk("m_2", -1, 2, "x"), at(0)) ==
         "msgSplitIdx: -1 is outside 0..1 (msgId m_2)");
-  CHECK(bad_split(splits, chunk("m_2", 0, SplitAssembler::kMaxChunks + 1, "x"), at(0)) ==
-        "msgSplitCount: 100001 chunks is more than any real message");
   CHECK(earliest(splits) == "none");
   CHECK(splits.take_incomplete().empty());
 }
 
-TEST_CASE("incomplete messages are handed back by their earliest chunk, once") {
+TEST_CASE("every record of an incomplete message is handed back, in input order, once") {
   SplitAssembler splits;
-  splits.add(chunk("late", 0, 3, "x"), at(4));
-  splits.add(chunk("early", 1, 5, "x"), at(1));
-  splits.add(chunk("early", 3, 5, "x"), at(2));
-  splits.add(chunk("done", 0, 2, "x"), at(3));
-  splits.add(chunk("done", 1, 2, "x"), at(5));
+  add(splits, chunk("late", 0, 3, "x"), at(4));
+  add(splits, chunk("early", 1, 5, "x"), at(1));
+  add(splits, chunk("early", 3, 5, "x"), at(2));
+  add(splits, chunk("done", 0, 2, "x"), at(3));
+  add(splits, chunk("done", 1, 2, "x"), at(5));
+  add(splits, chunk("early", 1, 5, "x"), at(0, 1));  // a redelivered copy, in a later source
+  add(splits, chunk("other", 0, 2, "y"), at(0, 1));
   const auto incomplete = splits.take_incomplete();
-  REQUIRE(incomplete.size() == 2);
+  REQUIRE(incomplete.size() == 5);
   CHECK(incomplete[0].msg_id == "early");
   CHECK(incomplete[0].received == 2);
   CHECK(incomplete[0].expected == 5);
-  CHECK(incomplete[0].first.record == 1);
-  CHECK(incomplete[1].msg_id == "late");
-  CHECK(incomplete[1].received == 1);
-  CHECK(incomplete[1].expected == 3);
-  CHECK(incomplete[1].first.line == 5);
+  CHECK(incomplete[0].record.pos.record == 1);
+  CHECK(incomplete[0].record.text == "record 0:1");
+  CHECK(incomplete[1].msg_id == "early");
+  CHECK(incomplete[1].record.text == "record 0:2");
+  CHECK(incomplete[2].msg_id == "late");
+  CHECK(incomplete[2].received == 1);
+  CHECK(incomplete[2].expected == 3);
+  CHECK(incomplete[2].record.pos.line == 5);
+  // Source 1 after every record of source 0, whatever the record indexes.
+  CHECK(incomplete[3].record.text == "record 1:0");
+  CHECK(incomplete[4].record.text == "record 1:0");
   CHECK(splits.take_incomplete().empty());
   CHECK(earliest(splits) == "none");
+  CHECK(splits.bytes_held() == 0);
+}
+
+TEST_CASE("a completed message hands back the other records it was read from") {
+  SplitAssembler splits;
+  add(splits, chunk("m", 1, 3, "bb"), at(2));
+  add(splits, chunk("m", 1, 3, "bb"), at(3));  // redelivered: its record is kept too
+  add(splits, chunk("m", 0, 3, "aa"), at(4));
+  const auto whole = add(splits, chunk("m", 2, 3, "cc"), at(9));
+  REQUIRE(whole);
+  CHECK(whole->text == "aabbcc");
+  REQUIRE(whole->records.size() == 3);
+  CHECK(whole->records[0].text == "record 0:2");
+  CHECK(whole->records[1].text == "record 0:3");
+  CHECK(whole->records[2].text == "record 0:4");
+  CHECK(whole->records[2].pos.line == 5);
+  CHECK(splits.bytes_held() == 0);
+}
+
+TEST_CASE("the bounds: chunks per message, messages pending, bytes held") {
+  SplitAssembler splits(SplitLimits{.max_messages = 2, .max_chunks = 4, .max_bytes = 200});
+  CHECK(refused(splits, chunk("m_big", 0, 5, "x"), at(0), RejectCode::kTooLarge) ==
+        "msgSplitCount: 5 chunks (msgId m_big), more than 4 (--max-split-chunks)");
+  CHECK(refused(splits, chunk("m_huge", 0, INT64_MAX, "x"), at(0), RejectCode::kTooLarge) ==
+        "msgSplitCount: 9223372036854775807 chunks (msgId m_huge), more than 4 "
+        "(--max-split-chunks)");
+  CHECK_FALSE(add(splits, chunk("a", 0, 4, "aa"), at(1)));
+  CHECK_FALSE(add(splits, chunk("b", 0, 4, "bb"), at(2)));
+  CHECK(refused(splits, chunk("c", 0, 2, "cc"), at(3), RejectCode::kTooLarge) ==
+        "msgId c: 2 split messages are already waiting for chunks (--max-split-messages)");
+  // "record 0:N" (10 bytes) + "aa" per chunk: 24 bytes held so far.
+  CHECK(splits.bytes_held() == 24);
+  CHECK(refused(splits, chunk("a", 1, 4, std::string(180, 'z')), at(4), RejectCode::kTooLarge) ==
+        "msgId a: holding this chunk would take split messages past 200 bytes "
+        "(--max-split-bytes)");
+  CHECK(splits.bytes_held() == 24);
+  CHECK_FALSE(add(splits, chunk("a", 1, 4, std::string(100, 'z')), at(5)));
+  CHECK(splits.bytes_held() == 134);
+  // Nothing refused was held: the two messages keep three records between them.
+  CHECK(splits.take_incomplete().size() == 3);
+}
+
+TEST_CASE("a chunk claiming a huge count allocates nothing for the chunks it did not bring") {
+  // 1000 messages each claiming 1000 chunks: what is held is what arrived, a few bytes each.
+  SplitAssembler splits;
+  for (int i = 0; i < 1000; ++i) {
+    CHECK_FALSE(add(splits, chunk("m" + std::to_string(i), 0, 1000, "x"), at(i)));
+  }
+  CHECK(splits.bytes_held() < 30 * 1000);
+}
+
+TEST_CASE("the smallest Kafka offset held, per partition") {
+  SplitAssembler splits;
+  const auto with_kafka = [](std::uint64_t record, std::int32_t partition, std::int64_t offset) {
+    SourcePosition pos = at(record);
+    pos.kafka = SourcePosition::Kafka{"T", partition, offset};
+    return pos;
+  };
+  CHECK(splits.pending_kafka_offsets().empty());
+  add(splits, chunk("a", 0, 2, "x"), with_kafka(0, 0, 10));
+  add(splits, chunk("b", 0, 2, "x"), with_kafka(1, 1, 20));
+  add(splits, chunk("c", 0, 3, "x"), with_kafka(2, 1, 25));
+  add(splits, chunk("c", 1, 3, "x"), with_kafka(3, 0, 5));  // one message over two partitions
+  add(splits, chunk("d", 0, 2, "x"), at(4));                // no Kafka coordinates
+  const auto offsets = splits.pending_kafka_offsets();
+  REQUIRE(offsets.size() == 2);
+  CHECK(offsets.at({"T", 0}) == 5);
+  CHECK(offsets.at({"T", 1}) == 20);
+  add(splits, chunk("c", 2, 3, "x"), with_kafka(5, 1, 26));  // "c" completes
+  CHECK(splits.pending_kafka_offsets().at({"T", 0}) == 10);
 }
 
 TEST_CASE("the earliest pending chunk follows what is still held, across sources") {
   SplitAssembler splits;
   CHECK(earliest(splits) == "none");
-  splits.add(chunk("b", 0, 2, "x"), at(7, 1));
+  add(splits, chunk("b", 0, 2, "x"), at(7, 1));
   CHECK(earliest(splits) == "1:7");
-  splits.add(chunk("a", 0, 2, "x"), at(9, 0));  // an earlier source comes first
+  add(splits, chunk("a", 0, 2, "x"), at(9, 0));  // an earlier source comes first
   CHECK(earliest(splits) == "0:9");
-  splits.add(chunk("c", 0, 2, "x"), at(2, 1));
+  add(splits, chunk("c", 0, 2, "x"), at(2, 1));
   CHECK(earliest(splits) == "0:9");
-  splits.add(chunk("a", 1, 2, "x"), at(10, 1));  // "a" completes
+  add(splits, chunk("a", 1, 2, "x"), at(10, 1));  // "a" completes
   CHECK(earliest(splits) == "1:2");
-  splits.add(chunk("c", 1, 2, "x"), at(11, 1));
+  add(splits, chunk("c", 1, 2, "x"), at(11, 1));
   CHECK(earliest(splits) == "1:7");
-  splits.add(chunk("b", 1, 2, "x"), at(12, 1));
+  add(splits, chunk("b", 1, 2, "x"), at(12, 1));
   CHECK(earliest(splits) == "none");
 }
 

@@ -3,9 +3,13 @@
 #include <fmt/core.h>
 #include <unistd.h>
 
+#include <cstdint>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
+
+#include "util/json_writer.h"
 
 namespace atlas2kudu::testing {
 
@@ -14,6 +18,51 @@ std::string slurp(const std::string& path) {
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
+}
+
+std::string tmp_path(const std::string& suffix) {
+  std::string pattern = "/tmp/atlas2kudu-test-XXXXXX" + suffix;
+  const int fd = mkstemps(pattern.data(), static_cast<int>(suffix.size()));
+  if (fd < 0) throw std::runtime_error("cannot create a file in /tmp");
+  ::close(fd);
+  return pattern;
+}
+
+std::string json_quote(std::string_view text) {
+  std::string out;
+  append_json_string(text, out);
+  return out;
+}
+
+ReaderLimits fuzz_reader_limits() {
+  ReaderLimits limits;
+  limits.max_record_bytes = 64 << 10;
+  limits.max_inflated_bytes = 64 << 10;
+  limits.max_json_depth = 64;
+  limits.max_cell_bytes = 256;
+  limits.max_split_messages = 4;
+  limits.max_split_chunks = 8;
+  limits.max_split_bytes = 16 << 10;
+  return limits;
+}
+
+std::string read_as_fuzzer(const std::string& path) {
+  RejectSink rejects(RejectPolicy{UINT64_MAX, ""}, nullptr);
+  Reader reader({path}, rejects, fuzz_reader_limits());
+  try {
+    for (Event e; reader.next(e);) {
+      if (e.pos.first_source_index > e.pos.source_index) return "first_source_index after source";
+      (void)reader.progress();
+    }
+  } catch (const SourceError&) {
+    return "";  // a damaged gzip file ends the run, as it ends `check` (exit 74)
+  }
+  const ReadStats& s = reader.stats();
+  if (s.records != s.events + s.rejected + s.split_chunks + s.skipped) {
+    return fmt::format("{} records, but {} events + {} rejected + {} split chunks + {} skipped",
+                       s.records, s.events, s.rejected, s.split_chunks, s.skipped);
+  }
+  return "";
 }
 
 ReadOutcome read_text(const std::string& text, std::size_t max_read, std::size_t max_record_bytes) {

@@ -27,6 +27,19 @@ ReadOutcome read_text(const std::string& text, ReaderLimits limits,
 
 std::string slurp(const std::string& path);
 
+// A fresh, empty file under /tmp with the given suffix (throws if none can be made).
+std::string tmp_path(const std::string& suffix);
+
+// The limits fuzz/fuzz_reader reads with: small enough for the fuzzer to reach and pass them.
+ReaderLimits fuzz_reader_limits();
+// Reads the file at `path` as fuzz/fuzz_reader does (and tests/data/fuzz is read again): to its
+// end, or to a SourceError (a damaged gzip file). Returns what went wrong, or "" when every
+// invariant held; anything else thrown propagates.
+std::string read_as_fuzzer(const std::string& path);
+
+// `text` as a JSON string literal, escaped as the reject file writes it.
+std::string json_quote(std::string_view text);
+
 // A V2 envelope around `message`, one line, msgCreationTime 1700000000000.
 std::string envelope(const std::string& message);
 // A V2 ENTITY_* payload for guid 00000001-0000-4000-8000-000000000001.

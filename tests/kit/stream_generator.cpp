@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 #include <random>
+#include <set>
 #include <string>
 #include <unordered_map>
 
@@ -500,6 +501,254 @@ Guid generator_guid(std::size_t i) {
 
 std::int64_t content_audit_seq(const Event& event) {
   return sha256_prefix_i64(content_key(event));
+}
+
+namespace {
+
+// Writes one record of an export. Objects are built as lists of members and laid out at the end
+// of each object, so that shuffling and whitespace apply to every level alike.
+class RecordWriter {
+ public:
+  RecordWriter(std::uint64_t seed, const ExportStyle& style)
+      : rng_{std::mt19937_64(seed)}, style_(style) {}
+
+  using Members = std::vector<std::pair<std::string, std::string>>;  // key, value JSON text
+
+  std::string object(Members members) {
+    if (style_.shuffle_members) std::shuffle(members.begin(), members.end(), rng_.engine);
+    std::string out = "{" + ws();
+    for (std::size_t i = 0; i < members.size(); ++i) {
+      if (i > 0) out += ws() + "," + ws();
+      out += str(members[i].first) + ws() + ":" + ws() + members[i].second;
+    }
+    return out + ws() + "}";
+  }
+
+  std::string array(const std::vector<std::string>& items) {
+    std::string out = "[" + ws();
+    for (std::size_t i = 0; i < items.size(); ++i) out += (i ? ws() + "," + ws() : "") + items[i];
+    return out + ws() + "]";
+  }
+
+  // A JSON string for `utf8`; now and then a plain ASCII letter as a \u escape.
+  std::string str(std::string_view utf8) {
+    std::string q = json_quote(utf8);
+    if (!style_.random_escapes || !rng_.chance(20)) return q;
+    std::string out;
+    for (std::size_t i = 0; i < q.size(); ++i) {
+      const char c = q[i];
+      if (c == '\\') {  // keep an existing escape whole: \n, or \u001f
+        const std::size_t n = q[i + 1] == 'u' ? 6 : 2;
+        out += q.substr(i, n);
+        i += n - 1;
+      } else if (i > 0 && i + 1 < q.size() && std::isalpha(static_cast<unsigned char>(c)) &&
+                 rng_.chance(30)) {
+        out += fmt::format("\\u{:04X}", static_cast<unsigned>(c));
+      } else {
+        out += c;
+      }
+    }
+    return out;
+  }
+
+  std::string guid(const Guid& g) {
+    std::string text = g.dashed();
+    if (style_.random_escapes && rng_.chance(10)) {
+      std::transform(text.begin(), text.end(), text.begin(),
+                     [](char c) { return static_cast<char>(std::toupper(c)); });
+    }
+    if (style_.random_escapes && rng_.chance(10)) std::erase(text, '-');
+    return str(text);
+  }
+
+  // A JSON value text (compact, as events hold them) with random whitespace between its tokens.
+  std::string value(std::string_view json) {
+    if (!style_.random_whitespace) return std::string(json);
+    std::string out;
+    bool in_string = false;
+    for (std::size_t i = 0; i < json.size(); ++i) {
+      const char c = json[i];
+      out += c;
+      if (in_string) {
+        if (c == '\\') out += json[++i];
+        if (c == '"') in_string = false;
+      } else if (c == '"') {
+        in_string = true;
+      } else if (c == '{' || c == '[' || c == ',' || c == ':') {
+        out += ws();
+      }
+    }
+    return out;
+  }
+
+  bool chance(int percent) { return rng_.chance(percent); }
+
+ private:
+  std::string ws() {
+    if (!style_.random_whitespace || rng_.chance(70)) return "";
+    static const std::vector<std::string> kSpaces = {" ", "  ", "\t", " \t ", "\r"};
+    return rng_.pick(kSpaces, kSpaces.size());
+  }
+
+  Rng rng_;
+  const ExportStyle& style_;
+};
+
+std::string_view v1_operation(Operation op) {
+  switch (op) {
+    case Operation::kClassificationAdd:
+      return "TRAIT_ADD";
+    case Operation::kClassificationDelete:
+      return "TRAIT_DELETE";
+    case Operation::kClassificationUpdate:
+      return "TRAIT_UPDATE";
+    default:
+      return to_string(op);
+  }
+}
+
+// V1 carries a tag set as a map by name without entityGuid: only distinct, direct tags fit.
+bool fits_v1(const Event& e) {
+  if (is_relationship_op(e.op)) return false;
+  std::set<std::string> names;
+  for (const Classification& c : e.classifications) {
+    if (c.entity_guid != e.guid || !names.insert(c.type_name).second) return false;
+  }
+  return true;
+}
+
+std::string write_record(const Event& e, std::uint64_t seed, const ExportStyle& style) {
+  const std::string content = content_key(e);
+  RecordWriter w(static_cast<std::uint64_t>(sha256_prefix_i64(fmt::format("{}|{}", seed, content))),
+                 style);
+  const std::int64_t ms = e.event_time_us / 1000;
+  const bool v1 = fits_v1(e) && w.chance(style.legacy_v1_percent);
+
+  RecordWriter::Members attrs;
+  if (e.qualified_name) attrs.emplace_back("qualifiedName", w.str(*e.qualified_name));
+  if (e.name) attrs.emplace_back("name", w.str(*e.name));
+  for (const Attribute& a : e.attributes) attrs.emplace_back(a.name, w.value(a.json));
+
+  RecordWriter::Members message;
+  if (v1) {
+    RecordWriter::Members traits;
+    std::vector<std::string> names;
+    for (const Classification& c : e.classifications) {
+      traits.emplace_back(c.type_name,
+                          w.object({{"jsonClass", w.str("org.apache.atlas.typesystem.json."
+                                                        "InstanceSerialization$_Struct")},
+                                    {"typeName", w.str(c.type_name)},
+                                    {"values", w.value(c.attributes_json)}}));
+      names.push_back(w.str(c.type_name));
+    }
+    RecordWriter::Members entity = {
+        {"jsonClass", w.str("org.apache.atlas.typesystem.json.InstanceSerialization$_Reference")},
+        {"id", w.object({{"jsonClass",
+                          w.str("org.apache.atlas.typesystem.json.InstanceSerialization$_Id")},
+                         {"id", w.guid(e.guid)},
+                         {"version", "0"},
+                         {"typeName", w.str(e.type_name)},
+                         {"state", w.str("ACTIVE")}})},
+        {"typeName", w.str(e.type_name)},
+        {"values", w.object(std::move(attrs))},
+        {"traitNames", w.array(names)},
+        {"traits", w.object(std::move(traits))}};
+    message = {{"type", w.str("ENTITY_NOTIFICATION_V1")},
+               {"operationType", w.str(v1_operation(e.op))},
+               {"entity", w.object(std::move(entity))}};
+  } else if (is_relationship_op(e.op)) {
+    const Relationship& r = e.relationship;
+    const auto end = [&](const RelationshipEnd& x) {
+      return w.object({{"guid", w.guid(x.guid)}, {"typeName", w.str(x.type_name)}});
+    };
+    RecordWriter::Members rel = {{"typeName", w.str(r.type_name)},
+                                 {"label", w.str(r.label)},
+                                 {"status", w.str(r.status_deleted ? "DELETED" : "ACTIVE")},
+                                 {"end1", end(r.end1)},
+                                 {"end2", end(r.end2)},
+                                 {"propagateTags", w.str("NONE")}};
+    if (r.guid) rel.emplace_back("guid", w.guid(*r.guid));
+    message = {{"type", w.str("ENTITY_NOTIFICATION_V2")},
+               {"operationType", w.str(to_string(e.op))},
+               {"eventTime", std::to_string(ms)},
+               {"relationship", w.object(std::move(rel))}};
+  } else {
+    std::vector<std::string> tags;
+    for (const Classification& c : e.classifications) {
+      tags.push_back(w.object({{"typeName", w.str(c.type_name)},
+                               {"entityGuid", w.guid(c.entity_guid)},
+                               {"attributes", w.value(c.attributes_json)},
+                               {"propagate", "true"}}));
+    }
+    RecordWriter::Members entity = {{"typeName", w.str(e.type_name)},
+                                    {"guid", w.guid(e.guid)},
+                                    {"status", w.str("ACTIVE")},
+                                    {"attributes", w.object(std::move(attrs))},
+                                    {"displayText", w.str(e.qualified_name.value_or(""))}};
+    if (is_classification_op(e.op) || w.chance(20)) {
+      entity.emplace_back("classifications", w.array(tags));
+    }
+    message = {{"type", w.str("ENTITY_NOTIFICATION_V2")},
+               {"operationType", w.str(to_string(e.op))},
+               {"eventTime", std::to_string(ms)},
+               {"entity", w.object(std::move(entity))}};
+  }
+  return w.object(
+      {{"version", w.object({{"version", w.str("1.0.0")}, {"versionParts", w.array({"1"})}})},
+       {"msgCompressionKind", w.str("NONE")},
+       {"msgSplitIdx", "1"},
+       {"msgSplitCount", "1"},
+       {"msgSourceIP", w.str("10.0.0.1")},
+       {"msgCreatedBy", w.str("")},
+       {"msgCreationTime", std::to_string(ms)},
+       {"spooled", "false"},
+       {"message", w.object(std::move(message))}});
+}
+
+}  // namespace
+
+std::string write_export(std::span<const Event> events, std::uint64_t seed,
+                         const ExportStyle& style) {
+  std::string out;
+  for (const Event& e : events) out += write_record(e, seed, style) + "\n";
+  return out;
+}
+
+std::optional<std::string> read_back_difference(std::span<const Event> written,
+                                                std::span<const Event> read) {
+  if (written.size() != read.size()) {
+    return fmt::format("{} events written, {} read", written.size(), read.size());
+  }
+  const auto attributes = [](const Event& e) {
+    std::vector<std::string> out;
+    for (const Attribute& a : e.attributes)
+      out.push_back(json_quote(a.name) + json_canonical(a.json));
+    std::sort(out.begin(), out.end());
+    return out;
+  };
+  const auto tags = [](const Event& e, bool as_set) {
+    std::vector<std::string> out;
+    for (const Classification& c : e.classifications) {
+      out.push_back(json_quote(c.type_name) + c.entity_guid.hex() +
+                    json_canonical(c.attributes_json));
+    }
+    if (as_set) std::sort(out.begin(), out.end());
+    return out;
+  };
+  for (std::size_t i = 0; i < written.size(); ++i) {
+    const Event& w = written[i];
+    const Event& r = read[i];
+    const bool same = w.op == r.op && w.guid == r.guid && w.type_name == r.type_name &&
+                      w.qualified_name == r.qualified_name && w.name == r.name &&
+                      w.event_time_us == r.event_time_us && w.relationship == r.relationship &&
+                      attributes(w) == attributes(r) &&
+                      tags(w, r.legacy_v1) == tags(r, r.legacy_v1);
+    if (!same) {
+      return fmt::format("event {} differs:\n  written {}\n  read    {}", i + 1, content_key(w),
+                         content_key(r));
+    }
+  }
+  return std::nullopt;
 }
 
 std::vector<Event> generate_stream(std::uint64_t seed, const GeneratorConfig& config) {

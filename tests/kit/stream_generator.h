@@ -15,8 +15,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <set>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -84,6 +86,31 @@ std::int64_t content_audit_seq(const Event& event);
 // events (seeded, so deterministic) from empty tables, under `options` (tombstone, cap, encoding).
 KuduStore generate_store(std::uint64_t seed, const CompileOptions& options,
                          std::size_t events = 60);
+
+// How write_export lays out records. Every choice is random per record, seeded by the stream
+// seed and the record's content, so a redelivered event (identical content) is written
+// byte-identically, as Kafka redelivers it.
+struct ExportStyle {
+  bool shuffle_members = true;    // members of every object in a random order
+  bool random_whitespace = true;  // random insignificant whitespace between tokens
+  bool random_escapes = true;     // some plain characters written as \u escapes, guids in
+                                  // upper case or plain hex
+  int legacy_v1_percent = 25;     // entity and tag events written as V1 where V1 can carry them
+};
+
+// The events as an ATLAS_ENTITIES export: one envelope per line, ENTITY_NOTIFICATION_V2 (or V1:
+// id/values/traits/traitNames, event time from msgCreationTime) with the event's fields. Read back
+// by the reader, it gives the same events (pos, audit_seq and legacy_v1 aside; attribute order
+// and attribute JSON layout may differ, V1 tags come in map order).
+std::string write_export(std::span<const Event> events, std::uint64_t seed,
+                         const ExportStyle& style = {});
+
+// The first difference between events as generated and as read back from write_export, or
+// nullopt: op, guid, type, names, relationship and event time equal; attributes equal as a set of
+// (name, value compared as JSON); tags in order (as a set for V1 records, whose map has no
+// order). Positions, audit seqs and the legacy flag are the reader's own.
+std::optional<std::string> read_back_difference(std::span<const Event> written,
+                                                std::span<const Event> read);
 
 // The guid the generator uses for pool index `i` ("0000000i-0000-4000-8000-00000000000i" style).
 Guid generator_guid(std::size_t i);

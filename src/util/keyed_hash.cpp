@@ -1,0 +1,136 @@
+#include "util/keyed_hash.h"
+
+#include <sys/random.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <random>
+
+namespace atlas2kudu {
+
+namespace {
+
+constexpr std::uint64_t rotl(std::uint64_t x, int b) {
+  return (x << b) | (x >> (64 - b));
+}
+
+struct SipState {
+  std::uint64_t& v0;
+  std::uint64_t& v1;
+  std::uint64_t& v2;
+  std::uint64_t& v3;
+  void round() {
+    v0 += v1;
+    v1 = rotl(v1, 13);
+    v1 ^= v0;
+    v0 = rotl(v0, 32);
+    v2 += v3;
+    v3 = rotl(v3, 16);
+    v3 ^= v2;
+    v0 += v3;
+    v3 = rotl(v3, 21);
+    v3 ^= v0;
+    v2 += v1;
+    v1 = rotl(v1, 17);
+    v1 ^= v2;
+    v2 = rotl(v2, 32);
+  }
+};
+
+SipKey random_key() {
+  unsigned char bytes[16];
+  std::size_t got = 0;
+  while (got < sizeof bytes) {
+    const ssize_t n = getrandom(bytes + got, sizeof bytes - got, 0);
+    if (n > 0) {
+      got += static_cast<std::size_t>(n);
+    } else if (n < 0 && errno != EINTR) {
+      break;
+    }
+  }
+  if (got < sizeof bytes) {
+    // No getrandom (very old kernels): std::random_device, mixed with the clock.
+    std::random_device device;
+    for (std::size_t i = got; i < sizeof bytes; ++i)
+      bytes[i] = static_cast<unsigned char>(device());
+    const auto now =
+        static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+    for (std::size_t i = 0; i < 8; ++i) bytes[i] ^= static_cast<unsigned char>(now >> (8 * i));
+  }
+  SipKey key;
+  std::memcpy(&key.k0, bytes, 8);
+  std::memcpy(&key.k1, bytes + 8, 8);
+  return key;
+}
+
+}  // namespace
+
+SipHasher::SipHasher(const SipKey& key)
+    : v0_(key.k0 ^ 0x736f6d6570736575ULL),
+      v1_(key.k1 ^ 0x646f72616e646f6dULL),
+      v2_(key.k0 ^ 0x6c7967656e657261ULL),
+      v3_(key.k1 ^ 0x7465646279746573ULL) {}
+
+void SipHasher::compress(std::uint64_t m) {
+  SipState s{v0_, v1_, v2_, v3_};
+  v3_ ^= m;
+  s.round();
+  s.round();
+  v0_ ^= m;
+}
+
+SipHasher& SipHasher::update(const void* data, std::size_t size) {
+  const auto* p = static_cast<const unsigned char*>(data);
+  std::size_t fill = total_ % 8;
+  total_ += size;
+  // Complete a word started by an earlier update.
+  while (fill != 0 && size > 0) {
+    tail_ |= std::uint64_t{*p++} << (8 * fill);
+    --size;
+    if (++fill == 8) {
+      compress(tail_);
+      tail_ = 0;
+      fill = 0;
+    }
+  }
+  for (; size >= 8; size -= 8, p += 8) {
+    std::uint64_t m = 0;
+    for (int i = 0; i < 8; ++i) m |= std::uint64_t{p[i]} << (8 * i);
+    compress(m);
+  }
+  for (std::size_t i = 0; i < size; ++i) tail_ |= std::uint64_t{p[i]} << (8 * (fill + i));
+  return *this;
+}
+
+std::uint64_t SipHasher::finish() const {
+  std::uint64_t v0 = v0_, v1 = v1_, v2 = v2_, v3 = v3_;
+  SipState s{v0, v1, v2, v3};
+  // The last word carries the remaining bytes and the length modulo 256 in its top byte.
+  const std::uint64_t m = tail_ | (static_cast<std::uint64_t>(total_ & 0xff) << 56);
+  v3 ^= m;
+  s.round();
+  s.round();
+  v0 ^= m;
+  v2 ^= 0xff;
+  s.round();
+  s.round();
+  s.round();
+  s.round();
+  return v0 ^ v1 ^ v2 ^ v3;
+}
+
+std::uint64_t siphash24(const SipKey& key, std::string_view bytes) {
+  return SipHasher(key).update(bytes).finish();
+}
+
+const SipKey& process_hash_key() {
+  static const SipKey key = random_key();
+  return key;
+}
+
+std::uint64_t keyed_hash(std::string_view bytes) {
+  return siphash24(process_hash_key(), bytes);
+}
+
+}  // namespace atlas2kudu
