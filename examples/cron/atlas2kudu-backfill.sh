@@ -1,0 +1,80 @@
+#!/bin/bash
+# Applies every Atlas notification export waiting in the inbox to the Kudu projections, once.
+# Meant for cron or the systemd timer next to it; safe to start while a previous run is going
+# (it skips), after a crash or a kill (the checkpoint resumes after the last applied window), and
+# on a day with nothing to do (it exits 0).
+#
+# Settings come from the environment, with defaults for a system install:
+#   ATLAS2KUDU           the binary                      (atlas2kudu, from $PATH)
+#   ATLAS2KUDU_CONF      connection and run options      (/etc/atlas2kudu/backfill.conf)
+#   ATLAS2KUDU_STATE     checkpoint, rejects, stats      (/var/lib/atlas2kudu)
+#   ATLAS2KUDU_INBOX     exports to apply, *.jsonl[.gz]  (/var/spool/atlas2kudu/inbox)
+#   ATLAS2KUDU_DEADLINE  stop the run after this long    (50m; keep it under the schedule's period)
+#   ATLAS2KUDU_METRICS   Prometheus textfile to write    (none; e.g.
+#                        /var/lib/prometheus/node-exporter/atlas2kudu.prom)
+#   ATLAS2KUDU_KEYTAB, ATLAS2KUDU_PRINCIPAL
+#                        Kerberos: a ticket is taken from this keytab into a private cache
+#                        before the run (the configuration then sets kerberos = true)
+# LDAP instead: the configuration names a password helper that reads a file only the service
+# user can read (ldap_password_cmd = cat /etc/atlas2kudu/ldap-password); the password never
+# appears on a command line, in the environment or in the logs.
+#
+# Exit status: atlas2kudu's (see `man atlas2kudu`, EXIT STATUS), 75 when another backfill holds
+# the lock, 0 when the inbox is empty. Applied exports move to $ATLAS2KUDU_INBOX/done.
+set -euo pipefail
+umask 077
+export LC_ALL=C  # the inbox is applied in byte order of the file names
+
+bin=${ATLAS2KUDU:-atlas2kudu}
+conf=${ATLAS2KUDU_CONF:-/etc/atlas2kudu/backfill.conf}
+state=${ATLAS2KUDU_STATE:-/var/lib/atlas2kudu}
+inbox=${ATLAS2KUDU_INBOX:-/var/spool/atlas2kudu/inbox}
+deadline=${ATLAS2KUDU_DEADLINE:-50m}
+metrics=${ATLAS2KUDU_METRICS:-}
+
+log() { echo "$(date -u +%Y-%m-%dT%H:%M:%SZ) atlas2kudu-backfill: $*" >&2; }
+
+mkdir -p "$state/rejects" "$state/stats" "$inbox/done"
+
+# One backfill at a time. atlas2kudu also locks its checkpoint (exit 75), but this lock covers
+# moving the applied files too.
+exec 9>>"$state/backfill.lock"
+if ! flock -n 9; then
+  log "another backfill is running; nothing done"
+  exit 75
+fi
+
+shopt -s nullglob
+inputs=("$inbox"/*.jsonl "$inbox"/*.jsonl.gz)
+if [ ${#inputs[@]} -eq 0 ]; then
+  log "the inbox is empty; nothing to apply"
+  exit 0
+fi
+# The two globs each come sorted; sort the whole list so .gz and plain files interleave by name.
+mapfile -t inputs < <(printf '%s\n' "${inputs[@]}" | sort)
+
+if [ -n "${ATLAS2KUDU_KEYTAB:-}" ]; then
+  export KRB5CCNAME="FILE:$state/krb5cc"
+  kinit -k -t "$ATLAS2KUDU_KEYTAB" "${ATLAS2KUDU_PRINCIPAL:?set ATLAS2KUDU_PRINCIPAL with ATLAS2KUDU_KEYTAB}"
+fi
+
+started=$(date -u +%Y%m%dT%H%M%SZ)
+args=(apply --config "$conf"
+      --checkpoint "$state/checkpoint"
+      --reject-file "$state/rejects/$(date -u +%F).jsonl"
+      --stats "$state/stats/$started.json"
+      --deadline "$deadline")
+if [ -n "$metrics" ]; then args+=(--metrics-textfile "$metrics"); fi
+
+log "applying ${#inputs[@]} export(s), stats in $state/stats/$started.json"
+status=0
+"$bin" "${args[@]}" -- "${inputs[@]}" || status=$?
+
+if [ "$status" -eq 0 ]; then
+  mv -- "${inputs[@]}" "$inbox/done/"
+  log "done; ${#inputs[@]} export(s) moved to $inbox/done"
+else
+  # Nothing moves: the next run resumes from the checkpoint, after the last applied window.
+  log "atlas2kudu exited $status; the exports stay in the inbox for the next run"
+fi
+exit "$status"

@@ -1,0 +1,185 @@
+// examples/cron/atlas2kudu-backfill.sh, run as cron would run it, against the standalone HS2 test
+// server over SASL PLAIN with the password in a file: the inbox applied once (the tables equal a
+// direct `apply` of the same files), applied files moved, a dated reject file, stats, an empty
+// inbox a no-op, a held lock exit 75, a failed run leaving its inputs for the next one.
+#include <doctest/doctest.h>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <ctime>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "binary_test_util.h"
+
+TEST_SUITE_BEGIN("cron_example");
+
+using namespace atlas2kudu::testing;
+namespace fs = std::filesystem;
+
+namespace {
+
+const char* kPassword = "cr0n-s3cret";
+
+struct Dirs {
+  std::string root, state, inbox;
+  Dirs() {
+    root = tmp_path("");
+    std::remove(root.c_str());
+    state = root + "/state";
+    inbox = root + "/inbox";
+    fs::create_directories(inbox);
+  }
+  ~Dirs() { fs::remove_all(root); }
+};
+
+void write_file(const std::string& path, const std::string& text, fs::perms perms) {
+  std::FILE* f = std::fopen(path.c_str(), "w");
+  REQUIRE(f != nullptr);
+  std::fputs(text.c_str(), f);
+  std::fclose(f);
+  fs::permissions(path, perms);
+}
+
+// The configuration the example documents, pointed at the test server.
+std::string write_conf(const Dirs& d, const std::string& address, const std::string& password) {
+  const std::string password_file = d.root + "/ldap-password";
+  write_file(password_file, password, fs::perms::owner_read);
+  const std::string conf = d.root + "/backfill.conf";
+  write_file(conf,
+             "[atlas2kudu]\nimpalad = " + address + "\nldap = true\nuser = etl\n" +
+                 "ldap_password_cmd = cat " + password_file + "\n" +
+                 "; a loopback test server without TLS\nauth_creds_ok_in_clear = true\n" +
+                 "[atlas2kudu.apply]\nmax_rejects = 100\n",
+             fs::perms::owner_read | fs::perms::owner_write);
+  return conf;
+}
+
+std::vector<std::string> examples() {
+  std::vector<std::string> files;
+  for (const auto& e : fs::directory_iterator(std::string(ATLAS2KUDU_SOURCE_DIR) + "/examples")) {
+    if (e.path().extension() == ".jsonl") files.push_back(e.path().string());
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+Run backfill(const Dirs& d, const std::string& conf) {
+  const std::string script =
+      std::string(ATLAS2KUDU_SOURCE_DIR) + "/examples/cron/atlas2kudu-backfill.sh";
+  const std::string env = std::string("ATLAS2KUDU=") + ATLAS2KUDU_BINARY +
+                          " ATLAS2KUDU_CONF=" + conf + " ATLAS2KUDU_STATE=" + d.state +
+                          " ATLAS2KUDU_INBOX=" + d.inbox + " ATLAS2KUDU_DEADLINE=2m";
+  const std::string out = tmp_path(".out"), err = tmp_path(".err");
+  const std::string cmd =
+      env + " timeout 120 " + script + " </dev/null >" + out + " 2>" + err;
+  Run r;
+  r.status = shell_status(std::system(cmd.c_str()));
+  r.out = slurp(out);
+  r.err = slurp(err);
+  std::remove(out.c_str());
+  std::remove(err.c_str());
+  return r;
+}
+
+std::vector<std::string> names_in(const std::string& dir) {
+  std::vector<std::string> names;
+  if (!fs::exists(dir)) return names;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    if (e.is_regular_file()) names.push_back(e.path().filename().string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+std::string utc_date() {
+  char buf[16];
+  const std::time_t now = std::time(nullptr);
+  std::strftime(buf, sizeof buf, "%Y-%m-%d", std::gmtime(&now));
+  return buf;
+}
+
+}  // namespace
+
+TEST_CASE("the backfill script applies the inbox once, then idles, locks and keeps failed inputs") {
+  const std::string env = std::string("HS2_TEST_SERVER_PASSWORD=") + kPassword;
+  TestServer server("--transport sasl --user etl", env);
+  Dirs d;
+  const std::string conf = write_conf(d, server.address(), kPassword);
+  std::vector<std::string> expected_done;
+  for (const auto& f : examples()) {
+    fs::copy_file(f, d.inbox + "/" + fs::path(f).filename().string());
+    expected_done.push_back(fs::path(f).filename().string());
+  }
+  // One export with a bad record among good ones: set aside, the run goes on.
+  write_file(d.inbox + "/99-one-bad-record.jsonl",
+             slurp(examples().front()) + "{\"message\": tru}\n", fs::perms::owner_all);
+  expected_done.push_back("99-one-bad-record.jsonl");
+  std::sort(expected_done.begin(), expected_done.end());
+
+  const Run first = backfill(d, conf);
+  INFO(first.err);
+  CHECK(first.status == 0);
+  CHECK(contains(first.err, "atlas2kudu-backfill: applying 5 export(s)"));
+  CHECK(contains(first.err, "moved to " + d.inbox + "/done"));
+  CHECK(names_in(d.inbox).empty());
+  CHECK(names_in(d.inbox + "/done") == expected_done);
+  CHECK(fs::exists(d.state + "/checkpoint"));
+  // The dated reject file holds the bad record, with its position.
+  const std::string rejects = slurp(d.state + "/rejects/" + utc_date() + ".jsonl");
+  CHECK(contains(rejects, "99-one-bad-record.jsonl"));
+  CHECK(std::count(rejects.begin(), rejects.end(), '\n') == 1);
+  const std::vector<std::string> stats = names_in(d.state + "/stats");
+  REQUIRE(stats.size() == 1);
+  const std::string stats_text = slurp(d.state + "/stats/" + stats[0]);
+  CHECK(contains(stats_text, "\"completed\":true"));
+  // The password stays in its file.
+  CHECK_FALSE(contains(first.err, kPassword));
+  CHECK_FALSE(contains(stats_text, kPassword));
+
+  // The tables equal a direct apply of the same files in the same order on a fresh server.
+  std::string via_script, direct;
+  server.report(&via_script);
+  {
+    TestServer reference("");
+    std::string files;
+    for (const auto& f : expected_done) files += " " + d.inbox + "/done/" + f;
+    const Run r = run("apply -q --max-rejects 1 -i " + reference.address() + files);
+    CHECK(r.status == 0);
+    reference.report(&direct);
+  }
+  CHECK_FALSE(direct.empty());
+  CHECK(via_script == direct);
+
+  // Nothing new: a no-op.
+  const Run idle = backfill(d, conf);
+  CHECK(idle.status == 0);
+  CHECK(contains(idle.err, "the inbox is empty; nothing to apply"));
+
+  // Another backfill holding the lock: this one does nothing, exit 75.
+  fs::copy_file(examples().back(), d.inbox + "/100-later.jsonl");
+  {
+    const int fd = ::open((d.state + "/backfill.lock").c_str(), O_WRONLY | O_APPEND);
+    REQUIRE(fd >= 0);
+    REQUIRE(::flock(fd, LOCK_EX | LOCK_NB) == 0);
+    const Run locked = backfill(d, conf);
+    CHECK(locked.status == 75);
+    CHECK(contains(locked.err, "another backfill is running"));
+    ::close(fd);
+  }
+  CHECK(names_in(d.inbox) == std::vector<std::string>{"100-later.jsonl"});
+
+  // A failed run (the password file now holds a wrong password) leaves its input in the inbox.
+  write_conf(d, server.address(), "wrong-password");
+  const Run failed = backfill(d, conf);
+  CHECK(failed.status != 0);
+  CHECK(contains(failed.err, "the exports stay in the inbox for the next run"));
+  CHECK(names_in(d.inbox) == std::vector<std::string>{"100-later.jsonl"});
+  CHECK_FALSE(contains(failed.err, "wrong-password"));
+}
+
+TEST_SUITE_END();
