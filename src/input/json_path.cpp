@@ -9,14 +9,28 @@ namespace atlas2kudu {
 
 namespace od = simdjson::ondemand;
 
-std::string Path::str() const {
-  std::string out = parent_ ? parent_->str() : std::string();
+void Path::append_full(std::string& out) const {
+  if (parent_) parent_->append_full(out);
   if (index_ != kNoIndex) {
-    out += fmt::format("[{}]", index_);
-    return out;
+    fmt::format_to(std::back_inserter(out), "[{}]", index_);
+    return;
   }
   if (parent_) out += '.';
   out += name_;
+}
+
+std::string Path::str() const {
+  constexpr std::size_t kHead = 96, kTail = 64;
+  std::string out;
+  append_full(out);
+  if (out.size() > kHead + kTail + 32) {
+    // Cut at character boundaries: never inside a UTF-8 sequence.
+    const auto continuation = [&](std::size_t i) { return (out[i] & 0xC0) == 0x80; };
+    std::size_t head = kHead, tail = out.size() - kTail;
+    while (head > 0 && continuation(head)) --head;
+    while (tail < out.size() && continuation(tail)) ++tail;
+    out = fmt::format("{}...({} bytes)...{}", out.substr(0, head), tail - head, out.substr(tail));
+  }
   return out;
 }
 

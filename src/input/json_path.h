@@ -55,10 +55,14 @@ class Path {
   Path(const Path& parent, std::string_view member) : parent_(&parent), name_(member) {}
   Path(const Path& parent, std::size_t item) : parent_(&parent), index_(item) {}
 
-  // "message.entity.classifications[2].typeName"
+  // "message.entity.classifications[2].typeName"; a path over 192 bytes keeps its first 96 and
+  // last 64 ("message.entity.attributes.x[0][0]...(1440 bytes)...[0][0]"), so that a message
+  // about 512 levels of nesting or a megabyte-long member name stays readable.
   std::string str() const;
 
  private:
+  void append_full(std::string& out) const;
+
   static constexpr std::size_t kNoIndex = static_cast<std::size_t>(-1);
   const Path* parent_ = nullptr;
   std::string_view name_;

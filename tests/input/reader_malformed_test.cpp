@@ -188,12 +188,12 @@ std::vector<Case> cases() {
       {"nesting past the limit",
        envelope(entity_message("ENTITY_CREATE",
                                "{\"x\":" + std::string(600, '[') + std::string(600, ']') + "}")),
-       "message.entity.attributes.x" +
-           [] {
-             std::string path;
-             for (int i = 0; i < 508; ++i) path += "[0]";
-             return path;
-           }() +
+       // The path, 27 + 508 * 3 bytes, keeps its first 96 bytes and last 64.
+       [] {
+         std::string path = "message.entity.attributes.x";
+         for (int i = 0; i < 508; ++i) path += "[0]";
+         return path.substr(0, 96) + "...(1391 bytes)..." + path.substr(path.size() - 64);
+       }() +
            ": nested deeper than 512 levels (--max-json-depth)"},
       {"NUL byte between members", std::string("{\"version\":{}\0}", 15),
        "invalid JSON: The JSON document has an improper structure: missing or superfluous commas, "
