@@ -205,7 +205,7 @@ CommandLine::CommandLine() {
     command = [this] { return run_compile(compile_cmd); };
   });
 
-  apply_cmd.compile.options.prior = PriorSource::kImpala;  // SPEC §3: the default for apply
+  apply_cmd.compile.options.prior = PriorSource::kImpala;  // the default for apply
   CLI::App* apply = app.add_subcommand(
       "apply",
       "Compile notifications and run the statements on Impala over HiveServer2, window "
