@@ -165,7 +165,8 @@ struct CommandLine {
   CLI::App app{
       "atlas2kudu: compile Apache Atlas entity-change notifications into Impala UPSERT/DELETE "
       "statements on Kudu projection tables, print them (compile) or run them over HiveServer2 "
-      "(apply).\nSee man atlas2kudu for the full reference."};
+      "(apply).\nSee man atlas2kudu for the full reference.",
+      "atlas2kudu"};  // the name "Usage:" lines start with
   std::function<int()> command;
   std::string config_path;
   InputOptions check_in;
