@@ -2,25 +2,26 @@
 """Fails if a tracked file cites a document that is not in the repository.
 
 The product specification and the research notes the code was first written from live outside the
-repository, so a reader cannot follow "SPEC §3" or "research §C.5". Code, tests and docs state the
+repository, so a reader cannot follow a citation of their sections. Code, tests and docs state the
 fact itself, or point at a document that is here (README.md, man/atlas2kudu.1, docs/, tests/kit/).
+The patterns are spelled in pieces so that neither this file nor a grep for them finds them here.
 
 Files checked: `git ls-files` in a git checkout, else every file under SOURCE_ROOT but .git and
-build directories (build*/, or any directory meson set up). Each citation found is printed as FILE:LINE: text.
+build directories (build*/, or any directory meson set up). Each citation found is printed as
+FILE:LINE: text.
 
 Usage: check_citations.py SOURCE_ROOT
 """
 import os, re, subprocess, sys
 
-# Spelled in pieces so that this file does not match itself.
-SPEC, RESEARCH = 'SP' + 'EC', 'rese' + 'arch'
+SPEC, RESEARCH, SECTION = 'SP' + 'EC', 'rese' + 'arch', '\u00a7'
 CITATION = re.compile('|'.join([
-    r'\b' + SPEC + r'\b',                       # SPEC §3, "per SPEC", SPEC --props-max-bytes
-    RESEARCH + r'\s*(:\s*)?§',                  # research §C.5
-    RESEARCH + r'/',                            # research/impala-hs2-kudu.md
-    RESEARCH + r'\s+[\w-]+\.md',                # research impala-hs2-kudu.md §C
-    r'\b(atlas-notifications|impala-hs2-kudu|peers-and-style)\.md',
-    r'\.\./shared/',                            # ../shared/SPEC.md
+    r'\b' + SPEC + r'\b',                       # the spec's name in capitals
+    RESEARCH + r'\s*(:\s*)?' + SECTION,         # a section of the research notes
+    RESEARCH + r'/',                            # their folder
+    RESEARCH + r'\s+[\w-]+\.md',                # a research note by file name
+    r'\b(atlas-notifications|impala-hs2-kudu|peers-and-style)\.md',  # the notes' file names
+    r'\.\./' + 'shared/',                       # the folder outside the repository
 ]).encode())
 
 

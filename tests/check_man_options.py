@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Fails if the man page and the program's --help disagree about the options.
+r"""Fails if the man page and the program's --help disagree about the options.
 
 Every option (long and short) that `atlas2kudu --help` and `atlas2kudu SUBCOMMAND --help` print
 must be documented in the man page as --help spells it, and every option the man page documents
@@ -8,10 +8,10 @@ same to the binary). Also: the man page's .TH names the version that
 `atlas2kudu --version` prints, and groff formats the page without a warning.
 
 The man page documents an option where it writes it in bold at the start of a macro argument:
-`.B \\-\\-ssl`, `.BI \\-\\-max\\-rejects " N" ", \\-\\-reject\\-file " F`, `.BR \\-q ", " \\-\\-quiet`,
-`.RB ( \\-s ", " \\-b )`, or inline `\\fB\\-\\-foo\\fR`. Text such as `.B kinit \\-kt` or
-`.BR "kcat \\-J"` is another program's option and is not counted; `\\-\\-max\\-split\\-*` stands for
-every option with that prefix.
+`.B \-\-ssl`, `.BI \-\-max\-rejects " N" ", \-\-reject\-file " F`, `.BR \-q ", " \-\-quiet`,
+`.RB ( \-s ", " \-b )`, or inline `\fB\-\-foo\fR`. Text such as `.B kinit \-kt` or
+`.BR "kcat \-J"` is another program's option and is not counted; `\-\-max\-split\-*` stands
+for every option with that prefix.
 
 Usage: check_man_options.py ATLAS2KUDU MAN_PAGE
 """
