@@ -15,6 +15,8 @@ packages=(
   libsasl2-modules-gssapi-mit libkrb5-dev
   krb5-kdc krb5-admin-server krb5-user
   python3
+  # tests/check_man_options.py formats the man page with groff to catch its warnings.
+  groff-base
   # Fuzzing (scripts/test.sh): clang's libFuzzer runtime.
   clang libfuzzer-14-dev
   # tests/sql: a throwaway PostgreSQL server (initdb, pg_ctl, psql; postgres_fdw is part of

@@ -1,5 +1,6 @@
 // The subset of HiveServer2 (TCLIService) and Impala's HS2 extensions that atlas2kudu needs, written
-// for this project from the protocol facts in research/impala-hs2-kudu.md §A.2-§A.4.
+// for this project with the field ids, types and enum values of Impala's copy of TCLIService.thrift
+// (common/thrift/hive-1-api, which has GetLog) and of ImpalaService.thrift.
 //
 // Why one flat service: method names travel on the wire as bare strings ("ExecuteStatement",
 // "CloseImpalaOperation"), so a single service that declares every method we call produces the
@@ -123,7 +124,8 @@ struct TOperationHandle {
 // --- sessions ---
 
 struct TOpenSessionReq {
-  // Impala's IDL defaults this to V10; we always set it explicitly to V6 (research §A TL;DR 2).
+  // Impala's IDL defaults this to V10; we always set it explicitly to V6, the highest version
+  // Impala speaks (it clamps to V6, and impala-shell checks that the server answers V6).
   1: required TProtocolVersion client_protocol = TProtocolVersion.HIVE_CLI_SERVICE_PROTOCOL_V6
   2: optional string username
   3: optional string password

@@ -32,7 +32,7 @@
 namespace atlas2kudu {
 
 // A 16-byte UUID. Atlas writes guids as 36-char dashed lowercase text; we also accept 32-char
-// plain hex and any letter case (SPEC §1). Anything else is an input error.
+// plain hex and any letter case. Anything else is an input error.
 struct Guid {
   std::array<std::uint8_t, 16> bytes{};
 
@@ -118,7 +118,8 @@ struct Attribute {
   friend bool operator==(const Attribute&, const Attribute&) = default;
 };
 
-// One entry of the entity's complete tag set after the change (SPEC §3). Atlas lists super-type
+// One entry of the entity's complete tag set after the change (every CLASSIFICATION_* event lists
+// all of the entity's tags, not only the one that changed). Atlas lists super-type
 // entries and may repeat a name; the event keeps the list as given, the compiler takes the first
 // entry per distinct type_name.
 struct Classification {
@@ -149,7 +150,7 @@ struct Relationship {
   RelationshipEnd end2;         // dst
   bool status_deleted = false;  // status == "DELETED": an update that is really a delete
 
-  // SPEC §3: `label`, else `typeName`.
+  // The edge label: the relationship's `label`, else its `typeName`.
   const std::string& edge_label() const { return label.empty() ? type_name : label; }
 
   friend bool operator==(const Relationship&, const Relationship&) = default;
@@ -172,7 +173,7 @@ struct Event {
   Relationship relationship;                    // RELATIONSHIP_* only
   // eventTime (ms) x 1000; V1 falls back to systemAttributes.modifiedTime, then msgCreationTime.
   std::int64_t event_time_us = 0;
-  // SPEC §3 audit seq: first 8 bytes, big-endian, of SHA-256 over the minified `message` JSON,
+  // entity_audit's seq: first 8 bytes, big-endian, of SHA-256 over the minified `message` JSON,
   // as a signed 64-bit value. Identical for a redelivered message.
   std::int64_t audit_seq = 0;
   bool legacy_v1 = false;  // came from an ENTITY_NOTIFICATION_V1 (or untyped) payload

@@ -1,5 +1,4 @@
-// Prior state: what the projection tables already hold for the entities a window touches
-// (SPEC §3 "Prior state").
+// Prior state: what the projection tables already hold for the entities a window touches.
 //
 // The compiler needs stored state for three things the input may not establish itself: the props
 // merge base, the old (type_name, qualified_name) of a rename, and the old tag set. Before folding

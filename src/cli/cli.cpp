@@ -165,7 +165,8 @@ struct CommandLine {
   CLI::App app{
       "atlas2kudu: compile Apache Atlas entity-change notifications into Impala UPSERT/DELETE "
       "statements on Kudu projection tables, print them (compile) or run them over HiveServer2 "
-      "(apply).\nSee man atlas2kudu for the full reference."};
+      "(apply).\nSee man atlas2kudu for the full reference.",
+      "atlas2kudu"};  // the name "Usage:" lines start with
   std::function<int()> command;
   std::string config_path;
   InputOptions check_in;
@@ -205,7 +206,7 @@ CommandLine::CommandLine() {
     command = [this] { return run_compile(compile_cmd); };
   });
 
-  apply_cmd.compile.options.prior = PriorSource::kImpala;  // SPEC §3: the default for apply
+  apply_cmd.compile.options.prior = PriorSource::kImpala;  // the default for apply
   CLI::App* apply = app.add_subcommand(
       "apply",
       "Compile notifications and run the statements on Impala over HiveServer2, window "

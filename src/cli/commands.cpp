@@ -185,7 +185,7 @@ int run_check(const InputOptions& in) {
 }
 
 int run_compile(CompileCommand& c) {
-  // SPEC §3: compile reads stored state when it is given a connection, unless told otherwise.
+  // compile reads stored state when it is given a connection (-i), unless --prior says otherwise.
   if (!c.prior_given) {
     c.options.prior = c.connection_given ? PriorSource::kImpala : PriorSource::kNone;
   }

@@ -1,4 +1,4 @@
-// DDL of the six Kudu projection tables (SPEC §4), as printed by `atlas2kudu ddl` and stored in
+// DDL of the six Kudu projection tables, as printed by `atlas2kudu ddl` and stored in
 // sql/kudu_projections.sql (the default options; a test keeps the file equal to this output), and
 // the PostgreSQL foreign tables over them, as printed by `atlas2kudu ddl --fdw` and stored in
 // sql/kudu_projections_fdw.sql (hex keys) and sql/kudu_projections_fdw_binary.sql (binary keys).

@@ -47,7 +47,7 @@ class Folder {
   mutable KnowledgeStore knowledge_;
 };
 
-// The detail_json of an audit row (SPEC §3): what the event changed, from the event alone, so a
+// The detail_json of an audit row: what the event changed, from the event alone, so a
 // replay writes the identical row. {"attributes":[sorted names incl. name/qualifiedName when
 // given]} plus "classifications":[distinct tag names, sorted] for classification events. Over
 // `max_bytes`: {"_truncated":true,"attributes":N,"classifications":M}, or {} if even that is over.

@@ -1,5 +1,4 @@
-// Impala SQL text: literals, identifiers and batched statements (research impala-hs2-kudu.md §C,
-// docs/sql-subset.md).
+// Impala SQL text: literals, identifiers and batched statements (the subset is docs/sql-subset.md).
 //
 // Everything the compiler writes into a statement goes through these functions, so the escaping
 // rules live in one place. Example (hex keys):

@@ -1,4 +1,4 @@
-// props_json: the entity attributes that are not hot columns, as one capped JSON object (SPEC §3).
+// props_json: the entity attributes that are not hot columns, as one capped JSON object.
 //
 // A Props value is the decoded form of a stored props_json cell: members sorted by key, each value
 // kept as the JSON text the notification carried (numbers keep their digits), plus the sorted list
@@ -45,7 +45,7 @@ struct Props {
 };
 
 // Merges `attributes` (event order; a repeated name: the last wins) into `props`, then applies
-// the cap of `max_bytes` (SPEC --props-max-bytes).
+// the cap of `max_bytes` (--props-max-bytes).
 void merge_attributes(Props& props, std::span<const Attribute> attributes, std::size_t max_bytes);
 
 // Compact JSON object text with keys sorted ("_truncated" in its sorted place).

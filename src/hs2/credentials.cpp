@@ -204,7 +204,7 @@ std::shared_ptr<const Hs2Credentials> resolve_hs2_credentials(const Hs2Settings&
   if (o.ldap || o.jwt) keep_secrets_out_of_core_dumps();
   if (o.ldap) {
     if (!o.ldap_password_cmd.empty()) {
-      // Decision (research §D.3): strip exactly one trailing "\n" (and a "\r" before it), since
+      // Decision: strip exactly one trailing "\n" (and a "\r" before it), since
       // `echo`, `pass` and vault helpers all end their output with one; impala-shell keeps it.
       take_secret(c->password, run_secret_command("--ldap_password_cmd", o.ldap_password_cmd));
       if (!c->password.empty() && c->password.back() == '\n') c->password.pop_back();

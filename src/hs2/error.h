@@ -1,5 +1,5 @@
 // Failures of the HS2 execution layer, classified once where they are detected so that the
-// executor's retry loop and the CLI's exit code never have to parse message text again (SPEC §6).
+// executor's retry loop and the CLI's exit code never have to parse message text again.
 //
 // Example:
 //   try { client.execute(sql); }

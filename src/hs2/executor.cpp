@@ -61,7 +61,7 @@ Hs2RunStats Hs2Executor::stats() const {
 
 WindowRun Hs2Executor::run_window(const CompiledWindow& window) {
   if (sessions_.empty()) throw Hs2Error(Hs2ErrorKind::kInternal, "Hs2Executor: start() not called");
-  // Every delete of the window before any upsert (SPEC §5): a key deleted and re-created within
+  // Every delete of the window before any upsert: a key deleted and re-created within
   // one window must end up present.
   WindowRun run;
   std::vector<RowErrorReport> row_errors;

@@ -1,4 +1,4 @@
-// Runs compiled windows over HS2 (SPEC §6): per window, the delete phase, then the upsert phase;
+// Runs compiled windows over HS2: per window, the delete phase, then the upsert phase;
 // the statements of one phase spread over --sessions N sessions (they never name the same row
 // twice, so order within a phase does not matter). A statement that fails retryably (transport
 // trouble, lost session, admission, Kudu "Timed out"/"Service unavailable"/"Network error") is

@@ -1,5 +1,6 @@
 // hs2-http: each Thrift message is POSTed to http(s)://host:port/<http_path> and the reply body is
-// the Thrift reply (research §B.5). On libcurl, which does TLS verification (peer AND host name
+// the Thrift reply (Impala ignores the path; impala-shell's default is `cliservice`, and Thrift
+// errors still come back as HTTP 200). On libcurl, which does TLS verification (peer AND host name
 // unless told otherwise), keep-alive and cookies. Thrift 0.17's THttpClient can neither add headers
 // nor see status codes or cookies, hence this transport.
 //

@@ -1,7 +1,8 @@
 // Connection options of `apply`, named after impala-shell's flags where the meaning matches
-// (SPEC §6, research §D). Deliberate differences: `--ssl` verifies the certificate and host name
-// (against system CAs, or `--ca_cert`); only `--ssl_insecure_skip_verify` turns that off; LDAP and
-// JWT credentials are refused over cleartext unless `--auth_creds_ok_in_clear`.
+// (-i, --protocol, --ssl, --ca_cert, -l, -u, -k, -s, -b, -Q, -t, ...). Deliberate differences:
+// `--ssl` verifies the certificate and host name (against system CAs, or `--ca_cert`); only
+// `--ssl_insecure_skip_verify` turns that off; LDAP and JWT credentials are refused over cleartext
+// unless `--auth_creds_ok_in_clear`.
 //
 // Example (what the CLI does):
 //   Hs2Options hs2;

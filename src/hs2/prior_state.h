@@ -1,5 +1,5 @@
-// `--prior impala`: the PriorState that reads the projection tables over HS2 (SPEC §3 "Prior
-// state", prior_state.h for the contract).
+// `--prior impala`: the PriorState that reads the projection tables over HS2 (the contract is in
+// atlas2kudu/prior_state.h).
 //
 // Contract:
 //   - Its own session, separate from the executor's, made by a SessionFactory (session.h; HS2 in

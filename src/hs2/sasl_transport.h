@@ -1,4 +1,5 @@
-// The client side of Thrift's SASL transport as Impala speaks it (research §B.3), with Cyrus
+// The client side of Thrift's SASL transport as Impala speaks it on its binary port when LDAP or
+// Kerberos is on (the framing of Impala's TSaslTransport and Python's thrift_sasl), with Cyrus
 // libsasl2 doing the mechanism. Thrift 0.17's C++ library has none.
 //
 // Negotiation message: 1 status byte (START=1 OK=2 BAD=3 ERROR=4 COMPLETE=5) + 4-byte big-endian

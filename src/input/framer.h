@@ -1,6 +1,6 @@
 // The framer cuts a byte stream into records, one JSON document each, without parsing them.
 //
-// Accepted framings, detected per record (SPEC §1):
+// Accepted framings, detected per record (man page, INPUT):
 //   - one document per line (kafka-console-consumer), also with the console's `print.timestamp`,
 //     `print.partition`, `print.offset`, `print.headers` and `print.key` prefixes, each ending in
 //     a tab: "CreateTime:1619751228672\tPartition:0\tOffset:42\t{...}";

@@ -18,7 +18,7 @@ Sha256 sha256(std::string_view data);
 //   qn_digest("hive_table", "default.customers@cl1") -> db0ed8217c95acb8134ac87cca0d782a
 Digest16 qn_digest(std::string_view type_name, std::string_view qualified_name);
 
-// The first 8 bytes of SHA-256(data), big-endian, as a signed 64-bit value (SPEC §3 audit seq).
+// The first 8 bytes of SHA-256(data), big-endian, as a signed 64-bit value (entity_audit's seq).
 std::int64_t sha256_prefix_i64(std::string_view data);
 
 // Lowercase hex of arbitrary bytes.

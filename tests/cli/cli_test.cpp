@@ -130,6 +130,7 @@ TEST_CASE("usage errors and missing files have their own exit codes") {
   CHECK(r.status == 64);
   r = run("check --help");
   CHECK(r.status == 0);
+  CHECK(r.out.find("Usage: atlas2kudu check [OPTIONS] [FILE...]") != std::string::npos);
   CHECK(r.out.find("--max-rejects") != std::string::npos);
 }
 

@@ -1,4 +1,5 @@
-// Golden SQL for each mapping case of SPEC §3 and the ordering traps of §5 (--prior none).
+// Golden SQL for each case of the mapping from events to rows and the ordering traps of net
+// effect per window (--prior none).
 // Every expected script was checked by hand against the one-event-at-a-time semantics; the
 // randomized equivalence test (equivalence_test.cpp) checks the same property mechanically.
 #include <doctest/doctest.h>

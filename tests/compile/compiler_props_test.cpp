@@ -1,4 +1,4 @@
-// props_json merge and cap (SPEC §3), including scenario 14 and the audit detail.
+// props_json merge and cap (--props-max-bytes), including scenario 14 and the audit detail.
 #include <doctest/doctest.h>
 
 #include <random>

@@ -1,4 +1,5 @@
-// SQL text: string literal escaping (research §C.5), keys, identifiers.
+// SQL text: string literal escaping (Hive's unescapeSQLString rules, as Impala uses them), keys,
+// identifiers.
 #include <doctest/doctest.h>
 
 #include <random>
@@ -15,7 +16,7 @@ using namespace atlas2kudu;
 namespace {
 
 // Impala's lexer (SingleQuoteStringLiteral = '(\\.|[^\\'])*') followed by Hive's
-// unescapeSQLString, written from the rules in research §C.5. Returns the literal's value and
+// unescapeSQLString, written from its rules (docs/sql-subset.md). Returns the literal's value and
 // fails the test if the lexer would end the literal anywhere but at the last character.
 std::string impala_unescape(const std::string& literal) {
   REQUIRE(literal.size() >= 2);
@@ -108,7 +109,7 @@ std::string literal(std::string_view text) {
 
 }  // namespace
 
-TEST_CASE("string literals escape exactly the characters of research §C.5") {
+TEST_CASE("string literals escape exactly the characters Impala's unescaper needs") {
   CHECK(literal("plain") == "'plain'");
   CHECK(literal("it's") == R"('it\'s')");
   CHECK(literal("a\\b") == R"('a\\b')");

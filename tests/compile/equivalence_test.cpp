@@ -1,4 +1,4 @@
-// Randomized equivalence (SPEC §5) against the independent test kit (tests/kit/README.md):
+// Randomized equivalence against the independent test kit (tests/kit/README.md):
 // executing the compiled SQL on a store with Kudu semantics gives the same tables as the
 // sequential reference projector, whatever the window and batch sizes, tombstone policy, key
 // encoding, statement order within a phase, and (for --prior none) the prior tables.
@@ -135,7 +135,7 @@ TEST_CASE("idempotence: applying the output twice; the input compiled twice over
 
     // The input concatenated with itself (a consumer replaying from the start): still equal to
     // the sequential projection of the doubled stream. (Not always equal to projecting it once:
-    // under SPEC §3 a replayed create can take back a qualifiedName another entity took later.)
+    // a replayed create can take back a qualifiedName another entity took later.)
     std::vector<Event> doubled = events;
     doubled.insert(doubled.end(), events.begin(), events.end());
     check(seed + 2'000'000, t, doubled, empty);

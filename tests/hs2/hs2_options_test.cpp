@@ -294,7 +294,7 @@ TEST_CASE("hs2 credentials: environment variables") {
   CHECK(resolve(Hs2Options{})->password.empty());  // no -l: nothing asked
 }
 
-TEST_CASE("hs2 errors: server messages are classified per SPEC §6") {
+TEST_CASE("hs2 errors: server messages are classified as retryable or definite") {
   CHECK(classify_server_message("Query 1:2 failed:\nAnalysisException: Could not resolve table "
                                 "reference: 'atlas.timed_out'") == Hs2ErrorKind::kDefinite);
   CHECK(classify_server_message("ParseException: Syntax error in line 1") ==

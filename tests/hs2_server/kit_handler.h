@@ -5,8 +5,8 @@
 //
 // Statements outside the interpreter's subset (docs/sql-subset.md) fail at ExecuteStatement with
 // "AnalysisException: <interpreter message>", which the client classifies as definite.
-// SELECT statements go to kit_select.h, which answers the prior-state lookups (SPEC §3
-// --prior impala) and rejects every other SELECT shape the same way.
+// SELECT statements go to kit_select.h, which answers the prior-state lookups
+// (--prior impala) and rejects every other SELECT shape the same way.
 //
 // Row errors are reported the way Impala reports them for Kudu tables (kudu_ignore_conflicts,
 // its default): a DELETE is a scan followed by deletes of the rows found, so keys that are absent

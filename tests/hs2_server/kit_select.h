@@ -1,4 +1,4 @@
-// The SELECT shape of prior-state lookups (SPEC §3 --prior impala), answered from the test kit's
+// The SELECT shape of prior-state lookups (--prior impala), answered from the test kit's
 // Kudu store the way Impala would answer it from the Kudu tables. Used by KitHandler.
 //
 // Accepted (keywords and function names in any case, one optional trailing ';'):

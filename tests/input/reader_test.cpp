@@ -1,5 +1,6 @@
-// The reader on real-world exports: the research captures (Atlas 2.1/2.2, Purview), the GZIP and
-// split vectors, kcat and console framings, arrays, pretty-printed documents and V1 payloads.
+// The reader on real-world exports: captures of real notifications (Atlas 2.1/2.2, Purview), the
+// GZIP and split vectors, kcat and console framings, arrays, pretty-printed documents and V1
+// payloads.
 #include "atlas2kudu/reader.h"
 
 #include <doctest/doctest.h>
@@ -39,7 +40,8 @@ const Attribute* find_attr(const Event& e, const std::string& name) {
   return nullptr;
 }
 
-// The decoded content of the synthetic GZIP vector (research §5).
+// The decoded content of the synthetic GZIP vector (built to mirror Atlas's compression, not
+// captured).
 void check_gzip_vector_event(const Event& e) {
   CHECK(e.op == Operation::kEntityUpdate);
   CHECK(e.guid.dashed() == "0b6f3c1e-2a4d-4e8f-9c1b-5d7e8f9a0b1c");

@@ -1,7 +1,7 @@
-// The equivalence check of SPEC §5, given the SQL text: the reference projector on one copy of the
-// prior state, the SQL interpreter on another, then a structural comparison. Also tools to make a
-// failure readable: a one-line-per-event description and a shrinker that cuts a failing stream
-// down to a minimal one.
+// The equivalence check (tests/kit/README.md), given the SQL text: the reference projector on one
+// copy of the prior state, the SQL interpreter on another, then a structural comparison. Also tools
+// to make a failure readable: a one-line-per-event description and a shrinker that cuts a failing
+// stream down to a minimal one.
 //
 // equivalence.h adds the call to the compiler (compile_to_sql); this file does not depend on it so
 // the kit builds and is tested without the compiler.
@@ -25,8 +25,8 @@ struct EquivalenceOptions {
   // compile_to_sql() has no prior-state source, so it compiles as `--prior none`: the projector
   // must then only know what the input establishes. From empty tables both modes agree.
   PriorKnowledge prior = PriorKnowledge::kInputOnly;
-  // Run the script a second time with every phase in reverse statement order (SPEC §5: statements
-  // of one phase may run in any order) and require the same tables.
+  // Run the script a second time with every phase in reverse statement order (statements of one
+  // phase never name the same row, so they may run in any order) and require the same tables.
   bool check_reversed_phases = true;
   // Reject two UPSERTs of one phase naming the same row (order-dependence).
   bool check_phase_conflicts = true;

@@ -1,4 +1,5 @@
-// Structural invariants of projection tables built by SPEC §3 from reachable states.
+// Structural invariants of projection tables built by the reference projector from reachable
+// states.
 //
 // They hold after every event applied by the reference projector with full knowledge
 // (PriorKnowledge::kStore), from empty tables or from any store generate_store() produces. They are

@@ -129,7 +129,7 @@ TEST_CASE("projector: a scenario's tables do not match another scenario's dump")
 }
 
 TEST_CASE("projector: a scenario with its own events redelivered afterwards changes nothing") {
-  // Redelivery of every event (SPEC §5: "A redelivered or replayed input changes nothing") holds
+  // Redelivery of every event (a redelivered or replayed input changes nothing) holds
   // for these worked examples: each ends in a state that its own events re-establish.
   for (const auto& path : scenarios()) {
     CAPTURE(path.filename().string());

@@ -617,7 +617,7 @@ std::optional<std::string> compare_stores(const KuduStore& expected, const KuduS
         return fmt::format("{}: unexpected row ({})", schema.name,
                            show_key(actual, schema, ai->first));
       }
-      // Audit rows: only the key and op are specified; the rest is free-form (SPEC §3).
+      // Audit rows: only the key and op are specified; the rest is free-form.
       const std::size_t columns = audit ? 4 : schema.columns.size();
       for (std::size_t c = schema.key_count; c < columns; ++c) {
         if (!same_cell(schema.columns[c].name, ei->second[c], ai->second[c])) {

@@ -1,10 +1,11 @@
-// An in-memory model of the six Kudu projection tables of SPEC §4, with Kudu's write semantics.
+// An in-memory model of the six Kudu projection tables (`atlas2kudu ddl`), with Kudu's write
+// semantics.
 //
 // This is the test oracle's notion of "the tables". Both sides of an equivalence check write to a
 // KuduStore: the reference projector (reference_projector.h) directly, the compiled SQL through the
 // interpreter (sql_interpreter.h). Two stores are then compared with compare_stores().
 //
-// Kudu semantics modelled (research impala-hs2-kudu.md §C.1, §C.2):
+// Kudu semantics modelled (Impala's UPSERT and DELETE on Kudu tables):
 //   - UPSERT of an existing row writes only the listed columns; on insert every unlisted column is
 //     NULL (no column of ours has a default).
 //   - Deleting a key that is absent is a row error: counted, never a failure.
@@ -78,7 +79,7 @@ struct TableSchema {
   bool is_key(std::size_t index) const { return index < key_count; }
 };
 
-// The six tables of SPEC §4, in this order.
+// The six tables, in the order `atlas2kudu ddl` creates them.
 const std::vector<TableSchema>& projection_schemas();
 
 // A primary key (key_count cells) and a full row (one cell per column, NULL where unset).
@@ -122,7 +123,7 @@ class KuduStore {
 
   KeyEncoding key_encoding() const { return encoding_; }
 
-  // Throws StoreError for a table name outside SPEC §4.
+  // Throws StoreError for a table name outside the six.
   const Table& table(std::string_view name) const;
   const std::map<std::string, TableCounters, std::less<>>& counters() const { return counters_; }
   void reset_counters();
@@ -173,8 +174,8 @@ class KuduStore {
 // How strictly two stores are compared.
 struct CompareOptions {
   // entity_audit: compare `seq` too (true for store-vs-store equivalence; the scenario dumps omit
-  // it). type_name, qualified_name and detail_json of audit rows are never compared: SPEC leaves
-  // their content free-form.
+  // it). type_name, qualified_name and detail_json of audit rows are never compared: their
+  // content is free-form.
   bool audit_seq = true;
 };
 

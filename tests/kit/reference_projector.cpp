@@ -241,7 +241,7 @@ void ReferenceProjector::relationship(const Event& e) {
 }
 
 void ReferenceProjector::audit(const Event& e) {
-  // detail_json: what the event named. Free-form per SPEC (never compared), but kept valid and
+  // detail_json: what the event named. Free-form (never compared), but kept valid and
   // within the cap like props_json.
   std::string detail = "{\"attributes\":[";
   for (std::size_t i = 0; i < e.attributes.size(); ++i) {

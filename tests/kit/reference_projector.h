@@ -1,11 +1,13 @@
-// The sequential reference projector: SPEC §3 applied one event at a time, in input order, to a
-// KuduStore. It is the "applying each event's operations one at a time in input order" side of the
-// equivalence property (SPEC §5), written for clarity, never for speed.
+// The sequential reference projector: the mapping of events to rows applied one event at a time, in
+// input order, to a KuduStore. It is the "applying each event's operations one at a time in input
+// order" side of the equivalence property (tests/kit/README.md), written for clarity, never for
+// speed.
 //
-// Semantics chosen where SPEC §3 leaves room (the compiler must match them; tests/kit/README.md
-// lists them with their reasons):
-//   - CLASSIFICATION_* headers update entity_flat and entity_by_qn exactly like ENTITY_UPDATE (the
-//     SPEC bullet groups them), then replace the tag set, then append the audit row.
+// Semantics chosen where the mapping rules leave room (the compiler must match them;
+// tests/kit/README.md lists them with their reasons):
+//   - CLASSIFICATION_* headers update entity_flat and entity_by_qn exactly like ENTITY_UPDATE (a
+//     classification event's entity header merges as an update), then replace the tag set, then
+//     append the audit row.
 //   - props_json is written only when the event carries attributes (otherwise the stored value is
 //     already the merge result). See merge_props() for the cap rule.
 //   - by_qn: with a target digest D (from the event's qualifiedName, or, on a type change without
@@ -33,7 +35,7 @@
 
 namespace atlas2kudu::testkit {
 
-// Where the projector takes the "stored state" that merging needs (SPEC §3 "Prior state").
+// Where the projector takes the "stored state" that merging needs (--prior).
 enum class PriorKnowledge {
   // Read it from the store: what `--prior impala` gives the compiler. From empty tables (the
   // scenarios) this is also what `--prior none` gives, since then the input established all of it.
@@ -47,7 +49,7 @@ enum class PriorKnowledge {
 };
 
 // props_json after merging `attributes` (in order, later wins) into `stored` (a JSON object text,
-// empty or "{}" for none) and applying the cap of SPEC §3:
+// empty or "{}" for none) and applying the cap of --props-max-bytes:
 //   1. members = stored members except "_truncated", then each attribute (event wins per key);
 //   2. truncated = stored "_truncated" list minus keys this event supplies again;
 //   3. render {members..., "_truncated": sorted truncated (only when non-empty)} with keys in byte

@@ -1,13 +1,13 @@
 // Executes the SQL subset of docs/sql-subset.md on a KuduStore.
 //
 // The interpreter is the half of the oracle that reads what the compiler wrote. It lexes exactly as
-// Impala does for the constructs of the subset (sql-scanner.flex, research §C.5) and unescapes
+// Impala does for the constructs of the subset (its sql-scanner.flex) and unescapes
 // string literals exactly as Impala's StringLiteral.getUnescapedValue() + Hive's
 // unescapeSQLString do, so a literal means here what it would mean on a real cluster. Anything
 // outside the subset is rejected with SqlError naming the statement number and the offending token.
 //
 // Phases: statements of one kind that follow each other (a run of DELETEs, a run of UPSERTs) form a
-// phase, which SPEC §5 allows to run in any order or in parallel. A comment line starting with
+// phase, which may run in any order or in parallel. A comment line starting with
 // "-- window " (the layout of docs/sql-subset.md: "-- window 2 phase 2: upserts") also ends the
 // current phase, so the upserts of window 1 and those of window 2 are never mixed. The interpreter
 // can run each phase in reverse order, and rejects an UPSERT phase in which two statements name the
@@ -40,25 +40,26 @@ class SqlError : public std::runtime_error {
 // Throws SqlError when `raw` is not valid UTF-8.
 std::string impala_unescape(std::string_view raw);
 
-// The escaping the compiler must use (research §C.5 "safe encoder"): `\\ \' \n \r \t`, `\ooo` for
-// other controls (NUL as \000), everything else as is. Returns the quoted literal. Provided so that
-// tests can round-trip impala_unescape(); the compiler must write its own.
+// The escaping the compiler must use (the safe encoder for Impala's literal rules): `\\ \' \n \r
+// \t`, `\ooo` for other controls (NUL as \000), everything else as is. Returns the quoted literal.
+// Provided so that tests can round-trip impala_unescape(); the compiler must write its own.
 std::string impala_quote(std::string_view utf8);
 
 // unhex() as Impala implements it: upper/lower-case hex; odd length or a non-hex character gives
 // an empty string (not NULL).
 std::string impala_unhex(std::string_view hex);
 
-// MAX_STATEMENT_LENGTH_BYTES default (research §C.9): longer statements are refused by Impala.
+// Impala's MAX_STATEMENT_LENGTH_BYTES default, 16 MiB: longer statements are refused.
 inline constexpr std::size_t kImpalaMaxStatementBytes = std::size_t{16} << 20;
 
 struct InterpreterOptions {
   std::string database = "atlas";     // every table must be `database`.`table`
   bool reverse_phases = false;        // run the statements of each phase in reverse order
   bool check_phase_conflicts = true;  // reject two UPSERTs of one phase naming the same row
-  // SPEC §5 batch limits (0: unchecked). max_rows bounds the rows of an UPSERT; max_bytes bounds
-  // the text of every statement (first keyword to the character before ";") except a single-row
-  // UPSERT, which cannot be split further. Every statement must stay within Impala's 16 MiB.
+  // Batch limits, --batch-rows and --batch-bytes (0: unchecked). max_rows bounds the rows of an
+  // UPSERT; max_bytes bounds the text of every statement (first keyword to the character before
+  // ";") except a single-row UPSERT, which cannot be split further. Every statement must stay
+  // within Impala's 16 MiB.
   std::size_t max_rows = 0;
   std::size_t max_bytes = 0;
 };
@@ -70,7 +71,7 @@ struct ExecutionStats {
   std::size_t delete_statements = 0;
   std::size_t phases = 0;
   // DELETEs whose conditions do not constrain the table's leading key column with = or IN: Kudu
-  // cannot prune them, they scan the table (SPEC §5 allows them only as clean-up predicates).
+  // cannot prune them, they scan the table (allowed only as clean-up predicates).
   std::size_t scanning_deletes = 0;
   std::map<std::string, TableCounters, std::less<>> tables;
 };

@@ -1,4 +1,5 @@
-// Seeded random Event streams that hit the hard cases of SPEC §2-§5, and random prior states.
+// Seeded random Event streams that hit the hard cases of ordering, mapping and net effect, and
+// random prior states.
 //
 // Streams are built from small pools (guids, type names, qualified names, tag names, edge labels)
 // so collisions are frequent, out of "moves" that each emit a few events: creates, renames, type
