@@ -15,6 +15,9 @@ packages=(
   libsasl2-modules-gssapi-mit libkrb5-dev
   krb5-kdc krb5-admin-server krb5-user
   python3
+  # tests/cli/observability: the metrics file scraped by Prometheus's own text parser, and
+  # script(1) for a pseudo-terminal (the progress line).
+  python3-prometheus-client bsdutils
   # Fuzzing (scripts/test.sh): clang's libFuzzer runtime.
   clang libfuzzer-14-dev
   # tests/sql: a throwaway PostgreSQL server (initdb, pg_ctl, psql; postgres_fdw is part of

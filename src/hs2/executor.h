@@ -84,6 +84,27 @@ struct StatementDone {
   const Hs2DmlResult& result;
 };
 
+// Where a statement runs, for ExecutionObserver.
+struct StatementAt {
+  const CompiledWindow& window;
+  const Statement& statement;  // a part of a window's statement while isolating refused rows
+  std::string_view phase;      // "delete" or "upsert"
+  std::size_t position;        // 1-based within the phase
+  std::size_t count;           // statements in the phase
+};
+
+// Hears what the executor does while statements run, for logs of unattended runs and a heartbeat
+// while the server takes long. Called from the worker threads, not serialised: an observer that
+// writes somewhere locks for itself. A statement's started() is followed by exactly one
+// finished(), whether it succeeded or failed; retries and reconnects come in between.
+class ExecutionObserver {
+ public:
+  virtual ~ExecutionObserver() = default;
+  virtual void started(const StatementAt& at) = 0;
+  virtual void retry(const StatementAt& at, const RetryNotice& notice) = 0;
+  virtual void finished(const StatementAt& at) = 0;
+};
+
 class Hs2ExecutionError : public Hs2Error {
  public:
   Hs2ExecutionError(Hs2ErrorKind kind, const std::string& message, std::uint64_t window,
@@ -124,6 +145,9 @@ class Hs2Executor : public Executor {
   using StatementCallback = std::function<void(const StatementDone&)>;
   void on_statement(StatementCallback callback) { on_statement_ = std::move(callback); }
 
+  // Retries, reconnects and statements started and finished; null: none. Not owned.
+  void observe(ExecutionObserver* observer) { observer_ = observer; }
+
   // Test hook: replaces the back-off sleep. Called from the worker threads.
   void set_sleeper(Sleeper sleeper) { retry_.set_sleeper(std::move(sleeper)); }
 
@@ -154,6 +178,7 @@ class Hs2Executor : public Executor {
   mutable std::mutex mu_;
   Hs2RunStats stats_;  // retries and reconnects are the RetryPolicy's
   StatementCallback on_statement_;
+  ExecutionObserver* observer_ = nullptr;
 };
 
 }  // namespace atlas2kudu

@@ -467,15 +467,15 @@ TEST_CASE("compile | head: the reader going away ends the run quietly with exit 
   const std::string err = tmp_path(".err");
   const std::string status = tmp_path(".status");
   const std::string cmd = std::string("bash -c 'timeout 60 ") + ATLAS2KUDU_BINARY + " compile " +
-                          input + " 2>" + err + " | head -c 100 >/dev/null; echo ${PIPESTATUS[0]} >" +
-                          status + "'";
+                          input + " 2>" + err +
+                          " | head -c 100 >/dev/null; echo ${PIPESTATUS[0]} >" + status + "'";
   REQUIRE(std::system(cmd.c_str()) == 0);
   CHECK(slurp(status) == "0\n");
   CHECK(slurp(err).empty());  // no error, no summary of a run the reader cut short
 
   // Any other write failure is still an error (exit 74).
-  const std::string to_full = std::string("timeout 60 ") + ATLAS2KUDU_BINARY + " compile " +
-                              input + " >/dev/full 2>" + err;
+  const std::string to_full =
+      std::string("timeout 60 ") + ATLAS2KUDU_BINARY + " compile " + input + " >/dev/full 2>" + err;
   CHECK(shell_status(std::system(to_full.c_str())) == 74);
   CHECK(contains(slurp(err), "writing SQL output: No space left on device"));
   std::remove(input.c_str());
