@@ -204,10 +204,14 @@ RunLog run_log(std::string_view command, const CompileCommand& c) {
 }
 
 // The PriorState the options ask for: `none`, or batched lookups over HS2.
+// `observer` (may be null) hears of the lookups' SELECTs.
 std::unique_ptr<PriorState> make_prior_state(const CompileCommand& c, const Hs2Settings* hs2,
-                                             const SessionFactory& sessions) {
+                                             const SessionFactory& sessions,
+                                             ExecutionObserver* observer = nullptr) {
   if (c.options.prior == PriorSource::kImpala) {
-    return std::make_unique<Hs2PriorState>(*hs2, sessions, c.options);
+    auto lookups = std::make_unique<Hs2PriorState>(*hs2, sessions, c.options);
+    lookups->observe(observer);
+    return lookups;
   }
   return std::make_unique<NoPriorState>();
 }
@@ -324,16 +328,16 @@ int apply_run(ApplyCommand& a) {
   if (!a.checkpoint.empty()) lock.emplace(a.checkpoint);
   const StopDeadline deadline(c.deadline.after, "--deadline " + c.deadline.text);
   const SessionFactory sessions = hs2_session_factory(settings, resolve_hs2_credentials(settings));
-  const std::unique_ptr<PriorState> prior = make_prior_state(c, &settings, sessions);
+  RunLog log = run_log("apply", c);
+  ServerWatch watch(log);  // outlives the prior state and the executor, which report to it
+  WindowLogger windows(log);
+  const std::unique_ptr<PriorState> prior = make_prior_state(c, &settings, sessions, &watch);
   Compiler compiler(c.options);
   // A resumed run appends: the reject file's earlier lines describe records it skips.
   RejectSink rejects(RejectPolicy{c.in.max_rejects, c.in.reject_file, !a.checkpoint.empty()});
   Reader reader(c.in.files, rejects, c.in.limits);
   std::optional<CheckpointFile> checkpoint;
   if (!a.checkpoint.empty()) checkpoint.emplace(a.checkpoint, reader);
-  RunLog log = run_log("apply", c);
-  ServerWatch watch(log);
-  WindowLogger windows(log);
   Hs2Executor executor(settings, sessions);
   executor.observe(&watch);
   // Rows the server refuses: set aside in the reject file when there is one, else the run stops.
@@ -347,6 +351,7 @@ int apply_run(ApplyCommand& a) {
     if (checkpoint) checkpoint->window_applied(window, r);
     const Hs2RunStats hs2 = executor.stats();
     windows.applied(window, {hs2.statements, hs2.rows_modified, hs2.row_errors, hs2.retries});
+    watch.reading(window.index + 1);
   };
   PipelineStats pipeline;
   const RunOutcome outcome = run_reporting_failures(progress, [&] {

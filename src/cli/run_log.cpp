@@ -13,18 +13,20 @@ std::string now_utc() {
   return format_iso8601_seconds(wall_clock_micros());
 }
 
-// "upsert statement 17 of 400 (table entity_flat)"
+// "upsert statement 17 of 400 (table entity_flat)", "prior-state lookup 2 (table entity_flat)"
 std::string statement_text(const StatementAt& at) {
-  return fmt::format("{} statement {} of {} (table {})", at.phase, at.position, at.count,
-                     at.statement.table);
+  if (at.count == 0) {
+    return fmt::format("prior-state {} {} (table {})", at.phase, at.position, at.table);
+  }
+  return fmt::format("{} statement {} of {} (table {})", at.phase, at.position, at.count, at.table);
 }
 
 void statement_json(JsonWriter& w, const StatementAt& at) {
-  w.key("window").value(at.window.index);
+  w.key("window").value(at.window);
   w.key("phase").value(at.phase);
   w.key("statement").value(at.position);
   w.key("statements").value(at.count);
-  w.key("table").value(at.statement.table);
+  w.key("table").value(at.table);
 }
 
 }  // namespace
@@ -69,11 +71,11 @@ void RunLog::retry(const StatementAt& at, const RetryNotice& n) {
   if (!enabled_) return;
   const bool reconnect = n.kind == RetryNotice::Kind::kReconnected;
   const std::string text =
-      reconnect ? fmt::format("window {}: reconnected for retry {} of {}: {}", at.window.index,
-                              n.retry, n.max_retries, statement_text(at))
-                : fmt::format("window {}: retry {} of {} in {:.1f} s: {}: {}", at.window.index,
-                              n.retry, n.max_retries, n.backoff.count() / 1000.0,
-                              statement_text(at), n.error->what());
+      reconnect ? fmt::format("window {}: reconnected for retry {} of {}: {}", at.window, n.retry,
+                              n.max_retries, statement_text(at))
+                : fmt::format("window {}: retry {} of {} in {:.1f} s: {}: {}", at.window, n.retry,
+                              n.max_retries, n.backoff.count() / 1000.0, statement_text(at),
+                              n.error->what());
   write(reconnect ? "reconnect" : "retry", text, [&](JsonWriter& w) {
     statement_json(w, at);
     w.key("retry").value(n.retry).key("max_retries").value(n.max_retries);
@@ -87,7 +89,7 @@ void RunLog::retry(const StatementAt& at, const RetryNotice& n) {
 void RunLog::waiting(const StatementAt& at, std::chrono::seconds waited) {
   if (!enabled_) return;
   write("waiting",
-        fmt::format("window {}: still waiting on the server after {} s: {}", at.window.index,
+        fmt::format("window {}: still waiting on the server after {} s: {}", at.window,
                     waited.count(), statement_text(at)),
         [&](JsonWriter& w) {
           statement_json(w, at);
@@ -107,13 +109,18 @@ ServerWatch::~ServerWatch() {
   thread_.join();
 }
 
+StatementAt ServerWatch::placed(StatementAt at) const {
+  if (at.window == 0) at.window = reading_;
+  return at;
+}
+
 void ServerWatch::started(const StatementAt& at) {
   std::lock_guard lock(mu_);
   running_[&at] = Running{std::chrono::steady_clock::now()};
 }
 
 void ServerWatch::retry(const StatementAt& at, const RetryNotice& notice) {
-  log_.retry(at, notice);
+  log_.retry(placed(at), notice);
 }
 
 void ServerWatch::finished(const StatementAt& at) {
@@ -131,7 +138,7 @@ void ServerWatch::watch() {
       if (waited >= interval_ * (running.reported + 1)) {
         ++running.reported;
         // The statement cannot finish meanwhile: finished() waits for the lock.
-        log_.waiting(*at, interval_ * running.reported);
+        log_.waiting(placed(*at), interval_ * running.reported);
       }
     }
   }

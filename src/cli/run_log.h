@@ -13,6 +13,8 @@
 //       upsert statement 17 of 400 (table entity_flat)
 //   2026-11-30T23:41:30Z atlas2kudu apply: window 4: still waiting on the server after 20 s:
 //       upsert statement 17 of 400 (table entity_flat)
+//   2026-11-30T23:41:45Z atlas2kudu apply: window 5: still waiting on the server after 10 s:
+//       prior-state lookup 1 (table entity_flat)
 // JSON (--log-format json): the same, one object per line, keys in this order:
 //   {"time":"2026-11-30T23:41:07Z","command":"apply","event":"window","window":3,"events":50000,
 //    "statements":412,"rows":61234,"row_errors":0,"retries":0,"elapsed_seconds":2.41}
@@ -20,10 +22,14 @@
 //    "table":"entity_flat","retry":1,"max_retries":3,"backoff_seconds":0.500,"error":"..."}
 //   {"time":...,"event":"reconnect",...,"retry":1,"max_retries":3}
 //   {"time":...,"event":"waiting",...,"waited_seconds":20}
-// `rows`: rows modified as the server reported them (apply), rows and keys in the statements
-// (compile). `elapsed`: from the end of the window before (or the start) to this one applied.
+// Prior-state lookups (apply --prior impala) are "phase":"lookup" with "statements":0; their
+// retries are not counted in the window line's (nor in --stats' "retries"), which are the
+// statements'. `rows`: rows modified as the server reported them (apply), rows and keys in the
+// statements (compile). `elapsed`: from the end of the window before (or the start) to this one
+// applied.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -35,7 +41,7 @@
 #include <string_view>
 #include <thread>
 
-#include "hs2/executor.h"
+#include "hs2/observer.h"
 #include "util/json_writer.h"
 
 namespace atlas2kudu {
@@ -92,7 +98,12 @@ class ServerWatch final : public ExecutionObserver {
   void retry(const StatementAt& at, const RetryNotice& notice) override;
   void finished(const StatementAt& at) override;
 
+  // The window being read, which the prior-state lookups (StatementAt::window 0) are for.
+  void reading(std::uint64_t window) { reading_ = window; }
+
  private:
+  StatementAt placed(StatementAt at) const;
+
   struct Running {
     std::chrono::steady_clock::time_point since;
     int reported = 0;  // waiting lines written so far
@@ -105,6 +116,7 @@ class ServerWatch final : public ExecutionObserver {
   std::condition_variable wake_;
   bool done_ = false;
   std::map<const StatementAt*, Running> running_;  // valid between started() and finished()
+  std::atomic<std::uint64_t> reading_{1};
   std::thread thread_;
 };
 

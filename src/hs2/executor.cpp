@@ -217,19 +217,8 @@ void Hs2Executor::run_part(SqlSession& session, Phase& phase, std::size_t index,
   const bool is_part = &statement != &whole;
   const std::size_t position = index + 1;
   const CompiledWindow& window = phase.window;
-  const StatementAt at{window, statement, phase.name, position, phase.statements.size()};
-  struct Watched {  // started() and finished() around the statement, however it ends
-    ExecutionObserver* observer;
-    const StatementAt& at;
-    Watched(ExecutionObserver* o, const StatementAt& a) : observer(o), at(a) {
-      if (observer) observer->started(at);
-    }
-    ~Watched() {
-      if (observer) observer->finished(at);
-    }
-  } watched(observer_, at);
-  RetryObserver on_retry;
-  if (observer_) on_retry = [&](const RetryNotice& notice) { observer_->retry(at, notice); };
+  const ObservedStatement observed(
+      observer_, {window.index, phase.name, position, phase.statements.size(), statement.table});
   const Hs2DmlResult r = retry_.run(
       session, [&](SqlSession& s) { return s.execute(statement.sql); },
       [&](const RetryFailure& f) {
@@ -244,7 +233,7 @@ void Hs2Executor::run_part(SqlSession& session, Phase& phase, std::size_t index,
         throw Hs2ExecutionError(f.error.kind(), message, window.index, phase.name, position,
                                 statement.table, f.error.what());
       },
-      on_retry);
+      observed.retries());
   if (r.row_errors > 0) {
     std::lock_guard lock(phase.mu);
     phase.row_errors.push_back(

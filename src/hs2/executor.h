@@ -52,6 +52,7 @@
 #include "atlas2kudu/executor.h"
 #include "hs2/clock.h"
 #include "hs2/error.h"
+#include "hs2/observer.h"
 #include "hs2/options.h"
 #include "hs2/retry.h"
 #include "hs2/session.h"
@@ -82,27 +83,6 @@ struct StatementDone {
   std::size_t position;  // 1-based within the phase
   std::size_t count;     // statements in the phase
   const Hs2DmlResult& result;
-};
-
-// Where a statement runs, for ExecutionObserver.
-struct StatementAt {
-  const CompiledWindow& window;
-  const Statement& statement;  // a part of a window's statement while isolating refused rows
-  std::string_view phase;      // "delete" or "upsert"
-  std::size_t position;        // 1-based within the phase
-  std::size_t count;           // statements in the phase
-};
-
-// Hears what the executor does while statements run, for logs of unattended runs and a heartbeat
-// while the server takes long. Called from the worker threads, not serialised: an observer that
-// writes somewhere locks for itself. A statement's started() is followed by exactly one
-// finished(), whether it succeeded or failed; retries and reconnects come in between.
-class ExecutionObserver {
- public:
-  virtual ~ExecutionObserver() = default;
-  virtual void started(const StatementAt& at) = 0;
-  virtual void retry(const StatementAt& at, const RetryNotice& notice) = 0;
-  virtual void finished(const StatementAt& at) = 0;
 };
 
 class Hs2ExecutionError : public Hs2Error {

@@ -151,7 +151,9 @@ TEST_CASE("compile --log-format json: the same window lines as JSON objects") {
   CHECK(bad.status == 64);
 }
 
-TEST_CASE("apply logs each window, and a retry and a reconnect after a dropped connection") {
+TEST_CASE(
+    "apply logs each window, and a retry and a reconnect after a dropped connection, also in a "
+    "prior-state lookup") {
   TestServer server("--handler kit --drop-at 3");
   const std::string stats = tmp_path(".json");
   const Run r =
@@ -193,6 +195,25 @@ TEST_CASE("apply logs each window, and a retry and a reconnect after a dropped c
   }
   CHECK(retry_lines == 1);
   CHECK(reconnect_lines == 1);
+
+  // With --prior impala (apply's default) the first statement is a prior-state lookup.
+  TestServer lookups("--handler kit --drop-at 1");
+  const Run prior = run("apply -i " + lookups.address() +
+                        " --retry_backoff_ms 10 --window-events 5" + examples());
+  REQUIRE_MESSAGE(prior.status == 0, prior.err);
+  const std::vector<std::string> err = lines_of(prior.err);
+  REQUIRE(err.size() >= 2);
+  const std::string lookup = R"(prior-state lookup 1 \(table entity_flat\))";
+  CHECK_MESSAGE(std::regex_match(err[0], std::regex("^" + kTime +
+                                                    R"( atlas2kudu apply: window 1: retry 1 of 5 )"
+                                                    R"(in 0\.\d s: )" +
+                                                    lookup + ": .+$")),
+                err[0]);
+  CHECK_MESSAGE(std::regex_match(err[1], std::regex("^" + kTime +
+                                                    R"( atlas2kudu apply: window 1: reconnected )"
+                                                    R"(for retry 1 of 5: )" +
+                                                    lookup + "$")),
+                err[1]);
   std::remove(stats.c_str());
 }
 
