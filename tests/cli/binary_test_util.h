@@ -76,18 +76,6 @@ inline long long json_number(const std::string& json, const std::string& key) {
   return std::stoll(json.substr(at + needle.size()));
 }
 
-// The lines of `text`, without their newlines.
-inline std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> lines;
-  for (std::size_t at = 0; at < text.size();) {
-    const std::size_t nl = text.find('\n', at);
-    lines.push_back(text.substr(at, nl - at));
-    if (nl == std::string::npos) break;
-    at = nl + 1;
-  }
-  return lines;
-}
-
 // Exit status as the shell reports it: the code, or 128 + the signal.
 inline int shell_status(int raw) {
   return WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + WTERMSIG(raw);
