@@ -17,6 +17,9 @@ packages=(
   python3
   # tests/check_man_options.py formats the man page with groff to catch its warnings.
   groff-base
+  # tests/cli/observability: the metrics file scraped by Prometheus's own text parser, and
+  # script(1) for a pseudo-terminal (the progress line).
+  python3-prometheus-client bsdutils
   # Fuzzing (scripts/test.sh): clang's libFuzzer runtime.
   clang libfuzzer-14-dev
   # tests/sql: a throwaway PostgreSQL server (initdb, pg_ctl, psql; postgres_fdw is part of

@@ -209,6 +209,10 @@ class Reader {
 
   const ReadStats& stats() const;
 
+  // Bytes of the inputs as stored (gzip still compressed) read so far, over all sources: against
+  // the files' sizes, how far the run is (the live progress line's percent and ETA).
+  std::uint64_t bytes_read() const;
+
   // How far the input has been read, as a resume point: every record read so far counts as done
   // except the chunks of split messages still waiting for their other chunks. Right after next()
   // returned the last event of a window, this is exactly what applying the window completes.

@@ -207,6 +207,7 @@ CheckpointFile::CheckpointFile(std::string path, Reader& reader) : path_(std::mo
 void CheckpointFile::record(const Reader& reader) {
   remember_inputs(previous_, reader.progress(), checkpoint_.runs, checkpoint_);
   save_checkpoint(path_, checkpoint_);
+  written_ = true;
 }
 
 void CheckpointFile::window_applied(const WindowInfo& window, const Reader& reader) {

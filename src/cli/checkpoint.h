@@ -99,6 +99,8 @@ class CheckpointFile {
 
   const Checkpoint& state() const { return checkpoint_; }
   const std::string& path() const { return path_; }
+  // Whether this run wrote the file (state() is then what it holds).
+  bool written() const { return written_; }
 
  private:
   void record(const Reader& reader);
@@ -106,7 +108,8 @@ class CheckpointFile {
   std::string path_;
   Checkpoint previous_;  // as loaded
   Checkpoint checkpoint_;
-  bool saved_ = false;
+  bool saved_ = false;    // a window applied was recorded
+  bool written_ = false;  // the file was replaced by this run
 };
 
 }  // namespace atlas2kudu

@@ -38,7 +38,13 @@ void add_input_options(CLI::App* cmd, InputOptions& in) {
                   "(default 0: stop at the first)");
   cmd->add_option("--reject-file", in.reject_file,
                   "Write each rejected record verbatim, with reason and position, as a JSON line");
-  cmd->add_option("--stats", in.stats_file, "Write a JSON summary of the run to FILE");
+  cmd->add_option("--stats", in.stats_file,
+                  "Write a JSON summary of the run to FILE (schema in man atlas2kudu, STATS FILE)");
+  cmd->add_option("--metrics-textfile", in.metrics_file,
+                  "At the end of every run, replace FILE atomically with the run's metrics in "
+                  "Prometheus text format, for node_exporter's textfile collector (man "
+                  "atlas2kudu, METRICS)")
+      ->type_name("FILE");
   // Bounds on what one record may make the reader hold or do; past one the record is rejected
   // (too-large), never allocated.
   ReaderLimits& l = in.limits;
@@ -154,6 +160,10 @@ void add_compile_options(CLI::App* cmd, CompileCommand& c) {
                   .description(""))
       ->type_name("SIZE")
       ->default_str("256M");
+  add_choice(cmd, "--log-format", c.log_format,
+             {{"text", LogFormat::kText}, {"json", LogFormat::kJson}},
+             "When stderr is not a terminal: one line per window, retry, reconnect and 10 s "
+             "waiting on the server, as text (ISO 8601 time first) or JSON objects");
   cmd->add_option("--spill-dir", o.spill_dir,
                   "Directory for the temporary knowledge spill file (default: $TMPDIR, else /tmp); "
                   "the file is unlinked as soon as it is created")
@@ -198,7 +208,8 @@ CommandLine::CommandLine() {
   add_compile_options(compile, compile_cmd);
   compile->add_option("-o,--output", compile_cmd.output,
                       "Write the SQL to FILE (replaced only when the run succeeds)");
-  compile->add_flag("-q,--quiet", compile_cmd.quiet, "No summary line on stderr");
+  compile->add_flag("-q,--quiet", compile_cmd.quiet,
+                    "No summary line and no window log lines on stderr");
   add_hs2_options(compile, &compile_cmd.hs2);
   compile->callback([this, compile] {
     compile_cmd.prior_given = compile->get_option("--prior")->count() > 0;
@@ -213,7 +224,9 @@ CommandLine::CommandLine() {
       "by window (deletes, then upserts)");
   add_compile_options(apply, apply_cmd.compile);
   add_hs2_options(apply, &apply_cmd.compile.hs2);
-  apply->add_flag("-q,--quiet", apply_cmd.compile.quiet, "No summary on stderr");
+  apply->add_flag("-q,--quiet", apply_cmd.compile.quiet,
+                  "No summary and no window log lines on stderr (retries, reconnects and waits "
+                  "still logged)");
   apply->add_option("--checkpoint", apply_cmd.checkpoint,
                     "After each applied window, record in FILE how far the input was applied; a "
                     "rerun with the same FILE skips it. One run at a time per FILE (FILE.lock)");

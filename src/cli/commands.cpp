@@ -16,9 +16,11 @@
 #include "atlas2kudu/reader.h"
 #include "cli/checkpoint.h"
 #include "cli/exit_codes.h"
+#include "cli/metrics.h"
 #include "cli/pipeline.h"
 #include "cli/progress.h"
 #include "cli/report.h"
+#include "cli/run_log.h"
 #include "compile/print_executor.h"
 #include "compile/sql_writer.h"
 #include "hs2/credentials.h"
@@ -27,6 +29,7 @@
 #include "hs2/session.h"
 #include "util/atomic_file.h"
 #include "util/digest.h"
+#include "util/iso8601.h"
 #include "util/stop.h"
 
 namespace atlas2kudu {
@@ -68,11 +71,15 @@ struct RunOutcome {
   int status = kExitOk;
   StopReason stopped_by = StopReason::kNone;
   double seconds = 0;
+  std::int64_t start_micros = 0;  // wall clock
+  std::int64_t end_micros = 0;
+  std::string error;  // the message printed for the failure; empty: none
 };
 
 RunOutcome run_reporting_failures(Progress& progress, const std::function<void()>& body) {
   const auto started = std::chrono::steady_clock::now();
   RunOutcome outcome;
+  outcome.start_micros = wall_clock_micros();
   std::string failure;
   try {
     body();
@@ -90,7 +97,33 @@ RunOutcome run_reporting_failures(Progress& progress, const std::function<void()
   if (!failure.empty()) fmt::print(stderr, "atlas2kudu: {}\n", failure);
   outcome.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  outcome.end_micros = wall_clock_micros();
+  outcome.error = failure;
   return outcome;
+}
+
+// A run that fails before its report (a bad option, a locked checkpoint, an unreachable server,
+// a --stats file that cannot be written) still leaves its exit status in --metrics-textfile.
+int reporting_early_failures(std::string_view command, const std::string& metrics_file,
+                             const std::function<int()>& body) {
+  const std::int64_t started = wall_clock_micros();
+  try {
+    return body();
+  } catch (const Error& e) {
+    if (!metrics_file.empty()) {
+      const RunReport report{.command = command,
+                             .exit_status = exit_code_for(e.category()),
+                             .start_micros = started,
+                             .end_micros = wall_clock_micros(),
+                             .error = e.what()};
+      try {
+        write_metrics_textfile(metrics_file, report);
+      } catch (const Error&) {
+        // The run reports its first failure, not this one.
+      }
+    }
+    throw;
+  }
 }
 
 // --memory-budget into the compiler's shares. Knowledge evicted past its share is looked up again
@@ -110,7 +143,10 @@ RunReport report_of(std::string_view command, const RunOutcome& outcome) {
                    .completed = outcome.completed,
                    .exit_status = outcome.status,
                    .stopped_by = outcome.stopped_by,
-                   .seconds = outcome.seconds};
+                   .seconds = outcome.seconds,
+                   .start_micros = outcome.start_micros,
+                   .end_micros = outcome.end_micros,
+                   .error = outcome.error};
 }
 
 // Row errors are failures past --max-row-errors, but each one is logged as it is reported.
@@ -123,11 +159,59 @@ void log_row_errors(const StatementDone& done) {
              done.result.row_errors, done.result.row_errors == 1 ? "" : "s");
 }
 
+// Each window's own counts for the log: the run's totals at the end of the window, less those at
+// the end of the window before.
+struct RunTotals {
+  std::uint64_t statements = 0;
+  std::int64_t rows = 0;
+  std::int64_t row_errors = 0;
+  std::uint64_t retries = 0;
+};
+
+class WindowLogger {
+ public:
+  explicit WindowLogger(RunLog& log) : log_(log), last_(std::chrono::steady_clock::now()) {}
+  void applied(const WindowInfo& window, const RunTotals& now) {
+    const auto at = std::chrono::steady_clock::now();
+    log_.window(WindowLogLine{.index = window.index,
+                              .events = window.last_event + 1 - window.first_event,
+                              .statements = now.statements - before_.statements,
+                              .rows = now.rows - before_.rows,
+                              .row_errors = now.row_errors - before_.row_errors,
+                              .retries = now.retries - before_.retries,
+                              .seconds = std::chrono::duration<double>(at - last_).count()});
+    before_ = now;
+    last_ = at;
+  }
+
+ private:
+  RunLog& log_;
+  std::chrono::steady_clock::time_point last_;
+  RunTotals before_;
+};
+
+// Rows and keys the statements written so far name (a dry run's "rows").
+std::int64_t planned_rows(const SqlWriteStats& stats) {
+  std::uint64_t rows = 0;
+  for (const auto& [table, t] : stats.tables) rows += t.delete_rows + t.upsert_rows;
+  return static_cast<std::int64_t>(rows);
+}
+
+// The log of a compile or apply run: lines when stderr is not a terminal; -q keeps only the
+// retries, reconnects and waits.
+RunLog run_log(std::string_view command, const CompileCommand& c) {
+  return RunLog(command, c.log_format, !Progress::default_enabled(), !c.quiet);
+}
+
 // The PriorState the options ask for: `none`, or batched lookups over HS2.
+// `observer` (may be null) hears of the lookups' SELECTs.
 std::unique_ptr<PriorState> make_prior_state(const CompileCommand& c, const Hs2Settings* hs2,
-                                             const SessionFactory& sessions) {
+                                             const SessionFactory& sessions,
+                                             ExecutionObserver* observer = nullptr) {
   if (c.options.prior == PriorSource::kImpala) {
-    return std::make_unique<Hs2PriorState>(*hs2, sessions, c.options);
+    auto lookups = std::make_unique<Hs2PriorState>(*hs2, sessions, c.options);
+    lookups->observe(observer);
+    return lookups;
   }
   return std::make_unique<NoPriorState>();
 }
@@ -165,26 +249,29 @@ std::optional<std::chrono::milliseconds> parse_duration(std::string_view text) {
   return total;
 }
 
-int run_check(const InputOptions& in) {
+namespace {
+
+int check_run(const InputOptions& in) {
   RejectSink rejects(RejectPolicy{in.max_rejects, in.reject_file});
   Reader reader(in.files, rejects, in.limits);
   Progress progress("check");
+  progress.set_input_size(input_size(in.files));
   const RunOutcome outcome = run_reporting_failures(progress, [&] {
     for (Event e; reader.next(e);) {
-      progress.tick(reader.stats().records, reader.stats().events);
+      progress.tick(reader);
       throw_if_stopped();
     }
   });
   print_read_summary(stdout, reader.stats());
-  if (!in.stats_file.empty()) {
-    RunReport report = report_of("check", outcome);
-    report.read = &reader.stats();
-    write_text_file(in.stats_file, stats_json(report));
-  }
+  RunReport report = report_of("check", outcome);
+  report.read = &reader.stats();
+  report.input_bytes = reader.bytes_read();
+  if (!in.stats_file.empty()) write_text_file(in.stats_file, stats_json(report));
+  if (!in.metrics_file.empty()) write_metrics_textfile(in.metrics_file, report);
   return outcome.status;
 }
 
-int run_compile(CompileCommand& c) {
+int compile_run(CompileCommand& c) {
   // compile reads stored state when it is given a connection (-i), unless --prior says otherwise.
   if (!c.prior_given) {
     c.options.prior = c.connection_given ? PriorSource::kImpala : PriorSource::kNone;
@@ -204,12 +291,16 @@ int run_compile(CompileCommand& c) {
   PrintExecutor printer(output.get());
   SqlWindowWriter writer(c.options, printer);
   Progress progress("compile");
+  progress.set_input_size(input_size(c.in.files));
+  RunLog log = run_log("compile", c);
+  WindowLogger windows(log);
   PipelineStats pipeline;
   const RunOutcome outcome = run_reporting_failures(progress, [&] {
     run_pipeline(
         reader, compiler, *prior, writer, &progress,
-        [&](const WindowInfo&, const Reader&) {
+        [&](const WindowInfo& window, const Reader&) {
           progress.set_statements(writer.stats().statements);
+          windows.applied(window, {writer.stats().statements, planned_rows(writer.stats())});
         },
         &pipeline);
     output.commit();
@@ -217,16 +308,18 @@ int run_compile(CompileCommand& c) {
   const MemoryReport memory{c.memory_budget, pipeline.closed_early, compiler.knowledge_stats()};
   RunReport report = report_of("compile", outcome);
   report.read = &reader.stats();
+  report.input_bytes = reader.bytes_read();
   report.write = &writer.stats();
   report.memory = &memory;
   if (!c.quiet && !outcome.output_closed) {
     print_compile_summary(stderr, report, !c.output.empty() && c.output != "-");
   }
   if (!c.in.stats_file.empty()) write_text_file(c.in.stats_file, stats_json(report));
+  if (!c.in.metrics_file.empty()) write_metrics_textfile(c.in.metrics_file, report);
   return outcome.status;
 }
 
-int run_apply(ApplyCommand& a) {
+int apply_run(ApplyCommand& a) {
   CompileCommand& c = a.compile;
   use_memory_budget(c, true);
   const Hs2Settings settings = validate_hs2_options(c.hs2);
@@ -235,7 +328,10 @@ int run_apply(ApplyCommand& a) {
   if (!a.checkpoint.empty()) lock.emplace(a.checkpoint);
   const StopDeadline deadline(c.deadline.after, "--deadline " + c.deadline.text);
   const SessionFactory sessions = hs2_session_factory(settings, resolve_hs2_credentials(settings));
-  const std::unique_ptr<PriorState> prior = make_prior_state(c, &settings, sessions);
+  RunLog log = run_log("apply", c);
+  ServerWatch watch(log);  // outlives the prior state and the executor, which report to it
+  WindowLogger windows(log);
+  const std::unique_ptr<PriorState> prior = make_prior_state(c, &settings, sessions, &watch);
   Compiler compiler(c.options);
   // A resumed run appends: the reject file's earlier lines describe records it skips.
   RejectSink rejects(RejectPolicy{c.in.max_rejects, c.in.reject_file, !a.checkpoint.empty()});
@@ -243,14 +339,19 @@ int run_apply(ApplyCommand& a) {
   std::optional<CheckpointFile> checkpoint;
   if (!a.checkpoint.empty()) checkpoint.emplace(a.checkpoint, reader);
   Hs2Executor executor(settings, sessions);
+  executor.observe(&watch);
   // Rows the server refuses: set aside in the reject file when there is one, else the run stops.
   executor.set_aside_refused_rows(!c.in.reject_file.empty());
   executor.on_statement(&log_row_errors);
   SqlWindowWriter writer(c.options, executor, &rejects);
   Progress progress("apply");
+  progress.set_input_size(input_size(c.in.files));
   const WindowApplied applied = [&](const WindowInfo& window, const Reader& r) {
     progress.set_statements(writer.stats().statements);
     if (checkpoint) checkpoint->window_applied(window, r);
+    const Hs2RunStats hs2 = executor.stats();
+    windows.applied(window, {hs2.statements, hs2.rows_modified, hs2.row_errors, hs2.retries});
+    watch.reading(window.index + 1);
   };
   PipelineStats pipeline;
   const RunOutcome outcome = run_reporting_failures(progress, [&] {
@@ -264,12 +365,29 @@ int run_apply(ApplyCommand& a) {
   const MemoryReport memory{c.memory_budget, pipeline.closed_early, compiler.knowledge_stats()};
   RunReport report = report_of("apply", outcome);
   report.read = &reader.stats();
+  report.input_bytes = reader.bytes_read();
   report.write = &writer.stats();
   report.memory = &memory;
   report.execution = &hs2;
+  if (checkpoint) report.checkpoint = &*checkpoint;
   if (!c.quiet) print_apply_summary(stderr, report, a.checkpoint);
   if (!c.in.stats_file.empty()) write_text_file(c.in.stats_file, stats_json(report));
+  if (!c.in.metrics_file.empty()) write_metrics_textfile(c.in.metrics_file, report);
   return outcome.status;
+}
+
+}  // namespace
+
+int run_check(const InputOptions& in) {
+  return reporting_early_failures("check", in.metrics_file, [&] { return check_run(in); });
+}
+
+int run_compile(CompileCommand& c) {
+  return reporting_early_failures("compile", c.in.metrics_file, [&] { return compile_run(c); });
+}
+
+int run_apply(ApplyCommand& a) {
+  return reporting_early_failures("apply", a.compile.in.metrics_file, [&] { return apply_run(a); });
 }
 
 int run_ddl(const DdlCommand& d) {

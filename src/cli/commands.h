@@ -13,6 +13,7 @@
 
 #include "atlas2kudu/compiler.h"
 #include "atlas2kudu/reader.h"
+#include "cli/run_log.h"
 #include "compile/ddl.h"
 #include "hs2/options.h"
 
@@ -24,7 +25,8 @@ struct InputOptions {
   std::uint64_t max_rejects = 0;
   std::string reject_file;
   std::string stats_file;
-  ReaderLimits limits;  // --max-json-depth, --max-cell-bytes, --max-split-*
+  std::string metrics_file;  // --metrics-textfile
+  ReaderLimits limits;       // --max-json-depth, --max-cell-bytes, --max-split-*
 };
 
 // --deadline: the whole run's time limit (0: none). Past it the run stops as after SIGTERM (the
@@ -47,6 +49,7 @@ struct CompileCommand {
   std::size_t memory_budget = kDefaultMemoryBudget;
   std::string output;
   bool quiet = false;
+  LogFormat log_format = LogFormat::kText;  // --log-format
   // Connection for --prior impala (compile: only when -i is given).
   Hs2Options hs2;
   bool prior_given = false;

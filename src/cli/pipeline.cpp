@@ -24,7 +24,7 @@ void run_pipeline(Reader& reader, Compiler& compiler, PriorState& prior, WindowW
         more = false;
         break;
       }
-      if (progress) progress->tick(reader.stats().records, reader.stats().events);
+      if (progress) progress->tick(reader);
       throw_if_stopped();  // nothing of this window has run yet
       if (cut.add(window.back())) break;
     }

@@ -1,9 +1,12 @@
 #include "cli/progress.h"
 
 #include <fmt/core.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
-#include <cstdio>
+#include <cmath>
+
+#include "atlas2kudu/reader.h"
 
 namespace atlas2kudu {
 
@@ -11,30 +14,71 @@ bool Progress::default_enabled() {
   return isatty(STDERR_FILENO) == 1;
 }
 
-Progress::Progress(std::string label, bool enabled)
+Progress::Progress(std::string label, bool enabled, std::FILE* out)
     : label_(std::move(label)),
       enabled_(enabled),
+      out_(out),
       start_(std::chrono::steady_clock::now()),
       last_(start_) {}
 
-void Progress::tick(std::uint64_t records, std::uint64_t events) {
+void Progress::tick(const Reader& reader) {
   if (!enabled_ || (++calls_ & 4095) != 0) return;
   const auto now = std::chrono::steady_clock::now();
   if (now - last_ < std::chrono::milliseconds(250)) return;
   last_ = now;
   const double seconds = std::chrono::duration<double>(now - start_).count();
-  fmt::print(stderr, "\r{}: {} records, {} events, {} statements, {:.0f} records/s\x1b[K", label_,
-             records, events, statements_, seconds > 0 ? records / seconds : 0.0);
-  std::fflush(stderr);
+  const ReadStats& stats = reader.stats();
+  std::string share;
+  const std::uint64_t read = reader.bytes_read();
+  if (input_size_ && *input_size_ > 0 && read > 0) {
+    const double fraction = std::min(1.0, static_cast<double>(read) / *input_size_);
+    share =
+        fmt::format(", {:.0f}% of {}, ETA {}", std::floor(fraction * 100),
+                    human_bytes(*input_size_), human_duration(seconds * (1 - fraction) / fraction));
+  }
+  fmt::print(out_, "\r{}: {} records, {} events, {} statements, {:.0f} records/s{}\x1b[K", label_,
+             stats.records, stats.events, statements_, seconds > 0 ? stats.records / seconds : 0.0,
+             share);
+  std::fflush(out_);
   shown_ = true;
 }
 
 void Progress::done() {
   if (shown_) {
-    fmt::print(stderr, "\r\x1b[K");
-    std::fflush(stderr);
+    fmt::print(out_, "\r\x1b[K");
+    std::fflush(out_);
     shown_ = false;
   }
+}
+
+std::optional<std::uint64_t> input_size(const std::vector<std::string>& files) {
+  if (files.empty()) return std::nullopt;
+  std::uint64_t total = 0;
+  for (const std::string& f : files) {
+    struct stat st {};
+    if (f == "-" || ::stat(f.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
+    total += static_cast<std::uint64_t>(st.st_size);
+  }
+  return total;
+}
+
+std::string human_bytes(std::uint64_t n) {
+  if (n < 1024) return fmt::format("{} byte{}", n, n == 1 ? "" : "s");
+  const char* units[] = {"KiB", "MiB", "GiB", "TiB"};
+  double x = static_cast<double>(n) / 1024;
+  std::size_t u = 0;
+  while (x >= 1024 && u + 1 < std::size(units)) {
+    x /= 1024;
+    ++u;
+  }
+  return fmt::format("{:.1f} {}", x, units[u]);
+}
+
+std::string human_duration(double seconds) {
+  const auto s = static_cast<std::uint64_t>(std::llround(std::max(0.0, seconds)));
+  if (s < 60) return fmt::format("{}s", s);
+  if (s < 3600) return fmt::format("{}m{:02}s", s / 60, s % 60);
+  return fmt::format("{}h{:02}m", s / 3600, s % 3600 / 60);
 }
 
 }  // namespace atlas2kudu

@@ -1,19 +1,30 @@
-// Progress on stderr, only when stderr is a terminal (cron logs and pipes stay clean).
-// One line, rewritten in place at most four times a second:
-//   check: 1200000 records, 1199990 events, 0 statements, 412000 records/s
+// Progress on stderr, only when stderr is a terminal (cron logs and pipes get run_log.h's lines
+// instead). One line, rewritten in place at most four times a second; for inputs that are all
+// regular files (their size known: gzip counts its compressed bytes) it ends with the percent of
+// bytes read and the time left at the rate so far:
+//   apply: 1200000 records, 1199990 events, 412 statements, 412000 records/s,
+//       37% of 1.2 GiB, ETA 1m35s          (one line)
+// stdin and pipes show no percent.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
+#include <optional>
 #include <string>
+#include <vector>
 
 namespace atlas2kudu {
 
+class Reader;
+
 class Progress {
  public:
-  explicit Progress(std::string label, bool enabled = default_enabled());
+  explicit Progress(std::string label, bool enabled = default_enabled(), std::FILE* out = stderr);
+  // The inputs' total size in bytes (input_size()); none: no percent.
+  void set_input_size(std::optional<std::uint64_t> bytes) { input_size_ = bytes; }
   // Cheap enough to call per record: it looks at the clock only every 4096 calls.
-  void tick(std::uint64_t records, std::uint64_t events);
+  void tick(const Reader& reader);
   // Statements written so far, shown from the next tick on.
   void set_statements(std::uint64_t statements) { statements_ = statements; }
   // Clears the progress line.
@@ -24,11 +35,23 @@ class Progress {
  private:
   std::string label_;
   bool enabled_;
+  std::FILE* out_;
   bool shown_ = false;
   std::uint32_t calls_ = 0;
   std::uint64_t statements_ = 0;
+  std::optional<std::uint64_t> input_size_;
   std::chrono::steady_clock::time_point start_;
   std::chrono::steady_clock::time_point last_;
 };
+
+// The summed size of `files` when every one is a regular file ("-", none given, a pipe or a
+// missing file: nullopt).
+std::optional<std::uint64_t> input_size(const std::vector<std::string>& files);
+
+// 512 bytes, 31.4 KiB, 30.7 MiB, 1.2 GiB: sizes for people.
+std::string human_bytes(std::uint64_t n);
+
+// 45s, 3m20s, 1h02m: a duration for people, to the second below an hour.
+std::string human_duration(double seconds);
 
 }  // namespace atlas2kudu

@@ -4,22 +4,25 @@
 
 #include <map>
 
+#include "cli/progress.h"
+#include "util/iso8601.h"
 #include "util/json_writer.h"
+#include "util/version.h"
 
 namespace atlas2kudu {
 
 namespace {
 
-void write_read_stats(JsonWriter& w, const ReadStats& s) {
+void write_read_stats(JsonWriter& w, const ReadStats& s, std::uint64_t input_bytes) {
   w.key("sources").value(s.sources);
   w.key("records").value(s.records);
   w.key("events").value(s.events);
   w.key("rejected").value(s.rejected);
   w.key("split_chunks").value(s.split_chunks);
-  w.key("skipped").value(s.skipped);
   w.key("ignored_lines").value(s.ignored_lines);
   w.key("legacy_v1").value(s.legacy_v1);
   w.key("skipped").value(s.skipped);  // records an earlier run applied (--checkpoint)
+  w.key("input_bytes").value(input_bytes);
   w.key("operations").begin_object();
   for (std::size_t i = 0; i < kOperationCount; ++i) {
     w.key(to_string(static_cast<Operation>(i))).value(s.per_operation[i]);
@@ -100,31 +103,39 @@ std::string stats_json(const RunReport& r) {
   std::string out;
   JsonWriter w(out);
   w.begin_object();
+  w.key("schema").value(kStatsSchema);
   w.key("command").value(r.command);
+  w.key("version").value(kVersion);
+  w.key("start_time").value(format_iso8601_seconds(r.start_micros));
+  w.key("end_time").value(format_iso8601_seconds(r.end_micros));
   w.key("completed").value(r.completed);
   w.key("exit_status").value(r.exit_status);
   if (r.stopped_by != StopReason::kNone) w.key("stopped_by").value(to_string(r.stopped_by));
+  w.key("error");
+  if (r.error.empty()) {
+    w.null();
+  } else {
+    w.value(r.error);
+  }
   w.key("elapsed_seconds").fixed(r.seconds, 3);
-  if (r.read) write_read_stats(w, *r.read);
+  if (r.read) write_read_stats(w, *r.read, r.input_bytes);
   if (r.write) write_write_stats(w, *r.write);
   if (r.memory) write_memory_stats(w, *r.memory);
   if (r.execution) write_execution_stats(w, *r.execution);
+  if (r.execution) {
+    w.key("checkpoint");
+    if (r.checkpoint == nullptr || !r.checkpoint->written()) {
+      w.null();
+    } else {
+      std::string state = checkpoint_json(r.checkpoint->state());
+      if (!state.empty() && state.back() == '\n') state.pop_back();
+      w.begin_object().key("file").value(r.checkpoint->path()).key("state").raw(state);
+      w.end_object();
+    }
+  }
   w.end_object();
   out += '\n';
   return out;
-}
-
-// 512 bytes, 31.4 KiB, 30.7 MiB, 1.2 GiB: sizes for people.
-std::string human_bytes(std::uint64_t n) {
-  if (n < 1024) return fmt::format("{} byte{}", n, n == 1 ? "" : "s");
-  const char* units[] = {"KiB", "MiB", "GiB", "TiB"};
-  double x = static_cast<double>(n) / 1024;
-  std::size_t u = 0;
-  while (x >= 1024 && u + 1 < std::size(units)) {
-    x /= 1024;
-    ++u;
-  }
-  return fmt::format("{:.1f} {}", x, units[u]);
 }
 
 // " (3 closed early by --memory-budget)" and "; knowledge of N entities spilled to ..." for the

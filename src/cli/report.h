@@ -1,10 +1,13 @@
 // What a run reports: the summary on stderr/stdout and the --stats JSON file.
 //
-// --stats (one JSON object, keys in this order; sections only for the commands that have them):
-//   {"command":"apply","completed":true,"exit_status":0,["stopped_by":"SIGTERM",]
-//    "elapsed_seconds":1.250,
+// --stats (one JSON object, keys in this order; sections only for the commands that have them;
+// man atlas2kudu, STATS FILE, lists every field):
+//   {"schema":1,"command":"apply","version":"0.9.0","start_time":"2026-11-30T23:41:05Z",
+//    "end_time":"2026-11-30T23:41:07Z","completed":true,"exit_status":0,["stopped_by":"SIGTERM",]
+//    "error":null,"elapsed_seconds":1.250,
 //    "sources":1,"records":27,"events":23,"rejected":0,"split_chunks":4,"ignored_lines":0,
-//    "legacy_v1":0,"skipped":0,"operations":{"ENTITY_CREATE":9,...},"rejections":{...},
+//    "legacy_v1":0,"skipped":0,"input_bytes":20480,"operations":{"ENTITY_CREATE":9,...},
+//    "rejections":{...},
 //    "windows":1,"statements":12,"sql_bytes":5120,                       <- compile and apply
 //    "tables":{"entity_flat":{"delete_statements":0,"delete_keys":0,"upsert_statements":2,
 //              "upsert_rows":9},...},
@@ -13,7 +16,8 @@
 //              "knowledge_spill_reads":0},
 //    "applied_windows":1,"applied_statements":12,"rows_modified":40,      <- apply
 //    "row_errors":0,"retries":0,"reconnects":0,"rows_modified_by_table":{"entity_flat":9,...},
-//    "row_errors_by_table":{"entity_audit":0,...},"rows_refused":0,"split_statements":0}
+//    "row_errors_by_table":{"entity_audit":0,...},"rows_refused":0,"split_statements":0,
+//    "checkpoint":null | {"file":"run.ckpt","state":<the checkpoint as written, checkpoint.h>}}
 //
 // The apply summary on stderr (one line, then one per table):
 //   atlas2kudu apply: 23 events (27 records, 0 rejected), 1 window applied, 21 statements, 40
@@ -28,6 +32,7 @@
 
 #include "atlas2kudu/compiler.h"
 #include "atlas2kudu/reader.h"
+#include "cli/checkpoint.h"
 #include "compile/sql_writer.h"
 #include "hs2/executor.h"
 #include "util/stop.h"
@@ -47,11 +52,20 @@ struct RunReport {
   int exit_status = 0;
   StopReason stopped_by = StopReason::kNone;  // SIGINT, SIGTERM or the --deadline
   double seconds = 0;
-  const ReadStats* read = nullptr;         // always
-  const SqlWriteStats* write = nullptr;    // compile and apply
-  const MemoryReport* memory = nullptr;    // compile and apply
-  const Hs2RunStats* execution = nullptr;  // apply
+  std::int64_t start_micros = 0;  // wall clock, microseconds since 1970
+  std::int64_t end_micros = 0;
+  std::string error;                           // what ended the run; empty: nothing
+  const ReadStats* read = nullptr;             // always
+  std::uint64_t input_bytes = 0;               // Reader::bytes_read()
+  const SqlWriteStats* write = nullptr;        // compile and apply
+  const MemoryReport* memory = nullptr;        // compile and apply
+  const Hs2RunStats* execution = nullptr;      // apply
+  const CheckpointFile* checkpoint = nullptr;  // apply --checkpoint
 };
+
+// The version of the --stats document; raised when a field changes meaning or goes away (new
+// fields may appear without it).
+inline constexpr int kStatsSchema = 1;
 
 std::string stats_json(const RunReport& report);
 

@@ -10,6 +10,7 @@
 
 #include "compile/ddl.h"
 #include "compile/schema.h"
+#include "util/iso8601.h"
 
 namespace atlas2kudu {
 
@@ -34,12 +35,6 @@ std::string statement_where(const CompiledWindow& w, std::string_view phase, std
                             const Statement& s) {
   return fmt::format("{}, {} phase, statement {} of {} (table {})", window_where(w), phase,
                      position, phase_size(w, phase), s.table);
-}
-
-std::string utc(std::int64_t micros) {
-  std::int64_t seconds = micros / 1000000;
-  if (micros % 1000000 < 0) --seconds;
-  return fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", fmt::gmtime(static_cast<std::time_t>(seconds)));
 }
 
 bool entity_event(const Event& e, const Guid& guid) {
@@ -183,7 +178,7 @@ std::string row_errors_message(const NetWindow& net, const CompiledWindow& windo
         fmt::format_to(std::back_inserter(out),
                        " The statements concerned hold event_ts from {} to {}. Add the range "
                        "partitions (each is a no-op if it exists), then run again:",
-                       utc(lo), utc(hi));
+                       format_iso8601_seconds(lo), format_iso8601_seconds(hi));
         std::size_t shown = 0;
         for (int year : years) {
           if (++shown > kMaxRowsShown) break;

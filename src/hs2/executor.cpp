@@ -217,6 +217,8 @@ void Hs2Executor::run_part(SqlSession& session, Phase& phase, std::size_t index,
   const bool is_part = &statement != &whole;
   const std::size_t position = index + 1;
   const CompiledWindow& window = phase.window;
+  const ObservedStatement observed(
+      observer_, {window.index, phase.name, position, phase.statements.size(), statement.table});
   const Hs2DmlResult r = retry_.run(
       session, [&](SqlSession& s) { return s.execute(statement.sql); },
       [&](const RetryFailure& f) {
@@ -230,7 +232,8 @@ void Hs2Executor::run_part(SqlSession& session, Phase& phase, std::size_t index,
                                                 : fmt::format("{}: {}", where, f.error.what());
         throw Hs2ExecutionError(f.error.kind(), message, window.index, phase.name, position,
                                 statement.table, f.error.what());
-      });
+      },
+      observed.retries());
   if (r.row_errors > 0) {
     std::lock_guard lock(phase.mu);
     phase.row_errors.push_back(

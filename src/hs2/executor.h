@@ -52,6 +52,7 @@
 #include "atlas2kudu/executor.h"
 #include "hs2/clock.h"
 #include "hs2/error.h"
+#include "hs2/observer.h"
 #include "hs2/options.h"
 #include "hs2/retry.h"
 #include "hs2/session.h"
@@ -124,6 +125,9 @@ class Hs2Executor : public Executor {
   using StatementCallback = std::function<void(const StatementDone&)>;
   void on_statement(StatementCallback callback) { on_statement_ = std::move(callback); }
 
+  // Retries, reconnects and statements started and finished; null: none. Not owned.
+  void observe(ExecutionObserver* observer) { observer_ = observer; }
+
   // Test hook: replaces the back-off sleep. Called from the worker threads.
   void set_sleeper(Sleeper sleeper) { retry_.set_sleeper(std::move(sleeper)); }
 
@@ -154,6 +158,7 @@ class Hs2Executor : public Executor {
   mutable std::mutex mu_;
   Hs2RunStats stats_;  // retries and reconnects are the RetryPolicy's
   StatementCallback on_statement_;
+  ExecutionObserver* observer_ = nullptr;
 };
 
 }  // namespace atlas2kudu

@@ -129,8 +129,11 @@ std::string Hs2PriorState::classifications_query(std::span<const Guid> guids,
   return with_keys(classifications_prefix(options), guids, options.key_encoding);
 }
 
-Hs2QueryResult Hs2PriorState::run(const std::string& sql, std::string_view what) {
+Hs2QueryResult Hs2PriorState::run(const std::string& sql, std::string_view table,
+                                  std::string_view where) {
   if (!session_) session_ = make_session_();
+  const std::string what = fmt::format("{}, {}", table, where);
+  const ObservedStatement observed(observer_, {0, "lookup", ++lookup_queries_, 0, table});
   Hs2QueryResult r = retry_.run(
       *session_, [&](SqlSession& s) { return s.query(sql); },
       [&](const RetryFailure& f) {
@@ -140,7 +143,8 @@ Hs2QueryResult Hs2PriorState::run(const std::string& sql, std::string_view what)
                                          "retries: {}",
                                          what, f.retries, f.error.what())
                            : fmt::format("prior-state lookup ({}): {}", what, f.error.what()));
-      });
+      },
+      observed.retries());
   ++stats_.queries;
   return r;
 }
@@ -151,6 +155,7 @@ void Hs2PriorState::lookup(std::span<const Guid> guids_in, std::vector<PriorEnti
   guids.erase(std::unique(guids.begin(), guids.end()), guids.end());
   if (guids.empty()) return;
   ++stats_.lookups;
+  lookup_queries_ = 0;
 
   std::map<Guid, PriorEntity> found;
   for (const Guid& g : guids) found[g].guid = g;
@@ -173,8 +178,7 @@ void Hs2PriorState::lookup(std::span<const Guid> guids_in, std::vector<PriorEnti
     const std::span<const Guid> batch(guids.data() + begin, end - begin);
     const std::string where = fmt::format("keys {}-{} of {}", begin + 1, end, guids.size());
 
-    Hs2QueryResult flat =
-        run(entity_flat_query(batch, options_), fmt::format("entity_flat, {}", where));
+    Hs2QueryResult flat = run(entity_flat_query(batch, options_), "entity_flat", where);
     check_shape(flat, 1 + kFlatColumns.size(), "entity_flat");
     for (auto& row : flat.rows) {
       const Guid g = row_guid(row[0], "entity_flat");
@@ -191,8 +195,8 @@ void Hs2PriorState::lookup(std::span<const Guid> guids_in, std::vector<PriorEnti
       it->second.props_json = std::move(row[3]);      // kFlatColumns[2]
     }
 
-    Hs2QueryResult tags = run(classifications_query(batch, options_),
-                              fmt::format("entity_classifications, {}", where));
+    Hs2QueryResult tags =
+        run(classifications_query(batch, options_), "entity_classifications", where);
     check_shape(tags, 1 + kTagColumns.size(), "entity_classifications");
     for (auto& row : tags.rows) {
       const Guid g = row_guid(row[0], "entity_classifications");

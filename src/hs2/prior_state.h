@@ -65,6 +65,7 @@
 #include "atlas2kudu/prior_state.h"
 #include "hs2/clock.h"
 #include "hs2/error.h"
+#include "hs2/observer.h"
 #include "hs2/options.h"
 #include "hs2/retry.h"
 #include "hs2/session.h"
@@ -100,13 +101,18 @@ class Hs2PriorState final : public PriorState {
   // Test hook: replaces the back-off sleep.
   void set_sleeper(Sleeper sleeper) { retry_.set_sleeper(std::move(sleeper)); }
 
+  // Each SELECT started and finished, its retries and reconnects (phase "lookup", window 0);
+  // null: none. Not owned.
+  void observe(ExecutionObserver* observer) { observer_ = observer; }
+
   // The SELECT texts for one batch of keys (exposed for tests and --explain-style output).
   static std::string entity_flat_query(std::span<const Guid> guids, const CompileOptions& options);
   static std::string classifications_query(std::span<const Guid> guids,
                                            const CompileOptions& options);
 
  private:
-  Hs2QueryResult run(const std::string& sql, std::string_view what);
+  // Runs one SELECT on `table` (`where`: the keys it asks about, for messages).
+  Hs2QueryResult run(const std::string& sql, std::string_view table, std::string_view where);
 
   Hs2Endpoint endpoint_;
   SessionFactory make_session_;
@@ -114,6 +120,8 @@ class Hs2PriorState final : public PriorState {
   RetryPolicy retry_;
   std::unique_ptr<SqlSession> session_;
   Hs2PriorStats stats_;  // retries and reconnects are the RetryPolicy's
+  ExecutionObserver* observer_ = nullptr;
+  std::size_t lookup_queries_ = 0;  // SELECTs of the current lookup() so far
 };
 
 }  // namespace atlas2kudu

@@ -26,13 +26,19 @@ std::chrono::milliseconds RetryPolicy::backoff(int retry) const {
 }
 
 void RetryPolicy::loop(SqlSession* session, const std::function<void(SqlSession*)>& attempt,
-                       const std::function<void(const RetryFailure&)>& on_failure) {
+                       const std::function<void(const RetryFailure&)>& on_failure,
+                       const RetryObserver& observer) {
   for (int retries = 0;; ++retries) {
     throw_if_stopped();  // no new try once the run is asked to stop (also ends the back-off)
     try {
       if (session && !session->connected()) {
         session->connect();
-        if (retries > 0) ++reconnects_;
+        if (retries > 0) {
+          ++reconnects_;
+          if (observer) {
+            observer(RetryNotice{RetryNotice::Kind::kReconnected, retries, max_retries_});
+          }
+        }
       }
       attempt(session);
       return;
@@ -42,9 +48,13 @@ void RetryPolicy::loop(SqlSession* session, const std::function<void(SqlSession*
         throw;
       }
       if (session && e.kind() == Hs2ErrorKind::kSessionLost) session->drop();
+      const std::chrono::milliseconds wait = backoff(retries + 1);
+      ++retries_;
+      if (observer) {
+        observer(RetryNotice{RetryNotice::Kind::kRetrying, retries + 1, max_retries_, wait, &e});
+      }
+      sleeper_(wait);
     }
-    ++retries_;
-    sleeper_(backoff(retries + 1));
   }
 }
 

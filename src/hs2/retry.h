@@ -53,6 +53,19 @@ struct RetryCounters {
   std::uint64_t reconnects = 0;  // sessions connected for a re-run
 };
 
+// What the policy does about a retryable failure, for an observer (e.g. a log line per retry):
+// about to wait `backoff` before re-run `retry` after `error` (kRetrying), or a session connected
+// again for re-run `retry` (kReconnected; `error` is null).
+struct RetryNotice {
+  enum class Kind { kRetrying, kReconnected };
+  Kind kind = Kind::kRetrying;
+  int retry = 0;  // 1-based
+  int max_retries = 0;
+  std::chrono::milliseconds backoff{0};
+  const Hs2Error* error = nullptr;
+};
+using RetryObserver = std::function<void(const RetryNotice&)>;
+
 // How a run ended without success, for on_failure.
 struct RetryFailure {
   const Hs2Error& error;  // the last try's error
@@ -85,31 +98,35 @@ class RetryPolicy {
   }
 
   // Runs work(session) until it returns, keeping the session connected (see above).
+  // `observer`, if set, hears of each retry and reconnect (from the calling thread).
   template <class Work, class OnFailure>
   std::invoke_result_t<Work&, SqlSession&> run(SqlSession& session, Work&& work,
-                                               OnFailure&& on_failure) {
+                                               OnFailure&& on_failure,
+                                               const RetryObserver& observer = {}) {
     return run_with(
-        &session, [&](SqlSession* s) { return work(*s); }, on_failure);
+        &session, [&](SqlSession* s) { return work(*s); }, on_failure, observer);
   }
 
  private:
   template <class Attempt, class OnFailure>
-  auto run_with(SqlSession* session, Attempt&& attempt, OnFailure& on_failure) {
+  auto run_with(SqlSession* session, Attempt&& attempt, OnFailure& on_failure,
+                const RetryObserver& observer = {}) {
     using Result = std::invoke_result_t<Attempt&, SqlSession*>;
     if constexpr (std::is_void_v<Result>) {
       loop(
-          session, [&](SqlSession* s) { attempt(s); }, on_failure);
+          session, [&](SqlSession* s) { attempt(s); }, on_failure, observer);
     } else {
       std::optional<Result> result;
       loop(
-          session, [&](SqlSession* s) { result.emplace(attempt(s)); }, on_failure);
+          session, [&](SqlSession* s) { result.emplace(attempt(s)); }, on_failure, observer);
       return std::move(*result);
     }
   }
 
   // The loop itself, written once.
   void loop(SqlSession* session, const std::function<void(SqlSession*)>& attempt,
-            const std::function<void(const RetryFailure&)>& on_failure);
+            const std::function<void(const RetryFailure&)>& on_failure,
+            const RetryObserver& observer);
 
   int max_retries_;
   std::chrono::milliseconds first_backoff_;

@@ -47,6 +47,7 @@ class FileByteSource final : public ByteSource {
     return read_gzip(out, size);
   }
 
+  std::uint64_t consumed() const override { return offset_ + in_begin_; }
   const std::string& name() const override { return name_; }
   std::string identity() const override { return identity_; }
 
@@ -167,6 +168,7 @@ class MemoryByteSource final : public ByteSource {
     pos_ += n;
     return n;
   }
+  std::uint64_t consumed() const override { return pos_; }
   const std::string& name() const override { return name_; }
   std::string identity() const override {
     return "mem:" + to_hex(sha256(std::string_view(data_).substr(0, 64 * 1024))).substr(0, 28);

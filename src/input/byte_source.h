@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -19,6 +20,9 @@ class ByteSource {
   virtual ~ByteSource() = default;
   // Reads up to `size` bytes into `out`; returns 0 only at end of input. Throws SourceError.
   virtual std::size_t read(char* out, std::size_t size) = 0;
+  // Bytes of the input as stored (still compressed, for gzip) used so far: with the file's size,
+  // how far through it the reader is.
+  virtual std::uint64_t consumed() const = 0;
   // The name used in messages: the path as given, or "-" for stdin.
   virtual const std::string& name() const = 0;
   // What recognises this input on a later run (checkpoint.h): a hash of its first 64 KiB for

@@ -205,6 +205,7 @@ struct Reader::Impl {
   InputProgress resume_;
   std::vector<bool> resume_used_;
   std::uint64_t skip_records_ = 0;  // of the current source
+  std::uint64_t bytes_done_ = 0;    // consumed() of the sources closed
 };
 
 Reader::Reader(std::vector<std::string> paths, RejectSink& rejects, ReaderLimits limits)
@@ -229,6 +230,10 @@ const ReadStats& Reader::stats() const {
   return impl_->stats_;
 }
 
+std::uint64_t Reader::bytes_read() const {
+  return impl_->bytes_done_ + (impl_->source_ ? impl_->source_->consumed() : 0);
+}
+
 InputProgress Reader::progress() const {
   return impl_->progress();
 }
@@ -243,6 +248,7 @@ bool Reader::Impl::open_next_source() {
   if (framer_) {
     stats_.ignored_lines += framer_->ignored_lines();
     framer_.reset();
+    bytes_done_ += source_->consumed();
     source_.reset();
   }
   if (next_path_ < opened_.size()) {

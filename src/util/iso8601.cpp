@@ -1,6 +1,9 @@
 #include "util/iso8601.h"
 
+#include <fmt/chrono.h>
+
 #include <chrono>
+#include <ctime>
 
 namespace atlas2kudu {
 
@@ -42,6 +45,18 @@ std::optional<std::int64_t> parse_iso8601_micros(std::string_view s) {
   if (!date.ok()) return std::nullopt;
   const std::int64_t days = std::chrono::sys_days{date}.time_since_epoch().count();
   return ((days * 24 + h) * 60 + mi) * 60 * 1000000LL + sec * 1000000LL + micros;
+}
+
+std::int64_t wall_clock_micros() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string format_iso8601_seconds(std::int64_t micros) {
+  std::int64_t seconds = micros / 1000000;
+  if (micros % 1000000 < 0) --seconds;
+  return fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", fmt::gmtime(static_cast<std::time_t>(seconds)));
 }
 
 }  // namespace atlas2kudu

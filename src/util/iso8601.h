@@ -12,11 +12,19 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace atlas2kudu {
 
 // Microseconds since 1970-01-01T00:00:00Z; nullopt if `text` is not in the form above.
 std::optional<std::int64_t> parse_iso8601_micros(std::string_view text);
+
+// The whole second holding `micros` (rounded down, also before 1970), in the form above without
+// a fraction: format_iso8601_seconds(1490472432123456) == "2017-03-25T20:07:12Z".
+std::string format_iso8601_seconds(std::int64_t micros);
+
+// The wall clock now, in microseconds since 1970 (for the times in logs, --stats and metrics).
+std::int64_t wall_clock_micros();
 
 }  // namespace atlas2kudu

@@ -8,11 +8,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "test_support.h"
 
@@ -35,6 +38,42 @@ inline std::string tmp_path(const std::string& suffix) {
   REQUIRE(fd >= 0);
   ::close(fd);
   return pattern;
+}
+
+// The example exports (examples/*.jsonl), in order.
+inline std::vector<std::string> example_files() {
+  std::vector<std::string> files;
+  for (const auto& entry :
+       std::filesystem::directory_iterator(std::string(ATLAS2KUDU_SOURCE_DIR) + "/examples")) {
+    if (entry.path().extension() == ".jsonl") files.push_back(entry.path().string());
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+// " a b c": file names to append to a command line.
+inline std::string joined(const std::vector<std::string>& files) {
+  std::string out;
+  for (const auto& f : files) out += " " + f;
+  return out;
+}
+
+// A fresh file under $TMPDIR holding `text`.
+inline std::string write_temp(const std::string& suffix, const std::string& text) {
+  const std::string path = tmp_path(suffix);
+  std::FILE* f = std::fopen(path.c_str(), "w");
+  REQUIRE(f != nullptr);
+  std::fputs(text.c_str(), f);
+  std::fclose(f);
+  return path;
+}
+
+// The number after `"key":` in a JSON text (the first such key), or -1.
+inline long long json_number(const std::string& json, const std::string& key) {
+  const std::string needle = "\"" + key + "\":";
+  const auto at = json.find(needle);
+  if (at == std::string::npos) return -1;
+  return std::stoll(json.substr(at + needle.size()));
 }
 
 // Exit status as the shell reports it: the code, or 128 + the signal.
@@ -85,6 +124,8 @@ class Background {
   }
   pid_t pid() const { return pid_; }
   void signal(int signo) const { ::kill(pid_, signo); }
+  // What it has written to stderr so far.
+  std::string err_so_far() const { return slurp(err_); }
   // Waits for the exit (at most `limit`, then kills it and fails); returns the run.
   Run wait(std::chrono::seconds limit = std::chrono::seconds(60)) {
     const auto until = std::chrono::steady_clock::now() + limit;

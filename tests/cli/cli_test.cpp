@@ -291,13 +291,7 @@ TEST_CASE("apply over hs2-http: 503 with Retry-After, then success") {
 TEST_CASE("apply --sessions 4 and --sessions 1 send the same statements") {
   const std::string input = data("scenarios/04-soft-delete-cascades-edges-keeps-tags.jsonl");
   auto sorted_lines = [](const std::string& text) {
-    std::vector<std::string> lines;
-    for (std::size_t at = 0; at < text.size();) {
-      const std::size_t nl = text.find('\n', at);
-      lines.push_back(text.substr(at, nl - at));
-      if (nl == std::string::npos) break;
-      at = nl + 1;
-    }
+    std::vector<std::string> lines = lines_of(text);
     std::sort(lines.begin(), lines.end());
     return lines;
   };

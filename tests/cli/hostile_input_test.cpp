@@ -187,17 +187,6 @@ std::string with_file(std::string text, const std::string& file) {
   return text;
 }
 
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> out;
-  for (std::size_t at = 0; at < text.size();) {
-    const std::size_t nl = text.find('\n', at);
-    out.push_back(text.substr(at, nl - at));
-    if (nl == std::string::npos) break;
-    at = nl + 1;
-  }
-  return out;
-}
-
 void run_case(const Case& c) {
   CAPTURE(c.name);
   const std::string file = tmp_path(".jsonl");

@@ -69,12 +69,6 @@ void check_output_hides(const Run& r, const std::string& stats, const std::strin
   CHECK_FALSE(contains(slurp(stats), secret));
 }
 
-std::string write_temp(const std::string& suffix, const std::string& text) {
-  const std::string path = tmp_path(suffix);
-  std::ofstream(path) << text;
-  return path;
-}
-
 }  // namespace
 
 TEST_CASE(

@@ -27,42 +27,10 @@ using namespace atlas2kudu::testing;
 
 namespace {
 
-std::vector<std::string> example_files() {
-  std::vector<std::string> files;
-  for (const auto& entry :
-       std::filesystem::directory_iterator(std::string(ATLAS2KUDU_SOURCE_DIR) + "/examples")) {
-    if (entry.path().extension() == ".jsonl") files.push_back(entry.path().string());
-  }
-  std::sort(files.begin(), files.end());
-  return files;
-}
-
-std::string joined(const std::vector<std::string>& files) {
-  std::string out;
-  for (const auto& f : files) out += " " + f;
-  return out;
-}
-
-// The number after `"key":` in a JSON text, or -1.
-long long json_number(const std::string& json, const std::string& key) {
-  const std::string needle = "\"" + key + "\":";
-  const auto at = json.find(needle);
-  if (at == std::string::npos) return -1;
-  return std::stoll(json.substr(at + needle.size()));
-}
-
 mode_t mode_of(const std::string& path) {
   struct stat st {};
   REQUIRE(::stat(path.c_str(), &st) == 0);
   return st.st_mode & 07777;
-}
-
-std::string write_temp(const std::string& suffix, const std::string& text) {
-  const std::string path = tmp_path(suffix);
-  std::FILE* f = std::fopen(path.c_str(), "w");
-  std::fputs(text.c_str(), f);
-  std::fclose(f);
-  return path;
 }
 
 }  // namespace

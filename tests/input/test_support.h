@@ -54,4 +54,16 @@ inline bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }
 
+// The lines of `text`, without their newlines.
+inline std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  for (std::size_t at = 0; at < text.size();) {
+    const std::size_t nl = text.find('\n', at);
+    lines.push_back(text.substr(at, nl - at));
+    if (nl == std::string::npos) break;
+    at = nl + 1;
+  }
+  return lines;
+}
+
 }  // namespace atlas2kudu::testing

@@ -1,0 +1,40 @@
+// --metrics-textfile FILE: the run's figures in Prometheus text exposition format (0.0.4), for
+// node_exporter's textfile collector, written atomically (a scrape never sees half a file) at the
+// end of every run, whether it succeeded or failed. Every sample has a `command` label, the
+// per-table ones a `table` label too:
+//
+//   # HELP atlas2kudu_last_success_timestamp_seconds When the last successful run ended, ...
+//   # TYPE atlas2kudu_last_success_timestamp_seconds gauge
+//   atlas2kudu_last_success_timestamp_seconds{command="apply"} 1764546067.123
+//   ...
+//   # TYPE atlas2kudu_rows_total counter
+//   atlas2kudu_rows_total{command="apply",table="entity_flat"} 61234
+//
+// The *_total counters count the last run only (each run starts again from zero, which
+// Prometheus's rate() and increase() take as a counter reset). A failed run keeps the previous
+// run's atlas2kudu_last_success_timestamp_seconds (read back from FILE), so that an alert on
+// `time() - atlas2kudu_last_success_timestamp_seconds > 2 * 3600` fires however the runs fail; a
+// file that never saw a success has no such sample (alert on its absence too). The full list is in
+// man atlas2kudu, METRICS.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "cli/report.h"
+
+namespace atlas2kudu {
+
+// The text of the metrics file for `report`; `previous`: FILE's text before this run (empty when
+// there was none), for the last success time of a failed run.
+std::string metrics_text(const RunReport& report, std::string_view previous);
+
+// The value of `metric{command="COMMAND"}` in a metrics text, if there is one.
+std::optional<double> metric_value(std::string_view text, std::string_view metric,
+                                   std::string_view command);
+
+// Replaces `path` atomically with metrics_text(report, <path's current text>).
+void write_metrics_textfile(const std::string& path, const RunReport& report);
+
+}  // namespace atlas2kudu

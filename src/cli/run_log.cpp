@@ -1,0 +1,147 @@
+#include "cli/run_log.h"
+
+#include <fmt/core.h>
+
+#include "util/iso8601.h"
+#include "util/json_writer.h"
+
+namespace atlas2kudu {
+
+namespace {
+
+std::string now_utc() {
+  return format_iso8601_seconds(wall_clock_micros());
+}
+
+// "upsert statement 17 of 400 (table entity_flat)", "prior-state lookup 2 (table entity_flat)"
+std::string statement_text(const StatementAt& at) {
+  if (at.count == 0) {
+    return fmt::format("prior-state {} {} (table {})", at.phase, at.position, at.table);
+  }
+  return fmt::format("{} statement {} of {} (table {})", at.phase, at.position, at.count, at.table);
+}
+
+void statement_json(JsonWriter& w, const StatementAt& at) {
+  w.key("window").value(at.window);
+  w.key("phase").value(at.phase);
+  w.key("statement").value(at.position);
+  w.key("statements").value(at.count);
+  w.key("table").value(at.table);
+}
+
+}  // namespace
+
+RunLog::RunLog(std::string_view command, LogFormat format, bool enabled, bool windows,
+               std::FILE* out)
+    : command_(command), format_(format), enabled_(enabled), windows_(windows), out_(out) {}
+
+void RunLog::write(std::string_view event, std::string_view text,
+                   const std::function<void(JsonWriter&)>& members) {
+  std::string line;
+  if (format_ == LogFormat::kJson) {
+    JsonWriter w(line);
+    w.begin_object().key("time").value(now_utc()).key("command").value(command_);
+    w.key("event").value(event);
+    members(w);
+    w.end_object();
+    line += '\n';
+  } else {
+    line = fmt::format("{} atlas2kudu {}: {}\n", now_utc(), command_, text);
+  }
+  std::lock_guard lock(mu_);
+  std::fputs(line.c_str(), out_);
+  std::fflush(out_);
+}
+
+void RunLog::window(const WindowLogLine& l) {
+  if (!enabled_ || !windows_) return;
+  write("window",
+        fmt::format("window {}: {} events, {} statements, {} rows, {} row errors, {} retries, "
+                    "{:.2f} s",
+                    l.index, l.events, l.statements, l.rows, l.row_errors, l.retries, l.seconds),
+        [&](JsonWriter& w) {
+          w.key("window").value(l.index).key("events").value(l.events);
+          w.key("statements").value(l.statements).key("rows").value(l.rows);
+          w.key("row_errors").value(l.row_errors).key("retries").value(l.retries);
+          w.key("elapsed_seconds").fixed(l.seconds, 2);
+        });
+}
+
+void RunLog::retry(const StatementAt& at, const RetryNotice& n) {
+  if (!enabled_) return;
+  const bool reconnect = n.kind == RetryNotice::Kind::kReconnected;
+  const std::string text =
+      reconnect ? fmt::format("window {}: reconnected for retry {} of {}: {}", at.window, n.retry,
+                              n.max_retries, statement_text(at))
+                : fmt::format("window {}: retry {} of {} in {:.1f} s: {}: {}", at.window, n.retry,
+                              n.max_retries, n.backoff.count() / 1000.0, statement_text(at),
+                              n.error->what());
+  write(reconnect ? "reconnect" : "retry", text, [&](JsonWriter& w) {
+    statement_json(w, at);
+    w.key("retry").value(n.retry).key("max_retries").value(n.max_retries);
+    if (!reconnect) {
+      w.key("backoff_seconds").fixed(n.backoff.count() / 1000.0, 3);
+      w.key("error").value(n.error->what());
+    }
+  });
+}
+
+void RunLog::waiting(const StatementAt& at, std::chrono::seconds waited) {
+  if (!enabled_) return;
+  write("waiting",
+        fmt::format("window {}: still waiting on the server after {} s: {}", at.window,
+                    waited.count(), statement_text(at)),
+        [&](JsonWriter& w) {
+          statement_json(w, at);
+          w.key("waited_seconds").value(static_cast<std::int64_t>(waited.count()));
+        });
+}
+
+ServerWatch::ServerWatch(RunLog& log, std::chrono::seconds interval)
+    : log_(log), interval_(interval), thread_([this] { watch(); }) {}
+
+ServerWatch::~ServerWatch() {
+  {
+    std::lock_guard lock(mu_);
+    done_ = true;
+  }
+  wake_.notify_all();
+  thread_.join();
+}
+
+StatementAt ServerWatch::placed(StatementAt at) const {
+  if (at.window == 0) at.window = reading_;
+  return at;
+}
+
+void ServerWatch::started(const StatementAt& at) {
+  std::lock_guard lock(mu_);
+  running_[&at] = Running{std::chrono::steady_clock::now()};
+}
+
+void ServerWatch::retry(const StatementAt& at, const RetryNotice& notice) {
+  log_.retry(placed(at), notice);
+}
+
+void ServerWatch::finished(const StatementAt& at) {
+  std::lock_guard lock(mu_);
+  running_.erase(&at);
+}
+
+void ServerWatch::watch() {
+  std::unique_lock lock(mu_);
+  while (!done_) {
+    wake_.wait_for(lock, std::chrono::milliseconds(250));
+    const auto now = std::chrono::steady_clock::now();
+    for (auto& [at, running] : running_) {
+      const auto waited = std::chrono::duration_cast<std::chrono::seconds>(now - running.since);
+      if (waited >= interval_ * (running.reported + 1)) {
+        ++running.reported;
+        // The statement cannot finish meanwhile: finished() waits for the lock.
+        log_.waiting(placed(*at), interval_ * running.reported);
+      }
+    }
+  }
+}
+
+}  // namespace atlas2kudu

@@ -1,0 +1,405 @@
+// What an unattended run leaves to look at, end to end with the real binary (and the standalone
+// HS2 test server for apply): the log lines on a stderr that is not a terminal (one per window,
+// retry, reconnect and 10 s waiting on the server; text and JSON), the live progress line's
+// percent and ETA on a terminal (a pseudo-terminal made by script(1)), the --stats document's
+// versioned fields, and the --metrics-textfile scraped with Prometheus's own text parser
+// (python3-prometheus-client).
+#include <doctest/doctest.h>
+#include <signal.h>
+#include <simdjson.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "binary_test_util.h"
+#include "util/version.h"
+
+TEST_SUITE_BEGIN("observability");
+
+using namespace atlas2kudu;
+using namespace atlas2kudu::testing;
+
+namespace {
+
+std::string examples() {
+  return joined(example_files());
+}
+
+const std::string kTime = R"((\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ))";
+
+// A window line: time, index, events, statements, rows, row errors, retries, seconds.
+struct WindowLine {
+  std::string time;
+  long long index, events, statements, rows, row_errors, retries;
+};
+
+std::vector<WindowLine> window_lines(const std::string& err, const std::string& command) {
+  const std::regex line("^" + kTime + " atlas2kudu " + command +
+                        R"(: window (\d+): (\d+) events, (\d+) statements, (\d+) rows, (\d+) row )"
+                        R"(errors, (\d+) retries, \d+\.\d\d s$)");
+  std::vector<WindowLine> out;
+  for (const std::string& l : lines_of(err)) {
+    if (l.find("atlas2kudu " + command + ": window") == std::string::npos) continue;
+    if (l.find(" events, ") == std::string::npos) continue;  // retries, reconnects, waits
+    std::smatch m;
+    REQUIRE_MESSAGE(std::regex_match(l, m, line), l);
+    out.push_back(WindowLine{m[1], std::stoll(m[2]), std::stoll(m[3]), std::stoll(m[4]),
+                             std::stoll(m[5]), std::stoll(m[6]), std::stoll(m[7])});
+  }
+  return out;
+}
+
+// Every sample of a Prometheus text file as Prometheus's parser reads it, one per line:
+//   NAME TYPE {"command": "apply", "table": "entity_flat"} VALUE
+std::vector<std::string> scrape(const std::string& path) {
+  const std::string script = write_temp(
+      ".py",
+      "import json, sys\n"
+      "from prometheus_client.parser import text_string_to_metric_families\n"
+      "for family in text_string_to_metric_families(open(sys.argv[1]).read()):\n"
+      "    for s in family.samples:\n"
+      "        print(s.name, family.type, json.dumps(s.labels, sort_keys=True), repr(s.value))\n");
+  const std::string out = tmp_path(".txt");
+  // Debian's python3, which python3-prometheus-client (scripts/setup.sh) installs into.
+  const int status = std::system(("/usr/bin/python3 " + script + " " + path + " >" + out).c_str());
+  REQUIRE(status == 0);
+  const std::vector<std::string> samples = lines_of(slurp(out));
+  std::remove(script.c_str());
+  std::remove(out.c_str());
+  return samples;
+}
+
+// The value of sample `name` with `labels` (JSON, sorted keys) in a scrape, or nullopt.
+std::optional<double> sample(const std::vector<std::string>& samples, const std::string& name,
+                             const std::string& labels) {
+  for (const std::string& s : samples) {
+    std::istringstream in(s);
+    std::string n, type;
+    in >> n >> type;
+    if (n != name) continue;
+    std::string rest;
+    std::getline(in, rest);
+    const auto close = rest.rfind('}');
+    if (rest.substr(1, close) != labels) continue;
+    return std::stod(rest.substr(close + 1));
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+TEST_CASE("compile: one line per window when stderr is not a terminal; -q silences them") {
+  const std::string stats = tmp_path(".json");
+  const Run r = run("compile --window-events 5 --stats " + stats + examples());
+  REQUIRE(r.status == 0);
+  const std::string json = slurp(stats);
+  const std::vector<WindowLine> lines = window_lines(r.err, "compile");
+  REQUIRE(static_cast<long long>(lines.size()) == json_number(json, "windows"));
+  long long events = 0, statements = 0;
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    CHECK(lines[i].index == static_cast<long long>(i + 1));
+    CHECK(lines[i].events == 5 - (i + 1 == lines.size() ? 5 * lines.size() - 23 : 0));
+    CHECK(lines[i].row_errors == 0);
+    CHECK(lines[i].retries == 0);
+    events += lines[i].events;
+    statements += lines[i].statements;
+  }
+  CHECK(events == json_number(json, "events"));
+  CHECK(statements == json_number(json, "statements"));
+  // The summary stays the last line.
+  CHECK(lines_of(r.err).back().starts_with("atlas2kudu compile: 23 events"));
+
+  const Run quiet = run("compile -q --window-events 5" + examples());
+  CHECK(quiet.status == 0);
+  CHECK(quiet.err.empty());
+  std::remove(stats.c_str());
+}
+
+TEST_CASE("compile --log-format json: the same window lines as JSON objects") {
+  const Run text = run("compile --window-events 5" + examples());
+  const Run r = run("compile --window-events 5 --log-format json" + examples());
+  REQUIRE(r.status == 0);
+  CHECK(r.out == text.out);
+  const std::vector<WindowLine> expected = window_lines(text.err, "compile");
+  std::vector<std::string> json_lines;
+  for (const std::string& l : lines_of(r.err)) {
+    if (l.starts_with("{")) json_lines.push_back(l);
+  }
+  REQUIRE(json_lines.size() == expected.size());
+  simdjson::ondemand::parser parser;
+  for (std::size_t i = 0; i < json_lines.size(); ++i) {
+    CAPTURE(json_lines[i]);
+    CHECK(std::regex_match(
+        json_lines[i],
+        std::regex(R"(^\{"time":")" + kTime.substr(1, kTime.size() - 2) +
+                   R"(","command":"compile","event":"window","window":\d+,"events":\d+,)"
+                   R"("statements":\d+,"rows":\d+,"row_errors":0,"retries":0,)"
+                   R"("elapsed_seconds":\d+\.\d\d\}$)")));
+    simdjson::padded_string padded(json_lines[i]);
+    simdjson::ondemand::document doc = parser.iterate(padded);
+    CHECK(std::uint64_t(doc["window"]) == static_cast<std::uint64_t>(expected[i].index));
+    CHECK(std::uint64_t(doc["events"]) == static_cast<std::uint64_t>(expected[i].events));
+    CHECK(std::uint64_t(doc["statements"]) == static_cast<std::uint64_t>(expected[i].statements));
+    CHECK(std::uint64_t(doc["rows"]) == static_cast<std::uint64_t>(expected[i].rows));
+  }
+  const Run bad = run("compile --log-format xml" + examples());
+  CHECK(bad.status == 64);
+}
+
+TEST_CASE(
+    "apply logs each window, and a retry and a reconnect after a dropped connection, also in a "
+    "prior-state lookup") {
+  TestServer server("--handler kit --drop-at 3");
+  const std::string stats = tmp_path(".json");
+  const Run r =
+      run("apply -i " + server.address() +
+          " --prior none --window-events 5 --retry_backoff_ms 10 --stats " + stats + examples());
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  const std::string json = slurp(stats);
+  CHECK(json_number(json, "retries") == 1);
+  CHECK(json_number(json, "reconnects") == 1);
+  const std::vector<WindowLine> lines = window_lines(r.err, "apply");
+  REQUIRE(static_cast<long long>(lines.size()) == json_number(json, "applied_windows"));
+  long long rows = 0, retries = 0, statements = 0;
+  for (const WindowLine& l : lines) {
+    rows += l.rows;
+    retries += l.retries;
+    statements += l.statements;
+  }
+  CHECK(rows == json_number(json, "rows_modified"));
+  CHECK(statements == json_number(json, "applied_statements"));
+  CHECK(retries == 1);
+  const std::string statement = R"((delete|upsert) statement \d+ of \d+ \(table \w+\))";
+  int retry_lines = 0, reconnect_lines = 0;
+  for (const std::string& l : lines_of(r.err)) {
+    CAPTURE(l);
+    if (contains(l, ": retry ")) {
+      ++retry_lines;
+      CHECK(std::regex_match(l, std::regex("^" + kTime +
+                                           R"( atlas2kudu apply: window 1: retry 1 )"
+                                           R"(of 5 in 0\.\d s: )" +
+                                           statement + ": .+$")));
+    }
+    if (contains(l, ": reconnected ")) {
+      ++reconnect_lines;
+      CHECK(std::regex_match(l, std::regex("^" + kTime +
+                                           R"( atlas2kudu apply: window 1: reconnected for retry )"
+                                           R"(1 of 5: )" +
+                                           statement + "$")));
+    }
+  }
+  CHECK(retry_lines == 1);
+  CHECK(reconnect_lines == 1);
+
+  // With --prior impala (apply's default) the first statement is a prior-state lookup.
+  TestServer lookups("--handler kit --drop-at 1");
+  const Run prior = run("apply -i " + lookups.address() +
+                        " --retry_backoff_ms 10 --window-events 5" + examples());
+  REQUIRE_MESSAGE(prior.status == 0, prior.err);
+  const std::vector<std::string> err = lines_of(prior.err);
+  REQUIRE(err.size() >= 2);
+  const std::string lookup = R"(prior-state lookup 1 \(table entity_flat\))";
+  CHECK_MESSAGE(std::regex_match(err[0], std::regex("^" + kTime +
+                                                    R"( atlas2kudu apply: window 1: retry 1 of 5 )"
+                                                    R"(in 0\.\d s: )" +
+                                                    lookup + ": .+$")),
+                err[0]);
+  CHECK_MESSAGE(std::regex_match(err[1], std::regex("^" + kTime +
+                                                    R"( atlas2kudu apply: window 1: reconnected )"
+                                                    R"(for retry 1 of 5: )" +
+                                                    lookup + "$")),
+                err[1]);
+  std::remove(stats.c_str());
+}
+
+TEST_CASE("apply: a statement waiting on the server is logged every 10 s") {
+  TestServer server("--handler kit --hang-at 1");
+  Background apply("apply -i " + server.address() + " --prior none --log-format text" + examples());
+  REQUIRE(eventually([&] { return contains(apply.err_so_far(), "after 10 s"); },
+                     std::chrono::seconds(40)));
+  apply.signal(SIGTERM);
+  const Run r = apply.wait();
+  CHECK(r.status == 143);
+  int waits = 0;
+  for (const std::string& l : lines_of(r.err)) {
+    if (!contains(l, "still waiting")) continue;
+    ++waits;
+    CHECK_MESSAGE(std::regex_match(l, std::regex("^" + kTime +
+                                                 R"( atlas2kudu apply: window 1: still waiting )"
+                                                 R"(on the server after 10 s: (delete|upsert) )"
+                                                 R"(statement 1 of \d+ \(table \w+\)$)")),
+                  l);
+  }
+  CHECK(waits == 1);
+}
+
+TEST_CASE("--stats: schema, version, times, exit status, error and the checkpoint written") {
+  TestServer server("--handler kit");
+  const std::string stats = tmp_path(".json");
+  const std::string ckpt = tmp_path(".ckpt");
+  std::remove(ckpt.c_str());
+  const Run r = run("apply -i " + server.address() + " --window-events 5 --checkpoint " + ckpt +
+                    " --stats " + stats + examples());
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  std::string json = slurp(stats);
+  CHECK(std::regex_search(
+      json, std::regex(R"(^\{"schema":1,"command":"apply","version":")" + std::string(kVersion) +
+                       R"(","start_time":")" + kTime.substr(1, kTime.size() - 2) +
+                       R"(","end_time":")" + kTime.substr(1, kTime.size() - 2) +
+                       R"(","completed":true,"exit_status":0,"error":null,"elapsed_seconds":)")));
+  std::string state = slurp(ckpt);
+  state.pop_back();  // the newline
+  CHECK(contains(json, ",\"checkpoint\":{\"file\":\"" + ckpt + "\",\"state\":" + state + "}}\n"));
+  CHECK(contains(json, "\"windows_applied\":5"));
+  // Per-table counts.
+  CHECK(contains(json, "\"rows_modified_by_table\":{\"edge_in\":"));
+
+  // A failure: the message printed is the error recorded; no checkpoint without --checkpoint.
+  TestServer failing("--handler kit --fail-at '1:AnalysisException: Could not resolve table'");
+  const Run failed =
+      run("apply -i " + failing.address() + " --prior none --stats " + stats + examples());
+  CHECK(failed.status == 3);
+  json = slurp(stats);
+  // The message, as printed after "atlas2kudu: " (it spans two lines), before the summary.
+  const auto from = failed.err.find("atlas2kudu: window 1");
+  const auto to = failed.err.find("\natlas2kudu apply: ", from);
+  REQUIRE(to != std::string::npos);
+  const std::string message = failed.err.substr(from + 12, to - from - 12);
+  CHECK(contains(message, "AnalysisException: Could not resolve table"));
+  CHECK(contains(json,
+                 "\"completed\":false,\"exit_status\":3,\"error\":" + json_quote(message) + ","));
+  CHECK(contains(json, "\"checkpoint\":null}\n"));
+
+  // check has the same header.
+  const Run checked = run("check --stats " + stats + examples());
+  CHECK(checked.status == 0);
+  CHECK(slurp(stats).starts_with("{\"schema\":1,\"command\":\"check\",\"version\":"));
+  CHECK(json_number(slurp(stats), "input_bytes") > 0);
+  std::remove(stats.c_str());
+  std::remove(ckpt.c_str());
+  std::remove((ckpt + ".lock").c_str());
+}
+
+TEST_CASE("--metrics-textfile: Prometheus text a parser reads, last success kept on failure") {
+  TestServer server("--handler kit");
+  const std::string metrics = tmp_path(".prom");
+  std::remove(metrics.c_str());
+  const std::string stats = tmp_path(".json");
+  const Run r = run("apply -i " + server.address() + " --window-events 5 --stats " + stats +
+                    " --metrics-textfile " + metrics + examples());
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  const std::string json = slurp(stats);
+  std::vector<std::string> samples = scrape(metrics);
+  const std::string apply = R"({"command": "apply"})";
+  const auto table = [](const std::string& t) {
+    return R"({"command": "apply", "table": ")" + t + "\"}";
+  };
+  CHECK(sample(samples, "atlas2kudu_last_exit_status", apply) == 0);
+  CHECK(sample(samples, "atlas2kudu_events_total", apply) == json_number(json, "events"));
+  CHECK(sample(samples, "atlas2kudu_records_total", apply) == json_number(json, "records"));
+  CHECK(sample(samples, "atlas2kudu_rejected_total", apply) == 0);
+  CHECK(sample(samples, "atlas2kudu_windows_total", apply) == json_number(json, "applied_windows"));
+  CHECK(sample(samples, "atlas2kudu_retries_total", apply) == 0);
+  CHECK(sample(samples, "atlas2kudu_reconnects_total", apply) == 0);
+  const auto success = sample(samples, "atlas2kudu_last_success_timestamp_seconds", apply);
+  REQUIRE(success);
+  CHECK(success == sample(samples, "atlas2kudu_last_run_timestamp_seconds", apply));
+  CHECK(*success > 1.7e9);
+  CHECK(sample(samples, "atlas2kudu_duration_seconds", apply) >= 0);
+  double rows = 0, statements = 0;
+  for (const char* t : {"edge_in", "edge_out", "entity_audit", "entity_by_qn",
+                        "entity_classifications", "entity_flat"}) {
+    CAPTURE(t);
+    const auto n = sample(samples, "atlas2kudu_rows_total", table(t));
+    REQUIRE(n);
+    rows += *n;
+    CHECK(sample(samples, "atlas2kudu_row_errors_total", table(t)) == 0);
+    const auto s = sample(samples, "atlas2kudu_statements_total", table(t));
+    if (s) statements += *s;
+  }
+  CHECK(rows == json_number(json, "rows_modified"));
+  CHECK(statements == json_number(json, "statements"));
+  CHECK(contains(slurp(metrics), "# TYPE atlas2kudu_events_total counter\n"));
+  CHECK(contains(slurp(metrics), "# TYPE atlas2kudu_last_exit_status gauge\n"));
+
+  // A failed run: its exit status and time, the last success carried over.
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));  // a later second
+  TestServer failing("--handler kit --fail-at '1:AnalysisException: Could not resolve table'");
+  const Run failed = run("apply -i " + failing.address() + " --prior none --metrics-textfile " +
+                         metrics + examples());
+  CHECK(failed.status == 3);
+  samples = scrape(metrics);
+  CHECK(sample(samples, "atlas2kudu_last_exit_status", apply) == 3);
+  CHECK(sample(samples, "atlas2kudu_last_success_timestamp_seconds", apply) == success);
+  CHECK(sample(samples, "atlas2kudu_last_run_timestamp_seconds", apply) > *success);
+
+  // A run that fails before reading (nothing listens there) still records its exit status.
+  const Run refused =
+      run("apply -i 127.0.0.1:1 --connect_max_tries 1 --metrics-textfile " + metrics + examples());
+  CHECK(refused.status != 0);
+  samples = scrape(metrics);
+  CHECK(sample(samples, "atlas2kudu_last_exit_status", apply) == refused.status);
+  CHECK(sample(samples, "atlas2kudu_last_success_timestamp_seconds", apply) == success);
+
+  // compile and check: rows are those in the statements; check has no per-table samples.
+  const Run compiled = run("compile --window-events 5 --stats " + stats + " --metrics-textfile " +
+                           metrics + examples());
+  CHECK(compiled.status == 0);
+  samples = scrape(metrics);
+  const std::string compile = R"({"command": "compile"})";
+  CHECK(sample(samples, "atlas2kudu_events_total", compile) == 23);
+  CHECK(sample(samples, "atlas2kudu_windows_total", compile) ==
+        json_number(slurp(stats), "windows"));
+  CHECK(sample(samples, "atlas2kudu_rows_total",
+               R"({"command": "compile", "table": "entity_flat"})") > 0);
+  const Run checked = run("check --metrics-textfile " + metrics + examples());
+  CHECK(checked.status == 0);
+  samples = scrape(metrics);
+  CHECK(sample(samples, "atlas2kudu_records_total", R"({"command": "check"})") == 27);
+  CHECK_FALSE(sample(samples, "atlas2kudu_rows_total", R"({"command": "check"})"));
+  std::remove(metrics.c_str());
+  std::remove(stats.c_str());
+}
+
+TEST_CASE("on a terminal: the progress line shows percent and ETA for files, not for stdin") {
+  // 12000 events in two windows, applied slowly: the progress line is drawn while the second
+  // window is read.
+  std::string lines;
+  for (int n = 1; n <= 12000; ++n) lines += create_table_line(n, "", 1700000000000LL + n) + "\n";
+  const std::string input = write_temp(".jsonl", lines);
+  TestServer server("--handler kit --latency-ms 150");
+  const std::string terminal = tmp_path(".tty");
+  for (const bool from_stdin : {false, true}) {
+    CAPTURE(from_stdin);
+    const std::string apply = std::string(ATLAS2KUDU_BINARY) + " apply -i " + server.address() +
+                              " --prior none --window-events 6000 " +
+                              (from_stdin ? "- < " + input : input);
+    // script(1) runs the command on a pseudo-terminal: stderr is a terminal.
+    const std::string cmd =
+        "timeout 120 script -qec '" + apply + "' /dev/null > " + terminal + " 2>&1";
+    CHECK(shell_status(std::system(cmd.c_str())) == 0);
+    const std::string shown = slurp(terminal);
+    CHECK(contains(shown, "\rapply: "));
+    CHECK_FALSE(contains(shown, "atlas2kudu apply: window"));  // no log lines on a terminal
+    std::smatch m;
+    const bool percent = std::regex_search(
+        shown, m, std::regex(R"(records/s, (\d+)% of [\d.]+ MiB, ETA (\d+s|\d+m\d\ds))"));
+    if (from_stdin) {
+      CHECK_FALSE(percent);
+      CHECK(contains(shown, "records/s\x1b[K"));
+    } else {
+      REQUIRE(percent);
+      CHECK(std::stoi(m[1]) > 0);
+      CHECK(std::stoi(m[1]) <= 100);
+    }
+  }
+  std::remove(input.c_str());
+  std::remove(terminal.c_str());
+}
+
+TEST_SUITE_END();
