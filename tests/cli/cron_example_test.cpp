@@ -73,7 +73,8 @@ Run backfill(const Dirs& d, const std::string& conf) {
       std::string(ATLAS2KUDU_SOURCE_DIR) + "/examples/cron/atlas2kudu-backfill.sh";
   const std::string env = std::string("ATLAS2KUDU=") + ATLAS2KUDU_BINARY +
                           " ATLAS2KUDU_CONF=" + conf + " ATLAS2KUDU_STATE=" + d.state +
-                          " ATLAS2KUDU_INBOX=" + d.inbox + " ATLAS2KUDU_DEADLINE=2m";
+                          " ATLAS2KUDU_INBOX=" + d.inbox + " ATLAS2KUDU_DEADLINE=2m" +
+                          " ATLAS2KUDU_METRICS=" + d.state + "/atlas2kudu.prom";
   const std::string out = tmp_path(".out"), err = tmp_path(".err");
   const std::string cmd = env + " timeout 120 " + script + " </dev/null >" + out + " 2>" + err;
   Run r;
@@ -136,6 +137,10 @@ TEST_CASE("the backfill script applies the inbox once, then idles, locks and kee
   REQUIRE(stats.size() == 1);
   const std::string stats_text = slurp(d.state + "/stats/" + stats[0]);
   CHECK(contains(stats_text, "\"completed\":true"));
+  // node_exporter's textfile: the run's status and its success time.
+  const std::string metrics = slurp(d.state + "/atlas2kudu.prom");
+  CHECK(contains(metrics, "atlas2kudu_last_exit_status{command=\"apply\"} 0\n"));
+  CHECK(contains(metrics, "atlas2kudu_last_success_timestamp_seconds{command=\"apply\"} "));
   // The password stays in its file.
   CHECK_FALSE(contains(first.err, kPassword));
   CHECK_FALSE(contains(stats_text, kPassword));
@@ -179,6 +184,10 @@ TEST_CASE("the backfill script applies the inbox once, then idles, locks and kee
   CHECK(contains(failed.err, "the exports stay in the inbox for the next run"));
   CHECK(names_in(d.inbox) == std::vector<std::string>{"100-later.jsonl"});
   CHECK_FALSE(contains(failed.err, "wrong-password"));
+  // The metrics say it failed and still carry the last success.
+  const std::string after = slurp(d.state + "/atlas2kudu.prom");
+  CHECK_FALSE(contains(after, "atlas2kudu_last_exit_status{command=\"apply\"} 0\n"));
+  CHECK(contains(after, "atlas2kudu_last_success_timestamp_seconds{command=\"apply\"} "));
 }
 
 TEST_SUITE_END();
