@@ -38,6 +38,8 @@ namespace atlas2kudu {
 
 struct HttpTransportConfig {
   std::string url;
+  std::string host;  // of the URL, for messages: "cannot connect to HOST:PORT: ..."
+  int port = 0;
   std::string ca_file;  // empty: system CAs
   bool verify_tls = true;
   int connect_timeout_ms = 60000;
