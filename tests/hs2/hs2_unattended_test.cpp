@@ -150,6 +150,25 @@ TEST_CASE("hs2 unattended: a plain connection answered with TLS asks for --ssl (
   CHECK(contains(e.what(), "try --ssl"));
 }
 
+TEST_CASE("hs2 unattended: a SASL error message to a client without -l asks for -l (exit 5)") {
+  // A SASL server (Hive's, for one) answers a first message that is not SASL with an ERROR
+  // message: status 4, a 4-byte length, the text.
+  RawServer sasl_only([](int fd) {
+    read_some(fd);
+    const std::string text = "Expected START status, received 128";
+    std::string reply = {0x04, 0x00, 0x00, 0x00, static_cast<char>(text.size())};
+    reply += text;
+    (void)!::send(fd, reply.data(), reply.size(), MSG_NOSIGNAL);
+  });
+  auto o = test_options(sasl_only.port());
+  const Hs2Error e = expect_hs2_error([&] { hs2_session(o).connect(); });
+  CHECK(e.category() == ErrorCategory::kAuth);
+  CHECK(std::string(e.what()) ==
+        "cannot connect to 127.0.0.1:" + std::to_string(sasl_only.port()) +
+            ": it answers with a SASL message: the server requires authentication, which may be "
+            "LDAP; try -l -u USER (LDAP), or -k (Kerberos)");
+}
+
 TEST_CASE("hs2 unattended: plain binary against a TLS-only server names --ssl") {
   Hs2TestServerConfig cfg;
   cfg.tls_cert = tls_files().cert;
