@@ -203,8 +203,7 @@ void HttpClientTransport::perform_once(long* status, long* retry_after) {
               tls ? "--protocol hs2" : "--protocol hs2, or --ssl"));
     }
     if (rc == CURLE_COULDNT_RESOLVE_HOST || rc == CURLE_COULDNT_CONNECT) {
-      throw Hs2Error(Hs2ErrorKind::kTransient,
-                     unreachable_message(config_.host, config_.port, true, detail, 1));
+      throw CouldNotConnect{detail};
     }
     if (rc == CURLE_OPERATION_TIMEDOUT && config_.url.rfind("https:", 0) == 0 &&
         detail.find("Connection timed out") != std::string::npos) {
@@ -227,7 +226,17 @@ void HttpClientTransport::flush() {
   bool cleared_cookies = false;
   for (int attempt = 1;; ++attempt) {
     long status = 0, retry_after = -1;
-    perform_once(&status, &retry_after);
+    try {
+      perform_once(&status, &retry_after);
+    } catch (const CouldNotConnect& e) {
+      // As the binary transport does: --connect_max_tries tries, waiting 0 s, 1 s, 2 s, ...
+      if (attempt >= config_.max_tries) {
+        throw Hs2Error(Hs2ErrorKind::kTransient,
+                       unreachable_message(config_.host, config_.port, true, e.detail, attempt));
+      }
+      if (attempt > 1) config_.sleep(std::chrono::seconds(attempt - 1));
+      continue;
+    }
     if (status == 200) break;
     if (status == 401) {
       curl_slist* cookies = nullptr;

@@ -112,12 +112,12 @@ TEST_CASE("a port nothing listens on: impalad's ports named (exit 4)") {
                              endpoint +
                              " (connection refused, 4 tries); impalad's HS2 port is 21050 (hs2) "
                              "or 28000 (hs2-http); try -i 127.0.0.1:21050");
-  r = run("apply --protocol hs2-http --connect_max_tries 1 -i " + endpoint + " " + kInput);
+  r = run("apply --protocol hs2-http --connect_max_tries 2 -i " + endpoint + " " + kInput);
   CHECK(r.status == 4);
   CHECK(error_line(r) == "atlas2kudu: cannot connect to " + endpoint + ": nothing listens on " +
                              endpoint +
-                             " (connection refused); impalad's HS2 port is 21050 (hs2) or 28000 "
-                             "(hs2-http); try -i 127.0.0.1:28000");
+                             " (connection refused, 2 tries); impalad's HS2 port is 21050 (hs2) "
+                             "or 28000 (hs2-http); try -i 127.0.0.1:28000");
 }
 
 TEST_CASE("a host name that does not resolve: cannot resolve HOST (exit 4)") {
