@@ -11,6 +11,7 @@
 #include "ImpalaHiveServer2Service.h"
 #include "hs2/error.h"
 #include "hs2/retry.h"
+#include "hs2/transport.h"
 #include "util/stop.h"
 
 namespace atlas2kudu {
@@ -216,21 +217,25 @@ struct Hs2Session::Impl {
       const std::string what =
           fmt::format("it closed the connection without answering OpenSession ({})", e.what());
       // A TLS server that gets no ClientHello usually closes without a word (OpenSSL sends no
-      // alert for a record that is not TLS), so TLS is named with LDAP.
+      // alert for bytes that are not TLS): one more connection, with a ClientHello, tells.
+      if (!o.ssl &&
+          answers_tls(settings.endpoint().host, settings.endpoint().port, o.connect_timeout_ms)) {
+        throw Hs2Error(Hs2ErrorKind::kAuth,
+                       cannot_connect(endpoint(),
+                                      fmt::format("{}, and it answers a TLS ClientHello: the "
+                                                  "server expects TLS",
+                                                  what),
+                                      "--ssl (and --ca_cert FILE if its CA is not a system one)"));
+      }
       const std::string http_port = fmt::format(
           "--protocol hs2-http if it is an hs2-http port (impalad: {})", kImpaladHttpPort);
       if (!o.ldap && !o.kerberos && !o.jwt) {
         throw Hs2Error(
             Hs2ErrorKind::kTransient,
-            cannot_connect(endpoint(),
-                           fmt::format("{}; the server may require LDAP authentication{}", what,
-                                       o.ssl ? "" : " or TLS"),
-                           fmt::format("-l -u USER{} (-k for Kerberos; {})",
-                                       o.ssl ? "" : ", or --ssl", http_port)));
+            cannot_connect(endpoint(), what + "; the server may require LDAP authentication",
+                           fmt::format("-l -u USER (-k for Kerberos; {})", http_port)));
       }
-      throw Hs2Error(Hs2ErrorKind::kTransient,
-                     cannot_connect(endpoint(), what,
-                                    o.ssl ? http_port : "--ssl if it expects TLS, " + http_port));
+      throw Hs2Error(Hs2ErrorKind::kTransient, cannot_connect(endpoint(), what, http_port));
     }
     check(resp.status, "OpenSession");
     if (!resp.__isset.sessionHandle)

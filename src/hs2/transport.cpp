@@ -207,6 +207,37 @@ std::shared_ptr<Hs2Transport> make_hs2_transport(const Hs2Settings& settings,
                                               o.connect_timeout_ms, o.socket_timeout_ms);
 }
 
+bool answers_tls(const std::string& host, int port, int timeout_ms) {
+  // A minimal TLS 1.2 ClientHello: record header, handshake header, version, 32 bytes of random,
+  // no session id, one cipher suite (ECDHE-RSA-AES128-GCM-SHA256), no compression, no extensions.
+  // Whatever the server makes of it, a TLS server answers with a TLS record.
+  std::string hello = {0x16, 0x03, 0x01, 0x00, 0x2d,  // handshake record, 45 bytes
+                       0x01, 0x00, 0x00, 0x29,        // ClientHello, 41 bytes
+                       0x03, 0x03};                   // TLS 1.2
+  hello.append(32, '\x5a');
+  hello += {0x00, 0x00, 0x02, static_cast<char>(0xc0), 0x2f, 0x01, 0x00};
+  try {
+    TSocket socket(host, port);
+    socket.setConnTimeout(timeout_ms);
+    socket.setRecvTimeout(timeout_ms);
+    socket.setSendTimeout(timeout_ms);
+    socket.open();
+    socket.write(reinterpret_cast<const uint8_t*>(hello.data()),
+                 static_cast<uint32_t>(hello.size()));
+    uint8_t head[2];
+    uint32_t got = 0;
+    while (got < sizeof head) {
+      const uint32_t n = socket.read(head + got, static_cast<uint32_t>(sizeof head - got));
+      if (n == 0) break;
+      got += n;
+    }
+    socket.close();
+    return got == 2 && (head[0] == 0x15 || head[0] == 0x16) && head[1] == 0x03;
+  } catch (const apache::thrift::TException&) {
+    return false;
+  }
+}
+
 void quiet_thrift_logging() {
   apache::thrift::GlobalOutput.setOutputFunction([](const char*) {});
 }

@@ -76,9 +76,9 @@ TEST_CASE("no -l against a server that requires LDAP: try -l -u USER") {
     CHECK(line.starts_with("atlas2kudu: cannot connect to " + sasl.address() +
                            ": it closed the connection without answering OpenSession ("));
     CHECK(
-        line.ends_with("); the server may require LDAP authentication or TLS; try -l -u USER, "
-                       "or --ssl (-k for Kerberos; --protocol hs2-http if it is an hs2-http "
-                       "port (impalad: 28000))"));
+        line.ends_with("); the server may require LDAP authentication; try -l -u USER (-k for "
+                       "Kerberos; --protocol hs2-http if it is an hs2-http port (impalad: "
+                       "28000))"));
   }
   {  // hs2-http: 401 with a Basic challenge (exit 5)
     TestServer http("--transport http --user etl", "HS2_TEST_SERVER_PASSWORD=secret");
@@ -90,18 +90,21 @@ TEST_CASE("no -l against a server that requires LDAP: try -l -u USER") {
   }
 }
 
-TEST_CASE("no --ssl against a TLS port: try --ssl") {
-  // OpenSSL closes without an alert on bytes that are not TLS: named with LDAP (exit 4). A TLS
-  // server that answers with a TLS record (an alert) is named at once (exit 5): hs2_unattended's
-  // "a plain connection answered with TLS asks for --ssl".
+TEST_CASE("no --ssl against a TLS port: try --ssl (exit 5)") {
+  // OpenSSL closes without an alert on bytes that are not TLS; a ClientHello on a second
+  // connection tells a TLS port from one that requires authentication. (A server that answers the
+  // plain message with a TLS record is named at once: hs2_unattended's "a plain connection
+  // answered with TLS asks for --ssl".)
   const TlsFiles& tls = tls_files();
   TestServer server("--transport binary --tls-cert " + tls.cert + " --tls-key " + tls.key);
   const Run r = run("apply --connect_max_tries 1 -i " + server.address() + " " + kInput);
-  CHECK(r.status == 4);
+  CHECK(r.status == 5);
+  const std::string line = error_line(r);
+  CHECK(line.starts_with("atlas2kudu: cannot connect to " + server.address() +
+                         ": it closed the connection without answering OpenSession ("));
   CHECK(
-      error_line(r).ends_with("the server may require LDAP authentication or TLS; try -l -u "
-                              "USER, or --ssl (-k for Kerberos; --protocol hs2-http if it is an "
-                              "hs2-http port (impalad: 28000))"));
+      line.ends_with("), and it answers a TLS ClientHello: the server expects TLS; try --ssl "
+                     "(and --ca_cert FILE if its CA is not a system one)"));
 }
 
 TEST_CASE("a port nothing listens on: impalad's ports named (exit 4)") {
