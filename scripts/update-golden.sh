@@ -6,3 +6,4 @@ cd "$(dirname "$0")/.."
 ./build/atlas2kudu compile -q examples/*.jsonl > tests/data/golden/examples.sql
 ./build/atlas2kudu compile -q --key-encoding binary --tombstone hard examples/*.jsonl \
   > tests/data/golden/examples-binary-hard.sql
+./build/atlas2kudu compile -q --annotate examples/*.jsonl > tests/data/golden/examples-annotated.sql

@@ -95,6 +95,9 @@ struct CompileOptions {
   std::size_t window_budget = split_memory_budget(kDefaultMemoryBudget).window;
   EvictedKnowledge evicted = EvictedKnowledge::kSpill;
   std::string spill_dir;  // where the spill file goes; empty: $TMPDIR, else /tmp
+  // compile --annotate: each statement carries a comment naming the input positions of the
+  // events behind it (Statement::annotation). Never changes the statements themselves.
+  bool annotate = false;
 };
 
 // Throws Error(kUsage) for options no SQL can be written for: a database name Impala cannot
@@ -357,6 +360,16 @@ struct Statement {
   std::size_t rows = 0;  // rows named (UPSERT) or keys listed (DELETE), for reporting
   // UPSERTs: the rows, in order. Empty for DELETEs, which name keys only and are never split.
   std::vector<StatementRow> row_spans;
+
+  // Only with CompileOptions::annotate (compile --annotate), otherwise empty:
+  // a DELETE's keys as rows of the window (indexes, in the NetWindow vector of `table`, of the
+  // rows it deletes by key) and the entities whose rows it deletes by predicate (clean-ups, edge
+  // cascades, guarded by_qn deletes); and the one comment line, without "-- ", that
+  // compile/annotate.h writes from them and the row_spans, printed before the statement:
+  //   "entity_flat: 3 rows from 5 events, a.jsonl:12 .. a.jsonl:40"
+  std::vector<std::uint32_t> deleted_rows{};
+  std::vector<Guid> deleted_entities{};
+  std::string annotation{};
 
   // The same statement over rows [first, last) only: the planner's text before the first row,
   // those rows joined by its separator, and its text after the last row; what the planner writes

@@ -210,6 +210,9 @@ CommandLine::CommandLine() {
                       "Write the SQL to FILE (replaced only when the run succeeds)");
   compile->add_flag("-q,--quiet", compile_cmd.quiet,
                     "No summary line and no window log lines on stderr");
+  compile->add_flag("--annotate", compile_cmd.options.annotate,
+                    "Before each statement, a comment naming the events behind it: FILE:LINE of "
+                    "the first and last and how many, and the guid of a single-row statement");
   add_hs2_options(compile, &compile_cmd.hs2);
   compile->callback([this, compile] {
     compile_cmd.prior_given = compile->get_option("--prior")->count() > 0;

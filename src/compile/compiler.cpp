@@ -94,11 +94,11 @@ std::string Compiler::header(std::string_view prior_description) const {
   return fmt::format(
       "-- atlas2kudu {} compile\n"
       "-- options: --database {} --key-encoding {} --tombstone {} --prior {} "
-      "--props-max-bytes {} --window-events {} --batch-rows {} --batch-bytes {}\n"
+      "--props-max-bytes {} --window-events {} --batch-rows {} --batch-bytes {}{}\n"
       "-- prior state: {}\n",
       kVersion, o.database, to_string(o.key_encoding), to_string(o.tombstone), to_string(o.prior),
       o.props_max_bytes, o.window_events, o.batch_rows, o.batch_bytes,
-      comment_text(prior_description));
+      o.annotate ? " --annotate" : "", comment_text(prior_description));
 }
 
 std::vector<Guid> Compiler::unknown_entities(std::span<const Event> window) const {

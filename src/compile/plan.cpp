@@ -73,13 +73,25 @@ class Batcher {
     span(begin, net_row);
   }
 
+  // --annotate: the item just added deletes this row of the window by key, or this entity's rows.
+  void deleted_row(std::uint32_t net_row) { deleted_rows_.push_back(net_row); }
+  void deleted_entity(const Guid& guid) { deleted_entities_.push_back(guid); }
+
   void flush() {
     if (rows_ == 0) return;
     cur_.append(tail_);
     last_size_ = cur_.size();
-    out_.push_back(Statement{std::string(table_), std::move(cur_), rows_, std::move(spans_)});
+    Statement& s = out_.emplace_back();
+    s.table = table_;
+    s.sql = std::move(cur_);
+    s.rows = rows_;
+    s.row_spans = std::move(spans_);
+    s.deleted_rows = std::move(deleted_rows_);
+    s.deleted_entities = std::move(deleted_entities_);
     cur_ = std::string();
     spans_.clear();
+    deleted_rows_.clear();
+    deleted_entities_.clear();
     rows_ = 0;
   }
 
@@ -98,6 +110,8 @@ class Batcher {
   std::size_t max_rows_, max_bytes_;
   std::string cur_;
   std::vector<StatementRow> spans_;
+  std::vector<std::uint32_t> deleted_rows_;
+  std::vector<Guid> deleted_entities_;
   std::size_t rows_ = 0;
   std::size_t last_size_ = 0;
 };
@@ -124,7 +138,7 @@ inline bool key_less(const std::array<std::uint8_t, 16>& x, const std::array<std
 class Planner {
  public:
   Planner(const CompileOptions& options, CompiledWindow& window)
-      : options_(options), w_(window), enc_(options.key_encoding) {}
+      : options_(options), w_(window), enc_(options.key_encoding), annotate_(options.annotate) {}
 
   void run(NetWindow& net) {
     sort_rows(net);
@@ -200,22 +214,35 @@ class Planner {
     return s;
   }
 
+  // What the items of a DELETE stand for, for --annotate: item i deletes row rows[i] of the
+  // window by key, or the rows of entity entities[i] (the vector given, the other empty).
+  struct DeleteSubjects {
+    std::vector<std::uint32_t> rows;
+    std::vector<Guid> entities;
+  };
+
   // DELETE FROM t WHERE `col` IN (items)<tail>
   void delete_in(std::string_view name, std::string_view col, const std::vector<std::string>& items,
-                 std::string tail = "") {
+                 const DeleteSubjects& subjects, std::string tail = "") {
     if (items.empty()) return;
     Batcher b(w_.deletes, name,
               "DELETE FROM " + table(name) + " WHERE `" + std::string(col) + "` IN (", ", ",
               ")" + tail, options_);
-    for (const std::string& item : items) b.add([&](std::string& s) { s.append(item); });
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      b.add([&](std::string& s) { s.append(items[i]); });
+      if (i < subjects.rows.size()) b.deleted_row(subjects.rows[i]);
+      if (i < subjects.entities.size()) b.deleted_entity(subjects.entities[i]);
+    }
     b.flush();
   }
 
   // DELETE FROM t WHERE `col_a` IN (as)[ AND middle] AND `col_b` IN (bs): names |as| x |bs| keys,
-  // all of them wanted. Chunked so that no statement names more than batch_rows keys.
+  // all of them wanted. Chunked so that no statement names more than batch_rows keys. With
+  // --annotate, row_of(i, j) is the window row of the key (as[i], bs[j]).
+  template <typename RowOf>
   void delete_product(std::string_view name, std::string_view col_a,
                       const std::vector<std::string>& as, const std::string& middle,
-                      std::string_view col_b, const std::vector<std::string>& bs) {
+                      std::string_view col_b, const std::vector<std::string>& bs, RowOf&& row_of) {
     const std::size_t max_rows = std::max<std::size_t>(options_.batch_rows, 1);
     const std::string head =
         "DELETE FROM " + table(name) + " WHERE `" + std::string(col_a) + "` IN (";
@@ -251,7 +278,15 @@ class Planner {
           sql.append(bs[k]);
         }
         sql.push_back(')');
-        w_.deletes.push_back(Statement{std::string(name), std::move(sql), (ia - i) * (jb - j), {}});
+        Statement& s = w_.deletes.emplace_back();
+        s.table = name;
+        s.sql = std::move(sql);
+        s.rows = (ia - i) * (jb - j);
+        if (annotate_) {
+          for (std::size_t k = i; k < ia; ++k) {
+            for (std::size_t l = j; l < jb; ++l) s.deleted_rows.push_back(row_of(k, l));
+          }
+        }
       }
     }
   }
@@ -259,39 +294,56 @@ class Planner {
   // Keyed deletes of (a, elabel, b) rows: (a, elabel) -> bs, then a-sets per (elabel, bs).
   void delete_edges(const schema::Table& t, const std::vector<EdgeRow>& rows) {
     const std::string_view name = t.name, col_a = t.column(0), col_b = t.column(2);
-    std::map<std::pair<std::string, std::vector<Guid>>, std::vector<Guid>> groups;
+    // (label, bs) -> the as, each with the window rows of its (a, label, b) keys (in b order).
+    using Group = std::vector<std::pair<Guid, std::vector<std::uint32_t>>>;
+    std::map<std::pair<std::string, std::vector<Guid>>, Group> groups;
     for (std::size_t i = 0; i < rows.size();) {
       std::size_t j = i;
       std::vector<Guid> bs;
+      std::vector<std::uint32_t> row_indexes;
       for (; j < rows.size() && rows[j].a == rows[i].a && rows[j].elabel == rows[i].elabel; ++j) {
-        if (rows[j].delete_first) bs.push_back(rows[j].b);
+        if (!rows[j].delete_first) continue;
+        bs.push_back(rows[j].b);
+        if (annotate_) row_indexes.push_back(static_cast<std::uint32_t>(j));
       }
-      if (!bs.empty()) groups[{rows[i].elabel, std::move(bs)}].push_back(rows[i].a);
+      if (!bs.empty()) {
+        groups[{rows[i].elabel, std::move(bs)}].emplace_back(rows[i].a, std::move(row_indexes));
+      }
       i = j;
     }
-    for (const auto& [label_bs, as] : groups) {
+    for (const auto& entry : groups) {
+      // Not a structured binding: clang 14 (the fuzzing build) cannot capture one in a lambda.
+      const auto& label_bs = entry.first;
+      const Group& as = entry.second;
       std::vector<std::string> a_lits, b_lits;
-      for (const Guid& g : as) a_lits.push_back(key(g.bytes));
+      for (const auto& a : as) a_lits.push_back(key(a.first.bytes));
       for (const Guid& g : label_bs.second) b_lits.push_back(key(g.bytes));
       delete_product(name, col_a, a_lits, "`elabel` IN (" + str(label_bs.first) + ")", col_b,
-                     b_lits);
+                     b_lits, [&](std::size_t i, std::size_t j) { return as[i].second[j]; });
     }
   }
 
   void deletes(const NetWindow& net) {
     {  // entity_flat
       std::vector<std::string> keys;
+      DeleteSubjects subjects;
       for (const std::uint32_t i : flat_order_) {
-        if (net.flat[i].delete_first) keys.push_back(key(net.flat[i].guid.bytes));
+        if (!net.flat[i].delete_first) continue;
+        keys.push_back(key(net.flat[i].guid.bytes));
+        if (annotate_) subjects.rows.push_back(i);
       }
-      delete_in(schema::kEntityFlat.name, schema::kEntityFlat.column(schema::kFlatGuid), keys);
+      delete_in(schema::kEntityFlat.name, schema::kEntityFlat.column(schema::kFlatGuid), keys,
+                subjects);
     }
     {  // entity_by_qn: keyed, guarded, clean-ups
       std::vector<std::string> keys;
-      for (const ByQnRow& r : net.by_qn) {
-        if (r.delete_first) keys.push_back(key(r.digest));
+      DeleteSubjects subjects;
+      for (std::size_t i = 0; i < net.by_qn.size(); ++i) {
+        if (!net.by_qn[i].delete_first) continue;
+        keys.push_back(key(net.by_qn[i].digest));
+        if (annotate_) subjects.rows.push_back(static_cast<std::uint32_t>(i));
       }
-      delete_in(schema::kEntityByQn.name, schema::kEntityByQn.column(0), keys);
+      delete_in(schema::kEntityByQn.name, schema::kEntityByQn.column(0), keys, subjects);
       guarded(net.by_qn_guarded);
       by_qn_cleanups(net.by_qn_cleanups);
     }
@@ -300,9 +352,11 @@ class Planner {
       delete_edges(schema::kEdgeIn, net.edge_in);
       std::vector<std::string> keys;
       for (const Guid& g : net.edge_cascades) keys.push_back(key(g.bytes));
+      DeleteSubjects subjects;
+      if (annotate_) subjects.entities = net.edge_cascades;
       for (const schema::Table* t : {&schema::kEdgeOut, &schema::kEdgeIn}) {
-        delete_in(t->name, t->column(0), keys);  // the guid as the edge's leading end
-        delete_in(t->name, t->column(2), keys);  // ... and as its other end
+        delete_in(t->name, t->column(0), keys, subjects);  // the guid as the edge's leading end
+        delete_in(t->name, t->column(2), keys, subjects);  // ... and as its other end
       }
     }
     {  // entity_classifications: keyed by tag (tags with the same guid set together)
@@ -312,18 +366,27 @@ class Planner {
       }
       std::map<std::vector<Guid>, std::vector<std::string>> groups;
       for (auto& [tag, guids] : by_tag) groups[std::move(guids)].push_back(tag);
-      for (const auto& [guids, tags] : groups) {
+      for (const auto& entry : groups) {
+        const std::vector<Guid>& guids = entry.first;  // not a structured binding: see above
+        const std::vector<std::string>& tags = entry.second;
         std::vector<std::string> t_lits, g_lits;
         for (const auto& t : tags) t_lits.push_back(str(t));
         for (const auto& g : guids) g_lits.push_back(key(g.bytes));
-        delete_product(schema::kEntityClassifications.name,
-                       schema::kEntityClassifications.column(schema::kTagTagName), t_lits, "",
-                       schema::kEntityClassifications.column(schema::kTagGuid), g_lits);
+        delete_product(
+            schema::kEntityClassifications.name,
+            schema::kEntityClassifications.column(schema::kTagTagName), t_lits, "",
+            schema::kEntityClassifications.column(schema::kTagGuid), g_lits,
+            [&](std::size_t i, std::size_t j) { return tag_row(net, tags[i], guids[j]); });
       }
       // Clean-ups, one group per distinct kept set.
-      std::map<std::vector<std::string>, std::vector<std::string>> by_keep;
-      for (const auto& c : net.tag_cleanups) by_keep[c.keep].push_back(key(c.guid.bytes));
-      for (const auto& [keep, guids] : by_keep) {
+      std::map<std::vector<std::string>, std::pair<std::vector<std::string>, DeleteSubjects>>
+          by_keep;
+      for (const auto& c : net.tag_cleanups) {
+        auto& [keys, subjects] = by_keep[c.keep];
+        keys.push_back(key(c.guid.bytes));
+        if (annotate_) subjects.entities.push_back(c.guid);
+      }
+      for (const auto& [keep, guids_subjects] : by_keep) {
         std::string tail;
         if (!keep.empty()) {
           tail = " AND `tag_name` NOT IN (";
@@ -334,9 +397,18 @@ class Planner {
           tail.push_back(')');
         }
         delete_in(schema::kEntityClassifications.name,
-                  schema::kEntityClassifications.column(schema::kTagGuid), guids, tail);
+                  schema::kEntityClassifications.column(schema::kTagGuid), guids_subjects.first,
+                  guids_subjects.second, tail);
       }
     }
+  }
+
+  // The index of the (tag, guid) row in net.tags (sorted by tag, then guid).
+  static std::uint32_t tag_row(const NetWindow& net, const std::string& tag, const Guid& guid) {
+    const auto it = std::lower_bound(
+        net.tags.begin(), net.tags.end(), std::tie(tag, guid),
+        [](const TagRow& r, const auto& key) { return std::tie(r.tag_name, r.guid) < key; });
+    return static_cast<std::uint32_t>(it - net.tags.begin());
   }
 
   // `qn_digest` IN (…) AND `guid` IN (…): deletes every listed digest that maps to any listed
@@ -371,8 +443,11 @@ class Planner {
         append_key(sql, gs[k].bytes, enc_);
       }
       sql.push_back(')');
-      w_.deletes.push_back(
-          Statement{std::string(schema::kEntityByQn.name), std::move(sql), j - i, {}});
+      Statement& s = w_.deletes.emplace_back();
+      s.table = schema::kEntityByQn.name;
+      s.sql = std::move(sql);
+      s.rows = j - i;
+      if (annotate_) s.deleted_entities = std::move(gs);
       i = j;
     }
   }
@@ -411,8 +486,13 @@ class Planner {
         }
         sql.push_back(')');
       }
-      w_.deletes.push_back(
-          Statement{std::string(schema::kEntityByQn.name), std::move(sql), j - i, {}});
+      Statement& s = w_.deletes.emplace_back();
+      s.table = schema::kEntityByQn.name;
+      s.sql = std::move(sql);
+      s.rows = j - i;
+      if (annotate_) {
+        for (std::size_t k = i; k < j; ++k) s.deleted_entities.push_back(cleanups[k].guid);
+      }
       i = j;
     }
   }
@@ -609,6 +689,7 @@ class Planner {
   const CompileOptions& options_;
   CompiledWindow& w_;
   KeyEncoding enc_;
+  bool annotate_;  // record what each DELETE deletes (Statement::deleted_rows, deleted_entities)
   std::vector<std::uint32_t> flat_order_;   // net.flat by guid
   std::vector<std::uint32_t> audit_order_;  // net.audit by key, the last row of each key
 };
@@ -627,7 +708,10 @@ Statement Statement::part(std::size_t first, std::size_t last) const {
   const std::string_view sep =
       row_spans.size() > 1 ? text.substr(row_spans[0].end, row_spans[1].begin - row_spans[0].end)
                            : std::string_view();
-  Statement out{table, std::string(head), last - first, {}};
+  Statement out;
+  out.table = table;
+  out.sql = std::string(head);
+  out.rows = last - first;
   out.row_spans.reserve(last - first);
   for (std::size_t i = first; i < last; ++i) {
     if (i > first) out.sql.append(sep);

@@ -53,6 +53,11 @@ void emit_window(const CompiledWindow& w, std::string& scratch, Sink&& sink) {
     sink(std::string_view(scratch));
     scratch.clear();
     for (const Statement& s : statements) {
+      if (!s.annotation.empty()) {  // compile --annotate; its input text already made safe
+        sink(std::string_view("-- "));
+        sink(std::string_view(s.annotation));
+        sink(std::string_view("\n"));
+      }
       sink(std::string_view(s.sql));
       sink(std::string_view(";\n"));
     }

@@ -6,6 +6,7 @@
 //   -- window 1 phase 1: deletes (1 statement)
 //   DELETE FROM `atlas`.`edge_out` WHERE `src` IN ('…');
 //   -- window 1 phase 2: upserts (2 statements)
+//   -- entity_flat: 2 rows from 3 events, in.json:1 .. in.json:3      (compile --annotate only)
 //   UPSERT INTO `atlas`.`entity_flat` (`guid`, …) VALUES
 //   ('…', …);
 //   …

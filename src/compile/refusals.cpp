@@ -8,6 +8,7 @@
 #include <map>
 #include <set>
 
+#include "compile/annotate.h"
 #include "compile/ddl.h"
 #include "compile/schema.h"
 #include "util/iso8601.h"
@@ -37,48 +38,15 @@ std::string statement_where(const CompiledWindow& w, std::string_view phase, std
                      position, phase_size(w, phase), s.table);
 }
 
-bool entity_event(const Event& e, const Guid& guid) {
-  return (is_entity_op(e.op) || is_classification_op(e.op)) && e.guid == guid;
-}
-
 }  // namespace
 
 std::vector<const Event*> events_of_row(const NetWindow& net, std::string_view table,
                                         std::size_t net_row) {
+  std::vector<std::uint32_t> indexes;
+  WindowEvents(net).of_row(table, net_row, indexes);
   std::vector<const Event*> out;
-  const auto pick = [&](auto&& matches) {
-    for (const Event& e : net.events) {
-      if (matches(e)) out.push_back(&e);
-    }
-  };
-  if (table == schema::kEntityFlat.name && net_row < net.flat.size()) {
-    pick([&](const Event& e) { return entity_event(e, net.flat[net_row].guid); });
-  } else if (table == schema::kEntityByQn.name && net_row < net.by_qn.size()) {
-    pick([&](const Event& e) { return entity_event(e, net.by_qn[net_row].guid); });
-  } else if ((table == schema::kEdgeOut.name && net_row < net.edge_out.size()) ||
-             (table == schema::kEdgeIn.name && net_row < net.edge_in.size())) {
-    const bool out_edge = table == schema::kEdgeOut.name;
-    const EdgeRow& r = out_edge ? net.edge_out[net_row] : net.edge_in[net_row];
-    const Guid& src = out_edge ? r.a : r.b;
-    const Guid& dst = out_edge ? r.b : r.a;
-    pick([&](const Event& e) {
-      return is_relationship_op(e.op) && e.relationship.end1.guid == src &&
-             e.relationship.end2.guid == dst && e.relationship.edge_label() == r.elabel;
-    });
-  } else if (table == schema::kEntityClassifications.name && net_row < net.tags.size()) {
-    const TagRow& r = net.tags[net_row];
-    pick([&](const Event& e) {
-      return is_classification_op(e.op) && e.guid == r.guid &&
-             std::any_of(e.classifications.begin(), e.classifications.end(),
-                         [&](const Classification& c) { return c.type_name == r.tag_name; });
-    });
-    if (out.empty()) pick([&](const Event& e) { return entity_event(e, r.guid); });
-  } else if (table == schema::kEntityAudit.name && net_row < net.audit.size()) {
-    const AuditRow& r = net.audit[net_row];
-    pick([&](const Event& e) {
-      return e.guid == r.guid && e.event_time_us == r.event_ts && e.audit_seq == r.seq;
-    });
-  }
+  out.reserve(indexes.size());
+  for (const std::uint32_t i : indexes) out.push_back(&net.events[i]);
   return out;
 }
 

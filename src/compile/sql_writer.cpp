@@ -1,5 +1,6 @@
 #include "compile/sql_writer.h"
 
+#include "compile/annotate.h"
 #include "compile/plan.h"
 #include "compile/refusals.h"
 
@@ -14,7 +15,8 @@ void SqlWindowWriter::start(std::string_view header) {
 }
 
 void SqlWindowWriter::write(NetWindow& net) {
-  const CompiledWindow window = plan_window(net, options_);
+  CompiledWindow window = plan_window(net, options_);
+  if (options_.annotate) annotate_window(net, window);
   WindowRun run;
   try {
     run = executor_.run_window(window);

@@ -148,6 +148,20 @@ class NoAuthentication final : public Authenticator {
     return std::make_shared<TBufferedTransport>(std::move(wire));
   }
   void configure_http(void*) const override {}
+  std::string http_unauthorized_message(std::string_view endpoint,
+                                        std::string_view challenges) const override {
+    const auto asks = [&](std::string_view scheme) {
+      return challenges.find(scheme) != std::string_view::npos;
+    };
+    const std::string try_this = asks("Negotiate") ? "-k (Kerberos)"
+                                 : asks("Bearer")  ? "-j (JWT)"
+                                                   : "-l -u USER (LDAP)";
+    return cannot_connect(
+        endpoint,
+        fmt::format("the server requires authentication (HTTP 401 with {})",
+                    challenges.empty() ? std::string_view("no challenge") : challenges),
+        try_this);
+  }
 };
 
 class LdapAuthentication final : public Authenticator {
@@ -223,7 +237,8 @@ class KerberosAuthentication final : public Authenticator {
     return "Authorization: Negotiate " + base64_encode(service_->spnego_token());
   }
 
-  std::string http_unauthorized_message(std::string_view challenges) const override {
+  std::string http_unauthorized_message(std::string_view,
+                                        std::string_view challenges) const override {
     if (challenges.find("Negotiate") == std::string_view::npos)
       return kerberos_refused_message(
           fmt::format("HTTP 401 with {}", challenges.empty() ? "no challenge" : challenges));
@@ -236,7 +251,7 @@ class KerberosAuthentication final : public Authenticator {
 
 }  // namespace
 
-std::string Authenticator::http_unauthorized_message(std::string_view) const {
+std::string Authenticator::http_unauthorized_message(std::string_view, std::string_view) const {
   return "HTTP 401 Unauthorized: authentication failed";
 }
 

@@ -68,9 +68,13 @@ class Authenticator {
     return {};
   }
 
-  // hs2-http: the message of the Hs2Error(kAuth) for a final 401 response, given its
-  // WWW-Authenticate challenges joined by ", " (e.g. "Basic realm=\"impala\"").
-  virtual std::string http_unauthorized_message(std::string_view challenges) const;
+  // hs2-http: the message of the Hs2Error(kAuth) for a final 401 response from `endpoint`
+  // ("host:port"), given its WWW-Authenticate challenges joined by ", " (e.g.
+  // "Basic realm=\"impala\""). Without authentication it names the flag the challenge asks for:
+  //   "cannot connect to db1:28000: the server requires authentication (HTTP 401 with Basic
+  //    realm=\"impala\"); try -l -u USER (LDAP)"
+  virtual std::string http_unauthorized_message(std::string_view endpoint,
+                                                std::string_view challenges) const;
 };
 
 // The authenticator the settings ask for: none, LDAP (-l, with credentials->password), JWT (-j,

@@ -1,5 +1,7 @@
 #include "hs2/error.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <array>
 #include <cctype>
@@ -113,6 +115,44 @@ const char* to_string(Hs2ErrorKind kind) {
       return "protocol mismatch";
   }
   return "internal";
+}
+
+std::string cannot_connect(std::string_view endpoint, std::string_view what,
+                           std::string_view try_this) {
+  std::string out = fmt::format("cannot connect to {}: {}", endpoint, what);
+  if (!try_this.empty()) fmt::format_to(std::back_inserter(out), "; try {}", try_this);
+  return out;
+}
+
+std::string format_endpoint(std::string_view host, int port) {
+  return host.find(':') != std::string_view::npos ? fmt::format("[{}]:{}", host, port)
+                                                  : fmt::format("{}:{}", host, port);
+}
+
+std::string unreachable_message(std::string_view host, int port, bool http, std::string_view reason,
+                                int tries) {
+  const std::string endpoint = format_endpoint(host, port);
+  const std::string how_often = tries > 1 ? fmt::format(", {} tries", tries) : std::string();
+  const std::string in_tries = tries > 1 ? fmt::format(" ({} tries)", tries) : std::string();
+  // Thrift: "Could not resolve host for client socket."; libcurl: "Could not resolve host: X".
+  if (contains_ci(reason, "resolve host")) {
+    return cannot_connect(endpoint, fmt::format("cannot resolve {}{}", host, in_tries),
+                          "-i with a host name or address that resolves");
+  }
+  // Thrift: "connect() failed: Connection refused"; libcurl: "Failed to connect to X port N
+  // after 0 ms: Connection refused" (older: "Couldn't connect to server").
+  if (contains_ci(reason, "refused") || contains_ci(reason, "couldn't connect to server")) {
+    const int usual = http ? kImpaladHttpPort : kImpaladBinaryPort;
+    std::string what = fmt::format(
+        "nothing listens on {} (connection refused{}); impalad's HS2 port is {} (hs2) or {} "
+        "(hs2-http)",
+        endpoint, how_often, kImpaladBinaryPort, kImpaladHttpPort);
+    if (port == usual) {
+      return cannot_connect(endpoint, fmt::format("{}: is impalad running there?", what), "");
+    }
+    return cannot_connect(endpoint, what, "-i " + format_endpoint(host, usual));
+  }
+  return cannot_connect(endpoint, fmt::format("{}{}", reason, in_tries), "");
 }
 
 }  // namespace atlas2kudu

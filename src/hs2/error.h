@@ -71,4 +71,36 @@ Hs2ErrorKind classify_server_message(std::string_view message);
 
 const char* to_string(Hs2ErrorKind kind);
 
+// Connection mistakes are named in one wording, with the flag to try (the man page's DIAGNOSTICS
+// lists them all):
+//   cannot_connect("db1:21000", "it answers in HTTP, as an hs2-http port does", "--protocol
+//   hs2-http")
+//     == "cannot connect to db1:21000: it answers in HTTP, as an hs2-http port does; try "
+//        "--protocol hs2-http"
+// An empty `try_this` leaves out "; try ...".
+std::string cannot_connect(std::string_view endpoint, std::string_view what,
+                           std::string_view try_this);
+
+// "host:port", "[::1]:port" for an IPv6 address.
+std::string format_endpoint(std::string_view host, int port);
+
+// impalad's default HS2 ports: 21050 for binary HS2, 28000 for hs2-http.
+inline constexpr int kImpaladBinaryPort = 21050;
+inline constexpr int kImpaladHttpPort = 28000;
+
+// Why a TCP connection to host:port could not be opened, from the reason the socket layer gave
+// (Thrift's TSocket text or libcurl's message), after `tries` tries:
+//   a name the resolver does not know  -> "cannot resolve HOST"
+//   connection refused                 -> "nothing listens on HOST:PORT", with impalad's ports
+//   anything else                      -> the reason as given
+//   unreachable_message("db1.invalid", 21050, false, "Could not resolve host for client socket.",
+//   4)
+//     == "cannot connect to db1.invalid:21050: cannot resolve db1.invalid (4 tries); try -i "
+//        "with a host name or address that resolves"
+//   unreachable_message("10.0.0.7", 21000, false, "connect() failed: Connection refused", 1)
+//     == "cannot connect to 10.0.0.7:21000: nothing listens on 10.0.0.7:21000 (connection "
+//        "refused); impalad's HS2 port is 21050 (hs2) or 28000 (hs2-http); try -i 10.0.0.7:21050"
+std::string unreachable_message(std::string_view host, int port, bool http, std::string_view reason,
+                                int tries);
+
 }  // namespace atlas2kudu

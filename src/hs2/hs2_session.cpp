@@ -11,6 +11,7 @@
 #include "ImpalaHiveServer2Service.h"
 #include "hs2/error.h"
 #include "hs2/retry.h"
+#include "hs2/transport.h"
 #include "util/stop.h"
 
 namespace atlas2kudu {
@@ -168,9 +169,10 @@ struct Hs2Session::Impl {
             connect_failure = e.what();
             if (e.getType() == TTransportException::TIMED_OUT) {
               throw Hs2Error(Hs2ErrorKind::kTimeout,
-                             fmt::format("cannot connect to {}:{} within -t {} ms: {}",
-                                         settings.endpoint().host, settings.endpoint().port,
-                                         o.connect_timeout_ms, connect_failure));
+                             cannot_connect(endpoint(),
+                                            fmt::format("no answer within -t {} ms ({})",
+                                                        o.connect_timeout_ms, connect_failure),
+                                            "-t MS with more time, if the network is slow"));
             }
             throw Hs2Error(Hs2ErrorKind::kTransient, connect_failure);
           } catch (const TException& e) {
@@ -181,10 +183,10 @@ struct Hs2Session::Impl {
         },
         [&](const RetryFailure& f) {
           if (f.exhausted && !connect_failure.empty()) {
-            throw Hs2Error(
-                Hs2ErrorKind::kTransient,
-                fmt::format("cannot connect to {}:{} after {} tries: {}", settings.endpoint().host,
-                            settings.endpoint().port, f.retries + 1, connect_failure));
+            throw Hs2Error(Hs2ErrorKind::kTransient,
+                           unreachable_message(settings.endpoint().host, settings.endpoint().port,
+                                               o.protocol == Hs2Protocol::kHttp, connect_failure,
+                                               f.retries + 1));
           }
         });
   }
@@ -193,6 +195,10 @@ struct Hs2Session::Impl {
   // handshakes before it, then the connection switches to the per-RPC timeout. A server that
   // accepted the connection and then stayed silent or hung up is usually the wrong port or
   // protocol: the message says which flags to try.
+  std::string endpoint() const {
+    return format_endpoint(settings.endpoint().host, settings.endpoint().port);
+  }
+
   void open_session() {
     const Hs2Options& o = settings.options();
     t::TOpenSessionReq req;
@@ -204,15 +210,32 @@ struct Hs2Session::Impl {
       call("OpenSession", [&] { rpc->OpenSession(resp, req); });
       transport->set_rpc_timeout(o.socket_timeout_ms);
     } catch (const Hs2Error& e) {
-      // Binary: a server that hangs up on our first message is usually TLS-only (or not HS2).
+      // Binary: a server that hangs up on our first message is usually one that requires
+      // authentication (Impala's SASL server closes on a message that is not SASL), TLS-only, or
+      // not HS2.
       if (e.kind() != Hs2ErrorKind::kTransient || o.protocol == Hs2Protocol::kHttp) throw;
-      throw Hs2Error(Hs2ErrorKind::kTransient,
-                     fmt::format("{} ({}:{} ended the connection without answering OpenSession: "
-                                 "{})",
-                                 e.what(), settings.endpoint().host, settings.endpoint().port,
-                                 o.ssl ? "is it an HS2 port?"
-                                       : "does it expect TLS? add --ssl; is it the hs2-http "
-                                         "port (Impala: 28000)? use --protocol hs2-http"));
+      const std::string what =
+          fmt::format("it closed the connection without answering OpenSession ({})", e.what());
+      // A TLS server that gets no ClientHello usually closes without a word (OpenSSL sends no
+      // alert for bytes that are not TLS): one more connection, with a ClientHello, tells.
+      if (!o.ssl &&
+          answers_tls(settings.endpoint().host, settings.endpoint().port, o.connect_timeout_ms)) {
+        throw Hs2Error(Hs2ErrorKind::kAuth,
+                       cannot_connect(endpoint(),
+                                      fmt::format("{}, and it answers a TLS ClientHello: the "
+                                                  "server expects TLS",
+                                                  what),
+                                      "--ssl (and --ca_cert FILE if its CA is not a system one)"));
+      }
+      const std::string http_port = fmt::format(
+          "--protocol hs2-http if it is an hs2-http port (impalad: {})", kImpaladHttpPort);
+      if (!o.ldap && !o.kerberos && !o.jwt) {
+        throw Hs2Error(
+            Hs2ErrorKind::kTransient,
+            cannot_connect(endpoint(), what + "; the server may require LDAP authentication",
+                           fmt::format("-l -u USER (-k for Kerberos; {})", http_port)));
+      }
+      throw Hs2Error(Hs2ErrorKind::kTransient, cannot_connect(endpoint(), what, http_port));
     }
     check(resp.status, "OpenSession");
     if (!resp.__isset.sessionHandle)

@@ -180,20 +180,30 @@ void HttpClientTransport::perform_once(long* status, long* retry_after) {
                                          "without --ssl"
                                        : ""));
     }
+    const std::string endpoint = format_endpoint(config_.host, config_.port);
     if (rc == CURLE_UNSUPPORTED_PROTOCOL || rc == CURLE_WEIRD_SERVER_REPLY) {
       throw Hs2Error(Hs2ErrorKind::kMismatch,
-                     fmt::format("{} did not answer in HTTP ({}): is it the binary HS2 port "
-                                 "(Impala: 21050)? use --protocol hs2",
-                                 config_.url, detail));
+                     cannot_connect(endpoint,
+                                    fmt::format("it does not answer in HTTP ({}), as a binary HS2 "
+                                                "port (impalad: {}) does",
+                                                detail, kImpaladBinaryPort),
+                                    "--protocol hs2"));
     }
     if (rc == CURLE_GOT_NOTHING || rc == CURLE_RECV_ERROR || rc == CURLE_SEND_ERROR) {
       // Said at once rather than after the retries: a binary HS2 port (or a TLS port spoken to
       // in plain text) reads the request as garbage and hangs up.
-      throw Hs2Error(Hs2ErrorKind::kTransient,
-                     fmt::format("HTTP request failed: {} (the server closed the connection "
-                                 "without an HTTP reply: if it is the binary HS2 port (Impala: "
-                                 "21050) use --protocol hs2; if it expects TLS add --ssl)",
-                                 detail));
+      const bool tls = config_.url.rfind("https:", 0) == 0;
+      throw Hs2Error(
+          Hs2ErrorKind::kTransient,
+          cannot_connect(
+              endpoint,
+              fmt::format("it closed the connection without an HTTP reply ({}), as a "
+                          "binary HS2 port (impalad: {}){} does",
+                          detail, kImpaladBinaryPort, tls ? "" : " or a port that expects TLS"),
+              tls ? "--protocol hs2" : "--protocol hs2, or --ssl"));
+    }
+    if (rc == CURLE_COULDNT_RESOLVE_HOST || rc == CURLE_COULDNT_CONNECT) {
+      throw CouldNotConnect{detail};
     }
     if (rc == CURLE_OPERATION_TIMEDOUT && config_.url.rfind("https:", 0) == 0 &&
         detail.find("Connection timed out") != std::string::npos) {
@@ -216,7 +226,17 @@ void HttpClientTransport::flush() {
   bool cleared_cookies = false;
   for (int attempt = 1;; ++attempt) {
     long status = 0, retry_after = -1;
-    perform_once(&status, &retry_after);
+    try {
+      perform_once(&status, &retry_after);
+    } catch (const CouldNotConnect& e) {
+      // As the binary transport does: --connect_max_tries tries, waiting 0 s, 1 s, 2 s, ...
+      if (attempt >= config_.max_tries) {
+        throw Hs2Error(Hs2ErrorKind::kTransient,
+                       unreachable_message(config_.host, config_.port, true, e.detail, attempt));
+      }
+      if (attempt > 1) config_.sleep(std::chrono::seconds(attempt - 1));
+      continue;
+    }
     if (status == 200) break;
     if (status == 401) {
       curl_slist* cookies = nullptr;
@@ -230,7 +250,9 @@ void HttpClientTransport::flush() {
         --attempt;
         continue;
       }
-      throw Hs2Error(Hs2ErrorKind::kAuth, authenticator_->http_unauthorized_message(challenges_));
+      throw Hs2Error(Hs2ErrorKind::kAuth,
+                     authenticator_->http_unauthorized_message(
+                         format_endpoint(config_.host, config_.port), challenges_));
     }
     if (status == 502 || status == 503 || status == 504) {
       if (attempt >= config_.max_tries)

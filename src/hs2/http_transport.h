@@ -16,7 +16,10 @@
 //  * 401 while cookies were sent: cookies cleared, request re-sent once; 401 again (or without
 //    cookies) → Hs2Error(kAuth) with the Authenticator's message for the server's
 //    WWW-Authenticate challenges.
-//  * Connect failures, resets, timeouts → Hs2Error(kTransient). Note that libcurl itself re-sends a
+//  * No connection made (name not resolved, connection refused): nothing was sent, so the request
+//    is re-sent up to `max_tries` times in all, after 0 s, 1 s, 2 s, ...; then Hs2Error(kTransient)
+//    naming the host or port (unreachable_message, error.h).
+//  * Resets, timeouts → Hs2Error(kTransient). Note that libcurl itself re-sends a
 //    request once, on a fresh connection, when a kept-alive connection dies before any reply byte;
 //    harmless for our idempotent statements, and the same as impala-shell's one reconnect.
 //
@@ -39,6 +42,8 @@ namespace atlas2kudu {
 
 struct HttpTransportConfig {
   std::string url;
+  std::string host;  // of the URL, for messages: "cannot connect to HOST:PORT: ..."
+  int port = 0;
   std::string ca_file;  // empty: system CAs
   bool verify_tls = true;
   int connect_timeout_ms = 60000;
@@ -70,7 +75,11 @@ class HttpClientTransport final
   int http_retries() const { return http_retries_; }
 
  private:
+  // Throws CouldNotConnect when no connection was made (nothing was sent: safe to try again).
   void perform_once(long* status, long* retry_after);
+  struct CouldNotConnect {
+    std::string detail;
+  };
   bool holding_auth_cookie() const;
   static std::size_t on_header(char* data, std::size_t size, std::size_t nmemb, void* self);
 

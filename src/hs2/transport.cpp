@@ -58,13 +58,16 @@ class TimedOpenTransport final
 // of the binary protocol (SASL or Thrift) is at least 5 bytes long.
 //   0x15 0x03 / 0x16 0x03 without --ssl: a TLS alert or handshake record: the port expects TLS.
 //   "HTTP/": an HTTP status line: the port is an hs2-http port (or a proxy in front of one).
+//   0x03 / 0x04 and a short length without -l or -k: a SASL BAD or ERROR message: the port
+//   expects a SASL handshake, i.e. authentication.
 class FirstReplyCheck final : public apache::thrift::transport::TVirtualTransport<FirstReplyCheck> {
  public:
-  FirstReplyCheck(std::shared_ptr<TTransport> inner, std::string endpoint, bool tls,
+  FirstReplyCheck(std::shared_ptr<TTransport> inner, std::string endpoint, bool tls, bool sasl,
                   int connect_timeout_ms)
       : inner_(std::move(inner)),
         endpoint_(std::move(endpoint)),
         tls_(tls),
+        sasl_(sasl),
         connect_timeout_ms_(connect_timeout_ms) {}
   bool isOpen() const override { return inner_->isOpen(); }
   bool peek() override { return pos_ < head_.size() || inner_->peek(); }
@@ -84,11 +87,15 @@ class FirstReplyCheck final : public apache::thrift::transport::TVirtualTranspor
       } catch (const apache::thrift::transport::TTransportException& e) {
         if (e.getType() != apache::thrift::transport::TTransportException::TIMED_OUT) throw;
         // Under SASL this is the handshake's first reply, else OpenSession's: both within -t.
-        throw Hs2Error(Hs2ErrorKind::kTimeout,
-                       fmt::format("{} accepted the connection but sent nothing within -t {} ms: "
-                                   "a silent server, or not a binary HS2 port (the hs2-http "
-                                   "port, Impala: 28000, needs --protocol hs2-http)",
-                                   endpoint_, connect_timeout_ms_));
+        throw Hs2Error(
+            Hs2ErrorKind::kTimeout,
+            cannot_connect(endpoint_,
+                           fmt::format("it accepted the connection but sent nothing within -t {} "
+                                       "ms: a silent server, or not a binary HS2 port",
+                                       connect_timeout_ms_),
+                           fmt::format("--protocol hs2-http if it is an hs2-http port (impalad: "
+                                       "{})",
+                                       kImpaladHttpPort)));
       }
       checked_ = true;
       judge();
@@ -107,22 +114,52 @@ class FirstReplyCheck final : public apache::thrift::transport::TVirtualTranspor
     const auto byte = [&](std::size_t i) { return static_cast<unsigned char>(head_[i]); };
     if (!tls_ && head_.size() >= 2 && (byte(0) == 0x15 || byte(0) == 0x16) && byte(1) == 0x03) {
       throw Hs2Error(Hs2ErrorKind::kAuth,
-                     fmt::format("{} answered with TLS: the server expects TLS on this port; add "
-                                 "--ssl (and --ca_cert if its CA is not a system one)",
-                                 endpoint_));
+                     cannot_connect(endpoint_, "it answers with TLS: the server expects TLS",
+                                    "--ssl (and --ca_cert FILE if its CA is not a system one)"));
     }
     if (head_.rfind("HTTP/", 0) == 0) {
-      throw Hs2Error(Hs2ErrorKind::kMismatch,
-                     fmt::format("{} answered in HTTP: it is an hs2-http port (Impala: 28000), "
-                                 "not the binary HS2 port (Impala: 21050); use --protocol "
-                                 "hs2-http, or the binary port",
-                                 endpoint_));
+      throw Hs2Error(
+          Hs2ErrorKind::kMismatch,
+          cannot_connect(endpoint_,
+                         fmt::format("it answers in HTTP ({}), as an hs2-http port (impalad: {}) "
+                                     "does, not binary HS2 (impalad: {})",
+                                     status_line(), kImpaladHttpPort, kImpaladBinaryPort),
+                         "--protocol hs2-http"));
     }
+    // SASL: status byte (3 = BAD, 4 = ERROR), then a 4-byte big-endian length; a Thrift reply
+    // starts with 0x80 (strict binary protocol).
+    if (!sasl_ && head_.size() == 5 && (byte(0) == 0x03 || byte(0) == 0x04) && byte(1) == 0 &&
+        byte(2) == 0) {
+      throw Hs2Error(Hs2ErrorKind::kAuth,
+                     cannot_connect(endpoint_,
+                                    "it answers with a SASL message: the server requires "
+                                    "authentication, which may be LDAP",
+                                    "-l -u USER (LDAP), or -k (Kerberos)"));
+    }
+  }
+
+  // The first line of an HTTP reply, as far as it was read: "HTTP/1.1 400 Bad Request".
+  std::string status_line() const {
+    std::string line = head_;
+    try {
+      char c;
+      while (line.size() < 80 && inner_->read(reinterpret_cast<uint8_t*>(&c), 1) == 1 &&
+             c != '\r' && c != '\n') {
+        line.push_back(c);
+      }
+    } catch (const apache::thrift::transport::TTransportException&) {
+      // What was read is enough to name it.
+    }
+    for (char& c : line) {
+      if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7f) c = '?';
+    }
+    return line;
   }
 
   std::shared_ptr<TTransport> inner_;
   std::string endpoint_;
   bool tls_;
+  bool sasl_;  // the authenticator speaks SASL (-l, -k): its first reply is SASL's
   int connect_timeout_ms_;
   bool checked_ = false;
   std::string head_;
@@ -147,6 +184,8 @@ std::shared_ptr<Hs2Transport> make_hs2_transport(const Hs2Settings& settings,
     while (!path.empty() && path.front() == '/') path.erase(0, 1);
     cfg.url =
         fmt::format("{}://{}:{}/{}", o.ssl ? "https" : "http", url_host(ep.host), ep.port, path);
+    cfg.host = ep.host;
+    cfg.port = ep.port;
     cfg.ca_file = o.ca_cert;
     cfg.verify_tls = !o.ssl_insecure_skip_verify;
     cfg.connect_timeout_ms = o.connect_timeout_ms;
@@ -162,10 +201,41 @@ std::shared_ptr<Hs2Transport> make_hs2_transport(const Hs2Settings& settings,
     auto ctx = TlsContext::client(o.ca_cert, !o.ssl_insecure_skip_verify);
     wire = std::make_shared<TlsTransport>(ctx, socket, ep.host);
   }
-  wire = std::make_shared<FirstReplyCheck>(std::move(wire), fmt::format("{}:{}", ep.host, ep.port),
-                                           o.ssl, o.connect_timeout_ms);
+  wire = std::make_shared<FirstReplyCheck>(std::move(wire), format_endpoint(ep.host, ep.port),
+                                           o.ssl, o.ldap || o.kerberos, o.connect_timeout_ms);
   return std::make_shared<TimedOpenTransport>(socket, authenticator.wrap_binary(std::move(wire)),
                                               o.connect_timeout_ms, o.socket_timeout_ms);
+}
+
+bool answers_tls(const std::string& host, int port, int timeout_ms) {
+  // A minimal TLS 1.2 ClientHello: record header, handshake header, version, 32 bytes of random,
+  // no session id, one cipher suite (ECDHE-RSA-AES128-GCM-SHA256), no compression, no extensions.
+  // Whatever the server makes of it, a TLS server answers with a TLS record.
+  std::string hello = {0x16, 0x03, 0x01, 0x00, 0x2d,  // handshake record, 45 bytes
+                       0x01, 0x00, 0x00, 0x29,        // ClientHello, 41 bytes
+                       0x03, 0x03};                   // TLS 1.2
+  hello.append(32, '\x5a');
+  hello += {0x00, 0x00, 0x02, static_cast<char>(0xc0), 0x2f, 0x01, 0x00};
+  try {
+    TSocket socket(host, port);
+    socket.setConnTimeout(timeout_ms);
+    socket.setRecvTimeout(timeout_ms);
+    socket.setSendTimeout(timeout_ms);
+    socket.open();
+    socket.write(reinterpret_cast<const uint8_t*>(hello.data()),
+                 static_cast<uint32_t>(hello.size()));
+    uint8_t head[2];
+    uint32_t got = 0;
+    while (got < sizeof head) {
+      const uint32_t n = socket.read(head + got, static_cast<uint32_t>(sizeof head - got));
+      if (n == 0) break;
+      got += n;
+    }
+    socket.close();
+    return got == 2 && (head[0] == 0x15 || head[0] == 0x16) && head[1] == 0x03;
+  } catch (const apache::thrift::TException&) {
+    return false;
+  }
 }
 
 void quiet_thrift_logging() {

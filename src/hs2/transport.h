@@ -38,6 +38,12 @@ std::shared_ptr<Hs2Transport> make_hs2_transport(const Hs2Settings& settings,
                                                  const Authenticator& authenticator,
                                                  Sleeper sleep = {});
 
+// Whether host:port answers a TLS ClientHello with a TLS record (a ServerHello or an alert). Asked
+// only after a plain connection was closed without a word (OpenSSL sends no alert for bytes that
+// are not TLS), to tell a TLS port from one that requires authentication. One connection, bounded
+// by `timeout_ms`; false on any failure.
+bool answers_tls(const std::string& host, int port, int timeout_ms);
+
 // Mutes Thrift's own error printing (TSocket writes every socket error to stderr itself): the HS2
 // layer reports each failure once, classified, through Hs2Error. Process-wide; the program calls
 // it once at start-up.

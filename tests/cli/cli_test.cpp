@@ -326,6 +326,57 @@ TEST_CASE("golden SQL: compile of examples/ is byte-identical to the reviewed ou
   CHECK(compile("") == hex);  // deterministic run to run
   CHECK(compile("--key-encoding binary --tombstone hard") ==
         slurp(golden + "examples-binary-hard.sql"));
+  // --annotate: a comment before each statement naming its events; nothing else changes.
+  const std::string annotated = compile("--annotate");
+  CHECK(annotated == slurp(golden + "examples-annotated.sql"));
+  const auto without_comments = [](const std::string& sql) {
+    std::string out;
+    std::size_t begin = 0;
+    while (begin < sql.size()) {
+      const std::size_t end = sql.find('\n', begin) + 1;  // every line ends in a newline
+      if (sql.compare(begin, 3, "-- ") != 0) out.append(sql, begin, end - begin);
+      begin = end;
+    }
+    return out;
+  };
+  CHECK(without_comments(annotated) == without_comments(hex));
+  const auto count = [](const std::string& text, const std::string& what) {
+    std::size_t n = 0;
+    for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+    return n;
+  };
+  CHECK(count(annotated, "\n") - count(hex, "\n") == count(hex, ";\n"));  // one per statement
+}
+
+TEST_CASE("compile --annotate: a file name cannot end the comment and inject SQL") {
+  // A directory of its own, holding an input named with a newline, a statement and a comment.
+  char dir_pattern[] = "/tmp/atlas2kudu-test-XXXXXX";
+  REQUIRE(mkdtemp(dir_pattern) != nullptr);
+  const std::string dir = dir_pattern;
+  const std::string name = dir + "/x\nDROP TABLE `atlas`.`entity_flat`;\r\n-- .jsonl";
+  {
+    std::FILE* f = std::fopen(name.c_str(), "w");
+    REQUIRE(f != nullptr);
+    const std::string text =
+        slurp(std::string(ATLAS2KUDU_SOURCE_DIR) + "/examples/01-create-table-atlas21.jsonl");
+    std::fwrite(text.data(), 1, text.size(), f);
+    std::fclose(f);
+  }
+  const Run r = run("compile -q --annotate " + dir + "/x*");
+  CHECK(r.status == 0);
+  CHECK(contains(r.out, "x\\nDROP TABLE `atlas`.`entity_flat`;\\r\\n-- .jsonl:1"));
+  std::size_t statements = 0;
+  for (std::size_t begin = 0; begin < r.out.size();) {
+    const std::size_t end = r.out.find('\n', begin);
+    const std::string line = r.out.substr(begin, end - begin);
+    CHECK(line.find('\r') == std::string::npos);
+    if (line.find("DROP TABLE") != std::string::npos) CHECK(line.rfind("-- ", 0) == 0);
+    if (line.rfind("UPSERT ", 0) == 0 || line.rfind("DELETE ", 0) == 0) ++statements;
+    begin = end + 1;
+  }
+  CHECK(statements > 0);
+  std::remove(name.c_str());
+  ::rmdir(dir.c_str());
 }
 
 TEST_CASE(

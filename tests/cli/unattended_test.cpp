@@ -300,7 +300,7 @@ TEST_CASE("protocol mismatches are named with the flag to try; TLS failures exit
     TestServer http("--transport http --http-reject-non-http");
     const Run r = run("apply -i " + http.address() + " " + input);
     CHECK(r.status == 4);
-    CHECK(contains(r.err, "answered in HTTP"));
+    CHECK(contains(r.err, "it answers in HTTP"));
     CHECK(contains(r.err, "--protocol hs2-http"));
     const Run tls = run("apply --ssl --ca_cert " + tls_files().ca + " --protocol hs2-http -i " +
                         http.address() + " " + input);

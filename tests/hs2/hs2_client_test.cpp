@@ -412,7 +412,7 @@ TEST_CASE("hs2 client: a TLS handshake the server never answers ends at the conn
   CHECK_FALSE(watchdog.disarm());
   ::close(fd);
   CHECK(e.kind() == Hs2ErrorKind::kTransient);
-  CHECK(std::string(e.what()).find("within -t 200 ms: TLS handshake with localhost:") !=
+  CHECK(std::string(e.what()).find("no answer within -t 200 ms (TLS handshake with localhost:") !=
         std::string::npos);
   CHECK(std::string(e.what()).find("got no answer") != std::string::npos);
 }
@@ -482,8 +482,11 @@ TEST_CASE("hs2 client: refused connects are retried with the retry back-off") {
   auto clock = std::make_shared<ManualClock>();
   auto e = expect_hs2_error([&] { hs2_session(o, nullptr, {.clock = clock}).connect(); });
   CHECK(e.kind() == Hs2ErrorKind::kTransient);
-  CHECK(std::string(e.what()).find("cannot connect to 127.0.0.1:" + std::to_string(port) +
-                                   " after 3 tries: ") != std::string::npos);
+  const std::string endpoint = "127.0.0.1:" + std::to_string(port);
+  CHECK(std::string(e.what()) ==
+        "cannot connect to " + endpoint + ": nothing listens on " + endpoint +
+            " (connection refused, 3 tries); impalad's HS2 port is 21050 (hs2) or 28000 "
+            "(hs2-http); try -i 127.0.0.1:21050");
   const std::vector<milliseconds> slept = clock->slept();
   REQUIRE(slept.size() == 2);
   CHECK(slept[0] >= milliseconds(100));

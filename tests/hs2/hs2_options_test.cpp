@@ -247,10 +247,22 @@ TEST_CASE(
   auto kerberos = make_authenticator(validate_hs2_options(k), nullptr);
   CHECK(std::dynamic_pointer_cast<SaslClientTransport>(kerberos->wrap_binary(socket)) != nullptr);
   CHECK(kerberos->http_auth_header(true) == "");  // the auth cookie proves the session
-  CHECK(kerberos->http_unauthorized_message("Basic realm=\"impala\"")
+  CHECK(kerberos->http_unauthorized_message("db1.example:28000", "Basic realm=\"impala\"")
             .find("does not accept Kerberos") != std::string::npos);
   CHECK(ldap->http_auth_header(false) == "");  // Basic is libcurl's, set once per handle
-  CHECK(ldap->http_unauthorized_message("Basic") == "HTTP 401 Unauthorized: authentication failed");
+  CHECK(ldap->http_unauthorized_message("db1.example:28000", "Basic") ==
+        "HTTP 401 Unauthorized: authentication failed");
+  // Without authentication, the challenge names the flag to try.
+  Hs2Options n;
+  n.impalad = "db1.example";
+  auto unauthenticated = make_authenticator(validate_hs2_options(n), nullptr);
+  CHECK(unauthenticated->http_unauthorized_message("db1.example:28000", "Basic realm=\"impala\"") ==
+        "cannot connect to db1.example:28000: the server requires authentication (HTTP 401 with "
+        "Basic realm=\"impala\"); try -l -u USER (LDAP)");
+  CHECK(unauthenticated->http_unauthorized_message("db1.example:28000", "Bearer")
+            .ends_with("; try -j (JWT)"));
+  CHECK(unauthenticated->http_unauthorized_message("db1.example:28000", "Negotiate")
+            .ends_with("; try -k (Kerberos)"));
 }
 
 TEST_CASE("hs2 credentials: password from a command, one trailing newline removed") {

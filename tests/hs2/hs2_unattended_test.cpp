@@ -122,7 +122,7 @@ TEST_CASE("hs2 unattended: binary HS2 against an HTTP port is named at once") {
   const Hs2Error e = expect_hs2_error([&] { hs2_session(o).connect(); });
   CHECK(e.kind() == Hs2ErrorKind::kMismatch);
   CHECK(e.category() == ErrorCategory::kUnavailable);
-  CHECK(contains(e.what(), "answered in HTTP"));
+  CHECK(contains(e.what(), "it answers in HTTP"));
   CHECK(contains(e.what(), "--protocol hs2-http"));
 }
 
@@ -146,8 +146,27 @@ TEST_CASE("hs2 unattended: a plain connection answered with TLS asks for --ssl (
   const Hs2Error e = expect_hs2_error([&] { hs2_session(o).connect(); });
   CHECK(e.kind() == Hs2ErrorKind::kAuth);
   CHECK(e.category() == ErrorCategory::kAuth);
-  CHECK(contains(e.what(), "answered with TLS"));
-  CHECK(contains(e.what(), "add --ssl"));
+  CHECK(contains(e.what(), "it answers with TLS"));
+  CHECK(contains(e.what(), "try --ssl"));
+}
+
+TEST_CASE("hs2 unattended: a SASL error message to a client without -l asks for -l (exit 5)") {
+  // A SASL server (Hive's, for one) answers a first message that is not SASL with an ERROR
+  // message: status 4, a 4-byte length, the text.
+  RawServer sasl_only([](int fd) {
+    read_some(fd);
+    const std::string text = "Expected START status, received 128";
+    std::string reply = {0x04, 0x00, 0x00, 0x00, static_cast<char>(text.size())};
+    reply += text;
+    (void)!::send(fd, reply.data(), reply.size(), MSG_NOSIGNAL);
+  });
+  auto o = test_options(sasl_only.port());
+  const Hs2Error e = expect_hs2_error([&] { hs2_session(o).connect(); });
+  CHECK(e.category() == ErrorCategory::kAuth);
+  CHECK(std::string(e.what()) ==
+        "cannot connect to 127.0.0.1:" + std::to_string(sasl_only.port()) +
+            ": it answers with a SASL message: the server requires authentication, which may be "
+            "LDAP; try -l -u USER (LDAP), or -k (Kerberos)");
 }
 
 TEST_CASE("hs2 unattended: plain binary against a TLS-only server names --ssl") {
@@ -157,7 +176,7 @@ TEST_CASE("hs2 unattended: plain binary against a TLS-only server names --ssl") 
   Hs2TestServer server(cfg, std::make_shared<KeySetHandler>());
   auto o = test_options(server.start());
   const Hs2Error e = expect_hs2_error([&] { hs2_session(o).connect(); });
-  CHECK(contains(e.what(), "add --ssl"));
+  CHECK(contains(e.what(), "--ssl"));
 }
 
 TEST_CASE("hs2 unattended: TLS against a plain server fails as TLS (exit 5), naming the flag") {

@@ -1,0 +1,139 @@
+// The common connection mistakes, through the real binary against the standalone HS2 test server
+// (or a closed port, or a name under .invalid, which RFC 6761 guarantees never resolves): each is
+// named as "atlas2kudu: cannot connect to HOST:PORT: WHAT; try FLAG", with the documented exit
+// status (4 for connection failures, 5 for authentication and TLS).
+#include <doctest/doctest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <string>
+
+#include "binary_test_util.h"
+#include "hs2_test_util.h"
+
+TEST_SUITE_BEGIN("connect_errors");
+
+using namespace atlas2kudu;
+using namespace atlas2kudu::testing;
+
+namespace {
+
+const std::string kInput = data("notifications/gzip-message.jsonl");
+
+// A loopback port nothing listens on: bound, never listened to, closed again.
+int closed_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  REQUIRE(fd >= 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+  socklen_t len = sizeof addr;
+  REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0);
+  ::close(fd);
+  return ntohs(addr.sin_port);
+}
+
+// The one line the run ends with on stderr, before the summary.
+std::string error_line(const Run& r) {
+  const auto at = r.err.find("atlas2kudu: cannot connect to ");
+  if (at == std::string::npos) return r.err;
+  return r.err.substr(at, r.err.find('\n', at) - at);
+}
+
+}  // namespace
+
+TEST_CASE("binary HS2 against an hs2-http port: try --protocol hs2-http (exit 4)") {
+  TestServer http("--transport http --http-reject-non-http");
+  const Run r = run("apply -i " + http.address() + " " + kInput);
+  CHECK(r.status == 4);
+  CHECK(error_line(r) == "atlas2kudu: cannot connect to " + http.address() +
+                             ": it answers in HTTP (HTTP/1.1 400 Bad Request), as an hs2-http "
+                             "port (impalad: 28000) does, not binary HS2 (impalad: 21050); try "
+                             "--protocol hs2-http");
+}
+
+TEST_CASE("hs2-http against a binary HS2 port: try --protocol hs2 (exit 4)") {
+  TestServer binary("--transport binary");
+  const Run r =
+      run("apply --protocol hs2-http --connect_max_tries 1 -i " + binary.address() + " " + kInput);
+  CHECK(r.status == 4);
+  const std::string line = error_line(r);
+  CHECK(line.starts_with("atlas2kudu: cannot connect to " + binary.address() +
+                         ": it closed the connection without an HTTP reply ("));
+  CHECK(
+      line.ends_with("as a binary HS2 port (impalad: 21050) or a port that expects TLS does; "
+                     "try --protocol hs2, or --ssl"));
+}
+
+TEST_CASE("no -l against a server that requires LDAP: try -l -u USER") {
+  {  // binary: the SASL server hangs up on a message that is not SASL (exit 4)
+    TestServer sasl("--transport sasl --user etl", "HS2_TEST_SERVER_PASSWORD=secret");
+    const Run r = run("apply --connect_max_tries 1 -i " + sasl.address() + " " + kInput);
+    CHECK(r.status == 4);
+    const std::string line = error_line(r);
+    CHECK(line.starts_with("atlas2kudu: cannot connect to " + sasl.address() +
+                           ": it closed the connection without answering OpenSession ("));
+    CHECK(
+        line.ends_with("); the server may require LDAP authentication; try -l -u USER (-k for "
+                       "Kerberos; --protocol hs2-http if it is an hs2-http port (impalad: "
+                       "28000))"));
+  }
+  {  // hs2-http: 401 with a Basic challenge (exit 5)
+    TestServer http("--transport http --user etl", "HS2_TEST_SERVER_PASSWORD=secret");
+    const Run r = run("apply --protocol hs2-http -i " + http.address() + " " + kInput);
+    CHECK(r.status == 5);
+    CHECK(error_line(r) == "atlas2kudu: cannot connect to " + http.address() +
+                               ": the server requires authentication (HTTP 401 with Basic "
+                               "realm=\"impala\"); try -l -u USER (LDAP)");
+  }
+}
+
+TEST_CASE("no --ssl against a TLS port: try --ssl (exit 5)") {
+  // OpenSSL closes without an alert on bytes that are not TLS; a ClientHello on a second
+  // connection tells a TLS port from one that requires authentication. (A server that answers the
+  // plain message with a TLS record is named at once: hs2_unattended's "a plain connection
+  // answered with TLS asks for --ssl".)
+  const TlsFiles& tls = tls_files();
+  TestServer server("--transport binary --tls-cert " + tls.cert + " --tls-key " + tls.key);
+  const Run r = run("apply --connect_max_tries 1 -i " + server.address() + " " + kInput);
+  CHECK(r.status == 5);
+  const std::string line = error_line(r);
+  CHECK(line.starts_with("atlas2kudu: cannot connect to " + server.address() +
+                         ": it closed the connection without answering OpenSession ("));
+  CHECK(
+      line.ends_with("), and it answers a TLS ClientHello: the server expects TLS; try --ssl "
+                     "(and --ca_cert FILE if its CA is not a system one)"));
+}
+
+TEST_CASE("a port nothing listens on: impalad's ports named (exit 4)") {
+  const std::string endpoint = "127.0.0.1:" + std::to_string(closed_port());
+  Run r = run("apply --retry_backoff_ms 10 -i " + endpoint + " " + kInput);
+  CHECK(r.status == 4);
+  CHECK(error_line(r) == "atlas2kudu: cannot connect to " + endpoint + ": nothing listens on " +
+                             endpoint +
+                             " (connection refused, 4 tries); impalad's HS2 port is 21050 (hs2) "
+                             "or 28000 (hs2-http); try -i 127.0.0.1:21050");
+  r = run("apply --protocol hs2-http --connect_max_tries 2 -i " + endpoint + " " + kInput);
+  CHECK(r.status == 4);
+  CHECK(error_line(r) == "atlas2kudu: cannot connect to " + endpoint + ": nothing listens on " +
+                             endpoint +
+                             " (connection refused, 2 tries); impalad's HS2 port is 21050 (hs2) "
+                             "or 28000 (hs2-http); try -i 127.0.0.1:28000");
+}
+
+TEST_CASE("a host name that does not resolve: cannot resolve HOST (exit 4)") {
+  Run r = run("apply --connect_max_tries 1 -i atlas2kudu-test.invalid:21050 " + kInput);
+  CHECK(r.status == 4);
+  CHECK(error_line(r) ==
+        "atlas2kudu: cannot connect to atlas2kudu-test.invalid:21050: cannot resolve "
+        "atlas2kudu-test.invalid; try -i with a host name or address that resolves");
+  r = run("apply --protocol hs2-http --connect_max_tries 1 -i atlas2kudu-test.invalid " + kInput);
+  CHECK(r.status == 4);
+  CHECK(error_line(r) ==
+        "atlas2kudu: cannot connect to atlas2kudu-test.invalid:28000: cannot resolve "
+        "atlas2kudu-test.invalid; try -i with a host name or address that resolves");
+}
+
+TEST_SUITE_END();
