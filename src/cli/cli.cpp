@@ -37,9 +37,11 @@ void add_input_options(CLI::App* cmd, InputOptions& in) {
                   "Go on past malformed records, failing only once more than N were rejected "
                   "(default 0: stop at the first)");
   cmd->add_option("--reject-file", in.reject_file,
-                  "Write each rejected record verbatim, with reason and position, as a JSON line");
+                  "Write each rejected record verbatim, with reason and position, as a JSON line")
+      ->type_name("FILE");
   cmd->add_option("--stats", in.stats_file,
-                  "Write a JSON summary of the run to FILE (schema in man atlas2kudu, STATS FILE)");
+                  "Write a JSON summary of the run to FILE (schema in man atlas2kudu, STATS FILE)")
+      ->type_name("FILE");
   cmd->add_option("--metrics-textfile", in.metrics_file,
                   "At the end of every run, replace FILE atomically with the run's metrics in "
                   "Prometheus text format, for node_exporter's textfile collector (man "
@@ -232,7 +234,8 @@ CommandLine::CommandLine() {
                   "still logged)");
   apply->add_option("--checkpoint", apply_cmd.checkpoint,
                     "After each applied window, record in FILE how far the input was applied; a "
-                    "rerun with the same FILE skips it. One run at a time per FILE (FILE.lock)");
+                    "rerun with the same FILE skips it. One run at a time per FILE (FILE.lock)")
+      ->type_name("FILE");
   apply
       ->add_option("--max-row-errors", apply_cmd.compile.hs2.max_row_errors,
                    "Row errors (rows the server skipped and only counted, e.g. entity_audit rows "

@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include <map>
+#include <string_view>
 
 #include "cli/progress.h"
 #include "util/iso8601.h"
@@ -87,7 +88,7 @@ void write_execution_stats(JsonWriter& w, const Hs2RunStats& hs2) {
 std::map<std::string, std::string> table_lines(const Hs2RunStats& hs2) {
   std::map<std::string, std::string> lines;
   for (const auto& [table, rows] : hs2.rows_by_table) {
-    lines[table] = fmt::format("{:>12} rows modified", rows);
+    lines[table] = fmt::format("{:>12} row{} modified", rows, rows == 1 ? "" : "s");
   }
   for (const auto& [table, n] : hs2.row_errors_by_table) {
     std::string& line = lines[table];
@@ -186,14 +187,21 @@ void print_apply_summary(std::FILE* out, const RunReport& r, const std::string& 
                  ? fmt::format(" (stopped by {})", to_string(r.stopped_by))
                  : std::string(" (stopped)");
   }
+  const auto counted = [](std::uint64_t n, std::string_view one, std::string_view many) {
+    return fmt::format("{} {}", n, n == 1 ? one : many);
+  };
   fmt::print(out,
-             "atlas2kudu apply: {} events ({} records, {} rejected), {} window{} applied{}, {} "
-             "statements, {} rows modified, {} row errors, {}{} retries, {:.1f} s{}{}\n",
+             "atlas2kudu apply: {} events ({} records, {} rejected), {} window{} applied{}, {}, "
+             "{} modified, {}, {}{}, {:.1f} s{}{}\n",
              read.events, read.records, read.rejected, hs2.windows, hs2.windows == 1 ? "" : "s",
-             windows_note(r.memory), hs2.statements, hs2.rows_modified, hs2.row_errors,
-             hs2.rows_refused ? fmt::format("{} rows refused by the server, ", hs2.rows_refused)
+             windows_note(r.memory), counted(hs2.statements, "statement", "statements"),
+             counted(hs2.rows_modified, "row", "rows"),
+             counted(hs2.row_errors, "row error", "row errors"),
+             hs2.rows_refused ? fmt::format("{} refused by the server, ",
+                                            counted(hs2.rows_refused, "row", "rows"))
                               : std::string(),
-             hs2.retries, r.seconds, knowledge_note(r.memory), ending);
+             counted(hs2.retries, "retry", "retries"), r.seconds, knowledge_note(r.memory),
+             ending);
   for (const auto& [table, line] : table_lines(hs2)) {
     fmt::print(out, "  {:<24}{}\n", table, line);
   }
