@@ -273,7 +273,7 @@ TEST_CASE(
   r = run("apply --prior none --max-rejects 1 --reject-file " + rejects + " -i " +
           server.address() + " " + input);
   CHECK(r.status == 0);
-  CHECK(contains(r.err, "1 rows refused by the server"));
+  CHECK(contains(r.err, "1 row refused by the server"));
   const std::string lines = slurp(rejects);
   CHECK(contains(lines, "\"line\":4,"));
   CHECK(contains(lines, "\"code\":\"server-refused\""));
