@@ -324,12 +324,15 @@ std::vector<std::string> option_names(const CLI::App& sub) {
 void report_usage_error(CLI::App& app, const CLI::ParseError& e,
                         const std::vector<std::string>& args) {
   std::string hint;
+  std::string what = e.what();
   const CLI::App* sub = chosen_subcommand(app, args);
   if (sub == nullptr) {
     std::vector<std::string> commands;
     for (const CLI::App* s : app.get_subcommands({})) commands.push_back(s->get_name());
     for (const std::string& a : args) {
       if (a.starts_with("-")) continue;
+      // The first word that is no option was meant as the command.
+      what = fmt::format("unknown command '{}'", a);
       if (const auto m = closest_match(a, commands)) hint = fmt::format(" (did you mean {}?)", *m);
       break;
     }
@@ -346,7 +349,7 @@ void report_usage_error(CLI::App& app, const CLI::ParseError& e,
       }
     }
   }
-  fmt::print(stderr, "atlas2kudu: {}{}\nRun 'atlas2kudu {}--help' for the options.\n", e.what(),
+  fmt::print(stderr, "atlas2kudu: {}{}\nRun 'atlas2kudu {}--help' for the options.\n", what,
              hint, sub ? sub->get_name() + " " : std::string());
 }
 

@@ -128,6 +128,14 @@ TEST_CASE("usage errors and missing files have their own exit codes") {
   CHECK(r.status == 64);
   r = run("digest onlyone");
   CHECK(r.status == 64);
+  r = run("compil examples/x.jsonl");
+  CHECK(r.status == 64);
+  CHECK(r.err == "atlas2kudu: unknown command 'compil' (did you mean compile?)\n"
+                 "Run 'atlas2kudu --help' for the options.\n");
+  r = run("compile --windows-events 5");
+  CHECK(r.status == 64);
+  CHECK(r.err.starts_with("atlas2kudu: "));
+  CHECK(contains(r.err, "--windows-events (did you mean --window-events?)"));
   r = run("check --help");
   CHECK(r.status == 0);
   CHECK(r.out.find("Usage: atlas2kudu check [OPTIONS] [FILE...]") != std::string::npos);
