@@ -78,17 +78,17 @@ TEST_CASE(
                     "HS2_TEST_SERVER_PASSWORD=" + kPassword);
   const std::string report = tmp_path(".helper");
   // The helper records what it was given, tries to read stdin, then prints the password.
-  const std::string helper =
-      write_temp(".sh", "exec 3>" + report +
-                            "\n"
-                            "echo \"stdin=$(readlink /proc/self/fd/0)\" >&3\n"
-                            "echo \"read=$(head -c 100000 | wc -c)\" >&3\n"
-                            "echo \"secret_vars=$(env | grep -c '^ATLAS2KUDU_')\" >&3\n"
-                            "echo \"core=$(ulimit -c)\" >&3\n"
-                            "echo \"argv=$(tr '\\0' ' ' </proc/$$/cmdline)\" >&3\n"
-                            "echo \"parent=$(tr '\\0' ' ' </proc/$PPID/cmdline)\" >&3\n"
-                            "echo '" +
-                            kPassword + "'\n");
+  const std::string helper = write_temp(
+      ".sh", "exec 3>" + report +
+                 "\n"
+                 "echo \"stdin=$(readlink /proc/self/fd/0)\" >&3\n"
+                 "echo \"read=$(head -c 100000 | wc -c)\" >&3\n"
+                 "echo \"secret_vars=$(env | grep -cE '^ATLAS2KUDU_(LDAP_PASSWORD|JWT)=')\" >&3\n"
+                 "echo \"core=$(ulimit -c)\" >&3\n"
+                 "echo \"argv=$(tr '\\0' ' ' </proc/$$/cmdline)\" >&3\n"
+                 "echo \"parent=$(tr '\\0' ' ' </proc/$PPID/cmdline)\" >&3\n"
+                 "echo '" +
+                 kPassword + "'\n");
   const std::string stats = tmp_path(".json");
   // Notifications piped in: a helper reading stdin would swallow some of them.
   Background apply(
