@@ -3,22 +3,23 @@
 #include <fmt/core.h>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <optional>
 #include <thread>
+
+#include "hs2/phase_schedule.h"
 
 namespace atlas2kudu {
 
 // One phase of one window, shared by the worker threads.
 struct Hs2Executor::Phase {
   Phase(const CompiledWindow& w, const std::vector<Statement>& s, const char* n)
-      : window(w), statements(s), name(n) {}
+      : window(w), statements(s), name(n), schedule(s) {}
   const CompiledWindow& window;
   const std::vector<Statement>& statements;
-  const char* name;  // "delete" or "upsert"
-  std::atomic<bool> stop{false};
-  std::mutex mu;  // guards the two vectors below
+  const char* name;        // "delete" or "upsert"
+  PhaseSchedule schedule;  // which statement a free session takes next; stop() ends the phase
+  std::mutex mu;           // guards the two vectors below
   std::vector<RefusedRow> refused;
   std::vector<RowErrorReport> row_errors;
 };
@@ -126,28 +127,25 @@ void Hs2Executor::run_phase(const CompiledWindow& window, const std::vector<Stat
                             std::vector<RowErrorReport>& row_errors) {
   if (statements.empty()) return;
   Phase phase(window, statements, name);
-  std::atomic<std::size_t> next{0};
   std::mutex error_mu;
   std::optional<Hs2ExecutionError> first_error;
   std::exception_ptr other_error;
 
   auto worker = [&](SqlSession& session) {
-    for (;;) {
-      if (phase.stop) return;
-      std::size_t i = next.fetch_add(1);
-      if (i >= statements.size()) return;
+    while (const std::optional<std::size_t> i = phase.schedule.next()) {
       try {
-        run_statement(session, phase, i);
+        run_statement(session, phase, *i);
       } catch (const Hs2ExecutionError& e) {
         std::lock_guard lock(error_mu);
         // Keep the earliest statement's error so the report does not depend on thread timing.
         if (!first_error || e.position < first_error->position) first_error = e;
-        phase.stop = true;
+        phase.schedule.stop();
       } catch (...) {
         std::lock_guard lock(error_mu);
         if (!other_error) other_error = std::current_exception();
-        phase.stop = true;
+        phase.schedule.stop();
       }
+      phase.schedule.done(*i);
     }
   };
 
@@ -192,7 +190,7 @@ void Hs2Executor::isolate(SqlSession& session, Phase& phase, std::size_t index, 
   if (last - first == 1) {
     std::lock_guard lock(phase.mu);
     phase.refused.push_back(RefusedRow{&statement, phase.name, index + 1, first, reason});
-    if (!set_aside_) phase.stop = true;  // no more statements: the run stops naming the row
+    if (!set_aside_) phase.schedule.stop();  // no more statements: the run stops naming the row
     std::lock_guard stats_lock(mu_);
     ++stats_.rows_refused;
     return;

@@ -6,6 +6,7 @@
 #include <thrift/protocol/TProtocolException.h>
 #include <thrift/transport/TTransportException.h>
 
+#include <algorithm>
 #include <regex>
 
 #include "ImpalaHiveServer2Service.h"
@@ -25,11 +26,7 @@ using apache::thrift::transport::TTransportException;
 using std::chrono::milliseconds;
 
 milliseconds poll_interval(milliseconds elapsed) {
-  if (elapsed < milliseconds(50)) return milliseconds(10);
-  if (elapsed < milliseconds(1000)) return milliseconds(50);
-  if (elapsed < milliseconds(10000)) return milliseconds(100);
-  if (elapsed < milliseconds(60000)) return milliseconds(500);
-  return milliseconds(1000);
+  return std::clamp(elapsed / 8, milliseconds(1), milliseconds(1000));
 }
 
 namespace {
@@ -389,15 +386,9 @@ bool Hs2Session::connected() const {
 Hs2DmlResult Hs2Session::execute(std::string_view sql) {
   t::TOperationHandle op = impl_->start(sql);
   impl_->wait(op);
+  // No GetLog after success: its warnings are not needed (the counts come with the close), and
+  // it would cost a round trip per statement.
   Hs2DmlResult result;
-  try {
-    result.warnings = impl_->get_log(op);
-  } catch (const Hs2Error&) {
-    // Warnings are informative; the counts below are what matters. A broken transport is
-    // rethrown by close_op() right after.
-  }
-  if (!impl_->rpc)
-    throw Hs2Error(Hs2ErrorKind::kTransient, "connection lost before CloseImpalaOperation");
   t::TCloseImpalaOperationResp resp = impl_->close_op(op);
   impl_->check(resp.status, "CloseImpalaOperation");
   if (resp.__isset.dml_result) {

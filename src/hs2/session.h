@@ -40,7 +40,6 @@ struct Hs2DmlResult {
   std::int64_t rows_modified = 0;  // rows the statement changed (summed over partitions)
   std::int64_t row_errors = 0;     // Kudu row errors (conflicts, ignored rows): counted, not failed
   bool has_dml_result = false;     // false for statements that are not DML
-  std::string warnings;            // the server's log without progress lines; may be empty
 };
 
 // A SELECT's result, every value rendered as text (integers in decimal, booleans true/false,

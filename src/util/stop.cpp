@@ -90,8 +90,9 @@ bool wait_for_stop(std::chrono::milliseconds duration) {
   const auto until = std::chrono::steady_clock::now() + duration;
   for (;;) {
     if (stop_requested()) return true;
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        until - std::chrono::steady_clock::now());
+    // Rounded up: a wait of 1 ms must not end at once because 0.99 ms are left.
+    const auto left =
+        std::chrono::ceil<std::chrono::milliseconds>(until - std::chrono::steady_clock::now());
     if (left.count() <= 0) return false;
     if (g_pipe[0] < 0) {  // no pipe: plain sleep, a little at a time
       std::this_thread::sleep_for(std::min(left, std::chrono::milliseconds(50)));

@@ -6,6 +6,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <thrift/TProcessor.h>
 #include <thrift/protocol/TBinaryProtocol.h>
 #include <thrift/transport/TBufferTransports.h>
 #include <thrift/transport/TSocket.h>
@@ -185,6 +186,7 @@ struct Hs2TestServer::Impl : public std::enable_shared_from_this<Impl> {
     std::size_t fetch_pos = 0;
     std::string query_id;
     bool held = false;  // FaultPlan::hang_at: RUNNING until cancelled
+    std::chrono::steady_clock::time_point running_until{};  // FaultPlan::execution_ms
   };
   std::map<std::string, std::string> sessions;  // guid → secret
   std::map<std::string, Op> ops;                // guid → operation
@@ -310,7 +312,13 @@ class Service : public t::ImpalaHiveServer2ServiceIf {
         operation_handle(guid, req.sessionHandle.sessionId.secret, outcome.is_query);
     {
       std::lock_guard lock(s_.mu);
-      s_.ops[guid] = Hs2TestServer::Impl::Op{std::move(outcome), f.running_polls, 0, query_id};
+      s_.ops[guid] = Hs2TestServer::Impl::Op{
+          std::move(outcome),
+          f.running_polls,
+          0,
+          query_id,
+          false,
+          std::chrono::steady_clock::now() + std::chrono::milliseconds(f.execution_ms)};
     }
     r.__set_status(ok_status());
     r.__set_operationHandle(h);
@@ -331,6 +339,8 @@ class Service : public t::ImpalaHiveServer2ServiceIf {
       r.__set_operationState(t::TOperationState::RUNNING_STATE);
     } else if (op.polls_left > 0) {
       --op.polls_left;
+      r.__set_operationState(t::TOperationState::RUNNING_STATE);
+    } else if (std::chrono::steady_clock::now() < op.running_until) {
       r.__set_operationState(t::TOperationState::RUNNING_STATE);
     } else if (op.outcome.error) {
       r.__set_operationState(t::TOperationState::ERROR_STATE);
@@ -353,6 +363,7 @@ class Service : public t::ImpalaHiveServer2ServiceIf {
     it->second.outcome.error = "Cancelled";
     it->second.held = false;
     it->second.polls_left = 0;
+    it->second.running_until = {};
     ++s_.stats.operations_cancelled;
     r.__set_status(ok_status());
   }
@@ -467,6 +478,31 @@ class Service : public t::ImpalaHiveServer2ServiceIf {
     }
     r.__set_status(ok_status());
     r.__set_version("atlas2kudu hs2_test_server");
+  }
+
+ private:
+  Hs2TestServer::Impl& s_;
+};
+
+// Times every RPC from its name read to its reply written (freeContext runs last, also when the
+// reply was dropped by fault injection) into Hs2TestServerStats::rpcs.
+class RpcTimer : public apache::thrift::TProcessorEventHandler {
+ public:
+  explicit RpcTimer(Hs2TestServer::Impl& s) : s_(s) {}
+  void* getContext(const char*, void*) override {
+    return new std::chrono::steady_clock::time_point(std::chrono::steady_clock::now());
+  }
+  void freeContext(void* ctx, const char* fn_name) override {
+    auto* started = static_cast<std::chrono::steady_clock::time_point*>(ctx);
+    const std::chrono::duration<double, std::milli> busy =
+        std::chrono::steady_clock::now() - *started;
+    delete started;
+    std::lock_guard lock(s_.mu);
+    std::string_view name(fn_name);  // "ImpalaHiveServer2Service.ExecuteStatement"
+    name.remove_prefix(name.find('.') + 1);
+    RpcStats& rpc = s_.stats.rpcs[std::string(name)];
+    ++rpc.calls;
+    rpc.busy_ms += busy.count();
   }
 
  private:
@@ -591,6 +627,7 @@ std::vector<std::string> Hs2TestServer::Impl::http_challenges() const {
 void Hs2TestServer::Impl::serve_http(TTransport& wire, ConnState& conn) {
   auto service = std::make_shared<Service>(*this);
   t::ImpalaHiveServer2ServiceProcessor processor(service);
+  processor.setEventHandler(std::make_shared<RpcTimer>(*this));
   std::string buf;
   auto fill = [&]() {
     uint8_t tmp[4096];
@@ -787,6 +824,7 @@ void Hs2TestServer::Impl::serve(int fd) {
   auto guard = std::make_shared<DropGuard>(top, &conn);
   auto proto = std::make_shared<TBinaryProtocol>(guard);
   t::ImpalaHiveServer2ServiceProcessor processor(std::make_shared<Service>(*this));
+  processor.setEventHandler(std::make_shared<RpcTimer>(*this));
   while (!stopping && guard->peek()) {
     if (!processor.process(proto, proto, nullptr)) break;
   }
@@ -850,13 +888,19 @@ Hs2TestServerStats Hs2TestServer::stats() const {
 }
 
 std::string stats_json(const Hs2TestServerStats& s) {
+  std::string rpcs;
+  for (const auto& [name, rpc] : s.rpcs) {
+    rpcs += fmt::format("{}\"{}\":{{\"calls\":{},\"busy_ms\":{:.3f}}}", rpcs.empty() ? "" : ",",
+                        name, rpc.calls, rpc.busy_ms);
+  }
   return fmt::format(
       "{{\"connections\":{},\"sessions_opened\":{},\"sessions_closed\":{},\"statements\":{},"
       "\"statements_run\":{},\"operations_cancelled\":{},\"operations_closed\":{},"
-      "\"open_sessions\":{},\"open_operations\":{},\"http_requests\":{},\"sasl_failures\":{}}}\n",
+      "\"open_sessions\":{},\"open_operations\":{},\"http_requests\":{},\"sasl_failures\":{},"
+      "\"rpcs\":{{{}}}}}\n",
       s.connections, s.sessions_opened, s.sessions_closed, s.statements, s.statements_run,
       s.operations_cancelled, s.operations_closed, s.open_sessions, s.open_operations,
-      s.http_requests, s.sasl_failures);
+      s.http_requests, s.sasl_failures, rpcs);
 }
 
 }  // namespace atlas2kudu::testing

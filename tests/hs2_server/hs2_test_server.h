@@ -44,8 +44,14 @@ struct FaultPlan {
   std::set<int> expire_sessions_at;
   // Milliseconds slept in CloseSession (a server that hangs at the end of a run).
   int close_session_latency_ms = 0;
-  // Milliseconds slept in every ExecuteStatement (simulated planning time).
+  // Milliseconds slept in every ExecuteStatement (simulated planning time): the reply comes
+  // after it, and the statement has finished by then.
   int latency_ms = 0;
+  // Milliseconds each operation stays RUNNING after ExecuteStatement replied (simulated execution
+  // time: Impala plans a statement in ExecuteStatement and runs it afterwards, so only polling
+  // GetOperationStatus tells the client it has finished). The statement's effect is applied at
+  // once; only the state reported waits.
+  int execution_ms = 0;
   // GetOperationStatus answers RUNNING this many times before the final state.
   int running_polls = 0;
   // HTTP only: the first N requests get "503 Service Unavailable" with Retry-After.
@@ -81,6 +87,13 @@ struct Hs2TestServerConfig {
   std::string statement_log;  // append every executed statement (one line each) here
 };
 
+// One RPC's calls as the server saw them: busy_ms runs from reading the request's name to the
+// reply written (handler, injected latency and fault sleeps included; network and client not).
+struct RpcStats {
+  int calls = 0;
+  double busy_ms = 0;
+};
+
 struct Hs2TestServerStats {
   int connections = 0;
   int sessions_opened = 0;
@@ -99,10 +112,12 @@ struct Hs2TestServerStats {
   int sessions_closed = 0;    // CloseSession on a known session
   int open_sessions = 0;      // sessions opened and not closed (or expired), now
   int open_operations = 0;    // operations started and not closed, now
+  std::map<std::string, RpcStats> rpcs;  // by RPC name ("ExecuteStatement", "GetLog", ...)
 };
 
 // The stats as one JSON object, e.g. for hs2_test_server --stats-file:
-//   {"connections":2,"sessions_opened":2,...,"open_sessions":0,"open_operations":0}
+//   {"connections":2,"sessions_opened":2,...,"open_sessions":0,"open_operations":0,...,
+//    "rpcs":{"CloseImpalaOperation":{"calls":3,"busy_ms":0.104},...}}
 std::string stats_json(const Hs2TestServerStats& stats);
 
 class Hs2TestServer {

@@ -80,7 +80,11 @@ int main(int argc, char** argv) {
   app.add_option("--drop-at", drop_at, "Drop the connection at the N-th statement (not run)");
   app.add_option("--drop-after-run-at", drop_after_run_at, "Run the N-th statement, then drop");
   app.add_option("--fail-at", fail_at, "N:MESSAGE — the N-th statement fails with MESSAGE");
-  app.add_option("--latency-ms", cfg.faults.latency_ms, "Sleep per ExecuteStatement");
+  app.add_option("--latency-ms", cfg.faults.latency_ms,
+                 "Sleep per ExecuteStatement (planning time: the reply comes when it has run)");
+  app.add_option("--execution-ms", cfg.faults.execution_ms,
+                 "Each statement stays RUNNING this long after ExecuteStatement replied "
+                 "(execution time, as Impala runs a statement after planning it)");
   app.add_option("--running-polls", cfg.faults.running_polls, "RUNNING answers before the end");
   app.add_option("--http-503", cfg.faults.http_503, "First N HTTP requests get 503");
   app.add_option("--retry-after", cfg.faults.retry_after_s, "Retry-After seconds with 503");
