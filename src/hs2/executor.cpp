@@ -13,8 +13,9 @@ namespace atlas2kudu {
 
 // One phase of one window, shared by the worker threads.
 struct Hs2Executor::Phase {
-  Phase(const CompiledWindow& w, const std::vector<Statement>& s, const char* n)
-      : window(w), statements(s), name(n), schedule(s) {}
+  Phase(const CompiledWindow& w, const std::vector<Statement>& s, const char* n,
+        std::size_t sessions)
+      : window(w), statements(s), name(n), schedule(s, sessions) {}
   const CompiledWindow& window;
   const std::vector<Statement>& statements;
   const char* name;        // "delete" or "upsert"
@@ -126,7 +127,7 @@ void Hs2Executor::run_phase(const CompiledWindow& window, const std::vector<Stat
                             const char* name, std::vector<RefusedRow>& refused,
                             std::vector<RowErrorReport>& row_errors) {
   if (statements.empty()) return;
-  Phase phase(window, statements, name);
+  Phase phase(window, statements, name, sessions_.size());
   std::mutex error_mu;
   std::optional<Hs2ExecutionError> first_error;
   std::exception_ptr other_error;

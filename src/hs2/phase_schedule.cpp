@@ -5,8 +5,8 @@
 
 namespace atlas2kudu {
 
-PhaseSchedule::PhaseSchedule(std::span<const Statement> statements)
-    : statements_(statements), table_of_(statements.size()) {
+PhaseSchedule::PhaseSchedule(std::span<const Statement> statements, std::size_t sessions)
+    : statements_(statements), in_order_(sessions <= 1), table_of_(statements.size()) {
   for (std::size_t i = 0; i < statements.size(); ++i) {
     const std::string_view name = statements[i].table;
     auto it = std::find_if(tables_.begin(), tables_.end(),
@@ -28,6 +28,12 @@ PhaseSchedule::PhaseSchedule(std::span<const Statement> statements)
 std::optional<std::size_t> PhaseSchedule::next() {
   std::lock_guard lock(mu_);
   if (stopped_) return std::nullopt;
+  if (in_order_) {
+    if (next_in_order_ == statements_.size()) return std::nullopt;
+    const std::size_t index = next_in_order_++;
+    ++tables_[table_of_[index]].running;
+    return index;
+  }
   Table* best = nullptr;
   for (Table& t : tables_) {
     if (t.waiting.empty()) continue;

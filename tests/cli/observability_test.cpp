@@ -232,7 +232,7 @@ TEST_CASE("apply: a statement waiting on the server is logged every 10 s") {
     CHECK_MESSAGE(std::regex_match(l, std::regex("^" + kTime +
                                                  R"( atlas2kudu apply: window 1: still waiting )"
                                                  R"(on the server after 10 s: (delete|upsert) )"
-                                                 R"(statement 1 of \d+ \(table \w+\)$)")),
+                                                 R"(statement \d+ of \d+ \(table \w+\)$)")),
                   l);
   }
   CHECK(waits == 1);

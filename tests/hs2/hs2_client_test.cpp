@@ -283,7 +283,7 @@ TEST_CASE("hs2 client: HTTP with Basic auth keeps and resends the impala.auth co
   upsert_and_check(client, *handler);
   auto st = server.stats();
   // OpenSession was authenticated by Basic and got the cookie; every later request carried it.
-  CHECK(st.http_requests >= 5);
+  CHECK(st.http_requests >= 4);
   CHECK(st.http_cookie_auth == st.http_requests - 1);
 }
 
@@ -445,28 +445,34 @@ TEST_CASE("hs2 client: OpenSession is bounded by -t, CloseSession by close_timeo
 }
 
 TEST_CASE("hs2 client: GetOperationStatus is polled on the schedule, waited on the clock") {
-  CHECK(poll_interval(milliseconds(0)) == milliseconds(10));
-  CHECK(poll_interval(milliseconds(49)) == milliseconds(10));
-  CHECK(poll_interval(milliseconds(50)) == milliseconds(50));
-  CHECK(poll_interval(milliseconds(999)) == milliseconds(50));
-  CHECK(poll_interval(milliseconds(1000)) == milliseconds(100));
-  CHECK(poll_interval(milliseconds(10000)) == milliseconds(500));
+  // An eighth of the time already spent, between 1 ms and 1 s.
+  CHECK(poll_interval(milliseconds(0)) == milliseconds(1));
+  CHECK(poll_interval(milliseconds(15)) == milliseconds(1));
+  CHECK(poll_interval(milliseconds(16)) == milliseconds(2));
+  CHECK(poll_interval(milliseconds(80)) == milliseconds(10));
+  CHECK(poll_interval(milliseconds(800)) == milliseconds(100));
+  CHECK(poll_interval(milliseconds(8000)) == milliseconds(1000));
   CHECK(poll_interval(milliseconds(60000)) == milliseconds(1000));
   CHECK(poll_interval(std::chrono::hours(2)) == milliseconds(1000));
 
   auto handler = std::make_shared<KeySetHandler>();
   Hs2TestServerConfig cfg;
-  cfg.faults.running_polls = 7;
+  cfg.faults.running_polls = 20;
   Hs2TestServer server(cfg, handler);
   auto clock = std::make_shared<ManualClock>();
   Hs2Session client = hs2_session(test_options(server.start()), nullptr, {.clock = clock});
   client.connect();
   CHECK(client.execute("UPSERT INTO t VALUES ('a')").rows_modified == 1);
-  // Five polls in the first 50 ms of (manual) time, then 50 ms apart.
-  const std::vector<milliseconds> expected = {milliseconds(10), milliseconds(10), milliseconds(10),
-                                              milliseconds(10), milliseconds(10), milliseconds(50),
-                                              milliseconds(50)};
+  // The first check at once; then 1 ms steps for the first 16 ms of (manual) time, 2 ms after.
+  std::vector<milliseconds> expected(16, milliseconds(1));
+  expected.insert(expected.end(), 4, milliseconds(2));
   CHECK(clock->slept() == expected);
+  // Three round trips for a statement: execute, the status checks, the close (no GetLog).
+  const auto rpcs = server.stats().rpcs;
+  CHECK(rpcs.at("ExecuteStatement").calls == 1);
+  CHECK(rpcs.at("GetOperationStatus").calls == 21);
+  CHECK(rpcs.at("CloseImpalaOperation").calls == 1);
+  CHECK(rpcs.count("GetLog") == 0);
 }
 
 TEST_CASE("hs2 client: refused connects are retried with the retry back-off") {

@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "hs2/executor.h"
+#include "hs2/phase_schedule.h"
 #include "hs2_test_server.h"
 #include "hs2_test_util.h"
 #include "statement_handler.h"
@@ -144,6 +145,37 @@ TEST_CASE("hs2 executor: transient server errors are retried, the session kept")
   CHECK(r.stats.retries == 2);
   CHECK(r.stats.reconnects == 0);
   CHECK(r.server.sessions_opened == 2);
+}
+
+TEST_CASE("hs2 executor: the phase schedule (phase_schedule.h's worked example)") {
+  auto statement = [](const char* table, std::size_t kib) {
+    Statement s;
+    s.table = table;
+    s.sql = std::string(kib * 1024, 'x');
+    return s;
+  };
+  const std::vector<Statement> statements = {statement("entity_audit", 9),
+                                             statement("entity_audit", 2),
+                                             statement("entity_flat", 6), statement("edge_in", 1),
+                                             statement("entity_flat", 6)};
+  PhaseSchedule schedule(statements, 3);
+  CHECK(schedule.next() == 2u);
+  CHECK(schedule.next() == 0u);
+  CHECK(schedule.next() == 3u);
+  schedule.done(3);
+  CHECK(schedule.next() == 4u);
+  CHECK(schedule.next() == 1u);
+  CHECK(schedule.next() == std::nullopt);
+
+  PhaseSchedule one_session(statements, 1);
+  for (std::size_t i = 0; i < statements.size(); ++i) CHECK(one_session.next() == i);
+  CHECK(one_session.next() == std::nullopt);
+
+  PhaseSchedule stopped(statements, 3);
+  CHECK(stopped.next() == 2u);
+  stopped.stop();
+  CHECK(stopped.stopped());
+  CHECK(stopped.next() == std::nullopt);
 }
 
 TEST_CASE("hs2 executor: a definite error stops with the message, window and position") {

@@ -484,12 +484,15 @@ class Service : public t::ImpalaHiveServer2ServiceIf {
   Hs2TestServer::Impl& s_;
 };
 
-// Times every RPC from its name read to its reply written (freeContext runs last, also when the
-// reply was dropped by fault injection) into Hs2TestServerStats::rpcs.
+// Counts every RPC when its name has been read (so a client that got the reply sees it counted)
+// and adds its time, to the reply written, when the processor frees the context (after the reply,
+// also when fault injection dropped it) into Hs2TestServerStats::rpcs.
 class RpcTimer : public apache::thrift::TProcessorEventHandler {
  public:
   explicit RpcTimer(Hs2TestServer::Impl& s) : s_(s) {}
-  void* getContext(const char*, void*) override {
+  void* getContext(const char* fn_name, void*) override {
+    std::lock_guard lock(s_.mu);
+    ++rpc(fn_name).calls;
     return new std::chrono::steady_clock::time_point(std::chrono::steady_clock::now());
   }
   void freeContext(void* ctx, const char* fn_name) override {
@@ -498,11 +501,13 @@ class RpcTimer : public apache::thrift::TProcessorEventHandler {
         std::chrono::steady_clock::now() - *started;
     delete started;
     std::lock_guard lock(s_.mu);
-    std::string_view name(fn_name);  // "ImpalaHiveServer2Service.ExecuteStatement"
-    name.remove_prefix(name.find('.') + 1);
-    RpcStats& rpc = s_.stats.rpcs[std::string(name)];
-    ++rpc.calls;
-    rpc.busy_ms += busy.count();
+    rpc(fn_name).busy_ms += busy.count();
+  }
+
+ private:
+  RpcStats& rpc(std::string_view fn_name) {  // "ImpalaHiveServer2Service.ExecuteStatement"
+    fn_name.remove_prefix(fn_name.find('.') + 1);
+    return s_.stats.rpcs[std::string(fn_name)];
   }
 
  private:

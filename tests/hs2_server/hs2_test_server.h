@@ -87,8 +87,10 @@ struct Hs2TestServerConfig {
   std::string statement_log;  // append every executed statement (one line each) here
 };
 
-// One RPC's calls as the server saw them: busy_ms runs from reading the request's name to the
-// reply written (handler, injected latency and fault sleeps included; network and client not).
+// One RPC's calls as the server saw them: `calls` counts a call once its name is read (a client
+// holding the reply sees it counted); busy_ms runs from then to the reply written (handler,
+// injected latency and fault sleeps included; network and client not), added just after the
+// reply, so it may lag the last call by that call's time.
 struct RpcStats {
   int calls = 0;
   double busy_ms = 0;
