@@ -216,6 +216,12 @@ std::unique_ptr<PriorState> make_prior_state(const CompileCommand& c, const Hs2S
   return std::make_unique<NoPriorState>();
 }
 
+// What the lookups of --prior impala did; nothing for --prior none.
+std::optional<Hs2PriorStats> lookup_stats(const PriorState& prior) {
+  if (const auto* lookups = dynamic_cast<const Hs2PriorState*>(&prior)) return lookups->stats();
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::optional<std::chrono::milliseconds> parse_duration(std::string_view text) {
@@ -282,8 +288,12 @@ int compile_run(CompileCommand& c) {
   if (c.options.prior == PriorSource::kImpala) settings.emplace(validate_hs2_options(c.hs2));
   const StopDeadline deadline(c.deadline.after, "--deadline " + c.deadline.text);
   if (settings) sessions = hs2_session_factory(*settings, resolve_hs2_credentials(*settings));
+  RunLog log = run_log("compile", c);
+  std::optional<ServerWatch> watch;  // the prior-state lookups' retries, reconnects and waits
+  if (settings) watch.emplace(log);
+  WindowLogger windows(log);
   const std::unique_ptr<PriorState> prior =
-      make_prior_state(c, settings ? &*settings : nullptr, sessions);
+      make_prior_state(c, settings ? &*settings : nullptr, sessions, watch ? &*watch : nullptr);
   Compiler compiler(c.options);
   RejectSink rejects(RejectPolicy{c.in.max_rejects, c.in.reject_file});
   Reader reader(c.in.files, rejects, c.in.limits);
@@ -292,8 +302,6 @@ int compile_run(CompileCommand& c) {
   SqlWindowWriter writer(c.options, printer);
   Progress progress("compile");
   progress.set_input_size(input_size(c.in.files));
-  RunLog log = run_log("compile", c);
-  WindowLogger windows(log);
   PipelineStats pipeline;
   const RunOutcome outcome = run_reporting_failures(progress, [&] {
     run_pipeline(
@@ -301,6 +309,7 @@ int compile_run(CompileCommand& c) {
         [&](const WindowInfo& window, const Reader&) {
           progress.set_statements(writer.stats().statements);
           windows.applied(window, {writer.stats().statements, planned_rows(writer.stats())});
+          if (watch) watch->reading(window.index + 1);
         },
         &pipeline);
     output.commit();
@@ -311,6 +320,8 @@ int compile_run(CompileCommand& c) {
   report.input_bytes = reader.bytes_read();
   report.write = &writer.stats();
   report.memory = &memory;
+  const std::optional<Hs2PriorStats> lookups = lookup_stats(*prior);
+  if (lookups) report.lookups = &*lookups;
   if (!c.quiet && !outcome.output_closed) {
     print_compile_summary(stderr, report, !c.output.empty() && c.output != "-");
   }
@@ -370,6 +381,8 @@ int apply_run(ApplyCommand& a) {
   report.memory = &memory;
   report.execution = &hs2;
   if (checkpoint) report.checkpoint = &*checkpoint;
+  const std::optional<Hs2PriorStats> lookups = lookup_stats(*prior);
+  if (lookups) report.lookups = &*lookups;
   if (!c.quiet) print_apply_summary(stderr, report, a.checkpoint);
   if (!c.in.stats_file.empty()) write_text_file(c.in.stats_file, stats_json(report));
   if (!c.in.metrics_file.empty()) write_metrics_textfile(c.in.metrics_file, report);

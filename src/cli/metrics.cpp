@@ -146,6 +146,14 @@ std::string metrics_text(const RunReport& r, std::string_view previous) {
       rows.per_table(table, static_cast<std::int64_t>(t.delete_rows + t.upsert_rows));
     }
   }
+  if (r.lookups) {
+    family("atlas2kudu_lookup_queries_total", "counter",
+           "SELECTs the last run's prior-state lookups (--prior impala) ran.")
+        .sample(r.lookups->queries);
+    family("atlas2kudu_lookup_retries_total", "counter",
+           "Prior-state lookup SELECTs the last run re-ran after a retryable failure.")
+        .sample(r.lookups->retries);
+  }
   return out;
 }
 

@@ -84,6 +84,26 @@ void write_execution_stats(JsonWriter& w, const Hs2RunStats& hs2) {
   w.key("split_statements").value(hs2.split_statements);
 }
 
+void write_lookup_stats(JsonWriter& w, const Hs2PriorStats& s) {
+  w.key("prior_lookups").begin_object();
+  w.key("lookups").value(s.lookups);
+  w.key("guids").value(s.guids);
+  w.key("found").value(s.found);
+  w.key("tag_rows").value(s.tag_rows);
+  w.key("queries").value(s.queries);
+  w.key("retries").value(s.retries);
+  w.key("reconnects").value(s.reconnects);
+  w.end_object();
+}
+
+// "; prior-state lookups: 2 retries" when the lookups were re-run (their retries are not the
+// statements', which the summary counts).
+std::string lookups_note(const Hs2PriorStats* lookups) {
+  if (lookups == nullptr || lookups->retries == 0) return {};
+  return fmt::format("; prior-state lookups: {} {}", lookups->retries,
+                     lookups->retries == 1 ? "retry" : "retries");
+}
+
 // Per table: rows modified, and row errors and refused rows when there are any.
 std::map<std::string, std::string> table_lines(const Hs2RunStats& hs2) {
   std::map<std::string, std::string> lines;
@@ -123,6 +143,7 @@ std::string stats_json(const RunReport& r) {
   if (r.write) write_write_stats(w, *r.write);
   if (r.memory) write_memory_stats(w, *r.memory);
   if (r.execution) write_execution_stats(w, *r.execution);
+  if (r.lookups) write_lookup_stats(w, *r.lookups);
   if (r.execution) {
     w.key("checkpoint");
     if (r.checkpoint == nullptr || !r.checkpoint->written()) {
@@ -161,10 +182,10 @@ void print_compile_summary(std::FILE* out, const RunReport& r, bool to_file) {
   const ReadStats& read = *r.read;
   fmt::print(out,
              "atlas2kudu compile: {} events ({} records, {} rejected) in {} window{}{} -> {} "
-             "statement{}, {} of SQL{}{}\n",
+             "statement{}, {} of SQL{}{}{}\n",
              read.events, read.records, read.rejected, run.windows, run.windows == 1 ? "" : "s",
              windows_note(r.memory), run.statements, run.statements == 1 ? "" : "s",
-             human_bytes(run.sql_bytes), knowledge_note(r.memory),
+             human_bytes(run.sql_bytes), knowledge_note(r.memory), lookups_note(r.lookups),
              r.completed
                  ? std::string()
                  : fmt::format("; stopped{}, {}",
@@ -190,18 +211,18 @@ void print_apply_summary(std::FILE* out, const RunReport& r, const std::string& 
   const auto counted = [](std::uint64_t n, std::string_view one, std::string_view many) {
     return fmt::format("{} {}", n, n == 1 ? one : many);
   };
-  fmt::print(out,
-             "atlas2kudu apply: {} events ({} records, {} rejected), {} window{} applied{}, {}, "
-             "{} modified, {}, {}{}, {:.1f} s{}{}\n",
-             read.events, read.records, read.rejected, hs2.windows, hs2.windows == 1 ? "" : "s",
-             windows_note(r.memory), counted(hs2.statements, "statement", "statements"),
-             counted(hs2.rows_modified, "row", "rows"),
-             counted(hs2.row_errors, "row error", "row errors"),
-             hs2.rows_refused ? fmt::format("{} refused by the server, ",
-                                            counted(hs2.rows_refused, "row", "rows"))
-                              : std::string(),
-             counted(hs2.retries, "retry", "retries"), r.seconds, knowledge_note(r.memory),
-             ending);
+  fmt::print(
+      out,
+      "atlas2kudu apply: {} events ({} records, {} rejected), {} window{} applied{}, {}, "
+      "{} modified, {}, {}{}, {:.1f} s{}{}{}\n",
+      read.events, read.records, read.rejected, hs2.windows, hs2.windows == 1 ? "" : "s",
+      windows_note(r.memory), counted(hs2.statements, "statement", "statements"),
+      counted(hs2.rows_modified, "row", "rows"), counted(hs2.row_errors, "row error", "row errors"),
+      hs2.rows_refused
+          ? fmt::format("{} refused by the server, ", counted(hs2.rows_refused, "row", "rows"))
+          : std::string(),
+      counted(hs2.retries, "retry", "retries"), r.seconds, knowledge_note(r.memory),
+      lookups_note(r.lookups), ending);
   for (const auto& [table, line] : table_lines(hs2)) {
     fmt::print(out, "  {:<24}{}\n", table, line);
   }

@@ -17,13 +17,17 @@
 //    "applied_windows":1,"applied_statements":12,"rows_modified":40,      <- apply
 //    "row_errors":0,"retries":0,"reconnects":0,"rows_modified_by_table":{"entity_flat":9,...},
 //    "row_errors_by_table":{"entity_audit":0,...},"rows_refused":0,"split_statements":0,
+//    "prior_lookups":{"lookups":1,"guids":23,"found":0,"tag_rows":0,"queries":2,   <- --prior
+//                     "retries":0,"reconnects":0},                                    impala
 //    "checkpoint":null | {"file":"run.ckpt","state":<the checkpoint as written, checkpoint.h>}}
 //
 // The apply summary on stderr (one line, then one per table):
 //   atlas2kudu apply: 23 events (27 records, 0 rejected), 1 window applied, 21 statements, 40
 //   rows modified, 2 row errors, 0 retries, 1.3 s
 //     entity_audit                      13 rows modified, 2 row errors
-// A stopped run ends the first line with "(stopped by SIGTERM)" and says where to resume.
+// Retries of prior-state lookups are not the statements': when there were any, the first line
+// ends with "; prior-state lookups: 1 retry". A stopped run ends the first line with "(stopped by
+// SIGTERM)" and says where to resume.
 #pragma once
 
 #include <cstdio>
@@ -35,6 +39,7 @@
 #include "cli/checkpoint.h"
 #include "compile/sql_writer.h"
 #include "hs2/executor.h"
+#include "hs2/prior_state.h"
 #include "util/stop.h"
 
 namespace atlas2kudu {
@@ -61,6 +66,7 @@ struct RunReport {
   const MemoryReport* memory = nullptr;        // compile and apply
   const Hs2RunStats* execution = nullptr;      // apply
   const CheckpointFile* checkpoint = nullptr;  // apply --checkpoint
+  const Hs2PriorStats* lookups = nullptr;      // --prior impala (apply's default, compile -i)
 };
 
 // The version of the --stats document; raised when a field changes meaning or goes away (new

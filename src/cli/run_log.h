@@ -22,11 +22,11 @@
 //    "table":"entity_flat","retry":1,"max_retries":3,"backoff_seconds":0.500,"error":"..."}
 //   {"time":...,"event":"reconnect",...,"retry":1,"max_retries":3}
 //   {"time":...,"event":"waiting",...,"waited_seconds":20}
-// Prior-state lookups (apply --prior impala) are "phase":"lookup" with "statements":0; their
-// retries are not counted in the window line's (nor in --stats' "retries"), which are the
-// statements'. `rows`: rows modified as the server reported them (apply), rows and keys in the
-// statements (compile). `elapsed`: from the end of the window before (or the start) to this one
-// applied.
+// Prior-state lookups (--prior impala: apply's default, compile -i) are "phase":"lookup" with
+// "statements":0; their retries are not counted in the window line's (nor in --stats' "retries"),
+// which are the statements', but in --stats' "prior_lookups" and the summary. `rows`: rows
+// modified as the server reported them (apply), rows and keys in the statements (compile).
+// `elapsed`: from the end of the window before (or the start) to this one applied.
 #pragma once
 
 #include <atomic>

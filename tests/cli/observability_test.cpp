@@ -198,9 +198,21 @@ TEST_CASE(
 
   // With --prior impala (apply's default) the first statement is a prior-state lookup.
   TestServer lookups("--handler kit --drop-at 1");
-  const Run prior = run("apply -i " + lookups.address() +
-                        " --retry_backoff_ms 10 --window-events 5" + examples());
+  const std::string metrics = tmp_path(".prom");
+  const Run prior =
+      run("apply -i " + lookups.address() + " --retry_backoff_ms 10 --window-events 5" +
+          " --stats " + stats + " --metrics-textfile " + metrics + examples());
   REQUIRE_MESSAGE(prior.status == 0, prior.err);
+  // Counted as the lookups' (in --stats, the metrics and the summary), not as the statements'.
+  const std::string prior_json = slurp(stats);
+  CHECK(json_number(prior_json, "retries") == 0);
+  const std::string lookup_json = prior_json.substr(prior_json.find("\"prior_lookups\":"));
+  CHECK(json_number(lookup_json, "retries") == 1);
+  CHECK(json_number(lookup_json, "reconnects") == 1);
+  CHECK(json_number(lookup_json, "queries") >= 1);
+  CHECK(contains(slurp(metrics), "\natlas2kudu_lookup_retries_total{command=\"apply\"} 1\n"));
+  CHECK(contains(prior.err, "; prior-state lookups: 1 retry\n"));
+  std::remove(metrics.c_str());
   const std::vector<std::string> err = lines_of(prior.err);
   REQUIRE(err.size() >= 2);
   const std::string lookup = R"(prior-state lookup 1 \(table entity_flat\))";
@@ -214,6 +226,19 @@ TEST_CASE(
                                                     R"(for retry 1 of 5: )" +
                                                     lookup + "$")),
                 err[1]);
+
+  // compile -i looks the same entities up, and logs the retry as apply does.
+  TestServer compile_lookups("--handler kit --drop-at 1");
+  const Run compiled =
+      run("compile -i " + compile_lookups.address() +
+          " --retry_backoff_ms 10 --window-events 5 --stats " + stats + examples());
+  REQUIRE_MESSAGE(compiled.status == 0, compiled.err);
+  CHECK(contains(compiled.err, " atlas2kudu compile: window 1: retry 1 of 5 in 0."));
+  CHECK(contains(compiled.err, " atlas2kudu compile: window 1: reconnected for retry 1 of 5: " +
+                                   std::string("prior-state lookup 1 (table entity_flat)")));
+  CHECK(contains(compiled.err, "; prior-state lookups: 1 retry\n"));
+  const std::string compile_json = slurp(stats);
+  CHECK(json_number(compile_json.substr(compile_json.find("\"prior_lookups\":")), "retries") == 1);
   std::remove(stats.c_str());
 }
 

@@ -154,10 +154,9 @@ TEST_CASE("hs2 executor: the phase schedule (phase_schedule.h's worked example)"
     s.sql = std::string(kib * 1024, 'x');
     return s;
   };
-  const std::vector<Statement> statements = {statement("entity_audit", 9),
-                                             statement("entity_audit", 2),
-                                             statement("entity_flat", 6), statement("edge_in", 1),
-                                             statement("entity_flat", 6)};
+  const std::vector<Statement> statements = {
+      statement("entity_audit", 9), statement("entity_audit", 2), statement("entity_flat", 6),
+      statement("edge_in", 1), statement("entity_flat", 6)};
   PhaseSchedule schedule(statements, 3);
   CHECK(schedule.next() == 2u);
   CHECK(schedule.next() == 0u);
