@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "util/digest.h"
+#include "util/stop.h"
 
 namespace atlas2kudu {
 
@@ -35,7 +36,10 @@ std::string file_identity(int fd) {
 class FileByteSource final : public ByteSource {
  public:
   FileByteSource(std::string name, int fd, std::string identity)
-      : name_(std::move(name)), fd_(fd), identity_(std::move(identity)), in_(kInputBuffer) {}
+      : name_(std::move(name)), fd_(fd), identity_(std::move(identity)), in_(kInputBuffer) {
+    struct stat st {};
+    may_block_ = fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode);
+  }
   ~FileByteSource() override {
     if (gzip_) inflateEnd(&zs_);
     ::close(fd_);
@@ -63,6 +67,8 @@ class FileByteSource final : public ByteSource {
       in_begin_ = 0;
     }
     for (;;) {
+      // A pipe, FIFO or terminal may wait long for its next bytes: a stop request ends the wait.
+      if (may_block_ && !wait_readable(fd_)) throw StopError(stop_reason());
       const ssize_t n = ::read(fd_, in_.data() + in_end_, in_.size() - in_end_);
       if (n > 0) {
         in_end_ += static_cast<std::size_t>(n);
@@ -150,6 +156,7 @@ class FileByteSource final : public ByteSource {
   std::size_t in_begin_ = 0;  // next raw byte to use
   std::size_t in_end_ = 0;    // end of the raw bytes read
   std::uint64_t offset_ = 0;  // file offset of in_[0]
+  bool may_block_ = false;    // not a regular file
   bool started_ = false;
   bool gzip_ = false;
   bool finished_ = false;       // the last gzip member ended

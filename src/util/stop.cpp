@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <csignal>
 #include <mutex>
 
@@ -100,6 +101,18 @@ bool wait_for_stop(std::chrono::milliseconds duration) {
     }
     pollfd p{g_pipe[0], POLLIN, 0};
     ::poll(&p, 1, static_cast<int>(std::min<long long>(left.count(), 60000)));
+  }
+}
+
+bool wait_readable(int fd) {
+  make_pipe();
+  for (;;) {
+    if (stop_requested()) return false;
+    pollfd p[2] = {{fd, POLLIN, 0}, {g_pipe[0], POLLIN, 0}};
+    // Without the pipe (pipe2 failed), look at the stop flag every 100 ms.
+    const int n = ::poll(p, g_pipe[0] >= 0 ? 2 : 1, g_pipe[0] >= 0 ? -1 : 100);
+    if (n < 0 && errno != EINTR) return true;  // let the read report what is wrong
+    if (n > 0 && p[0].revents != 0) return true;
   }
 }
 

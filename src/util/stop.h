@@ -3,8 +3,8 @@
 // half done, so that a stopped run still cancels what runs on the server, closes its sessions,
 // keeps the checkpoint of the last fully applied window, writes --stats and prints its summary:
 //
-//   - the pipeline, after each record read and before handing a window over: nothing of the
-//     window being read has run yet;
+//   - the pipeline, after each record read and before handing a window over, and the reading of
+//     a pipe or terminal while it waits for data: nothing of the window being read has run yet;
 //   - an HS2 session between two polls of a running statement: it cancels the statement
 //     (CancelOperation), closes it, and throws StopError;
 //   - the retry policy before every try and during its back-off.
@@ -47,6 +47,14 @@ StopReason stop_reason() noexcept;
 
 // Sleeps up to `duration`; returns true at once when a stop is (or gets) requested.
 bool wait_for_stop(std::chrono::milliseconds duration);
+
+// Waits until `fd` has something to read (data, end of file or an error) or a stop is requested;
+// false for the stop. What a read of a pipe or terminal uses, so that a run waiting on a quiet
+// producer (`kafka-console-consumer ... | atlas2kudu apply`) stops at the first SIGTERM instead of
+// at the producer's next record:
+//   if (!wait_readable(fd)) throw StopError(stop_reason());
+//   n = ::read(fd, ...);   // does not block
+bool wait_readable(int fd);
 
 // The run ends because a stop was requested. Category: kInterrupted (SIGINT), kTerminated
 // (SIGTERM), kUnavailable (deadline).

@@ -114,23 +114,63 @@ TEST_CASE("SIGINT mid-apply exits 130 after the same clean shutdown") {
   std::remove(stats.c_str());
 }
 
-TEST_CASE("a second signal ends the run at once") {
-  // Reading a pipe that delivers nothing: the first signal is noticed only once input arrives
-  // (system calls restart, so nothing is ever cut short); the second ends the process at once.
+TEST_CASE("a run waiting on a silent pipe stops at the first signal") {
+  // `kafka-console-consumer ... | atlas2kudu apply` when the topic is quiet: the producer keeps
+  // the pipe open and sends nothing. The first SIGTERM ends the run (cleanly, exit 143) without
+  // waiting for more input.
   const std::string fifo = tmp_path(".fifo");
   std::remove(fifo.c_str());
   REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
-  const int keep_open = ::open(fifo.c_str(), O_RDWR | O_NONBLOCK);  // a writer that stays silent
-  REQUIRE(keep_open >= 0);
-  Background compile("compile -", fifo);
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  compile.signal(SIGTERM);
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  compile.signal(SIGTERM);
-  const Run r = compile.wait(std::chrono::seconds(20));
+  const int writer = ::open(fifo.c_str(), O_RDWR | O_NONBLOCK);  // a producer that stays silent
+  REQUIRE(writer >= 0);
+  const std::string examples = slurp(example_files()[0]);
+  REQUIRE(::write(writer, examples.data(), examples.size()) ==
+          static_cast<ssize_t>(examples.size()));
+  TestServer server("--handler kit");
+  const std::string stats = tmp_path(".json");
+  Background apply(
+      "apply -i " + server.address() + " --prior none --window-events 2 --stats " + stats + " -",
+      fifo);
+  // Every whole window of what was written is applied; then the run waits for more.
+  REQUIRE(eventually([&] { return !server.statements().empty(); }));
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  const auto signalled = std::chrono::steady_clock::now();
+  apply.signal(SIGTERM);
+  const Run r = apply.wait(std::chrono::seconds(20));
+  CHECK(std::chrono::steady_clock::now() - signalled < std::chrono::seconds(5));
   CHECK(r.status == 143);
-  ::close(keep_open);
+  CHECK(contains(r.err, "(stopped by SIGTERM)"));
+  const std::string json = slurp(stats);
+  CHECK(contains(json, "\"stopped_by\":\"SIGTERM\""));
+  CHECK(json_number(json, "applied_windows") >= 1);
+  CHECK(json_number(server.report(), "open_sessions") == 0);
+
+  // compile the same way, printing: what it printed ends on a whole window.
+  Background compile("compile --window-events 2 -", fifo);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  compile.signal(SIGINT);
+  const Run c = compile.wait(std::chrono::seconds(20));
+  CHECK(c.status == 130);
+  CHECK(contains(c.err, "stopped by SIGINT, the windows printed are complete"));
+  ::close(writer);
   std::remove(fifo.c_str());
+  std::remove(stats.c_str());
+}
+
+TEST_CASE("a second signal ends the run at once") {
+  // Waiting for a server that accepted the connection and never answers (bounded by -t 10 s):
+  // the second signal ends the process at once, whatever the first one is still waiting for.
+  TestServer server("--silent");
+  Background apply("apply -i " + server.address() + " --prior none " +
+                   data("notifications/gzip-message.jsonl"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  const auto signalled = std::chrono::steady_clock::now();
+  apply.signal(SIGTERM);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  apply.signal(SIGTERM);
+  const Run r = apply.wait(std::chrono::seconds(20));
+  CHECK(r.status == 143);
+  CHECK(std::chrono::steady_clock::now() - signalled < std::chrono::seconds(5));
 }
 
 TEST_CASE("compile stopped by a signal leaves no partial -o and only whole statements on stdout") {
@@ -150,9 +190,8 @@ TEST_CASE("compile stopped by a signal leaves no partial -o and only whole state
             static_cast<ssize_t>(examples.size()));
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
     compile.signal(SIGTERM);
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    ::close(writer);  // end of input: the reader returns and sees the stop
-    const Run r = compile.wait();
+    const Run r = compile.wait();  // the writer stays open: the stop ends the wait for input
+    ::close(writer);
     CHECK(r.status == 143);
     if (to_file) {
       CHECK_FALSE(std::filesystem::exists(out));
