@@ -12,6 +12,7 @@
 #include "ImpalaHiveServer2Service.h"
 #include "hs2/error.h"
 #include "hs2/retry.h"
+#include "hs2/sasl_transport.h"
 #include "hs2/transport.h"
 #include "util/stop.h"
 
@@ -158,6 +159,22 @@ struct Hs2Session::Impl {
             transport->open();
             auto protocol = std::make_shared<TBinaryProtocol>(transport);
             rpc = std::make_unique<t::ImpalaHiveServer2ServiceClient>(protocol);
+          } catch (const SaslConnectionClosed& e) {
+            drop();
+            // Closed before a SASL answer: if the port talks TLS, the password is not the
+            // problem (a plain connection gets no alert from OpenSSL, only the hang-up).
+            if (!o.ssl && answers_tls(settings.endpoint().host, settings.endpoint().port,
+                                      o.connect_timeout_ms)) {
+              throw Hs2Error(
+                  Hs2ErrorKind::kAuth,
+                  cannot_connect(endpoint(),
+                                 fmt::format("it closed the connection during SASL negotiation "
+                                             "({}), and it answers a TLS ClientHello: the "
+                                             "server expects TLS",
+                                             e.transport_error()),
+                                 "--ssl (and --ca_cert FILE if its CA is not a system one)"));
+            }
+            throw;
           } catch (const Hs2Error&) {
             drop();
             throw;

@@ -123,8 +123,8 @@ void SaslClientTransport::open() {
     negotiate();
   } catch (const TTransportException& e) {
     inner_->close();
-    throw Hs2Error(Hs2ErrorKind::kAuth,
-                   mechanism_->failure_message(SaslFailure::kConnectionClosed, e.what()));
+    throw SaslConnectionClosed(
+        mechanism_->failure_message(SaslFailure::kConnectionClosed, e.what()), e.what());
   } catch (...) {
     inner_->close();
     throw;

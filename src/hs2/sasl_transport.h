@@ -29,6 +29,8 @@
 #include <string_view>
 #include <vector>
 
+#include "hs2/error.h"
+
 namespace atlas2kudu {
 
 enum class SaslStatus : std::uint8_t { kStart = 1, kOk = 2, kBad = 3, kError = 4, kComplete = 5 };
@@ -62,6 +64,20 @@ class SaslMechanism {
   // "SASL PLAIN authentication failed: server said: invalid password". A mechanism that knows
   // more about its failures (GSSAPI: which Kerberos step failed) says so here.
   virtual std::string failure_message(SaslFailure failure, std::string_view detail) const;
+};
+
+// The Hs2Error(kAuth) of a negotiation the server ended by closing the connection: a refused
+// password or ticket (Impala's way of saying no), but also a TLS-only port, which closes on a
+// first message that is not TLS. The session tells the two apart with a TLS ClientHello.
+class SaslConnectionClosed : public Hs2Error {
+ public:
+  SaslConnectionClosed(const std::string& message, std::string transport_error)
+      : Hs2Error(Hs2ErrorKind::kAuth, message), transport_error_(std::move(transport_error)) {}
+  // Thrift's words for the hang-up, e.g. "No more data to read."
+  const std::string& transport_error() const { return transport_error_; }
+
+ private:
+  std::string transport_error_;
 };
 
 class SaslClientTransport

@@ -107,6 +107,31 @@ TEST_CASE("no --ssl against a TLS port: try --ssl (exit 5)") {
                      "(and --ca_cert FILE if its CA is not a system one)"));
 }
 
+TEST_CASE("LDAP (SASL) without --ssl against a TLS port: try --ssl, not the password (exit 5)") {
+  // A TLS-only SASL port hangs up on the plain SASL start, just as Impala does on a wrong
+  // password; a ClientHello on a second connection tells the two apart.
+  const TlsFiles& tls = tls_files();
+  const std::string ldap = " -l -u etl --auth_creds_ok_in_clear --connect_max_tries 1 ";
+  TestServer server("--transport sasl --user etl --tls-cert " + tls.cert + " --tls-key " + tls.key,
+                    "HS2_TEST_SERVER_PASSWORD=secret");
+  Run r = run("apply" + ldap + "--ldap_password_cmd 'echo secret' -i " + server.address() + " " +
+              kInput);
+  CHECK(r.status == 5);
+  std::string line = error_line(r);
+  CHECK(line.starts_with("atlas2kudu: cannot connect to " + server.address() +
+                         ": it closed the connection during SASL negotiation ("));
+  CHECK(
+      line.ends_with("), and it answers a TLS ClientHello: the server expects TLS; try --ssl "
+                     "(and --ca_cert FILE if its CA is not a system one)"));
+  // A wrong password on a plain SASL port is still named as such.
+  TestServer plain("--transport sasl --user etl", "HS2_TEST_SERVER_PASSWORD=secret");
+  r = run("apply" + ldap + "--ldap_password_cmd 'echo wrong' -i " + plain.address() + " " + kInput);
+  CHECK(r.status == 5);
+  line = error_line(r);
+  CHECK(contains(line, "SASL PLAIN authentication failed"));
+  CHECK_FALSE(contains(line, "TLS"));
+}
+
 TEST_CASE("a port nothing listens on: impalad's ports named (exit 4)") {
   const std::string endpoint = "127.0.0.1:" + std::to_string(closed_port());
   Run r = run("apply --retry_backoff_ms 10 -i " + endpoint + " " + kInput);
