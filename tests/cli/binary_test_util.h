@@ -81,13 +81,14 @@ inline int shell_status(int raw) {
   return WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + WTERMSIG(raw);
 }
 
-// Runs `atlas2kudu ARGS` through the shell with stdin from `stdin_file` (or /dev/null), bounded by
-// `timeout 60` so that a hang fails the test instead of blocking it.
-inline Run run(const std::string& args, const std::string& stdin_file = "/dev/null",
-               const std::string& env = "") {
+// Runs `command` (a shell command line, e.g. "A=1 some-program args") with stdin from
+// `stdin_file`, bounded by `timeout SECONDS` so that a hang fails the test instead of blocking it;
+// its stdout and stderr are collected.
+inline Run run_shell(const std::string& command, const std::string& stdin_file = "/dev/null",
+                     int timeout_seconds = 60) {
   const std::string out_path = tmp_path(".out");
   const std::string err_path = tmp_path(".err");
-  const std::string cmd = env + " timeout 60 " + ATLAS2KUDU_BINARY + " " + args + " <" +
+  const std::string cmd = "timeout " + std::to_string(timeout_seconds) + " env " + command + " <" +
                           stdin_file + " >" + out_path + " 2>" + err_path;
   Run r;
   r.status = shell_status(std::system(cmd.c_str()));
@@ -96,6 +97,13 @@ inline Run run(const std::string& args, const std::string& stdin_file = "/dev/nu
   std::remove(out_path.c_str());
   std::remove(err_path.c_str());
   return r;
+}
+
+// Runs `atlas2kudu ARGS` (with `env`, e.g. "ATLAS2KUDU_LDAP_PASSWORD=x", set for it), as
+// run_shell does.
+inline Run run(const std::string& args, const std::string& stdin_file = "/dev/null",
+               const std::string& env = "") {
+  return run_shell(env + " " + ATLAS2KUDU_BINARY + " " + args, stdin_file);
 }
 
 // `atlas2kudu ARGS` in the background, to be signalled; its stdout and stderr go to files.

@@ -75,15 +75,7 @@ Run backfill(const Dirs& d, const std::string& conf) {
                           " ATLAS2KUDU_CONF=" + conf + " ATLAS2KUDU_STATE=" + d.state +
                           " ATLAS2KUDU_INBOX=" + d.inbox + " ATLAS2KUDU_DEADLINE=2m" +
                           " ATLAS2KUDU_METRICS=" + d.state + "/atlas2kudu.prom";
-  const std::string out = tmp_path(".out"), err = tmp_path(".err");
-  const std::string cmd = env + " timeout 120 " + script + " </dev/null >" + out + " 2>" + err;
-  Run r;
-  r.status = shell_status(std::system(cmd.c_str()));
-  r.out = slurp(out);
-  r.err = slurp(err);
-  std::remove(out.c_str());
-  std::remove(err.c_str());
-  return r;
+  return run_shell(env + " " + script, "/dev/null", 120);
 }
 
 std::vector<std::string> names_in(const std::string& dir) {
