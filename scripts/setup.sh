@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   build-essential pkg-config meson ninja-build
   libcli11-dev libfmt-dev libsimdjson-dev doctest-dev
-  zlib1g-dev libssl-dev openssl liblmdb-dev libjemalloc-dev
+  zlib1g-dev libssl-dev openssl libjemalloc-dev
   thrift-compiler libthrift-dev libboost-dev
   libsasl2-dev libsasl2-modules libcurl4-openssl-dev
   # Kerberos: Cyrus's GSSAPI plugin (apply -k on the binary protocol), MIT GSS-API/krb5 headers;

@@ -1,21 +1,14 @@
 #include "compile/knowledge_store.h"
 
 #include <fmt/core.h>
-#include <lmdb.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <array>
-#include <cerrno>
-#include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <utility>
 #include <vector>
 
 #include "atlas2kudu/error.h"
+#include "compile/spill_store.h"
 
 namespace atlas2kudu {
 
@@ -149,216 +142,6 @@ void decode_knowledge(std::string_view bytes, EntityKnowledge& k) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The spill file
-
-// One LMDB environment in a single file, keyed by the 16 guid bytes. Single-threaded, no lock
-// file, no fsync (the file dies with the process). Writes are sorted and committed in chunks, so
-// that the dirty pages of a write transaction stay a few MiB; pages read through the memory map
-// are given back to the kernel after every chunk of reads and writes.
-class SpillFile {
- public:
-  explicit SpillFile(const std::string& parent) {
-    std::string dir = (parent.empty() ? default_parent() : parent) + "/atlas2kudu-spill-XXXXXX";
-    if (mkdtemp(dir.data()) == nullptr)
-      fail_errno(fmt::format("cannot create a directory in {}",
-                             parent.empty() ? default_parent() : parent));
-    const std::string file = dir + "/knowledge.mdb";
-    int rc = mdb_env_create(&env_);
-    // Address space only (the file grows as it is written): 1 TiB is more than any backfill.
-    if (rc == 0) rc = mdb_env_set_mapsize(env_, std::size_t{1} << 40);
-    if (rc == 0) {
-      rc = mdb_env_open(env_, file.c_str(),
-                        MDB_NOSUBDIR | MDB_NOLOCK | MDB_NOSYNC | MDB_NOMETASYNC | MDB_NORDAHEAD,
-                        0600);
-    }
-    // Unlinked at once: the open file lives until the process ends, whichever way it ends.
-    ::unlink(file.c_str());
-    ::unlink((file + "-lock").c_str());
-    ::rmdir(dir.c_str());
-    if (rc == 0) {
-      MDB_txn* txn = nullptr;
-      rc = mdb_txn_begin(env_, nullptr, 0, &txn);
-      if (rc == 0) rc = mdb_dbi_open(txn, nullptr, 0, &dbi_);
-      if (rc == 0) {
-        rc = mdb_txn_commit(txn);
-      } else if (txn != nullptr) {
-        mdb_txn_abort(txn);
-      }
-    }
-    if (rc != 0) {
-      if (env_) mdb_env_close(env_);  // the destructor does not run for a throwing constructor
-      env_ = nullptr;
-      fail(rc, fmt::format("cannot create the knowledge spill file in {}", dir));
-    }
-    find_map();
-  }
-
-  ~SpillFile() {
-    end_reads();
-    if (env_) mdb_env_close(env_);
-  }
-
-  SpillFile(const SpillFile&) = delete;
-  SpillFile& operator=(const SpillFile&) = delete;
-
-  // The stored bytes of `guid` into `out`; false if absent.
-  bool get(const Guid& guid, std::string& out) {
-    if (!written_.may_contain(guid)) return false;  // most misses never reach LMDB
-    if (!read_) {
-      const int rc = mdb_txn_begin(env_, nullptr, MDB_RDONLY, &read_);
-      if (rc != 0) fail(rc, "cannot read the knowledge spill file");
-    }
-    MDB_val key{guid.bytes.size(), const_cast<std::uint8_t*>(guid.bytes.data())};
-    MDB_val value{};
-    const int rc = mdb_get(read_, dbi_, &key, &value);
-    if (rc != 0 && rc != MDB_NOTFOUND) fail(rc, "cannot read the knowledge spill file");
-    if (rc == 0) out.assign(static_cast<const char*>(value.mv_data), value.mv_size);
-    // A miss reads pages of the tree too.
-    if (++reads_since_release_ >= kReleaseEvery) release_pages();
-    return rc == 0;
-  }
-
-  // Writes `entries` (sorted by guid: neighbouring keys share pages).
-  void put(std::vector<std::pair<Guid, std::string>>& entries) {
-    end_reads();
-    for (const auto& [guid, bytes] : entries) written_.add(guid);
-    std::sort(entries.begin(), entries.end(),
-              [](const auto& a, const auto& b) { return a.first < b.first; });
-    for (std::size_t i = 0; i < entries.size();) {
-      MDB_txn* txn = nullptr;
-      int rc = mdb_txn_begin(env_, nullptr, 0, &txn);
-      const std::size_t end = std::min(entries.size(), i + kPutsPerCommit);
-      for (; rc == 0 && i < end; ++i) {
-        MDB_val key{entries[i].first.bytes.size(), entries[i].first.bytes.data()};
-        MDB_val value{entries[i].second.size(), entries[i].second.data()};
-        rc = mdb_put(txn, dbi_, &key, &value, 0);
-        if (++reads_since_release_ >= kReleaseEvery) release_pages();
-      }
-      if (rc == 0) {
-        rc = mdb_txn_commit(txn);
-      } else {
-        mdb_txn_abort(txn);
-      }
-      if (rc != 0) fail(rc, "cannot write the knowledge spill file");
-      release_pages();
-    }
-  }
-
-  std::uint64_t entries() {
-    MDB_stat st{};
-    if (mdb_env_stat(env_, &st) != 0) return 0;
-    return st.ms_entries;
-  }
-
- private:
-  // Measured at 1 and 4 GiB exports: a page fault maps up to 16 cached pages around the page
-  // LMDB reads (the kernel's fault-around), so 1,024 lookups between releases held up to 90 MiB,
-  // 256 up to 24 MiB at 1 GiB but 35 MiB at 4 GiB (a bigger tree); releasing every 128 lookups
-  // or puts, commits of 256 sorted puts, keep it about the same at both sizes.
-  static constexpr std::size_t kPutsPerCommit = 256;
-  static constexpr std::size_t kReleaseEvery = 128;
-
-  static std::string default_parent() {
-    const char* tmp = std::getenv("TMPDIR");
-    return tmp && *tmp ? tmp : "/tmp";
-  }
-
-  void end_reads() {
-    if (read_) {
-      mdb_txn_abort(read_);
-      read_ = nullptr;
-    }
-  }
-
-  // LMDB reads through a shared, read-only file mapping; the pages it touches count as resident
-  // memory until the kernel reclaims them. Dropping them from our page tables (they stay in the
-  // page cache) keeps the spill file out of the process's memory. Safe at any time: the mapping
-  // is never written through, so a page touched again is simply faulted in from the cache.
-  void release_pages() {
-    reads_since_release_ = 0;
-    if (map_ == nullptr) return;
-    struct stat st {};
-    mdb_filehandle_t fd = -1;
-    std::size_t used = map_size_;
-    if (mdb_env_get_fd(env_, &fd) == 0 && ::fstat(fd, &st) == 0) {
-      used = std::min(map_size_, static_cast<std::size_t>(st.st_size));
-    }
-    ::madvise(map_, used, MADV_DONTNEED);
-  }
-
-  // Finds LMDB's mapping of our file in /proc/self/maps (by inode): LMDB does not tell where it
-  // mapped the file unless it was asked for a fixed address.
-  void find_map() {
-    mdb_filehandle_t fd = -1;
-    struct stat st {};
-    if (mdb_env_get_fd(env_, &fd) != 0 || ::fstat(fd, &st) != 0) return;
-    std::FILE* maps = std::fopen("/proc/self/maps", "r");
-    if (maps == nullptr) return;
-    char line[512];
-    while (std::fgets(line, sizeof line, maps)) {
-      unsigned long start = 0, end = 0, offset = 0, inode = 0;
-      unsigned major = 0, minor = 0;
-      char perms[8] = {};
-      if (std::sscanf(line, "%lx-%lx %7s %lx %x:%x %lu", &start, &end, perms, &offset, &major,
-                      &minor, &inode) == 7 &&
-          inode == st.st_ino && offset == 0 && end - start > map_size_) {
-        map_ = reinterpret_cast<void*>(start);
-        map_size_ = end - start;
-      }
-    }
-    std::fclose(maps);
-  }
-
-  [[noreturn]] static void fail_errno(const std::string& what) {
-    throw Error(ErrorCategory::kIo,
-                fmt::format("{}: {}; set --spill-dir to a writable directory with free space, or "
-                            "raise --memory-budget",
-                            what, std::strerror(errno)));
-  }
-  [[noreturn]] static void fail(int rc, const std::string& what) {
-    throw Error(ErrorCategory::kIo,
-                fmt::format("{}: {}; set --spill-dir to a directory with free space, or raise "
-                            "--memory-budget",
-                            what, mdb_strerror(rc)));
-  }
-
-  // Guids ever written: a Bloom filter of fixed size (4 MiB, 4 probes), so that looking up an
-  // entity never spilled (every new entity, with --prior none) costs no B-tree descent. Its
-  // false positives only cost a lookup: about 1% at 3 million spilled entities, more beyond.
-  class Written {
-   public:
-    Written() : bits_(kBits / 64) {}
-    void add(const Guid& g) {
-      for (const std::uint64_t bit : probes(g)) bits_[bit / 64] |= std::uint64_t{1} << (bit % 64);
-    }
-    bool may_contain(const Guid& g) const {
-      for (const std::uint64_t bit : probes(g)) {
-        if (!(bits_[bit / 64] & (std::uint64_t{1} << (bit % 64)))) return false;
-      }
-      return true;
-    }
-
-   private:
-    static constexpr std::uint64_t kBits = std::uint64_t{32} << 20;
-    static std::array<std::uint64_t, 4> probes(const Guid& g) {
-      // Keyed (util/keyed_hash.h), so that crafted guids cannot make every lookup a false positive.
-      const std::uint64_t h1 = GuidHash()(g);
-      const std::uint64_t h2 = ((h1 >> 32) | (h1 << 32)) * 0xbf58476d1ce4e5b9ULL | 1;
-      return {h1 % kBits, (h1 + h2) % kBits, (h1 + 2 * h2) % kBits, (h1 + 3 * h2) % kBits};
-    }
-    std::vector<std::uint64_t> bits_;
-  };
-
-  Written written_;
-  MDB_env* env_ = nullptr;
-  MDB_dbi dbi_ = 0;
-  MDB_txn* read_ = nullptr;
-  void* map_ = nullptr;
-  std::size_t map_size_ = 0;
-  std::size_t reads_since_release_ = 0;
-};
-
-// ---------------------------------------------------------------------------------------------
 // The store
 
 KnowledgeStore::KnowledgeStore(const CompileOptions& options)
@@ -479,7 +262,7 @@ void KnowledgeStore::evict(std::size_t target) {
   }
   stats_.evicted += evicted;
   if (!spill.empty()) {
-    if (!spill_) spill_ = std::make_unique<SpillFile>(spill_dir_);
+    if (!spill_) spill_ = std::make_unique<SpillStore>(spill_dir_);
     spill_->put(spill);
     stats_.spilled += spill.size();
     stats_.spill_entries = spill_->entries();

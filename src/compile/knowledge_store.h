@@ -8,20 +8,20 @@
 // (CompileOptions::knowledge_budget). What happens to an evicted entry depends on where the truth
 // can be found again:
 //   - kSpill: it is written, in its compact byte form (encode_knowledge), to an on-disk store
-//     (LMDB, one B-tree keyed by the 16 guid bytes) and read back the next time a window touches
-//     the entity, so the output is byte-identical to a run that kept everything in memory. Used by
-//     `compile` (whose statements never run, so the tables cannot tell what earlier windows did)
-//     and by `apply --prior none`.
+//     (compile/spill_store.h: an append-only log and an on-disk hash index of the guids) and read
+//     back the next time a window touches the entity, so the output is byte-identical to a run
+//     that kept everything in memory. Used by `compile` (whose statements never run, so the
+//     tables cannot tell what earlier windows did) and by `apply --prior none`.
 //   - kLookUpAgain: it is dropped; unknown_entities() names the entity again and the PriorState
 //     reads it from the tables, which by then hold exactly what the earlier windows wrote (apply
 //     runs every window before it folds the next). Used by `apply --prior impala`.
 //
-// The spill file is created on the first eviction, in a fresh directory under
-// CompileOptions::spill_dir ($TMPDIR or /tmp when empty), and unlinked together with its directory
-// as soon as it is open: nothing is left on disk after the process ends, however it ends (normal
-// exit, error, SIGINT, SIGTERM or SIGKILL); the space is released when the file is closed. Pages
-// read through LMDB's memory map are released after each batch of reads so that they do not count
-// against the budget.
+// The spill files are created on the first eviction, in a fresh directory under
+// CompileOptions::spill_dir ($TMPDIR or /tmp when empty), and unlinked together with their
+// directory as soon as they are open: nothing is left on disk after the process ends, however it
+// ends (normal exit, error, SIGINT, SIGTERM or SIGKILL); the space is released when they are
+// closed. They are read and written through the page cache, never mapped: none of their pages
+// count against the budget.
 //
 //   KnowledgeStore store(options);
 //   EntityKnowledge& k = store.get(guid);   // all-unknown if nothing is known yet
@@ -73,7 +73,7 @@ void encode_knowledge(const EntityKnowledge& k, std::string& out);
 // Throws Error(kInternal) on bytes encode_knowledge did not write.
 void decode_knowledge(std::string_view bytes, EntityKnowledge& out);
 
-class SpillFile;  // knowledge_store.cpp: the LMDB file
+class SpillStore;  // compile/spill_store.h
 
 class KnowledgeStore {
  public:
@@ -139,7 +139,7 @@ class KnowledgeStore {
   std::vector<Entry*> touched_;  // by the current window
   Entry* lru_front_ = nullptr;
   Entry* lru_back_ = nullptr;
-  std::unique_ptr<SpillFile> spill_;
+  std::unique_ptr<SpillStore> spill_;
   std::string scratch_;
   KnowledgeStats stats_;
 };
