@@ -37,11 +37,12 @@ std::string default_parent() {
 class SpillStore::Written {
  public:
   Written() : bits_(kBits / 64) {}
-  void add(const Guid& g) {
-    for (const std::uint64_t bit : probes(g)) bits_[bit / 64] |= std::uint64_t{1} << (bit % 64);
+  // `hash`: the guid's keyed hash (also its home in the index: one hash per guid and call).
+  void add(std::uint64_t hash) {
+    for (const std::uint64_t bit : probes(hash)) bits_[bit / 64] |= std::uint64_t{1} << (bit % 64);
   }
-  bool may_contain(const Guid& g) const {
-    for (const std::uint64_t bit : probes(g)) {
+  bool may_contain(std::uint64_t hash) const {
+    for (const std::uint64_t bit : probes(hash)) {
       if (!(bits_[bit / 64] & (std::uint64_t{1} << (bit % 64)))) return false;
     }
     return true;
@@ -49,9 +50,8 @@ class SpillStore::Written {
 
  private:
   static constexpr std::uint64_t kBits = std::uint64_t{32} << 20;
-  static std::array<std::uint64_t, 4> probes(const Guid& g) {
+  static std::array<std::uint64_t, 4> probes(std::uint64_t h1) {
     // Keyed (util/keyed_hash.h), so that crafted guids cannot make every lookup a false positive.
-    const std::uint64_t h1 = GuidHash()(g);
     const std::uint64_t h2 = ((h1 >> 32) | (h1 << 32)) * 0xbf58476d1ce4e5b9ULL | 1;
     return {h1 % kBits, (h1 + h2) % kBits, (h1 + 2 * h2) % kBits, (h1 + 3 * h2) % kBits};
   }
@@ -97,8 +97,9 @@ std::uint64_t SpillStore::hash_of(const Guid& guid) const {
 }
 
 bool SpillStore::get(const Guid& guid, std::string& out) {
-  if (!written_->may_contain(guid)) return false;
-  const std::size_t first = home(hash_of(guid), bits_);
+  const std::uint64_t hash = hash_of(guid);
+  if (!written_->may_contain(hash)) return false;
+  const std::size_t first = home(hash, bits_);
   for (std::size_t b = first; b < first + kMaxProbe;) {
     const std::size_t n = read_buckets(b, std::min(kProbeRead, first + kMaxProbe - b), probe_);
     for (const Slot& slot : probe_) {
@@ -118,10 +119,11 @@ void SpillStore::put(const std::vector<std::pair<Guid, std::string>>& entries) {
   std::vector<Pending> pending;
   pending.reserve(entries.size());
   for (const auto& [guid, bytes] : entries) {
-    written_->add(guid);
+    const std::uint64_t hash = hash_of(guid);
+    written_->add(hash);
     const std::uint64_t location =
         (append(guid, bytes) + 1) << 16 | std::min<std::uint64_t>(bytes.size(), kLengthHintMax);
-    pending.push_back(Pending{hash_of(guid), &guid, location});
+    pending.push_back(Pending{hash, &guid, location});
   }
   flush_log();  // before the index points at the records: reads only ever read the file
   // Home order is hash order at every table size; a guid put twice keeps its batch order.

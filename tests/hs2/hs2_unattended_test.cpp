@@ -132,7 +132,7 @@ TEST_CASE("hs2 unattended: hs2-http against the binary port says which flag to t
   o.protocol = Hs2Protocol::kHttp;
   const Hs2Error e = expect_hs2_error([&] { hs2_session(o).connect(); });
   CHECK(e.category() == ErrorCategory::kUnavailable);
-  CHECK_MESSAGE(contains(e.what(), "--protocol hs2"), e.what());
+  CHECK_MESSAGE(contains(e.what(), "--protocol hs2"), std::string(e.what()));
 }
 
 TEST_CASE("hs2 unattended: a plain connection answered with TLS asks for --ssl (exit 5)") {
