@@ -219,8 +219,9 @@ void Framer::finish_record(std::size_t start, FramedRecord& out) {
   return StringStep::kNewline;
 }
 
-Framer::Scan Framer::scan_document(std::size_t& start, std::string& reason) {
+Framer::Scan Framer::scan_document(std::size_t& start, std::string& reason, bool& spaced) {
   const std::uint64_t start_line = line_;
+  spaced = false;
   std::uint64_t depth = 0;
   bool in_string = false;
   bool content_on_first_line = false;
@@ -266,9 +267,14 @@ Framer::Scan Framer::scan_document(std::size_t& start, std::string& reason) {
           return Scan::kTruncated;
         }
         ++line_;
+        spaced = true;
         break;
       default:
-        if (!is_space(c) && line_ == start_line) content_on_first_line = true;
+        if (is_space(c)) {
+          spaced = true;
+        } else if (line_ == start_line) {
+          content_on_first_line = true;
+        }
         break;
     }
     ++pos_;
@@ -304,6 +310,7 @@ void Framer::scan_array_element(std::size_t& start) {
 }
 
 bool Framer::next(FramedRecord& out) {
+  out.compact = false;
   out.error.reset();
   out.reason.clear();
   out.console_partition.reset();
@@ -363,9 +370,11 @@ bool Framer::next(FramedRecord& out) {
     out.offset = base_offset_ + pos_;
     out.index = records_++;
     if (d == '{') {
-      const Scan scan = scan_document(start, out.reason);
+      bool spaced = false;
+      const Scan scan = scan_document(start, out.reason, spaced);
       finish_record(start, out);
       if (!out.error && scan == Scan::kTruncated) out.error = RejectCode::kInvalidJson;
+      out.compact = !out.error && !spaced;
       if (!out.error && !prefix_error_.empty()) {
         out.error = RejectCode::kWrongType;
         out.reason = prefix_error_;

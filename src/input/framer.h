@@ -52,6 +52,11 @@ struct FramedRecord {
   // whose `text` is then its first kExcerptBytes (or max_record_bytes, if smaller).
   std::uint64_t size = 0;
 
+  // A document with no JSON whitespace outside its strings: its minified form is its text, so its
+  // audit seq is hashed without minifying a copy (payload.h, message_audit_seq). Exports from
+  // Kafka are written by Jackson without whitespace, so nearly every record is compact.
+  bool compact = false;
+
   // Set when the record is malformed; `text` then holds the bytes that were skipped.
   std::optional<RejectCode> error;
   std::string reason;
@@ -99,8 +104,9 @@ class Framer {
   // a backslash, which ends the line and so the string (kNewline, pos_ on the newline); or as far
   // as the bytes read so far, or two bytes of an escape, go (kOpen).
   StringStep step_in_string(std::size_t& start);
-  // Scans a document from its '{' (at pos_) to its end.
-  Scan scan_document(std::size_t& start, std::string& reason);
+  // Scans a document from its '{' (at pos_) to its end; `spaced` tells if it had whitespace
+  // outside its strings.
+  Scan scan_document(std::size_t& start, std::string& reason, bool& spaced);
   // Scans a top-level array's element that is not an object, up to the ',' or ']' after it (or
   // its line end).
   void scan_array_element(std::size_t& start);

@@ -44,8 +44,10 @@ struct NotificationDecoder::Impl {
   // `kafka_ts` is the enclosing kcat record's timestamp, if any.
   std::optional<Event> decode_level(Envelope& env, std::string_view text, SourcePosition& pos,
                                     int depth, std::optional<std::int64_t> kafka_ts);
+  // `raw_is_minified`: message_raw has no whitespace outside its strings (from a compact record).
   Event decode_payload(std::string_view message_raw, PayloadFields& fields,
-                       const EventTimeFallbacks& fallbacks, const SourcePosition& pos);
+                       const EventTimeFallbacks& fallbacks, const SourcePosition& pos,
+                       bool raw_is_minified);
   // Base64-decodes (and, for GZIP, inflates) a message into inflated_buffer, padded.
   std::string_view inflate_message(std::string_view base64, bool gzip);
 
@@ -57,6 +59,7 @@ struct NotificationDecoder::Impl {
   std::string inflated_buffer;
   std::string minified;
   std::string_view record;                    // the record being decoded, verbatim
+  bool record_compact = false;                // ... has no whitespace outside its strings
   std::vector<HeldRecord> completed_records;  // of the split message the record completed
 };
 
@@ -97,7 +100,8 @@ std::optional<Event> NotificationDecoder::Impl::decode_level(Envelope& env, std:
 
   if (env.bare_payload()) {
     // A bare payload (legacy, no envelope): the whole document is the message.
-    return decode_payload(trim(text), env.top, EventTimeFallbacks{std::nullopt, kafka_ts}, pos);
+    return decode_payload(trim(text), env.top, EventTimeFallbacks{std::nullopt, kafka_ts}, pos,
+                          depth == 0 && record_compact);
   }
   if (!env.has_message || env.message_type == od::json_type::null) {
     throw InputError(RejectCode::kMissingField, "message: missing");
@@ -151,15 +155,16 @@ std::optional<Event> NotificationDecoder::Impl::decode_level(Envelope& env, std:
     return decode_level(inner, inner_text, pos, depth + 2, kafka_ts);
   }
   return decode_payload(env.message_raw, env.message,
-                        EventTimeFallbacks{env.msg_creation_time, kafka_ts}, pos);
+                        EventTimeFallbacks{env.msg_creation_time, kafka_ts}, pos,
+                        depth == 0 && record_compact);
 }
 
 Event NotificationDecoder::Impl::decode_payload(std::string_view message_raw, PayloadFields& fields,
                                                 const EventTimeFallbacks& fallbacks,
-                                                const SourcePosition& pos) {
+                                                const SourcePosition& pos, bool raw_is_minified) {
   Event event;
   event.pos = pos;
-  event.audit_seq = message_audit_seq(message_raw, minified);
+  event.audit_seq = message_audit_seq(message_raw, minified, raw_is_minified);
   payload_to_event(fields, fallbacks, event, limits.max_cell_bytes);
   return event;
 }
@@ -173,11 +178,13 @@ const std::vector<HeldRecord>& NotificationDecoder::completed_records() const {
   return impl_->completed_records;
 }
 
-std::optional<Event> NotificationDecoder::decode(std::string_view text, const SourcePosition& pos) {
+std::optional<Event> NotificationDecoder::decode(std::string_view text, const SourcePosition& pos,
+                                                 bool compact) {
   SourcePosition where = pos;
   where.first_source_index = pos.source_index;
   where.first_record = pos.record;
   impl_->record = text;
+  impl_->record_compact = compact;
   impl_->completed_records.clear();
   try {
     Envelope env =

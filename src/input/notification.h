@@ -57,8 +57,11 @@ class NotificationDecoder {
   // Decodes one record. `text` must be followed by 64 readable bytes (FramedRecord guarantees
   // it). Returns the event; or nullopt when the record was a split chunk now waiting for the
   // rest (or a redelivered copy of one); throws InputError for a malformed record. `pos` is copied
-  // into the event; kcat records add their Kafka coordinates to it.
-  std::optional<Event> decode(std::string_view text, const SourcePosition& pos);
+  // into the event; kcat records add their Kafka coordinates to it. `compact`: the text has no
+  // whitespace outside its strings (FramedRecord::compact), so a message taken from it verbatim
+  // is hashed for its audit seq as it is.
+  std::optional<Event> decode(std::string_view text, const SourcePosition& pos,
+                              bool compact = false);
 
   // After a decode() that completed a split message (returned its event or threw for it): the
   // other records of that message, in input order, which the caller accounts for as well (they

@@ -454,7 +454,8 @@ void payload_to_event(PayloadFields& p, const EventTimeFallbacks& fallbacks, Eve
   }
 }
 
-std::int64_t message_audit_seq(std::string_view message_json, std::string& scratch) {
+std::int64_t message_audit_seq(std::string_view message_json, std::string& scratch, bool minified) {
+  if (minified) return sha256_prefix_i64(message_json);
   scratch.resize(message_json.size());
   std::size_t size = 0;
   if (simdjson::minify(message_json.data(), message_json.size(), scratch.data(), size) !=

@@ -350,7 +350,7 @@ bool Reader::Impl::next(Event& out) {
       continue;
     }
     try {
-      std::optional<Event> event = decoder_.decode(record_.text, pos);
+      std::optional<Event> event = decoder_.decode(record_.text, pos, record_.compact);
       if (!event) continue;  // a split chunk, held (or a redelivered copy of one)
       // The other records of a completed split message count once its event is accepted.
       const std::size_t chunks = decoder_.completed_records().size();

@@ -28,6 +28,7 @@ struct Record {
   std::optional<std::int32_t> partition;
   std::optional<std::int64_t> kafka_offset;
   std::uint64_t size = 0;
+  bool compact = false;
 };
 
 struct Framed {
@@ -42,7 +43,7 @@ Framed frame(const std::string& text, std::size_t max_read,
   Framed out;
   for (FramedRecord r; framer.next(r);) {
     out.records.push_back(Record{std::string(r.text), r.line, r.offset, r.index, r.error, r.reason,
-                                 r.console_partition, r.console_offset, r.size});
+                                 r.console_partition, r.console_offset, r.size, r.compact});
   }
   out.ignored_lines = framer.ignored_lines();
   return out;
@@ -69,6 +70,7 @@ Framed frame_all_ways_limited(const std::string& text, std::size_t max_record_by
       CHECK(cut.records[i].partition == whole.records[i].partition);
       CHECK(cut.records[i].kafka_offset == whole.records[i].kafka_offset);
       CHECK(cut.records[i].size == whole.records[i].size);
+      CHECK(cut.records[i].compact == whole.records[i].compact);
     }
   }
   return whole;
@@ -144,6 +146,24 @@ TEST_CASE("tool diagnostics are counted and skipped, wherever they fall") {
   REQUIRE(after.records.size() == 2);
   CHECK(after.records[1].error == RejectCode::kNotJson);
   CHECK(after.ignored_lines == 0);
+}
+
+TEST_CASE("a document without whitespace outside its strings is compact") {
+  const Framed f = frame_all_ways(
+      "{\"a\":\"x y\\\" \",\"b\":[1,{}]}\n"  // spaces inside strings only
+      "{\"a\": 1}\n"                         // a space after the colon
+      "{\"a\":1}\t\r\n"                      // whitespace after the document, not in it
+      "{\n  \"a\": 1\n}\n"                   // pretty-printed
+      "CreateTime:1\t{\"a\":1}\n"            // after a console prefix
+      "{\"a\":\"cut\n");                     // truncated: an error, never compact
+  REQUIRE(f.records.size() == 6);
+  CHECK(f.records[0].compact);
+  CHECK_FALSE(f.records[1].compact);
+  CHECK(f.records[2].compact);
+  CHECK_FALSE(f.records[3].compact);
+  CHECK(f.records[4].compact);
+  CHECK(f.records[5].error);
+  CHECK_FALSE(f.records[5].compact);
 }
 
 TEST_CASE("pretty-printed documents span lines; concatenated ones split") {

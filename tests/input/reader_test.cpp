@@ -177,6 +177,16 @@ TEST_CASE("the audit seq of a GZIP message equals that of the same message sent 
   const std::string message =
       inner.substr(inner.find("\"message\":") + 10, inner.size() - inner.find("\"message\":") - 11);
   CHECK(plain.events[0].audit_seq == sha256_prefix_i64(message));
+  // Whitespace outside the strings (here after every colon of the message) changes nothing:
+  // a compact record is hashed as it is, any other minified first.
+  std::string spaced = inner;
+  for (std::size_t at = spaced.find("\":"); at != std::string::npos;
+       at = spaced.find("\":", at + 3)) {
+    spaced.insert(at + 2, " ");
+  }
+  const auto spaced_out = read_text(spaced + "\n");
+  REQUIRE(spaced_out.events.size() == 1);
+  CHECK(spaced_out.events[0].audit_seq == plain.events[0].audit_seq);
 }
 
 TEST_CASE("insignificant whitespace does not change the audit seq; content does") {
