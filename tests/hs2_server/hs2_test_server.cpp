@@ -512,7 +512,6 @@ class RpcTimer : public apache::thrift::TProcessorEventHandler {
     return s_.stats.rpcs[std::string(fn_name)];
   }
 
- private:
   Hs2TestServer::Impl& s_;
 };
 
