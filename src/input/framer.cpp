@@ -12,6 +12,9 @@
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
+#if defined(__PCLMUL__)
+#include <wmmintrin.h>
+#endif
 
 namespace atlas2kudu {
 
@@ -46,6 +49,56 @@ inline const char* find_string_special(const char* p, const char* end) {
 inline bool is_space(char c) {
   return c == ' ' || c == '\t' || c == '\r' || c == '\n';
 }
+
+#if defined(__SSE2__)
+// One bit per byte of a 64-byte block (bit i for byte i), for the bytes scan_document acts on.
+struct BlockMasks {
+  std::uint64_t quote, backslash, newline, open, close, space;
+};
+
+inline std::uint64_t movemask64(__m128i a, __m128i b, __m128i c, __m128i d) {
+  return static_cast<std::uint64_t>(static_cast<std::uint32_t>(_mm_movemask_epi8(a))) |
+         static_cast<std::uint64_t>(static_cast<std::uint32_t>(_mm_movemask_epi8(b))) << 16 |
+         static_cast<std::uint64_t>(static_cast<std::uint32_t>(_mm_movemask_epi8(c))) << 32 |
+         static_cast<std::uint64_t>(static_cast<std::uint32_t>(_mm_movemask_epi8(d))) << 48;
+}
+
+inline BlockMasks classify_block(const char* p) {
+  __m128i quote[4], backslash[4], newline[4], open[4], close[4], space[4];
+  for (int i = 0; i < 4; ++i) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * i));
+    quote[i] = _mm_cmpeq_epi8(v, _mm_set1_epi8('"'));
+    backslash[i] = _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'));
+    newline[i] = _mm_cmpeq_epi8(v, _mm_set1_epi8('\n'));
+    // '{' (0x7B) and '[' (0x5B) differ only in bit 5, as do '}' (0x7D) and ']' (0x5D).
+    const __m128i folded = _mm_or_si128(v, _mm_set1_epi8(0x20));
+    open[i] = _mm_cmpeq_epi8(folded, _mm_set1_epi8('{'));
+    close[i] = _mm_cmpeq_epi8(folded, _mm_set1_epi8('}'));
+    space[i] = _mm_or_si128(
+        _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(' ')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\t'))),
+        _mm_cmpeq_epi8(v, _mm_set1_epi8('\r')));
+  }
+  return {movemask64(quote[0], quote[1], quote[2], quote[3]),
+          movemask64(backslash[0], backslash[1], backslash[2], backslash[3]),
+          movemask64(newline[0], newline[1], newline[2], newline[3]),
+          movemask64(open[0], open[1], open[2], open[3]),
+          movemask64(close[0], close[1], close[2], close[3]),
+          movemask64(space[0], space[1], space[2], space[3])};
+}
+
+// Bit i of the result is the XOR of bits 0..i of x: with x the quotes of a block, the bytes from
+// an opening quote up to (not including) its closing quote.
+inline std::uint64_t prefix_xor(std::uint64_t x) {
+#if defined(__PCLMUL__)
+  const __m128i product = _mm_clmulepi64_si128(_mm_set_epi64x(0, static_cast<long long>(x)),
+                                               _mm_set1_epi8(static_cast<char>(0xFF)), 0);
+  return static_cast<std::uint64_t>(_mm_cvtsi128_si64(product));
+#else
+  for (int shift = 1; shift < 64; shift *= 2) x ^= x << shift;
+  return x;
+#endif
+}
+#endif
 
 }  // namespace
 
@@ -180,6 +233,9 @@ void Framer::take_rest_of_line(std::size_t& start) {
 }
 
 void Framer::finish_record(std::size_t start, FramedRecord& out) {
+  // The scanners check the limit before each step; the last step (a closing brace, a string run
+  // to a raw newline) may be the one that crosses it, whatever the read sizes were.
+  check_size(start);
   if (over_limit_) {
     out.size = dropped_ + (pos_ - start);
     out.text = overflow_excerpt_;
@@ -219,12 +275,59 @@ void Framer::finish_record(std::size_t start, FramedRecord& out) {
   return StringStep::kNewline;
 }
 
-Framer::Scan Framer::scan_document(std::size_t& start, std::string& reason, bool& spaced) {
+#if defined(__SSE2__)
+Framer::Block Framer::scan_block(std::size_t start, std::uint64_t start_line, DocumentState& s) {
+  const BlockMasks m = classify_block(buf_.get() + pos_);
+  // Escapes and line ends take the byte-at-a-time path: the block stops before the first one.
+  const std::uint64_t special = m.backslash | m.newline;
+  const unsigned n = special == 0 ? 64 : static_cast<unsigned>(__builtin_ctzll(special));
+  if (n == 0) return Block::kStopped;
+  const std::uint64_t in_block = n == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << n) - 1;
+  const std::uint64_t inside = prefix_xor(m.quote) ^ (s.in_string ? ~std::uint64_t{0} : 0);
+  const std::uint64_t outside = ~inside & in_block;
+  const std::uint64_t open = m.open & outside;
+  const std::uint64_t close = m.close & outside;
+  const std::uint64_t space = m.space & outside;
+  std::uint64_t depth = s.depth;
+  if (static_cast<std::uint64_t>(__builtin_popcountll(close)) >= depth) {
+    // The document may end in this block: follow its brackets one by one.
+    for (std::uint64_t brackets = open | close; brackets != 0; brackets &= brackets - 1) {
+      const unsigned i = static_cast<unsigned>(__builtin_ctzll(brackets));
+      if ((open >> i & 1) != 0) {
+        ++depth;
+      } else if (--depth == 0) {
+        const std::uint64_t through_end = i == 63 ? ~std::uint64_t{0} : (std::uint64_t{2} << i) - 1;
+        s.spaced = s.spaced || (space & through_end) != 0;
+        pos_ += i + 1;
+        return Block::kDocumentEnd;
+      }
+    }
+  } else {
+    depth += static_cast<std::uint64_t>(__builtin_popcountll(open));
+    depth -= static_cast<std::uint64_t>(__builtin_popcountll(close));
+  }
+  s.depth = depth;
+  s.spaced = s.spaced || space != 0;
+  if (line_ == start_line && !s.content_on_first_line) {
+    // What the byte-at-a-time scan counts as content: anything but whitespace and closing
+    // brackets, except the document's own opening brace. (A byte inside a string follows its
+    // opening quote, on this line since no newline came between.)
+    std::uint64_t content = ~m.space & ~m.close & in_block;
+    if (pos_ == start) content &= ~std::uint64_t{1};
+    s.content_on_first_line = content != 0;
+  }
+  s.in_string = (inside >> (n - 1) & 1) != 0;
+  pos_ += n;
+  return n == 64 ? Block::kWhole : Block::kStopped;
+}
+#endif
+
+Framer::Scan Framer::scan_document(std::size_t& start, std::string& reason, DocumentState& s) {
   const std::uint64_t start_line = line_;
-  spaced = false;
-  std::uint64_t depth = 0;
-  bool in_string = false;
-  bool content_on_first_line = false;
+  // Named as before the block scan, so that the byte-at-a-time path reads as it did.
+  std::uint64_t& depth = s.depth;
+  bool& in_string = s.in_string;
+  bool& content_on_first_line = s.content_on_first_line;
   for (;;) {
     check_size(start);
     if (pos_ == end_ && refill(start, 1) == 0) {
@@ -233,6 +336,17 @@ Framer::Scan Framer::scan_document(std::size_t& start, std::string& reason, bool
                    : fmt::format("truncated JSON: {} unclosed bracket(s) at end of input", depth);
       return Scan::kTruncated;
     }
+#if defined(__SSE2__)
+    // 64 bytes at a time while they are all here and cannot take the record over the limit.
+    if (block_scan_ && end_ - pos_ >= 64 && pos_ + 64 - start <= size_check_) {
+      const Block block = scan_block(start, start_line, s);
+      if (block == Block::kDocumentEnd) {
+        return Scan::kComplete;
+      }
+      if (block == Block::kWhole) continue;
+      // Stopped at an escape or a newline, which the code below takes.
+    }
+#endif
     if (in_string) {
       const StringStep step = step_in_string(start);
       if (step == StringStep::kNewline) {
@@ -267,11 +381,11 @@ Framer::Scan Framer::scan_document(std::size_t& start, std::string& reason, bool
           return Scan::kTruncated;
         }
         ++line_;
-        spaced = true;
+        s.spaced = true;
         break;
       default:
         if (is_space(c)) {
-          spaced = true;
+          s.spaced = true;
         } else if (line_ == start_line) {
           content_on_first_line = true;
         }
@@ -370,11 +484,11 @@ bool Framer::next(FramedRecord& out) {
     out.offset = base_offset_ + pos_;
     out.index = records_++;
     if (d == '{') {
-      bool spaced = false;
-      const Scan scan = scan_document(start, out.reason, spaced);
+      DocumentState document;
+      const Scan scan = scan_document(start, out.reason, document);
       finish_record(start, out);
       if (!out.error && scan == Scan::kTruncated) out.error = RejectCode::kInvalidJson;
-      out.compact = !out.error && !spaced;
+      out.compact = !out.error && !document.spaced;
       if (!out.error && !prefix_error_.empty()) {
         out.error = RejectCode::kWrongType;
         out.reason = prefix_error_;

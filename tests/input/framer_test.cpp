@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 
 #include <optional>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -37,9 +38,10 @@ struct Framed {
 };
 
 Framed frame(const std::string& text, std::size_t max_read,
-             std::size_t max_record_bytes = kDefaultMaxRecordBytes) {
+             std::size_t max_record_bytes = kDefaultMaxRecordBytes, bool block_scan = true) {
   auto source = memory_byte_source("t.jsonl", text, max_read);
   Framer framer(*source, max_record_bytes);
+  framer.use_block_scan(block_scan);
   Framed out;
   for (FramedRecord r; framer.next(r);) {
     out.records.push_back(Record{std::string(r.text), r.line, r.offset, r.index, r.error, r.reason,
@@ -51,27 +53,30 @@ Framed frame(const std::string& text, std::size_t max_read,
 
 constexpr std::size_t kReadSizes[] = {1, 3, 7, static_cast<std::size_t>(-1)};
 
+void check_same(const Framed& got, const Framed& want) {
+  REQUIRE(got.records.size() == want.records.size());
+  CHECK(got.ignored_lines == want.ignored_lines);
+  for (std::size_t i = 0; i < got.records.size(); ++i) {
+    CAPTURE(i);
+    CHECK(got.records[i].text == want.records[i].text);
+    CHECK(got.records[i].line == want.records[i].line);
+    CHECK(got.records[i].offset == want.records[i].offset);
+    CHECK(got.records[i].index == want.records[i].index);
+    CHECK(got.records[i].error == want.records[i].error);
+    CHECK(got.records[i].reason == want.records[i].reason);
+    CHECK(got.records[i].partition == want.records[i].partition);
+    CHECK(got.records[i].kafka_offset == want.records[i].kafka_offset);
+    CHECK(got.records[i].size == want.records[i].size);
+    CHECK(got.records[i].compact == want.records[i].compact);
+  }
+}
+
 // Frames `text` with every read size; checks they agree and returns the result.
 Framed frame_all_ways_limited(const std::string& text, std::size_t max_record_bytes) {
   const Framed whole = frame(text, static_cast<std::size_t>(-1), max_record_bytes);
   for (std::size_t max_read : kReadSizes) {
     CAPTURE(max_read);
-    const Framed cut = frame(text, max_read, max_record_bytes);
-    REQUIRE(cut.records.size() == whole.records.size());
-    CHECK(cut.ignored_lines == whole.ignored_lines);
-    for (std::size_t i = 0; i < cut.records.size(); ++i) {
-      CAPTURE(i);
-      CHECK(cut.records[i].text == whole.records[i].text);
-      CHECK(cut.records[i].line == whole.records[i].line);
-      CHECK(cut.records[i].offset == whole.records[i].offset);
-      CHECK(cut.records[i].index == whole.records[i].index);
-      CHECK(cut.records[i].error == whole.records[i].error);
-      CHECK(cut.records[i].reason == whole.records[i].reason);
-      CHECK(cut.records[i].partition == whole.records[i].partition);
-      CHECK(cut.records[i].kafka_offset == whole.records[i].kafka_offset);
-      CHECK(cut.records[i].size == whole.records[i].size);
-      CHECK(cut.records[i].compact == whole.records[i].compact);
-    }
+    check_same(frame(text, max_read, max_record_bytes), whole);
   }
   return whole;
 }
@@ -276,12 +281,20 @@ TEST_CASE("a record over the size limit is rejected and skipped to its line end"
     CHECK(out.records[1].text.size() < big.size());
     check_document(out.records[2], "{\"b\":2}", 3, 8 + big.size() + 1, 2);
   }
-  // At the limit is fine.
+  // At the limit is fine; one byte over is not, also when that byte is the closing brace.
   const std::string at_limit = "{\"blob\":\"" + std::string(1000 - 11, 'x') + "\"}";
   REQUIRE(at_limit.size() == 1000);
-  const Framed fits = frame(at_limit + "\n", 7, 1000);
-  REQUIRE(fits.records.size() == 1);
-  check_document(fits.records[0], at_limit, 1, 0, 0);
+  const std::string one_over = "{\"blob\":\"" + std::string(1000 - 10, 'x') + "\"}";
+  for (std::size_t max_read : kReadSizes) {
+    CAPTURE(max_read);
+    const Framed fits = frame(at_limit + "\n", max_read, 1000);
+    REQUIRE(fits.records.size() == 1);
+    check_document(fits.records[0], at_limit, 1, 0, 0);
+    const Framed over = frame(one_over + "\n", max_read, 1000);
+    REQUIRE(over.records.size() == 1);
+    check_malformed(over.records[0], RejectCode::kTooLarge,
+                    "record of 1001 bytes is longer than the 1000 byte limit", 1, 0);
+  }
 }
 
 TEST_CASE("a record over the limit is rejected even when its excess is one string in the buffer") {
@@ -399,6 +412,122 @@ TEST_CASE("every document is followed by kRecordPadding readable bytes") {
       CHECK_FALSE(framer.next(r));
     }
   }
+}
+
+// Random inputs built from the bytes the scanners act on, framed 64 bytes at a time and a byte
+// at a time, with every read size and record limit: the results must be the same, record for
+// record. Documents are valid JSON shapes, then some are damaged (a newline, a backslash, a
+// quote or a bracket inserted or dropped) and joined by newlines, spaces, nothing or commas
+// inside a top-level array, with console prefixes and long strings that cross 64-byte blocks.
+std::string random_value(std::mt19937& rng, int depth) {
+  std::uniform_int_distribution<int> pick(0, 9);
+  auto filler = [&](std::size_t n) {
+    static constexpr char kBytes[] = "ab {}[]:,\t\r x\xC3\xA9yz0";
+    std::string s;
+    std::uniform_int_distribution<std::size_t> b(0, sizeof kBytes - 2);
+    for (std::size_t i = 0; i < n; ++i) s += kBytes[b(rng)];
+    return s;
+  };
+  std::uniform_int_distribution<std::size_t> len(0, 90);
+  const int kind = depth > 4 ? pick(rng) % 3 : pick(rng);
+  switch (kind) {
+    case 0:
+      return "\"" + filler(len(rng)) + "\"";
+    case 1:
+      return std::to_string(rng() % 100000);
+    case 2:
+      return pick(rng) < 5 ? "true" : "null";
+    case 3:
+    case 4:
+    case 5: {
+      std::string s = "[";
+      const int n = pick(rng) % 4;
+      for (int i = 0; i < n; ++i) s += (i ? "," : "") + random_value(rng, depth + 1);
+      return s + "]";
+    }
+    default: {
+      std::string s = "{";
+      const int n = pick(rng) % 5;
+      for (int i = 0; i < n; ++i) {
+        s += (i ? "," : "");
+        s += "\"" + filler(len(rng) % 12) + "\":";
+        if (pick(rng) == 0) s += " ";
+        s += random_value(rng, depth + 1);
+      }
+      return s + "}";
+    }
+  }
+}
+
+std::string random_input(std::mt19937& rng) {
+  std::uniform_int_distribution<int> pick(0, 99);
+  std::string text;
+  const bool array = pick(rng) < 10;
+  if (array) text += "[";
+  const int documents = 1 + pick(rng) % 6;
+  for (int d = 0; d < documents; ++d) {
+    if (d > 0) {
+      const int sep = pick(rng);
+      text += array      ? (sep < 80 ? ",\n" : ",")
+              : sep < 70 ? "\n"
+              : sep < 85 ? " "
+              : sep < 95 ? ""
+                         : "\r\n";
+    }
+    if (!array && pick(rng) < 5) text += "Partition:3\tOffset:" + std::to_string(d) + "\t";
+    std::string doc = "{\"k\":" + random_value(rng, 1) + ",\"v\":" + random_value(rng, 1) + "}";
+    if (pick(rng) < 10) {
+      // Pretty-printed: the opening brace alone on its line.
+      doc.insert(1, pick(rng) < 50 ? "\n  " : "  \n");
+    }
+    for (int damage = pick(rng) < 40 ? 1 + pick(rng) % 3 : 0; damage > 0; --damage) {
+      static constexpr const char* kDamage[] = {"\n", "\\", "\\\\", "\"",  "{",
+                                                "}",  "]",  " ",    "\\\n"};
+      const std::size_t at = rng() % (doc.size() + 1);
+      const std::size_t what = rng() % (std::size(kDamage) + 1);
+      if (what == std::size(kDamage)) {
+        if (at < doc.size()) doc.erase(at, 1);
+      } else {
+        doc.insert(at, kDamage[what]);
+      }
+    }
+    text += doc;
+  }
+  if (array && pick(rng) < 80) text += "]";
+  if (pick(rng) < 50) text += "\n";
+  return text;
+}
+
+TEST_CASE("the 64-byte block scan frames exactly as the byte-at-a-time scan") {
+  std::mt19937 rng(20261201);
+  std::size_t records = 0, long_documents = 0, rejected = 0;
+  for (int round = 0; round < 3000; ++round) {
+    const std::string text = random_input(rng);
+    CAPTURE(text);
+    for (std::size_t limit :
+         {kDefaultMaxRecordBytes, std::size_t{64}, std::size_t{100} + round % 300}) {
+      CAPTURE(limit);
+      const Framed want = frame(text, static_cast<std::size_t>(-1), limit, false);
+      for (std::size_t max_read : kReadSizes) {
+        CAPTURE(max_read);
+        check_same(frame(text, max_read, limit, true), want);
+        check_same(frame(text, max_read, limit, false), want);
+      }
+      if (limit == kDefaultMaxRecordBytes) {
+        records += want.records.size();
+        for (const Record& r : want.records) {
+          long_documents += !r.error && r.size > 128;
+          rejected += r.error.has_value();
+        }
+      }
+    }
+  }
+  // The inputs reach what they are meant to: many records, long ones and damaged ones.
+  CHECK(records > 9000);
+  CHECK(long_documents > 1000);
+  CHECK(rejected > 1000);
+  MESSAGE(records << " records, " << long_documents << " documents over 128 bytes, " << rejected
+                  << " rejected");
 }
 
 TEST_SUITE_END();
