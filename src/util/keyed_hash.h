@@ -18,8 +18,10 @@
 //       == 0xa129ca6149be45e5   // the test vector of the SipHash paper, appendix A
 #pragma once
 
+#include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
 
@@ -48,6 +50,54 @@ class SipHasher {
 };
 
 std::uint64_t siphash24(const SipKey& key, std::string_view bytes);
+
+namespace sip {
+constexpr std::uint64_t rotl(std::uint64_t x, int b) {
+  return (x << b) | (x >> (64 - b));
+}
+// One SipRound.
+inline void round(std::uint64_t& v0, std::uint64_t& v1, std::uint64_t& v2, std::uint64_t& v3) {
+  v0 += v1;
+  v1 = rotl(v1, 13);
+  v1 ^= v0;
+  v0 = rotl(v0, 32);
+  v2 += v3;
+  v3 = rotl(v3, 16);
+  v3 ^= v2;
+  v0 += v3;
+  v3 = rotl(v3, 21);
+  v3 ^= v0;
+  v2 += v1;
+  v1 = rotl(v1, 17);
+  v1 ^= v2;
+  v2 = rotl(v2, 32);
+}
+}  // namespace sip
+
+// siphash24(key, 16 bytes at p), inline and without the streaming state: guids and qualifiedName
+// digests are 16 bytes, and the fold hashes one for nearly every table lookup of every event.
+inline std::uint64_t siphash24_16(const SipKey& key, const void* p) {
+  std::uint64_t m0, m1;
+  std::memcpy(&m0, p, 8);  // little-endian words, as SipHash reads them (x86-64, aarch64)
+  std::memcpy(&m1, static_cast<const char*>(p) + 8, 8);
+  if constexpr (std::endian::native == std::endian::big) {
+    m0 = __builtin_bswap64(m0);
+    m1 = __builtin_bswap64(m1);
+  }
+  std::uint64_t v0 = key.k0 ^ 0x736f6d6570736575ULL;
+  std::uint64_t v1 = key.k1 ^ 0x646f72616e646f6dULL;
+  std::uint64_t v2 = key.k0 ^ 0x6c7967656e657261ULL;
+  std::uint64_t v3 = key.k1 ^ 0x7465646279746573ULL;
+  for (const std::uint64_t m : {m0, m1, std::uint64_t{16} << 56}) {
+    v3 ^= m;
+    sip::round(v0, v1, v2, v3);
+    sip::round(v0, v1, v2, v3);
+    v0 ^= m;
+  }
+  v2 ^= 0xff;
+  for (int i = 0; i < 4; ++i) sip::round(v0, v1, v2, v3);
+  return v0 ^ v1 ^ v2 ^ v3;
+}
 
 // The process's key: drawn from the kernel's random source (getrandom) on first use, then fixed.
 const SipKey& process_hash_key();
