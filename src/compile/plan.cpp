@@ -154,11 +154,21 @@ class Planner {
   void sort_rows(NetWindow& net) {
     // entity_flat and entity_audit rows are large (several strings each): they are put in order
     // through an index rather than moved.
-    flat_order_.resize(net.flat.size());
-    for (std::uint32_t i = 0; i < flat_order_.size(); ++i) flat_order_[i] = i;
-    std::sort(flat_order_.begin(), flat_order_.end(), [&](std::uint32_t x, std::uint32_t y) {
-      return key_less(net.flat[x].guid.bytes, net.flat[y].guid.bytes);
-    });
+    // The keys are copied next to the row numbers and sorted there: comparing through the row
+    // numbers would miss the cache on two rows per comparison.
+    struct FlatKey {
+      std::pair<std::uint64_t, std::uint64_t> guid;
+      std::uint32_t row;
+    };
+    std::vector<FlatKey> flat_keys(net.flat.size());
+    for (std::uint32_t i = 0; i < flat_keys.size(); ++i) {
+      flat_keys[i] = {key_words(net.flat[i].guid.bytes), i};
+    }
+    // One row per guid: the order is total.
+    std::sort(flat_keys.begin(), flat_keys.end(),
+              [](const FlatKey& x, const FlatKey& y) { return x.guid < y.guid; });
+    flat_order_.resize(flat_keys.size());
+    for (std::size_t i = 0; i < flat_keys.size(); ++i) flat_order_[i] = flat_keys[i].row;
     std::sort(net.by_qn.begin(), net.by_qn.end(),
               [](const ByQnRow& x, const ByQnRow& y) { return key_less(x.digest, y.digest); });
     std::sort(net.edge_out.begin(), net.edge_out.end(), edge_less);
@@ -166,27 +176,25 @@ class Planner {
     std::sort(net.tags.begin(), net.tags.end(), [](const TagRow& x, const TagRow& y) {
       return std::tie(x.tag_name, x.guid) < std::tie(y.tag_name, y.guid);
     });
-    // By key, ties in event order (the index), then keep the last row of each key: the row of
-    // the last event, as in sequence.
-    audit_order_.resize(net.audit.size());
-    for (std::uint32_t i = 0; i < audit_order_.size(); ++i) audit_order_[i] = i;
-    const auto audit_key = [&](std::uint32_t i) {
-      const AuditRow& r = net.audit[i];
-      return std::tuple(key_words(r.guid.bytes), r.event_ts, r.seq);
+    // By key, ties in event order (the row number), then keep the last row of each key: the row
+    // of the last event, as in sequence.
+    struct AuditKey {
+      std::tuple<std::pair<std::uint64_t, std::uint64_t>, std::int64_t, std::int64_t> key;
+      std::uint32_t row;
     };
-    std::sort(audit_order_.begin(), audit_order_.end(), [&](std::uint32_t x, std::uint32_t y) {
-      const auto kx = audit_key(x), ky = audit_key(y);
-      return kx != ky ? kx < ky : x < y;
-    });
-    std::size_t kept = 0;
-    for (std::size_t i = 0; i < audit_order_.size(); ++i) {
-      if (i + 1 < audit_order_.size() &&
-          audit_key(audit_order_[i]) == audit_key(audit_order_[i + 1])) {
-        continue;
-      }
-      audit_order_[kept++] = audit_order_[i];
+    std::vector<AuditKey> audit_keys(net.audit.size());
+    for (std::uint32_t i = 0; i < audit_keys.size(); ++i) {
+      const AuditRow& r = net.audit[i];
+      audit_keys[i] = {{key_words(r.guid.bytes), r.event_ts, r.seq}, i};
     }
-    audit_order_.resize(kept);
+    std::sort(audit_keys.begin(), audit_keys.end(), [](const AuditKey& x, const AuditKey& y) {
+      return x.key != y.key ? x.key < y.key : x.row < y.row;
+    });
+    audit_order_.clear();
+    for (std::size_t i = 0; i < audit_keys.size(); ++i) {
+      if (i + 1 < audit_keys.size() && audit_keys[i].key == audit_keys[i + 1].key) continue;
+      audit_order_.push_back(audit_keys[i].row);
+    }
     std::sort(net.by_qn_guarded.begin(), net.by_qn_guarded.end());
     net.by_qn_guarded.erase(std::unique(net.by_qn_guarded.begin(), net.by_qn_guarded.end()),
                             net.by_qn_guarded.end());
