@@ -537,10 +537,14 @@ class Folder::Window {
   KnowledgeStore& knowledge_;
   NetWindow& net_;
   std::uint32_t slot(const Guid& guid) {
+    // An event asks for its entity's slot several times (knowledge, flat row, by_qn link, audit).
+    if (last_slot_ != kNone && last_slot_guid_ == guid) return last_slot_;
     bool inserted = false;
     const std::uint32_t index = slot_index_.try_emplace(
         guid.bytes.data(), static_cast<std::uint32_t>(slots_.size()), inserted);
     if (inserted) slots_.emplace_back();
+    last_slot_guid_ = guid;
+    last_slot_ = index;
     return index;
   }
   void link(std::uint32_t& head, std::uint32_t row) {
@@ -554,6 +558,8 @@ class Folder::Window {
 
   Key16Index slot_index_;
   std::vector<Slot> slots_;
+  Guid last_slot_guid_;
+  std::uint32_t last_slot_ = kNone;
   std::vector<Link> links_;
   Key16Index by_qn_index_;
   EdgeIndex edge_out_index_, edge_in_index_;
