@@ -201,10 +201,15 @@ bool KnowledgeStore::contains(const Guid& guid) {
 }
 
 EntityKnowledge& KnowledgeStore::get(const Guid& guid) {
-  auto it = bring_back(guid);
-  if (it == entries_.end()) {
-    it = entries_.try_emplace(guid).first;
+  // One probe of the map whether the entry is in memory, spilled or new (most are new or in
+  // memory): the entry is made first, then filled from the spill if it was evicted.
+  const auto [it, inserted] = entries_.try_emplace(guid);
+  if (inserted) {
     it->second.guid = guid;
+    if (spill_ && spill_->get(guid, scratch_)) {
+      ++stats_.spill_reads;
+      decode_knowledge(scratch_, it->second.knowledge);
+    }
   }
   return touch(it->second).knowledge;
 }
