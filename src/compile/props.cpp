@@ -45,15 +45,16 @@ struct SizeModel {
 
 void apply_cap(Props& props, std::size_t max_bytes) {
   SizeModel size;
-  std::vector<std::size_t> key_sizes(props.members.size());
-  for (std::size_t i = 0; i < props.members.size(); ++i) {
-    key_sizes[i] = json_string_size(props.members[i].first);
-    size.member_bytes += key_sizes[i] + 1 + props.members[i].second.size();
-  }
+  for (const auto& [key, value] : props.members)
+    size.member_bytes += json_string_size(key) + 1 + value.size();
   size.members = props.members.size();
   for (const auto& k : props.truncated) size.truncated_bytes += json_string_size(k);
   size.truncated = props.truncated.size();
-  if (size.total() <= max_bytes) return;
+  if (size.total() <= max_bytes) return;  // nearly always: nothing to drop, nothing allocated
+  std::vector<std::size_t> key_sizes(props.members.size());
+  for (std::size_t i = 0; i < props.members.size(); ++i) {
+    key_sizes[i] = json_string_size(props.members[i].first);
+  }
 
   // Largest value first; ties broken by key so the choice never depends on input order.
   std::vector<std::size_t> order(props.members.size());
@@ -97,9 +98,11 @@ void apply_cap(Props& props, std::size_t max_bytes) {
 void merge_attributes(Props& props, std::span<const Attribute> attributes, std::size_t max_bytes) {
   // Sorting the event's attributes and merging them with the sorted members keeps this
   // O(n log n): inserting one by one into the sorted vector was quadratic (an event with 100,000
-  // attributes took minutes).
-  std::vector<const Attribute*> incoming;
-  incoming.reserve(attributes.size());
+  // attributes took minutes). Called for every entity event: the pointer lists reuse their
+  // memory, and the members are updated in place when the event brings no new key.
+  thread_local std::vector<const Attribute*> incoming, latest;
+  incoming.clear();
+  latest.clear();
   bool reserved_key = false;
   for (const Attribute& a : attributes) {
     if (a.name == kTruncatedKey) {
@@ -108,11 +111,19 @@ void merge_attributes(Props& props, std::span<const Attribute> attributes, std::
       incoming.push_back(&a);
     }
   }
-  std::stable_sort(incoming.begin(), incoming.end(),
-                   [](const Attribute* x, const Attribute* y) { return x->name < y->name; });
+  const auto by_name = [](const Attribute* x, const Attribute* y) { return x->name < y->name; };
+  if (incoming.size() <= 16) {
+    // A handful, as nearly always: an insertion sort (stable) allocates no merge buffer.
+    for (std::size_t i = 1; i < incoming.size(); ++i) {
+      const Attribute* a = incoming[i];
+      std::size_t j = i;
+      for (; j > 0 && by_name(a, incoming[j - 1]); --j) incoming[j] = incoming[j - 1];
+      incoming[j] = a;
+    }
+  } else {
+    std::stable_sort(incoming.begin(), incoming.end(), by_name);
+  }
   // A repeated name: the last one wins (stable sort keeps event order within a name).
-  std::vector<const Attribute*> latest;
-  latest.reserve(incoming.size());
   for (const Attribute* a : incoming) {
     if (!latest.empty() && latest.back()->name == a->name) {
       latest.back() = a;
@@ -121,31 +132,56 @@ void merge_attributes(Props& props, std::span<const Attribute> attributes, std::
     }
   }
 
-  std::vector<std::pair<std::string, std::string>> members;
-  members.reserve(props.members.size() + latest.size());
-  auto old = props.members.begin();
-  for (const Attribute* a : latest) {
-    while (old != props.members.end() && old->first < a->name) members.push_back(std::move(*old++));
-    if (old != props.members.end() && old->first == a->name) ++old;
-    members.emplace_back(a->name, a->json);
+  // Every key already a member (an update of the same attributes): new values in place.
+  bool all_known = latest.size() <= props.members.size();
+  if (all_known) {
+    auto m = props.members.begin();
+    for (const Attribute* a : latest) {
+      while (m != props.members.end() && m->first < a->name) ++m;
+      if (m == props.members.end() || m->first != a->name) {
+        all_known = false;
+        break;
+      }
+      ++m;
+    }
   }
-  while (old != props.members.end()) members.push_back(std::move(*old++));
-  props.members = std::move(members);
+  if (all_known) {
+    auto m = props.members.begin();
+    for (const Attribute* a : latest) {
+      while (m->first < a->name) ++m;
+      (m++)->second = a->json;
+    }
+  } else {
+    std::vector<std::pair<std::string, std::string>> members;
+    members.reserve(props.members.size() + latest.size());
+    auto old = props.members.begin();
+    for (const Attribute* a : latest) {
+      while (old != props.members.end() && old->first < a->name) {
+        members.push_back(std::move(*old++));
+      }
+      if (old != props.members.end() && old->first == a->name) ++old;
+      members.emplace_back(a->name, a->json);
+    }
+    while (old != props.members.end()) members.push_back(std::move(*old++));
+    props.members = std::move(members);
+  }
 
   // A key that comes back is no longer dropped.
-  std::vector<std::string> truncated;
-  truncated.reserve(props.truncated.size() + 1);
-  auto back = latest.begin();
-  for (std::string& key : props.truncated) {
-    while (back != latest.end() && (*back)->name < key) ++back;
-    if (back != latest.end() && (*back)->name == key) continue;
-    truncated.push_back(std::move(key));
+  if (!props.truncated.empty() || reserved_key) {
+    std::vector<std::string> truncated;
+    truncated.reserve(props.truncated.size() + 1);
+    auto back = latest.begin();
+    for (std::string& key : props.truncated) {
+      while (back != latest.end() && (*back)->name < key) ++back;
+      if (back != latest.end() && (*back)->name == key) continue;
+      truncated.push_back(std::move(key));
+    }
+    if (reserved_key) {
+      auto at = std::lower_bound(truncated.begin(), truncated.end(), kTruncatedKey);
+      if (at == truncated.end() || *at != kTruncatedKey) truncated.emplace(at, kTruncatedKey);
+    }
+    props.truncated = std::move(truncated);
   }
-  if (reserved_key) {
-    auto at = std::lower_bound(truncated.begin(), truncated.end(), kTruncatedKey);
-    if (at == truncated.end() || *at != kTruncatedKey) truncated.emplace(at, kTruncatedKey);
-  }
-  props.truncated = std::move(truncated);
   apply_cap(props, max_bytes);
 }
 

@@ -1,7 +1,9 @@
 // props_json merge and cap (--props-max-bytes), including scenario 14 and the audit detail.
 #include <doctest/doctest.h>
 
+#include <map>
 #include <random>
+#include <set>
 
 #include "compile/fold.h"
 #include "compile/props.h"
@@ -19,6 +21,44 @@ TEST_CASE("merge: event wins per key, keys sorted, values kept as written") {
   CHECK(to_json(p) == R"({"createTime":5,"n":7,"owner":"b"})");
   merge_attributes(p, std::vector<Attribute>{{"k\"\n", "{\"x\":[1,2]}"}}, 1000);
   CHECK(to_json(p) == R"({"createTime":5,"k\"\n":{"x":[1,2]},"n":7,"owner":"b"})");
+}
+
+TEST_CASE("merge agrees with a map model: updates in place, new keys, repeats, keys back") {
+  // Random events over a small key alphabet (so that keys repeat within an event, exist already,
+  // or are new; up to 24 attributes, past the small-event path), merged without a cap, against
+  // a std::map model of the rule: the last value per key wins, a key that comes back leaves
+  // "_truncated", an attribute named "_truncated" is listed as dropped.
+  std::mt19937 rng(7);
+  const std::vector<std::string> keys{"a", "b", "c", "owner", "name2", "zz", "_truncated"};
+  for (int round = 0; round < 2000; ++round) {
+    Props p;
+    std::map<std::string, std::string> model;
+    std::set<std::string> model_truncated;
+    if (rng() % 3 == 0) {
+      p.truncated = {"b", "zz"};
+      model_truncated = {"b", "zz"};
+    }
+    for (int event = 0; event < 4; ++event) {
+      std::vector<Attribute> attrs(rng() % 25);
+      for (Attribute& a : attrs) {
+        a.name = keys[rng() % (round % 2 ? 3 : keys.size())];
+        a.json = std::to_string(rng() % 1000);
+      }
+      merge_attributes(p, attrs, 1 << 20);
+      for (const Attribute& a : attrs) {
+        if (a.name == "_truncated") {
+          model_truncated.insert(a.name);
+        } else {
+          model[a.name] = a.json;
+          model_truncated.erase(a.name);
+        }
+      }
+      const std::vector<std::pair<std::string, std::string>> want(model.begin(), model.end());
+      CHECK(p.members == want);
+      CHECK(p.truncated ==
+            std::vector<std::string>(model_truncated.begin(), model_truncated.end()));
+    }
+  }
 }
 
 TEST_CASE("cap drops the largest values first and lists them sorted (scenario 14)") {
