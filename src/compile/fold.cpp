@@ -609,7 +609,9 @@ void Folder::fold(std::span<const Event> events, NetWindow& net) {
   knowledge_.end_window();
 }
 
-std::string audit_detail_json(const Event& e, std::size_t max_bytes) {
+namespace {
+
+std::string build_audit_detail_json(const Event& e, std::size_t max_bytes) {
   // Called for every entity and classification event: the name lists reuse their memory.
   thread_local std::vector<std::string_view> attrs, tags;
   attrs.clear();
@@ -646,6 +648,54 @@ std::string audit_detail_json(const Event& e, std::size_t max_bytes) {
   counts.end_object();
   if (out.size() <= max_bytes) return out;
   return "{}";
+}
+
+}  // namespace
+
+std::string audit_detail_json(const Event& e, std::size_t max_bytes) {
+  // Events of one type carry the same attribute names, in the same order: the detail is looked
+  // up by everything it depends on (the names in event order, which of name/qualifiedName were
+  // given, the tag names of a classification event, the cap) instead of sorted and written
+  // again. Bounded: an input of ever new name lists empties the cache now and then.
+  struct Cache {
+    std::unordered_map<std::string, std::string, KeyedStringHash, std::equal_to<>> details;
+    std::string key;
+    std::size_t max_bytes = 0;
+  };
+  thread_local Cache cache;
+  constexpr std::size_t kMaxEntries = 4096;
+  constexpr std::size_t kMaxKeyBytes = 4096;
+  std::string& key = cache.key;
+  key.clear();
+  const bool with_tags = is_classification_op(e.op);
+  // Length-prefixed, so that no two lists of names (which may hold any byte) share a key.
+  const auto put_count = [&key](std::size_t n) {
+    const auto n32 = static_cast<std::uint32_t>(n);
+    key.append(reinterpret_cast<const char*>(&n32), sizeof n32);
+  };
+  const auto put_name = [&](std::string_view name) {
+    put_count(name.size());
+    key.append(name);
+    return key.size() <= kMaxKeyBytes;
+  };
+  key.push_back(
+      static_cast<char>((with_tags ? 4 : 0) + (e.qualified_name ? 2 : 0) + (e.name ? 1 : 0)));
+  put_count(e.attributes.size());
+  for (const Attribute& a : e.attributes) {
+    if (!put_name(a.name)) return build_audit_detail_json(e, max_bytes);
+  }
+  if (with_tags) {
+    for (const Classification& c : e.classifications) {
+      if (!put_name(c.type_name)) return build_audit_detail_json(e, max_bytes);
+    }
+  }
+  if (cache.max_bytes != max_bytes || cache.details.size() >= kMaxEntries) {
+    cache.details.clear();
+    cache.max_bytes = max_bytes;
+  }
+  const auto it = cache.details.find(std::string_view(key));
+  if (it != cache.details.end()) return it->second;
+  return cache.details.emplace(key, build_audit_detail_json(e, max_bytes)).first->second;
 }
 
 }  // namespace atlas2kudu

@@ -133,6 +133,45 @@ TEST_CASE("audit detail names what the event carried and respects the cap") {
         R"({"attributes":["owner","qualifiedName"],"classifications":["A","PII"]})");
   CHECK(audit_detail_json(e, 60) == R"({"_truncated":true,"attributes":2,"classifications":2})");
   CHECK(audit_detail_json(e, 10) == "{}");
+  CHECK(audit_detail_json(e, 1000) ==
+        R"({"attributes":["owner","qualifiedName"],"classifications":["A","PII"]})");
+}
+
+TEST_CASE("audit details looked up again are those of their own event") {
+  // Events of one type share their details; nothing else may: names with any bytes, which of
+  // name/qualifiedName were given, entity vs classification events, tags, the cap.
+  Event one;
+  one.op = Operation::kEntityUpdate;
+  one.attributes = {{std::string("a\0b", 3), "1"}};
+  Event two = one;
+  two.attributes = {{"a", "1"}, {"b", "2"}};
+  CHECK(audit_detail_json(one, 1000) == R"({"attributes":["a\u0000b"]})");
+  CHECK(audit_detail_json(two, 1000) == R"({"attributes":["a","b"]})");
+  CHECK(audit_detail_json(one, 1000) == R"({"attributes":["a\u0000b"]})");
+  Event three = two;
+  three.attributes = {{"ab", "1"}, {"c", "2"}};
+  Event four = two;
+  four.attributes = {{"a", "1"}, {"bc", "2"}};
+  CHECK(audit_detail_json(three, 1000) == R"({"attributes":["ab","c"]})");
+  CHECK(audit_detail_json(four, 1000) == R"({"attributes":["a","bc"]})");
+  Event named = two;
+  named.name = "n";
+  CHECK(audit_detail_json(named, 1000) == R"({"attributes":["a","b","name"]})");
+  Event tagged = two;
+  tagged.op = Operation::kClassificationDelete;
+  CHECK(audit_detail_json(tagged, 1000) == R"({"attributes":["a","b"],"classifications":[]})");
+  tagged.classifications = {{"T", Guid{}, "{}"}};
+  CHECK(audit_detail_json(tagged, 1000) == R"({"attributes":["a","b"],"classifications":["T"]})");
+  CHECK(audit_detail_json(two, 23) == "{}");  // 24 bytes in full
+  CHECK(audit_detail_json(two, 1000) == R"({"attributes":["a","b"]})");
+  // More distinct name lists than the cache holds: each still gets its own.
+  Event many;
+  many.op = Operation::kEntityCreate;
+  for (int i = 0; i < 10000; ++i) {
+    many.attributes = {{"k" + std::to_string(i), "1"}};
+    REQUIRE(audit_detail_json(many, 1000) == "{\"attributes\":[\"k" + std::to_string(i) + "\"]}");
+  }
+  CHECK(audit_detail_json(one, 1000) == R"({"attributes":["a\u0000b"]})");
 }
 
 TEST_SUITE_END();
