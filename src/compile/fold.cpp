@@ -1,6 +1,7 @@
 #include "compile/fold.h"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <string_view>
 #include <tuple>
@@ -656,14 +657,16 @@ std::string audit_detail_json(const Event& e, std::size_t max_bytes) {
   // Events of one type carry the same attribute names, in the same order: the detail is looked
   // up by everything it depends on (the names in event order, which of name/qualifiedName were
   // given, the tag names of a classification event, the cap) instead of sorted and written
-  // again. Bounded: an input of ever new name lists empties the cache now and then.
+  // again. A few dozen entity types make up an export: the last kEntries distinct lists are
+  // kept, compared directly (cheaper than hashing the key), and replaced in turn.
+  constexpr std::size_t kEntries = 32;
   struct Cache {
-    std::unordered_map<std::string, std::string, KeyedStringHash, std::equal_to<>> details;
+    std::array<std::pair<std::string, std::string>, kEntries> details;  // (key, detail)
+    std::size_t next = 0;                                               // the entry replaced next
     std::string key;
     std::size_t max_bytes = 0;
   };
   thread_local Cache cache;
-  constexpr std::size_t kMaxEntries = 4096;
   constexpr std::size_t kMaxKeyBytes = 4096;
   std::string& key = cache.key;
   key.clear();
@@ -689,13 +692,18 @@ std::string audit_detail_json(const Event& e, std::size_t max_bytes) {
       if (!put_name(c.type_name)) return build_audit_detail_json(e, max_bytes);
     }
   }
-  if (cache.max_bytes != max_bytes || cache.details.size() >= kMaxEntries) {
-    cache.details.clear();
+  if (cache.max_bytes != max_bytes) {
+    for (auto& [cached_key, detail] : cache.details) cached_key.clear();  // no key is empty
     cache.max_bytes = max_bytes;
   }
-  const auto it = cache.details.find(std::string_view(key));
-  if (it != cache.details.end()) return it->second;
-  return cache.details.emplace(key, build_audit_detail_json(e, max_bytes)).first->second;
+  for (const auto& [cached_key, detail] : cache.details) {
+    if (cached_key == key) return detail;
+  }
+  auto& [cached_key, detail] = cache.details[cache.next];
+  cache.next = (cache.next + 1) % kEntries;
+  cached_key = key;
+  detail = build_audit_detail_json(e, max_bytes);
+  return detail;
 }
 
 }  // namespace atlas2kudu
