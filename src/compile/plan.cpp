@@ -195,14 +195,20 @@ class Planner {
       if (i + 1 < audit_keys.size() && audit_keys[i].key == audit_keys[i + 1].key) continue;
       audit_order_.push_back(audit_keys[i].row);
     }
-    std::sort(net.by_qn_guarded.begin(), net.by_qn_guarded.end());
+    // 16-byte keys compared as two words (key_less) rather than through memcmp calls.
+    std::sort(net.by_qn_guarded.begin(), net.by_qn_guarded.end(), [](const auto& x, const auto& y) {
+      return std::pair(key_words(x.first), key_words(x.second.bytes)) <
+             std::pair(key_words(y.first), key_words(y.second.bytes));
+    });
     net.by_qn_guarded.erase(std::unique(net.by_qn_guarded.begin(), net.by_qn_guarded.end()),
                             net.by_qn_guarded.end());
-    std::sort(net.by_qn_cleanups.begin(), net.by_qn_cleanups.end(),
-              [](const auto& x, const auto& y) { return x.guid < y.guid; });
-    std::sort(net.tag_cleanups.begin(), net.tag_cleanups.end(),
-              [](const auto& x, const auto& y) { return x.guid < y.guid; });
-    std::sort(net.edge_cascades.begin(), net.edge_cascades.end());
+    const auto by_guid = [](const auto& x, const auto& y) {
+      return key_less(x.guid.bytes, y.guid.bytes);
+    };
+    std::sort(net.by_qn_cleanups.begin(), net.by_qn_cleanups.end(), by_guid);
+    std::sort(net.tag_cleanups.begin(), net.tag_cleanups.end(), by_guid);
+    std::sort(net.edge_cascades.begin(), net.edge_cascades.end(),
+              [](const Guid& x, const Guid& y) { return key_less(x.bytes, y.bytes); });
     net.edge_cascades.erase(std::unique(net.edge_cascades.begin(), net.edge_cascades.end()),
                             net.edge_cascades.end());
   }
