@@ -132,26 +132,19 @@ void merge_attributes(Props& props, std::span<const Attribute> attributes, std::
     }
   }
 
-  // Every key already a member (an update of the same attributes): new values in place.
-  bool all_known = latest.size() <= props.members.size();
-  if (all_known) {
-    auto m = props.members.begin();
-    for (const Attribute* a : latest) {
-      while (m != props.members.end() && m->first < a->name) ++m;
-      if (m == props.members.end() || m->first != a->name) {
-        all_known = false;
-        break;
-      }
-      ++m;
+  // Values of keys that are members already are set in place (an update of the same
+  // attributes, nearly always); the first new key rebuilds the list, where the event's values
+  // win again.
+  bool all_known = true;
+  for (auto m = props.members.begin(); const Attribute* a : latest) {
+    while (m != props.members.end() && m->first < a->name) ++m;
+    if (m == props.members.end() || m->first != a->name) {
+      all_known = false;
+      break;
     }
+    (m++)->second = a->json;
   }
-  if (all_known) {
-    auto m = props.members.begin();
-    for (const Attribute* a : latest) {
-      while (m->first < a->name) ++m;
-      (m++)->second = a->json;
-    }
-  } else {
+  if (!all_known) {
     std::vector<std::pair<std::string, std::string>> members;
     members.reserve(props.members.size() + latest.size());
     auto old = props.members.begin();
