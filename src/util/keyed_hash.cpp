@@ -11,14 +11,6 @@ namespace atlas2kudu {
 
 namespace {
 
-struct SipState {
-  std::uint64_t& v0;
-  std::uint64_t& v1;
-  std::uint64_t& v2;
-  std::uint64_t& v3;
-  void round() { sip::round(v0, v1, v2, v3); }
-};
-
 SipKey random_key() {
   unsigned char bytes[16];
   std::size_t got = 0;
@@ -47,20 +39,6 @@ SipKey random_key() {
 
 }  // namespace
 
-SipHasher::SipHasher(const SipKey& key)
-    : v0_(key.k0 ^ 0x736f6d6570736575ULL),
-      v1_(key.k1 ^ 0x646f72616e646f6dULL),
-      v2_(key.k0 ^ 0x6c7967656e657261ULL),
-      v3_(key.k1 ^ 0x7465646279746573ULL) {}
-
-void SipHasher::compress(std::uint64_t m) {
-  SipState s{v0_, v1_, v2_, v3_};
-  v3_ ^= m;
-  s.round();
-  s.round();
-  v0_ ^= m;
-}
-
 SipHasher& SipHasher::update(const void* data, std::size_t size) {
   const auto* p = static_cast<const unsigned char*>(data);
   std::size_t fill = total_ % 8;
@@ -70,7 +48,7 @@ SipHasher& SipHasher::update(const void* data, std::size_t size) {
     tail_ |= std::uint64_t{*p++} << (8 * fill);
     --size;
     if (++fill == 8) {
-      compress(tail_);
+      state_.compress(tail_);
       tail_ = 0;
       fill = 0;
     }
@@ -78,27 +56,10 @@ SipHasher& SipHasher::update(const void* data, std::size_t size) {
   for (; size >= 8; size -= 8, p += 8) {
     std::uint64_t m = 0;
     for (int i = 0; i < 8; ++i) m |= std::uint64_t{p[i]} << (8 * i);
-    compress(m);
+    state_.compress(m);
   }
   for (std::size_t i = 0; i < size; ++i) tail_ |= std::uint64_t{p[i]} << (8 * (fill + i));
   return *this;
-}
-
-std::uint64_t SipHasher::finish() const {
-  std::uint64_t v0 = v0_, v1 = v1_, v2 = v2_, v3 = v3_;
-  SipState s{v0, v1, v2, v3};
-  // The last word carries the remaining bytes and the length modulo 256 in its top byte.
-  const std::uint64_t m = tail_ | (static_cast<std::uint64_t>(total_ & 0xff) << 56);
-  v3 ^= m;
-  s.round();
-  s.round();
-  v0 ^= m;
-  v2 ^= 0xff;
-  s.round();
-  s.round();
-  s.round();
-  s.round();
-  return v0 ^ v1 ^ v2 ^ v3;
 }
 
 std::uint64_t siphash24(const SipKey& key, std::string_view bytes) {

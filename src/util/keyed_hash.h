@@ -33,46 +33,73 @@ struct SipKey {
   std::uint64_t k1 = 0;
 };
 
+namespace sip {
+
+// The four words of SipHash-2-4's state, with its steps; the streaming SipHasher and the inline
+// 16-byte hash below are both made of them.
+struct State {
+  std::uint64_t v0, v1, v2, v3;
+
+  explicit State(const SipKey& key)
+      : v0(key.k0 ^ 0x736f6d6570736575ULL),
+        v1(key.k1 ^ 0x646f72616e646f6dULL),
+        v2(key.k0 ^ 0x6c7967656e657261ULL),
+        v3(key.k1 ^ 0x7465646279746573ULL) {}
+
+  static constexpr std::uint64_t rotl(std::uint64_t x, int b) { return (x << b) | (x >> (64 - b)); }
+  void round() {
+    v0 += v1;
+    v1 = rotl(v1, 13);
+    v1 ^= v0;
+    v0 = rotl(v0, 32);
+    v2 += v3;
+    v3 = rotl(v3, 16);
+    v3 ^= v2;
+    v0 += v3;
+    v3 = rotl(v3, 21);
+    v3 ^= v0;
+    v2 += v1;
+    v1 = rotl(v1, 17);
+    v1 ^= v2;
+    v2 = rotl(v2, 32);
+  }
+  // One 8-byte word of the message (little-endian), with its two compression rounds.
+  void compress(std::uint64_t m) {
+    v3 ^= m;
+    round();
+    round();
+    v0 ^= m;
+  }
+  // `last`: the remaining bytes with the length modulo 256 in its top byte.
+  std::uint64_t finish(std::uint64_t last) {
+    compress(last);
+    v2 ^= 0xff;
+    for (int i = 0; i < 4; ++i) round();
+    return v0 ^ v1 ^ v2 ^ v3;
+  }
+};
+
+}  // namespace sip
+
 // SipHash-2-4 (Aumasson and Bernstein, 2012) over bytes fed in any number of pieces: the result
 // depends only on the concatenation.
 class SipHasher {
  public:
-  explicit SipHasher(const SipKey& key);
+  explicit SipHasher(const SipKey& key) : state_(key) {}
   SipHasher& update(const void* data, std::size_t size);
   SipHasher& update(std::string_view bytes) { return update(bytes.data(), bytes.size()); }
-  std::uint64_t finish() const;
+  std::uint64_t finish() const {
+    sip::State s = state_;
+    return s.finish(tail_ | (static_cast<std::uint64_t>(total_ & 0xff) << 56));
+  }
 
  private:
-  void compress(std::uint64_t m);
-  std::uint64_t v0_, v1_, v2_, v3_;
+  sip::State state_;
   std::uint64_t tail_ = 0;  // bytes not yet compressed, little-endian
   std::size_t total_ = 0;   // bytes fed so far
 };
 
 std::uint64_t siphash24(const SipKey& key, std::string_view bytes);
-
-namespace sip {
-constexpr std::uint64_t rotl(std::uint64_t x, int b) {
-  return (x << b) | (x >> (64 - b));
-}
-// One SipRound.
-inline void round(std::uint64_t& v0, std::uint64_t& v1, std::uint64_t& v2, std::uint64_t& v3) {
-  v0 += v1;
-  v1 = rotl(v1, 13);
-  v1 ^= v0;
-  v0 = rotl(v0, 32);
-  v2 += v3;
-  v3 = rotl(v3, 16);
-  v3 ^= v2;
-  v0 += v3;
-  v3 = rotl(v3, 21);
-  v3 ^= v0;
-  v2 += v1;
-  v1 = rotl(v1, 17);
-  v1 ^= v2;
-  v2 = rotl(v2, 32);
-}
-}  // namespace sip
 
 // siphash24(key, 16 bytes at p), inline and without the streaming state: guids and qualifiedName
 // digests are 16 bytes, and the fold hashes one for nearly every table lookup of every event.
@@ -84,19 +111,10 @@ inline std::uint64_t siphash24_16(const SipKey& key, const void* p) {
     m0 = __builtin_bswap64(m0);
     m1 = __builtin_bswap64(m1);
   }
-  std::uint64_t v0 = key.k0 ^ 0x736f6d6570736575ULL;
-  std::uint64_t v1 = key.k1 ^ 0x646f72616e646f6dULL;
-  std::uint64_t v2 = key.k0 ^ 0x6c7967656e657261ULL;
-  std::uint64_t v3 = key.k1 ^ 0x7465646279746573ULL;
-  for (const std::uint64_t m : {m0, m1, std::uint64_t{16} << 56}) {
-    v3 ^= m;
-    sip::round(v0, v1, v2, v3);
-    sip::round(v0, v1, v2, v3);
-    v0 ^= m;
-  }
-  v2 ^= 0xff;
-  for (int i = 0; i < 4; ++i) sip::round(v0, v1, v2, v3);
-  return v0 ^ v1 ^ v2 ^ v3;
+  sip::State s(key);
+  s.compress(m0);
+  s.compress(m1);
+  return s.finish(std::uint64_t{16} << 56);
 }
 
 // The process's key: drawn from the kernel's random source (getrandom) on first use, then fixed.
