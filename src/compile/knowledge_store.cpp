@@ -184,11 +184,15 @@ KnowledgeStore::Entry& KnowledgeStore::touch(Entry& e) {
   return e;
 }
 
+bool KnowledgeStore::read_spilled(const Guid& guid) {
+  if (!spill_ || !spill_->get(guid, scratch_)) return false;
+  ++stats_.spill_reads;
+  return true;
+}
+
 KnowledgeStore::Map::iterator KnowledgeStore::bring_back(const Guid& guid) {
   auto it = entries_.find(guid);
-  if (it != entries_.end() || !spill_) return it;
-  if (!spill_->get(guid, scratch_)) return entries_.end();
-  ++stats_.spill_reads;
+  if (it != entries_.end() || !read_spilled(guid)) return it;
   it = entries_.try_emplace(guid).first;
   it->second.guid = guid;
   decode_knowledge(scratch_, it->second.knowledge);
@@ -206,10 +210,7 @@ EntityKnowledge& KnowledgeStore::get(const Guid& guid) {
   const auto [it, inserted] = entries_.try_emplace(guid);
   if (inserted) {
     it->second.guid = guid;
-    if (spill_ && spill_->get(guid, scratch_)) {
-      ++stats_.spill_reads;
-      decode_knowledge(scratch_, it->second.knowledge);
-    }
+    if (read_spilled(guid)) decode_knowledge(scratch_, it->second.knowledge);
   }
   return touch(it->second).knowledge;
 }

@@ -124,6 +124,8 @@ class KnowledgeStore {
   using Map = std::unordered_map<Guid, Entry, GuidHash, GuidEq>;
 
   static std::size_t footprint(const EntityKnowledge& k);
+  // What was spilled for `guid`, read into scratch_ (and counted); false if it never was.
+  bool read_spilled(const Guid& guid);
   Map::iterator bring_back(const Guid& guid);
   Entry& touch(Entry& e);
   void unlink(Entry& e);
