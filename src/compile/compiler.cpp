@@ -33,8 +33,8 @@ void validate_compile_options(const CompileOptions& o) {
 
 MemoryShares split_memory_budget(std::size_t budget) {
   // What a run holds whatever its input: code, shared libraries, stdio and read buffers, the JSON
-  // parser (about 20 MiB), and the pages of the knowledge spill file mapped at a time (at most
-  // about 20 MiB; bench/RESULTS.md).
+  // parser (about 20 MiB), and the knowledge spill store's index entries not yet written (at most
+  // 8 MiB and one eviction's: compile/spill_store.h) and Bloom filter (4 MiB).
   constexpr std::size_t kFixed = std::size_t{40} << 20;
   const std::size_t shared = budget > kFixed ? budget - kFixed : 0;
   // 3/20 stay free for the allocator's slack (freed memory it keeps for reuse); a window of

@@ -200,6 +200,10 @@ KnowledgeStore::Map::iterator KnowledgeStore::bring_back(const Guid& guid) {
   return it;
 }
 
+std::uint64_t KnowledgeStore::spill_entries() {
+  return spill_ ? spill_->entries() : 0;
+}
+
 bool KnowledgeStore::contains(const Guid& guid) {
   return bring_back(guid) != entries_.end();
 }
@@ -271,7 +275,6 @@ void KnowledgeStore::evict(std::size_t target) {
     if (!spill_) spill_ = std::make_unique<SpillStore>(spill_dir_);
     spill_->put(spill);
     stats_.spilled += spill.size();
-    stats_.spill_entries = spill_->entries();
   }
 }
 

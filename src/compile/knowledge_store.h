@@ -98,6 +98,8 @@ class KnowledgeStore {
   void end_window();
 
   const KnowledgeStats& stats() const { return stats_; }
+  // Distinct entities in the spill store (SpillStore::entries(): writes its pending index).
+  std::uint64_t spill_entries();
 
  private:
   struct Entry {

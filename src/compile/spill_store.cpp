@@ -58,8 +58,10 @@ class SpillStore::Written {
   std::vector<std::uint64_t> bits_;
 };
 
-SpillStore::SpillStore(const std::string& parent, Hash hash)
-    : hash_(hash), written_(std::make_unique<Written>()) {
+SpillStore::SpillStore(const std::string& parent, Hash hash, std::size_t pending_entries)
+    : hash_(hash),
+      pending_limit_(std::max<std::size_t>(pending_entries, 1)),
+      written_(std::make_unique<Written>()) {
   static_assert(sizeof(Slot) == kSlotBytes);  // the index's slot, as the header describes it
   const std::string where = parent.empty() ? default_parent() : parent;
   std::string dir = where + "/atlas2kudu-spill-XXXXXX";
@@ -99,6 +101,10 @@ std::uint64_t SpillStore::hash_of(const Guid& guid) const {
 bool SpillStore::get(const Guid& guid, std::string& out) {
   const std::uint64_t hash = hash_of(guid);
   if (!written_->may_contain(hash)) return false;
+  if (const std::uint64_t location = pending_location(hash, guid)) {
+    read_record(location, guid, out);
+    return true;
+  }
   const std::size_t first = home(hash, bits_);
   for (std::size_t b = first; b < first + kMaxProbe;) {
     const std::size_t n = read_buckets(b, std::min(kProbeRead, first + kMaxProbe - b), probe_);
@@ -116,21 +122,59 @@ bool SpillStore::get(const Guid& guid, std::string& out) {
 }
 
 void SpillStore::put(const std::vector<std::pair<Guid, std::string>>& entries) {
-  std::vector<Pending> pending;
-  pending.reserve(entries.size());
+  std::vector<Pending> batch;
+  batch.reserve(entries.size());
   for (const auto& [guid, bytes] : entries) {
     const std::uint64_t hash = hash_of(guid);
     written_->add(hash);
     const std::uint64_t location =
         (append(guid, bytes) + 1) << 16 | std::min<std::uint64_t>(bytes.size(), kLengthHintMax);
-    pending.push_back(Pending{hash, &guid, location});
+    batch.push_back(Pending{hash, guid, location});
   }
-  flush_log();  // before the index points at the records: reads only ever read the file
+  flush_log();  // before anything points at the records: reads only ever read the file
   // Home order is hash order at every table size; a guid put twice keeps its batch order.
-  std::stable_sort(pending.begin(), pending.end(),
+  std::stable_sort(batch.begin(), batch.end(),
                    [](const Pending& a, const Pending& b) { return a.hash < b.hash; });
-  if ((count_ + pending.size()) * 10 > buckets() * kSlotsPerBucket * 7) grow(pending.size());
-  for (std::size_t from = 0; !apply(pending, from);) grow(pending.size() - from);
+  add_pending(batch);
+  if (pending_.size() >= pending_limit_) write_pending();
+}
+
+std::uint64_t SpillStore::entries() {
+  write_pending();
+  return count_;
+}
+
+void SpillStore::add_pending(std::vector<Pending>& batch) {
+  // Merged from the back, in place: for equal hashes the entries already pending stay first.
+  const std::size_t old_size = pending_.size();
+  // Exactly what is needed: the vector's doubling would hold up to twice the limit.
+  if (pending_.capacity() < old_size + batch.size()) pending_.reserve(old_size + batch.size());
+  pending_.resize(old_size + batch.size());
+  std::size_t a = old_size, b = batch.size(), out = pending_.size();
+  while (b > 0) {
+    if (a > 0 && pending_[a - 1].hash > batch[b - 1].hash) {
+      pending_[--out] = pending_[--a];
+    } else {
+      pending_[--out] = batch[--b];
+    }
+  }
+}
+
+std::uint64_t SpillStore::pending_location(std::uint64_t hash, const Guid& guid) const {
+  auto it = std::upper_bound(pending_.begin(), pending_.end(), hash,
+                             [](std::uint64_t h, const Pending& p) { return h < p.hash; });
+  // Backwards from the last entry of this hash: the last put of the guid wins.
+  for (; it != pending_.begin() && (it - 1)->hash == hash; --it) {
+    if ((it - 1)->guid == guid) return (it - 1)->location;
+  }
+  return 0;
+}
+
+void SpillStore::write_pending() {
+  if (pending_.empty()) return;
+  if ((count_ + pending_.size()) * 10 > buckets() * kSlotsPerBucket * 7) grow(pending_.size());
+  for (std::size_t from = 0; !apply(from);) grow(pending_.size() - from);
+  pending_.clear();
 }
 
 std::ptrdiff_t SpillStore::place(std::vector<Slot>& slots, std::size_t base, std::size_t home,
@@ -146,7 +190,8 @@ std::ptrdiff_t SpillStore::place(std::vector<Slot>& slots, std::size_t base, std
   return -1;
 }
 
-bool SpillStore::apply(std::vector<Pending>& pending, std::size_t& from) {
+bool SpillStore::apply(std::size_t& from) {
+  const std::vector<Pending>& pending = pending_;
   for (std::size_t i = from; i < pending.size();) {
     const std::size_t chunk = home(pending[i].hash, bits_) / kChunkBuckets;
     std::size_t end = i;
@@ -159,7 +204,7 @@ bool SpillStore::apply(std::vector<Pending>& pending, std::size_t& from) {
       const std::size_t n = read_buckets(first, kChunkBuckets + kMaxProbe - 1, chunk_);
       for (; i < end; ++i) {
         const Pending& p = pending[i];
-        if (place(chunk_, first, home(p.hash, bits_), *p.guid, p.location, &added) < 0) break;
+        if (place(chunk_, first, home(p.hash, bits_), p.guid, p.location, &added) < 0) break;
         count_ += added;
       }
       write_buckets(index_fd_, first, chunk_.data(), n);
@@ -173,7 +218,7 @@ bool SpillStore::apply(std::vector<Pending>& pending, std::size_t& from) {
       const Pending& p = pending[i];
       const std::size_t h = home(p.hash, bits_);
       read_buckets(h, kMaxProbe, probe_);
-      const std::ptrdiff_t at = place(probe_, h, h, *p.guid, p.location, &added);
+      const std::ptrdiff_t at = place(probe_, h, h, p.guid, p.location, &added);
       if (at < 0) {
         from = i;
         return false;

@@ -16,10 +16,13 @@
 //     2h or 2h + 1 for a home h of k bits, the new table is written front to back in one pass
 //     over the old one, holding a few MiB.
 //
-// put() takes a batch (one eviction): it appends the records, then updates the index in home
-// order, a chunk of buckets at a time where the batch has several entries in it (one read and
-// one write of the chunk) and slot by slot elsewhere. A read is one read of the home bucket and
-// the next, and one of the record.
+// put() takes a batch (one eviction) and appends its records to the log. Their index entries wait
+// in memory, sorted by hash, until kPendingEntries have gathered (several batches: 8 MiB); then
+// they are written in home order, a chunk of buckets at a time where several fall in it (one read
+// and one write of the chunk) and slot by slot elsewhere. An eviction batch touches nearly every
+// chunk of the index: writing each batch's entries on its own rewrote the whole index every time
+// (bench/RESULTS.md, part five). A read looks in the pending entries first (a binary search), then
+// reads the home bucket and the next, then the record.
 //
 // Why not a B-tree (LMDB, which this replaced; bench/RESULTS.md): every put of a ~250-byte entry
 // under a random guid rewrote a 4 KiB leaf page and the branch pages above it, and reads faulted
@@ -32,6 +35,7 @@
 //   store.put({{g1, "bytes1"}, {g2, "bytes2"}});
 //   store.get(g1, out);                           // true, out == "bytes1"
 //   store.put({{g1, "bytes3"}});                   // g1 now reads "bytes3"; entries() is 2
+//                                                 // (entries() first writes the pending index)
 #pragma once
 
 #include <cstddef>
@@ -50,12 +54,17 @@ class SpillStore {
  public:
   using Hash = std::uint64_t (*)(const Guid&);
   static constexpr std::size_t kMaxProbe = 16;  // buckets a guid may sit past its home
+  // Index entries held in memory before they are written (32 bytes each: 8 MiB, and as much again
+  // while a batch is merged in).
+  static constexpr std::size_t kPendingEntries = std::size_t{1} << 18;
 
   // Creates the files in a new directory under `parent` ($TMPDIR, else /tmp, when empty) and
   // unlinks them and the directory at once: nothing is left on disk however the process ends.
   // Throws Error(kIo) naming the directory. `hash` replaces the keyed hash in tests (to crowd
-  // homes and fill buckets).
-  explicit SpillStore(const std::string& parent, Hash hash = nullptr);
+  // homes and fill buckets); so does `pending_entries` the number of index entries held in memory
+  // (1: each put writes its own).
+  explicit SpillStore(const std::string& parent, Hash hash = nullptr,
+                      std::size_t pending_entries = kPendingEntries);
   ~SpillStore();
   SpillStore(const SpillStore&) = delete;
   SpillStore& operator=(const SpillStore&) = delete;
@@ -66,7 +75,9 @@ class SpillStore {
   // Throws Error(kIo), with the --spill-dir advice, when the files cannot be written.
   void put(const std::vector<std::pair<Guid, std::string>>& entries);
 
-  std::uint64_t entries() const { return count_; }
+  // Guids stored. Writes the pending index entries first, to count the guids put again exactly:
+  // ask at the end, not after every put.
+  std::uint64_t entries();
   std::uint64_t log_bytes() const { return log_end_; }
   std::size_t buckets() const { return std::size_t{1} << bits_; }
 
@@ -77,7 +88,7 @@ class SpillStore {
   };
   struct Pending {
     std::uint64_t hash;
-    const Guid* guid;
+    Guid guid;
     std::uint64_t location;
   };
   class Written;  // the Bloom filter
@@ -101,9 +112,15 @@ class SpillStore {
   // replaces the guid's slot or takes the first empty one. Returns the slot index, or -1 if full.
   static std::ptrdiff_t place(std::vector<Slot>& slots, std::size_t base, std::size_t home,
                               const Guid& guid, std::uint64_t location, bool* added);
-  // Applies pending[from..] in home order; false (with `from` at the first not applied) when one
+  // The location pending for `guid` (the last put), or 0.
+  std::uint64_t pending_location(std::uint64_t hash, const Guid& guid) const;
+  // Merges `batch` (sorted by hash) into pending_, after the entries already there.
+  void add_pending(std::vector<Pending>& batch);
+  // Writes pending_ into the index (growing it as needed) and empties it.
+  void write_pending();
+  // Applies pending_[from..] in home order; false (with `from` at the first not applied) when one
   // finds no free slot within reach.
-  bool apply(std::vector<Pending>& pending, std::size_t& from);
+  bool apply(std::size_t& from);
   std::uint64_t append(const Guid& guid, std::string_view bytes);
   void flush_log();
   void read_record(std::uint64_t location, const Guid& guid, std::string& out);
@@ -116,6 +133,7 @@ class SpillStore {
   [[noreturn]] void fail(const std::string& what) const;
 
   Hash hash_;
+  std::size_t pending_limit_;
   std::unique_ptr<Written> written_;
   int log_fd_ = -1;
   int index_fd_ = -1;
@@ -125,6 +143,7 @@ class SpillStore {
   std::uint64_t log_end_ = 0;      // size of the log, buffered bytes included
   std::uint64_t log_flushed_ = 0;  // bytes of it written to the file
   std::string log_buffer_;
+  std::vector<Pending> pending_;  // sorted by hash; a guid put again: the later one comes later
   std::vector<Slot> probe_;
   std::vector<Slot> chunk_;
 };

@@ -125,7 +125,7 @@ TEST_CASE("evicted knowledge spills to an unlinked file and comes back unchanged
   store.end_window();
   CHECK(store.stats().evicted > 3000);
   CHECK(store.stats().spilled == store.stats().evicted);
-  CHECK(store.stats().spill_entries == store.stats().spilled);
+  CHECK(store.spill_entries() == store.stats().spilled);
   // The spill file and its directory are gone from the file system while the store uses them.
   CHECK(dir.entries().empty());
 
