@@ -122,42 +122,29 @@ bool SpillStore::get(const Guid& guid, std::string& out) {
 }
 
 void SpillStore::put(const std::vector<std::pair<Guid, std::string>>& entries) {
-  std::vector<Pending> batch;
-  batch.reserve(entries.size());
+  const std::size_t old_size = pending_.size();
+  // Exactly what is needed: the vector's doubling would hold up to twice the limit.
+  pending_.reserve(old_size + entries.size());
   for (const auto& [guid, bytes] : entries) {
     const std::uint64_t hash = hash_of(guid);
     written_->add(hash);
     const std::uint64_t location =
         (append(guid, bytes) + 1) << 16 | std::min<std::uint64_t>(bytes.size(), kLengthHintMax);
-    batch.push_back(Pending{hash, guid, location});
+    pending_.push_back(Pending{hash, guid, location});
   }
   flush_log();  // before anything points at the records: reads only ever read the file
-  // Home order is hash order at every table size; a guid put twice keeps its batch order.
-  std::stable_sort(batch.begin(), batch.end(),
-                   [](const Pending& a, const Pending& b) { return a.hash < b.hash; });
-  add_pending(batch);
+  // Home order is hash order at every table size. Both steps are stable: a guid put twice, in one
+  // batch or in two, keeps the order of its puts.
+  const auto by_hash = [](const Pending& a, const Pending& b) { return a.hash < b.hash; };
+  const auto batch = pending_.begin() + static_cast<std::ptrdiff_t>(old_size);
+  std::stable_sort(batch, pending_.end(), by_hash);
+  std::inplace_merge(pending_.begin(), batch, pending_.end(), by_hash);
   if (pending_.size() >= pending_limit_) write_pending();
 }
 
 std::uint64_t SpillStore::entries() {
   write_pending();
   return count_;
-}
-
-void SpillStore::add_pending(std::vector<Pending>& batch) {
-  // Merged from the back, in place: for equal hashes the entries already pending stay first.
-  const std::size_t old_size = pending_.size();
-  // Exactly what is needed: the vector's doubling would hold up to twice the limit.
-  if (pending_.capacity() < old_size + batch.size()) pending_.reserve(old_size + batch.size());
-  pending_.resize(old_size + batch.size());
-  std::size_t a = old_size, b = batch.size(), out = pending_.size();
-  while (b > 0) {
-    if (a > 0 && pending_[a - 1].hash > batch[b - 1].hash) {
-      pending_[--out] = pending_[--a];
-    } else {
-      pending_[--out] = batch[--b];
-    }
-  }
 }
 
 std::uint64_t SpillStore::pending_location(std::uint64_t hash, const Guid& guid) const {

@@ -72,7 +72,8 @@ class SpillStore {
   // The bytes last put for `guid` into `out`; false if it was never put. Throws Error(kIo).
   bool get(const Guid& guid, std::string& out);
   // Writes each (guid, bytes); a guid already present (or earlier in the batch) is replaced.
-  // Throws Error(kIo), with the --spill-dir advice, when the files cannot be written.
+  // Throws Error(kIo), with the --spill-dir advice, when the files cannot be written; the run
+  // ends there, and the store is not used again (its index may be half written).
   void put(const std::vector<std::pair<Guid, std::string>>& entries);
 
   // Guids stored. Writes the pending index entries first, to count the guids put again exactly:
@@ -114,8 +115,6 @@ class SpillStore {
                               const Guid& guid, std::uint64_t location, bool* added);
   // The location pending for `guid` (the last put), or 0.
   std::uint64_t pending_location(std::uint64_t hash, const Guid& guid) const;
-  // Merges `batch` (sorted by hash) into pending_, after the entries already there.
-  void add_pending(std::vector<Pending>& batch);
   // Writes pending_ into the index (growing it as needed) and empties it.
   void write_pending();
   // Applies pending_[from..] in home order; false (with `from` at the first not applied) when one
