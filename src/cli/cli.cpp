@@ -408,8 +408,11 @@ std::vector<std::string> with_config_file(CommandLine& cli, const std::vector<st
   for (const ConfigEntry& e : config.common) take(e, false);
   const std::vector<CLI::App*> commands = cli.app.get_subcommands({});
   for (const auto& [command, entries] : config.per_command) {
-    const bool known = std::any_of(commands.begin(), commands.end(),
-                                   [&](const CLI::App* s) { return s->get_name() == command; });
+    // A lambda may not capture a structured binding before C++20's P1091 (clang 16).
+    const std::string& command_name = command;
+    const bool known = std::any_of(commands.begin(), commands.end(), [&](const CLI::App* s) {
+      return s->get_name() == command_name;
+    });
     if (!known) {
       throw Error(ErrorCategory::kUsage, fmt::format("{}: [atlas2kudu.{}] names no command",
                                                      entries.front().where, command));

@@ -68,10 +68,12 @@ void read_some(int fd) {
 }  // namespace
 
 TEST_CASE("hs2 unattended: a server that accepts and never answers ends each connect at -t") {
-  for (const auto& [transport, ssl] :
-       std::vector<std::pair<Hs2Protocol, bool>>{{Hs2Protocol::kBinary, false},
-                                                 {Hs2Protocol::kBinary, true},
-                                                 {Hs2Protocol::kHttp, false}}) {
+  for (const auto& mode : std::vector<std::pair<Hs2Protocol, bool>>{{Hs2Protocol::kBinary, false},
+                                                                    {Hs2Protocol::kBinary, true},
+                                                                    {Hs2Protocol::kHttp, false}}) {
+    // Not a structured binding: CAPTURE's lambda may not capture one before clang 16.
+    const Hs2Protocol transport = mode.first;
+    const bool ssl = mode.second;
     CAPTURE(ssl);
     Hs2TestServerConfig cfg;
     cfg.faults.silent = true;

@@ -276,7 +276,8 @@ TEST_CASE("harness: dropping the last write of any row from a correct script is 
     last[{st.table, key}] = i;
   }
   REQUIRE(last.size() > 20);
-  for (const auto& [row, line] : last) {
+  for (const auto& row_and_line : last) {
+    const std::size_t line = row_and_line.second;  // CAPTURE may not name a structured binding
     std::string mutant;
     for (std::size_t i = 0; i < lines.size(); ++i) {
       if (i != line) mutant += lines[i];

@@ -139,8 +139,9 @@ class Generator {
       }
       std::string value = rng_.pick(kAttrValues, kAttrValues.size());
       if (c_.big_values && rng_.chance(15)) {
-        value = "\"" +
-                std::string(200 + rng_.below(1800), static_cast<char>('a' + rng_.below(26))) + "\"";
+        const char letter = static_cast<char>('a' + rng_.below(26));
+        const std::size_t length = 200 + rng_.below(1800);
+        value = "\"" + std::string(length, letter) + "\"";
       }
       out.push_back({name, value});
     }
@@ -192,16 +193,21 @@ class Generator {
   }
 
   void create(std::size_t g) {
-    header(g, Operation::kEntityCreate, type(), qn(), rng_.chance(80), 3);
+    // One draw per statement: the order of a call's arguments is the compiler's choice.
+    const bool with_name = rng_.chance(80);
+    const std::string& q = qn();
+    header(g, Operation::kEntityCreate, type(), q, with_name, 3);
   }
 
   void update(std::size_t g) {
     const bool with_qn = rng_.chance(50);
     const bool retype = rng_.chance(15);
-    header(g, Operation::kEntityUpdate, retype ? std::optional(type()) : std::nullopt,
-           with_qn ? std::optional(rng_.chance(30) && states_[g].qn ? *states_[g].qn : qn())
-                   : std::nullopt,
-           rng_.chance(40), 3);
+    const bool with_name = rng_.chance(40);
+    const std::optional<std::string> q =
+        with_qn ? std::optional(rng_.chance(30) && states_[g].qn ? *states_[g].qn : qn())
+                : std::nullopt;
+    header(g, Operation::kEntityUpdate, retype ? std::optional(type()) : std::nullopt, q,
+           with_name, 3);
   }
 
   void type_change(std::size_t g) {
@@ -226,8 +232,8 @@ class Generator {
 
   void classify(std::size_t g, Operation op, std::vector<Classification> tags) {
     states_[g].tags = std::move(tags);
-    header(g, op, std::nullopt, states_[g].qn ? states_[g].qn : std::optional(qn()),
-           rng_.chance(50), 1);
+    const bool with_name = rng_.chance(50);
+    header(g, op, std::nullopt, states_[g].qn ? states_[g].qn : std::optional(qn()), with_name, 1);
   }
 
   std::vector<Classification> random_tags(std::size_t g) {
@@ -332,9 +338,10 @@ class Generator {
     } else if (r < 55) {
       remove(g);
     } else if (r < 63) {
+      std::vector<Classification> tags = random_tags(g);
       classify(g,
                rng_.chance(50) ? Operation::kClassificationAdd : Operation::kClassificationUpdate,
-               random_tags(g));
+               std::move(tags));
     } else if (r < 67) {
       // A tag set that shrinks, then becomes empty.
       auto tags = random_tags(g);
@@ -349,11 +356,12 @@ class Generator {
       // Events of a guid before its create.
       const std::size_t n = fresh_guid();
       if (rng_.chance(50)) {
-        header(n, Operation::kEntityUpdate, type(),
-               rng_.chance(50) ? std::optional(qn()) : std::nullopt, true, 2);
+        const std::optional<std::string> q = rng_.chance(50) ? std::optional(qn()) : std::nullopt;
+        header(n, Operation::kEntityUpdate, type(), q, true, 2);
       } else {
         states_[n].tags = random_tags(n);
-        header(n, Operation::kClassificationAdd, type(), qn(), true, 1);
+        const std::string& q = qn();
+        header(n, Operation::kClassificationAdd, type(), q, true, 1);
       }
       create(n);
     } else if (r < 80) {
@@ -516,18 +524,28 @@ class RecordWriter {
 
   std::string object(Members members) {
     if (style_.shuffle_members) std::shuffle(members.begin(), members.end(), rng_.engine);
+    // Each draw (ws, str) in its own statement, in a fixed order: the operands of + may be
+    // evaluated in either order, and GCC and clang differ.
     std::string out = "{" + ws();
     for (std::size_t i = 0; i < members.size(); ++i) {
-      if (i > 0) out += ws() + "," + ws();
-      out += str(members[i].first) + ws() + ":" + ws() + members[i].second;
+      if (i > 0) separator(out, ",");
+      const std::string after = ws();
+      const std::string before = ws();
+      out += str(members[i].first);
+      out += before + ":" + after + members[i].second;
     }
-    return out + ws() + "}";
+    out += ws();
+    return out + "}";
   }
 
   std::string array(const std::vector<std::string>& items) {
     std::string out = "[" + ws();
-    for (std::size_t i = 0; i < items.size(); ++i) out += (i ? ws() + "," + ws() : "") + items[i];
-    return out + ws() + "]";
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      if (i > 0) separator(out, ",");
+      out += items[i];
+    }
+    out += ws();
+    return out + "]";
   }
 
   // A JSON string for `utf8`; now and then a plain ASCII letter as a \u escape.
@@ -584,6 +602,14 @@ class RecordWriter {
   bool chance(int percent) { return rng_.chance(percent); }
 
  private:
+  // `punctuation` between random whitespace.
+  void separator(std::string& out, std::string_view punctuation) {
+    const std::string after = ws();
+    out += ws();
+    out += punctuation;
+    out += after;
+  }
+
   std::string ws() {
     if (!style_.random_whitespace || rng_.chance(70)) return "";
     static const std::vector<std::string> kSpaces = {" ", "  ", "\t", " \t ", "\r"};
