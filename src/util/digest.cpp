@@ -1,43 +1,30 @@
 #include "util/digest.h"
 
-#include <openssl/evp.h>
+// SHA256_Init/Update/Final are deprecated since OpenSSL 3.0 in favour of EVP_Digest*, and kept in
+// libcrypto (the default provider's SHA-256 is built on them). They are used here because each
+// EVP_DigestInit_ex frees and allocates the provider's context again: on this tool's texts that
+// cost 200-300 ns per hash, about the time SHA-256 of a 60-byte qualified name takes itself
+// (measured with OpenSSL 3.0.x on SHA-NI: 510 against 260 ns at 60 bytes, 1,250 against 1,060 ns
+// at 640 bytes; bench/RESULTS.md, issue 10 part six). Running once or twice per event, that was
+// several per cent of `check`.
+#define OPENSSL_SUPPRESS_DEPRECATED
+#include <openssl/sha.h>
 
 #include <algorithm>
-#include <memory>
 #include <stdexcept>
 
 namespace atlas2kudu {
 
 namespace {
 
-struct MdCtxDeleter {
-  void operator()(EVP_MD_CTX* ctx) const { EVP_MD_CTX_free(ctx); }
-};
-struct MdDeleter {
-  void operator()(EVP_MD* md) const { EVP_MD_free(md); }
-};
-
-// SHA-256 runs once or twice per event (audit seq, qn_digest). OpenSSL 3 looks the algorithm up
-// in its provider tables on every EVP_sha256() init, which cost more than hashing a short text:
-// the implementation is fetched once per process, and each thread reuses one context.
-EVP_MD_CTX* sha256_context() {
-  static const std::unique_ptr<EVP_MD, MdDeleter> md(EVP_MD_fetch(nullptr, "SHA256", nullptr));
-  thread_local const std::unique_ptr<EVP_MD_CTX, MdCtxDeleter> ctx(EVP_MD_CTX_new());
-  if (!md || !ctx || EVP_DigestInit_ex(ctx.get(), md.get(), nullptr) != 1) {
-    throw std::runtime_error("OpenSSL SHA-256 initialisation failed");
-  }
-  return ctx.get();
-}
-
 // Feeds each part in order into one SHA-256 computation.
 template <typename... Parts>
 Sha256 sha256_of(Parts... parts) {
-  EVP_MD_CTX* ctx = sha256_context();
-  bool ok = true;
-  ((ok = ok && EVP_DigestUpdate(ctx, parts.data(), parts.size()) == 1), ...);
+  SHA256_CTX ctx;
+  bool ok = SHA256_Init(&ctx) == 1;
+  ((ok = ok && SHA256_Update(&ctx, parts.data(), parts.size()) == 1), ...);
   Sha256 out{};
-  unsigned int len = 0;
-  if (!ok || EVP_DigestFinal_ex(ctx, out.data(), &len) != 1 || len != out.size()) {
+  if (!ok || SHA256_Final(out.data(), &ctx) != 1) {
     throw std::runtime_error("OpenSSL SHA-256 failed");
   }
   return out;
