@@ -208,7 +208,8 @@ TEST_CASE("generator: output is pinned (seeds cited in bug reports stay reproduc
 
 TEST_CASE("export: output is pinned (the same bytes from every compiler)") {
   const auto events = generate_stream(1, GeneratorConfig{.length = 50});
-  CHECK(to_hex(sha256(write_export(events, 1))) == "32e640ba8b65707972fe466371754132233654fbabd75d0aa94466f11a7c1cc9");
+  CHECK(to_hex(sha256(write_export(events, 1))) ==
+        "32e640ba8b65707972fe466371754132233654fbabd75d0aa94466f11a7c1cc9");
 }
 
 TEST_SUITE_END();

@@ -193,7 +193,8 @@ class Generator {
   }
 
   void create(std::size_t g) {
-    // One draw per statement: the order of a call's arguments is the compiler's choice.
+    // One draw per statement: the order of a call's arguments is the compiler's choice. The
+    // draws go right to left, as GCC made them, so the pinned stream stays.
     const bool with_name = rng_.chance(80);
     const std::string& q = qn();
     header(g, Operation::kEntityCreate, type(), q, with_name, 3);
@@ -206,8 +207,8 @@ class Generator {
     const std::optional<std::string> q =
         with_qn ? std::optional(rng_.chance(30) && states_[g].qn ? *states_[g].qn : qn())
                 : std::nullopt;
-    header(g, Operation::kEntityUpdate, retype ? std::optional(type()) : std::nullopt, q,
-           with_name, 3);
+    header(g, Operation::kEntityUpdate, retype ? std::optional(type()) : std::nullopt, q, with_name,
+           3);
   }
 
   void type_change(std::size_t g) {
@@ -524,8 +525,9 @@ class RecordWriter {
 
   std::string object(Members members) {
     if (style_.shuffle_members) std::shuffle(members.begin(), members.end(), rng_.engine);
-    // Each draw (ws, str) in its own statement, in a fixed order: the operands of + may be
-    // evaluated in either order, and GCC and clang differ.
+    // Each draw (ws, str) in its own statement: the operands of + may be evaluated in either
+    // order, and GCC and clang differ. The order is the one GCC chose (right to left), which
+    // the pinned export records.
     std::string out = "{" + ws();
     for (std::size_t i = 0; i < members.size(); ++i) {
       if (i > 0) separator(out, ",");
@@ -602,7 +604,7 @@ class RecordWriter {
   bool chance(int percent) { return rng_.chance(percent); }
 
  private:
-  // `punctuation` between random whitespace.
+  // `punctuation` between random whitespace (the whitespace after it drawn first, as in object).
   void separator(std::string& out, std::string_view punctuation) {
     const std::string after = ws();
     out += ws();
