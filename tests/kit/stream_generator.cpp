@@ -530,24 +530,22 @@ class RecordWriter {
     // the pinned export records.
     std::string out = "{" + ws();
     for (std::size_t i = 0; i < members.size(); ++i) {
-      if (i > 0) separator(out, ",");
-      const std::string after = ws();
-      const std::string before = ws();
+      if (i > 0) out += spaced(",");
+      const std::string colon = spaced(":");
       out += str(members[i].first);
-      out += before + ":" + after + members[i].second;
+      out += colon;
+      out += members[i].second;
     }
-    out += ws();
-    return out + "}";
+    return out + ws() + "}";
   }
 
   std::string array(const std::vector<std::string>& items) {
     std::string out = "[" + ws();
     for (std::size_t i = 0; i < items.size(); ++i) {
-      if (i > 0) separator(out, ",");
+      if (i > 0) out += spaced(",");
       out += items[i];
     }
-    out += ws();
-    return out + "]";
+    return out + ws() + "]";
   }
 
   // A JSON string for `utf8`; now and then a plain ASCII letter as a \u escape.
@@ -604,12 +602,12 @@ class RecordWriter {
   bool chance(int percent) { return rng_.chance(percent); }
 
  private:
-  // `punctuation` between random whitespace (the whitespace after it drawn first, as in object).
-  void separator(std::string& out, std::string_view punctuation) {
+  // `punctuation` between random whitespace; the whitespace after it is drawn first.
+  std::string spaced(std::string_view punctuation) {
     const std::string after = ws();
-    out += ws();
+    std::string out = ws();
     out += punctuation;
-    out += after;
+    return out + after;
   }
 
   std::string ws() {
