@@ -209,7 +209,9 @@ class TestServer {
   }
   std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
   std::string statements() const { return slurp(log_file_); }
-  // The server's counters (JSON) and its kit store's dump, written on request (SIGUSR1).
+  // The server's counters (JSON) and its kit store's dump, written on request (SIGUSR1). The
+  // server writes the dump first and the counters last, so once the counters are back the dump is
+  // the same report's.
   std::string report(std::string* dump = nullptr) const {
     std::remove(stats_file_.c_str());
     kill(pid_, SIGUSR1);

@@ -2,9 +2,10 @@
 // atlas2kudu binary. Listens on 127.0.0.1 (port chosen by the kernel), prints "PORT <n>" on stdout
 // and writes the port to --port-file, serves until --max-seconds pass or SIGINT/SIGTERM.
 // The SASL/HTTP password comes from $HS2_TEST_SERVER_PASSWORD, never from argv.
-// On SIGUSR1 and at exit it writes --stats-file (server counters as JSON: sessions and operations
-// still open, operations cancelled, ...) and --dump-file (the kit store as a projection dump,
-// atlas2kudu-projection-dump/1), each replaced atomically. A cluster that refuses rows, and a
+// On SIGUSR1 and at exit it writes --dump-file (the kit store as a projection dump,
+// atlas2kudu-projection-dump/1) and then --stats-file (server counters as JSON: sessions and
+// operations still open, operations cancelled, ...), each replaced atomically: once the stats file
+// is there, the dump beside it is the same report's. A cluster that refuses rows, and a
 // statement held until it is cancelled:
 //   hs2_test_server --audit-last-year 2030 --max-cell-bytes 65536 --hang-at 7 --stats-file s.json
 //
@@ -165,13 +166,16 @@ int main(int argc, char** argv) {
   std::signal(SIGINT, on_signal);
   std::signal(SIGTERM, on_signal);
   std::signal(SIGUSR1, on_report_signal);
+  // The stats file goes last: readers take its appearance as "the report is complete" and read
+  // the dump right after (written the other way round, a reader could see the stats and an old
+  // or empty dump).
   const auto report = [&] {
-    write_file(stats_file, atlas2kudu::testing::stats_json(server.stats()));
     if (kit && !dump_file.empty()) {
       std::string dump;
       kit->with_store([&](const atlas2kudu::testkit::KuduStore& s) { dump = s.dump(); });
       write_file(dump_file, dump);
     }
+    write_file(stats_file, atlas2kudu::testing::stats_json(server.stats()));
   };
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(max_seconds);
   while (!g_stop && std::chrono::steady_clock::now() < deadline) {
