@@ -173,8 +173,9 @@ struct FlatRow : RowOp {
     kAll = 127,
   };
   Guid guid;
-  std::uint8_t mask = 0;  // columns set since the last delete
-  std::string type_name, qualified_name, name, props_json;
+  std::uint8_t mask = 0;                             // columns set since the last delete
+  std::string_view type_name, qualified_name, name;  // the latest event's text (NetWindow)
+  std::string props_json;
   bool state_deleted = false;
   std::int64_t created_ts = 0, updated_ts = 0;
 };
@@ -182,15 +183,15 @@ struct FlatRow : RowOp {
 struct ByQnRow : RowOp {
   QnDigest digest{};
   Guid guid;
-  std::string type_name;
+  std::string_view type_name;  // the event's text (NetWindow)
 };
 
 // edge_out: a = src, b = dst, b_type = dst_type. edge_in: a = dst, b = src, b_type = src_type.
 struct EdgeRow : RowOp {
   Guid a;
-  std::string elabel;
+  std::string_view elabel;  // the events' text (NetWindow)
   Guid b;
-  std::string b_type;
+  std::string_view b_type;
 };
 
 struct TagRow : RowOp {
@@ -207,8 +208,8 @@ struct AuditRow {
   std::int64_t event_ts = 0;
   std::int64_t seq = 0;
   Operation op = Operation::kEntityUpdate;
-  std::string type_name;
-  std::optional<std::string> qualified_name;
+  std::string_view type_name;  // the event's text (NetWindow)
+  std::optional<std::string_view> qualified_name;
   std::string detail_json;
 };
 
@@ -251,7 +252,11 @@ struct WindowInfo {
 //   by_qn_cleanups:  {B: keep nothing}  ->  DELETE ... WHERE `guid` IN (B)
 //   edge_cascades:   {B}                ->  DELETE ... WHERE `src` IN (B) / `dst` IN (B)
 //
-// Row vectors are in first-touch order; writers sort what they need.
+// Row vectors are in first-touch order; writers sort what they need. Names, types, labels and
+// qualified names in rows view the text of the events they came from instead of copying it (a
+// window's rows would otherwise copy the same strings a second time): a NetWindow is valid only
+// while the events it was folded from are, which `events` requires anyway. Tag names and the JSON
+// cells (props, tag attributes, audit details) are the rows' own.
 struct NetWindow {
   WindowInfo info;
   // The events folded into this window, in input order: a view of the caller's window, valid as

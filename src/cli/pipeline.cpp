@@ -31,8 +31,8 @@ void run_pipeline(Reader& reader, Compiler& compiler, PriorState& prior, WindowW
     throw_if_stopped();
     if (window.empty()) break;
     NetWindow net = fold_window(compiler, prior, window);
-    // The events stay until the window is written: a row the server refuses is traced back to
-    // the events that made it (net.events views them).
+    // The events stay until the window is written: the rows view their text, and a row the
+    // server refuses is traced back to the events that made it (net.events views them).
     writer.write(net);
     if (stats) {
       ++stats->windows;

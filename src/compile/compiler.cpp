@@ -43,8 +43,10 @@ MemoryShares split_memory_budget(std::size_t budget) {
 }
 
 std::size_t window_footprint(const Event& e) {
-  // Text the event carries; the window holds it about four times: in the event, in its folded
-  // rows (props_json, detail_json, names), in the statements, and in the printed or sent copy.
+  // Text the event carries; the window holds it up to four times: in the event, in its folded
+  // rows (props_json, detail_json; names and types are views of the event's), in the
+  // statements, and in the printed or sent copy. The factor stays 4 (it decides where the budget
+  // closes windows, and so the SQL), which counts the names once more than they are held.
   std::size_t text = e.type_name.size();
   if (e.qualified_name) text += e.qualified_name->size();
   if (e.name) text += e.name->size();

@@ -80,7 +80,7 @@ class Key16Index {
 struct EdgeKey {
   Guid a;
   Guid b;
-  std::string elabel;
+  std::string_view elabel;  // the event's text, as in EdgeRow
   friend bool operator==(const EdgeKey&, const EdgeKey&) = default;
 };
 struct EdgeKeyHash {
@@ -406,7 +406,7 @@ class Folder::Window {
   using EdgeIndex = std::unordered_map<EdgeKey, std::size_t, EdgeKeyHash>;
 
   EdgeRow& edge(std::vector<EdgeRow>& rows, EdgeIndex& index, std::uint32_t Slot::*by_a,
-                std::uint32_t Slot::*by_b, const Guid& a, const std::string& label, const Guid& b) {
+                std::uint32_t Slot::*by_b, const Guid& a, std::string_view label, const Guid& b) {
     auto [it, inserted] = index.try_emplace(EdgeKey{a, b, label}, rows.size());
     if (inserted) {
       rows.emplace_back();

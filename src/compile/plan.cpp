@@ -126,7 +126,7 @@ inline std::pair<std::uint64_t, std::uint64_t> key_words(const std::array<std::u
 }
 // Software prefetch of a string's text (and of the row structs before it): see the upsert loops.
 constexpr std::size_t kAhead = 4;
-inline void prefetch(const std::string& text) {
+inline void prefetch(std::string_view text) {
   __builtin_prefetch(text.data());
   if (text.size() > 64) __builtin_prefetch(text.data() + 64);
 }
@@ -310,7 +310,7 @@ class Planner {
     const std::string_view name = t.name, col_a = t.column(0), col_b = t.column(2);
     // (label, bs) -> the as, each with the window rows of its (a, label, b) keys (in b order).
     using Group = std::vector<std::pair<Guid, std::vector<std::uint32_t>>>;
-    std::map<std::pair<std::string, std::vector<Guid>>, Group> groups;
+    std::map<std::pair<std::string_view, std::vector<Guid>>, Group> groups;
     for (std::size_t i = 0; i < rows.size();) {
       std::size_t j = i;
       std::vector<Guid> bs;

@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <deque>
 
 #include "atlas2kudu/compiler.h"
 #include "compiler_events.h"
@@ -27,9 +28,13 @@ const Row* find_row(const std::vector<Row>& rows, Pred pred) {
   return it == rows.end() ? nullptr : &*it;
 }
 
+// A NetWindow's rows view its events' text (compiler.h), so the events of every fold here are
+// kept until the tests end.
 NetWindow fold(Folder& folder, std::vector<Event> events) {
+  static std::deque<std::vector<Event>> kept;
+  const std::vector<Event>& window = kept.emplace_back(std::move(events));
   NetWindow net;
-  folder.fold(events, net);
+  folder.fold(window, net);
   return net;
 }
 

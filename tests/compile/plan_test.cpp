@@ -18,12 +18,12 @@ std::string hex(int n) {
   return guid(n).hex();
 }
 
-FlatRow flat_upsert(int id, std::uint8_t mask, std::string type) {
+FlatRow flat_upsert(int id, std::uint8_t mask, std::string_view type) {
   FlatRow r;
   r.guid = guid(id);
   r.upsert = true;
   r.mask = mask;
-  r.type_name = std::move(type);
+  r.type_name = type;  // a literal: rows view their text
   r.updated_ts = 7;
   return r;
 }
