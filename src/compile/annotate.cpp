@@ -10,14 +10,6 @@
 
 namespace atlas2kudu {
 
-std::size_t WindowEvents::EdgeKeyHash::operator()(const EdgeKey& k) const noexcept {
-  return SipHasher(process_hash_key())
-      .update(k.src.bytes.data(), k.src.bytes.size())
-      .update(k.dst.bytes.data(), k.dst.bytes.size())
-      .update(k.label)
-      .finish();
-}
-
 std::size_t WindowEvents::AuditKeyHash::operator()(const AuditKey& k) const noexcept {
   return SipHasher(process_hash_key())
       .update(k.guid.bytes.data(), k.guid.bytes.size())

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "atlas2kudu/compiler.h"
+#include "compile/fold.h"  // EdgeKey
 
 namespace atlas2kudu {
 
@@ -41,14 +42,6 @@ class WindowEvents {
   void of_entity(const Guid& guid, std::vector<std::uint32_t>& out) const;
 
  private:
-  struct EdgeKey {
-    Guid src, dst;
-    std::string_view label;
-    friend bool operator==(const EdgeKey&, const EdgeKey&) = default;
-  };
-  struct EdgeKeyHash {
-    std::size_t operator()(const EdgeKey& k) const noexcept;
-  };
   struct AuditKey {
     Guid guid;
     std::int64_t event_ts = 0, seq = 0;

@@ -77,22 +77,6 @@ class Key16Index {
   std::size_t size_ = 0;
 };
 
-struct EdgeKey {
-  Guid a;
-  Guid b;
-  std::string_view elabel;  // the event's text, as in EdgeRow
-  friend bool operator==(const EdgeKey&, const EdgeKey&) = default;
-};
-struct EdgeKeyHash {
-  std::size_t operator()(const EdgeKey& k) const noexcept {
-    return SipHasher(process_hash_key())
-        .update(k.a.bytes.data(), k.a.bytes.size())
-        .update(k.b.bytes.data(), k.b.bytes.size())
-        .update(k.elabel)
-        .finish();
-  }
-};
-
 struct TagKey {
   Guid guid;
   std::string tag;

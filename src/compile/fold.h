@@ -14,6 +14,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "atlas2kudu/compiler.h"
@@ -21,6 +22,7 @@
 #include "atlas2kudu/prior_state.h"
 #include "compile/knowledge_store.h"
 #include "compile/props.h"
+#include "util/keyed_hash.h"
 
 namespace atlas2kudu {
 
@@ -45,6 +47,24 @@ class Folder {
 
   CompileOptions options_;
   mutable KnowledgeStore knowledge_;
+};
+
+// An edge's key (a, elabel, b) as in EdgeRow, viewing the label's text: the fold indexes a
+// window's edge rows by it, and the annotator (annotate.h) the window's relationship events.
+struct EdgeKey {
+  Guid a;
+  Guid b;
+  std::string_view elabel;
+  friend bool operator==(const EdgeKey&, const EdgeKey&) = default;
+};
+struct EdgeKeyHash {
+  std::size_t operator()(const EdgeKey& k) const noexcept {
+    return SipHasher(process_hash_key())
+        .update(k.a.bytes.data(), k.a.bytes.size())
+        .update(k.b.bytes.data(), k.b.bytes.size())
+        .update(k.elabel)
+        .finish();
+  }
 };
 
 // The detail_json of an audit row: what the event changed, from the event alone, so a
