@@ -47,7 +47,7 @@ struct Guid {
 };
 
 // Guids are chosen by whoever wrote the input, so hash tables keyed by them use a keyed hash
-// (SipHash-2-4 under a random per-process key, util/keyed_hash.h) that crafted guids cannot
+// (SipHash-1-3 under a random per-process key, util/keyed_hash.h) that crafted guids cannot
 // flood. std::hash<Guid> is this. Being random per process, it must never decide an output order.
 struct GuidHash {
   std::size_t operator()(const Guid& g) const noexcept;

@@ -57,7 +57,7 @@ class Key16Index {
   };
 
   Cell& probe(const std::uint8_t* key) {
-    const std::uint64_t h = siphash24_16(process_hash_key(), key);
+    const std::uint64_t h = siphash13_16(process_hash_key(), key);
     for (std::size_t i = h & mask_;; i = (i + 1) & mask_) {
       Cell& c = cells_[i];
       if (c.value == kNone || std::memcmp(c.key, key, 16) == 0) return c;

@@ -66,7 +66,7 @@ std::string Guid::dashed() const {
 }
 
 std::size_t GuidHash::operator()(const Guid& g) const noexcept {
-  return siphash24_16(process_hash_key(), g.bytes.data());
+  return siphash13_16(process_hash_key(), g.bytes.data());
 }
 
 std::string_view to_string(Operation op) {

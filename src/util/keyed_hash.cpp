@@ -62,7 +62,7 @@ SipHasher& SipHasher::update(const void* data, std::size_t size) {
   return *this;
 }
 
-std::uint64_t siphash24(const SipKey& key, std::string_view bytes) {
+std::uint64_t siphash13(const SipKey& key, std::string_view bytes) {
   return SipHasher(key).update(bytes).finish();
 }
 
@@ -72,7 +72,7 @@ const SipKey& process_hash_key() {
 }
 
 std::uint64_t keyed_hash(std::string_view bytes) {
-  return siphash24(process_hash_key(), bytes);
+  return siphash13(process_hash_key(), bytes);
 }
 
 }  // namespace atlas2kudu
