@@ -333,6 +333,19 @@ class Compiler {
   // Window indexes and event numbers continue across calls.
   NetWindow fold(std::span<const Event> window);
 
+  // fold() in steps, for a caller that folds the events of a window while it reads the rest
+  // (cli/pipeline.h, the read-ahead): begin_window(), add() each event in input order, then
+  // end_window() with those same events, which must stay where they are until the NetWindow is
+  // written. fold(window) is exactly these three, so the NetWindow is the same either way.
+  // Only when no prior state is asked: fold_window() asks about the whole window before its first
+  // event is folded. `expected_events` sizes the window's indexes (they grow past it).
+  //   compiler.begin_window(4096);
+  //   for (const Event& e : window) compiler.add(e);   // as each one is read
+  //   NetWindow net = compiler.end_window(window);
+  void begin_window(std::size_t expected_events);
+  void add(const Event& event);
+  NetWindow end_window(std::span<const Event> window);
+
   // The knowledge carried between windows: entries in memory, evicted, spilled, read back.
   const KnowledgeStats& knowledge_stats() const;
 

@@ -162,6 +162,12 @@ void add_compile_options(CLI::App* cmd, CompileCommand& c) {
                   .description(""))
       ->type_name("SIZE")
       ->default_str("256M");
+  cmd->add_option("--threads", c.threads,
+                  "2: read and parse the input on a second thread while the first folds the "
+                  "window (regular input files, nothing asked of the prior state; same output); "
+                  "1: one thread. Default: 2 when the process may use two CPUs")
+      ->check(CLI::Range(1u, 2u))
+      ->type_name("N");
   add_choice(cmd, "--log-format", c.log_format,
              {{"text", LogFormat::kText}, {"json", LogFormat::kJson}},
              "When stderr is not a terminal: one line per window, retry, reconnect and 10 s "

@@ -1,6 +1,7 @@
 #include "cli/commands.h"
 
 #include <fmt/core.h>
+#include <sched.h>
 
 #include <cerrno>
 #include <chrono>
@@ -277,6 +278,18 @@ int check_run(const InputOptions& in) {
   return outcome.status;
 }
 
+// Whether the pipeline should read ahead on a second thread (cli/pipeline.h): asked for, or by
+// default when the process may use two CPUs; and only for regular files (input_size() knows
+// them), whose reads never wait on a producer that may stay quiet.
+bool read_ahead_wanted(const CompileCommand& c) {
+  unsigned threads = c.threads;
+  if (threads == 0) {
+    cpu_set_t cpus;
+    threads = sched_getaffinity(0, sizeof cpus, &cpus) == 0 && CPU_COUNT(&cpus) >= 2 ? 2 : 1;
+  }
+  return threads >= 2 && input_size(c.in.files).has_value();
+}
+
 int compile_run(CompileCommand& c) {
   // compile reads stored state when it is given a connection (-i), unless --prior says otherwise.
   if (!c.prior_given) {
@@ -311,7 +324,7 @@ int compile_run(CompileCommand& c) {
           windows.applied(window, {writer.stats().statements, planned_rows(writer.stats())});
           if (watch) watch->reading(window.index + 1);
         },
-        &pipeline);
+        &pipeline, read_ahead_wanted(c));
     output.commit();
   });
   const MemoryReport memory{c.memory_budget, pipeline.closed_early, compiler.knowledge_stats()};
@@ -366,7 +379,8 @@ int apply_run(ApplyCommand& a) {
   };
   PipelineStats pipeline;
   const RunOutcome outcome = run_reporting_failures(progress, [&] {
-    run_pipeline(reader, compiler, *prior, writer, &progress, applied, &pipeline);
+    run_pipeline(reader, compiler, *prior, writer, &progress, applied, &pipeline,
+                 read_ahead_wanted(c));
     if (checkpoint) checkpoint->run_completed(reader);
   });
   // Sessions end before the report: a stopped run's statements were cancelled and closed, and

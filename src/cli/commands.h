@@ -50,6 +50,9 @@ struct CompileCommand {
   std::string output;
   bool quiet = false;
   LogFormat log_format = LogFormat::kText;  // --log-format
+  // --threads: 1, 2 (read ahead on a second thread: cli/pipeline.h), or 0 for the default: 2 when
+  // the process may run on two CPUs or more.
+  unsigned threads = 0;
   // Connection for --prior impala (compile: only when -i is given).
   Hs2Options hs2;
   bool prior_given = false;

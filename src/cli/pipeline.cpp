@@ -1,18 +1,40 @@
 #include "cli/pipeline.h"
 
+#include <pthread.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <csignal>
+#include <exception>
+#include <mutex>
+#include <thread>
 #include <vector>
 
 #include "util/stop.h"
 
 namespace atlas2kudu {
 
-void run_pipeline(Reader& reader, Compiler& compiler, PriorState& prior, WindowWriter& writer,
-                  Progress* progress, const WindowApplied& on_applied, PipelineStats* stats) {
+namespace {
+
+// What follows the fold of every window, whichever way it was read.
+void hand_over(NetWindow& net, WindowWriter& writer, const WindowCutter& cut, const Reader& reader,
+               const WindowApplied& on_applied, PipelineStats* stats) {
+  // The events stay until the window is written: the rows view their text, and a row the
+  // server refuses is traced back to the events that made it (net.events views them).
+  writer.write(net);
+  if (stats) {
+    ++stats->windows;
+    stats->closed_early = cut.closed_early();
+  }
+  if (on_applied) on_applied(net.info, reader);
+}
+
+void run_in_turn(Reader& reader, Compiler& compiler, PriorState& prior, WindowWriter& writer,
+                 Progress* progress, const WindowApplied& on_applied, PipelineStats* stats) {
   const std::size_t window_events = compiler.options().window_events;
   std::vector<Event> window;
   window.reserve(std::min<std::size_t>(window_events, 1 << 16));
   WindowCutter cut(compiler.options());
-  writer.start(compiler.header(prior.describe()));
   bool more = true;
   while (more) {
     window.clear();
@@ -31,14 +53,166 @@ void run_pipeline(Reader& reader, Compiler& compiler, PriorState& prior, WindowW
     throw_if_stopped();
     if (window.empty()) break;
     NetWindow net = fold_window(compiler, prior, window);
-    // The events stay until the window is written: the rows view their text, and a row the
-    // server refuses is traced back to the events that made it (net.events views them).
-    writer.write(net);
-    if (stats) {
-      ++stats->windows;
-      stats->closed_early = cut.closed_early();
+    hand_over(net, writer, cut, reader, on_applied, stats);
+  }
+}
+
+// The second thread of the read-ahead: reads one window at a time into `window`, whose capacity
+// holds a whole window (so that its events never move while the folding thread reads them), and
+// publishes the events read in batches. After a window it waits for the next start(): the reader
+// is never ahead of the window being folded and written, so memory is as in run_in_turn and the
+// reader's position, when a window is applied, is that window's end.
+class ReadAhead {
+ public:
+  ReadAhead(Reader& reader, const CompileOptions& options, Progress* progress,
+            std::vector<Event>& window)
+      : reader_(reader), cut_(options), progress_(progress), window_(window) {
+    thread_ = std::thread([this] { run(); });
+  }
+  ~ReadAhead() {
+    {
+      const std::lock_guard<std::mutex> lock(mu_);
+      quit_ = true;
     }
-    if (on_applied) on_applied(net.info, reader);
+    cv_.notify_all();
+    thread_.join();
+  }
+  ReadAhead(const ReadAhead&) = delete;
+  ReadAhead& operator=(const ReadAhead&) = delete;
+
+  // Clears the window and reads the next one.
+  void start() {
+    {
+      const std::lock_guard<std::mutex> lock(mu_);
+      published_ = 0;
+      complete_ = false;
+      go_ = true;
+    }
+    cv_.notify_all();
+  }
+  // Waits until more than `taken` events of the window are read, or the window is complete;
+  // returns how many are read. Rethrows what reading threw (the window is then not folded).
+  std::size_t wait(std::size_t taken, bool& complete) {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [&] { return published_ > taken || complete_; });
+    if (error_) std::rethrow_exception(error_);
+    complete = complete_;
+    return published_;
+  }
+  // After a complete window: false once the input has ended.
+  bool more() const { return more_; }
+  const WindowCutter& cut() const { return cut_; }
+
+ private:
+  // Events published at a time: one lock and wake-up per batch instead of per event.
+  static constexpr std::size_t kBatch = 64;
+
+  void run() {
+    // Signals go to the folding thread, as when there is one thread: its system calls are the
+    // ones a stop interrupts. This one sees a stop after each record, as run_in_turn does.
+    sigset_t stop_signals;
+    sigemptyset(&stop_signals);
+    sigaddset(&stop_signals, SIGINT);
+    sigaddset(&stop_signals, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+    for (;;) {
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        cv_.wait(lock, [&] { return go_ || quit_; });
+        if (quit_) return;
+        go_ = false;
+      }
+      std::exception_ptr error;
+      std::size_t read = 0;
+      try {
+        window_.clear();
+        cut_.start();
+        while (true) {
+          if (window_.size() == window_.capacity()) {
+            throw Error(ErrorCategory::kInternal, "read-ahead: the window outgrew its capacity");
+          }
+          window_.emplace_back();
+          if (!reader_.next(window_.back())) {
+            window_.pop_back();
+            more_ = false;
+            break;
+          }
+          ++read;
+          if (progress_) progress_->tick(reader_);
+          throw_if_stopped();  // nothing of this window has run yet
+          if (cut_.add(window_.back())) break;
+          if (read % kBatch == 0) publish(read, false, nullptr);
+          if (quit_.load(std::memory_order_relaxed)) return;
+        }
+      } catch (...) {
+        error = std::current_exception();
+      }
+      publish(read, true, error);
+    }
+  }
+  void publish(std::size_t read, bool complete, std::exception_ptr error) {
+    {
+      const std::lock_guard<std::mutex> lock(mu_);
+      published_ = read;
+      complete_ = complete;
+      error_ = std::move(error);
+    }
+    cv_.notify_all();
+  }
+  Reader& reader_;
+  WindowCutter cut_;
+  Progress* progress_;
+  std::vector<Event>& window_;
+  bool more_ = true;  // written by the thread before it publishes a complete window
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::size_t published_ = 0;
+  bool complete_ = false;
+  bool go_ = false;
+  std::atomic<bool> quit_{false};  // set under mu_, also read without it after each record
+  std::exception_ptr error_;
+  std::thread thread_;
+};
+
+void run_read_ahead(Reader& reader, Compiler& compiler, WindowWriter& writer, Progress* progress,
+                    const WindowApplied& on_applied, PipelineStats* stats) {
+  std::vector<Event> window;
+  window.reserve(compiler.options().window_events);
+  ReadAhead ahead(reader, compiler.options(), progress, window);
+  std::size_t expected = 1024;  // sizes the fold's indexes: the last window's events after the first
+  bool more = true;
+  while (more) {
+    ahead.start();
+    compiler.begin_window(expected);
+    std::size_t folded = 0;
+    for (bool complete = false; !complete;) {
+      const std::size_t read = ahead.wait(folded, complete);
+      for (; folded < read; ++folded) compiler.add(window[folded]);
+    }
+    more = ahead.more();
+    throw_if_stopped();
+    if (folded == 0) break;
+    expected = folded;
+    NetWindow net = compiler.end_window(std::span<const Event>(window.data(), folded));
+    hand_over(net, writer, ahead.cut(), reader, on_applied, stats);
+  }
+}
+
+}  // namespace
+
+bool read_ahead_possible(const Compiler& compiler, const PriorState& prior) {
+  return prior.knows_nothing() && compiler.options().window_events <= kMaxReadAheadWindow;
+}
+
+void run_pipeline(Reader& reader, Compiler& compiler, PriorState& prior, WindowWriter& writer,
+                  Progress* progress, const WindowApplied& on_applied, PipelineStats* stats,
+                  bool read_ahead) {
+  writer.start(compiler.header(prior.describe()));
+  if (read_ahead && read_ahead_possible(compiler, prior)) {
+    run_read_ahead(reader, compiler, writer, progress, on_applied, stats);
+  } else {
+    run_in_turn(reader, compiler, prior, writer, progress, on_applied, stats);
   }
   writer.finish();
 }

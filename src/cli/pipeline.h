@@ -16,8 +16,19 @@
 // window's share of --memory-budget. A stop request (util/stop.h: SIGINT, SIGTERM, --deadline) is
 // obeyed after each record read, with StopError: the windows handed over before are complete, the
 // one being read has not started.
+//
+// With `read_ahead`, a second thread reads and parses each window while this one folds the events
+// already read (Compiler::begin_window), so that a window costs about the longer of the two plus
+// its writing instead of their sum. The output is the same byte for byte: the windows are cut and
+// folded exactly as on one thread. The reading thread stops at the end of each window until the
+// window has been written, so memory is as on one thread and the guarantees above hold unchanged.
+// It is used only when nothing asks the prior state (a lookup needs the whole window before the
+// first event is folded) and --window-events is at most kMaxReadAheadWindow (the window's events
+// must not move while they are folded); the caller also keeps it to regular files, whose reads
+// never wait on a producer.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 
@@ -42,6 +53,12 @@ struct PipelineStats {
 // stops with an exception.
 void run_pipeline(Reader& reader, Compiler& compiler, PriorState& prior, WindowWriter& writer,
                   Progress* progress = nullptr, const WindowApplied& on_applied = nullptr,
-                  PipelineStats* stats = nullptr);
+                  PipelineStats* stats = nullptr, bool read_ahead = false);
+
+// The largest --window-events the read-ahead takes (a window's events are allocated up front).
+inline constexpr std::size_t kMaxReadAheadWindow = std::size_t{1} << 16;
+
+// True if run_pipeline would read ahead when asked to.
+bool read_ahead_possible(const Compiler& compiler, const PriorState& prior);
 
 }  // namespace atlas2kudu

@@ -78,6 +78,7 @@ struct Compiler::Impl {
   Folder folder;
   std::uint64_t windows = 0;
   std::uint64_t events = 0;
+  NetWindow folding;  // from begin_window() to end_window(): the folder writes into it
 };
 
 Compiler::Compiler(const CompileOptions& options) {
@@ -116,7 +117,24 @@ const KnowledgeStats& Compiler::knowledge_stats() const {
 }
 
 NetWindow Compiler::fold(std::span<const Event> window) {
-  NetWindow net;
+  begin_window(window.size());
+  for (const Event& e : window) add(e);
+  return end_window(window);
+}
+
+void Compiler::begin_window(std::size_t expected_events) {
+  impl_->folding = NetWindow{};
+  impl_->folder.begin_window(impl_->folding, expected_events);
+}
+
+void Compiler::add(const Event& event) {
+  impl_->folder.add(event);
+}
+
+NetWindow Compiler::end_window(std::span<const Event> window) {
+  impl_->folder.end_window();
+  NetWindow net = std::move(impl_->folding);
+  impl_->folding = NetWindow{};
   WindowInfo& w = net.info;
   w.index = ++impl_->windows;
   w.first_event = impl_->events + 1;
@@ -131,7 +149,6 @@ NetWindow Compiler::fold(std::span<const Event> window) {
     if (!first.empty()) w.comment += fmt::format(" ({} .. {})", first, last);
   }
   net.events = window;
-  impl_->folder.fold(window, net);
   return net;
 }
 

@@ -587,11 +587,26 @@ void Folder::learn(std::span<const PriorEntity> found) {
   }
 }
 
-void Folder::fold(std::span<const Event> events, NetWindow& net) {
-  Window w(options_, knowledge_, net, events.size());
-  for (const Event& e : events) w.apply(e);
-  w.finish();
+Folder::~Folder() = default;
+
+void Folder::begin_window(NetWindow& net, std::size_t expected_events) {
+  window_ = std::make_unique<Window>(options_, knowledge_, net, expected_events);
+}
+
+void Folder::add(const Event& event) {
+  window_->apply(event);
+}
+
+void Folder::end_window() {
+  window_->finish();
+  window_.reset();
   knowledge_.end_window();
+}
+
+void Folder::fold(std::span<const Event> events, NetWindow& net) {
+  begin_window(net, events.size());
+  for (const Event& e : events) add(e);
+  end_window();
 }
 
 namespace {

@@ -11,6 +11,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -36,17 +37,28 @@ class Folder {
   std::vector<Guid> unknown_entities(std::span<const Event> events) const;
   // Compiler::learn.
   void learn(std::span<const PriorEntity> prior);
-  // Folds `events` (one window, input order) into `net` (empty rows, info already set), then lets
-  // the store evict past its budget.
+  // Folds `events` (one window, input order) into `net` (empty rows), then lets the store evict
+  // past its budget. The same as begin_window(net, events.size()), add() of each event, then
+  // end_window().
   void fold(std::span<const Event> events, NetWindow& net);
 
+  // fold() an event at a time, for a caller that folds a window while it is still being read
+  // (Compiler::begin_window). `net` must stay where it is until end_window(); `expected_events`
+  // only sizes the window's indexes (they grow past it).
+  void begin_window(NetWindow& net, std::size_t expected_events);
+  void add(const Event& event);
+  void end_window();
+
   const KnowledgeStats& knowledge_stats() const { return knowledge_.stats(); }
+
+  ~Folder();
 
  private:
   class Window;
 
   CompileOptions options_;
   mutable KnowledgeStore knowledge_;
+  std::unique_ptr<Window> window_;  // from begin_window() to end_window()
 };
 
 // An edge's key (a, elabel, b) as in EdgeRow, viewing the label's text: the fold indexes a

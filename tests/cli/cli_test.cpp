@@ -136,6 +136,11 @@ TEST_CASE("usage errors and missing files have their own exit codes") {
   CHECK(r.status == 64);
   CHECK(r.err.starts_with("atlas2kudu: "));
   CHECK(contains(r.err, "--windows-events (did you mean --window-events?)"));
+  r = run("compile --threads 3 examples/x.jsonl");
+  CHECK(r.status == 64);
+  CHECK(contains(r.err, "--threads"));
+  r = run("compile --threads 0 examples/x.jsonl");
+  CHECK(r.status == 64);
   r = run("check --help");
   CHECK(r.status == 0);
   CHECK(r.out.find("Usage: atlas2kudu check [OPTIONS] [FILE...]") != std::string::npos);
@@ -332,6 +337,11 @@ TEST_CASE("golden SQL: compile of examples/ is byte-identical to the reviewed ou
   const std::string hex = compile("");
   CHECK(hex == slurp(golden + "examples.sql"));
   CHECK(compile("") == hex);  // deterministic run to run
+  // One thread, or a second one reading ahead (the default on two CPUs): the same script.
+  CHECK(compile("--threads 1") == hex);
+  CHECK(compile("--threads 2") == hex);
+  CHECK(compile("--threads 2 --window-events 3 --annotate") ==
+        compile("--threads 1 --window-events 3 --annotate"));
   CHECK(compile("--key-encoding binary --tombstone hard") ==
         slurp(golden + "examples-binary-hard.sql"));
   // --annotate: a comment before each statement naming its events; nothing else changes.
