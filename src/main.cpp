@@ -5,6 +5,17 @@
 #include "hs2/transport.h"
 #include "util/stop.h"
 
+// jemalloc's settings, read when it starts. One arena for every thread (each keeps its own cache
+// of small blocks): with an arena per thread, the memory the read-ahead's thread frees (a window's
+// events) could not serve the folding thread's rows and statements, nor the other way round, and
+// compile's peak RSS rose from 198 to 221 MiB at 4 GiB (201 to 206 MiB at 1 GiB); with one, it is
+// 198 MiB at 4 GiB and 193-201 MiB at 1 GiB, for the same CPU time (bench/RESULTS.md, issue 10
+// part eight).
+extern "C" {
+extern const char* malloc_conf;
+const char* malloc_conf = "narenas:1";
+}
+
 int main(int argc, char** argv) {
   // A reader or server that went away must give EPIPE (an error we report), not kill the process.
   std::signal(SIGPIPE, SIG_IGN);
