@@ -15,8 +15,9 @@
 //
 // One arena for every thread (each keeps its own cache of small blocks): with an arena per thread,
 // the memory the read-ahead's thread frees (a window's events) could not serve the folding
-// thread's rows and statements, nor the other way round, and compile's peak RSS rose from 198 to 221 MiB at 4 GiB (201 to 206 MiB at 1 GiB); with one, it is
-// 195-198 MiB at 4 GiB and 193-201 MiB at 1 GiB. The price is some contention on the arena: about
+// thread's rows and statements, nor the other way round, and compile's peak RSS rose from 198 to
+// 221 MiB at 4 GiB (201 to 206 MiB at 1 GiB); with one, it is 195-198 MiB at 4 GiB and 193-201 MiB
+// at 1 GiB. The price is some contention on the arena: about
 // 5% more CPU and elapsed time for the read-ahead (bench/RESULTS.md, issue 10 part eight), paid
 // to keep --memory-budget's promise.
 extern "C" {

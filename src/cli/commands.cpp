@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <functional>
@@ -279,15 +280,16 @@ int check_run(const InputOptions& in) {
 }
 
 // Whether the pipeline should read ahead on a second thread (cli/pipeline.h): asked for, or by
-// default when the process may use two CPUs; and only for regular files (input_size() knows
-// them), whose reads never wait on a producer that may stay quiet.
-bool read_ahead_wanted(const CompileCommand& c) {
+// default when the process may use two CPUs; and only for regular files (those input_size()
+// sums, `input_bytes` when it has a value), whose reads never wait on a producer that may stay
+// quiet.
+bool read_ahead_wanted(const CompileCommand& c, std::optional<std::uint64_t> input_bytes) {
   unsigned threads = c.threads;
   if (threads == 0) {
     cpu_set_t cpus;
     threads = sched_getaffinity(0, sizeof cpus, &cpus) == 0 && CPU_COUNT(&cpus) >= 2 ? 2 : 1;
   }
-  return threads >= 2 && input_size(c.in.files).has_value();
+  return threads >= 2 && input_bytes.has_value();
 }
 
 int compile_run(CompileCommand& c) {
@@ -314,7 +316,8 @@ int compile_run(CompileCommand& c) {
   PrintExecutor printer(output.get());
   SqlWindowWriter writer(c.options, printer);
   Progress progress("compile");
-  progress.set_input_size(input_size(c.in.files));
+  const std::optional<std::uint64_t> input_bytes = input_size(c.in.files);
+  progress.set_input_size(input_bytes);
   PipelineStats pipeline;
   const RunOutcome outcome = run_reporting_failures(progress, [&] {
     run_pipeline(
@@ -324,7 +327,7 @@ int compile_run(CompileCommand& c) {
           windows.applied(window, {writer.stats().statements, planned_rows(writer.stats())});
           if (watch) watch->reading(window.index + 1);
         },
-        &pipeline, read_ahead_wanted(c));
+        &pipeline, read_ahead_wanted(c, input_bytes));
     output.commit();
   });
   const MemoryReport memory{c.memory_budget, pipeline.closed_early, compiler.knowledge_stats()};
@@ -369,7 +372,8 @@ int apply_run(ApplyCommand& a) {
   executor.on_statement(&log_row_errors);
   SqlWindowWriter writer(c.options, executor, &rejects);
   Progress progress("apply");
-  progress.set_input_size(input_size(c.in.files));
+  const std::optional<std::uint64_t> input_bytes = input_size(c.in.files);
+  progress.set_input_size(input_bytes);
   const WindowApplied applied = [&](const WindowInfo& window, const Reader& r) {
     progress.set_statements(writer.stats().statements);
     if (checkpoint) checkpoint->window_applied(window, r);
@@ -380,7 +384,7 @@ int apply_run(ApplyCommand& a) {
   PipelineStats pipeline;
   const RunOutcome outcome = run_reporting_failures(progress, [&] {
     run_pipeline(reader, compiler, *prior, writer, &progress, applied, &pipeline,
-                 read_ahead_wanted(c));
+                 read_ahead_wanted(c, input_bytes));
     if (checkpoint) checkpoint->run_completed(reader);
   });
   // Sessions end before the report: a stopped run's statements were cancelled and closed, and

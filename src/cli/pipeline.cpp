@@ -29,6 +29,23 @@ void hand_over(NetWindow& net, WindowWriter& writer, const WindowCutter& cut, co
   if (on_applied) on_applied(net.info, reader);
 }
 
+enum class ReadStep { kEnd, kMore, kWindowComplete };
+
+// Reads the next record into `window`: kEnd at the end of the input (nothing added), else the
+// event is added and counted by `cut`, kWindowComplete if it completes the window. A stop request
+// is obeyed here, after each record: nothing of the window being read has run yet.
+ReadStep read_event(Reader& reader, std::vector<Event>& window, Progress* progress,
+                    WindowCutter& cut) {
+  window.emplace_back();
+  if (!reader.next(window.back())) {
+    window.pop_back();
+    return ReadStep::kEnd;
+  }
+  if (progress) progress->tick(reader);
+  throw_if_stopped();
+  return cut.add(window.back()) ? ReadStep::kWindowComplete : ReadStep::kMore;
+}
+
 void run_in_turn(Reader& reader, Compiler& compiler, PriorState& prior, WindowWriter& writer,
                  Progress* progress, const WindowApplied& on_applied, PipelineStats* stats) {
   const std::size_t window_events = compiler.options().window_events;
@@ -39,17 +56,9 @@ void run_in_turn(Reader& reader, Compiler& compiler, PriorState& prior, WindowWr
   while (more) {
     window.clear();
     cut.start();
-    while (true) {
-      window.emplace_back();
-      if (!reader.next(window.back())) {
-        window.pop_back();
-        more = false;
-        break;
-      }
-      if (progress) progress->tick(reader);
-      throw_if_stopped();  // nothing of this window has run yet
-      if (cut.add(window.back())) break;
-    }
+    ReadStep step = ReadStep::kMore;
+    while (step == ReadStep::kMore) step = read_event(reader, window, progress, cut);
+    more = step != ReadStep::kEnd;
     throw_if_stopped();
     if (window.empty()) break;
     NetWindow net = fold_window(compiler, prior, window);
@@ -127,21 +136,17 @@ class ReadAhead {
       try {
         window_.clear();
         cut_.start();
-        while (true) {
+        for (ReadStep step = ReadStep::kMore; step == ReadStep::kMore;) {
           if (window_.size() == window_.capacity()) {
             throw Error(ErrorCategory::kInternal, "read-ahead: the window outgrew its capacity");
           }
-          window_.emplace_back();
-          if (!reader_.next(window_.back())) {
-            window_.pop_back();
+          step = read_event(reader_, window_, progress_, cut_);
+          if (step == ReadStep::kEnd) {
             more_ = false;
             break;
           }
           ++read;
-          if (progress_) progress_->tick(reader_);
-          throw_if_stopped();  // nothing of this window has run yet
-          if (cut_.add(window_.back())) break;
-          if (read % kBatch == 0) publish(read, false, nullptr);
+          if (read % kBatch == 0 && step == ReadStep::kMore) publish(read, false, nullptr);
           if (quit_.load(std::memory_order_relaxed)) return;
         }
       } catch (...) {
@@ -180,7 +185,8 @@ void run_read_ahead(Reader& reader, Compiler& compiler, WindowWriter& writer, Pr
   std::vector<Event> window;
   window.reserve(compiler.options().window_events);
   ReadAhead ahead(reader, compiler.options(), progress, window);
-  std::size_t expected = 1024;  // sizes the fold's indexes: the last window's events after the first
+  // Sizes the fold's indexes: the last window's event count, after the first window.
+  std::size_t expected = 1024;
   bool more = true;
   while (more) {
     ahead.start();

@@ -79,6 +79,25 @@ struct Compiler::Impl {
   std::uint64_t windows = 0;
   std::uint64_t events = 0;
   NetWindow folding;  // from begin_window() to end_window(): the folder writes into it
+
+  // A folded window's info (its index and event numbers, continuing from the last window) and
+  // events.
+  void describe(NetWindow& net, std::span<const Event> window) {
+    WindowInfo& w = net.info;
+    w.index = ++windows;
+    w.first_event = events + 1;
+    events += window.size();
+    w.last_event = events;
+    if (window.empty()) {
+      w.comment = fmt::format("window {}: no events", w.index);
+    } else {
+      w.comment = fmt::format("window {}: events {}-{}", w.index, w.first_event, w.last_event);
+      const std::string first = position(window.front().pos);
+      const std::string last = position(window.back().pos);
+      if (!first.empty()) w.comment += fmt::format(" ({} .. {})", first, last);
+    }
+    net.events = window;
+  }
 };
 
 Compiler::Compiler(const CompileOptions& options) {
@@ -117,9 +136,10 @@ const KnowledgeStats& Compiler::knowledge_stats() const {
 }
 
 NetWindow Compiler::fold(std::span<const Event> window) {
-  begin_window(window.size());
-  for (const Event& e : window) add(e);
-  return end_window(window);
+  NetWindow net;
+  impl_->folder.fold(window, net);
+  impl_->describe(net, window);
+  return net;
 }
 
 void Compiler::begin_window(std::size_t expected_events) {
@@ -134,21 +154,7 @@ void Compiler::add(const Event& event) {
 NetWindow Compiler::end_window(std::span<const Event> window) {
   impl_->folder.end_window();
   NetWindow net = std::move(impl_->folding);
-  impl_->folding = NetWindow{};
-  WindowInfo& w = net.info;
-  w.index = ++impl_->windows;
-  w.first_event = impl_->events + 1;
-  impl_->events += window.size();
-  w.last_event = impl_->events;
-  if (window.empty()) {
-    w.comment = fmt::format("window {}: no events", w.index);
-  } else {
-    w.comment = fmt::format("window {}: events {}-{}", w.index, w.first_event, w.last_event);
-    const std::string first = position(window.front().pos);
-    const std::string last = position(window.back().pos);
-    if (!first.empty()) w.comment += fmt::format(" ({} .. {})", first, last);
-  }
-  net.events = window;
+  impl_->describe(net, window);
   return net;
 }
 

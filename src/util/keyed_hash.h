@@ -21,7 +21,7 @@
 //   std::size_t bucket_hash = h.finish();
 //
 //   siphash13({0x0706050403020100, 0x0f0e0d0c0b0a0908}, "\x00\x01...\x0e" (15 bytes))
-//       == 0xd320d86d2a519956   // the reference implementation's vector (key 00..0f, message 00..0e)
+//       == 0xd320d86d2a519956   // the reference vector (key 00..0f, message 00..0e)
 #pragma once
 
 #include <bit>

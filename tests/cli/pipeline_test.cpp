@@ -2,6 +2,8 @@
 // against run_pipeline on one thread: the same SQL byte for byte, the same windows handed over
 // with the reader at the same place, and the same way of stopping on a bad record, a stop request
 // or a failing writer.
+#include "cli/pipeline.h"
+
 #include <doctest/doctest.h>
 
 #include <functional>
@@ -14,7 +16,6 @@
 #include "atlas2kudu/error.h"
 #include "atlas2kudu/prior_state.h"
 #include "atlas2kudu/reader.h"
-#include "cli/pipeline.h"
 #include "compile/print_executor.h"
 #include "compile/sql_writer.h"
 #include "input/byte_source.h"
@@ -137,7 +138,7 @@ TEST_CASE("the read-ahead closes windows early on the memory budget where one th
   const std::string text = export_text(4, 1500);
   CompileOptions options;
   options.window_events = 400;
-  options.window_budget = 600 * 1024;  // a few hundred typical events
+  options.window_budget = 600 * 1024;    // a few hundred typical events
   options.knowledge_budget = 64 * 1024;  // and knowledge spilled between windows
   const Outcome one = run_both(text, options);
   CHECK_FALSE(one.error);
