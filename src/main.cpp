@@ -1,17 +1,21 @@
 // atlas2kudu: process-wide settings, then the command line.
+#include <jemalloc/jemalloc.h>
+
 #include <csignal>
 
 #include "cli/cli.h"
 #include "hs2/transport.h"
+#include "util/resident_memory.h"
 #include "util/stop.h"
 
 // jemalloc's settings, read when it starts.
 //
-// Freed pages go back to the kernel after 2 s unused instead of jemalloc's 10 s. A window frees
-// what the next one mostly reuses, so the pages it keeps save faults; but with a small
-// --memory-budget many windows pass in 10 s, and what they left unreused made the peak exceed the
-// budget: `compile --memory-budget 64M` of 300 MB peaked at 86 MiB, 128M at 110 MiB. With 2 s: 61
-// and 100 MiB, and 183 MiB instead of 191 at the default 256M, for the same CPU time.
+// Freed pages are kept for reuse (dirty_decay_ms:-1) instead of going back to the kernel after
+// jemalloc's 10 s: a window frees what the next one mostly allocates again, and faulting it in
+// again cost a third of compile's CPU time on a virtual machine (util/resident_memory.h). What
+// keeps the peak under --memory-budget is the pipeline: it calls release_unused_pages below once
+// resident memory passes the budget's ceiling. (Returning pages after 2 s unused, the setting
+// before, held `compile --memory-budget 64M` of 300 MB at 61 MiB; 10 s let it reach 86 MiB.)
 //
 // One arena for every thread (each keeps its own cache of small blocks): with an arena per thread,
 // the memory the read-ahead's thread frees (a window's events) could not serve the folding
@@ -22,8 +26,19 @@
 // to keep --memory-budget's promise.
 extern "C" {
 extern const char* malloc_conf;
-const char* malloc_conf = "narenas:1,dirty_decay_ms:2000";
+const char* malloc_conf = "narenas:1,dirty_decay_ms:-1";
 }
+
+namespace {
+
+#define A2K_STRINGIFY_(x) #x
+#define A2K_STRINGIFY(x) A2K_STRINGIFY_(x)
+// Every arena's unused pages back to the kernel, at once.
+void release_unused_pages() {
+  mallctl("arena." A2K_STRINGIFY(MALLCTL_ARENAS_ALL) ".purge", nullptr, nullptr, nullptr, 0);
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   // A reader or server that went away must give EPIPE (an error we report), not kill the process.
@@ -32,5 +47,6 @@ int main(int argc, char** argv) {
   atlas2kudu::quiet_thrift_logging();
   // SIGINT/SIGTERM stop the run cleanly (util/stop.h); a second one ends it at once.
   atlas2kudu::install_stop_signals();
+  atlas2kudu::set_unused_memory_release(&release_unused_pages);
   return atlas2kudu::run_cli(argc, argv);
 }

@@ -32,6 +32,7 @@
 #include "util/atomic_file.h"
 #include "util/digest.h"
 #include "util/iso8601.h"
+#include "util/resident_memory.h"
 #include "util/stop.h"
 
 namespace atlas2kudu {
@@ -138,6 +139,8 @@ void use_memory_budget(CompileCommand& c, bool applies) {
   c.options.evicted = applies && c.options.prior == PriorSource::kImpala
                           ? EvictedKnowledge::kLookUpAgain
                           : EvictedKnowledge::kSpill;
+  // The allocator keeps freed pages for the next window until resident memory nears the budget.
+  set_resident_memory_ceiling(resident_ceiling_for_budget(c.memory_budget));
 }
 
 RunReport report_of(std::string_view command, const RunOutcome& outcome) {
@@ -330,7 +333,8 @@ int compile_run(CompileCommand& c) {
         &pipeline, read_ahead_wanted(c, input_bytes));
     output.commit();
   });
-  const MemoryReport memory{c.memory_budget, pipeline.closed_early, compiler.knowledge_stats()};
+  const MemoryReport memory{c.memory_budget, pipeline.closed_early, compiler.knowledge_stats(),
+                            unused_memory_releases()};
   RunReport report = report_of("compile", outcome);
   report.read = &reader.stats();
   report.input_bytes = reader.bytes_read();
@@ -391,7 +395,8 @@ int apply_run(ApplyCommand& a) {
   // the server is told the sessions are over.
   executor.finish();
   const Hs2RunStats hs2 = executor.stats();
-  const MemoryReport memory{c.memory_budget, pipeline.closed_early, compiler.knowledge_stats()};
+  const MemoryReport memory{c.memory_budget, pipeline.closed_early, compiler.knowledge_stats(),
+                            unused_memory_releases()};
   RunReport report = report_of("apply", outcome);
   report.read = &reader.stats();
   report.input_bytes = reader.bytes_read();

@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "util/resident_memory.h"
 #include "util/stop.h"
 
 namespace atlas2kudu {
@@ -22,6 +23,7 @@ void hand_over(NetWindow& net, WindowWriter& writer, const WindowCutter& cut, co
   // The events stay until the window is written: the rows view their text, and a row the
   // server refuses is traced back to the events that made it (net.events views them).
   writer.write(net);
+  keep_resident_memory_under_ceiling(true);
   if (stats) {
     ++stats->windows;
     stats->closed_early = cut.closed_early();
@@ -42,6 +44,7 @@ ReadStep read_event(Reader& reader, std::vector<Event>& window, Progress* progre
     return ReadStep::kEnd;
   }
   if (progress) progress->tick(reader);
+  keep_resident_memory_under_ceiling();
   throw_if_stopped();
   return cut.add(window.back()) ? ReadStep::kWindowComplete : ReadStep::kMore;
 }

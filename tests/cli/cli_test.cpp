@@ -434,7 +434,8 @@ TEST_CASE(
   const std::string json = slurp(stats);
   CHECK(json.find("\"budget\":67108864") != std::string::npos);
   CHECK(json.find("\"knowledge_spilled\":0,") == std::string::npos);
-  CHECK(json.find("\"knowledge_spill_reads\":0}") == std::string::npos);
+  CHECK(json.find("\"knowledge_spill_reads\":0,") == std::string::npos);
+  CHECK(json.find("\"unused_memory_releases\":") != std::string::npos);
   // The spill file was unlinked while in use: nothing in the spill directory afterwards.
   CHECK(std::system(("test -z \"$(ls -A " + spill_dir + ")\"").c_str()) == 0);
 

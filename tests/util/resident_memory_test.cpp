@@ -1,0 +1,85 @@
+// The resident-memory ceiling: when unused pages are released, and how often it looks.
+#include "util/resident_memory.h"
+
+#include <doctest/doctest.h>
+
+#include <cstring>
+#include <memory>
+
+TEST_SUITE_BEGIN("resident_memory");
+
+using namespace atlas2kudu;
+
+namespace {
+
+int g_released = 0;
+void count_release() {
+  ++g_released;
+}
+
+// Restores "no release function, no ceiling" whatever a case leaves.
+struct Reset {
+  ~Reset() {
+    set_unused_memory_release(nullptr);
+    set_resident_memory_ceiling(0);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("resident memory grows with the pages touched") {
+  const std::optional<std::size_t> before = resident_memory_bytes();
+  REQUIRE(before.has_value());
+  CHECK(*before > std::size_t{1} << 20);  // code and libraries at least
+  constexpr std::size_t kSize = std::size_t{32} << 20;
+  const std::unique_ptr<char[]> block(new char[kSize]);
+  std::memset(block.get(), 1, kSize);
+  const std::optional<std::size_t> after = resident_memory_bytes();
+  REQUIRE(after.has_value());
+  CHECK(*after >= *before + kSize - (std::size_t{2} << 20));
+  CHECK(block[kSize - 1] == 1);
+}
+
+TEST_CASE("unused pages are released only above the ceiling") {
+  const Reset reset;
+  g_released = 0;
+  const std::size_t resident = resident_memory_bytes().value();
+
+  // No release function, or no ceiling: nothing to do.
+  set_resident_memory_ceiling(1);
+  keep_resident_memory_under_ceiling(true);
+  set_unused_memory_release(&count_release);
+  set_resident_memory_ceiling(0);
+  keep_resident_memory_under_ceiling(true);
+  CHECK(g_released == 0);
+
+  // Under the ceiling: kept.
+  set_resident_memory_ceiling(resident + (std::size_t{1} << 30));
+  keep_resident_memory_under_ceiling(true);
+  CHECK(g_released == 0);
+
+  // Above it: released at each check, and counted.
+  const std::uint64_t releases = unused_memory_releases();
+  set_resident_memory_ceiling(std::size_t{1} << 20);
+  keep_resident_memory_under_ceiling(true);
+  CHECK(g_released == 1);
+  CHECK(unused_memory_releases() == releases + 1);
+}
+
+TEST_CASE("without `now`, one call in kResidentCheckInterval looks") {
+  const Reset reset;
+  g_released = 0;
+  set_unused_memory_release(&count_release);
+  set_resident_memory_ceiling(std::size_t{1} << 20);
+  for (std::uint32_t i = 0; i < 3 * kResidentCheckInterval; ++i) {
+    keep_resident_memory_under_ceiling();
+  }
+  CHECK(g_released == 3);
+}
+
+TEST_CASE("the budget's ceiling leaves an eighth for what a window adds between checks") {
+  CHECK(resident_ceiling_for_budget(std::size_t{256} << 20) == std::size_t{224} << 20);
+  CHECK(resident_ceiling_for_budget(std::size_t{64} << 20) == std::size_t{56} << 20);
+}
+
+TEST_SUITE_END();
