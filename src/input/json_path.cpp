@@ -153,12 +153,16 @@ void walk_json(od::value value, std::string* out, const Path& path, Nesting nest
       return;
     }
     case od::json_type::string: {
-      if (!out) {
-        // Stage 1 has checked the UTF-8 and that no control character is raw; only escapes are
-        // left to check, so a string without a backslash is valid as it stands and is skipped
-        // rather than copied out.
-        const std::string_view token = value.raw_json_token();
-        if (token.find('\\') == std::string_view::npos) return;
+      // Stage 1 has checked the UTF-8 and that no control character is raw; only escapes are
+      // left to check, so a string without a backslash is valid as it stands, and its canonical
+      // text (append_json_string of its value) is the token itself: skipped, or copied as it is,
+      // rather than unescaped and escaped again.
+      const std::string_view token = value.raw_json_token();
+      if (token.find('\\') == std::string_view::npos) {
+        // The token runs from the opening quote to the next structural character: up to the
+        // closing quote, and any whitespace after it.
+        if (out) out->append(token.substr(0, token.rfind('"') + 1));
+        return;
       }
       const std::string_view text = value.get_string();
       if (out) append_json_string(text, *out);

@@ -43,13 +43,16 @@ void parse_attribute_object(od::value v, const Path& path, Nesting nesting, Attr
   // A repeated key: the later value wins, as in Atlas's own (Jackson) reading. Past a dozen
   // attributes the names are indexed, so a record with 100,000 of them stays linear. The keys
   // are views of the parser's unescaped strings, which live as long as the document.
+  // The first kScanLimit keys sit in an array on the stack: no allocation for a typical entity.
   constexpr std::size_t kScanLimit = 16;
-  std::vector<std::string_view> keys;
+  std::array<std::string_view, kScanLimit> first_keys;
+  std::vector<std::string_view> keys;  // every key, once there are more than kScanLimit
+  std::size_t key_count = 0;
   std::unordered_map<std::string_view, std::size_t, KeyedStringHash> index;
   const auto find = [&](std::string_view key) -> std::optional<std::size_t> {
-    if (keys.size() <= kScanLimit) {
-      for (std::size_t i = 0; i < keys.size(); ++i) {
-        if (keys[i] == key) return i;
+    if (key_count <= kScanLimit) {
+      for (std::size_t i = 0; i < key_count; ++i) {
+        if (first_keys[i] == key) return i;
       }
       return std::nullopt;
     }
@@ -58,6 +61,16 @@ void parse_attribute_object(od::value v, const Path& path, Nesting nesting, Attr
     }
     const auto it = index.find(key);
     return it == index.end() ? std::nullopt : std::optional<std::size_t>(it->second);
+  };
+  const auto add_key = [&](std::string_view key) {
+    if (key_count < kScanLimit) {
+      first_keys[key_count] = key;
+    } else {
+      if (key_count == kScanLimit) keys.assign(first_keys.begin(), first_keys.end());
+      keys.push_back(key);
+      if (!index.empty()) index.emplace(key, key_count);
+    }
+    ++key_count;
   };
   for (auto field : get_object(v, path, nesting)) {
     const std::string_view key = field.unescaped_key();
@@ -74,8 +87,7 @@ void parse_attribute_object(od::value v, const Path& path, Nesting nesting, Attr
       out.others[*at].json = std::move(json);
       continue;
     }
-    keys.push_back(key);
-    if (!index.empty()) index.emplace(key, keys.size() - 1);
+    add_key(key);
     out.others.push_back(Attribute{std::string(key), std::move(json)});
   }
 }

@@ -103,6 +103,23 @@ TEST_CASE("V1 entities: id.id and values, not guid and attributes") {
   CHECK(e.attributes[0] == Attribute{"owner", "\"o\""});
 }
 
+TEST_CASE("attribute values are kept as canonical JSON: whitespace out, escapes normalized") {
+  const Event e = to_event(
+      "{\"type\":\"ENTITY_NOTIFICATION_V2\",\"operationType\":\"ENTITY_CREATE\",\"eventTime\":1,"
+      "\"entity\":{\"typeName\":\"t\",\"guid\":\"" +
+      std::string(kGuid) +
+      "\",\"attributes\":{"
+      "\"plain\" : \"no escapes\"  ,\n"
+      "\"escaped\":\"\\u0041\\/\\\"q\\\"\\t\" ,"
+      "\"nested\": { \"k\" : [ \"a b\" , 1.50 , true , null ] } ,"
+      "\"last\":\"end\"\n}}}");
+  REQUIRE(e.attributes.size() == 4);
+  CHECK(e.attributes[0] == Attribute{"plain", "\"no escapes\""});
+  CHECK(e.attributes[1] == Attribute{"escaped", "\"A/\\\"q\\\"\\t\""});
+  CHECK(e.attributes[2] == Attribute{"nested", "{\"k\":[\"a b\",1.50,true,null]}"});
+  CHECK(e.attributes[3] == Attribute{"last", "\"end\""});
+}
+
 TEST_CASE("the event time: eventTime, V1 modifiedTime, msgCreationTime, Kafka timestamp") {
   const std::string modified = R"(,"systemAttributes":{"modifiedTime":"1970-01-01T00:00:02.000Z"})";
   const EventTimeFallbacks both{.msg_creation_time_ms = 3, .kafka_timestamp_ms = 4};
@@ -262,6 +279,21 @@ TEST_CASE("a member name twice in the payload's objects is a duplicate-key rejec
   REQUIRE(e.attributes.size() == 100000);
   CHECK(e.attributes[7] == Attribute{"a7", "\"last\""});
   CHECK(e.attributes[99999] == Attribute{"a99999", "99999"});
+  // Around the 16 names kept on the stack before they are indexed: the first and the last
+  // repeated, after the count has passed 16 or not.
+  for (int n : {15, 16, 17, 18, 40}) {
+    CAPTURE(n);
+    std::string few = "{";
+    for (int i = 0; i < n; ++i) few += "\"a" + std::to_string(i) + "\":" + std::to_string(i) + ",";
+    few += "\"a0\":\"first again\",\"a" + std::to_string(n - 1) + "\":\"last again\"}";
+    const Event r = to_event(R"({"type":"ENTITY_NOTIFICATION_V2","operationType":"ENTITY_CREATE",)"
+                             R"("eventTime":1,"entity":{"typeName":"t",)" +
+                             guid + R"(,"attributes":)" + few + "}}");
+    REQUIRE(r.attributes.size() == static_cast<std::size_t>(n));
+    CHECK(r.attributes[0] == Attribute{"a0", "\"first again\""});
+    CHECK(r.attributes[1] == Attribute{"a1", "1"});
+    CHECK(r.attributes[n - 1] == Attribute{"a" + std::to_string(n - 1), "\"last again\""});
+  }
 }
 
 TEST_CASE("nesting is bounded before it is entered") {
