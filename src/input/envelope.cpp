@@ -73,7 +73,7 @@ Envelope parse_envelope(od::parser& parser, std::string_view text, const char* w
   DeferredError envelope_error;  // envelope members: count unless the level is a kcat record
   DeferredError kcat_error;      // kcat members: count only in a kcat record
   for (auto field : doc.get_object()) {
-    const std::string_view key = field.unescaped_key();
+    const std::string_view key = member_name(field);
     names.add(key, root);
     od::value value = field.value();
     const Path at(root, key);

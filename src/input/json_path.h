@@ -94,7 +94,7 @@ inline void check_nesting(const Path& path, Nesting nesting) {
 // a keyed hash set past that.
 class MemberNames {
  public:
-  // `key` must stay valid while this object is in use (unescaped keys live as long as the
+  // `key` must stay valid while this object is in use (member_name's names live as long as the
   // document). Throws InputError(kDuplicateKey, "<object>: member \"<key>\" appears twice").
   void add(std::string_view key, const Path& object) {
     // Length and first byte tell nearly all names apart; compare the bytes only when they match.
@@ -138,8 +138,14 @@ inline bool take_null(simdjson::ondemand::value value) {
   return true;
 }
 
-// The unescaped string; views memory of the parser, valid until it parses the next document.
+// The unescaped string, valid while the document's text is and until the parser parses the next
+// document: a string without escapes (nearly all) is a view of the text itself, one with escapes
+// is unescaped into the parser's memory.
 std::string_view get_string(simdjson::ondemand::value value, const Path& path);
+// A member's name, unescaped, with the same validity: `field.unescaped_key()` without copying
+// names that have no escape.
+// Throws simdjson_error when iterating the object failed.
+std::string_view member_name(simdjson::simdjson_result<simdjson::ondemand::field>& field);
 // As get_string, but JSON null is nullopt.
 std::optional<std::string_view> get_optional_string(simdjson::ondemand::value value,
                                                     const Path& path);

@@ -73,7 +73,7 @@ void parse_attribute_object(od::value v, const Path& path, Nesting nesting, Attr
     ++key_count;
   };
   for (auto field : get_object(v, path, nesting)) {
-    const std::string_view key = field.unescaped_key();
+    const std::string_view key = member_name(field);
     od::value value = field.value();
     if (take_null(value)) continue;  // null never sets a column
     if (key == "qualifiedName" || key == "name") {
@@ -99,7 +99,7 @@ ClassificationFields parse_classification(od::value v, const Path& path, Nesting
   MemberNames names;
   const std::string_view attributes_key = v1_struct ? "values" : "attributes";
   for (auto field : get_object(v, path, nesting)) {
-    const std::string_view key = field.unescaped_key();
+    const std::string_view key = member_name(field);
     names.add(key, path);
     od::value value = field.value();
     const Path member(path, key);
@@ -128,7 +128,7 @@ RelationshipEndFields parse_end(od::value v, const Path& path, Nesting nesting) 
   RelationshipEndFields end;
   MemberNames names;
   for (auto field : get_object(v, path, nesting)) {
-    const std::string_view key = field.unescaped_key();
+    const std::string_view key = member_name(field);
     names.add(key, path);
     od::value value = field.value();
     const Path member(path, key);
@@ -147,7 +147,7 @@ void parse_relationship(od::value v, const Path& path, Nesting nesting, Relation
   rel.present = true;
   MemberNames names;
   for (auto field : get_object(v, path, nesting)) {
-    const std::string_view key = field.unescaped_key();
+    const std::string_view key = member_name(field);
     names.add(key, path);
     od::value value = field.value();
     const Path member(path, key);
@@ -178,7 +178,7 @@ void parse_v1_id(od::value value, const Path& path, Nesting nesting, EntityField
   }
   MemberNames names;
   for (auto id_field : get_object(value, path, nesting)) {
-    const std::string_view key = id_field.unescaped_key();
+    const std::string_view key = member_name(id_field);
     names.add(key, path);
     od::value id_value = id_field.value();
     const Path member(path, key);
@@ -196,7 +196,7 @@ void parse_system_attributes(od::value value, const Path& path, Nesting nesting,
   if (take_null(value)) return;
   MemberNames names;
   for (auto sys : get_object(value, path, nesting)) {
-    const std::string_view key = sys.unescaped_key();
+    const std::string_view key = member_name(sys);
     names.add(key, path);
     od::value sys_value = sys.value();
     const Path member(path, key);
@@ -222,7 +222,7 @@ void parse_entity(od::value v, const Path& path, Nesting nesting, EntityFields& 
   MemberNames names;
   const Nesting inside = nesting.inside();
   for (auto field : get_object(v, path, nesting)) {
-    const std::string_view key = field.unescaped_key();
+    const std::string_view key = member_name(field);
     names.add(key, path);
     od::value value = field.value();
     const Path member(path, key);
@@ -244,7 +244,7 @@ void parse_entity(od::value v, const Path& path, Nesting nesting, EntityFields& 
       if (take_null(value)) continue;
       e.has_traits = true;
       for (auto trait : get_object(value, member, inside)) {
-        const std::string_view name = trait.unescaped_key();
+        const std::string_view name = member_name(trait);
         e.traits.push_back(
             parse_classification(trait.value(), Path(member, name), inside.inside(), true));
       }
@@ -307,7 +307,7 @@ void parse_payload(od::value value, PayloadFields& p, Nesting nesting) {
   const Nesting inside = nesting.inside();
   MemberNames names;
   for (auto field : get_object(value, root, nesting)) {
-    const std::string_view key = field.unescaped_key();
+    const std::string_view key = member_name(field);
     names.add(key, root);
     od::value v = field.value();
     const Path member(root, key);

@@ -1,0 +1,85 @@
+// Strings and member names read from the document's text when they have no escape, unescaped by
+// simdjson when they do: the same text either way, whatever the length and wherever the escape.
+#include "input/json_path.h"
+
+#include <doctest/doctest.h>
+#include <simdjson.h>
+
+#include <string>
+
+TEST_SUITE_BEGIN("json_path");
+
+using namespace atlas2kudu;
+namespace od = simdjson::ondemand;
+
+namespace {
+
+// `len` letters, with an escape in JSON at `escape_at` (none if it is past the end): returns the
+// JSON text and sets `value` to what it decodes to.
+std::string json_text(std::size_t len, std::size_t escape_at, const char* escape,
+                      const char* decoded, std::string& value) {
+  std::string json;
+  value.clear();
+  for (std::size_t i = 0; i < len; ++i) {
+    if (i == escape_at) {
+      json += escape;
+      value += decoded;
+    }
+    json += static_cast<char>('a' + i % 26);
+    value += static_cast<char>('a' + i % 26);
+  }
+  if (escape_at == len) {
+    json += escape;
+    value += decoded;
+  }
+  return json;
+}
+
+}  // namespace
+
+TEST_CASE("member names and strings, with and without escapes, of every length to 40") {
+  od::parser parser;
+  const std::pair<const char*, const char*> escapes[] = {
+      {"\\n", "\n"}, {"\\\"", "\""}, {"\\\\", "\\"}, {"\\u00e9", "\xc3\xa9"}};
+  for (std::size_t len = 0; len <= 40; ++len) {
+    for (std::size_t at = 0; at <= len + 1; ++at) {  // len + 1: no escape
+      for (const auto& [escape, decoded] : escapes) {
+        CAPTURE(len);
+        CAPTURE(at);
+        CAPTURE(escape);
+        std::string name, text;
+        const std::string json_name = json_text(len, at, escape, decoded, name);
+        const std::string json_value = json_text(len + 3, at, escape, decoded, text);
+        // A multi-byte character after the value, and a second member, as in real records.
+        const simdjson::padded_string doc("{\"" + json_name + "\":\"" + json_value +
+                                          "\xc3\xa9\" ,\"k\":\"v\"}");
+        od::document d = parser.iterate(doc);
+        std::size_t members = 0;
+        for (auto field : d.get_object()) {
+          const std::string got_name(member_name(field));
+          const std::string got_value(get_string(field.value(), Path("x")));
+          if (members++ == 0) {
+            CHECK(got_name == name);
+            CHECK(got_value == text + "\xc3\xa9");
+          } else {
+            CHECK(got_name == "k");
+            CHECK(got_value == "v");
+          }
+        }
+        CHECK(members == 2);
+      }
+    }
+  }
+}
+
+TEST_CASE("canonical JSON keeps a string without escapes as written, and normalizes the rest") {
+  od::parser parser;
+  const simdjson::padded_string doc(
+      std::string(R"({"a" : "plain text"  , "b":"\u0041\/\"" , "c\u0064":["x" , "y"] })"));
+  od::document d = parser.iterate(doc);
+  std::string out;
+  write_canonical_json(d.get_value(), out, Path("x"), Nesting{0, 10});
+  CHECK(out == R"({"a":"plain text","b":"A/\"","cd":["x","y"]})");
+}
+
+TEST_SUITE_END();
