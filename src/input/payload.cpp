@@ -42,8 +42,8 @@ void parse_attribute_object(od::value v, const Path& path, Nesting nesting, Attr
   if (take_null(v)) return;
   // A repeated key: the later value wins, as in Atlas's own (Jackson) reading. Past a dozen
   // attributes the names are indexed, so a record with 100,000 of them stays linear. The keys
-  // are views of the parser's unescaped strings, which live as long as the document.
-  // The first kScanLimit keys sit in an array on the stack: no allocation for a typical entity.
+  // are member_name's views, which live as long as the document; the first kScanLimit sit in an
+  // array on the stack, so a typical entity allocates nothing for them.
   constexpr std::size_t kScanLimit = 16;
   std::array<std::string_view, kScanLimit> first_keys;
   std::vector<std::string_view> keys;  // every key, once there are more than kScanLimit
