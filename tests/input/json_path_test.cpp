@@ -43,7 +43,10 @@ TEST_CASE("member names and strings, with and without escapes, of every length t
       {"\\n", "\n"}, {"\\\"", "\""}, {"\\\\", "\\"}, {"\\u00e9", "\xc3\xa9"}};
   for (std::size_t len = 0; len <= 40; ++len) {
     for (std::size_t at = 0; at <= len + 1; ++at) {  // len + 1: no escape
-      for (const auto& [escape, decoded] : escapes) {
+      for (const auto& pair : escapes) {
+        // Not a structured binding: CAPTURE's lambda cannot capture one under clang.
+        const char* const escape = pair.first;
+        const char* const decoded = pair.second;
         CAPTURE(len);
         CAPTURE(at);
         CAPTURE(escape);
