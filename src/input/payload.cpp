@@ -40,24 +40,20 @@ std::optional<Operation> parse_v1_operation(std::string_view name) {
 void parse_attribute_object(od::value v, const Path& path, Nesting nesting, AttributeSet& out) {
   out.present = true;
   if (take_null(v)) return;
-  // A repeated key: the later value wins, as in Atlas's own (Jackson) reading. Past a dozen
-  // attributes the names are indexed, so a record with 100,000 of them stays linear. The keys
-  // are member_name's views, which live as long as the document; the first kScanLimit sit in an
-  // array on the stack, so a typical entity allocates nothing for them.
+  // A repeated key: the later value wins, as in Atlas's own (Jackson) reading. The keys are
+  // member_name's views, which live as long as the document. The first kScanLimit sit in an array
+  // on the stack and are scanned, so a typical entity allocates nothing for them; past that every
+  // key is indexed, so a record with 100,000 of them stays linear.
   constexpr std::size_t kScanLimit = 16;
   std::array<std::string_view, kScanLimit> first_keys;
-  std::vector<std::string_view> keys;  // every key, once there are more than kScanLimit
   std::size_t key_count = 0;
-  std::unordered_map<std::string_view, std::size_t, KeyedStringHash> index;
+  std::unordered_map<std::string_view, std::size_t, KeyedStringHash> index;  // past kScanLimit
   const auto find = [&](std::string_view key) -> std::optional<std::size_t> {
     if (key_count <= kScanLimit) {
       for (std::size_t i = 0; i < key_count; ++i) {
         if (first_keys[i] == key) return i;
       }
       return std::nullopt;
-    }
-    if (index.empty()) {
-      for (std::size_t i = 0; i < keys.size(); ++i) index.emplace(keys[i], i);
     }
     const auto it = index.find(key);
     return it == index.end() ? std::nullopt : std::optional<std::size_t>(it->second);
@@ -66,9 +62,10 @@ void parse_attribute_object(od::value v, const Path& path, Nesting nesting, Attr
     if (key_count < kScanLimit) {
       first_keys[key_count] = key;
     } else {
-      if (key_count == kScanLimit) keys.assign(first_keys.begin(), first_keys.end());
-      keys.push_back(key);
-      if (!index.empty()) index.emplace(key, key_count);
+      if (key_count == kScanLimit) {
+        for (std::size_t i = 0; i < kScanLimit; ++i) index.emplace(first_keys[i], i);
+      }
+      index.emplace(key, key_count);
     }
     ++key_count;
   };
