@@ -77,51 +77,6 @@ void wrong_type(const Path& path, std::string_view expected, od::json_type got) 
                                                        expected, json_type_name(got)));
 }
 
-namespace {
-
-// The bytes of `word` equal to the byte repeated in `pattern`, as their high bits. Exact up to the
-// first such byte (a borrow can only set bits above it), which is all the scan below reads.
-constexpr std::uint64_t bytes_equal(std::uint64_t word, std::uint64_t pattern) {
-  const std::uint64_t x = word ^ pattern;
-  return (x - 0x0101010101010101) & ~x & 0x8080808080808080;
-}
-
-// The text between the quotes of a string token without a backslash (stage 1 has checked its
-// UTF-8 and that no control character is raw, so it is the string's value as it stands); nullopt
-// when the string has escapes. `raw` points just after the opening quote. Eight bytes at a time:
-// the closing quote is in the document, and the document is padded (SIMDJSON_PADDING), so the
-// last word read stays in its buffer.
-std::optional<std::string_view> unescaped_as_written(const char* raw) {
-  static_assert(std::endian::native == std::endian::little);
-  for (std::size_t at = 0;; at += 8) {
-    std::uint64_t word;
-    std::memcpy(&word, raw + at, sizeof word);
-    const std::uint64_t hits =
-        bytes_equal(word, 0x2222222222222222) | bytes_equal(word, 0x5c5c5c5c5c5c5c5c);
-    if (hits == 0) continue;
-    const std::size_t end = at + static_cast<std::size_t>(std::countr_zero(hits) / 8);
-    if (raw[end] == '\\') return std::nullopt;
-    return std::string_view(raw, end);
-  }
-}
-
-}  // namespace
-
-std::string_view get_string(od::value value, const Path& path) {
-  const od::json_type type = value.type();
-  if (type != od::json_type::string) wrong_type(path, "a string", type);
-  const std::string_view token = value.raw_json_token();
-  if (auto text = unescaped_as_written(token.data() + 1)) return *text;
-  return value.get_string();
-}
-
-std::string_view member_name(simdjson::simdjson_result<od::field>& field) {
-  if (field.error() != simdjson::SUCCESS) throw simdjson::simdjson_error(field.error());
-  od::field& member = field.value_unsafe();
-  if (auto name = unescaped_as_written(member.key().raw())) return *name;
-  return member.unescaped_key();
-}
-
 std::optional<std::string_view> get_optional_string(od::value value, const Path& path) {
   if (take_null(value)) return std::nullopt;
   return get_string(value, path);
@@ -199,7 +154,7 @@ void walk_json(od::value value, std::string* out, const Path& path, Nesting nest
       // Only escapes are left to check (unescaped_as_written), so a string without a backslash
       // is valid as it stands, and its canonical text (append_json_string of its value) is the
       // string as written: skipped, or copied, rather than unescaped and escaped again.
-      if (auto text = unescaped_as_written(value.raw_json_token().data() + 1)) {
+      if (auto text = json_path_detail::unescaped_as_written(value.raw_json_token().data() + 1)) {
         if (out) {
           out->push_back('"');
           out->append(*text);

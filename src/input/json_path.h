@@ -33,6 +33,7 @@
 #include <simdjson.h>
 
 #include <array>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -138,14 +139,56 @@ inline bool take_null(simdjson::ondemand::value value) {
   return true;
 }
 
+namespace json_path_detail {
+
+// The bytes of `word` equal to the byte repeated in `pattern`, as their high bits. Exact up to the
+// first such byte (a borrow can only set bits above it), which is all the scan below reads.
+constexpr std::uint64_t bytes_equal(std::uint64_t word, std::uint64_t pattern) {
+  const std::uint64_t x = word ^ pattern;
+  return (x - 0x0101010101010101) & ~x & 0x8080808080808080;
+}
+
+// The text between the quotes of a string token without a backslash (stage 1 has checked its
+// UTF-8 and that no control character is raw, so it is the string's value as it stands); nullopt
+// when the string has escapes. `raw` points just after the opening quote. Eight bytes at a time:
+// the closing quote is in the document, and the document is padded (SIMDJSON_PADDING), so the
+// last word read stays in its buffer.
+inline std::optional<std::string_view> unescaped_as_written(const char* raw) {
+  static_assert(std::endian::native == std::endian::little);
+  for (std::size_t at = 0;; at += 8) {
+    std::uint64_t word;
+    std::memcpy(&word, raw + at, sizeof word);
+    const std::uint64_t hits =
+        bytes_equal(word, 0x2222222222222222) | bytes_equal(word, 0x5c5c5c5c5c5c5c5c);
+    if (hits == 0) continue;
+    const std::size_t end = at + static_cast<std::size_t>(std::countr_zero(hits) / 8);
+    if (raw[end] == '\\') return std::nullopt;
+    return std::string_view(raw, end);
+  }
+}
+
+}  // namespace json_path_detail
+
 // The unescaped string, valid while the document's text is and until the parser parses the next
 // document: a string without escapes (nearly all) is a view of the text itself, one with escapes
 // is unescaped into the parser's memory.
-std::string_view get_string(simdjson::ondemand::value value, const Path& path);
+// Inline, with member_name: they run for nearly every token of every record.
+inline std::string_view get_string(simdjson::ondemand::value value, const Path& path) {
+  const simdjson::ondemand::json_type type = value.type();
+  if (type != simdjson::ondemand::json_type::string) wrong_type(path, "a string", type);
+  const std::string_view token = value.raw_json_token();
+  if (auto text = json_path_detail::unescaped_as_written(token.data() + 1)) return *text;
+  return value.get_string();
+}
 // A member's name, unescaped, with the same validity: `field.unescaped_key()` without copying
 // names that have no escape.
 // Throws simdjson_error when iterating the object failed.
-std::string_view member_name(simdjson::simdjson_result<simdjson::ondemand::field>& field);
+inline std::string_view member_name(simdjson::simdjson_result<simdjson::ondemand::field>& field) {
+  if (field.error() != simdjson::SUCCESS) throw simdjson::simdjson_error(field.error());
+  simdjson::ondemand::field& member = field.value_unsafe();
+  if (auto name = json_path_detail::unescaped_as_written(member.key().raw())) return *name;
+  return member.unescaped_key();
+}
 // As get_string, but JSON null is nullopt.
 std::optional<std::string_view> get_optional_string(simdjson::ondemand::value value,
                                                     const Path& path);
