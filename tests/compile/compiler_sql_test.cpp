@@ -123,6 +123,35 @@ TEST_CASE("string literals escape exactly the characters Impala's unescaper need
   CHECK(literal("") == "''");
 }
 
+TEST_CASE("string literals: a character to escape at every position of the 16- and 8-byte scans") {
+  // The scan reads 16 bytes, then 8, then one at a time: put each byte that needs an escape (and
+  // bytes >= 0x80 that must not be escaped, next to the 0x7F and 0x1F edges) at every position of
+  // texts of every length past two blocks, alone and after another one.
+  const char to_escape[] = {'\0', '\x01', '\x1f', '\x7f', '\'', '\\', '\n', '\r', '\t'};
+  const char plain[] = {' ', '~', '"', '\x80', '\x9f', '\xc3', '\xff'};
+  for (std::size_t len = 1; len <= 40; ++len) {
+    for (std::size_t at = 0; at < len; ++at) {
+      for (const char c : to_escape) {
+        std::string text(len, 'a');
+        text[at] = c;
+        if (at >= 3) text[at - 3] = '\'';
+        const std::string lit = literal(text);
+        CAPTURE(len);
+        CAPTURE(at);
+        CAPTURE(lit);
+        for (const char b : lit) REQUIRE(static_cast<unsigned char>(b) >= 0x20);
+        REQUIRE(lit.size() >= text.size() + 3);  // two quotes and at least one escape
+        REQUIRE(impala_unescape(lit) == text);
+      }
+      for (const char c : plain) {
+        std::string text(len, 'a');
+        text[at] = c;
+        CHECK(literal(text) == "'" + text + "'");
+      }
+    }
+  }
+}
+
 TEST_CASE("random valid UTF-8 round-trips through Impala's unescaping") {
   std::mt19937_64 rng(20261130);
   // Weighted towards the characters that matter: controls, quotes, backslashes, digits after a
