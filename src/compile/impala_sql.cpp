@@ -27,7 +27,9 @@ constexpr bool plain_in_literal(unsigned char c) {
 
 // The index of the first byte of `text` that needs an escape in a string literal (below 0x20,
 // 0x7F, `\` or `'`; bytes >= 0x80 never do), or text.size(). Sixteen bytes at a time with SSE2
-// (every x86-64 has it), as most text has nothing to escape; the last few bytes one at a time.
+// (every x86-64 has it), as most text has nothing to escape; a text's last bytes are read as the
+// 16 (or 8) bytes that end it, overlapping what was checked; only texts under 8 bytes are read
+// one byte at a time.
 inline std::size_t first_to_escape(std::string_view text) {
   const char* p = text.data();
   const std::size_t n = text.size();
@@ -45,16 +47,28 @@ inline std::size_t first_to_escape(std::string_view text) {
                      _mm_or_si128(_mm_cmpeq_epi8(v, backslash), _mm_cmpeq_epi8(v, del)));
     return static_cast<unsigned>(_mm_movemask_epi8(_mm_or_si128(control, special)));
   };
-  for (; i + 16 <= n; i += 16) {
-    const unsigned mask = to_escape(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i)));
-    if (mask != 0) return i + static_cast<std::size_t>(std::countr_zero(mask));
+  const auto load16 = [p](std::size_t at) {
+    return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + at));
+  };
+  // The upper half loads as zeros, which would read as controls: only the low 8 bits count.
+  const auto load8 = [p](std::size_t at) {
+    return _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p + at));
+  };
+  if (n >= 16) {
+    for (; i + 16 <= n; i += 16) {
+      const unsigned mask = to_escape(load16(i));
+      if (mask != 0) return i + static_cast<std::size_t>(std::countr_zero(mask));
+    }
+    if (i == n) return n;
+    // The last 16 bytes, overlapping what was checked: only the bits of bytes i.. count.
+    const unsigned mask = to_escape(load16(n - 16)) & (0xFFFFu << (16 - (n - i)));
+    return mask != 0 ? n - 16 + static_cast<std::size_t>(std::countr_zero(mask)) : n;
   }
-  if (i + 8 <= n) {
-    // The upper half loads as zeros, which would read as controls: only the low 8 bits count.
-    const unsigned mask =
-        to_escape(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p + i))) & 0xFF;
-    if (mask != 0) return i + static_cast<std::size_t>(std::countr_zero(mask));
-    i += 8;
+  if (n >= 8) {
+    const unsigned first = to_escape(load8(0)) & 0xFF;
+    if (first != 0) return static_cast<std::size_t>(std::countr_zero(first));
+    const unsigned last = to_escape(load8(n - 8)) & (0xFFu << (16 - n)) & 0xFF;
+    return last != 0 ? n - 8 + static_cast<std::size_t>(std::countr_zero(last)) : n;
   }
 #endif
   for (; i < n; ++i) {
