@@ -2,9 +2,7 @@
 
 #include <fmt/core.h>
 
-#include <bit>
 #include <cstdint>
-#include <cstring>
 
 #include "input/json_text.h"
 #include "util/json_writer.h"
