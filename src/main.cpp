@@ -7,6 +7,7 @@
 #include "hs2/transport.h"
 #include "util/resident_memory.h"
 #include "util/stop.h"
+#include "util/stringify.h"
 
 // jemalloc's settings, read when it starts.
 //
@@ -31,11 +32,9 @@ const char* malloc_conf = "narenas:1,dirty_decay_ms:-1";
 
 namespace {
 
-#define A2K_STRINGIFY_(x) #x
-#define A2K_STRINGIFY(x) A2K_STRINGIFY_(x)
 // Every arena's unused pages back to the kernel, at once.
 void release_unused_pages() {
-  mallctl("arena." A2K_STRINGIFY(MALLCTL_ARENAS_ALL) ".purge", nullptr, nullptr, nullptr, 0);
+  mallctl("arena." ATLAS2KUDU_STRINGIFY(MALLCTL_ARENAS_ALL) ".purge", nullptr, nullptr, nullptr, 0);
 }
 
 }  // namespace

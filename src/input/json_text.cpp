@@ -3,6 +3,8 @@
 #include <fmt/core.h>
 #include <simdjson.h>
 
+#include "util/stringify.h"
+
 namespace atlas2kudu {
 
 bool is_json_number(std::string_view s) {
@@ -48,9 +50,6 @@ std::string printable_excerpt(std::string_view text, std::size_t max) {
   if (text.size() > max) out += "...";
   return out;
 }
-
-#define ATLAS2KUDU_STRINGIFY_(x) #x
-#define ATLAS2KUDU_STRINGIFY(x) ATLAS2KUDU_STRINGIFY_(x)
 
 std::string_view json_kernel() {
   return ATLAS2KUDU_STRINGIFY(SIMDJSON_BUILTIN_IMPLEMENTATION);
