@@ -275,6 +275,44 @@ TEST_CASE("event positions outlive the reader that produced them") {
   CHECK(format_position(events[3].pos) == data("atlas21-console.jsonl") + ":4:1581");
 }
 
+TEST_CASE("a large file reads as the same bytes in memory, and bytes_read ends at its size") {
+  // Plain files are read straight into the framer's buffer once the first megabyte (buffered to
+  // look for the gzip magic) is used up; records straddle both kinds of read.
+  std::string text;
+  for (int n = 1; text.size() < (std::size_t{3} << 20) + 12345; ++n) {
+    text += create_table_line(n, fmt::format(",\"pad\":\"{}\"", std::string(n % 997, 'x')),
+                              1700000000000 + n) +
+            "\n";
+  }
+  const ReadOutcome expected = read_text(text);
+  REQUIRE(expected.events.size() > 3000);
+  for (const bool gzip : {false, true}) {
+    CAPTURE(gzip);
+    const std::string path = tmp_path(gzip ? ".jsonl.gz" : ".jsonl");
+    const std::string stored = gzip ? gzip_compress(text) : text;
+    std::FILE* f = std::fopen(path.c_str(), "wb");
+    REQUIRE(f != nullptr);
+    std::fwrite(stored.data(), 1, stored.size(), f);
+    std::fclose(f);
+    RejectSink sink(RejectPolicy{}, nullptr);
+    Reader reader({path}, sink);
+    std::size_t i = 0;
+    std::uint64_t last_bytes = 0;
+    for (Event e; reader.next(e); ++i) {
+      REQUIRE(i < expected.events.size());
+      CHECK(e.guid == expected.events[i].guid);
+      CHECK(e.attributes == expected.events[i].attributes);
+      CHECK(e.pos.line == expected.events[i].pos.line);
+      CHECK(e.pos.offset == expected.events[i].pos.offset);
+      CHECK(reader.bytes_read() >= last_bytes);
+      last_bytes = reader.bytes_read();
+    }
+    CHECK(i == expected.events.size());
+    CHECK(reader.bytes_read() == stored.size());
+    ::unlink(path.c_str());
+  }
+}
+
 TEST_CASE("gzip-compressed export files are inflated") {
   RejectSink sink(RejectPolicy{}, nullptr);
   Reader reader({data("atlas21-console.jsonl.gz")}, sink);
