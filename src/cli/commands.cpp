@@ -19,6 +19,7 @@
 #include "cli/checkpoint.h"
 #include "cli/exit_codes.h"
 #include "cli/metrics.h"
+#include "cli/output_guard.h"
 #include "cli/pipeline.h"
 #include "cli/progress.h"
 #include "cli/report.h"
@@ -262,7 +263,16 @@ std::optional<std::chrono::milliseconds> parse_duration(std::string_view text) {
 
 namespace {
 
+// Before the run reads or writes anything (cli/output_guard.h).
+void refuse_foreign_outputs(const InputOptions& in, const std::string& sql_output = {}) {
+  refuse_foreign_output("-o", sql_output, OutputKind::kSql);
+  refuse_foreign_output("--stats", in.stats_file, OutputKind::kStats);
+  refuse_foreign_output("--metrics-textfile", in.metrics_file, OutputKind::kMetrics);
+  refuse_foreign_output("--reject-file", in.reject_file, OutputKind::kRejects);
+}
+
 int check_run(const InputOptions& in) {
+  refuse_foreign_outputs(in);
   RejectSink rejects(RejectPolicy{in.max_rejects, in.reject_file});
   Reader reader(in.files, rejects, in.limits);
   Progress progress("check");
@@ -296,6 +306,7 @@ bool read_ahead_wanted(const CompileCommand& c, std::optional<std::uint64_t> inp
 }
 
 int compile_run(CompileCommand& c) {
+  refuse_foreign_outputs(c.in, c.output);
   // compile reads stored state when it is given a connection (-i), unless --prior says otherwise.
   if (!c.prior_given) {
     c.options.prior = c.connection_given ? PriorSource::kImpala : PriorSource::kNone;
@@ -352,6 +363,7 @@ int compile_run(CompileCommand& c) {
 
 int apply_run(ApplyCommand& a) {
   CompileCommand& c = a.compile;
+  refuse_foreign_outputs(c.in);
   use_memory_budget(c, true);
   const Hs2Settings settings = validate_hs2_options(c.hs2);
   // One run at a time per checkpoint, decided before anything else happens (exit 75).
@@ -427,6 +439,7 @@ int run_apply(ApplyCommand& a) {
 }
 
 int run_ddl(const DdlCommand& d) {
+  refuse_foreign_output("-o", d.output, OutputKind::kSql);
   OutputFile output(d.output);
   const std::string sql = d.fdw ? foreign_table_ddl(d.options) : projection_ddl(d.options);
   if (std::fwrite(sql.data(), 1, sql.size(), output.get()) != sql.size()) {

@@ -7,6 +7,7 @@
 #include <map>
 #include <sstream>
 
+#include "cli/output_guard.h"
 #include "util/atomic_file.h"
 
 namespace atlas2kudu {
@@ -158,6 +159,8 @@ std::string metrics_text(const RunReport& r, std::string_view previous) {
 }
 
 void write_metrics_textfile(const std::string& path, const RunReport& report) {
+  // Also when a run fails before its start checked it (reporting_early_failures).
+  refuse_foreign_output("--metrics-textfile", path, OutputKind::kMetrics);
   write_file_atomically(path, metrics_text(report, read_text(path)), 0644);
 }
 

@@ -147,6 +147,77 @@ TEST_CASE("usage errors and missing files have their own exit codes") {
   CHECK(r.out.find("--max-rejects") != std::string::npos);
 }
 
+TEST_CASE(
+    "an output option naming a file atlas2kudu did not write is refused; its own are replaced") {
+  // The usual way here: the option's value left out, so the input became its value and the run
+  // would read stdin (/dev/null under cron: no events, success) and replace the export.
+  const std::string export_text = slurp(example_files().front());
+  const std::string victim = write_temp(".jsonl", export_text);
+  struct Case {
+    std::string args;
+    std::string what;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"check --stats",
+            "--stats " + victim + ": the file exists and is not a --stats summary"},
+           {"check --reject-file",
+            "--reject-file " + victim + ": the file exists and is not a reject file"},
+           {"check --metrics-textfile",
+            "--metrics-textfile " + victim + ": the file exists and is not a metrics textfile"},
+           {"compile --stats", "--stats " + victim},
+           {"compile --reject-file", "--reject-file " + victim},
+           {"compile --metrics-textfile", "--metrics-textfile " + victim},
+           {"compile -o", "-o " + victim +
+                              ": the file exists and is not SQL written by atlas2kudu (which "
+                              "begins with '-- atlas2kudu ')"},
+           {"ddl -o", "-o " + victim},
+           {"apply -i 127.0.0.1:1 --prior none --stats", "--stats " + victim},
+           {"apply -i 127.0.0.1:1 --prior none --reject-file", "--reject-file " + victim},
+           {"apply -i 127.0.0.1:1 --prior none --metrics-textfile", "--metrics-textfile " + victim},
+       }) {
+    CAPTURE(c.args);
+    const Run r = run(c.args + " " + victim);
+    CHECK(r.status == 64);
+    CHECK(contains(r.err, c.what));
+    CHECK(contains(r.err, "refusing to replace it. Remove it or choose another path."));
+    CHECK(r.out.empty());
+    CHECK(slurp(victim) == export_text);
+  }
+  // The message names the kind of file, never the file's own bytes (it may hold a secret).
+  const std::string secret = write_temp(".txt", "hunter2-is-the-password\n");
+  const Run r = run("check --stats " + secret + " " + example_files().front());
+  CHECK(r.status == 64);
+  CHECK(!contains(r.err, "hunter2"));
+
+  // Files atlas2kudu wrote (and empty ones, which tmp_path makes) are replaced run after run: what
+  // each writer writes first is what the check expects.
+  const std::string bad = write_temp(".jsonl", export_text + "not json at all\n");
+  const std::string sql = tmp_path(".sql");
+  const std::string stats = tmp_path(".json");
+  const std::string metrics = tmp_path(".prom");
+  const std::string rejects = tmp_path(".rejects");
+  for (int round = 0; round < 2; ++round) {
+    CAPTURE(round);
+    Run c = run("compile -q --max-rejects 1 -o " + sql + " --stats " + stats +
+                " --metrics-textfile " + metrics + " --reject-file " + rejects + " " + bad);
+    CHECK(c.status == 0);
+    CHECK(contains(slurp(rejects), "not json at all"));
+    CHECK(contains(slurp(sql), "UPSERT INTO"));
+    c = run("check --max-rejects 1 --stats " + stats + " --metrics-textfile " + metrics +
+            " --reject-file " + rejects + " " + bad);
+    CHECK(c.status == 0);
+    c = run("ddl -o " + sql);
+    CHECK(c.status == 0);
+  }
+  // A path that is not a regular file is the writer's to judge (it refuses devices itself).
+  const Run device = run("compile -q -o /dev/null --max-rejects 1 " + bad);
+  CHECK(device.status == 74);
+  CHECK(contains(device.err, "/dev/null: not a regular file"));
+  for (const std::string& path : {victim, secret, bad, sql, stats, metrics, rejects}) {
+    std::remove(path.c_str());
+  }
+}
+
 TEST_CASE("a truncated gzip file is an I/O error, after the records before the cut") {
   const std::string gz = slurp(data("notifications/atlas21-console.jsonl.gz"));
   const std::string cut = tmp_path(".jsonl.gz");
