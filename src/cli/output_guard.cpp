@@ -35,7 +35,7 @@ Kind describe(OutputKind kind) {
 }  // namespace
 
 void refuse_foreign_output(std::string_view option, const std::string& path, OutputKind kind) {
-  if (path.empty() || path == "-") return;
+  if (path.empty() || (kind == OutputKind::kSql && path == "-")) return;  // -o -: stdout
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
   if (fd < 0) return;  // missing, or not ours to judge (the writer reports what it cannot open)
   struct stat st {};
