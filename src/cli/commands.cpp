@@ -2,7 +2,9 @@
 
 #include <fmt/core.h>
 #include <sched.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
@@ -263,16 +265,27 @@ std::optional<std::chrono::milliseconds> parse_duration(std::string_view text) {
 
 namespace {
 
-// Before the run reads or writes anything (cli/output_guard.h).
-void refuse_foreign_outputs(const InputOptions& in, const std::string& sql_output = {}) {
+// Before the run reads or writes anything: output files it must not replace (cli/output_guard.h),
+// and a word on stderr when the input is the terminal (no FILE given, most often by mistake), so
+// that a run waiting for it does not look hung.
+void before_reading(std::string_view command, const InputOptions& in,
+                    const std::string& sql_output = {}) {
   refuse_foreign_output("-o", sql_output, OutputKind::kSql);
   refuse_foreign_output("--stats", in.stats_file, OutputKind::kStats);
   refuse_foreign_output("--metrics-textfile", in.metrics_file, OutputKind::kMetrics);
   refuse_foreign_output("--reject-file", in.reject_file, OutputKind::kRejects);
+  const bool reads_stdin =
+      in.files.empty() || std::find(in.files.begin(), in.files.end(), "-") != in.files.end();
+  if (reads_stdin && isatty(STDIN_FILENO) == 1) {
+    fmt::print(stderr,
+               "atlas2kudu {}: reading notifications from the terminal (no FILE given); end "
+               "with Ctrl-D, or stop with Ctrl-C\n",
+               command);
+  }
 }
 
 int check_run(const InputOptions& in) {
-  refuse_foreign_outputs(in);
+  before_reading("check", in);
   RejectSink rejects(RejectPolicy{in.max_rejects, in.reject_file});
   Reader reader(in.files, rejects, in.limits);
   Progress progress("check");
@@ -306,7 +319,7 @@ bool read_ahead_wanted(const CompileCommand& c, std::optional<std::uint64_t> inp
 }
 
 int compile_run(CompileCommand& c) {
-  refuse_foreign_outputs(c.in, c.output);
+  before_reading("compile", c.in, c.output);
   // compile reads stored state when it is given a connection (-i), unless --prior says otherwise.
   if (!c.prior_given) {
     c.options.prior = c.connection_given ? PriorSource::kImpala : PriorSource::kNone;
@@ -363,7 +376,7 @@ int compile_run(CompileCommand& c) {
 
 int apply_run(ApplyCommand& a) {
   CompileCommand& c = a.compile;
-  refuse_foreign_outputs(c.in);
+  before_reading("apply", c.in);
   use_memory_budget(c, true);
   const Hs2Settings settings = validate_hs2_options(c.hs2);
   // One run at a time per checkpoint, decided before anything else happens (exit 75).

@@ -218,6 +218,27 @@ TEST_CASE(
   }
 }
 
+TEST_CASE("a run reading the terminal says so on stderr; files and pipes do not") {
+  // script(1) runs the command on a pseudo-terminal and passes it Ctrl-D (end of input).
+  const std::string shown = tmp_path(".tty");
+  for (const std::string& command : {std::string("check"), std::string("compile -q -")}) {
+    CAPTURE(command);
+    const std::string cmd = "printf '\\004' | timeout 20 script -qec '" +
+                            std::string(ATLAS2KUDU_BINARY) + " " + command + "' /dev/null > " +
+                            shown + " 2>&1";
+    CHECK(shell_status(std::system(cmd.c_str())) == 0);
+    CHECK(contains(slurp(shown), "atlas2kudu " + command.substr(0, command.find(' ')) +
+                                     ": reading notifications from the terminal (no FILE given); "
+                                     "end with Ctrl-D, or stop with Ctrl-C"));
+  }
+  const std::string file = example_files().front();
+  for (const Run& r : {run("check " + file), run("check", file), run("compile -q -", file)}) {
+    CHECK(r.status == 0);
+    CHECK_FALSE(contains(r.err, "from the terminal"));
+  }
+  std::remove(shown.c_str());
+}
+
 TEST_CASE("a truncated gzip file is an I/O error, after the records before the cut") {
   const std::string gz = slurp(data("notifications/atlas21-console.jsonl.gz"));
   const std::string cut = tmp_path(".jsonl.gz");
