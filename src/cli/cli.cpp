@@ -238,9 +238,10 @@ CommandLine::CommandLine() {
   apply->add_flag("-q,--quiet", apply_cmd.compile.quiet,
                   "No summary and no window log lines on stderr (retries, reconnects and waits "
                   "still logged)");
-  apply->add_option("--checkpoint", apply_cmd.checkpoint,
-                    "After each applied window, record in FILE how far the input was applied; a "
-                    "rerun with the same FILE skips it. One run at a time per FILE (FILE.lock)")
+  apply
+      ->add_option("--checkpoint", apply_cmd.checkpoint,
+                   "After each applied window, record in FILE how far the input was applied; a "
+                   "rerun with the same FILE skips it. One run at a time per FILE (FILE.lock)")
       ->type_name("FILE");
   apply
       ->add_option("--max-row-errors", apply_cmd.compile.hs2.max_row_errors,
@@ -355,8 +356,8 @@ void report_usage_error(CLI::App& app, const CLI::ParseError& e,
       }
     }
   }
-  fmt::print(stderr, "atlas2kudu: {}{}\nRun 'atlas2kudu {}--help' for the options.\n", what,
-             hint, sub ? sub->get_name() + " " : std::string());
+  fmt::print(stderr, "atlas2kudu: {}{}\nRun 'atlas2kudu {}--help' for the options.\n", what, hint,
+             sub ? sub->get_name() + " " : std::string());
 }
 
 // The arguments with the --config file's options inserted right after the subcommand, leaving

@@ -130,8 +130,9 @@ TEST_CASE("usage errors and missing files have their own exit codes") {
   CHECK(r.status == 64);
   r = run("compil examples/x.jsonl");
   CHECK(r.status == 64);
-  CHECK(r.err == "atlas2kudu: unknown command 'compil' (did you mean compile?)\n"
-                 "Run 'atlas2kudu --help' for the options.\n");
+  CHECK(r.err ==
+        "atlas2kudu: unknown command 'compil' (did you mean compile?)\n"
+        "Run 'atlas2kudu --help' for the options.\n");
   r = run("compile --windows-events 5");
   CHECK(r.status == 64);
   CHECK(r.err.starts_with("atlas2kudu: "));
