@@ -1,5 +1,7 @@
 // atlas2kudu: process-wide settings, then the command line.
+#include <fcntl.h>
 #include <jemalloc/jemalloc.h>
+#include <unistd.h>
 
 #include <csignal>
 
@@ -37,9 +39,27 @@ void release_unused_pages() {
   mallctl("arena." ATLAS2KUDU_STRINGIFY(MALLCTL_ARENAS_ALL) ".purge", nullptr, nullptr, nullptr, 0);
 }
 
+// Standard input, output or error closed by whoever started the program (`check <&-`, `2>&-`):
+// the next descriptor the program opens would take that number, so that reading stdin read the
+// program's own stop pipe (`check <&-` waited on itself for ever), or messages went into a spill
+// file. Each closed one is held by /dev/null opened the wrong way round, so that using it fails as
+// using a closed descriptor does: reading stdin or writing the SQL fails with EBADF (exit 74), and
+// messages are dropped.
+void hold_closed_standard_descriptors() {
+  for (int fd = STDIN_FILENO; fd <= STDERR_FILENO; ++fd) {
+    if (::fcntl(fd, F_GETFD) != -1) continue;
+    const int held = ::open("/dev/null", fd == STDIN_FILENO ? O_WRONLY : O_RDONLY);
+    if (held >= 0 && held != fd) {
+      ::dup2(held, fd);
+      ::close(held);
+    }
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  hold_closed_standard_descriptors();
   // A reader or server that went away must give EPIPE (an error we report), not kill the process.
   std::signal(SIGPIPE, SIG_IGN);
   // Thrift prints socket errors itself; the HS2 layer reports each failure once, classified.

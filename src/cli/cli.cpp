@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <iterator>
 #include <limits>
 #include <map>
 #include <memory>
@@ -23,6 +24,7 @@
 #include "cli/hs2_flags.h"
 #include "cli/suggest.h"
 #include "input/json_text.h"
+#include "util/diagnostic.h"
 #include "util/version.h"
 
 namespace atlas2kudu {
@@ -356,8 +358,8 @@ void report_usage_error(CLI::App& app, const CLI::ParseError& e,
       }
     }
   }
-  fmt::print(stderr, "atlas2kudu: {}{}\nRun 'atlas2kudu {}--help' for the options.\n", what, hint,
-             sub ? sub->get_name() + " " : std::string());
+  print_diagnostic(stderr, "atlas2kudu: {}{}\nRun 'atlas2kudu {}--help' for the options.\n", what,
+                   hint, sub ? sub->get_name() + " " : std::string());
 }
 
 // The arguments with the --config file's options inserted right after the subcommand, leaving
@@ -376,7 +378,13 @@ std::vector<std::string> with_config_file(CommandLine& cli, const std::vector<st
   }
   std::vector<std::string> names;
   for (const auto& [canonical, name] : all_names) names.push_back(name);
-  std::vector<std::string> added;
+  std::vector<std::string> added;  // an empty entry: a flag set to false
+  struct FromFile {
+    std::size_t index;  // in `added`
+    std::string where;
+    bool command_section;
+  };
+  std::map<const CLI::Option*, FromFile> from_file;
   const auto take = [&](const ConfigEntry& entry, bool this_command_only) {
     const std::string canonical = canonical_option_key("--" + entry.key);
     const auto it = own.find(canonical);
@@ -397,9 +405,16 @@ std::vector<std::string> with_config_file(CommandLine& cli, const std::vector<st
           fmt::format("{}: '{}' is not an option of atlas2kudu {}{}", entry.where, entry.key,
                       sub->get_name(), m ? fmt::format(" (did you mean {}?)", m->substr(2)) : ""));
     }
+    if (canonical == "--config") {
+      throw Error(ErrorCategory::kUsage,
+                  fmt::format("{}: a --config file cannot name another one; give --config on the "
+                              "command line",
+                              entry.where));
+    }
     const CLI::Option* o = it->second;
-    if (given.count(o) || canonical == "--config") return;  // the command line wins
+    if (given.count(o)) return;  // the command line wins
     const std::string name = "--" + o->get_lnames().front();
+    std::string arg = name + "=" + entry.value;
     if (o->get_expected_max() == 0) {  // a flag
       const int b = parse_config_bool(entry.value);
       if (b < 0) {
@@ -407,10 +422,21 @@ std::vector<std::string> with_config_file(CommandLine& cli, const std::vector<st
                     fmt::format("{}: {} is a flag: expected true or false, got '{}'", entry.where,
                                 entry.key, entry.value));
       }
-      if (b == 1) added.push_back(name);
-      return;
+      arg = b == 1 ? name : std::string();
     }
-    added.push_back(name + "=" + entry.value);
+    // Once per section; [atlas2kudu.COMMAND] wins over [atlas2kudu].
+    const auto earlier = from_file.find(o);
+    if (earlier == from_file.end()) {
+      from_file.emplace(o, FromFile{added.size(), entry.where, this_command_only});
+      added.push_back(std::move(arg));
+    } else if (earlier->second.command_section == this_command_only) {
+      throw Error(ErrorCategory::kUsage,
+                  fmt::format("{}: {} is set again (first at {})", entry.where, entry.key,
+                              earlier->second.where));
+    } else {
+      added[earlier->second.index] = std::move(arg);
+      earlier->second = FromFile{earlier->second.index, entry.where, true};
+    }
   };
   for (const ConfigEntry& e : config.common) take(e, false);
   const std::vector<CLI::App*> commands = cli.app.get_subcommands({});
@@ -442,7 +468,8 @@ std::vector<std::string> with_config_file(CommandLine& cli, const std::vector<st
   for (const std::string& a : args) {
     out.push_back(a);
     if (!inserted && a == sub->get_name()) {
-      out.insert(out.end(), added.begin(), added.end());
+      std::copy_if(added.begin(), added.end(), std::back_inserter(out),
+                   [](const std::string& arg) { return !arg.empty(); });
       inserted = true;
     }
   }
@@ -523,10 +550,10 @@ int run_cli(int argc, char** argv) {
     }
     return cli->command();
   } catch (const Error& e) {
-    fmt::print(stderr, "atlas2kudu: {}\n", e.what());
+    print_diagnostic(stderr, "atlas2kudu: {}\n", e.what());
     return exit_code_for(e.category());
   } catch (const std::exception& e) {
-    fmt::print(stderr, "atlas2kudu: internal error: {}\n", e.what());
+    print_diagnostic(stderr, "atlas2kudu: internal error: {}\n", e.what());
     return kExitInternal;
   }
 }

@@ -33,6 +33,7 @@
 #include "hs2/prior_state.h"
 #include "hs2/session.h"
 #include "util/atomic_file.h"
+#include "util/diagnostic.h"
 #include "util/digest.h"
 #include "util/iso8601.h"
 #include "util/resident_memory.h"
@@ -50,6 +51,14 @@ class OutputFile {
     if (!path.empty() && path != "-") file_.emplace(path, 0644);
   }
   std::FILE* get() const { return file_ ? file_->stream() : stdout; }
+  // Throws Error(kIo), or kOutputClosed when standard output's reader went away.
+  void write(std::string_view text, std::string_view what) {
+    if (std::fwrite(text.data(), 1, text.size(), get()) == text.size()) return;
+    if (errno == EPIPE) throw Error(ErrorCategory::kOutputClosed, "stdout: the reader went away");
+    throw Error(ErrorCategory::kIo,
+                fmt::format("{}: cannot write {}: {}", file_ ? file_->path() : "stdout", what,
+                            std::strerror(errno)));
+  }
   void commit() {
     if (file_) {
       file_->commit();
@@ -100,7 +109,7 @@ RunOutcome run_reporting_failures(Progress& progress, const std::function<void()
     if (!outcome.output_closed) failure = e.what();  // the reader had all it wanted
   }
   progress.done();
-  if (!failure.empty()) fmt::print(stderr, "atlas2kudu: {}\n", failure);
+  if (!failure.empty()) print_diagnostic(stderr, "atlas2kudu: {}\n", failure);
   outcome.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   outcome.end_micros = wall_clock_micros();
@@ -160,11 +169,12 @@ RunReport report_of(std::string_view command, const RunOutcome& outcome) {
 // Row errors are failures past --max-row-errors, but each one is logged as it is reported.
 void log_row_errors(const StatementDone& done) {
   if (done.result.row_errors <= 0) return;
-  fmt::print(stderr,
-             "atlas2kudu: window {}, {} phase, statement {} of {} (table {}): {} row error{}: "
-             "rows the server skipped and only counted\n",
-             done.window.index, done.phase, done.position, done.count, done.statement.table,
-             done.result.row_errors, done.result.row_errors == 1 ? "" : "s");
+  print_diagnostic(
+      stderr,
+      "atlas2kudu: window {}, {} phase, statement {} of {} (table {}): {} row error{}: "
+      "rows the server skipped and only counted\n",
+      done.window.index, done.phase, done.position, done.count, done.statement.table,
+      done.result.row_errors, done.result.row_errors == 1 ? "" : "s");
 }
 
 // Each window's own counts for the log: the run's totals at the end of the window, less those at
@@ -265,22 +275,28 @@ std::optional<std::chrono::milliseconds> parse_duration(std::string_view text) {
 
 namespace {
 
-// Before the run reads or writes anything: output files it must not replace (cli/output_guard.h),
+// Before the run reads or writes anything: output files it must not replace, inputs that do not
+// open, outputs it could not create or that name an input or each other (cli/output_guard.h),
 // and a word on stderr when the input is the terminal (no FILE given, most often by mistake), so
 // that a run waiting for it does not look hung.
 void before_reading(std::string_view command, const InputOptions& in,
-                    const std::string& sql_output = {}) {
+                    const std::string& sql_output = {}, const std::string& checkpoint = {}) {
   refuse_foreign_output("-o", sql_output, OutputKind::kSql);
   refuse_foreign_output("--stats", in.stats_file, OutputKind::kStats);
   refuse_foreign_output("--metrics-textfile", in.metrics_file, OutputKind::kMetrics);
   refuse_foreign_output("--reject-file", in.reject_file, OutputKind::kRejects);
+  check_run_paths(in.files, {{"-o", sql_output},
+                             {"--stats", in.stats_file},
+                             {"--metrics-textfile", in.metrics_file},
+                             {"--reject-file", in.reject_file},
+                             {"--checkpoint", checkpoint}});
   const bool reads_stdin =
       in.files.empty() || std::find(in.files.begin(), in.files.end(), "-") != in.files.end();
   if (reads_stdin && isatty(STDIN_FILENO) == 1) {
-    fmt::print(stderr,
-               "atlas2kudu {}: reading notifications from the terminal (no FILE given); end "
-               "with Ctrl-D, or stop with Ctrl-C\n",
-               command);
+    print_diagnostic(stderr,
+                     "atlas2kudu {}: reading notifications from the terminal (no FILE given); end "
+                     "with Ctrl-D, or stop with Ctrl-C\n",
+                     command);
   }
 }
 
@@ -290,13 +306,27 @@ int check_run(const InputOptions& in) {
   Reader reader(in.files, rejects, in.limits);
   Progress progress("check");
   progress.set_input_size(input_size(in.files));
-  const RunOutcome outcome = run_reporting_failures(progress, [&] {
+  RunOutcome outcome = run_reporting_failures(progress, [&] {
     for (Event e; reader.next(e);) {
       progress.tick(reader);
       throw_if_stopped();
     }
   });
-  print_read_summary(stdout, reader.stats());
+  // The report is check's product on stdout; a run that failed before reading a record has none.
+  if (outcome.status == kExitOk || outcome.stopped_by != StopReason::kNone ||
+      reader.stats().records > 0) {
+    try {
+      OutputFile out("-");
+      out.write(read_summary(reader.stats()), "the report");
+      out.commit();
+    } catch (const Error& e) {
+      if (outcome.status == kExitOk && e.category() != ErrorCategory::kOutputClosed) {
+        outcome.status = exit_code_for(e.category());
+        outcome.error = e.what();
+        print_diagnostic(stderr, "atlas2kudu: {}\n", e.what());
+      }
+    }
+  }
   RunReport report = report_of("check", outcome);
   report.read = &reader.stats();
   report.input_bytes = reader.bytes_read();
@@ -376,7 +406,7 @@ int compile_run(CompileCommand& c) {
 
 int apply_run(ApplyCommand& a) {
   CompileCommand& c = a.compile;
-  before_reading("apply", c.in);
+  before_reading("apply", c.in, {}, a.checkpoint);
   use_memory_budget(c, true);
   const Hs2Settings settings = validate_hs2_options(c.hs2);
   // One run at a time per checkpoint, decided before anything else happens (exit 75).
@@ -455,15 +485,15 @@ int run_ddl(const DdlCommand& d) {
   refuse_foreign_output("-o", d.output, OutputKind::kSql);
   OutputFile output(d.output);
   const std::string sql = d.fdw ? foreign_table_ddl(d.options) : projection_ddl(d.options);
-  if (std::fwrite(sql.data(), 1, sql.size(), output.get()) != sql.size()) {
-    throw Error(ErrorCategory::kIo, "cannot write the DDL");
-  }
+  output.write(sql, "the DDL");
   output.commit();
   return kExitOk;
 }
 
 int run_digest(const std::string& type_name, const std::string& qualified_name) {
-  fmt::print("{}\n", to_hex(qn_digest(type_name, qualified_name)));
+  OutputFile out("-");
+  out.write(to_hex(qn_digest(type_name, qualified_name)) + "\n", "the digest");
+  out.commit();
   return kExitOk;
 }
 

@@ -1,6 +1,7 @@
 #include "cli/config_file.h"
 
 #include <fmt/core.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <cctype>
@@ -49,16 +50,21 @@ int parse_config_bool(const std::string& value) {
 }
 
 ConfigFile read_config_file(const std::string& path) {
+  const auto cannot_read = [&](const char* why) {
+    return Error(ErrorCategory::kNoInput,
+                 fmt::format("{}: cannot read the --config file: {}", path, why));
+  };
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) throw cannot_read("Is a directory");
   std::ifstream in(path);
-  if (!in) {
-    throw Error(ErrorCategory::kNoInput,
-                fmt::format("{}: cannot read the --config file: {}", path, std::strerror(errno)));
-  }
+  if (!in) throw cannot_read(std::strerror(errno));
   ConfigFile config;
   std::vector<ConfigEntry>* section = nullptr;
   std::string line;
   for (int number = 1; std::getline(in, line); ++number) {
     const std::string where = fmt::format("{}:{}", path, number);
+    // A byte-order mark, as some Windows editors write, is not part of the first line.
+    if (number == 1 && line.starts_with("\xEF\xBB\xBF")) line.erase(0, 3);
     const std::string_view text = trim(line);
     if (text.empty() || text.front() == '#' || text.front() == ';') continue;
     if (text.front() == '[') {
@@ -95,6 +101,7 @@ ConfigFile read_config_file(const std::string& path) {
     section->push_back(ConfigEntry{std::string(trim(text.substr(0, eq))),
                                    unquote(trim(text.substr(eq + 1))), where});
   }
+  if (in.bad()) throw cannot_read(std::strerror(errno));
   return config;
 }
 

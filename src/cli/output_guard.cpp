@@ -6,8 +6,13 @@
 #include <unistd.h>
 
 #include <array>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <optional>
 
 #include "atlas2kudu/error.h"
+#include "util/atomic_file.h"
 
 namespace atlas2kudu {
 
@@ -32,7 +37,103 @@ Kind describe(OutputKind kind) {
   return {};
 }
 
+// What makes two paths one file: device and inode when it exists, else the absolute path.
+struct FileIdentity {
+  bool exists = false;
+  dev_t device = 0;
+  ino_t inode = 0;
+  std::string path;
+
+  bool same(const FileIdentity& o) const {
+    return exists == o.exists && (exists ? device == o.device && inode == o.inode : path == o.path);
+  }
+};
+
+FileIdentity identity_of(const std::string& path) {
+  FileIdentity id;
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0) {
+    id.exists = true;
+    id.device = st.st_dev;
+    id.inode = st.st_ino;
+    return id;
+  }
+  std::error_code ec;
+  const std::filesystem::path resolved =
+      std::filesystem::weakly_canonical(std::filesystem::absolute(path, ec), ec);
+  id.path = ec ? path : resolved.lexically_normal().string();
+  return id;
+}
+
+[[noreturn]] void cannot_open_input(const std::string& path, const char* why) {
+  throw Error(ErrorCategory::kNoInput, fmt::format("{}: cannot open: {}", path, why));
+}
+
+void require_input_opens(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) cannot_open_input(path, std::strerror(errno));
+  if (S_ISDIR(st.st_mode)) cannot_open_input(path, "Is a directory");
+  if (!S_ISREG(st.st_mode)) return;  // a FIFO or /dev/stdin: opening it here could consume it
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) cannot_open_input(path, std::strerror(errno));
+  ::close(fd);
+}
+
+void require_creatable(const RunOutput& out) {
+  try {
+    require_regular_or_absent(out.path);  // a directory, FIFO, device or symbolic link
+  } catch (const Error& e) {
+    throw Error(e.category(), fmt::format("{} {}", out.option, e.what()));
+  }
+  const std::filesystem::path parent = std::filesystem::path(out.path).parent_path();
+  const std::string dir = parent.empty() ? std::string(".") : parent.string();
+  struct stat st {};
+  const char* why = nullptr;
+  if (::stat(dir.c_str(), &st) != 0) {
+    why = std::strerror(errno);
+  } else if (!S_ISDIR(st.st_mode)) {
+    why = "Not a directory";
+  } else if (::access(dir.c_str(), W_OK | X_OK) != 0) {
+    why = std::strerror(errno);
+  }
+  if (why != nullptr) {
+    throw Error(ErrorCategory::kIo,
+                fmt::format("{} {}: cannot create it in {}: {}", out.option, out.path, dir, why));
+  }
+}
+
 }  // namespace
+
+void check_run_paths(const std::vector<std::string>& inputs,
+                     const std::vector<RunOutput>& outputs) {
+  std::vector<std::pair<const std::string*, FileIdentity>> input_ids;
+  for (const std::string& input : inputs) {
+    if (input == "-") continue;
+    require_input_opens(input);
+    input_ids.emplace_back(&input, identity_of(input));
+  }
+  std::vector<std::pair<const RunOutput*, FileIdentity>> output_ids;
+  for (const RunOutput& out : outputs) {
+    if (out.path.empty() || (out.option == "-o" && out.path == "-")) continue;
+    require_creatable(out);
+    const FileIdentity id = identity_of(out.path);
+    for (const auto& [input, input_id] : input_ids) {
+      if (!id.same(input_id)) continue;
+      throw Error(ErrorCategory::kUsage,
+                  fmt::format("{} {}: the same file as the input {}; it would be replaced while "
+                              "it is read. Write to another path.",
+                              out.option, out.path, *input));
+    }
+    for (const auto& [other, other_id] : output_ids) {
+      if (!id.same(other_id)) continue;
+      throw Error(ErrorCategory::kUsage,
+                  fmt::format("{} {} and {} {} are the same file; one would replace the other. "
+                              "Give each its own path.",
+                              other->option, other->path, out.option, out.path));
+    }
+    output_ids.emplace_back(&out, id);
+  }
+}
 
 void refuse_foreign_output(std::string_view option, const std::string& path, OutputKind kind) {
   if (path.empty() || (kind == OutputKind::kSql && path == "-")) return;  // -o -: stdout

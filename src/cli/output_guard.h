@@ -21,6 +21,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace atlas2kudu {
 
@@ -34,5 +35,29 @@ enum class OutputKind {
 // Throws Error(kUsage) if `path` is an existing, non-empty regular file that does not begin as
 // files of `kind` do. `option` names the flag in the message.
 void refuse_foreign_output(std::string_view option, const std::string& path, OutputKind kind);
+
+// A file a run writes, named by its option: {"--stats", "run.json"}.
+struct RunOutput {
+  std::string_view option;
+  std::string path;  // empty: not written
+};
+
+// Before a run reads or writes anything, what would otherwise be found after its work, or never:
+//   - every input FILE opens (exit 66): a typo in the second of two files must not leave `apply`
+//     half done;
+//   - every output's directory exists and an existing output is a regular file (exit 74), so
+//     that `--stats outdir` fails before the windows are applied, not after;
+//   - no output is also an input, and no two outputs are one file (exit 64). `check
+//     --reject-file rej.jsonl rej.jsonl` truncated its input before reading it, and `apply
+//     --checkpoint` (which appends to the reject file) read back the lines it was writing, each
+//     quoting the last, without end; `-o a.sql --stats a.sql` kept only one of the two.
+// "One file" is the same device and inode for files that exist (a symbolic or hard link to the
+// input is caught), the same absolute path otherwise. Standard input ("-") and `-o -` are not
+// files here.
+//
+//   check_run_paths({"rej.jsonl"}, {{"--reject-file", "rej.jsonl"}});
+//   // throws Error(kUsage): --reject-file rej.jsonl: the same file as the input rej.jsonl; it
+//   // would be replaced while it is read. Write to another path.
+void check_run_paths(const std::vector<std::string>& inputs, const std::vector<RunOutput>& outputs);
 
 }  // namespace atlas2kudu

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "atlas2kudu/reader.h"
+#include "util/diagnostic.h"
 
 namespace atlas2kudu {
 
@@ -36,16 +37,16 @@ void Progress::tick(const Reader& reader) {
         fmt::format(", {:.0f}% of {}, ETA {}", std::floor(fraction * 100),
                     human_bytes(*input_size_), human_duration(seconds * (1 - fraction) / fraction));
   }
-  fmt::print(out_, "\r{}: {} records, {} events, {} statements, {:.0f} records/s{}\x1b[K", label_,
-             stats.records, stats.events, statements_, seconds > 0 ? stats.records / seconds : 0.0,
-             share);
+  print_diagnostic(out_, "\r{}: {} records, {} events, {} statements, {:.0f} records/s{}\x1b[K",
+                   label_, stats.records, stats.events, statements_,
+                   seconds > 0 ? stats.records / seconds : 0.0, share);
   std::fflush(out_);
   shown_ = true;
 }
 
 void Progress::done() {
   if (shown_) {
-    fmt::print(out_, "\r\x1b[K");
+    print_diagnostic(out_, "\r\x1b[K");
     std::fflush(out_);
     shown_ = false;
   }

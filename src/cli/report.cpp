@@ -2,10 +2,12 @@
 
 #include <fmt/core.h>
 
+#include <iterator>
 #include <map>
 #include <string_view>
 
 #include "cli/progress.h"
+#include "util/diagnostic.h"
 #include "util/iso8601.h"
 #include "util/json_writer.h"
 #include "util/version.h"
@@ -181,27 +183,28 @@ std::string knowledge_note(const MemoryReport* memory) {
 void print_compile_summary(std::FILE* out, const RunReport& r, bool to_file) {
   const SqlWriteStats& run = *r.write;
   const ReadStats& read = *r.read;
-  fmt::print(out,
-             "atlas2kudu compile: {} events ({} records, {} rejected) in {} window{}{} -> {} "
-             "statement{}, {} of SQL{}{}{}\n",
-             read.events, read.records, read.rejected, run.windows, run.windows == 1 ? "" : "s",
-             windows_note(r.memory), run.statements, run.statements == 1 ? "" : "s",
-             human_bytes(run.sql_bytes), knowledge_note(r.memory), lookups_note(r.lookups),
-             r.completed
-                 ? std::string()
-                 : fmt::format("; stopped{}, {}",
-                               r.stopped_by != StopReason::kNone
-                                   ? " by " + std::string(to_string(r.stopped_by))
-                                   : std::string(),
-                               to_file ? "no output written" : "the windows printed are complete"));
+  print_diagnostic(
+      out,
+      "atlas2kudu compile: {} events ({} records, {} rejected) in {} window{}{} -> {} "
+      "statement{}, {} of SQL{}{}{}\n",
+      read.events, read.records, read.rejected, run.windows, run.windows == 1 ? "" : "s",
+      windows_note(r.memory), run.statements, run.statements == 1 ? "" : "s",
+      human_bytes(run.sql_bytes), knowledge_note(r.memory), lookups_note(r.lookups),
+      r.completed
+          ? std::string()
+          : fmt::format("; stopped{}, {}",
+                        r.stopped_by != StopReason::kNone
+                            ? " by " + std::string(to_string(r.stopped_by))
+                            : std::string(),
+                        to_file ? "no output written" : "the windows printed are complete"));
 }
 
 void print_apply_summary(std::FILE* out, const RunReport& r, const std::string& checkpoint_path) {
   const ReadStats& read = *r.read;
   const Hs2RunStats& hs2 = *r.execution;
   if (read.skipped) {
-    fmt::print(out, "atlas2kudu apply: {} records skipped, applied by an earlier run ({})\n",
-               read.skipped, checkpoint_path);
+    print_diagnostic(out, "atlas2kudu apply: {} records skipped, applied by an earlier run ({})\n",
+                     read.skipped, checkpoint_path);
   }
   std::string ending;
   if (!r.completed) {
@@ -212,7 +215,7 @@ void print_apply_summary(std::FILE* out, const RunReport& r, const std::string& 
   const auto counted = [](std::uint64_t n, std::string_view one, std::string_view many) {
     return fmt::format("{} {}", n, n == 1 ? one : many);
   };
-  fmt::print(
+  print_diagnostic(
       out,
       "atlas2kudu apply: {} events ({} records, {} rejected), {} window{} applied{}, {}, "
       "{} modified, {}, {}{}, {:.1f} s{}{}{}\n",
@@ -225,47 +228,53 @@ void print_apply_summary(std::FILE* out, const RunReport& r, const std::string& 
       counted(hs2.retries, "retry", "retries"), r.seconds, knowledge_note(r.memory),
       lookups_note(r.lookups), ending);
   for (const auto& [table, line] : table_lines(hs2)) {
-    fmt::print(out, "  {:<24}{}\n", table, line);
+    print_diagnostic(out, "  {:<24}{}\n", table, line);
   }
   if (!r.completed && !checkpoint_path.empty()) {
     if (hs2.windows == 0) {
-      fmt::print(out,
-                 "atlas2kudu apply: no window of this run was applied; {} is as earlier runs left "
-                 "it, and the same command run again starts from there\n",
-                 checkpoint_path);
+      print_diagnostic(
+          out,
+          "atlas2kudu apply: no window of this run was applied; {} is as earlier runs left "
+          "it, and the same command run again starts from there\n",
+          checkpoint_path);
     } else {
-      fmt::print(out,
-                 "atlas2kudu apply: {} records the {} window{} this run applied; the same command "
-                 "run again continues after them\n",
-                 checkpoint_path, hs2.windows, hs2.windows == 1 ? "" : "s");
+      print_diagnostic(
+          out,
+          "atlas2kudu apply: {} records the {} window{} this run applied; the same command "
+          "run again continues after them\n",
+          checkpoint_path, hs2.windows, hs2.windows == 1 ? "" : "s");
     }
   }
 }
 
-void print_read_summary(std::FILE* out, const ReadStats& s) {
-  fmt::print(out, "records read      {:>12}\n", s.records);
-  fmt::print(out, "events accepted   {:>12}\n", s.events);
-  fmt::print(out, "records rejected  {:>12}\n", s.rejected);
+std::string read_summary(const ReadStats& s) {
+  std::string text;
+  const auto out = std::back_inserter(text);
+  fmt::format_to(out, "records read      {:>12}\n", s.records);
+  fmt::format_to(out, "events accepted   {:>12}\n", s.events);
+  fmt::format_to(out, "records rejected  {:>12}\n", s.rejected);
   if (s.split_chunks)
-    fmt::print(out, "split chunks      {:>12}  (records joined into split-message events)\n",
-               s.split_chunks);
+    fmt::format_to(out, "split chunks      {:>12}  (records joined into split-message events)\n",
+                   s.split_chunks);
   if (s.ignored_lines) {
-    fmt::print(out, "ignored lines     {:>12}  (kafka-console-consumer/kcat diagnostics)\n",
-               s.ignored_lines);
+    fmt::format_to(out, "ignored lines     {:>12}  (kafka-console-consumer/kcat diagnostics)\n",
+                   s.ignored_lines);
   }
-  if (s.legacy_v1) fmt::print(out, "legacy V1 events  {:>12}\n", s.legacy_v1);
-  fmt::print(out, "\n{:<24}{:>12}\n", "operation", "events");
+  if (s.legacy_v1) fmt::format_to(out, "legacy V1 events  {:>12}\n", s.legacy_v1);
+  fmt::format_to(out, "\n{:<24}{:>12}\n", "operation", "events");
   for (std::size_t i = 0; i < kOperationCount; ++i) {
-    fmt::print(out, "{:<24}{:>12}\n", to_string(static_cast<Operation>(i)), s.per_operation[i]);
+    fmt::format_to(out, "{:<24}{:>12}\n", to_string(static_cast<Operation>(i)), s.per_operation[i]);
   }
   if (s.rejected) {
-    fmt::print(out, "\n{:<24}{:>12}\n", "rejection reason", "records");
+    fmt::format_to(out, "\n{:<24}{:>12}\n", "rejection reason", "records");
     for (std::size_t i = 0; i < kRejectCodeCount; ++i) {
       if (s.per_reason[i]) {
-        fmt::print(out, "{:<24}{:>12}\n", to_string(static_cast<RejectCode>(i)), s.per_reason[i]);
+        fmt::format_to(out, "{:<24}{:>12}\n", to_string(static_cast<RejectCode>(i)),
+                       s.per_reason[i]);
       }
     }
   }
+  return text;
 }
 
 }  // namespace atlas2kudu

@@ -77,9 +77,11 @@ inline constexpr int kStatsSchema = 1;
 
 std::string stats_json(const RunReport& report);
 
-// `check`'s table of counts per operation and per rejection reason.
-void print_read_summary(std::FILE* out, const ReadStats& stats);
+// `check`'s table of counts per operation and per rejection reason: its output on stdout.
+std::string read_summary(const ReadStats& stats);
 
+// The summaries of compile and apply go to stderr through util/diagnostic.h: a summary that
+// cannot be written never changes the run's outcome.
 // `compile`'s summary line; `to_file`: -o (a run that did not complete leaves no output), else
 // stdout (it ends after the last complete window).
 void print_compile_summary(std::FILE* out, const RunReport& report, bool to_file);

@@ -17,7 +17,9 @@
 #include "input/notification.h"
 #include "input/split_assembler.h"
 #include "util/base64.h"
+#include "util/diagnostic.h"
 #include "util/json_writer.h"
+#include "util/stop.h"
 
 namespace atlas2kudu {
 
@@ -155,7 +157,7 @@ void RejectSink::count_one(const std::string& where, std::string_view what) {
 
 void RejectSink::reject(const Rejection& r) {
   if (diagnostics_ != nullptr) {
-    fmt::print(diagnostics_, "{}: {}\n", format_position(r.pos), r.reason);
+    print_diagnostic(diagnostics_, "{}: {}\n", format_position(r.pos), r.reason);
   }
   write_line(rejection_json(r));
   count_one(format_position(r.pos), "malformed record");
@@ -164,8 +166,8 @@ void RejectSink::reject(const Rejection& r) {
 void RejectSink::refused_row(const RowRefusal& r) {
   const std::string at = r.events.empty() ? r.where : format_position(r.events.front()->pos);
   if (diagnostics_ != nullptr) {
-    fmt::print(diagnostics_, "{}: the server refused the {} row written here ({}): {}\n", at,
-               r.table, r.where, r.reason);
+    print_diagnostic(diagnostics_, "{}: the server refused the {} row written here ({}): {}\n", at,
+                     r.table, r.where, r.reason);
   }
   write_line(refusal_json(r));
   count_one(at, "row the server refused");
@@ -316,6 +318,9 @@ void Reader::Impl::reject(const SourcePosition& pos, RejectCode code, std::strin
 
 bool Reader::Impl::next(Event& out) {
   while (!finished_) {
+    // Here too, not only in the caller's loop: rejected and skipped records never reach it, and
+    // an input of nothing but bad records would otherwise be read to its end after SIGTERM.
+    throw_if_stopped();
     if (!framer_ || !framer_->next(record_)) {
       if (open_next_source()) continue;
       finished_ = true;

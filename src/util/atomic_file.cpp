@@ -62,7 +62,8 @@ AtomicFile::AtomicFile(std::string path, mode_t mode) : path_(std::move(path)) {
       }
       return;
     }
-    if (errno != EEXIST || attempt >= 16) io_error(fmt::format("{}: cannot create", temp_), errno);
+    if (errno != EEXIST || attempt >= 16)
+      io_error(fmt::format("{}: cannot create its temporary file {}", path_, temp_), errno);
   }
 }
 

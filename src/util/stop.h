@@ -3,8 +3,9 @@
 // half done, so that a stopped run still cancels what runs on the server, closes its sessions,
 // keeps the checkpoint of the last fully applied window, writes --stats and prints its summary:
 //
-//   - the pipeline, after each record read and before handing a window over, and the reading of
-//     a pipe or terminal while it waits for data: nothing of the window being read has run yet;
+//   - the pipeline, after each record read and before handing a window over, the reader before
+//     each record (rejected records never reach the pipeline), and the reading of a pipe or
+//     terminal while it waits for data: nothing of the window being read has run yet;
 //   - an HS2 session between two polls of a running statement: it cancels the statement
 //     (CancelOperation), closes it, and throws StopError;
 //   - the retry policy before every try and during its back-off.

@@ -219,6 +219,145 @@ TEST_CASE(
   }
 }
 
+TEST_CASE("outputs naming an input or each other, and paths that cannot be written, fail first") {
+  const std::string example = example_files().front();
+  const std::string bad = write_temp(".jsonl", slurp(example) + "not json at all\n");
+  // A reject file read back as input: it was truncated before it was read (exit 0, no records).
+  const std::string rejects = tmp_path(".rejects");
+  REQUIRE(run("check --max-rejects 1 --reject-file " + rejects + " " + bad).status == 0);
+  const std::string rejected = slurp(rejects);
+  REQUIRE(contains(rejected, "not json at all"));
+  Run r = run("check --max-rejects 1 --reject-file " + rejects + " " + rejects);
+  CHECK(r.status == 64);
+  CHECK(contains(r.err, "--reject-file " + rejects + ": the same file as the input " + rejects +
+                            "; it would be replaced while it is read"));
+  CHECK(r.out.empty());
+  CHECK(slurp(rejects) == rejected);
+  // ... also through a link, and for apply --checkpoint, which appends to it.
+  const std::string link = tmp_path(".jsonl");
+  std::remove(link.c_str());
+  REQUIRE(::symlink(rejects.c_str(), link.c_str()) == 0);
+  r = run("apply -i 127.0.0.1:1 --prior none --checkpoint " + tmp_path(".ckpt") +
+          " --max-rejects 1 --reject-file " + rejects + " " + link);
+  CHECK(r.status == 64);
+  CHECK(contains(r.err, "the same file as the input " + link));
+  CHECK(slurp(rejects) == rejected);
+
+  // Two outputs on one path, one of them not there yet and named another way.
+  const std::string dir = std::filesystem::path(tmp_path(".d")).string();
+  std::remove(dir.c_str());
+  REQUIRE(std::filesystem::create_directory(dir));
+  r = run("compile -q -o " + dir + "/out.sql --stats " + dir + "/../" +
+          std::filesystem::path(dir).filename().string() + "/out.sql " + example);
+  CHECK(r.status == 64);
+  CHECK(contains(r.err, "are the same file; one would replace the other"));
+  CHECK(!std::filesystem::exists(dir + "/out.sql"));
+
+  // An output that cannot be created is found before the run, not after its work: -o is not
+  // committed, nothing is printed.
+  for (const std::string& option : {"--stats " + dir, "--stats " + dir + "/no/such/s.json",
+                                    "--metrics-textfile " + dir + "/no/such/m.prom"}) {
+    CAPTURE(option);
+    r = run("compile -q -o " + dir + "/out.sql " + option + " " + example);
+    CHECK(r.status == 74);
+    CHECK(contains(r.err, option.substr(0, option.find(' '))));
+    CHECK(!std::filesystem::exists(dir + "/out.sql"));
+  }
+  r = run("compile -q --stats " + dir + " " + example);
+  CHECK(r.err == "atlas2kudu: --stats " + dir +
+                     ": not a regular file (a directory); refusing to replace it\n");
+  CHECK(r.out.empty());
+
+  // Every input opens before anything runs: a typo in the second file applies nothing.
+  r = run("compile -q " + example + " " + dir + "/missing.jsonl");
+  CHECK(r.status == 66);
+  CHECK(r.err == "atlas2kudu: " + dir + "/missing.jsonl: cannot open: No such file or directory\n");
+  CHECK(r.out.empty());
+  r = run("check " + dir);
+  CHECK(r.status == 66);
+  CHECK(contains(r.err, dir + ": cannot open: Is a directory"));
+  CHECK(r.out.empty());  // no report of zeros for a run that read nothing
+
+  std::filesystem::remove_all(dir);
+  for (const std::string& path : {bad, rejects, link}) std::remove(path.c_str());
+}
+
+TEST_CASE("stderr that cannot be written changes nothing; stdout that cannot fails with 74") {
+  const std::string example = example_files().front();
+  const std::string ok_sql = run("compile " + example).out;
+  REQUIRE(!ok_sql.empty());
+  // A full disk under the cron log (2>>log), or stderr closed: the run completes, its messages
+  // are dropped, and its outputs and exit status are what they would have been.
+  const std::string stats = tmp_path(".json");
+  const std::string metrics = tmp_path(".prom");
+  for (const std::string& redirect : {std::string("2>/dev/full"), std::string("2>&-")}) {
+    CAPTURE(redirect);
+    Run r = run_shell(std::string(ATLAS2KUDU_BINARY) + " compile --stats " + stats +
+                      " --metrics-textfile " + metrics + " " + example + " " + redirect);
+    CHECK(r.status == 0);
+    CHECK(r.out == ok_sql);
+    CHECK(contains(slurp(stats), "\"exit_status\":0"));
+    CHECK(contains(slurp(metrics), "atlas2kudu_last_exit_status{command=\"compile\"} 0"));
+    r = run_shell(std::string(ATLAS2KUDU_BINARY) + " check --metrics-textfile " + metrics +
+                  " /no/such/file " + redirect);
+    CHECK(r.status == 66);
+    CHECK(contains(slurp(metrics), "atlas2kudu_last_exit_status{command=\"check\"} 66"));
+    r = run_shell(std::string(ATLAS2KUDU_BINARY) + " compile --no-such-option " + redirect);
+    CHECK(r.status == 64);
+  }
+  // Standard output is the product: check's report and the digest fail like compile's SQL.
+  for (const std::string& args : {"check " + example, std::string("digest hive_table db.t@cl"),
+                                  "compile " + example, std::string("ddl")}) {
+    CAPTURE(args);
+    const Run r =
+        run_shell("sh -c '" + std::string(ATLAS2KUDU_BINARY) + " " + args + " >/dev/full'");
+    CHECK(r.status == 74);
+    CHECK(contains(r.err, "No space left on device"));
+  }
+  // Standard input closed: reading it fails at once (it waited on the program's own stop pipe).
+  Run r = run_shell("sh -c '" + std::string(ATLAS2KUDU_BINARY) + " check <&-'");
+  CHECK(r.status == 74);
+  CHECK(contains(r.err, "Bad file descriptor"));
+  std::remove(stats.c_str());
+  std::remove(metrics.c_str());
+}
+
+TEST_CASE("--config: a directory, a byte-order mark, a nested --config, a key set twice") {
+  const std::string example = example_files().front();
+  const std::string dir = std::filesystem::temp_directory_path().string();
+  Run r = run("compile --config " + dir + " " + example);
+  CHECK(r.status == 66);
+  CHECK(contains(r.err, dir + ": cannot read the --config file: Is a directory"));
+  const auto options_line = [](const std::string& sql) {
+    return sql.substr(sql.find("-- options:"),
+                      sql.find('\n', sql.find("-- options:")) - sql.find("-- options:"));
+  };
+  const std::string bom = write_temp(".ini", "\xEF\xBB\xBF[atlas2kudu]\ndatabase = bom_db\n");
+  r = run("compile --config " + bom + " " + example);
+  CHECK(r.status == 0);
+  CHECK(contains(options_line(r.out), "--database bom_db "));
+  const std::string nested = write_temp(".ini", "[atlas2kudu]\nconfig = " + bom + "\n");
+  r = run("compile --config " + nested + " " + example);
+  CHECK(r.status == 64);
+  CHECK(r.err == "atlas2kudu: " + nested +
+                     ":2: a --config file cannot name another one; give --config on the command "
+                     "line\n");
+  const std::string twice =
+      write_temp(".ini", "[atlas2kudu]\ndatabase = a\n[atlas2kudu]\ndatabase = b\n");
+  r = run("compile --config " + twice + " " + example);
+  CHECK(r.status == 64);
+  CHECK(r.err == "atlas2kudu: " + twice + ":4: database is set again (first at " + twice + ":2)\n");
+  // The command's own section wins over [atlas2kudu], and false turns a flag back off.
+  const std::string layered = write_temp(".ini",
+                                         "[atlas2kudu]\ndatabase = common\nquiet = true\n"
+                                         "[atlas2kudu.compile]\ndatabase = own\nquiet = false\n");
+  r = run("compile --config " + layered + " " + example);
+  CHECK(r.status == 0);
+  CHECK(contains(options_line(r.out), "--database own "));
+  CHECK(contains(r.err, "atlas2kudu compile: 4 events"));
+  for (const std::string& path : {bom, nested, twice, layered}) std::remove(path.c_str());
+}
+
 TEST_CASE("a run reading the terminal says so on stderr; files and pipes do not") {
   // script(1) runs the command on a pseudo-terminal and passes it Ctrl-D (end of input).
   const std::string shown = tmp_path(".tty");

@@ -157,6 +157,35 @@ TEST_CASE("a run waiting on a silent pipe stops at the first signal") {
   std::remove(stats.c_str());
 }
 
+TEST_CASE("a signal stops a run that is only rejecting records") {
+  // Rejected records never reach the pipeline's loop, so the reader itself looks for the stop
+  // request: an export of nothing but bad records was read to its end after SIGTERM (exit 0).
+  const std::string bad = tmp_path(".jsonl");
+  {
+    std::string text;
+    for (int i = 0; i < 1000000; ++i) text += "{\"x\":" + std::to_string(i) + "}\n";
+    std::FILE* f = std::fopen(bad.c_str(), "w");
+    REQUIRE(f != nullptr);
+    REQUIRE(std::fwrite(text.data(), 1, text.size(), f) == text.size());
+    std::fclose(f);
+  }
+  const std::string rejects = tmp_path(".rejects");
+  for (const std::string& args :
+       {"check --max-rejects 10000000 " + bad,
+        "compile -q --max-rejects 10000000 --reject-file " + rejects + " " + bad}) {
+    CAPTURE(args);
+    Background run(args);
+    REQUIRE(eventually([&] { return contains(run.err_so_far(), ":1:0: "); }));
+    run.signal(SIGTERM);
+    const Run r = run.wait(std::chrono::seconds(60));
+    CHECK(r.status == 143);
+    CHECK(contains(r.err, "stopped by SIGTERM"));
+    CHECK(!contains(r.err, ":1000000:0: "));  // the last record was never read
+  }
+  std::remove(bad.c_str());
+  std::remove(rejects.c_str());
+}
+
 TEST_CASE("a second signal ends the run at once") {
   // Waiting for a server that accepted the connection and never answers (bounded by -t 10 s):
   // the second signal ends the process at once, whatever the first one is still waiting for.
