@@ -424,9 +424,12 @@ std::vector<std::string> with_config_file(CommandLine& cli, const std::vector<st
       }
       arg = b == 1 ? name : std::string();
     }
-    // Once per section; [atlas2kudu.COMMAND] wins over [atlas2kudu].
+    // Once per section; [atlas2kudu.COMMAND] wins over [atlas2kudu]. A repeatable option (-Q)
+    // takes one value per line.
     const auto earlier = from_file.find(o);
-    if (earlier == from_file.end()) {
+    if (o->get_expected_max() > 1) {
+      added.push_back(std::move(arg));
+    } else if (earlier == from_file.end()) {
       from_file.emplace(o, FromFile{added.size(), entry.where, this_command_only});
       added.push_back(std::move(arg));
     } else if (earlier->second.command_section == this_command_only) {

@@ -355,7 +355,15 @@ TEST_CASE("--config: a directory, a byte-order mark, a nested --config, a key se
   CHECK(r.status == 0);
   CHECK(contains(options_line(r.out), "--database own "));
   CHECK(contains(r.err, "atlas2kudu compile: 4 events"));
-  for (const std::string& path : {bom, nested, twice, layered}) std::remove(path.c_str());
+  // A repeatable option takes one value per line.
+  const std::string repeated =
+      write_temp(".ini", "[atlas2kudu]\nquery_option = MEM_LIMIT=1g\nquery_option = MT_DOP=0\n");
+  r = run("compile -q --config " + repeated + " " + example);
+  CHECK(r.status == 0);
+  CHECK(r.err.empty());
+  for (const std::string& path : {bom, nested, twice, layered, repeated}) {
+    std::remove(path.c_str());
+  }
 }
 
 TEST_CASE("a run reading the terminal says so on stderr; files and pipes do not") {
