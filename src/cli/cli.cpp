@@ -23,6 +23,7 @@
 #include "cli/exit_codes.h"
 #include "cli/hs2_flags.h"
 #include "cli/suggest.h"
+#include "cli/whole_number.h"
 #include "input/json_text.h"
 #include "util/diagnostic.h"
 #include "util/version.h"
@@ -37,7 +38,8 @@ void add_input_options(CLI::App* cmd, InputOptions& in) {
                   "data are inflated");
   cmd->add_option("--max-rejects", in.max_rejects,
                   "Go on past malformed records, failing only once more than N were rejected "
-                  "(default 0: stop at the first)");
+                  "(default 0: stop at the first)")
+      ->check(whole_number(0));
   cmd->add_option("--reject-file", in.reject_file,
                   "Write each rejected record verbatim, with reason and position, as a JSON line")
       ->type_name("FILE");
@@ -55,35 +57,35 @@ void add_input_options(CLI::App* cmd, InputOptions& in) {
   cmd->add_option("--max-record-bytes", l.max_record_bytes,
                   "Reject a record (one line or JSON document of the input) longer than N bytes")
       ->capture_default_str()
-      ->check(CLI::Range(std::size_t{1024}, std::size_t{1} << 34));
+      ->check(whole_number(1024, std::uint64_t{1} << 34));
   cmd->add_option("--max-message-bytes", l.max_inflated_bytes,
                   "Reject a GZIP or split message that decompresses to more than N bytes")
       ->capture_default_str()
-      ->check(CLI::Range(std::size_t{1024}, std::size_t{1} << 34));
+      ->check(whole_number(1024, std::uint64_t{1} << 34));
   cmd->add_option("--max-cell-bytes", l.max_cell_bytes,
                   "Reject an event whose type, qualifiedName, name, tag or label text (or a tag's "
                   "attributes) is longer than N bytes: Kudu refuses such a row (its "
                   "max_cell_size_bytes)")
       ->capture_default_str()
-      ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 30));
+      ->check(whole_number(1, std::uint64_t{1} << 30));
   cmd->add_option("--max-json-depth", l.max_json_depth,
                   "Reject a record whose JSON nests objects and arrays more than N levels deep")
       ->capture_default_str()
-      ->check(CLI::Range(std::uint32_t{8}, std::uint32_t{1000}));
+      ->check(whole_number(8, 1000));
   cmd->add_option("--max-split-messages", l.max_split_messages,
                   "Split messages that may wait for their chunks at once; a chunk of one more is "
                   "rejected")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(whole_number(1));
   cmd->add_option("--max-split-chunks", l.max_split_chunks,
                   "Reject a split message chunk whose msgSplitCount is above N")
       ->capture_default_str()
-      ->check(CLI::Range(std::size_t{2}, std::size_t{1} << 20));
+      ->check(whole_number(2, std::uint64_t{1} << 20));
   cmd->add_option("--max-split-bytes", l.max_split_bytes,
                   "Bytes of split message chunks held at once, in all; a chunk that would pass "
                   "it is rejected")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(whole_number(1));
 }
 
 // An option taking one of a fixed set of words, stored as the matching enum value.
@@ -142,18 +144,18 @@ void add_compile_options(CLI::App* cmd, CompileCommand& c) {
                   "Cap on props_json; the largest values are dropped first and listed under "
                   "\"_truncated\"")
       ->capture_default_str()
-      ->check(CLI::Range(std::size_t{2}, std::size_t{65536}));
+      ->check(whole_number(2, 65536));
   cmd->add_option("--window-events", o.window_events,
                   "Events per window: each window's net effect runs as deletes, then upserts")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(whole_number(1));
   cmd->add_option("--batch-rows", o.batch_rows, "Rows (or keys) per statement at most")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(whole_number(1));
   cmd->add_option("--batch-bytes", o.batch_bytes,
                   "Bytes per statement at most (Impala's limit is 16 MiB)")
       ->capture_default_str()
-      ->check(CLI::Range(std::size_t{1024}, std::size_t{16} << 20));
+      ->check(whole_number(1024, std::uint64_t{16} << 20));
   cmd->add_option("--memory-budget", c.memory_budget,
                   "Peak memory to stay within, e.g. 256M or 2G (at least 64M): entity knowledge "
                   "beyond its share spills to a temporary file (or, for apply --prior impala, is "
@@ -168,7 +170,7 @@ void add_compile_options(CLI::App* cmd, CompileCommand& c) {
                   "2: read and parse the input on a second thread while the first folds the "
                   "window (regular input files, nothing asked of the prior state; same output); "
                   "1: one thread. Default: 2 when the process may use two CPUs")
-      ->check(CLI::Range(1u, 2u))
+      ->check(whole_number(1, 2))
       ->type_name("N");
   add_choice(cmd, "--log-format", c.log_format,
              {{"text", LogFormat::kText}, {"json", LogFormat::kJson}},
@@ -250,7 +252,7 @@ CommandLine::CommandLine() {
                    "Row errors (rows the server skipped and only counted, e.g. entity_audit rows "
                    "in no range partition) allowed over the run; past it the run fails (exit 3)")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(whole_number(0));
   apply->callback([this] { command = [this] { return run_apply(apply_cmd); }; });
 
   CLI::App* ddl = app.add_subcommand(
@@ -263,15 +265,15 @@ CommandLine::CommandLine() {
   ddl->add_option("--partitions", ddl_cmd.options.partitions,
                   "Hash partitions per table, on its leading key column")
       ->capture_default_str()
-      ->check(CLI::Range(2, 1000));
+      ->check(whole_number(2, 1000));
   ddl->add_option("--audit-first-year", ddl_cmd.options.first_year,
                   "entity_audit: first yearly RANGE partition on event_ts")
       ->capture_default_str()
-      ->check(CLI::Range(1970, 9999));
+      ->check(whole_number(1970, 9999));
   ddl->add_option("--audit-last-year", ddl_cmd.options.last_year,
                   "entity_audit: last yearly RANGE partition on event_ts")
       ->capture_default_str()
-      ->check(CLI::Range(1970, 9999));
+      ->check(whole_number(1970, 9999));
   ddl->add_flag("--fdw", ddl_cmd.fdw,
                 "Print the PostgreSQL foreign tables over the projections instead, a psql script "
                 "(sql/kudu_projections_fdw.sql, or _binary.sql with --key-encoding binary); "
@@ -349,6 +351,7 @@ void report_usage_error(CLI::App& app, const CLI::ParseError& e,
     const std::vector<std::string> known = option_names(*sub);
     for (const std::string& a : args) {
       if (!a.starts_with("-") || a == "-" || a == "--") continue;
+      if (a.size() > 1 && a[1] >= '0' && a[1] <= '9') continue;  // a negative number, a value
       const std::string name = a.substr(0, a.find('='));
       if (std::find(known.begin(), known.end(), name) != known.end()) continue;
       if (name.starts_with("-") && !name.starts_with("--") && name.size() > 2) continue;  // -Qx=y

@@ -2,6 +2,8 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
+
 #include "util/iso8601.h"
 #include "util/json_writer.h"
 
@@ -47,6 +49,10 @@ void RunLog::write(std::string_view event, std::string_view text,
     line += '\n';
   } else {
     line = fmt::format("{} atlas2kudu {}: {}\n", now_utc(), command_, text);
+    // One line per event, whatever the server's message holds (Impala's start with
+    // "Query ... failed:\n"): a log reader splits on newlines.
+    std::replace_if(
+        line.begin(), line.end() - 1, [](char c) { return c == '\n' || c == '\r'; }, ' ');
   }
   std::lock_guard lock(mu_);
   std::fputs(line.c_str(), out_);

@@ -1,5 +1,6 @@
 #include "hs2/options.h"
 
+#include <arpa/inet.h>
 #include <fmt/core.h>
 
 #include <cstdlib>
@@ -30,6 +31,15 @@ Hs2Endpoint parse_host_port(const std::string& spec, const char* flag, int defau
     if (colon != std::string::npos && spec.find(':') == colon) {
       ep.host = spec.substr(0, colon);
       port_text = spec.substr(colon + 1);
+    } else if (colon != std::string::npos) {
+      // Several colons: only a bare IPv6 address (no port) reads that way.
+      in6_addr address{};
+      if (::inet_pton(AF_INET6, spec.c_str(), &address) != 1) {
+        throw Hs2Error(
+            Hs2ErrorKind::kUsage,
+            fmt::format("{} {}: expected host[:port], or [v6addr][:port] for IPv6", flag, spec));
+      }
+      ep.host = spec;
     } else {
       ep.host = spec;
     }

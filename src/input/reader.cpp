@@ -147,11 +147,11 @@ void RejectSink::count_one(const std::string& where, std::string_view what) {
   if (count_ > policy_.max_rejects) {
     throw TooManyRejects(
         policy_.max_rejects == 0
-            ? fmt::format("stopped at the first {} ({}); use --max-rejects N "
-                          "--reject-file FILE to set bad records aside and go on",
-                          what, where)
-            : fmt::format("more than {} records rejected (--max-rejects); stopped at {}",
-                          policy_.max_rejects, where));
+            ? fmt::format("stopped at the first {} ({}); use --max-rejects N{} to set bad "
+                          "records aside and go on",
+                          what, where, policy_.reject_file.empty() ? " --reject-file FILE" : "")
+            : fmt::format("more than {} record{} rejected (--max-rejects); stopped at {}",
+                          policy_.max_rejects, policy_.max_rejects == 1 ? "" : "s", where));
   }
 }
 

@@ -111,7 +111,7 @@ TEST_CASE("check stops at the first bad record with exit 2 and its position") {
   // One fewer allowed reject than needed: exit 2.
   r = run("check --max-rejects 1 " + bad);
   CHECK(r.status == 2);
-  CHECK(r.err.find("more than 1 records rejected") != std::string::npos);
+  CHECK(r.err.find("more than 1 record rejected") != std::string::npos);
   std::remove(bad.c_str());
   std::remove(rejects.c_str());
   std::remove(stats.c_str());
@@ -137,6 +137,31 @@ TEST_CASE("usage errors and missing files have their own exit codes") {
   CHECK(r.status == 64);
   CHECK(r.err.starts_with("atlas2kudu: "));
   CHECK(contains(r.err, "--windows-events (did you mean --window-events?)"));
+  // Numbers: whole, decimal, within bounds, and said so plainly (no "-h" hint for "-1").
+  for (const auto& [args, message] : std::vector<std::pair<std::string, std::string>>{
+           {"compile --window-events 0",
+            "--window-events: expected a whole number of at least "
+            "1, got '0'"},
+           {"compile --window-events -1",
+            "--window-events: expected a whole number of at least "
+            "1, got '-1'"},
+           {"check --max-rejects -1", "--max-rejects: expected a whole number, got '-1'"},
+           {"check --max-rejects 0x10", "--max-rejects: expected a whole number, got '0x10'"},
+           {"check --max-rejects 99999999999999999999999",
+            "--max-rejects: expected a whole number, got '99999999999999999999999'"},
+           {"ddl --partitions 1001",
+            "--partitions: expected a whole number from 2 to 1000, got "
+            "'1001'"},
+           {"apply --sessions 0", "--sessions: expected a whole number from 1 to 256, got '0'"},
+           {"apply -i 127.0.0.1:21050: --prior none",
+            "-i 127.0.0.1:21050:: expected host[:port], or [v6addr][:port] for IPv6"},
+       }) {
+    CAPTURE(args);
+    r = run(args + " " + example_files().front());
+    CHECK(r.status == 64);
+    CHECK(r.err.starts_with("atlas2kudu: " + message + "\n"));
+    CHECK(!contains(r.err, "did you mean"));
+  }
   r = run("compile --threads 3 examples/x.jsonl");
   CHECK(r.status == 64);
   CHECK(contains(r.err, "--threads"));
