@@ -11,6 +11,8 @@
 
 #include "binary_test_util.h"
 #include "cli/commands.h"
+#include "cli/run_log.h"
+#include "hs2/error.h"
 #include "hs2_test_util.h"
 #include "test_support.h"
 
@@ -389,6 +391,32 @@ TEST_CASE("--config: a directory, a byte-order mark, a nested --config, a key se
   for (const std::string& path : {bom, nested, twice, layered, repeated}) {
     std::remove(path.c_str());
   }
+}
+
+TEST_CASE("a server message with newlines is still one text log line") {
+  std::FILE* file = std::tmpfile();
+  REQUIRE(file != nullptr);
+  {
+    using namespace atlas2kudu;
+    RunLog log("apply", LogFormat::kText, true, true, file);
+    const Hs2Error error(Hs2ErrorKind::kTransient,
+                         "Query 4a:0 failed:\nKudu is busy\r\nretry later");
+    log.retry(
+        StatementAt{
+            .window = 2, .phase = "upsert", .position = 1, .count = 3, .table = "entity_flat"},
+        RetryNotice{.retry = 1,
+                    .max_retries = 5,
+                    .backoff = std::chrono::milliseconds(500),
+                    .error = &error});
+  }
+  std::rewind(file);
+  std::string text(4096, '\0');
+  text.resize(std::fread(text.data(), 1, text.size(), file));
+  std::fclose(file);
+  CHECK(std::count(text.begin(), text.end(), '\n') == 1);
+  CHECK(text.ends_with(
+      " atlas2kudu apply: window 2: retry 1 of 5 in 0.5 s: upsert statement 1 of 3 (table "
+      "entity_flat): Query 4a:0 failed: Kudu is busy  retry later\n"));
 }
 
 TEST_CASE("a run reading the terminal says so on stderr; files and pipes do not") {
