@@ -17,7 +17,12 @@
 namespace atlas2kudu {
 
 // Appends `text` as a JSON string literal: `"` and `\` escaped, control characters as \n, \r, \t,
-// \b, \f or \u00XX, everything else (valid UTF-8 or not) byte for byte.
+// \b, \f or \u00XX, valid UTF-8 byte for byte, and each byte of no valid UTF-8 sequence as \ufffd
+// (the replacement character): JSON text is UTF-8, and a reader (simdjson reading a checkpoint
+// back, Python's json) refuses anything else. Such bytes come from the system, not the input
+// (a file name in Latin-1, an error message quoting one): records are validated when read, and
+// the reject file keeps an invalid one whole in record_base64.
+//   append_json_string("caf\xE9.jsonl", out);  // out == "\"caf\\ufffd.jsonl\""
 void append_json_string(std::string_view text, std::string& out);
 
 class JsonWriter {
