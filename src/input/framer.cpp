@@ -468,17 +468,45 @@ bool Framer::next(FramedRecord& out) {
     }
     line_start_ = false;
     const char d = buf_[pos_];
+    // A separator out of place is a record of its own, rejected where it stands; the elements
+    // around it are read as usual.
+    const auto array_syntax_error = [&](std::string_view reason) {
+      out.text = {};
+      out.size = 0;
+      out.line = line_;
+      out.offset = base_offset_ + pos_;
+      out.index = records_++;
+      out.error = RejectCode::kInvalidJson;
+      out.reason = reason;
+    };
     if (in_array_ && (d == ',' || d == ']')) {
+      const bool misplaced = array_wants_element_ && !(d == ']' && array_opened_);
+      if (misplaced) {
+        array_syntax_error(d == ',' ? "invalid JSON array: ',' where an element was expected"
+                                    : "invalid JSON array: ',' before ']' (a trailing comma)");
+      }
       in_array_ = d == ',';
+      array_wants_element_ = in_array_;
+      array_opened_ = false;
       ++pos_;
+      if (misplaced) return true;
       continue;
     }
     if (is_space(d)) continue;
     if (d == '[' && !in_array_) {
       in_array_ = true;
+      array_wants_element_ = true;
+      array_opened_ = true;
       ++pos_;
       continue;
     }
+    if (in_array_ && !array_wants_element_) {
+      array_wants_element_ = true;  // the element is read next, as the records around it are
+      array_syntax_error("invalid JSON array: ',' missing between two elements");
+      return true;
+    }
+    array_wants_element_ = false;
+    array_opened_ = false;
     std::size_t start = pos_;
     out.line = line_;
     out.offset = base_offset_ + pos_;

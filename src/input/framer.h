@@ -149,8 +149,13 @@ class Framer {
   std::uint64_t base_offset_ = 0;  // source offset of buf_[0]
   std::uint64_t line_ = 1;         // line of buf_[pos_]
   bool eof_ = false;
-  bool line_start_ = true;       // pos_ is at the start of a line
-  bool in_array_ = false;        // inside a top-level array of documents
+  bool line_start_ = true;  // pos_ is at the start of a line
+  bool in_array_ = false;   // inside a top-level array of documents
+  // In the array, an element must come next (after '[' or ','), not ',' or ']': RFC 8259 has no
+  // empty elements and no trailing comma. `array_opened_`: right after '[', where ']' may close
+  // an empty array.
+  bool array_wants_element_ = false;
+  bool array_opened_ = false;
   bool at_source_start_ = true;  // nothing read yet: a byte order mark may come
   // The record being scanned is over the limit: its first bytes are in overflow_excerpt_, and
   // dropped_ bytes of it were let go.

@@ -204,6 +204,47 @@ TEST_CASE("the elements of a top-level array are the records") {
                   "truncated JSON: top-level array not closed at end of input", 2, 17);
 }
 
+TEST_CASE("an array's commas follow RFC 8259: no trailing, doubled, leading or missing comma") {
+  // Each misplaced separator is one rejected record at its position; the elements are read.
+  const std::string a = "{\"a\":1}", b = "{\"b\":2}";
+  struct Case {
+    std::string text;
+    std::string reason;
+    std::size_t error_at;  // records before the error
+    std::string at;        // where the error is reported: the first byte of this
+  };
+  for (const Case& c : {
+           Case{"[" + a + "," + b + ",]\n", "invalid JSON array: ',' before ']' (a trailing comma)",
+                2, "]"},
+           Case{"[" + a + ",," + b + "]\n", "invalid JSON array: ',' where an element was expected",
+                1, ",{\"b"},
+           Case{"[," + a + "," + b + "]\n", "invalid JSON array: ',' where an element was expected",
+                0, ",{\"a"},
+           Case{"[" + a + "\n " + b + "]\n", "invalid JSON array: ',' missing between two elements",
+                1, "{\"b"},
+       }) {
+    CAPTURE(c.text);
+    const Framed out = frame_all_ways(c.text);
+    REQUIRE(out.records.size() == 3);
+    const Record& error = out.records[c.error_at];
+    CHECK(error.text.empty());
+    CHECK(error.error == RejectCode::kInvalidJson);
+    CHECK(error.reason == c.reason);
+    CHECK(error.offset == c.text.find(c.at));
+    std::vector<std::string> documents;
+    for (const Record& r : out.records) {
+      if (!r.error) documents.push_back(r.text);
+    }
+    CHECK(documents == std::vector<std::string>{a, b});
+  }
+  // What RFC 8259 allows stays quiet: the empty array, one element, spaces around commas.
+  for (const std::string& ok : {std::string("[]\n"), std::string("[ ]\n" + a + "\n"),
+                                "[" + a + "]\n", "[ " + a + " ,\n " + b + " ]\n"}) {
+    CAPTURE(ok);
+    for (const Record& r : frame_all_ways(ok).records) CHECK(!r.error);
+  }
+}
+
 TEST_CASE("a line cut short is found at its own line end; the next line is intact") {
   const std::string cut_in_string = "{\"a\":\"x";
   const std::string cut_between = "{\"a\":1,";
