@@ -106,6 +106,13 @@ Hs2Settings validate_hs2_options(Hs2Options o) {
     settings.query_overlay_[q.substr(0, eq)] = q.substr(eq + 1);
   }
   settings.user_ = hs2_user(o);
+  if (o.ldap && o.protocol == Hs2Protocol::kHttp && settings.user_.find(':') != std::string::npos) {
+    // Basic credentials are "user:password": the server would split at the user's own colon.
+    usage(
+        fmt::format("-u {}: a user name with ':' cannot be sent over HTTP Basic (RFC 7617); "
+                    "use --protocol hs2 (SASL PLAIN) or another user name",
+                    settings.user_));
+  }
   if (o.kerberos) {
     settings.kerberos_service_ =
         o.kerberos_service_name.empty() ? "impala" : o.kerberos_service_name;

@@ -157,6 +157,9 @@ TEST_CASE("usage errors and missing files have their own exit codes") {
            {"apply --sessions 0", "--sessions: expected a whole number from 1 to 256, got '0'"},
            {"apply -i 127.0.0.1:21050: --prior none",
             "-i 127.0.0.1:21050:: expected host[:port], or [v6addr][:port] for IPv6"},
+           {"apply -i 127.0.0.1:1 --protocol hs2-http -l -u a:b --auth_creds_ok_in_clear",
+            "-u a:b: a user name with ':' cannot be sent over HTTP Basic (RFC 7617); use "
+            "--protocol hs2 (SASL PLAIN) or another user name"},
        }) {
     CAPTURE(args);
     r = run(args + " " + example_files().front());
