@@ -131,7 +131,14 @@ std::string Hs2PriorState::classifications_query(std::span<const Guid> guids,
 
 Hs2QueryResult Hs2PriorState::run(const std::string& sql, std::string_view table,
                                   std::string_view where) {
-  if (!session_) session_ = make_session_();
+  if (!session_) {
+    // The first connect fails as apply's does, after its own --connect_max_tries (exit 4, or 5
+    // for authentication and TLS): re-running the lookup is for a server lost mid-run, and a
+    // `compile --prior impala` with nothing listening took 40 s of retries to say so.
+    std::unique_ptr<SqlSession> session = make_session_();
+    session->connect();
+    session_ = std::move(session);
+  }
   const std::string what = fmt::format("{}, {}", table, where);
   const ObservedStatement observed(observer_, {0, "lookup", ++lookup_queries_, 0, table});
   Hs2QueryResult r = retry_.run(

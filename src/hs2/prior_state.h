@@ -86,7 +86,8 @@ class Hs2PriorState final : public PriorState {
  public:
   // Its session comes from `sessions` (HS2 ones from hs2_session_factory); of the settings, the
   // endpoint (for describe()), --max_retries and --retry_backoff_ms are used. Throws
-  // Error(kUsage) for a database name Impala cannot quote or batch_rows == 0. Does not connect.
+  // Error(kUsage) for a database name Impala cannot quote or batch_rows == 0. Does not connect:
+  // the first lookup does, and a failure to connect then is not retried as a lookup.
   Hs2PriorState(const Hs2Settings& hs2, SessionFactory sessions, const CompileOptions& options);
   ~Hs2PriorState() override;
   Hs2PriorState(const Hs2PriorState&) = delete;
