@@ -38,6 +38,102 @@ std::string statement_where(const CompiledWindow& w, std::string_view phase, std
                      position, phase_size(w, phase), s.table);
 }
 
+// "upsert statement 3", "upsert statements 1-2".
+std::string statements_named(std::string_view phase, std::size_t first, std::size_t last) {
+  return first == last ? fmt::format("{} statement {}", phase, first)
+                       : fmt::format("{} statements {}-{}", phase, first, last);
+}
+
+// The statements that had refused rows, by position: the statement and how many of its rows.
+using RefusedIn = std::map<std::size_t, std::pair<const Statement*, std::size_t>>;
+
+// "2", "2 and 5", "2, 3 and 5".
+std::string list_of(const RefusedIn& positions) {
+  std::string out;
+  std::size_t i = 0;
+  for (const auto& entry : positions) {
+    const std::size_t position = entry.first;
+    if (i > 0) out += i + 1 == positions.size() ? " and " : ", ";
+    out += std::to_string(position);
+    ++i;
+  }
+  return out;
+}
+
+// What of the window ran when refused rows stopped the run (no --reject-file), from how the
+// executor runs a window (hs2/executor.h): the phases one after the other; within the phase of
+// the refused rows, once a row is found no session takes another statement, the statements being
+// run finish (each refused one is run in parts until every other row is applied), and the others
+// never run. With one session (the default) the statements run in the phase's order, so exactly
+// those before the refused one ran; with more, the order is the schedule's, which the window does
+// not know. DELETEs are never split, so the rows are in fact always an upsert's.
+std::string what_ran(const CompiledWindow& w, const std::vector<RefusedRow>& rows) {
+  const std::string_view phase = rows.front().phase;
+  const bool upsert_phase = phase != "delete";
+  const std::size_t count = phase_size(w, phase);
+  RefusedIn refused_in;
+  for (const RefusedRow& r : rows) {
+    auto& [statement, refused] = refused_in[r.position];
+    statement = r.statement;
+    ++refused;
+  }
+
+  std::vector<std::string> parts;
+  if (upsert_phase && !w.deletes.empty()) {
+    parts.push_back(w.deletes.size() == 1
+                        ? std::string("its one delete statement ran")
+                        : fmt::format("all {} of its delete statements ran", w.deletes.size()));
+  }
+  if (refused_in.size() == 1) {
+    const auto& [position, in] = *refused_in.begin();
+    const auto [statement, refused] = in;
+    const std::size_t total = std::max(statement->row_spans.size(), refused);
+    if (refused == total) {
+      parts.push_back(fmt::format("{} applied nothing ({} refused)",
+                                  statements_named(phase, position, position),
+                                  total == 1 ? "its only row was" : "all its rows were"));
+    } else {
+      parts.push_back(fmt::format("{} applied its other {} row{}",
+                                  statements_named(phase, position, position), total - refused,
+                                  total - refused == 1 ? "" : "s"));
+    }
+    if (count > 1) {
+      std::string one_session = "with --sessions 1 (the default), ";
+      if (position > 1) {
+        one_session += statements_named(phase, 1, position - 1) + " ran before it";
+        if (position < count) one_session += " and ";
+      }
+      if (position < count) {
+        one_session += statements_named(phase, position + 1, count) + " did not run";
+      }
+      parts.push_back(fmt::format(
+          "{} (with more sessions, another {} statement ran only if a session had started it "
+          "before the refused row was found)",
+          one_session, phase));
+    }
+  } else {
+    // Only several sessions find refused rows in more than one statement.
+    parts.push_back(fmt::format("{} statements {} applied all their rows but the refused ones",
+                                phase, list_of(refused_in)));
+    if (refused_in.size() < count) {
+      parts.push_back(fmt::format(
+          "another {} statement ran only if a session had started it before the first refused "
+          "row was found",
+          phase));
+    }
+  }
+  if (!upsert_phase && !w.upserts.empty()) {
+    parts.push_back(w.upserts.size() == 1
+                        ? std::string("its upsert statement did not run")
+                        : fmt::format("none of its {} upsert statements ran", w.upserts.size()));
+  }
+  parts.emplace_back("no later window ran");
+  std::string out =
+      fmt::format("The run stopped in window {}, which is not checkpointed: ", w.index);
+  for (std::size_t i = 0; i < parts.size(); ++i) out += (i == 0 ? "" : "; ") + parts[i];
+  return out + ".";
+}
+
 }  // namespace
 
 std::vector<const Event*> events_of_row(const NetWindow& net, std::string_view table,
@@ -80,10 +176,12 @@ std::string refused_rows_message(const NetWindow& net, const CompiledWindow& win
   if (rows.size() > kMaxRowsShown) {
     fmt::format_to(std::back_inserter(out), "\n  ... and {} more", rows.size() - kMaxRowsShown);
   }
+  if (rows.empty()) return out;
+  out += "\n" + what_ran(window, rows);
   out +=
-      "\nThe other rows of the window were applied; the window is not checkpointed. To set such "
-      "rows aside (with their events and the server's reason) and apply the rest, run again with "
-      "--reject-file FILE, and --max-rejects N for how many may be set aside.";
+      " To set such rows aside (with their events and the server's reason) and apply the rest of "
+      "the window, run again with --reject-file FILE, and --max-rejects N for how many may be set "
+      "aside; the window then runs again from its start (its statements are idempotent).";
   return out;
 }
 

@@ -6,12 +6,14 @@
 // Example (window 2 of a run, one entity_flat row refused for its props_json):
 //   events_of_row(net, "entity_flat", 3)          // every event of the window on that entity
 //   refused_rows_message(net, window, rows)
-//   // "window 2 (events 5-9), upsert phase, statement 1 of 3 (table entity_flat): the server
-//   //  refused 1 row:
-//   //    row 2 of 4, written by a.jsonl:7:0 (ENTITY_UPDATE 00000001-… hive_table): Kudu error(s)
-//   //    reported, first error: Invalid argument: value too large for column 'props_json' ...
-//   //  The rest of the window was applied, but not checkpointed. To set such rows aside ...
-//   //  --reject-file FILE ..."
+//   // "window 2 (events 5-9): the server refused 1 row:
+//   //    upsert phase, statement 1 of 3 (table entity_flat), row 2 of 4, written by a.jsonl:7:0
+//   //    (ENTITY_UPDATE 00000001-… hive_table): Kudu error(s) reported, first error: Invalid
+//   //    argument: value too large for column 'props_json' ...
+//   //  The run stopped in window 2, which is not checkpointed: its one delete statement ran;
+//   //  upsert statement 1 applied its other 3 rows; with --sessions 1 (the default), upsert
+//   //  statements 2-3 did not run (with more sessions, ...); no later window ran. To set such rows
+//   //  aside ... --reject-file FILE ..."
 //   row_errors_message(net, window, e, "atlas")
 //   // "window 3 (events 101-150): 1119 row errors, more than --max-row-errors 0 allows ...
 //   //  entity_audit: ... ALTER TABLE `atlas`.`entity_audit` ADD IF NOT EXISTS RANGE PARTITION
@@ -39,7 +41,13 @@ RowRefusal describe_refused_row(const NetWindow& net, const CompiledWindow& wind
                                 const RefusedRow& row);
 
 // Why the run stops when rows were refused and there is no --reject-file: each row with the
-// positions of its events and the server's reason, and what to do.
+// positions of its events and the server's reason, what of the window ran and what did not, and
+// what to do. What ran follows from how the HS2 executor stops (hs2/executor.h), told from the
+// rows alone: every statement of an earlier phase; the statements with refused rows, but for
+// those rows; with one session, the statements of the phase before them and none after; with
+// several (refused rows in more than one statement say so), only those started before the
+// refusal, which the window cannot tell; nothing of a later phase or window. `rows` come from one
+// phase (RowsRefused).
 std::string refused_rows_message(const NetWindow& net, const CompiledWindow& window,
                                  const std::vector<RefusedRow>& rows);
 

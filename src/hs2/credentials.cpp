@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -50,6 +51,9 @@ void take_secret(std::string& to, std::string&& from) {
   wipe_secret(from);
 }
 
+// A password or token helper never prints a megabyte.
+constexpr std::size_t kMaxSecretOutput = std::size_t{1} << 20;
+
 // The atlas2kudu secret variables: never handed to a helper command.
 constexpr std::string_view kSecretVariables[] = {"ATLAS2KUDU_LDAP_PASSWORD=", "ATLAS2KUDU_JWT="};
 
@@ -66,11 +70,59 @@ std::vector<char*> helper_environment() {
   return env;
 }
 
+// How a helper's wait ended.
+enum class HelperEnd { kExited, kTimedOut, kStopped, kTooLong };
+
+// Whether the helper `pid` has exited, without reaping it: until it is reaped its process ID, and
+// so its process group's ID, cannot be reused, which is what makes the killpg() after it safe.
+bool helper_exited(pid_t pid) {
+  siginfo_t info{};
+  while (waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) < 0) {
+    if (errno != EINTR) return true;  // ECHILD: nothing left to wait for
+  }
+  return info.si_pid == pid;
+}
+
+// Reads what is available on the non-blocking `fd` into `out`; false at end of file, on an error,
+// or once `out` passes the size limit (`too_long` then set).
+bool read_available(int fd, std::string& out, bool& too_long) {
+  char buf[512];
+  bool open = true;
+  for (;;) {
+    const ssize_t n = read(fd, buf, sizeof buf);
+    if (n > 0) {
+      append_secret(out, std::string_view(buf, static_cast<std::size_t>(n)));
+      if (out.size() > kMaxSecretOutput) {
+        too_long = true;
+        open = false;
+        break;
+      }
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    open = n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+    break;
+  }
+  OPENSSL_cleanse(buf, sizeof buf);
+  return open;
+}
+
+std::string describe_limit(std::chrono::milliseconds limit) {
+  return limit.count() % 1000 == 0 ? fmt::format("{} s", limit.count() / 1000)
+                                   : fmt::format("{} ms", limit.count());
+}
+
 // Runs `command` through /bin/sh -c and returns its stdout. Its stdin is /dev/null (it must not
 // eat the notifications piped to us) and its environment lacks the secret variables; stderr
 // passes through to ours so that the user sees why a helper failed; stdout is only ever returned,
-// never echoed. A stop request (SIGINT, SIGTERM, --deadline) ends a helper that hangs.
-std::string run_secret_command(const std::string& flag, const std::string& command) {
+// never echoed. The helper runs in a session (so a process group) of its own, which is killed
+// whole however the wait ends: past `limit`, at a stop request (SIGINT, SIGTERM, --deadline; a
+// Ctrl-C on the terminal reaches our process group, not the helper's, so we must end it), and
+// when the helper exits, for whatever it left running. The helper is reaped before we return or
+// throw.
+std::string run_secret_command(const std::string& flag, const std::string& command,
+                               std::chrono::milliseconds limit) {
+  throw_if_stopped();
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0)
     throw Hs2Error(Hs2ErrorKind::kInternal,
@@ -79,10 +131,25 @@ std::string run_secret_command(const std::string& flag, const std::string& comma
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);
+  // setsid(): a new session is also a new process group, one killpg() ends everything the helper
+  // started (a shell's children included). We ignore SIGPIPE and catch SIGINT/SIGTERM; the helper
+  // starts with the defaults and no signal blocked.
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  sigset_t none;
+  sigset_t defaults;
+  sigemptyset(&none);
+  sigemptyset(&defaults);
+  for (int signo : {SIGPIPE, SIGINT, SIGTERM}) sigaddset(&defaults, signo);
+  posix_spawnattr_setsigmask(&attr, &none);
+  posix_spawnattr_setsigdefault(&attr, &defaults);
+  posix_spawnattr_setflags(&attr,
+                           POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
   const char* argv[] = {"/bin/sh", "-c", command.c_str(), nullptr};
   std::vector<char*> env = helper_environment();
   pid_t pid = 0;
-  int rc = posix_spawn(&pid, "/bin/sh", &actions, nullptr, const_cast<char**>(argv), env.data());
+  int rc = posix_spawn(&pid, "/bin/sh", &actions, &attr, const_cast<char**>(argv), env.data());
+  posix_spawnattr_destroy(&attr);
   posix_spawn_file_actions_destroy(&actions);
   close(fds[1]);
   if (rc != 0) {
@@ -90,35 +157,71 @@ std::string run_secret_command(const std::string& flag, const std::string& comma
     throw Hs2Error(Hs2ErrorKind::kAuth,
                    fmt::format("{}: cannot start: {}", flag, std::strerror(rc)));
   }
+  fcntl(fds[0], F_SETFL, fcntl(fds[0], F_GETFL) | O_NONBLOCK);
+
+  // Wait for the helper's exit and the end of its stdout, whichever comes last, looking at the
+  // stop request at least every 50 ms (a signal also cuts the poll short: EINTR).
   std::string out;
-  char buf[512];
-  bool stopped = false;
+  bool too_long = false;
+  bool open = true;
+  HelperEnd end = HelperEnd::kExited;
+  const auto until = std::chrono::steady_clock::now() + limit;
   for (;;) {
-    pollfd p{fds[0], POLLIN, 0};
-    if (poll(&p, 1, 100) == 0) {
-      if (stop_requested()) {
-        stopped = true;
-        kill(pid, SIGTERM);
-        break;
-      }
-      continue;
-    }
-    ssize_t n = read(fds[0], buf, sizeof buf);
-    if (n > 0) {
-      append_secret(out, std::string_view(buf, static_cast<std::size_t>(n)));
-      if (out.size() > (1u << 20)) break;  // a password helper never prints a megabyte
-    } else if (n == 0 || errno != EINTR) {
+    if (stop_requested()) {
+      end = HelperEnd::kStopped;
       break;
     }
+    if (helper_exited(pid)) {
+      // What it wrote before exiting is in the pipe; a child it left behind holding stdout gets
+      // no more time.
+      if (open) read_available(fds[0], out, too_long);
+      end = too_long ? HelperEnd::kTooLong : HelperEnd::kExited;
+      break;
+    }
+    const auto left =
+        std::chrono::ceil<std::chrono::milliseconds>(until - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      end = HelperEnd::kTimedOut;
+      break;
+    }
+    const auto slice = std::min(left, std::chrono::milliseconds(50));
+    if (open) {
+      pollfd p{fds[0], POLLIN, 0};
+      if (poll(&p, 1, static_cast<int>(slice.count())) > 0) {
+        open = read_available(fds[0], out, too_long);
+        if (too_long) {
+          end = HelperEnd::kTooLong;
+          break;
+        }
+      }
+    } else {
+      // Stdout closed: the helper is most likely exiting, or it keeps running (and is bounded).
+      wait_for_stop(std::min(slice, std::chrono::milliseconds(10)));
+    }
   }
-  OPENSSL_cleanse(buf, sizeof buf);
   close(fds[0]);
+  // The helper is not reaped yet (at most a zombie), so its group ID is still ours to signal.
+  kill(-pid, SIGKILL);
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
-  if (stopped) {
-    wipe_secret(out);
-    throw StopError(stop_reason());
+  switch (end) {
+    case HelperEnd::kStopped:
+      wipe_secret(out);
+      throw StopError(stop_reason());
+    case HelperEnd::kTimedOut:
+      wipe_secret(out);
+      throw Hs2Error(Hs2ErrorKind::kAuth,
+                     fmt::format("{}: the command did not finish within {} (the limit for a "
+                                 "password or token command), so it was killed",
+                                 flag, describe_limit(limit)));
+    case HelperEnd::kTooLong:
+      wipe_secret(out);
+      throw Hs2Error(
+          Hs2ErrorKind::kAuth,
+          fmt::format("{}: the command printed more than 1 MiB, so it was killed", flag));
+    case HelperEnd::kExited:
+      break;
   }
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     wipe_secret(out);
@@ -198,7 +301,8 @@ void keep_secrets_out_of_core_dumps() {
   prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 }
 
-std::shared_ptr<const Hs2Credentials> resolve_hs2_credentials(const Hs2Settings& settings) {
+std::shared_ptr<const Hs2Credentials> resolve_hs2_credentials(
+    const Hs2Settings& settings, std::chrono::milliseconds command_limit) {
   const Hs2Options& o = settings.options();
   auto c = std::make_shared<Hs2Credentials>();
   if (o.ldap || o.jwt) keep_secrets_out_of_core_dumps();
@@ -206,7 +310,8 @@ std::shared_ptr<const Hs2Credentials> resolve_hs2_credentials(const Hs2Settings&
     if (!o.ldap_password_cmd.empty()) {
       // Decision: strip exactly one trailing "\n" (and a "\r" before it), since
       // `echo`, `pass` and vault helpers all end their output with one; impala-shell keeps it.
-      take_secret(c->password, run_secret_command("--ldap_password_cmd", o.ldap_password_cmd));
+      take_secret(c->password,
+                  run_secret_command("--ldap_password_cmd", o.ldap_password_cmd, command_limit));
       if (!c->password.empty() && c->password.back() == '\n') c->password.pop_back();
       if (!c->password.empty() && c->password.back() == '\r') c->password.pop_back();
     } else if (std::getenv("ATLAS2KUDU_LDAP_PASSWORD") != nullptr) {
@@ -221,7 +326,7 @@ std::shared_ptr<const Hs2Credentials> resolve_hs2_credentials(const Hs2Settings&
   }
   if (o.jwt) {
     if (!o.jwt_cmd.empty()) {
-      take_secret(c->jwt, run_secret_command("--jwt_cmd", o.jwt_cmd));
+      take_secret(c->jwt, run_secret_command("--jwt_cmd", o.jwt_cmd, command_limit));
       while (!c->jwt.empty() && (c->jwt.back() == '\n' || c->jwt.back() == '\r')) c->jwt.pop_back();
     } else if (std::getenv("ATLAS2KUDU_JWT") != nullptr) {
       take_secret_variable(c->jwt, "ATLAS2KUDU_JWT");

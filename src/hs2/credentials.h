@@ -17,6 +17,7 @@
 //   Hs2Executor executor(settings, sessions);
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <string>
 
@@ -45,6 +46,13 @@ void wipe_secret(std::string& secret) noexcept;
 // processes of the user from reading our memory): a crash must not write secrets to disk.
 void keep_secrets_out_of_core_dumps();
 
+// How long --ldap_password_cmd or --jwt_cmd may run. Such a helper reads a file, a password
+// store or a vault, which takes seconds at most; one that runs longer waits for something that
+// is not coming (a prompt it cannot show, a vault that does not answer), and an unattended run
+// must fail rather than hang. 30 s leaves room for a slow vault or network. Not tied to a
+// connection timeout: no connection exists yet, and -t 0 must not mean a helper may hang.
+inline constexpr std::chrono::milliseconds kSecretCommandLimit{30000};
+
 // Obtains the secrets the settings call for, after keep_secrets_out_of_core_dumps():
 //   LDAP password: --ldap_password_cmd (run by /bin/sh -c with stdin from /dev/null and without
 //   $ATLAS2KUDU_LDAP_PASSWORD and $ATLAS2KUDU_JWT in its environment; stdout with ONE trailing
@@ -53,8 +61,21 @@ void keep_secrets_out_of_core_dumps();
 // A secret taken from the environment is overwritten there and the variable removed, so the
 // credentials object holds the process's one copy; the secret variables the run does not use are
 // wiped and removed as well. Neither -l nor -j: empty credentials. Throws
-// Hs2Error(kAuth) if a secret is needed and cannot be obtained (StopError if the run is stopped
-// while a helper runs); the message never contains the secret or the command's output.
-std::shared_ptr<const Hs2Credentials> resolve_hs2_credentials(const Hs2Settings& settings);
+// Hs2Error(kAuth) if a secret is needed and cannot be obtained; the message names the option and
+// never contains the secret or the command's output.
+//
+// A command runs in a session of its own (so without a controlling terminal: it cannot prompt
+// there) and is given `command_limit` (tests shorten it) to exit. Every way its wait ends kills
+// its whole process group and reaps it, so nothing it started outlives it (short of a process
+// that left the group, as a daemon does):
+//   - it exits: stdout so far is the secret (status 0) or Hs2Error(kAuth) "--ldap_password_cmd:
+//     command failed (status 3)"; processes it left in its group are killed;
+//   - past `command_limit`: Hs2Error(kAuth) "--ldap_password_cmd: the command did not finish
+//     within 30 s (the limit for a password or token command), so it was killed" (exit 5);
+//   - a stop request (SIGINT, SIGTERM: at once; --deadline: within 50 ms): StopError, as
+//     anywhere else in the run (exit 130, 143, 4);
+//   - more than 1 MiB on stdout: Hs2Error(kAuth).
+std::shared_ptr<const Hs2Credentials> resolve_hs2_credentials(
+    const Hs2Settings& settings, std::chrono::milliseconds command_limit = kSecretCommandLimit);
 
 }  // namespace atlas2kudu

@@ -16,6 +16,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -112,6 +113,35 @@ TEST_CASE(
   CHECK_FALSE(contains(seen, kPassword));  // in no argv, the helper's or its parent's
   CHECK(contains(seen, "parent="));
   for (const auto& f : {report, helper, stats}) std::remove(f.c_str());
+}
+
+TEST_CASE(
+    "--ldap_password_cmd: the first SIGTERM while the helper hangs stops the run (143) and "
+    "leaves no process behind") {
+  // The helper records its shell's process ID and a background child's, then waits for ever.
+  const std::string pids = tmp_path(".pids");
+  const std::string metrics = tmp_path(".prom");
+  std::remove(metrics.c_str());
+  Background apply("apply -i 127.0.0.1:9 -l -u alice --auth_creds_ok_in_clear --metrics-textfile " +
+                   metrics + " --ldap_password_cmd 'echo $$ >" + pids +
+                   "; sleep 1000 & echo $! >>" + pids + "; wait' " +
+                   data("notifications/atlas21-console.jsonl"));
+  std::vector<pid_t> helper;
+  REQUIRE(eventually([&] {
+    std::istringstream in(slurp(pids));
+    helper.clear();
+    for (pid_t pid; in >> pid;) helper.push_back(pid);
+    return helper.size() == 2;
+  }));
+  const auto signalled = std::chrono::steady_clock::now();
+  apply.signal(SIGTERM);  // once: a second one would end the process at once, not cleanly
+  const Run r = apply.wait(std::chrono::seconds(10));
+  CHECK(std::chrono::steady_clock::now() - signalled < std::chrono::seconds(2));
+  CHECK(r.status == 143);
+  CHECK(contains(r.err, "stopped by SIGTERM"));
+  CHECK(contains(slurp(metrics), "atlas2kudu_last_exit_status{command=\"apply\"} 143"));
+  for (pid_t pid : helper) CHECK(eventually([&] { return gone(pid); }, std::chrono::seconds(2)));
+  for (const auto& f : {pids, metrics}) std::remove(f.c_str());
 }
 
 TEST_CASE("$ATLAS2KUDU_LDAP_PASSWORD: taken out of the environment; a wrong one is not shown") {

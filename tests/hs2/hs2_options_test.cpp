@@ -1,11 +1,17 @@
 // Options, credentials, the authenticator choice and error classification of the HS2 layer (no
 // network).
 #include <doctest/doctest.h>
+#include <signal.h>
 #include <thrift/transport/TBufferTransports.h>
 #include <thrift/transport/TSocket.h>
 
 #include <CLI/CLI.hpp>
+#include <chrono>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <thread>
 #include <type_traits>
 
 #include "cli/hs2_flags.h"
@@ -15,6 +21,7 @@
 #include "hs2/options.h"
 #include "hs2/sasl_transport.h"
 #include "hs2_test_util.h"
+#include "util/stop.h"
 
 TEST_SUITE_BEGIN("hs2_options");
 
@@ -286,6 +293,135 @@ TEST_CASE("hs2 credentials: a failing command is an auth error that does not ech
     CHECK(std::string(e.what()).find("status 3") != std::string::npos);
     CHECK(std::string(e.what()).find("topsecret") == std::string::npos);
   }
+}
+
+namespace {
+
+// The helpers below record their shell's process ID ($$, our child) and a background child's
+// ($!, a grandchild in the same process group) in `dir`, then wait: the processes a run must not
+// leave behind.
+std::string helper_recording_pids(const std::filesystem::path& dir, const std::string& then) {
+  return "echo $$ > " + (dir / "sh.pid").string() + "; sleep 30 & echo $! > " +
+         (dir / "kid.pid").string() + "; " + then;
+}
+
+pid_t pid_in(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  pid_t pid = 0;
+  in >> pid;
+  return pid;
+}
+
+// True once `pid` has exited (or is a zombie its new parent has not reaped yet), within 2 s.
+bool gone_soon(pid_t pid) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  for (;;) {
+    if (::kill(pid, 0) != 0) return true;
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    const std::string text((std::istreambuf_iterator<char>(stat)), {});
+    const auto close = text.rfind(')');
+    if (close == std::string::npos || (close + 2 < text.size() && text[close + 2] == 'Z')) {
+      return true;
+    }
+    if (std::chrono::steady_clock::now() > until) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
+
+TEST_CASE(
+    "hs2 credentials: a command past its time limit is killed with its process group; the "
+    "error names the option, not the output") {
+  const auto dir = testing::scratch_dir("secret-cmd-limit");
+  Hs2Options o;
+  o.ldap = true;
+  o.ldap_password_cmd = helper_recording_pids(dir, "echo topsecret; wait");
+  o.ssl = true;
+  const Hs2Settings settings = validate_hs2_options(o);
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    (void)resolve_hs2_credentials(settings, std::chrono::milliseconds(300));
+    FAIL("expected a timeout");
+  } catch (const Hs2Error& e) {
+    CHECK(e.kind() == Hs2ErrorKind::kAuth);  // exit 5, as every credential failure
+    CHECK(std::string(e.what()) ==
+          "--ldap_password_cmd: the command did not finish within 300 ms (the limit for a "
+          "password or token command), so it was killed");
+  }
+  CHECK(seconds_since(start) < 2.0);
+  const pid_t sh = pid_in(dir / "sh.pid");
+  const pid_t kid = pid_in(dir / "kid.pid");
+  REQUIRE(sh > 0);
+  REQUIRE(kid > 0);
+  CHECK(gone_soon(sh));   // reaped by us
+  CHECK(gone_soon(kid));  // killed with the group, though its parent never waited for it
+
+  // --jwt_cmd takes the same way.
+  Hs2Options j;
+  j.jwt = true;
+  j.jwt_cmd = "sleep 30";
+  j.ssl = true;
+  j.protocol = Hs2Protocol::kHttp;
+  try {
+    (void)resolve_hs2_credentials(validate_hs2_options(j), std::chrono::milliseconds(200));
+    FAIL("expected a timeout");
+  } catch (const Hs2Error& e) {
+    CHECK(e.kind() == Hs2ErrorKind::kAuth);
+    CHECK(std::string(e.what()).starts_with("--jwt_cmd: the command did not finish within 200 ms"));
+  }
+  CHECK(kSecretCommandLimit == std::chrono::seconds(30));  // what the man page documents
+}
+
+TEST_CASE("hs2 credentials: a stop request while the command runs kills it; the run stops") {
+  const auto dir = testing::scratch_dir("secret-cmd-stop");
+  Hs2Options o;
+  o.ldap = true;
+  o.ldap_password_cmd = helper_recording_pids(dir, "wait");
+  o.ssl = true;
+  const Hs2Settings settings = validate_hs2_options(o);
+  reset_stop();
+  std::thread stopper([] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    request_stop(StopReason::kTerminate);
+  });
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    (void)resolve_hs2_credentials(settings);  // the 30 s limit: only the stop can end it
+    FAIL("expected a stop");
+  } catch (const StopError& e) {
+    CHECK(e.reason() == StopReason::kTerminate);
+    CHECK(e.category() == ErrorCategory::kTerminated);  // exit 143
+  }
+  stopper.join();
+  reset_stop();
+  CHECK(seconds_since(start) < 2.0);
+  const pid_t sh = pid_in(dir / "sh.pid");
+  const pid_t kid = pid_in(dir / "kid.pid");
+  REQUIRE(sh > 0);
+  REQUIRE(kid > 0);
+  CHECK(gone_soon(sh));
+  CHECK(gone_soon(kid));
+}
+
+TEST_CASE(
+    "hs2 credentials: a command that exits leaving a child behind is not waited for; the child "
+    "is killed") {
+  const auto dir = testing::scratch_dir("secret-cmd-leftover");
+  Hs2Options o;
+  o.ldap = true;
+  // The background sleep holds stdout open: waiting for its end would take 30 s.
+  o.ldap_password_cmd = helper_recording_pids(dir, "echo pw");
+  const auto start = std::chrono::steady_clock::now();
+  CHECK(resolve(o)->password == "pw");
+  CHECK(seconds_since(start) < 2.0);
+  const pid_t kid = pid_in(dir / "kid.pid");
+  REQUIRE(kid > 0);
+  CHECK(gone_soon(kid));
 }
 
 TEST_CASE("hs2 credentials: environment variables") {

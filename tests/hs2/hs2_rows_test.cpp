@@ -12,6 +12,8 @@
 #include "atlas2kudu/compiler.h"
 #include "atlas2kudu/reader.h"
 #include "compile/ddl.h"
+#include "compile/plan.h"
+#include "compile/refusals.h"
 #include "compile/sql_writer.h"
 #include "hs2/executor.h"
 #include "hs2_test_server.h"
@@ -161,9 +163,80 @@ TEST_CASE("hs2 rows: without --reject-file a refused row stops the run naming it
   CHECK(contains(run.error, "written by s.jsonl:2:"));
   CHECK(contains(run.error, "ENTITY_CREATE 00000001-0000-4000-8000-000000000002 hive_table"));
   CHECK(contains(run.error, "value too large for column 'props_json'"));
-  CHECK(contains(run.error, "--reject-file FILE"));
+  // What ran, as the tables show. Row 2 alone has a "d" attribute, so it is the only row of its
+  // entity_flat statement (another column set): upsert statement 1 (the other three entity_flat
+  // rows) ran before it, statement 2 applied nothing, and with one session (the phase's order)
+  // the entity_by_qn and entity_audit upserts after it never ran.
+  CHECK(contains(
+      run.error,
+      "\nThe run stopped in window 1, which is not checkpointed: its one delete statement ran; "
+      "upsert statement 2 applied nothing (its only row was refused); with --sessions 1 (the "
+      "default), upsert statement 1 ran before it and upsert statements 3-4 did not run (with "
+      "more sessions, another upsert statement ran only if a session had started it before the "
+      "refused row was found); no later window ran. To set such rows aside (with their events "
+      "and the server's reason) and apply the rest of the window, run again with --reject-file "
+      "FILE, and --max-rejects N for how many may be set aside; the window then runs again from "
+      "its start (its statements are idempotent)."));
+  CHECK_FALSE(contains(run.error, "other rows of the window were applied"));
   CHECK(run.stats.windows == 0);
-  CHECK(rows_of(*kit, "entity_flat") == 3);  // the rest of the statement was applied
+  CHECK(run.stats.statements == 3);           // the delete, upsert statements 1 and 2
+  CHECK(rows_of(*kit, "entity_flat") == 3);   // upsert statement 1
+  CHECK(rows_of(*kit, "entity_by_qn") == 0);  // upsert statements 3-4: not run
+  CHECK(rows_of(*kit, "entity_audit") == 0);
+}
+
+TEST_CASE(
+    "hs2 rows: the refused-rows message says what ran: refused rows in several statements "
+    "(several sessions), a statement with all its rows refused, the last statement") {
+  std::vector<Event> events;
+  {
+    std::string text;
+    for (int n = 1; n <= 3; ++n) text += create_table_line(n, "", 1700000000000 + n);
+    RejectSink input_rejects(RejectPolicy{}, nullptr);
+    std::vector<std::unique_ptr<ByteSource>> sources;
+    sources.push_back(memory_byte_source("s.jsonl", text));
+    Reader reader(std::move(sources), input_rejects);
+    for (Event e; reader.next(e);) events.push_back(std::move(e));
+  }
+  CompileOptions compile;
+  Compiler compiler(compile);
+  NetWindow net = compiler.fold(events);
+  const CompiledWindow window = plan_window(net, compile);
+  REQUIRE(window.deletes.size() == 1);
+  REQUIRE(window.upserts.size() == 3);
+  REQUIRE(window.upserts[0].row_spans.size() == 3);
+  const auto refused = [&](std::size_t position, std::size_t row) {
+    return RefusedRow{&window.upserts[position - 1], "upsert", position, row, "too large"};
+  };
+  const std::string tail =
+      "; no later window ran. To set such rows aside (with their events and the server's reason) "
+      "and apply the rest of the window, run again with --reject-file FILE, and --max-rejects N "
+      "for how many may be set aside; the window then runs again from its start (its statements "
+      "are idempotent).";
+
+  // Rows refused in two statements: only several sessions get there, so no order is claimed.
+  CHECK(contains(refused_rows_message(net, window, {refused(1, 0), refused(1, 2), refused(3, 1)}),
+                 "\nThe run stopped in window 1, which is not checkpointed: its one delete "
+                 "statement ran; upsert statements 1 and 3 applied all their rows but the refused "
+                 "ones; another upsert statement ran only if a session had started it before the "
+                 "first refused row was found" +
+                     tail));
+  // Every row of the statement refused: nothing of it was applied.
+  CHECK(contains(
+      refused_rows_message(net, window, {refused(1, 0), refused(1, 1), refused(1, 2)}),
+      "its one delete statement ran; upsert statement 1 applied nothing (all its rows were "
+      "refused); with --sessions 1 (the default), upsert statements 2-3 did not run"));
+  // The last statement of the phase: with one session, everything before it ran.
+  CHECK(contains(refused_rows_message(net, window, {refused(3, 0)}),
+                 "upsert statement 3 applied its other 2 rows; with --sessions 1 (the default), "
+                 "upsert statements 1-2 ran before it (with more sessions, another upsert "
+                 "statement ran only if a session had started it before the refused row was "
+                 "found)" +
+                     tail));
+  // In the middle: those before it ran, those after it did not.
+  CHECK(contains(refused_rows_message(net, window, {refused(2, 1)}),
+                 "with --sessions 1 (the default), upsert statement 1 ran before it and upsert "
+                 "statement 3 did not run"));
 }
 
 TEST_CASE(
