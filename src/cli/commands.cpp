@@ -126,10 +126,12 @@ int reporting_early_failures(std::string_view command, const std::string& metric
     return body();
   } catch (const Error& e) {
     if (!metrics_file.empty()) {
+      const std::int64_t ended = wall_clock_micros();
       const RunReport report{.command = command,
                              .exit_status = exit_code_for(e.category()),
+                             .seconds = static_cast<double>(ended - started) / 1e6,
                              .start_micros = started,
-                             .end_micros = wall_clock_micros(),
+                             .end_micros = ended,
                              .error = e.what()};
       try {
         write_metrics_textfile(metrics_file, report);

@@ -133,13 +133,19 @@ TEST_CASE(
     for (pid_t pid; in >> pid;) helper.push_back(pid);
     return helper.size() == 2;
   }));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
   const auto signalled = std::chrono::steady_clock::now();
   apply.signal(SIGTERM);  // once: a second one would end the process at once, not cleanly
   const Run r = apply.wait(std::chrono::seconds(10));
   CHECK(std::chrono::steady_clock::now() - signalled < std::chrono::seconds(2));
   CHECK(r.status == 143);
   CHECK(contains(r.err, "stopped by SIGTERM"));
-  CHECK(contains(slurp(metrics), "atlas2kudu_last_exit_status{command=\"apply\"} 143"));
+  const std::string text = slurp(metrics);
+  CHECK(contains(text, "atlas2kudu_last_exit_status{command=\"apply\"} 143"));
+  // The run's duration, also for a run that ended before reading (it was 0.000).
+  const std::string duration = "atlas2kudu_duration_seconds{command=\"apply\"} ";
+  REQUIRE(contains(text, duration));
+  CHECK(std::stod(text.substr(text.find(duration) + duration.size())) >= 0.3);
   for (pid_t pid : helper) CHECK(eventually([&] { return gone(pid); }, std::chrono::seconds(2)));
   for (const auto& f : {pids, metrics}) std::remove(f.c_str());
 }
