@@ -543,6 +543,17 @@ int run_cli(int argc, char** argv) {
   auto cli = std::make_unique<CommandLine>();
   const std::map<std::string, std::string> names = long_names(cli->app);
   std::vector<std::string> args = normalized_args(argc, argv, names);
+  // `atlas2kudu help [COMMAND]`, as git and many other tools take it: `[COMMAND] --help`.
+  // A name that is no command is reported as one, with the nearest command.
+  if (!args.empty() && args.front() == "help" && args.size() <= 2) {
+    const std::vector<CLI::App*> commands = cli->app.get_subcommands({});
+    const bool known = args.size() == 2 &&
+                       std::any_of(commands.begin(), commands.end(),
+                                   [&](const CLI::App* c) { return c->get_name() == args[1]; });
+    args = args.size() == 1 ? std::vector<std::string>{"--help"}
+           : known          ? std::vector<std::string>{args[1], "--help"}
+                            : std::vector<std::string>{args[1]};
+  }
   int status = kExitOk;
   if (!parse(*cli, args, status)) return status;
 

@@ -130,6 +130,15 @@ TEST_CASE("usage errors and missing files have their own exit codes") {
   CHECK(r.status == 64);
   r = run("digest onlyone");
   CHECK(r.status == 64);
+  // `help [COMMAND]` is `[COMMAND] --help`; a name that is no command is reported as one.
+  CHECK(run("help").out == run("--help").out);
+  r = run("help apply");
+  CHECK(r.status == 0);
+  CHECK(r.out == run("apply --help").out);
+  CHECK(contains(r.out, "Usage: atlas2kudu apply"));
+  r = run("help compil");
+  CHECK(r.status == 64);
+  CHECK(contains(r.err, "unknown command 'compil' (did you mean compile?)"));
   r = run("compil examples/x.jsonl");
   CHECK(r.status == 64);
   CHECK(r.err ==
