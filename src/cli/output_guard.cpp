@@ -85,9 +85,16 @@ void require_creatable(const RunOutput& out) {
   } catch (const Error& e) {
     throw Error(e.category(), fmt::format("{} {}", out.option, e.what()));
   }
+  struct stat st {};
+  if (::stat(out.path.c_str(), &st) == 0) {
+    // It exists: writable in place is enough for the reject file, which is opened where it is
+    // (the files replaced through a temporary one also need the directory: their writer says so).
+    if (::access(out.path.c_str(), W_OK) == 0) return;
+    throw Error(ErrorCategory::kIo, fmt::format("{} {}: cannot write it: {}", out.option, out.path,
+                                                std::strerror(errno)));
+  }
   const std::filesystem::path parent = std::filesystem::path(out.path).parent_path();
   const std::string dir = parent.empty() ? std::string(".") : parent.string();
-  struct stat st {};
   const char* why = nullptr;
   if (::stat(dir.c_str(), &st) != 0) {
     why = std::strerror(errno);
