@@ -361,8 +361,11 @@ int compile_run(CompileCommand& c) {
   SessionFactory sessions;
   if (c.options.prior == PriorSource::kImpala) settings.emplace(validate_hs2_options(c.hs2));
   const StopDeadline deadline(c.deadline.after, "--deadline " + c.deadline.text);
-  if (settings) sessions = hs2_session_factory(*settings, resolve_hs2_credentials(*settings));
   RunLog log = run_log("compile", c);
+  if (settings) {
+    sessions = hs2_session_factory(*settings, resolve_hs2_credentials(*settings),
+                                   [&log](std::string_view text) { log.http_wait(text); });
+  }
   std::optional<ServerWatch> watch;  // the prior-state lookups' retries, reconnects and waits
   if (settings) watch.emplace(log);
   WindowLogger windows(log);
@@ -415,8 +418,10 @@ int apply_run(ApplyCommand& a) {
   std::optional<CheckpointLock> lock;
   if (!a.checkpoint.empty()) lock.emplace(a.checkpoint);
   const StopDeadline deadline(c.deadline.after, "--deadline " + c.deadline.text);
-  const SessionFactory sessions = hs2_session_factory(settings, resolve_hs2_credentials(settings));
-  RunLog log = run_log("apply", c);
+  RunLog log = run_log("apply", c);  // outlives the sessions, which tell it of HTTP waits
+  const SessionFactory sessions =
+      hs2_session_factory(settings, resolve_hs2_credentials(settings),
+                          [&log](std::string_view text) { log.http_wait(text); });
   ServerWatch watch(log);  // outlives the prior state and the executor, which report to it
   WindowLogger windows(log);
   const std::unique_ptr<PriorState> prior = make_prior_state(c, &settings, sessions, &watch);

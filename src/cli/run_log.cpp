@@ -59,6 +59,11 @@ void RunLog::write(std::string_view event, std::string_view text,
   std::fflush(out_);
 }
 
+void RunLog::http_wait(std::string_view text) {
+  if (!enabled_) return;
+  write("http-wait", text, [&](JsonWriter& w) { w.key("message").value(text); });
+}
+
 void RunLog::window(const WindowLogLine& l) {
   if (!enabled_ || !windows_) return;
   write("window",

@@ -69,6 +69,8 @@ class RunLog {
   void window(const WindowLogLine& line);
   void retry(const StatementAt& at, const RetryNotice& notice);
   void waiting(const StatementAt& at, std::chrono::seconds waited);
+  // hs2-http's wait on a 502/503/504 (hs2/transport.h, HttpWaitNotice), as it starts.
+  void http_wait(std::string_view text);
 
  private:
   // Writes one line: `text` after the time and command, or the JSON object of the time,

@@ -80,10 +80,11 @@ struct Hs2Session::Impl {
       : settings(std::move(s)),
         authenticator(std::move(a)),
         clock(hooks.clock ? std::move(hooks.clock) : system_clock()),
-        make_transport(std::move(hooks.make_transport)) {
+        make_transport(std::move(hooks.make_transport)),
+        http_wait(std::move(hooks.http_wait)) {
     if (!make_transport) {
       make_transport = [this] {
-        return make_hs2_transport(settings, *authenticator, Clock::sleeper(clock));
+        return make_hs2_transport(settings, *authenticator, Clock::sleeper(clock), http_wait);
       };
     }
   }
@@ -92,6 +93,7 @@ struct Hs2Session::Impl {
   const std::shared_ptr<const Authenticator> authenticator;
   const std::shared_ptr<Clock> clock;
   std::function<std::shared_ptr<Hs2Transport>()> make_transport;
+  const HttpWaitNotice http_wait;
   std::shared_ptr<Hs2Transport> transport;
   std::unique_ptr<t::ImpalaHiveServer2ServiceClient> rpc;
   std::optional<t::TSessionHandle> session;
@@ -521,11 +523,13 @@ const std::map<std::string, std::string>& Hs2Session::server_configuration() con
 }
 
 SessionFactory hs2_session_factory(const Hs2Settings& settings,
-                                   std::shared_ptr<const Hs2Credentials> credentials) {
+                                   std::shared_ptr<const Hs2Credentials> credentials,
+                                   HttpWaitNotice http_wait) {
   std::shared_ptr<const Authenticator> authenticator =
       make_authenticator(settings, std::move(credentials));
-  return [settings, authenticator]() -> std::unique_ptr<SqlSession> {
-    return std::make_unique<Hs2Session>(settings, authenticator);
+  return [settings, authenticator, http_wait]() -> std::unique_ptr<SqlSession> {
+    return std::make_unique<Hs2Session>(settings, authenticator,
+                                        Hs2SessionHooks{.http_wait = http_wait});
   };
 }
 

@@ -59,6 +59,8 @@ struct Hs2SessionHooks {
   std::shared_ptr<Clock> clock = nullptr;
   // Makes the (unopened) transport of each connect; default make_hs2_transport.
   std::function<std::shared_ptr<Hs2Transport>()> make_transport = nullptr;
+  // hs2-http's waits on 502/503/504 (transport.h); empty: not told.
+  HttpWaitNotice http_wait = nullptr;
 };
 
 class Hs2Session final : public SqlSession {

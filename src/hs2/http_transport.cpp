@@ -260,6 +260,12 @@ void HttpClientTransport::flush() {
                        fmt::format("HTTP {} from server after {} tries", status, attempt));
       ++http_retries_;
       long wait = retry_after >= 0 ? std::min(retry_after, 60L) : attempt - 1;
+      if (config_.on_wait) {
+        config_.on_wait(fmt::format("HTTP {} from {}: try {} of {} in {} s{}", status,
+                                    format_endpoint(config_.host, config_.port), attempt + 1,
+                                    config_.max_tries, wait,
+                                    retry_after >= 0 ? " (Retry-After)" : ""));
+      }
       if (wait > 0) config_.sleep(std::chrono::seconds(wait));
       continue;
     }

@@ -52,6 +52,8 @@ struct HttpTransportConfig {
   // Waits between 502/503/504 retries, so tests observe Retry-After without waiting; empty:
   // really sleeps.
   Sleeper sleep;
+  // Told of each such wait before it starts, for the run's log; empty: nobody.
+  HttpWaitNotice on_wait;
 };
 
 class HttpClientTransport final

@@ -71,8 +71,10 @@ class SqlSession {
 using SessionFactory = std::function<std::unique_ptr<SqlSession>()>;
 
 // The real sessions (Hs2Session): each call makes a new one; all share one Authenticator (auth.h),
-// and so the run's one credentials object (null: neither -l nor -j).
+// and so the run's one credentials object (null: neither -l nor -j). `http_wait` is told of
+// hs2-http's waits on 502/503/504 (hs2/transport.h), from the threads that run statements.
 SessionFactory hs2_session_factory(const Hs2Settings& settings,
-                                   std::shared_ptr<const Hs2Credentials> credentials);
+                                   std::shared_ptr<const Hs2Credentials> credentials,
+                                   std::function<void(std::string_view)> http_wait = nullptr);
 
 }  // namespace atlas2kudu

@@ -174,8 +174,8 @@ std::string url_host(const std::string& host) {
 }  // namespace
 
 std::shared_ptr<Hs2Transport> make_hs2_transport(const Hs2Settings& settings,
-                                                 const Authenticator& authenticator,
-                                                 Sleeper sleep) {
+                                                 const Authenticator& authenticator, Sleeper sleep,
+                                                 HttpWaitNotice on_wait) {
   const Hs2Options& o = settings.options();
   const Hs2Endpoint& ep = settings.endpoint();
   if (o.protocol == Hs2Protocol::kHttp) {
@@ -192,6 +192,7 @@ std::shared_ptr<Hs2Transport> make_hs2_transport(const Hs2Settings& settings,
     cfg.request_timeout_ms = o.socket_timeout_ms;
     cfg.max_tries = o.connect_max_tries;
     cfg.sleep = std::move(sleep);
+    cfg.on_wait = std::move(on_wait);
     return std::make_shared<HttpClientTransport>(std::move(cfg), authenticator);
   }
 

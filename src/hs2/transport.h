@@ -15,7 +15,9 @@
 
 #include <thrift/transport/TVirtualTransport.h>
 
+#include <functional>
 #include <memory>
+#include <string_view>
 
 #include "hs2/auth.h"
 #include "hs2/clock.h"
@@ -33,10 +35,16 @@ class Hs2Transport : public apache::thrift::transport::TTransportDefaults {
   virtual void set_rpc_timeout(int ms) = 0;
 };
 
+// hs2-http's waits between 502/503/504 retries, told before each: "HTTP 503 from HOST:PORT:
+// try 2 of 4 in 3 s (Retry-After)". A load balancer draining impalad can hold a run for minutes,
+// and a log that shows nothing then reads as a hung job.
+using HttpWaitNotice = std::function<void(std::string_view)>;
+
 // `sleep` is what hs2-http waits with between 502/503/504 retries; empty: really sleeps.
+// `on_wait`: told of each such wait (empty: nobody).
 std::shared_ptr<Hs2Transport> make_hs2_transport(const Hs2Settings& settings,
                                                  const Authenticator& authenticator,
-                                                 Sleeper sleep = {});
+                                                 Sleeper sleep = {}, HttpWaitNotice on_wait = {});
 
 // Whether host:port answers a TLS ClientHello with a TLS record (a ServerHello or an alert). Asked
 // only after a plain connection was closed without a word (OpenSSL sends no alert for bytes that

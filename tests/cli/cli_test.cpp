@@ -604,6 +604,10 @@ TEST_CASE("apply over hs2-http: 503 with Retry-After, then success") {
                      data("notifications/atlas21-console.jsonl"));
   CHECK(r.status == 0);
   CHECK(r.err.find("4 events") != std::string::npos);
+  // Each wait is in the log as it starts (a draining load balancer is not a hung run).
+  CHECK(contains(r.err, " atlas2kudu apply: HTTP 503 from " + server.address() +
+                            ": try 2 of 4 in 1 s (Retry-After)\n"));
+  CHECK(contains(r.err, ": try 3 of 4 in 1 s (Retry-After)\n"));
 }
 
 TEST_CASE("apply --sessions 4 and --sessions 1 send the same statements") {
