@@ -423,6 +423,16 @@ void Framer::scan_array_element(std::size_t& start) {
   }
 }
 
+void Framer::reject_here(FramedRecord& out, std::string_view reason) {
+  out.text = {};
+  out.size = 0;
+  out.line = line_;
+  out.offset = base_offset_ + pos_;
+  out.index = records_++;
+  out.error = RejectCode::kInvalidJson;
+  out.reason = reason;
+}
+
 bool Framer::next(FramedRecord& out) {
   out.compact = false;
   out.error.reset();
@@ -438,13 +448,7 @@ bool Framer::next(FramedRecord& out) {
     if (pos_ == end_ && fill(pos_, 1) == 0) {
       if (in_array_) {
         in_array_ = false;
-        out.text = {};
-        out.size = 0;
-        out.line = line_;
-        out.offset = base_offset_ + pos_;
-        out.index = records_++;
-        out.error = RejectCode::kInvalidJson;
-        out.reason = "truncated JSON: top-level array not closed at end of input";
+        reject_here(out, "truncated JSON: top-level array not closed at end of input");
         return true;
       }
       return false;
@@ -470,20 +474,11 @@ bool Framer::next(FramedRecord& out) {
     const char d = buf_[pos_];
     // A separator out of place is a record of its own, rejected where it stands; the elements
     // around it are read as usual.
-    const auto array_syntax_error = [&](std::string_view reason) {
-      out.text = {};
-      out.size = 0;
-      out.line = line_;
-      out.offset = base_offset_ + pos_;
-      out.index = records_++;
-      out.error = RejectCode::kInvalidJson;
-      out.reason = reason;
-    };
     if (in_array_ && (d == ',' || d == ']')) {
       const bool misplaced = array_wants_element_ && !(d == ']' && array_opened_);
       if (misplaced) {
-        array_syntax_error(d == ',' ? "invalid JSON array: ',' where an element was expected"
-                                    : "invalid JSON array: ',' before ']' (a trailing comma)");
+        reject_here(out, d == ',' ? "invalid JSON array: ',' where an element was expected"
+                                  : "invalid JSON array: ',' before ']' (a trailing comma)");
       }
       in_array_ = d == ',';
       array_wants_element_ = in_array_;
@@ -502,7 +497,7 @@ bool Framer::next(FramedRecord& out) {
     }
     if (in_array_ && !array_wants_element_) {
       array_wants_element_ = true;  // the element is read next, as the records around it are
-      array_syntax_error("invalid JSON array: ',' missing between two elements");
+      reject_here(out, "invalid JSON array: ',' missing between two elements");
       return true;
     }
     array_wants_element_ = false;

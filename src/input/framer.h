@@ -131,6 +131,9 @@ class Framer {
   // Scans a top-level array's element that is not an object, up to the ',' or ']' after it (or
   // its line end).
   void scan_array_element(std::size_t& start);
+  // Makes `out` a rejected record of no bytes at the read position: an array never closed, or
+  // one of its separators out of place.
+  void reject_here(FramedRecord& out, std::string_view reason);
   // Moves pos_ to the end of the line.
   void take_rest_of_line(std::size_t& start);
   // Fills out.text and out.size for the record that started at `start` and ends at pos_.
