@@ -9,8 +9,9 @@
 //   - rows the server refused: a statement failed because of some of its rows (a cell over
 //     Kudu's size limit, a value Kudu will not store); the executor ran parts of it until the
 //     rows at fault were found (bisection; statements are idempotent, so re-running parts is
-//     safe) and applied the rest. Set aside, they come back in WindowRun::refused; otherwise
-//     run_window throws RowsRefused naming them.
+//     safe) and applied the statement's other rows. Set aside, they come back in
+//     WindowRun::refused and the rest of the window runs; otherwise run_window throws RowsRefused
+//     naming them, and no statement of the window starts after the refusal.
 //   - row errors: rows the server skipped and only counted (Kudu row errors: a key in no range
 //     partition). Past the run's limit, run_window throws TooManyRowErrors.
 //

@@ -336,6 +336,10 @@ void report_usage_error(CLI::App& app, const CLI::ParseError& e,
                         const std::vector<std::string>& args) {
   std::string hint;
   std::string what = e.what();
+  // CLI11's words for an option given twice: "--database: At Most 1 required but received 2".
+  if (const auto at = what.find(": At Most 1 required but received "); at != std::string::npos) {
+    what = what.substr(0, at) + ": given more than once; it takes one value";
+  }
   const CLI::App* sub = chosen_subcommand(app, args);
   if (sub == nullptr) {
     std::vector<std::string> commands;

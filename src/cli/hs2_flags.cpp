@@ -35,10 +35,11 @@ void add_hs2_options(CLI::App* app, Hs2Options* o) {
   app->add_option("-u,--user", o->user, "User name (default $USER)")->group(group);
   app->add_option("--ldap_password_cmd", o->ldap_password_cmd,
                   "Command whose stdout is the LDAP password (else $ATLAS2KUDU_LDAP_PASSWORD, "
-                  "else a prompt)")
+                  "else a prompt); killed after 30 s")
       ->group(group);
   app->add_flag("-j,--jwt", o->jwt, "JWT bearer authentication (hs2-http only)")->group(group);
-  app->add_option("--jwt_cmd", o->jwt_cmd, "Command whose stdout is the JWT (else $ATLAS2KUDU_JWT)")
+  app->add_option("--jwt_cmd", o->jwt_cmd,
+                  "Command whose stdout is the JWT (else $ATLAS2KUDU_JWT); killed after 30 s")
       ->group(group);
   app->add_flag("-k,--kerberos", o->kerberos,
                 "Kerberos authentication (SASL GSSAPI, or HTTP SPNEGO) with the ticket in "

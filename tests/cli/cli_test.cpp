@@ -136,6 +136,9 @@ TEST_CASE("usage errors and missing files have their own exit codes") {
   CHECK(r.status == 0);
   CHECK(r.out == run("apply --help").out);
   CHECK(contains(r.out, "Usage: atlas2kudu apply"));
+  r = run("compile --database a --database b " + example_files().front());
+  CHECK(r.status == 64);
+  CHECK(r.err.starts_with("atlas2kudu: --database: given more than once; it takes one value\n"));
   r = run("help compil");
   CHECK(r.status == 64);
   CHECK(contains(r.err, "unknown command 'compil' (did you mean compile?)"));
