@@ -152,7 +152,10 @@ TEST_CASE("usage errors and missing files have their own exit codes") {
   CHECK(r.err.starts_with("atlas2kudu: "));
   CHECK(contains(r.err, "--windows-events (did you mean --window-events?)"));
   // Numbers: whole, decimal, within bounds, and said so plainly (no "-h" hint for "-1").
-  for (const auto& [args, message] : std::vector<std::pair<std::string, std::string>>{
+  struct Refused {
+    std::string args, message;
+  };
+  for (const Refused& c : std::vector<Refused>{
            {"compile --window-events 0",
             "--window-events: expected a whole number of at least "
             "1, got '0'"},
@@ -173,10 +176,10 @@ TEST_CASE("usage errors and missing files have their own exit codes") {
             "-u a:b: a user name with ':' cannot be sent over HTTP Basic (RFC 7617); use "
             "--protocol hs2 (SASL PLAIN) or another user name"},
        }) {
-    CAPTURE(args);
-    r = run(args + " " + example_files().front());
+    CAPTURE(c.args);
+    r = run(c.args + " " + example_files().front());
     CHECK(r.status == 64);
-    CHECK(r.err.starts_with("atlas2kudu: " + message + "\n"));
+    CHECK(r.err.starts_with("atlas2kudu: " + c.message + "\n"));
     CHECK(!contains(r.err, "did you mean"));
   }
   r = run("compile --threads 3 examples/x.jsonl");
