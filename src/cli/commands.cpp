@@ -283,15 +283,11 @@ namespace {
 // that a run waiting for it does not look hung.
 void before_reading(std::string_view command, const InputOptions& in,
                     const std::string& sql_output = {}, const std::string& checkpoint = {}) {
-  refuse_foreign_output("-o", sql_output, OutputKind::kSql);
-  refuse_foreign_output("--stats", in.stats_file, OutputKind::kStats);
-  refuse_foreign_output("--metrics-textfile", in.metrics_file, OutputKind::kMetrics);
-  refuse_foreign_output("--reject-file", in.reject_file, OutputKind::kRejects);
-  check_run_paths(in.files, {{"-o", sql_output},
-                             {"--stats", in.stats_file},
-                             {"--metrics-textfile", in.metrics_file},
-                             {"--reject-file", in.reject_file},
-                             {"--checkpoint", checkpoint}});
+  check_run_paths(in.files, {{"-o", sql_output, OutputKind::kSql},
+                             {"--stats", in.stats_file, OutputKind::kStats},
+                             {"--metrics-textfile", in.metrics_file, OutputKind::kMetrics},
+                             {"--reject-file", in.reject_file, OutputKind::kRejects},
+                             {"--checkpoint", checkpoint, std::nullopt}});
   const bool reads_stdin =
       in.files.empty() || std::find(in.files.begin(), in.files.end(), "-") != in.files.end();
   if (reads_stdin && isatty(STDIN_FILENO) == 1) {

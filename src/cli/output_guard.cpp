@@ -113,6 +113,9 @@ void require_creatable(const RunOutput& out) {
 
 void check_run_paths(const std::vector<std::string>& inputs,
                      const std::vector<RunOutput>& outputs) {
+  for (const RunOutput& out : outputs) {
+    if (out.kind) refuse_foreign_output(out.option, out.path, *out.kind);
+  }
   std::vector<std::pair<const std::string*, FileIdentity>> input_ids;
   for (const std::string& input : inputs) {
     if (input == "-") continue;

@@ -16,9 +16,10 @@
 //
 // What each kind begins with is what its writer writes first; the round-trip tests in
 // tests/cli/cli_test.cpp run each option twice on one path to keep the two equal. Paths that are
-// not regular files (/dev/null, a FIFO) are left to the writers, which refuse them themselves.
+// not regular files (/dev/null, a FIFO) are not judged here: check_run_paths refuses them.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -36,13 +37,15 @@ enum class OutputKind {
 // files of `kind` do. `option` names the flag in the message.
 void refuse_foreign_output(std::string_view option, const std::string& path, OutputKind kind);
 
-// A file a run writes, named by its option: {"--stats", "run.json"}.
+// A file a run writes, named by its option: {"--stats", "run.json", OutputKind::kStats}.
 struct RunOutput {
   std::string_view option;
-  std::string path;  // empty: not written
+  std::string path;                // empty: not written
+  std::optional<OutputKind> kind;  // none: guarded by its own format (the checkpoint)
 };
 
 // Before a run reads or writes anything, what would otherwise be found after its work, or never:
+//   - no output with a kind is a file atlas2kudu did not write (refuse_foreign_output, exit 64);
 //   - every input FILE opens (exit 66): a typo in the second of two files must not leave `apply`
 //     half done;
 //   - every output's directory exists and an existing output is a regular file (exit 74), so
@@ -55,7 +58,7 @@ struct RunOutput {
 // input is caught), the same absolute path otherwise. Standard input ("-") and `-o -` are not
 // files here.
 //
-//   check_run_paths({"rej.jsonl"}, {{"--reject-file", "rej.jsonl"}});
+//   check_run_paths({"rej.jsonl"}, {{"--reject-file", "rej.jsonl", OutputKind::kRejects}});
 //   // throws Error(kUsage): --reject-file rej.jsonl: the same file as the input rej.jsonl; it
 //   // would be replaced while it is read. Write to another path.
 void check_run_paths(const std::vector<std::string>& inputs, const std::vector<RunOutput>& outputs);

@@ -40,14 +40,12 @@ void Progress::tick(const Reader& reader) {
   print_diagnostic(out_, "\r{}: {} records, {} events, {} statements, {:.0f} records/s{}\x1b[K",
                    label_, stats.records, stats.events, statements_,
                    seconds > 0 ? stats.records / seconds : 0.0, share);
-  std::fflush(out_);
   shown_ = true;
 }
 
 void Progress::done() {
   if (shown_) {
     print_diagnostic(out_, "\r\x1b[K");
-    std::fflush(out_);
     shown_ = false;
   }
 }
