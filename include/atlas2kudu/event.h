@@ -156,7 +156,9 @@ struct Relationship {
   friend bool operator==(const Relationship&, const Relationship&) = default;
 };
 
-// "events.jsonl:12:3456" (kcat records add " (topic/partition@offset)").
+// "events.jsonl:12:3456" (kcat records add " (topic/partition@offset)"). A name or topic that
+// holds a control character is written in its one-line form (util/utf8.h), so that a position
+// never spans lines.
 std::string format_position(const SourcePosition& pos);
 
 struct Event {

@@ -122,6 +122,11 @@ struct RowRefusal {
 // Reports each rejection on stderr as "SOURCE:LINE:OFFSET: reason", appends it to the reject file,
 // and enforces --max-rejects (refused rows count too).
 //
+// With a reject file, which holds every one of them, stderr gets only the first
+// kRejectionsOnStderr and then one line saying where the rest go: an unattended run with
+// --max-rejects 1000000 would otherwise mail a million lines. Without one, stderr is the only
+// record, so every rejection is printed.
+//
 // The reject file is created mode 0600 (it holds input data), never through a symbolic link, and
 // only as a regular file: Error(kIo) for anything else at the path.
 class RejectSink {
@@ -138,11 +143,16 @@ class RejectSink {
   void write_line(const std::string& line);
   void count_one(const std::string& where, std::string_view what);
 
+  void print(std::string_view line);
+
   RejectPolicy policy_;
   std::FILE* diagnostics_;
   std::FILE* file_ = nullptr;
   std::uint64_t count_ = 0;
+  std::uint64_t printed_ = 0;
 };
+
+inline constexpr std::uint64_t kRejectionsOnStderr = 20;
 
 // Source names live for the whole process, so that an Event's SourcePosition::source stays valid
 // after the Reader that produced it is gone (a few short strings per run).

@@ -202,7 +202,8 @@ struct CommandLine {
 
 CommandLine::CommandLine() {
   // The version, and the JSON kernel this build parses with (meson option cpu_baseline).
-  app.set_version_flag("-V,--version", fmt::format("{} (simdjson {})", kVersion, json_kernel()));
+  const std::string version = fmt::format("{} (simdjson {})", kVersion, json_kernel());
+  app.set_version_flag("-V,--version", version);
   app.require_subcommand(1);
   app.fallthrough(false);
 
@@ -292,6 +293,8 @@ CommandLine::CommandLine() {
   digest->callback([this] { command = [this] { return run_digest(digest_type, digest_qn); }; });
 
   for (CLI::App* sub : app.get_subcommands({})) {
+    // `atlas2kudu apply --version` too: a version asked after the command is still the version.
+    sub->set_version_flag("-V,--version", version);
     sub->add_option("--config", config_path,
                     "Read options from FILE ([atlas2kudu] section, impala-shell's --config_file "
                     "style); the command line wins")

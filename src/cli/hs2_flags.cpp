@@ -12,6 +12,14 @@ void add_hs2_options(CLI::App* app, Hs2Options* o) {
                   "Impala daemon host[:port]; optional, default localhost:21050 (hs2-http: "
                   "localhost:28000)")
       ->type_name("HOST[:PORT]")
+      ->check(
+          [](const std::string& v) {
+            // An empty value is most often an unset shell variable (-i "$IMPALAD"): say so
+            // rather than connect to localhost.
+            return v.empty() ? std::string("empty; give HOST[:PORT], or leave -i out for localhost")
+                             : std::string();
+          },
+          "")
       ->group(group);
   app->add_option_function<std::string>(
          "--protocol",

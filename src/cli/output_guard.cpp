@@ -13,6 +13,7 @@
 
 #include "atlas2kudu/error.h"
 #include "util/atomic_file.h"
+#include "util/utf8.h"
 
 namespace atlas2kudu {
 
@@ -66,7 +67,7 @@ FileIdentity identity_of(const std::string& path) {
 }
 
 [[noreturn]] void cannot_open_input(const std::string& path, const char* why) {
-  throw Error(ErrorCategory::kNoInput, fmt::format("{}: cannot open: {}", path, why));
+  throw Error(ErrorCategory::kNoInput, fmt::format("{}: cannot open: {}", one_line(path), why));
 }
 
 void require_input_opens(const std::string& path) {
@@ -90,8 +91,8 @@ void require_creatable(const RunOutput& out) {
     // It exists: writable in place is enough for the reject file, which is opened where it is
     // (the files replaced through a temporary one also need the directory: their writer says so).
     if (::access(out.path.c_str(), W_OK) == 0) return;
-    throw Error(ErrorCategory::kIo, fmt::format("{} {}: cannot write it: {}", out.option, out.path,
-                                                std::strerror(errno)));
+    throw Error(ErrorCategory::kIo, fmt::format("{} {}: cannot write it: {}", out.option,
+                                                one_line(out.path), std::strerror(errno)));
   }
   const std::filesystem::path parent = std::filesystem::path(out.path).parent_path();
   const std::string dir = parent.empty() ? std::string(".") : parent.string();
@@ -104,8 +105,8 @@ void require_creatable(const RunOutput& out) {
     why = std::strerror(errno);
   }
   if (why != nullptr) {
-    throw Error(ErrorCategory::kIo,
-                fmt::format("{} {}: cannot create it in {}: {}", out.option, out.path, dir, why));
+    throw Error(ErrorCategory::kIo, fmt::format("{} {}: cannot create it in {}: {}", out.option,
+                                                one_line(out.path), one_line(dir), why));
   }
 }
 
@@ -132,14 +133,15 @@ void check_run_paths(const std::vector<std::string>& inputs,
       throw Error(ErrorCategory::kUsage,
                   fmt::format("{} {}: the same file as the input {}; it would be replaced while "
                               "it is read. Write to another path.",
-                              out.option, out.path, *input));
+                              out.option, one_line(out.path), one_line(*input)));
     }
     for (const auto& [other, other_id] : output_ids) {
       if (!id.same(other_id)) continue;
-      throw Error(ErrorCategory::kUsage,
-                  fmt::format("{} {} and {} {} are the same file; one would replace the other. "
-                              "Give each its own path.",
-                              other->option, other->path, out.option, out.path));
+      throw Error(
+          ErrorCategory::kUsage,
+          fmt::format("{} {} and {} {} are the same file; one would replace the other. "
+                      "Give each its own path.",
+                      other->option, one_line(other->path), out.option, one_line(out.path)));
     }
     output_ids.emplace_back(&out, id);
   }
@@ -163,7 +165,7 @@ void refuse_foreign_output(std::string_view option, const std::string& path, Out
               fmt::format("{} {}: the file exists and is not {} written by atlas2kudu (which "
                           "begins with '{}'); refusing to replace it. Remove it or choose another "
                           "path.",
-                          option, path, k.what, k.signature));
+                          option, one_line(path), k.what, k.signature));
 }
 
 }  // namespace atlas2kudu

@@ -210,7 +210,7 @@ void print_apply_summary(std::FILE* out, const RunReport& r, const std::string& 
   if (!r.completed) {
     ending = r.stopped_by != StopReason::kNone
                  ? fmt::format(" (stopped by {})", to_string(r.stopped_by))
-                 : std::string(" (stopped)");
+                 : std::string(" (stopped by the error above)");
   }
   const auto counted = [](std::uint64_t n, std::string_view one, std::string_view many) {
     return fmt::format("{} {}", n, n == 1 ? one : many);

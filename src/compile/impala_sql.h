@@ -17,6 +17,7 @@
 #include <string_view>
 
 #include "atlas2kudu/compiler.h"
+#include "util/utf8.h"
 
 namespace atlas2kudu {
 
@@ -28,13 +29,15 @@ namespace atlas2kudu {
 void append_string_literal(std::string& out, std::string_view text);
 
 // Appends `text` for the inside of a `-- ` comment line, so that nothing in it can end the comment
-// and start a statement: a file named "x\nDROP TABLE t;--" stays one comment line. Printable ASCII
-// and valid UTF-8 pass through; a backslash is doubled; LF, CR and TAB are written \n, \r, \t;
-// every other control byte, DEL and every byte that is not part of valid UTF-8 as \xHH; the
-// characters other tools end lines at (U+0085, U+2028, U+2029) as \u0085, \u2028, \u2029.
+// and start a statement: a file named "x\nDROP TABLE t;--" stays one comment line. It is the
+// one-line form of util/utf8.h, which stderr's diagnostics use too.
 //   append_comment_text(s, "a\nb\\c\xff")   // s == R"(a\nb\\c\xff)"
-void append_comment_text(std::string& out, std::string_view text);
-std::string comment_text(std::string_view text);
+inline void append_comment_text(std::string& out, std::string_view text) {
+  append_one_line(out, text);
+}
+inline std::string comment_text(std::string_view text) {
+  return one_line(text);
+}
 
 // Appends a 16-byte key (guid or qn_digest) in the chosen encoding: '<32 lowercase hex>' or
 // CAST(unhex('<32 lowercase hex>') AS BINARY).

@@ -87,15 +87,24 @@ class FirstReplyCheck final : public apache::thrift::transport::TVirtualTranspor
       } catch (const apache::thrift::transport::TTransportException& e) {
         if (e.getType() != apache::thrift::transport::TTransportException::TIMED_OUT) throw;
         // Under SASL this is the handshake's first reply, else OpenSession's: both within -t.
+        // A binary HS2 server without authentication reads the SASL start message as the
+        // length of a Thrift message and waits for the rest of it, so it too sends nothing.
+        const std::string http_hint = fmt::format(
+            "--protocol hs2-http if it is an hs2-http port (impalad: {})", kImpaladHttpPort);
         throw Hs2Error(
             Hs2ErrorKind::kTimeout,
-            cannot_connect(endpoint_,
-                           fmt::format("it accepted the connection but sent nothing within -t {} "
-                                       "ms: a silent server, or not a binary HS2 port",
-                                       connect_timeout_ms_),
-                           fmt::format("--protocol hs2-http if it is an hs2-http port (impalad: "
-                                       "{})",
-                                       kImpaladHttpPort)));
+            cannot_connect(
+                endpoint_,
+                fmt::format("it accepted the connection but sent nothing within -t {} ms: a "
+                            "silent server, {}",
+                            connect_timeout_ms_,
+                            sasl_ ? "a binary HS2 port without authentication (it reads the SASL "
+                                    "handshake as the start of a Thrift message and waits for "
+                                    "the rest), or not a binary HS2 port"
+                                  : "or not a binary HS2 port"),
+                sasl_ ? fmt::format("without -l/-k if the server does not authenticate; {}",
+                                    http_hint)
+                      : http_hint));
       }
       checked_ = true;
       judge();

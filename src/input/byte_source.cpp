@@ -14,6 +14,7 @@
 
 #include "util/digest.h"
 #include "util/stop.h"
+#include "util/utf8.h"
 
 namespace atlas2kudu {
 
@@ -81,7 +82,8 @@ class FileByteSource final : public ByteSource {
       const ssize_t n = ::read(fd_, out, size);
       if (n >= 0) return static_cast<std::size_t>(n);
       if (errno != EINTR) {
-        throw SourceError(false, fmt::format("{}: read error: {}", name_, std::strerror(errno)));
+        throw SourceError(false,
+                          fmt::format("{}: read error: {}", one_line(name_), std::strerror(errno)));
       }
     }
   }
@@ -101,7 +103,8 @@ class FileByteSource final : public ByteSource {
     if (!at_gzip_member()) return;
     // 16 + 15: a gzip wrapper only, with the largest window.
     if (inflateInit2(&zs_, 16 + 15) != Z_OK) {
-      throw SourceError(false, fmt::format("{}: cannot initialise the gzip decoder", name_));
+      throw SourceError(false,
+                        fmt::format("{}: cannot initialise the gzip decoder", one_line(name_)));
     }
     gzip_ = true;
   }
@@ -129,7 +132,7 @@ class FileByteSource final : public ByteSource {
       if (available() == 0 && !refill()) {
         throw SourceError(false, fmt::format("{}: truncated gzip data: the file ends inside a "
                                              "gzip member, at byte {}",
-                                             name_, offset_ + in_begin_));
+                                             one_line(name_), offset_ + in_begin_));
       }
       zs_.next_in = reinterpret_cast<Bytef*>(in_.data() + in_begin_);
       zs_.avail_in = static_cast<uInt>(available());
@@ -147,14 +150,14 @@ class FileByteSource final : public ByteSource {
           trailing_error_ = fmt::format(
               "{}: data after the last gzip member, at byte {} (a "
               "damaged or appended-to file)",
-              name_, offset_ + in_begin_);
+              one_line(name_), offset_ + in_begin_);
           finished_ = true;
         } else {
           finished_ = true;
         }
       } else if (rc != Z_OK && rc != Z_BUF_ERROR) {
-        throw SourceError(false, fmt::format("{}: corrupt gzip data near byte {} ({})", name_,
-                                             offset_ + in_begin_,
+        throw SourceError(false, fmt::format("{}: corrupt gzip data near byte {} ({})",
+                                             one_line(name_), offset_ + in_begin_,
                                              zs_.msg != nullptr ? zs_.msg : "inflate error"));
       }
       if (produced > 0) return produced;
@@ -208,12 +211,13 @@ std::unique_ptr<ByteSource> open_byte_source(const std::string& path) {
   const bool is_stdin = path == "-";
   const int fd = is_stdin ? dup(STDIN_FILENO) : ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
-    throw SourceError(true, fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
+    throw SourceError(true,
+                      fmt::format("{}: cannot open: {}", one_line(path), std::strerror(errno)));
   }
   struct stat st {};
   if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
     ::close(fd);
-    throw SourceError(true, fmt::format("{}: cannot open: Is a directory", path));
+    throw SourceError(true, fmt::format("{}: cannot open: Is a directory", one_line(path)));
   }
   std::string identity = is_stdin ? std::string() : file_identity(fd);
   return std::make_unique<FileByteSource>(path, fd, std::move(identity));

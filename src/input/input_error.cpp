@@ -1,8 +1,11 @@
 #include "input/input_error.h"
 
-#include <fmt/core.h>
+#include <fmt/format.h>
 
 #include <array>
+#include <iterator>
+
+#include "util/utf8.h"
 
 namespace atlas2kudu {
 
@@ -16,9 +19,12 @@ std::string_view to_string(RejectCode code) {
 }
 
 std::string format_position(const SourcePosition& pos) {
-  std::string out = fmt::format("{}:{}:{}", pos.source, pos.line, pos.offset);
+  // Names and topics may hold anything, a newline included: the position stays on its line.
+  std::string out = one_line(pos.source);
+  fmt::format_to(std::back_inserter(out), ":{}:{}", pos.line, pos.offset);
   if (pos.kafka) {
-    out += fmt::format(" ({}/{}@{})", pos.kafka->topic, pos.kafka->partition, pos.kafka->offset);
+    fmt::format_to(std::back_inserter(out), " ({}/{}@{})", one_line(pos.kafka->topic),
+                   pos.kafka->partition, pos.kafka->offset);
   }
   return out;
 }

@@ -20,6 +20,7 @@
 #include "util/diagnostic.h"
 #include "util/json_writer.h"
 #include "util/stop.h"
+#include "util/utf8.h"
 
 namespace atlas2kudu {
 
@@ -48,7 +49,8 @@ void write_position(JsonWriter& w, const SourcePosition& pos) {
 // (a FIFO or device at the path is not opened for writing at all), new files mode 0600.
 std::FILE* open_reject_file(const std::string& path, bool append) {
   const auto fail = [&](const std::string& why) {
-    return SourceError(false, fmt::format("{}: cannot create reject file: {}", path, why));
+    return SourceError(false,
+                       fmt::format("{}: cannot create reject file: {}", one_line(path), why));
   };
   struct stat before {};
   if (::lstat(path.c_str(), &before) == 0 && !S_ISREG(before.st_mode)) {
@@ -137,8 +139,8 @@ RejectSink::~RejectSink() {
 void RejectSink::write_line(const std::string& line) {
   if (file_ == nullptr) return;
   if (std::fwrite(line.data(), 1, line.size(), file_) != line.size() || std::fflush(file_) != 0) {
-    throw SourceError(false, fmt::format("{}: cannot write reject file: {}", policy_.reject_file,
-                                         std::strerror(errno)));
+    throw SourceError(false, fmt::format("{}: cannot write reject file: {}",
+                                         one_line(policy_.reject_file), std::strerror(errno)));
   }
 }
 
@@ -155,20 +157,29 @@ void RejectSink::count_one(const std::string& where, std::string_view what) {
   }
 }
 
-void RejectSink::reject(const Rejection& r) {
-  if (diagnostics_ != nullptr) {
-    print_diagnostic(diagnostics_, "{}: {}\n", format_position(r.pos), r.reason);
+void RejectSink::print(std::string_view line) {
+  if (diagnostics_ == nullptr) return;
+  if (file_ == nullptr || printed_ < kRejectionsOnStderr) {
+    print_diagnostic(diagnostics_, "{}\n", line);
+  } else if (printed_ == kRejectionsOnStderr) {
+    print_diagnostic(diagnostics_,
+                     "atlas2kudu: more rejections: only in {} from here on (the first {} are "
+                     "above; the summary counts them all)\n",
+                     one_line(policy_.reject_file), kRejectionsOnStderr);
   }
+  ++printed_;
+}
+
+void RejectSink::reject(const Rejection& r) {
+  print(fmt::format("{}: {}", format_position(r.pos), r.reason));
   write_line(rejection_json(r));
   count_one(format_position(r.pos), "malformed record");
 }
 
 void RejectSink::refused_row(const RowRefusal& r) {
   const std::string at = r.events.empty() ? r.where : format_position(r.events.front()->pos);
-  if (diagnostics_ != nullptr) {
-    print_diagnostic(diagnostics_, "{}: the server refused the {} row written here ({}): {}\n", at,
-                     r.table, r.where, r.reason);
-  }
+  print(fmt::format("{}: the server refused the {} row written here ({}): {}", at, r.table, r.where,
+                    r.reason));
   write_line(refusal_json(r));
   count_one(at, "row the server refused");
 }

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "atlas2kudu/error.h"
+#include "util/utf8.h"
 
 namespace atlas2kudu {
 
@@ -37,7 +38,7 @@ void require_regular_or_absent(const std::string& path) {
   }
   if (!S_ISREG(st.st_mode)) {
     throw Error(ErrorCategory::kIo,
-                fmt::format("{}: not a regular file ({}); refusing to replace it", path,
+                fmt::format("{}: not a regular file ({}); refusing to replace it", one_line(path),
                             S_ISLNK(st.st_mode)    ? "a symbolic link"
                             : S_ISDIR(st.st_mode)  ? "a directory"
                             : S_ISFIFO(st.st_mode) ? "a FIFO"
@@ -63,7 +64,9 @@ AtomicFile::AtomicFile(std::string path, mode_t mode) : path_(std::move(path)) {
       return;
     }
     if (errno != EEXIST || attempt >= 16)
-      io_error(fmt::format("{}: cannot create its temporary file {}", path_, temp_), errno);
+      io_error(
+          fmt::format("{}: cannot create its temporary file {}", one_line(path_), one_line(temp_)),
+          errno);
   }
 }
 
@@ -95,7 +98,7 @@ void AtomicFile::commit() {
   }
   if (err != 0) {
     ::unlink(temp_.c_str());
-    io_error(fmt::format("{}: cannot write", path_), err);
+    io_error(fmt::format("{}: cannot write", one_line(path_)), err);
   }
   const int dir = ::open(directory_of(path_).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dir >= 0) {
@@ -107,7 +110,7 @@ void AtomicFile::commit() {
 void write_file_atomically(const std::string& path, std::string_view text, mode_t mode) {
   AtomicFile file(path, mode);
   if (std::fwrite(text.data(), 1, text.size(), file.stream()) != text.size()) {
-    io_error(fmt::format("{}: cannot write", path), errno);
+    io_error(fmt::format("{}: cannot write", one_line(path)), errno);
   }
   file.commit();
 }

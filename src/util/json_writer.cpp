@@ -4,38 +4,9 @@
 
 #include <iterator>
 
+#include "util/utf8.h"
+
 namespace atlas2kudu {
-
-namespace {
-
-// The length of the UTF-8 sequence that starts at text[i] (RFC 3629: no overlong form, no
-// surrogate, nothing past U+10FFFF); 0 if none starts there.
-std::size_t utf8_sequence(std::string_view text, std::size_t i) {
-  const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text[k]); };
-  const unsigned char lead = byte(i);
-  std::size_t n = 0;
-  unsigned char low = 0x80, high = 0xBF;  // bounds of the second byte
-  if (lead >= 0xC2 && lead <= 0xDF) {
-    n = 2;
-  } else if (lead >= 0xE0 && lead <= 0xEF) {
-    n = 3;
-    if (lead == 0xE0) low = 0xA0;   // overlong
-    if (lead == 0xED) high = 0x9F;  // surrogates
-  } else if (lead >= 0xF0 && lead <= 0xF4) {
-    n = 4;
-    if (lead == 0xF0) low = 0x90;   // overlong
-    if (lead == 0xF4) high = 0x8F;  // past U+10FFFF
-  } else {
-    return 0;
-  }
-  if (i + n > text.size() || byte(i + 1) < low || byte(i + 1) > high) return 0;
-  for (std::size_t k = 2; k < n; ++k) {
-    if ((byte(i + k) & 0xC0) != 0x80) return 0;
-  }
-  return n;
-}
-
-}  // namespace
 
 void append_json_string(std::string_view text, std::string& out) {
   out.push_back('"');
@@ -44,7 +15,8 @@ void append_json_string(std::string_view text, std::string& out) {
     const auto c = static_cast<unsigned char>(text[i]);
     if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') continue;
     if (c >= 0x80) {
-      if (const std::size_t n = utf8_sequence(text, i)) {
+      char32_t code_point = 0;
+      if (const std::size_t n = utf8_sequence(text.substr(i), code_point)) {
         i += n - 1;  // valid: copied with the run
         continue;
       }

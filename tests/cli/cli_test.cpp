@@ -15,6 +15,7 @@
 #include "hs2/error.h"
 #include "hs2_test_util.h"
 #include "test_support.h"
+#include "util/version.h"
 
 TEST_SUITE_BEGIN("cli");
 
@@ -38,6 +39,13 @@ long long count(const std::string& out, const std::string& label) {
     at += label.size();
   }
   return -1;
+}
+
+// How many times `what` occurs in `text`.
+long long occurrences(const std::string& text, const std::string& what) {
+  long long n = 0;
+  for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
 }
 
 }  // namespace
@@ -119,11 +127,50 @@ TEST_CASE("check stops at the first bad record with exit 2 and its position") {
   std::remove(stats.c_str());
 }
 
+TEST_CASE("with a reject file, stderr shows the first rejections and says where the rest are") {
+  std::string text;
+  for (int i = 0; i < 25; ++i) text += "not json " + std::to_string(i) + "\n";
+  const std::string bad = write_temp(".jsonl", text);
+  const std::string rejects = tmp_path(".rejects");
+  auto r = run("check --max-rejects 100 --reject-file " + rejects + " " + bad);
+  CHECK(r.status == 0);
+  CHECK(occurrences(r.err, bad + ":") == 20);
+  CHECK(contains(r.err, bad + ":20:"));
+  CHECK(!contains(r.err, bad + ":21:"));
+  CHECK(occurrences(r.err,
+                    "atlas2kudu: more rejections: only in " + rejects +
+                        " from here on (the first 20 are above; the summary counts them all)\n") ==
+        1);
+  CHECK(occurrences(slurp(rejects), "\"code\":\"not-json\"") == 25);
+  CHECK(count(r.out, "records rejected") == 25);
+  // Without a reject file, stderr is their only record: every one is printed.
+  r = run("check --max-rejects 100 " + bad);
+  CHECK(r.status == 0);
+  CHECK(occurrences(r.err, bad + ":") == 25);
+  CHECK(!contains(r.err, "more rejections"));
+  std::remove(bad.c_str());
+  std::remove(rejects.c_str());
+}
+
 TEST_CASE("usage errors and missing files have their own exit codes") {
   auto r = run("check /nonexistent/file.jsonl");
   CHECK(r.status == 66);
   CHECK(r.err.find("/nonexistent/file.jsonl: cannot open: No such file or directory") !=
         std::string::npos);
+  // A name holding a newline cannot forge a second line of diagnostics.
+  r = run("check \"$(printf '/nonexistent/a\\nb')\"");
+  CHECK(r.status == 66);
+  CHECK(r.err == "atlas2kudu: /nonexistent/a\\nb: cannot open: No such file or directory\n");
+  // The version, before or after a command.
+  r = run("--version");
+  CHECK(r.status == 0);
+  CHECK(r.out.starts_with(std::string(atlas2kudu::kVersion) + " (simdjson "));
+  for (const char* command : {"check", "compile", "apply", "ddl", "digest"}) {
+    CAPTURE(command);
+    const auto after = run(std::string(command) + " --version");
+    CHECK(after.status == 0);
+    CHECK(after.out == r.out);
+  }
   r = run("check --no-such-flag");
   CHECK(r.status == 64);
   r = run("");
@@ -170,6 +217,10 @@ TEST_CASE("usage errors and missing files have their own exit codes") {
             "--partitions: expected a whole number from 2 to 1000, got "
             "'1001'"},
            {"apply --sessions 0", "--sessions: expected a whole number from 1 to 256, got '0'"},
+           {"apply -i '' --prior none",
+            "--impalad: empty; give HOST[:PORT], or leave -i out for localhost"},
+           {"compile -i '' --prior none",
+            "--impalad: empty; give HOST[:PORT], or leave -i out for localhost"},
            {"apply -i 127.0.0.1:21050: --prior none",
             "-i 127.0.0.1:21050:: expected host[:port], or [v6addr][:port] for IPv6"},
            {"apply -i 127.0.0.1:1 --protocol hs2-http -l -u a:b --auth_creds_ok_in_clear",
@@ -543,7 +594,7 @@ TEST_CASE("apply: a definite server error stops with its position and exit 3") {
   CHECK(r.status == 3);
   CHECK(r.err.find("window 1") != std::string::npos);
   CHECK(r.err.find("AnalysisException: Could not resolve table") != std::string::npos);
-  CHECK(r.err.find("(stopped)") != std::string::npos);
+  CHECK(r.err.find(" s (stopped by the error above)\n") != std::string::npos);
 }
 
 TEST_CASE("apply: a dropped connection is retried and the run completes") {

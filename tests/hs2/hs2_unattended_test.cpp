@@ -115,6 +115,23 @@ TEST_CASE("hs2 unattended: SASL against a silent server is a timeout, not a fail
   CHECK(contains(e.what(), "sent nothing within -t 300 ms"));
 }
 
+TEST_CASE("hs2 unattended: SASL against a binary port without authentication says to drop -l") {
+  // The server reads the SASL start message as the length of a Thrift message and waits for the
+  // rest of it, as impalad does without authentication: only the timeout tells.
+  Hs2TestServer server(Hs2TestServerConfig{}, std::make_shared<KeySetHandler>());
+  auto o = test_options(server.start());
+  o.ldap = true;
+  o.auth_creds_ok_in_clear = true;
+  o.connect_timeout_ms = 300;
+  const Hs2Error e =
+      expect_hs2_error([&] { hs2_session(o, password_credentials("pw")).connect(); });
+  CHECK(e.category() == ErrorCategory::kUnavailable);
+  const std::string what = e.what();
+  CHECK(contains(what, "sent nothing within -t 300 ms"));
+  CHECK(contains(what, "a binary HS2 port without authentication"));
+  CHECK(contains(what, "try without -l/-k if the server does not authenticate"));
+}
+
 TEST_CASE("hs2 unattended: binary HS2 against an HTTP port is named at once") {
   Hs2TestServerConfig cfg;
   cfg.transport = Transport::kHttp;

@@ -275,6 +275,16 @@ TEST_CASE("event positions outlive the reader that produced them") {
   CHECK(format_position(events[3].pos) == data("atlas21-console.jsonl") + ":4:1581");
 }
 
+TEST_CASE("a position stays on one line whatever its file name or topic holds") {
+  SourcePosition pos;
+  pos.source = "ex\nport\\.jsonl";
+  pos.line = 7;
+  pos.offset = 99;
+  CHECK(format_position(pos) == "ex\\nport\\\\.jsonl:7:99");
+  pos.kafka = SourcePosition::Kafka{"ATLAS\r_ENTITIES\xff", 2, 41};
+  CHECK(format_position(pos) == "ex\\nport\\\\.jsonl:7:99 (ATLAS\\r_ENTITIES\\xff/2@41)");
+}
+
 TEST_CASE("a large file reads as the same bytes in memory, and bytes_read ends at its size") {
   // Plain files are read straight into the framer's buffer once the first megabyte (buffered to
   // look for the gzip magic) is used up; records straddle both kinds of read.

@@ -1,0 +1,28 @@
+// UTF-8 as RFC 3629 defines it, and the one-line form of a text that may hold anything.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+namespace atlas2kudu {
+
+// The length of the valid UTF-8 sequence at the start of `s`, and its code point; 0 (and
+// `code_point` unchanged) if none starts there: overlong forms, surrogates, code points past
+// U+10FFFF and truncated sequences are not valid.
+//   utf8_sequence("\xc3\xa9!", cp)   // 2, cp == U+00E9
+//   utf8_sequence("\xc0\xaf", cp)    // 0 (an overlong '/')
+std::size_t utf8_sequence(std::string_view s, char32_t& code_point);
+
+// Appends `text` so that it stays on one line, whatever it holds: file names, Kafka topics and
+// server messages reach SQL comments and stderr, and a name such as "x\nDROP TABLE t;--" must
+// neither end a `-- ` comment (and start a statement) nor forge a line of diagnostics.
+// Printable ASCII and valid UTF-8 pass through; a backslash is doubled; LF, CR and TAB are
+// written \n, \r, \t; every other control byte, DEL and every byte that is not part of valid
+// UTF-8 as \xHH; the characters other tools end lines at (U+0085, U+2028, U+2029) as \u0085,
+// \u2028, \u2029.
+//   append_one_line(s, "a\nb\\c\xff")   // s == R"(a\nb\\c\xff)"
+void append_one_line(std::string& out, std::string_view text);
+std::string one_line(std::string_view text);
+
+}  // namespace atlas2kudu
