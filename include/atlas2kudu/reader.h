@@ -15,10 +15,12 @@
 #include <array>
 #include <cstdint>
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "atlas2kudu/error.h"
@@ -230,7 +232,11 @@ class Reader {
 
   // Skips what an earlier run applied: records before a source's mark (the source recognised by
   // its identity) and Kafka records below the applied offsets. Call before the first next().
-  void resume_from(InputProgress applied);
+  // `on_source_resumed`, when given, is told as each source it recognises opens, with the source's
+  // name and the records of it that will be skipped (the operator sees the run resume as it
+  // happens, not only in the summary).
+  using ResumeNotice = std::function<void(std::string_view source, const SourceMark& applied)>;
+  void resume_from(InputProgress applied, ResumeNotice on_source_resumed = {});
 
  private:
   struct Impl;

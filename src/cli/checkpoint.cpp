@@ -1,7 +1,7 @@
 #include "cli/checkpoint.h"
 
 #include <fcntl.h>
-#include <fmt/core.h>
+#include <fmt/format.h>
 #include <simdjson.h>
 #include <sys/file.h>
 #include <unistd.h>
@@ -15,6 +15,7 @@
 #include "atlas2kudu/error.h"
 #include "util/atomic_file.h"
 #include "util/json_writer.h"
+#include "util/utf8.h"
 
 namespace atlas2kudu {
 
@@ -196,16 +197,19 @@ CheckpointLock::~CheckpointLock() {
 
 namespace atlas2kudu {
 
-CheckpointFile::CheckpointFile(std::string path, Reader& reader) : path_(std::move(path)) {
+CheckpointFile::CheckpointFile(std::string path, Reader& reader,
+                               Reader::ResumeNotice on_source_resumed)
+    : path_(std::move(path)) {
   require_regular_or_absent(path_);  // before anything is applied: it will be replaced
   previous_ = load_checkpoint(path_);
   checkpoint_ = previous_;
   checkpoint_.runs = previous_.runs + 1;  // this run's number, recorded when it saves
-  reader.resume_from(previous_.progress);
+  reader.resume_from(previous_.progress, std::move(on_source_resumed));
 }
 
 void CheckpointFile::record(const Reader& reader) {
-  remember_inputs(previous_, reader.progress(), checkpoint_.runs, checkpoint_);
+  recorded_ = reader.progress();
+  remember_inputs(previous_, recorded_, checkpoint_.runs, checkpoint_);
   save_checkpoint(path_, checkpoint_);
   written_ = true;
 }
@@ -214,12 +218,33 @@ void CheckpointFile::window_applied(const WindowInfo& window, const Reader& read
   ++checkpoint_.windows_applied;
   checkpoint_.events_applied += window.last_event - window.first_event + 1;
   record(reader);
-  saved_ = true;
+  ++windows_recorded_;
 }
 
 void CheckpointFile::run_completed(const Reader& reader) {
-  if (saved_) return;
-  record(reader);  // nothing new applied: keep the marks current
+  // Every window is applied, so all that was read is: the last window was recorded before the
+  // reader saw its input end (`complete`), and a run that applied no window still records how
+  // far it read (the marks of inputs it skipped entirely stay current).
+  if (written_ && reader.progress() == recorded_) return;
+  record(reader);
+}
+
+std::string CheckpointFile::resume_point() const {
+  // Inputs are read in order, so the rerun starts in the first one not complete.
+  for (const SourceMark& mark : recorded_.sources) {
+    if (mark.complete) continue;
+    if (mark.identity.empty()) {
+      return recorded_.kafka_next_offset.empty()
+                 ? "standard input from its start (records read from a pipe cannot be "
+                   "recognised again; only Kafka offsets, as kcat -J gives them, let a rerun "
+                   "skip them)"
+                 : "standard input past the Kafka offsets it records";
+    }
+    if (mark.next_record == 0) return fmt::format("{} from its start", one_line(mark.name));
+    return fmt::format("{} after its first {} record{}", one_line(mark.name), mark.next_record,
+                       mark.next_record == 1 ? "" : "s");
+  }
+  return "nothing of these inputs (all of them are applied)";
 }
 
 }  // namespace atlas2kudu

@@ -87,20 +87,28 @@ std::string checkpoint_json(const Checkpoint& checkpoint);
 //   checkpoint.run_completed(reader);
 class CheckpointFile {
  public:
-  // Loads `path` (missing: a first run) and makes `reader` resume from it. Call before the
-  // reader's first next().
-  CheckpointFile(std::string path, Reader& reader);
+  // Loads `path` (missing: a first run) and makes `reader` resume from it (telling
+  // `on_source_resumed` of each input it recognises). Call before the reader's first next().
+  CheckpointFile(std::string path, Reader& reader, Reader::ResumeNotice on_source_resumed = {});
 
   // Records the reader's progress after a fully applied window.
   void window_applied(const WindowInfo& window, const Reader& reader);
-  // At the end of a run that completed: a run that applied no window still records how far it
-  // read (the marks of inputs it skipped entirely stay current).
+  // At the end of a run that completed: records everything read as applied (the inputs now
+  // `complete`; the last window was recorded before the reader saw their end). A run that applied
+  // no window records how far it read too (the marks of inputs it skipped entirely stay current).
   void run_completed(const Reader& reader);
 
   const Checkpoint& state() const { return checkpoint_; }
   const std::string& path() const { return path_; }
   // Whether this run wrote the file (state() is then what it holds).
   bool written() const { return written_; }
+  // The windows this run recorded: a window the executor ran but whose rows then stopped the run
+  // (refused past --max-rejects, say) is not among them.
+  std::uint64_t windows_recorded() const { return windows_recorded_; }
+  // Where the same command run again would start, from this run's inputs as last recorded (once
+  // it recorded a window): "a.jsonl after its first 5000 records", "standard input from its start
+  // (...)", or "nothing of these inputs (all of them are applied)".
+  std::string resume_point() const;
 
  private:
   void record(const Reader& reader);
@@ -108,7 +116,8 @@ class CheckpointFile {
   std::string path_;
   Checkpoint previous_;  // as loaded
   Checkpoint checkpoint_;
-  bool saved_ = false;    // a window applied was recorded
+  InputProgress recorded_;  // this run's inputs, as last recorded
+  std::uint64_t windows_recorded_ = 0;
   bool written_ = false;  // the file was replaced by this run
 };
 

@@ -38,6 +38,7 @@
 #include "util/iso8601.h"
 #include "util/resident_memory.h"
 #include "util/stop.h"
+#include "util/utf8.h"
 
 namespace atlas2kudu {
 
@@ -426,7 +427,26 @@ int apply_run(ApplyCommand& a) {
   RejectSink rejects(RejectPolicy{c.in.max_rejects, c.in.reject_file, !a.checkpoint.empty()});
   Reader reader(c.in.files, rejects, c.in.limits);
   std::optional<CheckpointFile> checkpoint;
-  if (!a.checkpoint.empty()) checkpoint.emplace(a.checkpoint, reader);
+  if (!a.checkpoint.empty()) {
+    Reader::ResumeNotice resumed;
+    if (!c.quiet) {
+      resumed = [&a](std::string_view source, const SourceMark& applied) {
+        if (applied.complete) {
+          print_diagnostic(stderr,
+                           "atlas2kudu apply: skipping {}: an earlier run applied all of "
+                           "it ({})\n",
+                           one_line(source), one_line(a.checkpoint));
+        } else if (applied.next_record > 0) {
+          print_diagnostic(stderr,
+                           "atlas2kudu apply: resuming {} after its first {} record{}, applied "
+                           "by an earlier run ({})\n",
+                           one_line(source), applied.next_record,
+                           applied.next_record == 1 ? "" : "s", one_line(a.checkpoint));
+        }
+      };
+    }
+    checkpoint.emplace(a.checkpoint, reader, std::move(resumed));
+  }
   Hs2Executor executor(settings, sessions);
   executor.observe(&watch);
   // Rows the server refuses: set aside in the reject file when there is one, else the run stops.

@@ -10,6 +10,7 @@
 #include "util/diagnostic.h"
 #include "util/iso8601.h"
 #include "util/json_writer.h"
+#include "util/utf8.h"
 #include "util/version.h"
 
 namespace atlas2kudu {
@@ -204,7 +205,7 @@ void print_apply_summary(std::FILE* out, const RunReport& r, const std::string& 
   const Hs2RunStats& hs2 = *r.execution;
   if (read.skipped) {
     print_diagnostic(out, "atlas2kudu apply: {} records skipped, applied by an earlier run ({})\n",
-                     read.skipped, checkpoint_path);
+                     read.skipped, one_line(checkpoint_path));
   }
   std::string ending;
   if (!r.completed) {
@@ -230,19 +231,22 @@ void print_apply_summary(std::FILE* out, const RunReport& r, const std::string& 
   for (const auto& [table, line] : table_lines(hs2)) {
     print_diagnostic(out, "  {:<24}{}\n", table, line);
   }
-  if (!r.completed && !checkpoint_path.empty()) {
-    if (hs2.windows == 0) {
+  if (!r.completed && r.checkpoint != nullptr) {
+    // What the file holds, not what the executor ran: a window whose refused rows then stopped
+    // the run ran, but was not recorded.
+    const std::uint64_t recorded = r.checkpoint->windows_recorded();
+    if (recorded == 0) {
       print_diagnostic(
           out,
-          "atlas2kudu apply: no window of this run was applied; {} is as earlier runs left "
+          "atlas2kudu apply: no window of this run was recorded; {} is as earlier runs left "
           "it, and the same command run again starts from there\n",
-          checkpoint_path);
+          one_line(checkpoint_path));
     } else {
-      print_diagnostic(
-          out,
-          "atlas2kudu apply: {} records the {} window{} this run applied; the same command "
-          "run again continues after them\n",
-          checkpoint_path, hs2.windows, hs2.windows == 1 ? "" : "s");
+      print_diagnostic(out,
+                       "atlas2kudu apply: {} records the {} window{} this run applied; the same "
+                       "command run again continues with {}\n",
+                       one_line(checkpoint_path), recorded, recorded == 1 ? "" : "s",
+                       r.checkpoint->resume_point());
     }
   }
 }

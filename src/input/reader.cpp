@@ -127,6 +127,11 @@ std::string refusal_json(const RowRefusal& r) {
   return out;
 }
 
+namespace {
+constexpr std::string_view kMalformedRecord = "malformed record";
+constexpr std::string_view kRefusedRow = "row the server refused";
+}  // namespace
+
 RejectSink::RejectSink(RejectPolicy policy, std::FILE* diagnostics)
     : policy_(std::move(policy)), diagnostics_(diagnostics) {
   if (!policy_.reject_file.empty()) file_ = open_reject_file(policy_.reject_file, policy_.append);
@@ -152,8 +157,13 @@ void RejectSink::count_one(const std::string& where, std::string_view what) {
             ? fmt::format("stopped at the first {} ({}); use --max-rejects N{} to set bad "
                           "records aside and go on",
                           what, where, policy_.reject_file.empty() ? " --reject-file FILE" : "")
-            : fmt::format("more than {} record{} rejected (--max-rejects); stopped at {}",
-                          policy_.max_rejects, policy_.max_rejects == 1 ? "" : "s", where));
+        : what == kMalformedRecord
+            ? fmt::format("more than {} record{} rejected (--max-rejects); stopped at {}",
+                          policy_.max_rejects, policy_.max_rejects == 1 ? "" : "s", where)
+            // A row the server refused: the summary's "rejected" counts only records.
+            : fmt::format("more than {} rejected (--max-rejects counts malformed records and "
+                          "rows the server refused); stopped at the {} ({})",
+                          policy_.max_rejects, what, where));
   }
 }
 
@@ -173,7 +183,7 @@ void RejectSink::print(std::string_view line) {
 void RejectSink::reject(const Rejection& r) {
   print(fmt::format("{}: {}", format_position(r.pos), r.reason));
   write_line(rejection_json(r));
-  count_one(format_position(r.pos), "malformed record");
+  count_one(format_position(r.pos), kMalformedRecord);
 }
 
 void RejectSink::refused_row(const RowRefusal& r) {
@@ -181,7 +191,7 @@ void RejectSink::refused_row(const RowRefusal& r) {
   print(fmt::format("{}: the server refused the {} row written here ({}): {}", at, r.table, r.where,
                     r.reason));
   write_line(refusal_json(r));
-  count_one(at, "row the server refused");
+  count_one(at, kRefusedRow);
 }
 
 struct Reader::Impl {
@@ -216,6 +226,7 @@ struct Reader::Impl {
   std::vector<SourceMark> marks_;  // one per opened source; next_record = records framed
   std::map<KafkaPartition, std::int64_t> kafka_next_;  // next offset after those read
   InputProgress resume_;
+  Reader::ResumeNotice on_resumed_;
   std::vector<bool> resume_used_;
   std::uint64_t skip_records_ = 0;  // of the current source
   std::uint64_t bytes_done_ = 0;    // consumed() of the sources closed
@@ -251,7 +262,8 @@ InputProgress Reader::progress() const {
   return impl_->progress();
 }
 
-void Reader::resume_from(InputProgress applied) {
+void Reader::resume_from(InputProgress applied, ResumeNotice on_source_resumed) {
+  impl_->on_resumed_ = std::move(on_source_resumed);
   impl_->resume_ = std::move(applied);
   impl_->resume_used_.assign(impl_->resume_.sources.size(), false);
   impl_->kafka_next_ = impl_->resume_.kafka_next_offset;
@@ -281,6 +293,7 @@ bool Reader::Impl::open_next_source() {
       if (!resume_used_[i] && resume_.sources[i].identity == marks_.back().identity) {
         resume_used_[i] = true;
         skip_records_ = resume_.sources[i].next_record;
+        if (on_resumed_) on_resumed_(source_name_, resume_.sources[i]);
         break;
       }
     }

@@ -58,6 +58,13 @@ inline std::string joined(const std::vector<std::string>& files) {
   return out;
 }
 
+// How many times `what` occurs in `text`.
+inline long long occurrences(const std::string& text, const std::string& what) {
+  long long n = 0;
+  for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
 // A fresh file under $TMPDIR holding `text`.
 inline std::string write_temp(const std::string& suffix, const std::string& text) {
   const std::string path = tmp_path(suffix);

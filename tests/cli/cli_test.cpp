@@ -41,13 +41,6 @@ long long count(const std::string& out, const std::string& label) {
   return -1;
 }
 
-// How many times `what` occurs in `text`.
-long long occurrences(const std::string& text, const std::string& what) {
-  long long n = 0;
-  for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
-
 }  // namespace
 
 TEST_CASE("digest prints the qn_digest of the shared vectors") {

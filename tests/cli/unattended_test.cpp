@@ -63,7 +63,11 @@ TEST_CASE(
   CHECK(contains(stopped.err, "atlas2kudu: stopped by SIGTERM"));
   CHECK(contains(stopped.err, "2 windows applied"));
   CHECK(contains(stopped.err, "(stopped by SIGTERM)"));
-  CHECK(contains(stopped.err, ckpt + " records the 2 windows this run applied"));
+  // Window 2 ends in the second file (4 + 6 records): the message says where a rerun starts.
+  CHECK(contains(stopped.err, ckpt +
+                                  " records the 2 windows this run applied; the same command "
+                                  "run again continues with " +
+                                  files[1] + " after its first 6 records\n"));
   const std::string stats_json = slurp(stats);
   CHECK(contains(stats_json, "\"completed\":false,\"exit_status\":143,\"stopped_by\":\"SIGTERM\""));
   CHECK(json_number(stats_json, "applied_windows") == 2);
@@ -82,6 +86,16 @@ TEST_CASE(
   const Run resumed = run(args);
   CHECK(resumed.status == 0);
   CHECK(contains(resumed.err, "records skipped, applied by an earlier run"));
+  // It says so as each input opens, not only at the end.
+  CHECK(contains(resumed.err, "atlas2kudu apply: skipping " + files[0] +
+                                  ": an earlier run applied all of it (" + ckpt + ")\n"));
+  CHECK(contains(resumed.err, "atlas2kudu apply: resuming " + files[1] +
+                                  " after its first 6 records, applied by an earlier run (" + ckpt +
+                                  ")\n"));
+  // A completed run records every input as complete, the last one too.
+  const std::string final_marks = slurp(ckpt);
+  CHECK(occurrences(final_marks, "\"complete\":true") == static_cast<long long>(files.size()));
+  CHECK(!contains(final_marks, "\"complete\":false"));
   std::string dump;
   server.report(&dump);
   CompileOptions options;  // apply's defaults: --prior impala, hex keys, soft deletes
@@ -95,6 +109,25 @@ TEST_CASE(
   std::remove(ckpt.c_str());
   std::remove((ckpt + ".lock").c_str());
   std::remove(stats.c_str());
+}
+
+TEST_CASE("a stopped run reading standard input does not promise to resume it") {
+  // Records piped in have no identity: only Kafka offsets would let a rerun skip them.
+  TestServer server("--handler kit --hang-at 12");
+  const std::string ckpt = tmp_path(".ckpt");
+  std::remove(ckpt.c_str());
+  Background first("apply -i " + server.address() +
+                       " --prior none --window-events 2 --checkpoint " + ckpt + " -",
+                   example_files()[1]);
+  REQUIRE(eventually([&] { return contains(server.statements(), "-- holding statement 12"); }));
+  first.signal(SIGTERM);
+  const Run stopped = first.wait();
+  CHECK(stopped.status == 143);
+  CHECK(contains(stopped.err,
+                 " records the 2 windows this run applied; the same command run "
+                 "again continues with standard input from its start (records read "
+                 "from a pipe cannot be recognised again"));
+  for (const auto& f : {ckpt, ckpt + ".lock"}) std::remove(f.c_str());
 }
 
 TEST_CASE("SIGINT mid-apply exits 130 after the same clean shutdown") {
@@ -359,7 +392,29 @@ TEST_CASE(
   CHECK(contains(first_run, "\"line\":4,"));
   CHECK(run(resumable).status == 0);  // everything skipped: nothing refused, nothing truncated
   CHECK(slurp(rejects) == first_run);
-  for (const auto& f : {input, rejects, ckpt, ckpt + ".lock"}) std::remove(f.c_str());
+
+  // Refused rows past --max-rejects stop the run after the executor ran the window, but the
+  // window is not recorded, and the summary says so rather than promise a resume after it.
+  std::string two_refused;
+  for (int n = 1; n <= 6; ++n) {
+    two_refused += create_table_line(
+        n, ",\"d\":\"" + std::string(n == 2 || n == 5 ? 3000 : 10, 'x') + "\"", 1700000000000 + n);
+  }
+  const std::string over = write_temp(".jsonl", two_refused);
+  const std::string over_ckpt = tmp_path(".ckpt");
+  std::remove(over_ckpt.c_str());
+  r = run("apply --prior none --max-rejects 1 --reject-file " + rejects + " --checkpoint " +
+          over_ckpt + " -i " + server.address() + " " + over);
+  CHECK(r.status == 2);
+  CHECK(contains(r.err,
+                 "atlas2kudu: more than 1 rejected (--max-rejects counts malformed records "
+                 "and rows the server refused); stopped at the row the server refused (" +
+                     over + ":5:"));
+  CHECK(contains(r.err, "atlas2kudu apply: no window of this run was recorded; " + over_ckpt +
+                            " is as earlier runs left it"));
+  CHECK(!std::filesystem::exists(over_ckpt));
+  for (const auto& f : {input, over, rejects, ckpt, ckpt + ".lock", over_ckpt, over_ckpt + ".lock"})
+    std::remove(f.c_str());
 }
 
 TEST_CASE("protocol mismatches are named with the flag to try; TLS failures exit 5") {

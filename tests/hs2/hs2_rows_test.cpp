@@ -144,7 +144,9 @@ TEST_CASE("hs2 rows: more refused rows than --max-rejects fail the window") {
       RejectPolicy{.max_rejects = 1, .reject_file = (dir / "rejects.jsonl").string()}, nullptr);
   const Apply run = apply_text(server.start(), text, &rejects);
   CHECK(run.category == ErrorCategory::kBadInput);
-  CHECK(contains(run.error, "more than 1 record rejected"));
+  CHECK(contains(run.error,
+                 "more than 1 rejected (--max-rejects counts malformed records and rows "
+                 "the server refused); stopped at the row the server refused ("));
   CHECK(run.stats.windows == 1);  // the executor finished it; the writer failed it
 }
 
