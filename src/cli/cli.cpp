@@ -26,6 +26,7 @@
 #include "cli/whole_number.h"
 #include "input/json_text.h"
 #include "util/diagnostic.h"
+#include "util/utf8.h"
 #include "util/version.h"
 
 namespace atlas2kudu {
@@ -333,17 +334,50 @@ std::vector<std::string> option_names(const CLI::App& sub) {
   return out;
 }
 
+// The values the arguments give the option that CLI11 calls `name` ("--config"), in its long and
+// short spellings, each on one line: "a.conf", "b.conf".
+std::vector<std::string> values_given(const CLI::App& sub, const std::string& name,
+                                      const std::vector<std::string>& args) {
+  std::vector<std::string> spellings;
+  for (const CLI::Option* o : sub.get_options()) {
+    std::vector<std::string> names;
+    for (const std::string& n : o->get_lnames()) names.push_back("--" + n);
+    for (const std::string& n : o->get_snames()) names.push_back("-" + n);
+    if (o->get_type_size() > 0 && std::find(names.begin(), names.end(), name) != names.end()) {
+      spellings = names;
+    }
+  }
+  std::vector<std::string> values;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--") break;
+    for (const std::string& n : spellings) {
+      if (args[i] == n && i + 1 < args.size()) {
+        values.push_back(one_line(args[i + 1]));
+      } else if (n.starts_with("--") && args[i].starts_with(n + "=")) {
+        values.push_back(one_line(std::string_view(args[i]).substr(n.size() + 1)));
+      }
+    }
+  }
+  return values;
+}
+
 // "atlas2kudu: <what CLI11 says>", a near match for a mistyped option or subcommand, and where
 // to look.
 void report_usage_error(CLI::App& app, const CLI::ParseError& e,
                         const std::vector<std::string>& args) {
   std::string hint;
   std::string what = e.what();
+  const CLI::App* sub = chosen_subcommand(app, args);
   // CLI11's words for an option given twice: "--database: At Most 1 required but received 2".
   if (const auto at = what.find(": At Most 1 required but received "); at != std::string::npos) {
-    what = what.substr(0, at) + ": given more than once; it takes one value";
+    const std::string name = what.substr(0, at);
+    std::vector<std::string> given;
+    if (sub != nullptr) given = values_given(*sub, name, args);
+    what = given.size() > 1
+               ? fmt::format("{}: given more than once ({}); it takes one value", name,
+                             fmt::join(given, ", "))
+               : name + ": given more than once; it takes one value";
   }
-  const CLI::App* sub = chosen_subcommand(app, args);
   if (sub == nullptr) {
     std::vector<std::string> commands;
     for (const CLI::App* s : app.get_subcommands({})) commands.push_back(s->get_name());

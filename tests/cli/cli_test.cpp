@@ -178,7 +178,16 @@ TEST_CASE("usage errors and missing files have their own exit codes") {
   CHECK(contains(r.out, "Usage: atlas2kudu apply"));
   r = run("compile --database a --database b " + example_files().front());
   CHECK(r.status == 64);
-  CHECK(r.err.starts_with("atlas2kudu: --database: given more than once; it takes one value\n"));
+  CHECK(r.err.starts_with(
+      "atlas2kudu: --database: given more than once (a, b); it takes one value\n"));
+  // Each spelling counts, and a value is shown on one line.
+  r = run("compile --config=a.conf -d x --config 'b\nc.conf' " + example_files().front());
+  CHECK(r.status == 64);
+  CHECK(r.err.starts_with(
+      "atlas2kudu: --config: given more than once (a.conf, b\\nc.conf); it takes one value\n"));
+  r = run("compile -d x --database=y " + example_files().front());
+  CHECK(r.status == 64);
+  CHECK(contains(r.err, "given more than once (x, y); it takes one value\n"));
   r = run("help compil");
   CHECK(r.status == 64);
   CHECK(contains(r.err, "unknown command 'compil' (did you mean compile?)"));
