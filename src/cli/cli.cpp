@@ -373,10 +373,9 @@ void report_usage_error(CLI::App& app, const CLI::ParseError& e,
     const std::string name = what.substr(0, at);
     std::vector<std::string> given;
     if (sub != nullptr) given = values_given(*sub, name, args);
-    what = given.size() > 1
-               ? fmt::format("{}: given more than once ({}); it takes one value", name,
-                             fmt::join(given, ", "))
-               : name + ": given more than once; it takes one value";
+    what = given.size() > 1 ? fmt::format("{}: given more than once ({}); it takes one value", name,
+                                          fmt::join(given, ", "))
+                            : name + ": given more than once; it takes one value";
   }
   if (sub == nullptr) {
     std::vector<std::string> commands;

@@ -115,6 +115,15 @@ struct Hs2Session::Impl {
                      fmt::format("{}: connection failed: {}", what, e.what()));
     } catch (const TApplicationException& e) {
       drop();
+      // A HiveServer2 that is not Impala (Hive, a proxy speaking plain TCLIService) or an Impala
+      // before 3.3 has no CloseImpalaOperation, and without its row counts no run can tell that
+      // every row landed: stop, naming the likely cause, not as a server fault.
+      if (e.getType() == TApplicationException::UNKNOWN_METHOD) {
+        throw Hs2Error(Hs2ErrorKind::kMismatch,
+                       fmt::format("{}: {} does not know this call ({}): atlas2kudu needs an "
+                                   "Impala daemon (3.3 or later) there, not another HiveServer2",
+                                   what, endpoint(), e.what()));
+      }
       throw Hs2Error(Hs2ErrorKind::kInternal, fmt::format("{}: server error: {}", what, e.what()));
     } catch (const TProtocolException& e) {
       drop();

@@ -161,4 +161,23 @@ TEST_CASE("a host name that does not resolve: cannot resolve HOST (exit 4)") {
         "atlas2kudu-test.invalid; try -i with a host name or address that resolves");
 }
 
+TEST_CASE(
+    "a HiveServer2 that is not Impala (no CloseImpalaOperation): named, not retried (exit 4)") {
+  TestServer plain("--plain-hs2");
+  const std::string unknown = "CloseImpalaOperation: " + plain.address() +
+                              " does not know this call (Invalid method name: "
+                              "'CloseImpalaOperation'): atlas2kudu needs an Impala daemon (3.3 or "
+                              "later) there, not another HiveServer2\n";
+  // The first statement that ends is a prior-state read (--prior impala, the default) ...
+  Run r = run("apply -i " + plain.address() + " " + kInput);
+  CHECK(r.status == 4);
+  CHECK(contains(r.err, "atlas2kudu: prior-state lookup (entity_flat, keys 1-1 of 1): " + unknown));
+  // ... or the first UPSERT; either way once, with no retry.
+  r = run("apply --prior none -i " + plain.address() + " " + kInput);
+  CHECK(r.status == 4);
+  CHECK(contains(r.err, unknown));
+  CHECK(contains(r.err, "0 windows applied"));
+  CHECK(contains(r.err, " 0 retries"));
+}
+
 TEST_SUITE_END();

@@ -6,6 +6,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <thrift/TApplicationException.h>
 #include <thrift/TProcessor.h>
 #include <thrift/protocol/TBinaryProtocol.h>
 #include <thrift/transport/TBufferTransports.h>
@@ -515,6 +516,40 @@ class RpcTimer : public apache::thrift::TProcessorEventHandler {
   Hs2TestServer::Impl& s_;
 };
 
+// The processor of every connection: Impala's, or (FaultPlan::plain_hs2) one that does not know
+// CloseImpalaOperation and answers it as the generated code answers any unknown method.
+class Processor : public t::ImpalaHiveServer2ServiceProcessor {
+ public:
+  Processor(Hs2TestServer::Impl& s, bool plain_hs2)
+      : t::ImpalaHiveServer2ServiceProcessor(std::make_shared<Service>(s)), plain_hs2_(plain_hs2) {
+    setEventHandler(std::make_shared<RpcTimer>(s));
+  }
+
+ protected:
+  bool dispatchCall(apache::thrift::protocol::TProtocol* in,
+                    apache::thrift::protocol::TProtocol* out, const std::string& name,
+                    int32_t seqid, void* context) override {
+    if (!plain_hs2_ || name != "CloseImpalaOperation") {
+      return t::ImpalaHiveServer2ServiceProcessor::dispatchCall(in, out, name, seqid, context);
+    }
+    in->skip(apache::thrift::protocol::T_STRUCT);
+    in->readMessageEnd();
+    in->getTransport()->readEnd();
+    const apache::thrift::TApplicationException unknown(
+        apache::thrift::TApplicationException::UNKNOWN_METHOD,
+        "Invalid method name: '" + name + "'");
+    out->writeMessageBegin(name, apache::thrift::protocol::T_EXCEPTION, seqid);
+    unknown.write(out);
+    out->writeMessageEnd();
+    out->getTransport()->writeEnd();
+    out->getTransport()->flush();
+    return true;
+  }
+
+ private:
+  bool plain_hs2_;
+};
+
 }  // namespace
 
 void Hs2TestServer::Impl::accept_loop() {
@@ -631,9 +666,7 @@ std::vector<std::string> Hs2TestServer::Impl::http_challenges() const {
 }
 
 void Hs2TestServer::Impl::serve_http(TTransport& wire, ConnState& conn) {
-  auto service = std::make_shared<Service>(*this);
-  t::ImpalaHiveServer2ServiceProcessor processor(service);
-  processor.setEventHandler(std::make_shared<RpcTimer>(*this));
+  Processor processor(*this, config.faults.plain_hs2);
   std::string buf;
   auto fill = [&]() {
     uint8_t tmp[4096];
@@ -834,8 +867,7 @@ void Hs2TestServer::Impl::serve(int fd) {
   // not after allocating what the bytes say (seconds under ASan: the test of hs2-http against
   // the binary port then saw a timeout instead of the hang-up).
   proto->setStringSizeLimit(kMaxThriftString);
-  t::ImpalaHiveServer2ServiceProcessor processor(std::make_shared<Service>(*this));
-  processor.setEventHandler(std::make_shared<RpcTimer>(*this));
+  Processor processor(*this, config.faults.plain_hs2);
   while (!stopping && guard->peek()) {
     if (!processor.process(proto, proto, nullptr)) break;
   }

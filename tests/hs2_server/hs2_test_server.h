@@ -72,6 +72,9 @@ struct FaultPlan {
   // cancels it (CancelOperation); the statement is never executed. The statement log gets a line
   // "-- holding statement N until it is cancelled" when it starts.
   std::set<int> hang_at;
+  // Answer CloseImpalaOperation as a HiveServer2 that is not Impala (Hive, or an Impala before
+  // 3.3) does: a TApplicationException UNKNOWN_METHOD ("Invalid method name").
+  bool plain_hs2 = false;
 };
 
 struct Hs2TestServerConfig {

@@ -95,6 +95,9 @@ int main(int argc, char** argv) {
   app.add_option("--hang-at", hang_at,
                  "The N-th statement stays RUNNING, never executed, until it is cancelled");
   app.add_flag("--silent", cfg.faults.silent, "Accept connections and never answer");
+  app.add_flag("--plain-hs2", cfg.faults.plain_hs2,
+               "CloseImpalaOperation is an unknown method, as on a HiveServer2 that is not Impala "
+               "(or an Impala before 3.3)");
   app.add_flag("--http-reject-non-http", cfg.faults.http_reject_non_http,
                "HTTP: answer a request that is not HTTP with 400 Bad Request, as a proxy does");
   atlas2kudu::testing::KitRefusals refusals;
