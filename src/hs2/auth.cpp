@@ -186,6 +186,14 @@ class LdapAuthentication final : public Authenticator {
     curl_easy_setopt(curl, CURLOPT_PASSWORD, credentials_->password.c_str());
   }
 
+  std::string http_unauthorized_message(std::string_view endpoint,
+                                        std::string_view) const override {
+    return fmt::format(
+        "LDAP authentication (HTTP Basic) as '{}' failed at {} (HTTP 401): the server refused "
+        "the user or its password; check -u and the password's source",
+        user_, endpoint);
+  }
+
  private:
   std::string user_;
   std::string host_;  // what Cyrus is told the server is called
@@ -207,6 +215,14 @@ class JwtAuthentication final : public Authenticator {
     CURL* curl = static_cast<CURL*>(handle);
     curl_easy_setopt(curl, CURLOPT_HTTPAUTH, static_cast<long>(CURLAUTH_BEARER));
     curl_easy_setopt(curl, CURLOPT_XOAUTH2_BEARER, credentials_->jwt.c_str());
+  }
+
+  std::string http_unauthorized_message(std::string_view endpoint,
+                                        std::string_view) const override {
+    return fmt::format(
+        "JWT authentication failed at {} (HTTP 401): the server refused the token (expired, "
+        "or not signed by a key it trusts); check what --jwt_cmd or $ATLAS2KUDU_JWT gives",
+        endpoint);
   }
 
  private:
@@ -251,8 +267,9 @@ class KerberosAuthentication final : public Authenticator {
 
 }  // namespace
 
-std::string Authenticator::http_unauthorized_message(std::string_view, std::string_view) const {
-  return "HTTP 401 Unauthorized: authentication failed";
+std::string Authenticator::http_unauthorized_message(std::string_view endpoint,
+                                                     std::string_view) const {
+  return fmt::format("authentication failed at {} (HTTP 401)", endpoint);
 }
 
 std::shared_ptr<const Authenticator> make_authenticator(

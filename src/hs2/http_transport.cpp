@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "hs2/error.h"
+#include "util/utf8.h"
 
 namespace atlas2kudu {
 
@@ -168,9 +169,16 @@ void HttpClientTransport::perform_once(long* status, long* retry_after) {
   curl_slist_free_all(headers);
   if (rc != CURLE_OK) {
     std::string detail = errbuf[0] ? errbuf : curl_easy_strerror(rc);
+    if (rc == CURLE_SSL_CACERT_BADFILE) {
+      throw Hs2Error(
+          Hs2ErrorKind::kAuth,
+          fmt::format("TLS: cannot load CA certificates from {}: {}",
+                      config_.ca_file.empty() ? "the system's store" : config_.ca_file, detail));
+    }
     if (is_tls_trust_error(rc))
       throw Hs2Error(Hs2ErrorKind::kAuth,
-                     fmt::format("TLS: server certificate not trusted: {}", detail));
+                     fmt::format("TLS: server certificate of {} not trusted: {}",
+                                 format_endpoint(config_.host, config_.port), detail));
     if (is_tls_error(rc)) {
       const bool plain = detail.find("wrong version number") != std::string::npos ||
                          detail.find("packet length too long") != std::string::npos;
@@ -189,10 +197,29 @@ void HttpClientTransport::perform_once(long* status, long* retry_after) {
                                                 detail, kImpaladBinaryPort),
                                     "--protocol hs2"));
     }
+    const bool tls = config_.url.rfind("https:", 0) == 0;
+    if ((rc == CURLE_GOT_NOTHING || rc == CURLE_RECV_ERROR || rc == CURLE_SEND_ERROR) &&
+        replies_ > 0) {
+      // This connection has answered before: it was lost (a restart, a proxy's idle cut), not
+      // the wrong port. A reconnect may succeed.
+      throw Hs2Error(Hs2ErrorKind::kTransient,
+                     fmt::format("HTTP request failed: the connection to {} was lost before the "
+                                 "reply ({})",
+                                 endpoint, detail));
+    }
     if (rc == CURLE_GOT_NOTHING || rc == CURLE_RECV_ERROR || rc == CURLE_SEND_ERROR) {
       // Said at once rather than after the retries: a binary HS2 port (or a TLS port spoken to
-      // in plain text) reads the request as garbage and hangs up.
-      const bool tls = config_.url.rfind("https:", 0) == 0;
+      // in plain text) reads the request as garbage and hangs up. A second connection, with a
+      // TLS ClientHello, tells a TLS port, as on the binary protocol.
+      if (!tls && answers_tls(config_.host, config_.port, config_.connect_timeout_ms)) {
+        throw Hs2Error(
+            Hs2ErrorKind::kAuth,
+            cannot_connect(endpoint,
+                           fmt::format("it closed the connection without an HTTP reply ({}), and "
+                                       "it answers a TLS ClientHello: the server expects TLS",
+                                       detail),
+                           "--ssl (and --ca_cert FILE if its CA is not a system one)"));
+      }
       throw Hs2Error(
           Hs2ErrorKind::kTransient,
           cannot_connect(
@@ -205,9 +232,19 @@ void HttpClientTransport::perform_once(long* status, long* retry_after) {
     if (rc == CURLE_COULDNT_RESOLVE_HOST || rc == CURLE_COULDNT_CONNECT) {
       throw CouldNotConnect{detail};
     }
-    if (rc == CURLE_OPERATION_TIMEDOUT && config_.url.rfind("https:", 0) == 0 &&
+    if (rc == CURLE_OPERATION_TIMEDOUT && tls &&
         detail.find("Connection timed out") != std::string::npos) {
-      // libcurl's connect phase includes the TLS handshake.
+      // libcurl's connect phase includes the TLS handshake. A plain HTTP port reads the
+      // ClientHello as the start of a request and waits for the rest; a plain request on a
+      // second connection tells it from a silent server.
+      if (answers_plain_http(config_.host, config_.port, config_.connect_timeout_ms)) {
+        throw Hs2Error(Hs2ErrorKind::kAuth,
+                       cannot_connect(endpoint,
+                                      fmt::format("no answer to the TLS handshake ({}), and it "
+                                                  "answers plain HTTP: it does not speak TLS",
+                                                  detail),
+                                      "without --ssl"));
+      }
       detail +=
           " (no answer to the connect or the TLS handshake: a silent server, or no TLS on "
           "this port: try without --ssl)";
@@ -219,6 +256,55 @@ void HttpClientTransport::perform_once(long* status, long* retry_after) {
   curl_off_t ra = -1;
   if (curl_easy_getinfo(c, CURLINFO_RETRY_AFTER, &ra) != CURLE_OK) ra = -1;
   *retry_after = ra > 0 ? static_cast<long>(ra) : -1;
+}
+
+Hs2Error HttpClientTransport::unexpected_status(long status) const {
+  const std::string endpoint = format_endpoint(config_.host, config_.port);
+  if (status == 403) {
+    return Hs2Error(Hs2ErrorKind::kAuth,
+                    fmt::format("{} refused this user (HTTP 403 Forbidden): authenticated, but "
+                                "not allowed to connect",
+                                endpoint));
+  }
+  if (status == 407) {
+    return Hs2Error(
+        Hs2ErrorKind::kAuth,
+        cannot_connect(endpoint, "a proxy on the way requires authentication (HTTP 407)",
+                       "without the proxy (https_proxy, http_proxy and no_proxy in "
+                       "the environment choose it)"));
+  }
+  if (status >= 500) {
+    // A gateway whose backend failed, or a server in trouble: worth the statement's retries.
+    return Hs2Error(Hs2ErrorKind::kTransient,
+                    fmt::format("{} answered HTTP {} (a server error, or a gateway whose "
+                                "backend failed)",
+                                config_.url, status));
+  }
+  if (status >= 300 && status < 400) {
+    char* location = nullptr;
+    curl_easy_getinfo(static_cast<CURL*>(curl_), CURLINFO_REDIRECT_URL, &location);
+    return Hs2Error(
+        Hs2ErrorKind::kMismatch,
+        cannot_connect(endpoint,
+                       fmt::format("{} redirects (HTTP {}) to {}; redirects are not followed, "
+                                   "so that credentials go only where -i says",
+                                   config_.url, status,
+                                   location ? one_line(location) : std::string("nowhere named")),
+                       "-i and --http_path naming where it redirects"));
+  }
+  if (status == 404) {
+    return Hs2Error(Hs2ErrorKind::kMismatch,
+                    cannot_connect(endpoint,
+                                   fmt::format("{} answered HTTP 404 Not Found (impalad serves "
+                                               "any path; a gateway in front of it may not)",
+                                               config_.url),
+                                   "--http_path with the path the gateway serves HS2 on"));
+  }
+  return Hs2Error(
+      Hs2ErrorKind::kMismatch,
+      cannot_connect(endpoint,
+                     fmt::format("{} answered HTTP {}, not an HS2 reply", config_.url, status),
+                     fmt::format("-i with an hs2-http port (impalad: {})", kImpaladHttpPort)));
 }
 
 void HttpClientTransport::flush() {
@@ -237,7 +323,10 @@ void HttpClientTransport::flush() {
       if (attempt > 1) config_.sleep(std::chrono::seconds(attempt - 1));
       continue;
     }
-    if (status == 200) break;
+    if (status == 200) {
+      ++replies_;
+      break;
+    }
     if (status == 401) {
       curl_slist* cookies = nullptr;
       curl_easy_getinfo(c, CURLINFO_COOKIELIST, &cookies);
@@ -257,7 +346,8 @@ void HttpClientTransport::flush() {
     if (status == 502 || status == 503 || status == 504) {
       if (attempt >= config_.max_tries)
         throw Hs2Error(Hs2ErrorKind::kTransient,
-                       fmt::format("HTTP {} from server after {} tries", status, attempt));
+                       fmt::format("HTTP {} from {} after {} tries (--connect_max_tries)", status,
+                                   format_endpoint(config_.host, config_.port), attempt));
       ++http_retries_;
       long wait = retry_after >= 0 ? std::min(retry_after, 60L) : attempt - 1;
       if (config_.on_wait) {
@@ -269,8 +359,7 @@ void HttpClientTransport::flush() {
       if (wait > 0) config_.sleep(std::chrono::seconds(wait));
       continue;
     }
-    if (status == 403) throw Hs2Error(Hs2ErrorKind::kAuth, "HTTP 403 Forbidden");
-    throw Hs2Error(Hs2ErrorKind::kInternal, fmt::format("HTTP {} from server", status));
+    throw unexpected_status(status);
   }
   wbuf_.clear();
 }

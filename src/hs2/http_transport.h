@@ -13,6 +13,13 @@
 //    name ends in ".auth" is an auth cookie (impala-shell's rule).
 //  * 502/503/504: the same request is re-sent up to `max_tries` times in all, sleeping Retry-After
 //    seconds when the server gives it (capped at 60), else 1 s, 2 s, ... Then Hs2Error(kTransient).
+//  * Other statuses: 403 and 407 → Hs2Error(kAuth); 500 and up → kTransient (a gateway whose
+//    backend failed: the statement's retries apply); 404, 3xx (never followed, so credentials go
+//    only where -i says) and the rest → kMismatch, naming the URL and the flag to change.
+//  * A hang-up without a reply on the first request is the wrong port (binary HS2) or a TLS port
+//    spoken to in plain text (told apart by a TLS ClientHello on a second connection: kAuth);
+//    after a reply it is a lost connection (kTransient). With --ssl, a handshake that times out
+//    against a port answering plain HTTP is kAuth ("try without --ssl").
 //  * 401 while cookies were sent: cookies cleared, request re-sent once; 401 again (or without
 //    cookies) → Hs2Error(kAuth) with the Authenticator's message for the server's
 //    WWW-Authenticate challenges.
@@ -36,6 +43,7 @@
 
 #include "hs2/auth.h"
 #include "hs2/clock.h"
+#include "hs2/error.h"
 #include "hs2/transport.h"
 
 namespace atlas2kudu {
@@ -83,6 +91,8 @@ class HttpClientTransport final
     std::string detail;
   };
   bool holding_auth_cookie() const;
+  // The error for a status that is neither 200, 401, nor 502/503/504 (those are retried here).
+  Hs2Error unexpected_status(long status) const;
   static std::size_t on_header(char* data, std::size_t size, std::size_t nmemb, void* self);
 
   HttpTransportConfig config_;
@@ -94,6 +104,7 @@ class HttpClientTransport final
   std::string rbuf_;
   std::size_t rpos_ = 0;
   int http_retries_ = 0;
+  int replies_ = 0;  // 200s received on this transport: once one came, a hang-up is a lost link
 };
 
 }  // namespace atlas2kudu

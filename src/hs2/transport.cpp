@@ -217,6 +217,38 @@ std::shared_ptr<Hs2Transport> make_hs2_transport(const Hs2Settings& settings,
                                               o.connect_timeout_ms, o.socket_timeout_ms);
 }
 
+namespace {
+
+// Sends `request` on a new connection to host:port and returns the first `want` bytes of the
+// answer (fewer if the server closes first; empty on any failure), all within `timeout_ms`.
+std::string first_answer_bytes(const std::string& host, int port, int timeout_ms,
+                               const std::string& request, std::size_t want) {
+  std::string answer(want, '\0');
+  std::size_t got = 0;
+  try {
+    TSocket socket(host, port);
+    socket.setConnTimeout(timeout_ms);
+    socket.setRecvTimeout(timeout_ms);
+    socket.setSendTimeout(timeout_ms);
+    socket.open();
+    socket.write(reinterpret_cast<const uint8_t*>(request.data()),
+                 static_cast<uint32_t>(request.size()));
+    while (got < want) {
+      const uint32_t n = socket.read(reinterpret_cast<uint8_t*>(answer.data()) + got,
+                                     static_cast<uint32_t>(want - got));
+      if (n == 0) break;
+      got += n;
+    }
+    socket.close();
+  } catch (const apache::thrift::TException&) {
+    return {};
+  }
+  answer.resize(got);
+  return answer;
+}
+
+}  // namespace
+
 bool answers_tls(const std::string& host, int port, int timeout_ms) {
   // A minimal TLS 1.2 ClientHello: record header, handshake header, version, 32 bytes of random,
   // no session id, one cipher suite (ECDHE-RSA-AES128-GCM-SHA256), no compression, no extensions.
@@ -226,26 +258,25 @@ bool answers_tls(const std::string& host, int port, int timeout_ms) {
                        0x03, 0x03};                   // TLS 1.2
   hello.append(32, '\x5a');
   hello += {0x00, 0x00, 0x02, static_cast<char>(0xc0), 0x2f, 0x01, 0x00};
-  try {
-    TSocket socket(host, port);
-    socket.setConnTimeout(timeout_ms);
-    socket.setRecvTimeout(timeout_ms);
-    socket.setSendTimeout(timeout_ms);
-    socket.open();
-    socket.write(reinterpret_cast<const uint8_t*>(hello.data()),
-                 static_cast<uint32_t>(hello.size()));
-    uint8_t head[2];
-    uint32_t got = 0;
-    while (got < sizeof head) {
-      const uint32_t n = socket.read(head + got, static_cast<uint32_t>(sizeof head - got));
-      if (n == 0) break;
-      got += n;
-    }
-    socket.close();
-    return got == 2 && (head[0] == 0x15 || head[0] == 0x16) && head[1] == 0x03;
-  } catch (const apache::thrift::TException&) {
-    return false;
-  }
+  const std::string head = first_answer_bytes(host, port, timeout_ms, hello, 2);
+  return head.size() == 2 && (head[0] == 0x15 || head[0] == 0x16) && head[1] == 0x03;
+}
+
+bool answers_plain_http(const std::string& host, int port, int timeout_ms) {
+  // A Thrift HTTP server answers only a POST whose body it can read (it hangs up on anything
+  // else): a call of a method no server has, which any HS2 server answers at once with an
+  // "Invalid method name" exception (binary protocol: version and CALL, name, seqid, empty
+  // struct), or with 401 when it requires authentication first.
+  const std::string_view method = "atlas2kudu_probe";
+  std::string body = {static_cast<char>(0x80),         0x01, 0x00, 0x01, 0x00, 0x00, 0x00,
+                      static_cast<char>(method.size())};
+  body += method;
+  body += {0x00, 0x00, 0x00, 0x01, 0x00};
+  const std::string request = fmt::format(
+      "POST /cliservice HTTP/1.1\r\nHost: {}\r\nContent-Type: application/x-thrift\r\n"
+      "Content-Length: {}\r\nConnection: close\r\n\r\n{}",
+      host, body.size(), body);
+  return first_answer_bytes(host, port, timeout_ms, request, 5) == "HTTP/";
 }
 
 void quiet_thrift_logging() {

@@ -52,6 +52,11 @@ std::shared_ptr<Hs2Transport> make_hs2_transport(const Hs2Settings& settings,
 // by `timeout_ms`; false on any failure.
 bool answers_tls(const std::string& host, int port, int timeout_ms);
 
+// Whether host:port answers a plain HTTP request with an HTTP status line. Asked only after a TLS
+// handshake got no answer (a plain HTTP server waits for the rest of what it takes for a
+// request). One connection, bounded by `timeout_ms`; false on any failure.
+bool answers_plain_http(const std::string& host, int port, int timeout_ms);
+
 // Mutes Thrift's own error printing (TSocket writes every socket error to stderr itself): the HS2
 // layer reports each failure once, classified, through Hs2Error. Process-wide; the program calls
 // it once at start-up.

@@ -3,11 +3,13 @@
 // named as "atlas2kudu: cannot connect to HOST:PORT: WHAT; try FLAG", with the documented exit
 // status (4 for connection failures, 5 for authentication and TLS).
 #include <doctest/doctest.h>
+#include <fmt/core.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <string>
+#include <vector>
 
 #include "binary_test_util.h"
 #include "hs2_test_util.h"
@@ -178,6 +180,87 @@ TEST_CASE(
   CHECK(contains(r.err, unknown));
   CHECK(contains(r.err, "0 windows applied"));
   CHECK(contains(r.err, " 0 retries"));
+}
+
+TEST_CASE("hs2-http without --ssl against a TLS port, and --ssl against a plain one (exit 5)") {
+  const TlsFiles& tls = tls_files();
+  TestServer https("--transport http --tls-cert " + tls.cert + " --tls-key " + tls.key);
+  Run r =
+      run("apply --protocol hs2-http --connect_max_tries 1 -i " + https.address() + " " + kInput);
+  CHECK(r.status == 5);
+  CHECK(error_line(r) == "atlas2kudu: cannot connect to " + https.address() +
+                             ": it closed the connection without an HTTP reply (Empty reply from "
+                             "server), and it answers a TLS ClientHello: the server expects TLS; "
+                             "try --ssl (and --ca_cert FILE if its CA is not a system one)");
+  // The reverse: a plain HTTP port waits for the rest of the "request" the ClientHello began, so
+  // the handshake times out (-t); a plain request on a second connection tells it from a silent
+  // server.
+  TestServer http("--transport http");
+  r = run("apply --protocol hs2-http --ssl --ca_cert " + tls.ca + " -t 500 -i " + http.address() +
+          " " + kInput);
+  CHECK(r.status == 5);
+  CHECK(error_line(r).starts_with("atlas2kudu: cannot connect to " + http.address() +
+                                  ": no answer to the TLS handshake (Connection timed out after "));
+  CHECK(error_line(r).ends_with(
+      " milliseconds), and it answers plain HTTP: it does not speak TLS; try without --ssl"));
+  // A silent server is still only a timeout (exit 4).
+  TestServer silent("--silent");
+  r = run("apply --protocol hs2-http --ssl --ca_cert " + tls.ca +
+          " -t 500 --connect_max_tries 1 -i " + silent.address() + " " + kInput);
+  CHECK(r.status == 4);
+  CHECK(contains(r.err, "a silent server, or no TLS on this port"));
+}
+
+TEST_CASE("hs2-http: what other HTTP statuses say, and their exit status") {
+  struct Case {
+    int status;
+    int exit_status;
+    std::string says;
+  };
+  const std::vector<Case> cases = {
+      {404, 4,
+       "/cliservice answered HTTP 404 Not Found (impalad serves any path; a gateway in "
+       "front of it may not); try --http_path with the path the gateway serves HS2 on"},
+      {302, 4,
+       "/cliservice redirects (HTTP 302) to https://elsewhere.invalid/; redirects are not "
+       "followed, so that credentials go only where -i says; try -i and --http_path "
+       "naming where it redirects"},
+      {407, 5, ": a proxy on the way requires authentication (HTTP 407); try without the proxy"},
+      {403, 5, " refused this user (HTTP 403 Forbidden)"},
+      {418, 4,
+       "/cliservice answered HTTP 418, not an HS2 reply; try -i with an hs2-http port "
+       "(impalad: 28000)"},
+      // A gateway whose backend failed: exit 4, as the server being down is (a statement that
+      // meets it is retried).
+      {500, 4,
+       "/cliservice answered HTTP 500 (a server error, or a gateway whose backend "
+       "failed)"},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.status);
+    TestServer server(fmt::format("--transport http --http-status {}", c.status));
+    const Run r = run("apply --protocol hs2-http --max_retries 1 --retry_backoff_ms 1 -i " +
+                      server.address() + " " + kInput);
+    CHECK(r.status == c.exit_status);
+    CHECK(contains(r.err, c.says));
+    CHECK(contains(r.err, server.address()));
+  }
+}
+
+TEST_CASE("hs2-http: a connection lost after replies is a lost connection, not a wrong port") {
+  // libcurl re-sends a request once by itself when a kept-alive connection dies: each try of the
+  // statement meets two drops.
+  TestServer server("--transport http --handler kit --drop-at 1 2 3 4 5 6");
+  const Run r =
+      run("apply --protocol hs2-http --prior none --max_retries 2 --retry_backoff_ms 1 "
+          "-i " +
+          server.address() + " " + kInput);
+  CHECK(r.status == 4);
+  CHECK(contains(r.err, "giving up after 2 retries: HTTP request failed: the connection to " +
+                            server.address() +
+                            " was lost before the reply (Empty reply from "
+                            "server)"));
+  CHECK_FALSE(contains(r.err, "--protocol hs2"));
 }
 
 TEST_SUITE_END();

@@ -232,6 +232,7 @@ TEST_CASE(
   CHECK(std::dynamic_pointer_cast<TBufferedTransport>(none->wrap_binary(socket)) != nullptr);
 
   o.ldap = true;
+  o.user = "etl";
   auto ldap = make_authenticator(validate_hs2_options(o), password_credentials("pw"));
   CHECK(ldap->describe() == "LDAP (SASL PLAIN / HTTP Basic)");
   CHECK(std::dynamic_pointer_cast<SaslClientTransport>(ldap->wrap_binary(socket)) != nullptr);
@@ -241,6 +242,9 @@ TEST_CASE(
   o.protocol = Hs2Protocol::kHttp;
   auto jwt = make_authenticator(validate_hs2_options(o), jwt_credentials("a.b.c"));
   CHECK(jwt->describe() == "JWT (HTTP Bearer)");
+  CHECK(jwt->http_unauthorized_message("db1.example:28000", "Bearer")
+            .starts_with("JWT authentication failed at db1.example:28000 (HTTP 401): the server "
+                         "refused the token"));
   try {
     jwt->wrap_binary(socket);
     FAIL("JWT over the binary protocol");
@@ -258,7 +262,9 @@ TEST_CASE(
             .find("does not accept Kerberos") != std::string::npos);
   CHECK(ldap->http_auth_header(false) == "");  // Basic is libcurl's, set once per handle
   CHECK(ldap->http_unauthorized_message("db1.example:28000", "Basic") ==
-        "HTTP 401 Unauthorized: authentication failed");
+        "LDAP authentication (HTTP Basic) as 'etl' failed at db1.example:28000 (HTTP 401): the "
+        "server refused the user or its "
+        "password; check -u and the password's source");
   // Without authentication, the challenge names the flag to try.
   Hs2Options n;
   n.impalad = "db1.example";

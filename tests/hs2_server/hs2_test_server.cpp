@@ -720,6 +720,13 @@ void Hs2TestServer::Impl::serve_http(TTransport& wire, ConnState& conn) {
       std::lock_guard lock(mu);
       ++stats.http_requests;
     }
+    if (config.faults.http_status != 0) {
+      const int status = config.faults.http_status;
+      std::vector<std::string> headers = {"Connection: close"};
+      if (status >= 300 && status < 400) headers.push_back("Location: https://elsewhere.invalid/");
+      respond(fmt::format("{} Fault", status), headers, "");
+      return;
+    }
     if (request_line.rfind("POST ", 0) != 0) {
       respond("405 Method Not Allowed", {"Connection: close"}, "");
       return;

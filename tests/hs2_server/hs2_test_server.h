@@ -75,6 +75,9 @@ struct FaultPlan {
   // Answer CloseImpalaOperation as a HiveServer2 that is not Impala (Hive, or an Impala before
   // 3.3) does: a TApplicationException UNKNOWN_METHOD ("Invalid method name").
   bool plain_hs2 = false;
+  // HTTP only: answer every request with this status (a gateway with a wrong path: 404, a proxy
+  // wanting credentials: 407, a redirect: 302 with a Location, a failed backend: 500); 0: off.
+  int http_status = 0;
 };
 
 struct Hs2TestServerConfig {

@@ -95,6 +95,8 @@ int main(int argc, char** argv) {
   app.add_option("--hang-at", hang_at,
                  "The N-th statement stays RUNNING, never executed, until it is cancelled");
   app.add_flag("--silent", cfg.faults.silent, "Accept connections and never answer");
+  app.add_option("--http-status", cfg.faults.http_status,
+                 "HTTP: answer every request with this status (404, 407, 302, 500, ...)");
   app.add_flag("--plain-hs2", cfg.faults.plain_hs2,
                "CloseImpalaOperation is an unknown method, as on a HiveServer2 that is not Impala "
                "(or an Impala before 3.3)");
