@@ -118,26 +118,41 @@ RunOutcome run_reporting_failures(Progress& progress, const std::function<void()
   return outcome;
 }
 
-// A run that fails before its report (a bad option, a locked checkpoint, an unreachable server,
-// a --stats file that cannot be written) still leaves its exit status in --metrics-textfile.
-int reporting_early_failures(std::string_view command, const std::string& metrics_file,
+// A run that fails before its report (a bad option, a locked checkpoint, a password helper that
+// fails, a --stats file that cannot be written) still leaves its exit status in
+// --metrics-textfile, and, once `checks` (before_reading) found the outputs safe to write, in
+// --stats too: a monitor reading it must not be left with an earlier run's success.
+int reporting_early_failures(std::string_view command, const InputOptions& in,
+                             const std::function<void()>& checks,
                              const std::function<int()>& body) {
   const std::int64_t started = wall_clock_micros();
+  bool outputs_checked = false;
   try {
+    checks();
+    outputs_checked = true;
     return body();
   } catch (const Error& e) {
-    if (!metrics_file.empty()) {
-      const std::int64_t ended = wall_clock_micros();
-      const RunReport report{.command = command,
-                             .exit_status = exit_code_for(e.category()),
-                             .seconds = static_cast<double>(ended - started) / 1e6,
-                             .start_micros = started,
-                             .end_micros = ended,
-                             .error = e.what()};
+    const std::int64_t ended = wall_clock_micros();
+    const ReadStats nothing_read;
+    RunReport report{.command = command,
+                     .exit_status = exit_code_for(e.category()),
+                     .seconds = static_cast<double>(ended - started) / 1e6,
+                     .start_micros = started,
+                     .end_micros = ended,
+                     .error = e.what(),
+                     .read = &nothing_read};
+    if (const auto* stop = dynamic_cast<const StopError*>(&e)) report.stopped_by = stop->reason();
+    // The run reports its first failure, not one of these.
+    if (!in.metrics_file.empty()) {
       try {
-        write_metrics_textfile(metrics_file, report);
+        write_metrics_textfile(in.metrics_file, report);
       } catch (const Error&) {
-        // The run reports its first failure, not this one.
+      }
+    }
+    if (outputs_checked && !in.stats_file.empty()) {
+      try {
+        write_text_file(in.stats_file, stats_json(report));
+      } catch (const Error&) {
       }
     }
     throw;
@@ -300,7 +315,6 @@ void before_reading(std::string_view command, const InputOptions& in,
 }
 
 int check_run(const InputOptions& in) {
-  before_reading("check", in);
   RejectSink rejects(RejectPolicy{in.max_rejects, in.reject_file});
   Reader reader(in.files, rejects, in.limits);
   Progress progress("check");
@@ -348,7 +362,6 @@ bool read_ahead_wanted(const CompileCommand& c, std::optional<std::uint64_t> inp
 }
 
 int compile_run(CompileCommand& c) {
-  before_reading("compile", c.in, c.output);
   // compile reads stored state when it is given a connection (-i), unless --prior says otherwise.
   if (!c.prior_given) {
     c.options.prior = c.connection_given ? PriorSource::kImpala : PriorSource::kNone;
@@ -408,7 +421,6 @@ int compile_run(CompileCommand& c) {
 
 int apply_run(ApplyCommand& a) {
   CompileCommand& c = a.compile;
-  before_reading("apply", c.in, {}, a.checkpoint);
   use_memory_budget(c, true);
   const Hs2Settings settings = validate_hs2_options(c.hs2);
   // One run at a time per checkpoint, decided before anything else happens (exit 75).
@@ -493,15 +505,20 @@ int apply_run(ApplyCommand& a) {
 }  // namespace
 
 int run_check(const InputOptions& in) {
-  return reporting_early_failures("check", in.metrics_file, [&] { return check_run(in); });
+  return reporting_early_failures(
+      "check", in, [&] { before_reading("check", in); }, [&] { return check_run(in); });
 }
 
 int run_compile(CompileCommand& c) {
-  return reporting_early_failures("compile", c.in.metrics_file, [&] { return compile_run(c); });
+  return reporting_early_failures(
+      "compile", c.in, [&] { before_reading("compile", c.in, c.output); },
+      [&] { return compile_run(c); });
 }
 
 int run_apply(ApplyCommand& a) {
-  return reporting_early_failures("apply", a.compile.in.metrics_file, [&] { return apply_run(a); });
+  return reporting_early_failures(
+      "apply", a.compile.in, [&] { before_reading("apply", a.compile.in, {}, a.checkpoint); },
+      [&] { return apply_run(a); });
 }
 
 int run_ddl(const DdlCommand& d) {

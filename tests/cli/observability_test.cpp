@@ -300,6 +300,26 @@ TEST_CASE("--stats: schema, version, times, exit status, error and the checkpoin
                  "\"completed\":false,\"exit_status\":3,\"error\":" + json_quote(message) + ","));
   CHECK(contains(json, "\"checkpoint\":null}\n"));
 
+  // A failure before reading (the password helper fails) replaces the file too: a monitor must
+  // not read the earlier run's outcome.
+  const Run early = run("apply -i " + server.address() +
+                        " -l -u etl --auth_creds_ok_in_clear "
+                        "--ldap_password_cmd 'exit 3' --stats " +
+                        stats + examples());
+  CHECK(early.status == 5);
+  json = slurp(stats);
+  CHECK(contains(json, "\"command\":\"apply\""));
+  CHECK(contains(json,
+                 "\"completed\":false,\"exit_status\":5,\"error\":"
+                 "\"--ldap_password_cmd: command failed (status 3)\","));
+  CHECK(json_number(json, "records") == 0);
+  // An output refused as such (here the --stats file is also an input) is never written.
+  const std::string input = write_temp(".jsonl", "not json\n");
+  const Run refused = run("check --stats " + input + " " + input);
+  CHECK(refused.status == 64);
+  CHECK(slurp(input) == "not json\n");
+  std::remove(input.c_str());
+
   // check has the same header.
   const Run checked = run("check --stats " + stats + examples());
   CHECK(checked.status == 0);
