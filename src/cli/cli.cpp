@@ -368,6 +368,22 @@ void report_usage_error(CLI::App& app, const CLI::ParseError& e,
   std::string hint;
   std::string what = e.what();
   const CLI::App* sub = chosen_subcommand(app, args);
+  // An option CLI11 did not expect is named without its value: "--ldap_password=x" or "-px" may
+  // hold a secret typed by habit (beeline's -p), and this message goes to cron logs.
+  for (const std::string& a : args) {
+    if (!a.starts_with("-") || a == "-" || a == "--") continue;
+    std::string shown;
+    if (a.starts_with("--") && a.find('=') != std::string::npos) {
+      shown = a.substr(0, a.find('=')) + "=...";
+    } else if (!a.starts_with("--") && a.size() > 2 && !(a[1] >= '0' && a[1] <= '9')) {
+      shown = a.substr(0, 2) + "...";
+    } else {
+      continue;
+    }
+    for (auto at = what.find(a); at != std::string::npos; at = what.find(a, at + shown.size())) {
+      what.replace(at, a.size(), shown);
+    }
+  }
   // CLI11's words for an option given twice: "--database: At Most 1 required but received 2".
   if (const auto at = what.find(": At Most 1 required but received "); at != std::string::npos) {
     const std::string name = what.substr(0, at);

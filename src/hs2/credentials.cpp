@@ -307,7 +307,9 @@ std::shared_ptr<const Hs2Credentials> resolve_hs2_credentials(
   auto c = std::make_shared<Hs2Credentials>();
   if (o.ldap || o.jwt) keep_secrets_out_of_core_dumps();
   if (o.ldap) {
+    std::string_view source;
     if (!o.ldap_password_cmd.empty()) {
+      source = "--ldap_password_cmd gave an empty password";
       // Decision: strip exactly one trailing "\n" (and a "\r" before it), since
       // `echo`, `pass` and vault helpers all end their output with one; impala-shell keeps it.
       take_secret(c->password,
@@ -315,13 +317,22 @@ std::shared_ptr<const Hs2Credentials> resolve_hs2_credentials(
       if (!c->password.empty() && c->password.back() == '\n') c->password.pop_back();
       if (!c->password.empty() && c->password.back() == '\r') c->password.pop_back();
     } else if (std::getenv("ATLAS2KUDU_LDAP_PASSWORD") != nullptr) {
+      source = "$ATLAS2KUDU_LDAP_PASSWORD is empty";
       take_secret_variable(c->password, "ATLAS2KUDU_LDAP_PASSWORD");
     } else if (isatty(STDIN_FILENO)) {
+      source = "the password typed is empty";
       take_secret(c->password, prompt_tty(fmt::format("LDAP password for {}: ", settings.user())));
     } else {
       throw Hs2Error(Hs2ErrorKind::kAuth,
                      "-l/--ldap: no password (use --ldap_password_cmd, $ATLAS2KUDU_LDAP_PASSWORD "
                      "or a terminal)");
+    }
+    // Never sent: many LDAP servers take an empty password as an anonymous bind, and an empty
+    // answer is how a broken helper (a vault session expired, exit status 0) usually fails.
+    if (c->password.empty()) {
+      throw Hs2Error(Hs2ErrorKind::kAuth, fmt::format("-l/--ldap: {}; an empty password is never "
+                                                      "sent",
+                                                      source));
     }
   }
   if (o.jwt) {

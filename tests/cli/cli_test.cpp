@@ -188,6 +188,15 @@ TEST_CASE("usage errors and missing files have their own exit codes") {
   r = run("compile -d x --database=y " + example_files().front());
   CHECK(r.status == 64);
   CHECK(contains(r.err, "given more than once (x, y); it takes one value\n"));
+  // An option that is not expected is named without its value, which may be a password.
+  r = run("apply --ldap_password=Hunter2Secret -pHunter2 x.jsonl");
+  CHECK(r.status == 64);
+  CHECK(contains(r.err, "--ldap_password=..."));
+  CHECK_FALSE(contains(r.err, "Hunter2"));
+  r = run("apply -pHunter2 x.jsonl");
+  CHECK(r.status == 64);
+  CHECK(contains(r.err, "not expected: -p...\n"));
+  CHECK_FALSE(contains(r.err, "Hunter2"));
   r = run("help compil");
   CHECK(r.status == 64);
   CHECK(contains(r.err, "unknown command 'compil' (did you mean compile?)"));
