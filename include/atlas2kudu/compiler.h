@@ -329,6 +329,9 @@ class Compiler {
   // left out stay unknown: the fold then writes predicate deletes and merges props from {}.
   void learn(std::span<const PriorEntity> prior);
 
+  // How the next window will be named in messages: "window 2 (events 4-6)", from its size.
+  std::string next_window_name(std::size_t events) const;
+
   // Folds the next window (input order, any size). Pure: no I/O but the knowledge spill file.
   // Window indexes and event numbers continue across calls.
   NetWindow fold(std::span<const Event> window);

@@ -8,6 +8,7 @@
 #include "compile/plan.h"
 #include "compile/print_executor.h"
 #include "compile/sql_writer.h"
+#include "util/stop.h"
 #include "util/version.h"
 
 namespace atlas2kudu {
@@ -158,13 +159,27 @@ NetWindow Compiler::end_window(std::span<const Event> window) {
   return net;
 }
 
+std::string Compiler::next_window_name(std::size_t events) const {
+  return fmt::format("window {} (events {}-{})", impl_->windows + 1, impl_->events + 1,
+                     impl_->events + events);
+}
+
 NetWindow fold_window(Compiler& compiler, PriorState& prior, std::span<const Event> window) {
   // Sorting a window's guids to ask a source that never answers is a few percent of --prior none.
   if (prior.knows_nothing()) return compiler.fold(window);
   const std::vector<Guid> unknown = compiler.unknown_entities(window);
   if (!unknown.empty()) {
     std::vector<PriorEntity> found;
-    prior.lookup(unknown, found);
+    try {
+      prior.lookup(unknown, found);
+    } catch (const StopError&) {
+      throw;  // a stop request says what stopped the run itself
+    } catch (const Error& e) {
+      // The lookup names its table and keys; the window says which input it was for, as a
+      // failed statement's message does.
+      throw Error(e.category(),
+                  fmt::format("{}, {}", compiler.next_window_name(window.size()), e.what()));
+    }
     compiler.learn(found);
   }
   return compiler.fold(window);

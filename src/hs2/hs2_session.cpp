@@ -111,6 +111,13 @@ struct Hs2Session::Impl {
       throw;
     } catch (const TTransportException& e) {
       drop();
+      if (e.getType() == TTransportException::TIMED_OUT) {
+        // Thrift says "THRIFT_EAGAIN (timed out)": name the limit that ran out.
+        throw Hs2Error(Hs2ErrorKind::kTransient,
+                       fmt::format("{}: no reply from {} within --socket_timeout_ms {} ms (raise "
+                                   "it for a server slow to answer; 0: no limit)",
+                                   what, endpoint(), settings.options().socket_timeout_ms));
+      }
       throw Hs2Error(Hs2ErrorKind::kTransient,
                      fmt::format("{}: connection failed: {}", what, e.what()));
     } catch (const TApplicationException& e) {
