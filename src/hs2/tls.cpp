@@ -35,6 +35,45 @@ bool is_ip_literal(const std::string& host) {
   return inet_pton(AF_INET, host.c_str(), buf) == 1 || inet_pton(AF_INET6, host.c_str(), buf) == 1;
 }
 
+// The ex_data slot of an SSL that holds its TlsTransport, for the verify callback.
+int transport_index() {
+  static const int index = SSL_get_ex_new_index(0, nullptr, nullptr, nullptr, nullptr);
+  return index;
+}
+
+// The names a certificate is valid for: its subjectAltName DNS and IP entries, else its CN.
+//   "DNS:impala.example.com, IP:10.0.0.7"
+std::string certificate_names(X509* cert) {
+  std::string out;
+  const auto add = [&out](std::string_view kind, std::string_view name) {
+    if (!out.empty()) out += ", ";
+    out += kind;
+    out += name;
+  };
+  auto* sans =
+      static_cast<GENERAL_NAMES*>(X509_get_ext_d2i(cert, NID_subject_alt_name, nullptr, nullptr));
+  for (int i = 0; sans != nullptr && i < sk_GENERAL_NAME_num(sans); ++i) {
+    const GENERAL_NAME* name = sk_GENERAL_NAME_value(sans, i);
+    if (name->type == GEN_DNS) {
+      const ASN1_STRING* dns = name->d.dNSName;
+      add("DNS:", std::string_view(reinterpret_cast<const char*>(ASN1_STRING_get0_data(dns)),
+                                   static_cast<std::size_t>(ASN1_STRING_length(dns))));
+    } else if (name->type == GEN_IPADD) {
+      const ASN1_OCTET_STRING* ip = name->d.iPAddress;
+      char text[INET6_ADDRSTRLEN] = {0};
+      const int family = ASN1_STRING_length(ip) == 4 ? AF_INET : AF_INET6;
+      if (inet_ntop(family, ASN1_STRING_get0_data(ip), text, sizeof text)) add("IP:", text);
+    }
+  }
+  GENERAL_NAMES_free(sans);
+  if (out.empty()) {
+    char cn[256] = {0};
+    if (X509_NAME_get_text_by_NID(X509_get_subject_name(cert), NID_commonName, cn, sizeof cn) > 0)
+      add("CN:", cn);
+  }
+  return out.empty() ? std::string("no name") : out;
+}
+
 }  // namespace
 
 std::shared_ptr<TlsContext> TlsContext::client(const std::string& ca_file, bool verify) {
@@ -106,6 +145,9 @@ void TlsTransport::open() {
     int ok = is_ip_literal(host_) ? X509_VERIFY_PARAM_set1_ip_asc(param, host_.c_str())
                                   : X509_VERIFY_PARAM_set1_host(param, host_.c_str(), 0);
     if (ok != 1) throw Hs2Error(Hs2ErrorKind::kInternal, "TLS: cannot set expected host name");
+    peer_names_.clear();
+    SSL_set_ex_data(ssl_, transport_index(), this);
+    SSL_set_verify(ssl_, SSL_VERIFY_PEER, &TlsTransport::on_verify);
   }
   errno = 0;
   int rc = SSL_connect(ssl_);
@@ -124,12 +166,37 @@ void TlsTransport::open() {
 // Every TLS failure is Hs2Error(kAuth) (exit 5), except a handshake that timed out, which is a
 // silent server (transient). Mismatches get the flag to try: a plain server reading a
 // ClientHello closes the connection or answers in plain text.
+int TlsTransport::on_verify(int preverified, X509_STORE_CTX* store) {
+  auto* ssl =
+      static_cast<SSL*>(X509_STORE_CTX_get_ex_data(store, SSL_get_ex_data_X509_STORE_CTX_idx()));
+  auto* self = ssl ? static_cast<TlsTransport*>(SSL_get_ex_data(ssl, transport_index())) : nullptr;
+  if (self != nullptr && self->peer_names_.empty()) {
+    if (X509* leaf = X509_STORE_CTX_get0_cert(store)) self->peer_names_ = certificate_names(leaf);
+  }
+  return preverified;
+}
+
 void TlsTransport::fail_handshake(int err, int saved_errno, long verify, std::string detail) {
   const std::string peer = fmt::format("{}:{}", host_, socket_->getPort());
-  if (ctx_->verify() && verify != X509_V_OK)
+  if (ctx_->verify() && verify != X509_V_OK) {
+    const std::string names = peer_names_.empty() ? "" : fmt::format("; it names {}", peer_names_);
+    std::string advice;
+    switch (verify) {
+      case X509_V_ERR_HOSTNAME_MISMATCH:
+      case X509_V_ERR_IP_ADDRESS_MISMATCH:
+        advice = "; try -i with a name it names, and the same port";
+        break;
+      case X509_V_ERR_CERT_HAS_EXPIRED:
+      case X509_V_ERR_CERT_NOT_YET_VALID:
+        advice = "; the server's certificate must be renewed (or this machine's clock is wrong)";
+        break;
+      default:
+        advice = "; try --ca_cert FILE with the CA that signed it";
+    }
     throw Hs2Error(Hs2ErrorKind::kAuth,
-                   fmt::format("TLS: server certificate not trusted for '{}': {}", host_,
-                               X509_verify_cert_error_string(verify)));
+                   fmt::format("TLS: the certificate of {} is not trusted for '{}': {}{}{}", peer,
+                               host_, X509_verify_cert_error_string(verify), names, advice));
+  }
   const bool no_error_queued = detail == "unknown TLS error";
   if ((err == SSL_ERROR_WANT_READ || err == SSL_ERROR_WANT_WRITE ||
        (err == SSL_ERROR_SYSCALL && no_error_queued)) &&

@@ -24,6 +24,7 @@
 
 typedef struct ssl_ctx_st SSL_CTX;
 typedef struct ssl_st SSL;
+typedef struct x509_store_ctx_st X509_STORE_CTX;
 
 namespace atlas2kudu {
 
@@ -65,6 +66,8 @@ class TlsTransport : public apache::thrift::transport::TVirtualTransport<TlsTran
   apache::thrift::transport::TSocket& socket() { return *socket_; }
 
  private:
+  // SSL_set_verify's callback: keeps the leaf's names in peer_names_, decides nothing.
+  static int on_verify(int preverified, X509_STORE_CTX* store);
   [[noreturn]] void fail_handshake(int ssl_error, int saved_errno, long verify_result,
                                    std::string detail);
 
@@ -72,6 +75,10 @@ class TlsTransport : public apache::thrift::transport::TVirtualTransport<TlsTran
   std::shared_ptr<apache::thrift::transport::TSocket> socket_;
   std::string host_;
   SSL* ssl_ = nullptr;
+  // The names the server's certificate is valid for ("DNS:impala.example.com, IP:10.0.0.7"),
+  // seen during verification: a refused certificate is gone once the handshake failed, and a
+  // name mismatch is fixed by knowing them.
+  std::string peer_names_;
 };
 
 }  // namespace atlas2kudu

@@ -173,12 +173,14 @@ TEST_CASE("$ATLAS2KUDU_LDAP_PASSWORD: taken out of the environment; a wrong one 
   // An empty password is refused before connecting, whatever gives it.
   r = run(args, "/dev/null", "ATLAS2KUDU_LDAP_PASSWORD=");
   CHECK(r.status == 5);
-  CHECK(contains(r.err, "atlas2kudu: -l/--ldap: $ATLAS2KUDU_LDAP_PASSWORD is empty; an empty "
-                        "password is never sent\n"));
+  CHECK(contains(r.err,
+                 "atlas2kudu: -l/--ldap: $ATLAS2KUDU_LDAP_PASSWORD is empty; an empty "
+                 "password is never sent\n"));
   r = run(args + " --ldap_password_cmd 'echo'");
   CHECK(r.status == 5);
-  CHECK(contains(r.err, "atlas2kudu: -l/--ldap: --ldap_password_cmd gave an empty password; an "
-                        "empty password is never sent\n"));
+  CHECK(contains(r.err,
+                 "atlas2kudu: -l/--ldap: --ldap_password_cmd gave an empty password; an "
+                 "empty password is never sent\n"));
   std::remove(stats.c_str());
 }
 
