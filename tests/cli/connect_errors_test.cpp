@@ -266,4 +266,14 @@ TEST_CASE("hs2-http: a connection lost after replies is a lost connection, not a
   CHECK_FALSE(contains(r.err, "--protocol hs2"));
 }
 
+TEST_CASE("a reply slower than --socket_timeout_ms: the limit is named (exit 4)") {
+  TestServer slow("--latency-ms 3000");
+  const Run r = run("apply --prior none --socket_timeout_ms 300 --max_retries 0 -i " +
+                    slow.address() + " " + kInput);
+  CHECK(r.status == 4);
+  CHECK(contains(r.err, "ExecuteStatement: no reply from " + slow.address() +
+                            " within --socket_timeout_ms 300 ms (raise it for a server slow to "
+                            "answer; 0: no limit)\n"));
+}
+
 TEST_SUITE_END();
