@@ -41,11 +41,19 @@ std::string_view to_string(ErrorCategory category);
 class Error : public std::runtime_error {
  public:
   Error(ErrorCategory category, const std::string& message)
-      : std::runtime_error(message), category_(category) {}
+      : std::runtime_error(message), category_(category), message_(message) {}
   ErrorCategory category() const { return category_; }
+  const char* what() const noexcept override { return message_.c_str(); }
+
+  // Says where the failure happened, in front of the message, keeping the error's type and
+  // category for the `throw;` that follows:
+  //   catch (Error& e) { e.add_context("window 2 (events 4-6), "); throw; }
+  //   // "window 2 (events 4-6), prior-state lookup (entity_flat, keys 1-2 of 2): ..."
+  void add_context(std::string_view context) { message_.insert(0, context); }
 
  private:
   ErrorCategory category_;
+  std::string message_;
 };
 
 }  // namespace atlas2kudu

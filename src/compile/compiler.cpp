@@ -174,11 +174,11 @@ NetWindow fold_window(Compiler& compiler, PriorState& prior, std::span<const Eve
       prior.lookup(unknown, found);
     } catch (const StopError&) {
       throw;  // a stop request says what stopped the run itself
-    } catch (const Error& e) {
+    } catch (Error& e) {
       // The lookup names its table and keys; the window says which input it was for, as a
       // failed statement's message does.
-      throw Error(e.category(),
-                  fmt::format("{}, {}", compiler.next_window_name(window.size()), e.what()));
+      e.add_context(compiler.next_window_name(window.size()) + ", ");
+      throw;
     }
     compiler.learn(found);
   }

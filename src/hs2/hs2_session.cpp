@@ -148,7 +148,41 @@ struct Hs2Session::Impl {
                    fmt::format("{}: {}", what, msg.empty() ? "(no message)" : msg));
   }
 
+  // hs2-http: sessions opened on connections since lost. An HTTP session outlives its
+  // connection (impalad closes it only after --disconnected_session_timeout, 15 minutes by
+  // default, and a statement it was running may still be running), so the next connection
+  // closes it: the copy of a statement that is re-run elsewhere is cancelled with it.
+  std::vector<t::TSessionHandle> abandoned;
+  static constexpr std::size_t kMaxAbandoned = 16;
+
+  void close_abandoned() noexcept {
+    if (abandoned.empty() || !rpc) return;
+    std::vector<t::TSessionHandle> handles;
+    handles.swap(abandoned);
+    try {
+      transport->set_rpc_timeout(settings.options().close_timeout_ms);
+      for (const t::TSessionHandle& handle : handles) {
+        t::TCloseSessionReq req;
+        req.__set_sessionHandle(handle);
+        t::TCloseSessionResp resp;
+        rpc->CloseSession(resp, req);  // an error (unknown session: it expired) changes nothing
+      }
+      transport->set_rpc_timeout(settings.options().socket_timeout_ms);
+    } catch (...) {
+      // Best effort: the server expires them in the end. An HTTP request that failed leaves
+      // nothing out of step for the next one.
+      try {
+        if (transport) transport->set_rpc_timeout(settings.options().socket_timeout_ms);
+      } catch (...) {
+      }
+    }
+  }
+
   void drop() noexcept {
+    if (session && settings.options().protocol == Hs2Protocol::kHttp &&
+        abandoned.size() < kMaxAbandoned) {
+      abandoned.push_back(*session);
+    }
     session.reset();
     rpc.reset();
     if (transport) {
@@ -274,6 +308,7 @@ struct Hs2Session::Impl {
       throw Hs2Error(Hs2ErrorKind::kInternal, "OpenSession: no session handle in reply");
     session = resp.sessionHandle;
     server_config = resp.configuration;
+    close_abandoned();
   }
 
   t::TOperationHandle start(std::string_view sql) {
@@ -527,6 +562,7 @@ void Hs2Session::close() noexcept {
       // The server expires abandoned sessions (disconnected_session_timeout); nothing to do.
     }
   }
+  impl_->session.reset();  // closed: not one to close on a next connection
   impl_->drop();
 }
 

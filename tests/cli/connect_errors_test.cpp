@@ -264,6 +264,12 @@ TEST_CASE("hs2-http: a connection lost after replies is a lost connection, not a
                             " was lost before the reply (Empty reply from "
                             "server)"));
   CHECK_FALSE(contains(r.err, "--protocol hs2"));
+  // An HTTP session outlives its connection: each new connection closed the one before's. The
+  // last, lost with the run's last try, is left to the server's --disconnected_session_timeout
+  // (a run that ends does not connect again only to close it).
+  const std::string stats = server.report();
+  CHECK(json_number(stats, "sessions_opened") == 3);
+  CHECK(json_number(stats, "open_sessions") == 1);
 }
 
 TEST_CASE("a reply slower than --socket_timeout_ms: the limit is named (exit 4)") {
