@@ -96,8 +96,10 @@ Hs2Settings validate_hs2_options(Hs2Options o) {
         "(use --auth_creds_ok_in_clear to override)");
   if (o.ssl_insecure_skip_verify && !o.ca_cert.empty())
     usage("--ssl_insecure_skip_verify contradicts --ca_cert");
-  if ((o.ssl_insecure_skip_verify || !o.ca_cert.empty()) && !o.ssl)
-    usage("--ca_cert and --ssl_insecure_skip_verify need --ssl");
+  if (!o.ca_cert.empty() && !o.ssl) usage("--ca_cert needs --ssl");
+  if (o.ssl_insecure_skip_verify && !o.ssl) usage("--ssl_insecure_skip_verify needs --ssl");
+  if (o.http_path != Hs2Options{}.http_path && o.protocol != Hs2Protocol::kHttp)
+    usage("--http_path needs --protocol hs2-http");
   if (o.sessions < 1) usage("--sessions must be at least 1");
   if (o.connect_max_tries < 1) usage("--connect_max_tries must be at least 1");
   for (const auto& q : o.query_options) {

@@ -116,6 +116,27 @@ TEST_CASE("hs2 options: contradictions are usage errors") {
   Hs2Options q;
   q.query_options = {"NOEQUALS"};
   CHECK(usage_kind(q) == Hs2ErrorKind::kUsage);
+  // Each flag that needs another names itself only.
+  const auto message = [](const Hs2Options& options) {
+    try {
+      (void)validate_hs2_options(options);
+    } catch (const Hs2Error& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  Hs2Options c;
+  c.ca_cert = "/ca.pem";
+  CHECK(message(c) == "--ca_cert needs --ssl");
+  Hs2Options k;
+  k.ssl_insecure_skip_verify = true;
+  CHECK(message(k) == "--ssl_insecure_skip_verify needs --ssl");
+  // --http_path means nothing to the binary protocol: refused, as -s without -k is.
+  Hs2Options h;
+  h.http_path = "gateway/impala";
+  CHECK(message(h) == "--http_path needs --protocol hs2-http");
+  h.protocol = Hs2Protocol::kHttp;
+  CHECK(message(h).empty());
   CHECK(category_for(Hs2ErrorKind::kUsage) == ErrorCategory::kUsage);
 }
 
