@@ -17,7 +17,7 @@
 //                          // throws Hs2Error(kAuth) "Kerberos: no ticket (No Kerberos credentials
 //                          // available (default cache: FILE:/tmp/krb5cc_0)): run \"kinit -kt
 //                          // KEYTAB PRINCIPAL\" first, or set KRB5CCNAME to the cache that holds
-//                          it"
+//                          // it (or KRB5_CLIENT_KTNAME to a client keytab)"
 //   impala.diagnose();     // the same message, or nullopt when a service ticket can be had
 #pragma once
 

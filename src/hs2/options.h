@@ -104,8 +104,10 @@ class Hs2Settings {
 
 // Throws Hs2Error(kUsage) when the options contradict each other: LDAP or JWT without --ssl and
 // without --auth_creds_ok_in_clear, JWT with the binary protocol, more than one of -k, -l and -j,
-// -s or -b without -k, --ssl_insecure_skip_verify with --ca_cert, malformed -i, -b or -Q,
-// sessions < 1. Kerberos needs no TLS: a ticket is no password and cannot be replayed.
+// -s or -b without -k, --ldap_password_cmd without -l, --jwt_cmd without -j, --ca_cert or
+// --ssl_insecure_skip_verify without --ssl, the two together, --http_path without hs2-http,
+// malformed -i, -s, -b or -Q, a -u with ':' for HTTP Basic, sessions or --connect_max_tries < 1.
+// Kerberos needs no TLS: a ticket is no password and cannot be replayed.
 //   Hs2Options o;  o.impalad = "db1";  o.query_options = {"MEM_LIMIT=2g"};
 //   Hs2Settings s = validate_hs2_options(o);
 //   // s.endpoint() == {"db1", 21050}, s.query_overlay() == {{"MEM_LIMIT", "2g"}}
