@@ -221,6 +221,9 @@ struct CleanUp {
 };
 
 // Where a window sits in the run, for comments, reports and checkpoints.
+// How every message names a window: "window 2 (events 4-6)".
+std::string window_name(std::uint64_t index, std::uint64_t first_event, std::uint64_t last_event);
+
 struct WindowInfo {
   std::uint64_t index = 0;        // 1-based
   std::uint64_t first_event = 0;  // 1-based event numbers covered, inclusive
@@ -329,7 +332,7 @@ class Compiler {
   // left out stay unknown: the fold then writes predicate deletes and merges props from {}.
   void learn(std::span<const PriorEntity> prior);
 
-  // How the next window will be named in messages: "window 2 (events 4-6)", from its size.
+  // How the next window will be named in messages (window_name), from its size.
   std::string next_window_name(std::size_t events) const;
 
   // Folds the next window (input order, any size). Pure: no I/O but the knowledge spill file.
@@ -411,6 +414,11 @@ struct CompiledWindow {
   std::vector<Statement> deletes;
   std::vector<Statement> upserts;
 };
+
+// How every message names a statement of a window's "delete" or "upsert" phase (position 1-based):
+//   "window 2 (events 4-6), upsert phase, statement 3 of 5 (table entity_flat)"
+std::string statement_name(const CompiledWindow& window, std::string_view phase,
+                           std::size_t position, const Statement& statement);
 
 // Steps 1-3, then plans the window into statements (compile/plan.h).
 CompiledWindow compile_window(Compiler& compiler, PriorState& prior, std::span<const Event> window);

@@ -325,11 +325,19 @@ bool has_long_option(const CLI::App& sub, const std::string& canonical) {
   return false;
 }
 
+// One option's spellings on the command line: "--database", "-d".
+std::vector<std::string> spellings(const CLI::Option& o) {
+  std::vector<std::string> out;
+  for (const std::string& n : o.get_lnames()) out.push_back("--" + n);
+  for (const std::string& n : o.get_snames()) out.push_back("-" + n);
+  return out;
+}
+
 std::vector<std::string> option_names(const CLI::App& sub) {
   std::vector<std::string> out;
   for (const CLI::Option* o : sub.get_options()) {
-    for (const std::string& n : o->get_lnames()) out.push_back("--" + n);
-    for (const std::string& n : o->get_snames()) out.push_back("-" + n);
+    const std::vector<std::string> names = spellings(*o);
+    out.insert(out.end(), names.begin(), names.end());
   }
   return out;
 }
@@ -338,19 +346,17 @@ std::vector<std::string> option_names(const CLI::App& sub) {
 // short spellings, each on one line: "a.conf", "b.conf".
 std::vector<std::string> values_given(const CLI::App& sub, const std::string& name,
                                       const std::vector<std::string>& args) {
-  std::vector<std::string> spellings;
+  std::vector<std::string> names;
   for (const CLI::Option* o : sub.get_options()) {
-    std::vector<std::string> names;
-    for (const std::string& n : o->get_lnames()) names.push_back("--" + n);
-    for (const std::string& n : o->get_snames()) names.push_back("-" + n);
-    if (o->get_type_size() > 0 && std::find(names.begin(), names.end(), name) != names.end()) {
-      spellings = names;
+    std::vector<std::string> all = spellings(*o);
+    if (o->get_type_size() > 0 && std::find(all.begin(), all.end(), name) != all.end()) {
+      names = std::move(all);
     }
   }
   std::vector<std::string> values;
   for (std::size_t i = 0; i < args.size(); ++i) {
     if (args[i] == "--") break;
-    for (const std::string& n : spellings) {
+    for (const std::string& n : names) {
       if (args[i] == n && i + 1 < args.size()) {
         values.push_back(one_line(args[i + 1]));
       } else if (n.starts_with("--") && args[i].starts_with(n + "=")) {

@@ -159,9 +159,20 @@ NetWindow Compiler::end_window(std::span<const Event> window) {
   return net;
 }
 
+std::string window_name(std::uint64_t index, std::uint64_t first_event, std::uint64_t last_event) {
+  return fmt::format("window {} (events {}-{})", index, first_event, last_event);
+}
+
+std::string statement_name(const CompiledWindow& window, std::string_view phase,
+                           std::size_t position, const Statement& statement) {
+  const std::size_t count = phase == "delete" ? window.deletes.size() : window.upserts.size();
+  return fmt::format("{}, {} phase, statement {} of {} (table {})",
+                     window_name(window.index, window.first_event, window.last_event), phase,
+                     position, count, statement.table);
+}
+
 std::string Compiler::next_window_name(std::size_t events) const {
-  return fmt::format("window {} (events {}-{})", impl_->windows + 1, impl_->events + 1,
-                     impl_->events + events);
+  return window_name(impl_->windows + 1, impl_->events + 1, impl_->events + events);
 }
 
 NetWindow fold_window(Compiler& compiler, PriorState& prior, std::span<const Event> window) {

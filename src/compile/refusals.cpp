@@ -25,17 +25,11 @@ std::string describe_event(const Event& e) {
 }
 
 std::string window_where(const CompiledWindow& w) {
-  return fmt::format("window {} (events {}-{})", w.index, w.first_event, w.last_event);
+  return window_name(w.index, w.first_event, w.last_event);
 }
 
 std::size_t phase_size(const CompiledWindow& w, std::string_view phase) {
   return phase == "delete" ? w.deletes.size() : w.upserts.size();
-}
-
-std::string statement_where(const CompiledWindow& w, std::string_view phase, std::size_t position,
-                            const Statement& s) {
-  return fmt::format("{}, {} phase, statement {} of {} (table {})", window_where(w), phase,
-                     position, phase_size(w, phase), s.table);
 }
 
 // "upsert statement 3", "upsert statements 1-2".
@@ -152,7 +146,7 @@ RowRefusal describe_refused_row(const NetWindow& net, const CompiledWindow& wind
   const StatementRow& span = s.row_spans.at(row.row);
   RowRefusal out;
   out.table = s.table;
-  out.where = fmt::format("{}, row {} of {}", statement_where(window, row.phase, row.position, s),
+  out.where = fmt::format("{}, row {} of {}", statement_name(window, row.phase, row.position, s),
                           row.row + 1, s.row_spans.size());
   out.reason = row.reason;
   out.row = s.sql.substr(span.begin, span.end - span.begin);
@@ -211,8 +205,8 @@ std::string row_errors_message(const NetWindow& net, const CompiledWindow& windo
     }
     fmt::format_to(std::back_inserter(out), "\n  {}: {} row error{} in this window ({}", table, n,
                    n == 1 ? "" : "s",
-                   statement_where(window, reports.front()->phase, reports.front()->position,
-                                   *reports.front()->statement)
+                   statement_name(window, reports.front()->phase, reports.front()->position,
+                                  *reports.front()->statement)
                        .substr(window_where(window).size() + 2));
     std::set<const Statement*> statements;
     for (const RowErrorReport* r : reports) statements.insert(r->statement);

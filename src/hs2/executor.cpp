@@ -221,10 +221,7 @@ void Hs2Executor::run_part(SqlSession& session, Phase& phase, std::size_t index,
   const Hs2DmlResult r = retry_.run(
       session, [&](SqlSession& s) { return s.execute(statement.sql); },
       [&](const RetryFailure& f) {
-        std::string where =
-            fmt::format("window {} (events {}-{}), {} phase, statement {} of {} (table {})",
-                        window.index, window.first_event, window.last_event, phase.name, position,
-                        phase.statements.size(), statement.table);
+        std::string where = statement_name(window, phase.name, position, statement);
         if (is_part) where += fmt::format(", rows {}-{} of {}", first + 1, last, whole.rows);
         const std::string message = f.exhausted ? fmt::format("{}: giving up after {} retries: {}",
                                                               where, f.retries, f.error.what())

@@ -167,15 +167,11 @@ struct Hs2Session::Impl {
         t::TCloseSessionResp resp;
         rpc->CloseSession(resp, req);  // an error (unknown session: it expired) changes nothing
       }
-      transport->set_rpc_timeout(settings.options().socket_timeout_ms);
     } catch (...) {
       // Best effort: the server expires them in the end. An HTTP request that failed leaves
       // nothing out of step for the next one.
-      try {
-        if (transport) transport->set_rpc_timeout(settings.options().socket_timeout_ms);
-      } catch (...) {
-      }
     }
+    transport->set_rpc_timeout(settings.options().socket_timeout_ms);
   }
 
   void drop() noexcept {

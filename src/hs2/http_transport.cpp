@@ -198,16 +198,15 @@ void HttpClientTransport::perform_once(long* status, long* retry_after) {
                                     "--protocol hs2"));
     }
     const bool tls = config_.url.rfind("https:", 0) == 0;
-    if ((rc == CURLE_GOT_NOTHING || rc == CURLE_RECV_ERROR || rc == CURLE_SEND_ERROR) &&
-        replies_ > 0) {
-      // This connection has answered before: it was lost (a restart, a proxy's idle cut), not
-      // the wrong port. A reconnect may succeed.
-      throw Hs2Error(Hs2ErrorKind::kTransient,
-                     fmt::format("HTTP request failed: the connection to {} was lost before the "
-                                 "reply ({})",
-                                 endpoint, detail));
-    }
     if (rc == CURLE_GOT_NOTHING || rc == CURLE_RECV_ERROR || rc == CURLE_SEND_ERROR) {
+      if (replies_ > 0) {
+        // This connection has answered before: it was lost (a restart, a proxy's idle cut), not
+        // the wrong port. A reconnect may succeed.
+        throw Hs2Error(Hs2ErrorKind::kTransient,
+                       fmt::format("HTTP request failed: the connection to {} was lost before "
+                                   "the reply ({})",
+                                   endpoint, detail));
+      }
       // Said at once rather than after the retries: a binary HS2 port (or a TLS port spoken to
       // in plain text) reads the request as garbage and hangs up. A second connection, with a
       // TLS ClientHello, tells a TLS port, as on the binary protocol.

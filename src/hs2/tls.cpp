@@ -163,9 +163,6 @@ void TlsTransport::open() {
   }
 }
 
-// Every TLS failure is Hs2Error(kAuth) (exit 5), except a handshake that timed out, which is a
-// silent server (transient). Mismatches get the flag to try: a plain server reading a
-// ClientHello closes the connection or answers in plain text.
 int TlsTransport::on_verify(int preverified, X509_STORE_CTX* store) {
   auto* ssl =
       static_cast<SSL*>(X509_STORE_CTX_get_ex_data(store, SSL_get_ex_data_X509_STORE_CTX_idx()));
@@ -176,6 +173,9 @@ int TlsTransport::on_verify(int preverified, X509_STORE_CTX* store) {
   return preverified;
 }
 
+// Every TLS failure is Hs2Error(kAuth) (exit 5), except a handshake that timed out, which is a
+// silent server (transient). Mismatches get the flag to try: a plain server reading a
+// ClientHello closes the connection or answers in plain text.
 void TlsTransport::fail_handshake(int err, int saved_errno, long verify, std::string detail) {
   const std::string peer = fmt::format("{}:{}", host_, socket_->getPort());
   if (ctx_->verify() && verify != X509_V_OK) {
