@@ -411,6 +411,7 @@ int compile_run(CompileCommand& c) {
   report.memory = &memory;
   const std::optional<Hs2PriorStats> lookups = lookup_stats(*prior);
   if (lookups) report.lookups = &*lookups;
+  if (settings) report.http_waits = log.http_waits();
   if (!c.quiet && !outcome.output_closed) {
     print_compile_summary(stderr, report, !c.output.empty() && c.output != "-");
   }
@@ -496,6 +497,7 @@ int apply_run(ApplyCommand& a) {
   if (checkpoint) report.checkpoint = &*checkpoint;
   const std::optional<Hs2PriorStats> lookups = lookup_stats(*prior);
   if (lookups) report.lookups = &*lookups;
+  report.http_waits = log.http_waits();
   if (!c.quiet) print_apply_summary(stderr, report, a.checkpoint);
   if (!c.in.stats_file.empty()) write_text_file(c.in.stats_file, stats_json(report));
   if (!c.in.metrics_file.empty()) write_metrics_textfile(c.in.metrics_file, report);

@@ -155,6 +155,11 @@ std::string metrics_text(const RunReport& r, std::string_view previous) {
            "Prior-state lookup SELECTs the last run re-ran after a retryable failure.")
         .sample(r.lookups->retries);
   }
+  if (r.http_waits) {
+    family("atlas2kudu_http_waits_total", "counter",
+           "HTTP 502, 503 and 504 replies the last run waited out and sent again (hs2-http).")
+        .sample(*r.http_waits);
+  }
   return out;
 }
 

@@ -108,6 +108,12 @@ std::string lookups_note(const Hs2PriorStats* lookups) {
                      lookups->retries == 1 ? "retry" : "retries");
 }
 
+// "; 2 HTTP 502/503/504 replies waited out" when hs2-http waited any out.
+std::string http_waits_note(const std::optional<std::uint64_t>& waits) {
+  if (!waits || *waits == 0) return {};
+  return fmt::format("; {} HTTP 502/503/504 repl{} waited out", *waits, *waits == 1 ? "y" : "ies");
+}
+
 // Per table: rows modified, and row errors and refused rows when there are any.
 std::map<std::string, std::string> table_lines(const Hs2RunStats& hs2) {
   std::map<std::string, std::string> lines;
@@ -148,6 +154,7 @@ std::string stats_json(const RunReport& r) {
   if (r.memory) write_memory_stats(w, *r.memory);
   if (r.execution) write_execution_stats(w, *r.execution);
   if (r.lookups) write_lookup_stats(w, *r.lookups);
+  if (r.http_waits) w.key("http_waits").value(*r.http_waits);
   if (r.execution) {
     w.key("checkpoint");
     if (r.checkpoint == nullptr || !r.checkpoint->written()) {
@@ -187,10 +194,11 @@ void print_compile_summary(std::FILE* out, const RunReport& r, bool to_file) {
   print_diagnostic(
       out,
       "atlas2kudu compile: {} events ({} records, {} rejected) in {} window{}{} -> {} "
-      "statement{}, {} of SQL{}{}{}\n",
+      "statement{}, {} of SQL{}{}{}{}\n",
       read.events, read.records, read.rejected, run.windows, run.windows == 1 ? "" : "s",
       windows_note(r.memory), run.statements, run.statements == 1 ? "" : "s",
       human_bytes(run.sql_bytes), knowledge_note(r.memory), lookups_note(r.lookups),
+      http_waits_note(r.http_waits),
       r.completed
           ? std::string()
           : fmt::format("; stopped{}, {}",
@@ -219,7 +227,7 @@ void print_apply_summary(std::FILE* out, const RunReport& r, const std::string& 
   print_diagnostic(
       out,
       "atlas2kudu apply: {} events ({} records, {} rejected), {} window{} applied{}, {}, "
-      "{} modified, {}, {}{}, {:.1f} s{}{}{}\n",
+      "{} modified, {}, {}{}, {:.1f} s{}{}{}{}\n",
       read.events, read.records, read.rejected, hs2.windows, hs2.windows == 1 ? "" : "s",
       windows_note(r.memory), counted(hs2.statements, "statement", "statements"),
       counted(hs2.rows_modified, "row", "rows"), counted(hs2.row_errors, "row error", "row errors"),
@@ -227,7 +235,7 @@ void print_apply_summary(std::FILE* out, const RunReport& r, const std::string& 
           ? fmt::format("{} refused by the server, ", counted(hs2.rows_refused, "row", "rows"))
           : std::string(),
       counted(hs2.retries, "retry", "retries"), r.seconds, knowledge_note(r.memory),
-      lookups_note(r.lookups), ending);
+      lookups_note(r.lookups), http_waits_note(r.http_waits), ending);
   for (const auto& [table, line] : table_lines(hs2)) {
     print_diagnostic(out, "  {:<24}{}\n", table, line);
   }

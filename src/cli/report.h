@@ -19,6 +19,7 @@
 //    "row_errors_by_table":{"entity_audit":0,...},"rows_refused":0,"split_statements":0,
 //    "prior_lookups":{"lookups":1,"guids":23,"found":0,"tag_rows":0,"queries":2,   <- --prior
 //                     "retries":0,"reconnects":0},                                    impala
+//    "http_waits":0,                                      <- apply, and compile with --prior impala
 //    "checkpoint":null | {"file":"run.ckpt","state":<the checkpoint as written, checkpoint.h>}}
 //
 // The apply summary on stderr (one line, then one per table):
@@ -26,11 +27,14 @@
 //   rows modified, 2 row errors, 0 retries, 1.3 s
 //     entity_audit                      13 rows modified, 2 row errors
 // Retries of prior-state lookups are not the statements': when there were any, the first line
-// ends with "; prior-state lookups: 1 retry". A stopped run ends the first line with "(stopped by
+// ends with "; prior-state lookups: 1 retry". So do hs2-http's waits on a 502/503/504, when there
+// were any: "; 2 HTTP 502/503/504 replies waited out". A stopped run ends the first line with "(stopped by
 // SIGTERM)" and says where to resume.
 #pragma once
 
+#include <cstdint>
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -69,6 +73,9 @@ struct RunReport {
   const Hs2RunStats* execution = nullptr;      // apply
   const CheckpointFile* checkpoint = nullptr;  // apply --checkpoint
   const Hs2PriorStats* lookups = nullptr;      // --prior impala (apply's default, compile -i)
+  // Replies of HTTP 502, 503 or 504 that hs2-http waited out and sent again (the load balancer's
+  // or gateway's, before any statement ran: not in the retries); set when the run connects.
+  std::optional<std::uint64_t> http_waits = std::nullopt;
 };
 
 // The version of the --stats document; raised when a field changes meaning or goes away (new

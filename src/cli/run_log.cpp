@@ -60,6 +60,7 @@ void RunLog::write(std::string_view event, std::string_view text,
 }
 
 void RunLog::http_wait(std::string_view text) {
+  ++http_waits_;
   if (!enabled_) return;
   write("http-wait", text, [&](JsonWriter& w) { w.key("message").value(text); });
 }

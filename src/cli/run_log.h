@@ -69,8 +69,10 @@ class RunLog {
   void window(const WindowLogLine& line);
   void retry(const StatementAt& at, const RetryNotice& notice);
   void waiting(const StatementAt& at, std::chrono::seconds waited);
-  // hs2-http's wait on a 502/503/504 (hs2/transport.h, HttpWaitNotice), as it starts.
+  // hs2-http's wait on a 502/503/504 (hs2/transport.h, HttpWaitNotice), as it starts. Counted
+  // even when the log is disabled: --stats and the metrics report them (http_waits).
   void http_wait(std::string_view text);
+  std::uint64_t http_waits() const { return http_waits_.load(); }
 
  private:
   // Writes one line: `text` after the time and command, or the JSON object of the time,
@@ -84,6 +86,7 @@ class RunLog {
   bool windows_;
   std::FILE* out_;
   std::mutex mu_;
+  std::atomic<std::uint64_t> http_waits_{0};  // from the threads of --sessions
 };
 
 // Installed on the HS2 executor (Hs2Executor::observe): logs retries and reconnects, and every

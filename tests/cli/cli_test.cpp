@@ -676,10 +676,21 @@ TEST_CASE(
 
 TEST_CASE("apply over hs2-http: 503 with Retry-After, then success") {
   TestServer server("--transport http --handler kit --http-503 2 --retry-after 1");
-  const auto r = run("apply --protocol hs2-http -i " + server.address() + " " +
+  const std::string stats = tmp_path(".json");
+  const std::string metrics = tmp_path(".prom");
+  const auto r = run("apply --protocol hs2-http -i " + server.address() + " --stats " + stats +
+                     " --metrics-textfile " + metrics + " " +
                      data("notifications/atlas21-console.jsonl"));
   CHECK(r.status == 0);
   CHECK(r.err.find("4 events") != std::string::npos);
+  // Counted apart from the statements' retries: no statement ran again.
+  CHECK(contains(r.err, ", 0 retries, "));
+  CHECK(contains(r.err, "; 2 HTTP 502/503/504 replies waited out\n"));
+  CHECK(contains(slurp(stats), "\"retries\":0,\"reconnects\":0,"));
+  CHECK(contains(slurp(stats), ",\"http_waits\":2,\"checkpoint\":null}"));
+  CHECK(contains(slurp(metrics), "atlas2kudu_http_waits_total{command=\"apply\"} 2\n"));
+  std::remove(stats.c_str());
+  std::remove(metrics.c_str());
   // Each wait is in the log as it starts (a draining load balancer is not a hung run).
   CHECK(contains(r.err, " atlas2kudu apply: HTTP 503 from " + server.address() +
                             ": try 2 of 4 in 1 s (Retry-After)\n"));
