@@ -191,21 +191,20 @@ std::string knowledge_note(const MemoryReport* memory) {
 void print_compile_summary(std::FILE* out, const RunReport& r, bool to_file) {
   const SqlWriteStats& run = *r.write;
   const ReadStats& read = *r.read;
-  print_diagnostic(
-      out,
-      "atlas2kudu compile: {} events ({} records, {} rejected) in {} window{}{} -> {} "
-      "statement{}, {} of SQL{}{}{}{}\n",
-      read.events, read.records, read.rejected, run.windows, run.windows == 1 ? "" : "s",
-      windows_note(r.memory), run.statements, run.statements == 1 ? "" : "s",
-      human_bytes(run.sql_bytes), knowledge_note(r.memory), lookups_note(r.lookups),
-      http_waits_note(r.http_waits),
-      r.completed
-          ? std::string()
-          : fmt::format("; stopped{}, {}",
-                        r.stopped_by != StopReason::kNone
-                            ? " by " + std::string(to_string(r.stopped_by))
-                            : std::string(),
-                        to_file ? "no output written" : "the windows printed are complete"));
+  print_diagnostic(out,
+                   "atlas2kudu compile: {} events ({} records, {} rejected) in {} window{}{} -> {} "
+                   "statement{}, {} of SQL{}{}{}{}\n",
+                   read.events, read.records, read.rejected, run.windows,
+                   run.windows == 1 ? "" : "s", windows_note(r.memory), run.statements,
+                   run.statements == 1 ? "" : "s", human_bytes(run.sql_bytes),
+                   knowledge_note(r.memory), lookups_note(r.lookups), http_waits_note(r.http_waits),
+                   r.completed ? std::string()
+                               : fmt::format("; stopped{}, {}",
+                                             r.stopped_by != StopReason::kNone
+                                                 ? " by " + std::string(to_string(r.stopped_by))
+                                                 : std::string(),
+                                             to_file ? "no output written"
+                                                     : "the windows printed are complete"));
 }
 
 void print_apply_summary(std::FILE* out, const RunReport& r, const std::string& checkpoint_path) {
