@@ -77,12 +77,16 @@ struct ReadStats {
   std::uint64_t events = 0;    // accepted events
   std::uint64_t rejected = 0;  // rejected records (each chunk of a bad split message too)
   // Records of split messages that became accepted events, other than the record that completed
-  // each (which counts as the event): records == events + rejected + split_chunks + skipped once
-  // the input is read to its end.
+  // each (which counts as the event): records == events + rejected + split_chunks + skipped +
+  // replayed once the input is read to its end.
   std::uint64_t split_chunks = 0;
   std::uint64_t ignored_lines = 0;  // kafka-console-consumer / kcat diagnostics skipped
   std::uint64_t legacy_v1 = 0;      // events from V1 payloads
   std::uint64_t skipped = 0;        // records an earlier run applied (--checkpoint)
+  // Records whose Kafka offset this run had already read in its topic and partition (exports that
+  // overlap, or one replayed after a later one): read again, their events would take rows back to
+  // older states. Offsets are never compared with those of a partition not read yet.
+  std::uint64_t replayed = 0;
   std::array<std::uint64_t, kOperationCount> per_operation{};
   std::array<std::uint64_t, kRejectCodeCount> per_reason{};
 };
@@ -226,8 +230,11 @@ class Reader {
   std::uint64_t bytes_read() const;
 
   // How far the input has been read, as a resume point: every record read so far counts as done
-  // except the chunks of split messages still waiting for their other chunks. Right after next()
-  // returned the last event of a window, this is exactly what applying the window completes.
+  // except the chunks of split messages still waiting for their other chunks, and a malformed
+  // last record that runs to the end of its input with no line end (a file read while still
+  // being written cuts its last record short: it is read again next time, and its input is not
+  // complete). Right after next() returned the last event of a window, this is exactly what
+  // applying the window completes.
   InputProgress progress() const;
 
   // Skips what an earlier run applied: records before a source's mark (the source recognised by

@@ -445,10 +445,12 @@ int apply_run(ApplyCommand& a) {
     if (!c.quiet) {
       resumed = [&a](std::string_view source, const SourceMark& applied) {
         if (applied.complete) {
+          // Not "skipping": records appended since that run are read and applied now.
           print_diagnostic(stderr,
-                           "atlas2kudu apply: skipping {}: an earlier run applied all of "
-                           "it ({})\n",
-                           one_line(source), one_line(a.checkpoint));
+                           "atlas2kudu apply: {}: an earlier run applied it to its end, {} "
+                           "record{}; only records added since are read ({})\n",
+                           one_line(source), applied.next_record,
+                           applied.next_record == 1 ? "" : "s", one_line(a.checkpoint));
         } else if (applied.next_record > 0) {
           print_diagnostic(stderr,
                            "atlas2kudu apply: resuming {} after its first {} record{}, applied "
@@ -485,6 +487,16 @@ int apply_run(ApplyCommand& a) {
   // Sessions end before the report: a stopped run's statements were cancelled and closed, and
   // the server is told the sessions are over.
   executor.finish();
+  if (c.options.prior == PriorSource::kNone && reader.stats().skipped > 0) {
+    // Said even with -q: the tables may not be what an uninterrupted run leaves.
+    print_diagnostic(stderr,
+                     "atlas2kudu apply: warning: with --prior none this run knows nothing of the "
+                     "{} record{} it skipped (--checkpoint): the props_json of entities they "
+                     "touched starts again from this run's attributes, so rows may differ from "
+                     "an uninterrupted run's; resume with --prior impala to read that state from "
+                     "the tables\n",
+                     reader.stats().skipped, reader.stats().skipped == 1 ? "" : "s");
+  }
   const Hs2RunStats hs2 = executor.stats();
   const MemoryReport memory{c.memory_budget, pipeline.closed_early, compiler.knowledge_stats(),
                             unused_memory_releases()};

@@ -25,7 +25,8 @@ void write_read_stats(JsonWriter& w, const ReadStats& s, std::uint64_t input_byt
   w.key("split_chunks").value(s.split_chunks);
   w.key("ignored_lines").value(s.ignored_lines);
   w.key("legacy_v1").value(s.legacy_v1);
-  w.key("skipped").value(s.skipped);  // records an earlier run applied (--checkpoint)
+  w.key("skipped").value(s.skipped);    // records an earlier run applied (--checkpoint)
+  w.key("replayed").value(s.replayed);  // Kafka offsets this run had read already
   w.key("input_bytes").value(input_bytes);
   w.key("operations").begin_object();
   for (std::size_t i = 0; i < kOperationCount; ++i) {
@@ -188,7 +189,19 @@ std::string knowledge_note(const MemoryReport* memory) {
   return {};
 }
 
+// The records a run passed over because their Kafka offsets came earlier in it, on a line of
+// their own: an export that overlaps another, or arrives after a later one, is worth a look.
+void print_replayed(std::FILE* out, std::string_view command, const ReadStats& read) {
+  if (read.replayed == 0) return;
+  print_diagnostic(out,
+                   "atlas2kudu {}: {} record{} passed over: {} Kafka offset{} this run had "
+                   "already read (overlapping or replayed exports)\n",
+                   command, read.replayed, read.replayed == 1 ? "" : "s",
+                   read.replayed == 1 ? "its" : "their", read.replayed == 1 ? "" : "s");
+}
+
 void print_compile_summary(std::FILE* out, const RunReport& r, bool to_file) {
+  print_replayed(out, "compile", *r.read);
   const SqlWriteStats& run = *r.write;
   const ReadStats& read = *r.read;
   print_diagnostic(out,
@@ -210,6 +223,7 @@ void print_compile_summary(std::FILE* out, const RunReport& r, bool to_file) {
 void print_apply_summary(std::FILE* out, const RunReport& r, const std::string& checkpoint_path) {
   const ReadStats& read = *r.read;
   const Hs2RunStats& hs2 = *r.execution;
+  print_replayed(out, "apply", read);
   if (read.skipped) {
     print_diagnostic(out, "atlas2kudu apply: {} records skipped, applied by an earlier run ({})\n",
                      read.skipped, one_line(checkpoint_path));
@@ -272,6 +286,10 @@ std::string read_summary(const ReadStats& s) {
                    s.ignored_lines);
   }
   if (s.legacy_v1) fmt::format_to(out, "legacy V1 events  {:>12}\n", s.legacy_v1);
+  if (s.replayed) {
+    fmt::format_to(out, "replayed records  {:>12}  (Kafka offsets already read, not read again)\n",
+                   s.replayed);
+  }
   fmt::format_to(out, "\n{:<24}{:>12}\n", "operation", "events");
   for (std::size_t i = 0; i < kOperationCount; ++i) {
     fmt::format_to(out, "{:<24}{:>12}\n", to_string(static_cast<Operation>(i)), s.per_operation[i]);

@@ -82,6 +82,12 @@ class Framer {
   // Tool diagnostics skipped so far ("Processed a total of ...", "% ..." lines).
   std::uint64_t ignored_lines() const { return ignored_lines_; }
 
+  // True when the input ended right after the record last returned, with no line end after it.
+  // A malformed record there may only be cut short by a reader that came while the input was
+  // still being written (a file being copied or appended to): the reader does not count it as
+  // read for --checkpoint, so the next run reads it again.
+  bool ended_at_record_end() const { return eof_ && pos_ == end_; }
+
   // false scans documents a byte at a time only, never 64 bytes at once: tests compare the two.
   void use_block_scan(bool on) { block_scan_ = on; }
 

@@ -204,7 +204,8 @@ struct Reader::Impl {
                                        limits.max_cell_bytes}) {}
 
   bool next(Event& out);
-  bool kafka_applied(const SourcePosition::Kafka& k) const;
+  bool kafka_applied(const SourcePosition::Kafka& k) const;  // by an earlier run (--checkpoint)
+  bool kafka_seen(const SourcePosition::Kafka& k) const;     // earlier in this run, or applied
   bool open_next_source();
   void reject(const SourcePosition& pos, RejectCode code, std::string reason,
               std::string_view record, std::uint64_t record_bytes = 0);
@@ -224,6 +225,9 @@ struct Reader::Impl {
   ReadStats stats_;
   bool finished_ = false;
   std::vector<SourceMark> marks_;  // one per opened source; next_record = records framed
+  // Per opened source: its last record was malformed and ran to the end of the input with no line
+  // end (Framer::ended_at_record_end): not counted as read, and the source not complete.
+  std::vector<bool> cut_at_end_;
   std::map<KafkaPartition, std::int64_t> kafka_next_;  // next offset after those read
   InputProgress resume_;
   Reader::ResumeNotice on_resumed_;
@@ -287,6 +291,7 @@ bool Reader::Impl::open_next_source() {
   framer_ = std::make_unique<Framer>(*source_, max_record_bytes_);
   ++stats_.sources;
   marks_.push_back(SourceMark{source_->name(), source_->identity(), 0, false});
+  cut_at_end_.push_back(false);
   skip_records_ = 0;
   if (!marks_.back().identity.empty()) {
     for (std::size_t i = 0; i < resume_.sources.size(); ++i) {
@@ -306,6 +311,11 @@ bool Reader::Impl::kafka_applied(const SourcePosition::Kafka& k) const {
   return it != resume_.kafka_next_offset.end() && k.offset < it->second;
 }
 
+bool Reader::Impl::kafka_seen(const SourcePosition::Kafka& k) const {
+  const auto it = kafka_next_.find({k.topic, k.partition});
+  return it != kafka_next_.end() && k.offset < it->second;
+}
+
 // The input layer's one resume point: every record framed so far and every Kafka offset
 // delivered, except that the records held for split messages pull their source back to the
 // earliest of them, and each Kafka partition back to the smallest offset held in it, since after
@@ -315,7 +325,7 @@ InputProgress Reader::Impl::progress() const {
   InputProgress p;
   p.sources = marks_;
   for (std::size_t i = 0; i < p.sources.size(); ++i) {
-    p.sources[i].complete = i + 1 < p.sources.size() || finished_;
+    p.sources[i].complete = (i + 1 < p.sources.size() || finished_) && !cut_at_end_[i];
   }
   p.kafka_next_offset = kafka_next_;
   if (const auto pending = splits_.earliest_pending()) {
@@ -374,7 +384,19 @@ bool Reader::Impl::next(Event& out) {
       ++stats_.skipped;
       continue;
     }
+    if (pos.kafka && kafka_seen(*pos.kafka)) {
+      ++stats_.replayed;
+      continue;
+    }
     if (record_.error) {
+      if (framer_->ended_at_record_end()) {
+        // Perhaps only cut short by reading a file still being written: the next run reads it
+        // again (rejected again if it is still bad).
+        marks_.back().next_record = record_.index;
+        cut_at_end_.back() = true;
+        record_.reason +=
+            " (the last record, with no line end: was the input still being written?)";
+      }
       reject(pos, *record_.error, record_.reason, record_.text, record_.size);
       continue;
     }
@@ -386,6 +408,10 @@ bool Reader::Impl::next(Event& out) {
       if (event->pos.kafka) {
         if (kafka_applied(*event->pos.kafka)) {
           stats_.skipped += 1 + chunks;
+          continue;
+        }
+        if (kafka_seen(*event->pos.kafka)) {
+          stats_.replayed += 1 + chunks;
           continue;
         }
         auto& next = kafka_next_[{event->pos.kafka->topic, event->pos.kafka->partition}];

@@ -137,7 +137,8 @@ void check_bounded(const Run& r) {
 }
 
 struct Stats {
-  long long records = -1, events = -1, rejected = -1, split_chunks = -1, skipped = -1;
+  long long records = -1, events = -1, rejected = -1, split_chunks = -1, skipped = -1,
+            replayed = -1;
   std::map<std::string, long long> reasons;
 };
 
@@ -156,6 +157,7 @@ Stats read_stats(const std::string& path) {
   s.rejected = get("rejected");
   s.split_chunks = get("split_chunks");
   s.skipped = get("skipped");
+  s.replayed = get("replayed");
   simdjson::dom::object reasons;
   if (doc["rejections"].get_object().get(reasons) == simdjson::SUCCESS) {
     for (auto [key, value] : reasons) {
@@ -225,7 +227,7 @@ void run_case(const Case& c) {
     const Stats s = read_stats(stats);
     CHECK(s.records >= 0);
     // Every record is accounted for: an event (or a chunk joined into one), or a rejection.
-    CHECK(s.events + s.split_chunks + s.skipped + s.rejected == s.records);
+    CHECK(s.events + s.split_chunks + s.skipped + s.replayed + s.rejected == s.records);
     CHECK(s.rejected == static_cast<long long>(c.diagnostics.size()));
     if (c.events >= 0) CHECK(s.events == c.events);
     CHECK(s.reasons == c.reasons);

@@ -495,7 +495,9 @@ TEST_CASE("framing: truncation is found on its own line, pretty documents span l
   CHECK(out.events.size() == 1);
   REQUIRE(out.diagnostics.size() == 1);
   CHECK(out.diagnostics[0] == "t.jsonl:2:" + std::to_string(good.size() + 1) +
-                                  ": truncated JSON: unterminated string at end of input");
+                                  ": truncated JSON: unterminated string at end of input (the "
+                                  "last record, with no line end: was the input still being "
+                                  "written?)");
   // Two documents on one line, and CRLF line ends.
   out = read_text(good + good + "\r\n" + good + "\r\n");
   CHECK(out.events.size() == 3);
@@ -506,7 +508,10 @@ TEST_CASE("framing: truncation is found on its own line, pretty documents span l
   out = read_text("[" + good + ",\n" + good);
   CHECK(out.events.size() == 2);
   REQUIRE(out.diagnostics.size() == 1);
-  CHECK(out.diagnostics[0].ends_with("truncated JSON: top-level array not closed at end of input"));
+  CHECK(
+      out.diagnostics[0].ends_with("truncated JSON: top-level array not closed at end of input "
+                                   "(the last record, with no line end: was the input still "
+                                   "being written?)"));
   // Blank lines and whitespace-only input produce nothing.
   out = read_text("\n\n   \n\t\n");
   CHECK(out.events.empty());

@@ -58,9 +58,10 @@ std::string read_as_fuzzer(const std::string& path) {
     return "";  // a damaged gzip file ends the run, as it ends `check` (exit 74)
   }
   const ReadStats& s = reader.stats();
-  if (s.records != s.events + s.rejected + s.split_chunks + s.skipped) {
-    return fmt::format("{} records, but {} events + {} rejected + {} split chunks + {} skipped",
-                       s.records, s.events, s.rejected, s.split_chunks, s.skipped);
+  if (s.records != s.events + s.rejected + s.split_chunks + s.skipped + s.replayed) {
+    return fmt::format(
+        "{} records, but {} events + {} rejected + {} split chunks + {} skipped + {} replayed",
+        s.records, s.events, s.rejected, s.split_chunks, s.skipped, s.replayed);
   }
   return "";
 }
