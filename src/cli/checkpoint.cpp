@@ -207,17 +207,22 @@ CheckpointFile::CheckpointFile(std::string path, Reader& reader,
   reader.resume_from(previous_.progress, std::move(on_source_resumed));
 }
 
-void CheckpointFile::record(const Reader& reader) {
-  recorded_ = reader.progress();
-  remember_inputs(previous_, recorded_, checkpoint_.runs, checkpoint_);
-  save_checkpoint(path_, checkpoint_);
+void CheckpointFile::record(Checkpoint next, const Reader& reader) {
+  InputProgress progress = reader.progress();
+  remember_inputs(previous_, progress, next.runs, next);
+  save_checkpoint(path_, next);
+  // Only once the file holds it: a save that fails leaves state() and resume_point() saying what
+  // the file still holds (--stats and the stopped run's message report them).
+  checkpoint_ = std::move(next);
+  recorded_ = std::move(progress);
   written_ = true;
 }
 
 void CheckpointFile::window_applied(const WindowInfo& window, const Reader& reader) {
-  ++checkpoint_.windows_applied;
-  checkpoint_.events_applied += window.last_event - window.first_event + 1;
-  record(reader);
+  Checkpoint next = checkpoint_;
+  ++next.windows_applied;
+  next.events_applied += window.last_event - window.first_event + 1;
+  record(std::move(next), reader);
   ++windows_recorded_;
 }
 
@@ -226,7 +231,7 @@ void CheckpointFile::run_completed(const Reader& reader) {
   // reader saw its input end (`complete`), and a run that applied no window still records how
   // far it read (the marks of inputs it skipped entirely stay current).
   if (written_ && reader.progress() == recorded_) return;
-  record(reader);
+  record(checkpoint_, reader);
 }
 
 std::string CheckpointFile::resume_point() const {

@@ -98,6 +98,7 @@ class CheckpointFile {
   // no window records how far it read too (the marks of inputs it skipped entirely stay current).
   void run_completed(const Reader& reader);
 
+  // What the file holds (as loaded, or as this run last wrote it: a failed write changes nothing).
   const Checkpoint& state() const { return checkpoint_; }
   const std::string& path() const { return path_; }
   // Whether this run wrote the file (state() is then what it holds).
@@ -111,7 +112,8 @@ class CheckpointFile {
   std::string resume_point() const;
 
  private:
-  void record(const Reader& reader);
+  // Saves `next` with the reader's progress; state() becomes it once the file holds it.
+  void record(Checkpoint next, const Reader& reader);
 
   std::string path_;
   Checkpoint previous_;  // as loaded

@@ -286,6 +286,30 @@ TEST_CASE("the checkpoint remembers every input applied: A, then B, then A again
   std::filesystem::remove_all(dir_template);
 }
 
+TEST_CASE("a checkpoint that cannot be written is not reported as written") {
+  char dir_template[] = "/tmp/atlas2kudu-ckpt-XXXXXX";
+  REQUIRE(mkdtemp(dir_template) != nullptr);
+  const std::string path = std::string(dir_template) + "/run.ckpt";
+  std::string a;
+  for (int i = 0; i < 6; ++i) a += line(i);
+  RejectSink sink(RejectPolicy{}, nullptr);
+  Reader reader(sources({{"a.jsonl", a}}), sink);
+  CheckpointFile checkpoint(path, reader);
+  CHECK(take(reader, 2).size() == 2);
+  checkpoint.window_applied(WindowInfo{1, 1, 2, ""}, reader);
+  CHECK(checkpoint.resume_point() == "a.jsonl after its first 2 records");
+  // The disk goes away under the run (as a full disk fails the write): the second save fails,
+  // and what the run reports stays what the file last held.
+  std::filesystem::remove_all(dir_template);
+  CHECK(take(reader, 2).size() == 2);
+  CHECK_THROWS_AS(checkpoint.window_applied(WindowInfo{2, 3, 4, ""}, reader), Error);
+  CHECK(checkpoint.written());
+  CHECK(checkpoint.windows_recorded() == 1);
+  CHECK(checkpoint.state().windows_applied == 1);
+  CHECK(checkpoint.state().progress.sources.at(0).next_record == 2);
+  CHECK(checkpoint.resume_point() == "a.jsonl after its first 2 records");
+}
+
 TEST_CASE("remembered inputs are bounded: those read longest ago are forgotten first") {
   Checkpoint previous;
   previous.runs = 7;
