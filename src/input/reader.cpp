@@ -5,6 +5,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstring>
 #include <mutex>
@@ -45,6 +47,30 @@ void write_position(JsonWriter& w, const SourcePosition& pos) {
   }
 }
 
+// A reject file that a failed run left ending in part of a line (its disk filled up mid-line) is
+// cut back to its last whole line before lines are appended, so that every line stays one JSON
+// object. The record of that line is rejected again by the run that appends: the failed run's
+// window was not checkpointed, so it is read again.
+void drop_partial_last_line(int fd, off_t size) {
+  char last = '\n';
+  if (::pread(fd, &last, 1, size - 1) != 1 || last == '\n') return;
+  std::array<char, 65536> chunk{};
+  off_t end = size - 1;  // bytes before `end` are still to look at
+  while (end > 0) {
+    const off_t from = std::max<off_t>(0, end - static_cast<off_t>(chunk.size()));
+    const ssize_t n = ::pread(fd, chunk.data(), static_cast<std::size_t>(end - from), from);
+    if (n != end - from) return;  // unreadable: leave the file as it is
+    const void* nl = ::memrchr(chunk.data(), '\n', static_cast<std::size_t>(n));
+    if (nl != nullptr) {
+      end = from + (static_cast<const char*>(nl) - chunk.data()) + 1;
+      break;
+    }
+    end = from;
+  }
+  // Should this fail, appending after the fragment is no worse than before.
+  [[maybe_unused]] const int truncated = ::ftruncate(fd, end);
+}
+
 // Opens the reject file without following a symbolic link, refusing anything but a regular file
 // (a FIFO or device at the path is not opened for writing at all), new files mode 0600.
 std::FILE* open_reject_file(const std::string& path, bool append) {
@@ -68,6 +94,7 @@ std::FILE* open_reject_file(const std::string& path, bool append) {
     throw fail("not a regular file; refusing to write to it");
   }
   ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  if (append && st.st_size > 0) drop_partial_last_line(fd, st.st_size);
   std::FILE* file = ::fdopen(fd, append ? "a" : "w");
   if (file == nullptr) {
     ::close(fd);

@@ -7,6 +7,7 @@
 #include <fmt/core.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <string>
 
 #include "../util/gzip_compress.h"
@@ -594,3 +595,40 @@ TEST_CASE("a decompression bomb is rejected after inflating no more than the lim
 }
 
 TEST_SUITE_END();
+
+TEST_CASE("appending to a reject file cut mid-line first drops the partial line") {
+  char path[] = "/tmp/atlas2kudu-rejects-XXXXXX";
+  const int fd = ::mkstemp(path);
+  REQUIRE(fd >= 0);
+  ::close(fd);
+  const auto write_file = [&](const std::string& text) {
+    std::FILE* f = std::fopen(path, "w");
+    std::fputs(text.c_str(), f);
+    std::fclose(f);
+  };
+  const auto append_one = [&] {
+    RejectSink sink(RejectPolicy{.max_rejects = 10, .reject_file = path, .append = true}, nullptr);
+    SourcePosition pos;
+    pos.source = "in.jsonl";
+    sink.reject(Rejection{pos, RejectCode::kNotJson, "not a JSON object", "x"});
+  };
+  const std::string whole = "{\"source\":\"in.jsonl\",\"line\":1}\n";
+  // A failed run's disk filled up in the middle of its second line.
+  write_file(whole + "{\"source\":\"in.js");
+  append_one();
+  std::string text = slurp(path);
+  CHECK(text.starts_with(whole + "{\"source\":\"in.jsonl\","));
+  CHECK(text.find("in.js\"") == std::string::npos);
+  CHECK(std::count(text.begin(), text.end(), '\n') == 2);
+  // A file of one partial line (over 64 KiB, so the search back spans reads) is emptied.
+  write_file("{\"record\":\"" + std::string(70000, 'a'));
+  append_one();
+  text = slurp(path);
+  CHECK(text.starts_with("{\"source\":\"in.jsonl\","));
+  CHECK(std::count(text.begin(), text.end(), '\n') == 1);
+  // Whole lines are kept as they are.
+  write_file(whole);
+  append_one();
+  CHECK(slurp(path).starts_with(whole + "{\"source\":\"in.jsonl\","));
+  std::remove(path);
+}
