@@ -71,7 +71,8 @@ status=0
 "$bin" "${args[@]}" -- "${inputs[@]}" || status=$?
 
 if [ "$status" -eq 0 ]; then
-  mv -- "${inputs[@]}" "$inbox/done/"
+  # An export of the same name applied before is kept as NAME.~1~, not overwritten.
+  mv --backup=numbered -- "${inputs[@]}" "$inbox/done/"
   log "done; ${#inputs[@]} export(s) moved to $inbox/done"
 else
   # Nothing moves: the next run resumes from the checkpoint, after the last applied window.

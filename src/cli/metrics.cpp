@@ -166,7 +166,8 @@ std::string metrics_text(const RunReport& r, std::string_view previous) {
 void write_metrics_textfile(const std::string& path, const RunReport& report) {
   // Also when a run fails before its start checked it (reporting_early_failures).
   refuse_foreign_output("--metrics-textfile", path, OutputKind::kMetrics);
-  write_file_atomically(path, metrics_text(report, read_text(path)), 0644);
+  // Readable by node_exporter whatever the service's umask (examples/cron runs under 077).
+  write_file_atomically(path, metrics_text(report, read_text(path)), 0644, Umask::kIgnored);
 }
 
 }  // namespace atlas2kudu

@@ -46,7 +46,7 @@ void require_regular_or_absent(const std::string& path) {
   }
 }
 
-AtomicFile::AtomicFile(std::string path, mode_t mode) : path_(std::move(path)) {
+AtomicFile::AtomicFile(std::string path, mode_t mode, Umask umask) : path_(std::move(path)) {
   require_regular_or_absent(path_);
   std::random_device random;
   for (int attempt = 0;; ++attempt) {
@@ -54,6 +54,12 @@ AtomicFile::AtomicFile(std::string path, mode_t mode) : path_(std::move(path)) {
     const int fd =
         ::open(temp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
     if (fd >= 0) {
+      if (umask == Umask::kIgnored && ::fchmod(fd, mode) != 0) {
+        const int err = errno;
+        ::close(fd);
+        ::unlink(temp_.c_str());
+        io_error(temp_, err);
+      }
       file_ = ::fdopen(fd, "w");
       if (file_ == nullptr) {
         const int err = errno;
@@ -107,8 +113,9 @@ void AtomicFile::commit() {
   }
 }
 
-void write_file_atomically(const std::string& path, std::string_view text, mode_t mode) {
-  AtomicFile file(path, mode);
+void write_file_atomically(const std::string& path, std::string_view text, mode_t mode,
+                           Umask umask) {
+  AtomicFile file(path, mode, umask);
   if (std::fwrite(text.data(), 1, text.size(), file.stream()) != text.size()) {
     io_error(fmt::format("{}: cannot write", one_line(path)), errno);
   }

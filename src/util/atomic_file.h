@@ -23,10 +23,15 @@
 
 namespace atlas2kudu {
 
+// Whether the process's umask may take permissions off `mode` (as for every file a user asks for),
+// or the file gets exactly `mode`: a metrics textfile is read by node_exporter, another user, so a
+// service's private umask (077) must not make it unreadable.
+enum class Umask { kApplies, kIgnored };
+
 class AtomicFile {
  public:
   // Throws Error(kIo) if the target is not a regular file or the temporary cannot be created.
-  AtomicFile(std::string path, mode_t mode);
+  AtomicFile(std::string path, mode_t mode, Umask umask = Umask::kApplies);
   ~AtomicFile();
   AtomicFile(const AtomicFile&) = delete;
   AtomicFile& operator=(const AtomicFile&) = delete;
@@ -46,7 +51,8 @@ class AtomicFile {
 };
 
 // One-shot: the whole of `text` as the new content of `path`.
-void write_file_atomically(const std::string& path, std::string_view text, mode_t mode);
+void write_file_atomically(const std::string& path, std::string_view text, mode_t mode,
+                           Umask umask = Umask::kApplies);
 
 // Throws Error(kIo) unless `path` names a regular file or nothing.
 void require_regular_or_absent(const std::string& path);

@@ -6,6 +6,7 @@
 // (python3-prometheus-client).
 #include <doctest/doctest.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <simdjson.h>
 
 #include <cstdio>
@@ -448,3 +449,18 @@ TEST_CASE("on a terminal: the progress line shows percent and ETA for files, not
 }
 
 TEST_SUITE_END();
+
+TEST_CASE("--metrics-textfile is readable by node_exporter under a private umask") {
+  // A service's umask 077 (examples/cron) must not make the file unreadable to the collector,
+  // which runs as another user.
+  const std::string metrics = tmp_path(".prom");
+  std::remove(metrics.c_str());
+  const Run r = run_shell("sh -c 'umask 077 && exec " + std::string(ATLAS2KUDU_BINARY) +
+                          " compile -q --metrics-textfile " + metrics +
+                          examples() + " >/dev/null'");
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  struct stat st {};
+  REQUIRE(::stat(metrics.c_str(), &st) == 0);
+  CHECK((st.st_mode & 07777) == 0644);
+  std::remove(metrics.c_str());
+}
