@@ -6,8 +6,8 @@
 // (python3-prometheus-client).
 #include <doctest/doctest.h>
 #include <signal.h>
-#include <sys/stat.h>
 #include <simdjson.h>
+#include <sys/stat.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -455,9 +455,9 @@ TEST_CASE("--metrics-textfile is readable by node_exporter under a private umask
   // which runs as another user.
   const std::string metrics = tmp_path(".prom");
   std::remove(metrics.c_str());
-  const Run r = run_shell("sh -c 'umask 077 && exec " + std::string(ATLAS2KUDU_BINARY) +
-                          " compile -q --metrics-textfile " + metrics +
-                          examples() + " >/dev/null'");
+  const Run r =
+      run_shell("sh -c 'umask 077 && exec " + std::string(ATLAS2KUDU_BINARY) +
+                " compile -q --metrics-textfile " + metrics + examples() + " >/dev/null'");
   REQUIRE_MESSAGE(r.status == 0, r.err);
   struct stat st {};
   REQUIRE(::stat(metrics.c_str(), &st) == 0);
