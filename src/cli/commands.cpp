@@ -27,6 +27,7 @@
 #include "cli/report.h"
 #include "cli/run_log.h"
 #include "compile/print_executor.h"
+#include "compile/spill_store.h"
 #include "compile/sql_writer.h"
 #include "hs2/credentials.h"
 #include "hs2/executor.h"
@@ -171,6 +172,8 @@ void use_memory_budget(CompileCommand& c, bool applies) {
                           : EvictedKnowledge::kSpill;
   // The allocator keeps freed pages for the next window until resident memory nears the budget.
   set_resident_memory_ceiling(resident_ceiling_for_budget(c.memory_budget));
+  // A spill directory that cannot be made fails the run now, before a window is applied.
+  if (c.options.evicted == EvictedKnowledge::kSpill) SpillStore::check_parent(c.options.spill_dir);
 }
 
 RunReport report_of(std::string_view command, const RunOutcome& outcome) {
@@ -403,7 +406,8 @@ int compile_run(CompileCommand& c) {
     output.commit();
   });
   const MemoryReport memory{c.memory_budget, pipeline.closed_early, compiler.knowledge_stats(),
-                            unused_memory_releases()};
+                            unused_memory_releases(),
+                            c.options.evicted == EvictedKnowledge::kLookUpAgain};
   RunReport report = report_of("compile", outcome);
   report.read = &reader.stats();
   report.input_bytes = reader.bytes_read();
@@ -499,7 +503,8 @@ int apply_run(ApplyCommand& a) {
   }
   const Hs2RunStats hs2 = executor.stats();
   const MemoryReport memory{c.memory_budget, pipeline.closed_early, compiler.knowledge_stats(),
-                            unused_memory_releases()};
+                            unused_memory_releases(),
+                            c.options.evicted == EvictedKnowledge::kLookUpAgain};
   RunReport report = report_of("apply", outcome);
   report.read = &reader.stats();
   report.input_bytes = reader.bytes_read();

@@ -185,7 +185,9 @@ std::string knowledge_note(const MemoryReport* memory) {
     return fmt::format("; knowledge of {} entities spilled to a temporary file, {} read back",
                        k.spilled, k.spill_reads);
   }
-  if (k.evicted) return fmt::format("; knowledge of {} entities looked up again", k.evicted);
+  if (k.evicted && memory->looked_up_again) {
+    return fmt::format("; knowledge of {} entities looked up again", k.evicted);
+  }
   return {};
 }
 

@@ -28,8 +28,8 @@
 //     entity_audit                      13 rows modified, 2 row errors
 // Retries of prior-state lookups are not the statements': when there were any, the first line
 // ends with "; prior-state lookups: 1 retry". So do hs2-http's waits on a 502/503/504, when there
-// were any: "; 2 HTTP 502/503/504 replies waited out". A stopped run ends the first line with "(stopped by
-// SIGTERM)" and says where to resume.
+// were any: "; 2 HTTP 502/503/504 replies waited out". A stopped run ends the first line with
+// "(stopped by SIGTERM)" and says where to resume.
 #pragma once
 
 #include <cstdint>
@@ -55,6 +55,8 @@ struct MemoryReport {
   KnowledgeStats knowledge;
   // Times the allocator's unused pages went back to the kernel (util/resident_memory.h).
   std::uint64_t unused_memory_releases = 0;
+  // Evicted knowledge is looked up again (apply --prior impala), not spilled.
+  bool looked_up_again = false;
 };
 
 struct RunReport {

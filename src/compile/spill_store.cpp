@@ -29,6 +29,13 @@ std::string default_parent() {
   return tmp && *tmp ? tmp : "/tmp";
 }
 
+[[noreturn]] void fail_spill(const std::string& what) {
+  throw Error(ErrorCategory::kIo,
+              fmt::format("{}: {}; set --spill-dir to a writable directory with free space, or "
+                          "raise --memory-budget",
+                          what, std::strerror(errno)));
+}
+
 }  // namespace
 
 // Guids ever put: a Bloom filter of fixed size (4 MiB, 4 probes), so that looking up an entity
@@ -57,6 +64,16 @@ class SpillStore::Written {
   }
   std::vector<std::uint64_t> bits_;
 };
+
+void SpillStore::check_parent(const std::string& parent) {
+  const std::string where = parent.empty() ? default_parent() : parent;
+  std::string dir = where + "/atlas2kudu-spill-XXXXXX";
+  if (mkdtemp(dir.data()) == nullptr) {
+    const char* from = parent.empty() ? (where == "/tmp" ? " (the default)" : " ($TMPDIR)") : "";
+    fail_spill(fmt::format("cannot create the knowledge spill directory in {}{}", where, from));
+  }
+  ::rmdir(dir.c_str());
+}
 
 SpillStore::SpillStore(const std::string& parent, Hash hash, std::size_t pending_entries)
     : hash_(hash),
@@ -364,10 +381,7 @@ void SpillStore::read_at(int fd, void* data, std::size_t size, std::uint64_t off
 }
 
 void SpillStore::fail(const std::string& what) const {
-  throw Error(ErrorCategory::kIo,
-              fmt::format("{}: {}; set --spill-dir to a writable directory with free space, or "
-                          "raise --memory-budget",
-                          what, std::strerror(errno)));
+  fail_spill(what);
 }
 
 }  // namespace atlas2kudu

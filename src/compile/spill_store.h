@@ -65,6 +65,10 @@ class SpillStore {
   // (1: each put writes its own).
   explicit SpillStore(const std::string& parent, Hash hash = nullptr,
                       std::size_t pending_entries = kPendingEntries);
+  // Creates and removes a directory under `parent` as the constructor would, so that a run whose
+  // --spill-dir or $TMPDIR is missing, read-only or not a directory fails before it applies a
+  // window rather than at its first eviction. Throws what the constructor throws.
+  static void check_parent(const std::string& parent);
   ~SpillStore();
   SpillStore(const SpillStore&) = delete;
   SpillStore& operator=(const SpillStore&) = delete;

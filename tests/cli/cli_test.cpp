@@ -678,9 +678,9 @@ TEST_CASE("apply over hs2-http: 503 with Retry-After, then success") {
   TestServer server("--transport http --handler kit --http-503 2 --retry-after 1");
   const std::string stats = tmp_path(".json");
   const std::string metrics = tmp_path(".prom");
-  const auto r = run("apply --protocol hs2-http -i " + server.address() + " --stats " + stats +
-                     " --metrics-textfile " + metrics + " " +
-                     data("notifications/atlas21-console.jsonl"));
+  const auto r =
+      run("apply --protocol hs2-http -i " + server.address() + " --stats " + stats +
+          " --metrics-textfile " + metrics + " " + data("notifications/atlas21-console.jsonl"));
   CHECK(r.status == 0);
   CHECK(r.err.find("4 events") != std::string::npos);
   // Counted apart from the statements' retries: no statement ran again.
@@ -848,6 +848,28 @@ TEST_CASE(
   CHECK(small.status == 64);
   CHECK(small.err.find("--memory-budget") != std::string::npos);
   CHECK(run("compile --spill-dir /nonexistent/dir " + input).status == 64);
+  // A $TMPDIR where no spill directory can be made fails the run before it reads a record, even
+  // one that would never spill, rather than at its first eviction.
+  const auto no_tmp = run("compile -q " + data("scenarios/01-partial-update-and-rename.jsonl"),
+                          "/dev/null", "TMPDIR=/nonexistent");
+  CHECK(no_tmp.status == 74);
+  CHECK(no_tmp.out.empty());
+  CHECK(contains(no_tmp.err,
+                 "atlas2kudu: cannot create the knowledge spill directory in "
+                 "/nonexistent ($TMPDIR): No such file or directory; set --spill-dir "
+                 "to a writable directory with free space"));
+  {
+    TestServer server("--transport binary --handler kit");
+    const auto r = run("apply -q -i " + server.address() + " --prior none " + input, "/dev/null",
+                       "TMPDIR=/nonexistent");
+    CHECK(r.status == 74);
+    CHECK(server.statements().empty());
+    // --prior impala looks evicted knowledge up again: no spill directory needed.
+    CHECK(run("apply -q -i " + server.address() + " " +
+                  data("scenarios/01-partial-update-and-rename.jsonl"),
+              "/dev/null", "TMPDIR=/nonexistent")
+              .status == 0);
+  }
   std::system(("rm -rf " + spill_dir).c_str());
   std::remove(input.c_str());
   std::remove(stats.c_str());
