@@ -417,7 +417,11 @@ int compile_run(CompileCommand& c) {
   if (lookups) report.lookups = &*lookups;
   if (settings) report.http_waits = log.http_waits();
   if (!c.quiet && !outcome.output_closed) {
-    print_compile_summary(stderr, report, !c.output.empty() && c.output != "-");
+    const bool to_file = !c.output.empty() && c.output != "-";
+    print_compile_summary(stderr, report,
+                          to_file               ? SqlDestination::kFile
+                          : std::ferror(stdout) ? SqlDestination::kStdoutFailed
+                                                : SqlDestination::kStdout);
   }
   if (!c.in.stats_file.empty()) write_text_file(c.in.stats_file, stats_json(report));
   if (!c.in.metrics_file.empty()) write_metrics_textfile(c.in.metrics_file, report);

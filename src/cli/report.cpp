@@ -202,7 +202,7 @@ void print_replayed(std::FILE* out, std::string_view command, const ReadStats& r
                    read.replayed == 1 ? "its" : "their", read.replayed == 1 ? "" : "s");
 }
 
-void print_compile_summary(std::FILE* out, const RunReport& r, bool to_file) {
+void print_compile_summary(std::FILE* out, const RunReport& r, SqlDestination sql) {
   print_replayed(out, "compile", *r.read);
   const SqlWriteStats& run = *r.write;
   const ReadStats& read = *r.read;
@@ -218,8 +218,11 @@ void print_compile_summary(std::FILE* out, const RunReport& r, bool to_file) {
                                              r.stopped_by != StopReason::kNone
                                                  ? " by " + std::string(to_string(r.stopped_by))
                                                  : std::string(),
-                                             to_file ? "no output written"
-                                                     : "the windows printed are complete"));
+                                             sql == SqlDestination::kFile ? "no output written"
+                                             : sql == SqlDestination::kStdout
+                                                 ? "the windows printed are complete"
+                                                 : "standard output could not be written: the "
+                                                   "last window printed may be cut short"));
 }
 
 void print_apply_summary(std::FILE* out, const RunReport& r, const std::string& checkpoint_path) {

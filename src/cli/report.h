@@ -91,9 +91,11 @@ std::string read_summary(const ReadStats& stats);
 
 // The summaries of compile and apply go to stderr through util/diagnostic.h: a summary that
 // cannot be written never changes the run's outcome.
-// `compile`'s summary line; `to_file`: -o (a run that did not complete leaves no output), else
-// stdout (it ends after the last complete window).
-void print_compile_summary(std::FILE* out, const RunReport& report, bool to_file);
+// `compile`'s summary line. Where the SQL went, for a run that did not complete: -o leaves no
+// output; standard output ends after the last complete window, unless writing to it failed (a full
+// disk), which may have cut the last window short.
+enum class SqlDestination { kFile, kStdout, kStdoutFailed };
+void print_compile_summary(std::FILE* out, const RunReport& report, SqlDestination sql);
 
 // `apply`'s summary: the totals, one line per table, and for a run that did not complete, what
 // the checkpoint (`checkpoint_path`, empty: none) holds.
