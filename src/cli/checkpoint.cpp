@@ -67,16 +67,29 @@ std::string checkpoint_json(const Checkpoint& c) {
 Checkpoint load_checkpoint(const std::string& path) {
   Checkpoint c;
   if (::access(path.c_str(), F_OK) != 0) return c;
+  // Every refusal says what an operator can do: the file is only ever replaced whole, so a bad one
+  // was not written by atlas2kudu, and starting over is always safe, only slower.
+  const auto refuse = [&](const std::string& what) {
+    return Error(ErrorCategory::kCheckpoint,
+                 fmt::format("{}: {}; move it away to start over (every input is then applied "
+                             "again)",
+                             one_line(path), what));
+  };
   simdjson::padded_string text;
-  if (simdjson::padded_string::load(path).get(text) != simdjson::SUCCESS) {
-    throw Error(ErrorCategory::kCheckpoint, fmt::format("{}: cannot read checkpoint", path));
+  errno = 0;
+  if (const auto error = simdjson::padded_string::load(path).get(text)) {
+    throw refuse(fmt::format("cannot read checkpoint: {}",
+                             errno != 0 ? std::strerror(errno) : simdjson::error_message(error)));
   }
+  if (text.size() == 0) throw refuse("the checkpoint is empty");
+  std::string at = "the document";  // where the parser is, for a malformed file's message
   try {
     od::parser parser;
     od::document doc = parser.iterate(text);
     bool format_ok = false;
     for (auto field : doc.get_object()) {
       const std::string_view key = field.unescaped_key();
+      at = std::string(key);
       if (key == "format") {
         const std::string_view format = field.value().get_string();
         format_ok = format == kFormat || format == kFormatV1;
@@ -87,11 +100,14 @@ Checkpoint load_checkpoint(const std::string& path) {
       } else if (key == "events_applied") {
         c.events_applied = field.value().get_uint64();
       } else if (key == "sources") {
+        std::size_t i = 0;
         for (auto item : field.value().get_array()) {
           SourceMark mark;
           std::uint64_t last_run = 0;
+          at = fmt::format("sources[{}]", i);
           for (auto f : item.get_object()) {
             const std::string_view k = f.unescaped_key();
+            at = fmt::format("sources[{}].{}", i, k);
             if (k == "name") mark.name = std::string(std::string_view(f.value().get_string()));
             if (k == "identity")
               mark.identity = std::string(std::string_view(f.value().get_string()));
@@ -101,29 +117,35 @@ Checkpoint load_checkpoint(const std::string& path) {
           }
           if (!mark.identity.empty()) c.last_run.emplace(mark.identity, last_run);
           c.progress.sources.push_back(std::move(mark));
+          ++i;
         }
       } else if (key == "kafka") {
+        std::size_t i = 0;
         for (auto item : field.value().get_array()) {
           std::string topic;
           std::int64_t partition = 0, next = 0;
+          at = fmt::format("kafka[{}]", i);
           for (auto f : item.get_object()) {
             const std::string_view k = f.unescaped_key();
+            at = fmt::format("kafka[{}].{}", i, k);
             if (k == "topic") topic = std::string(std::string_view(f.value().get_string()));
             if (k == "partition") partition = f.value().get_int64();
             if (k == "next_offset") next = f.value().get_int64();
           }
           c.progress.kafka_next_offset[{topic, static_cast<std::int32_t>(partition)}] = next;
+          ++i;
         }
       }
+      at = "the document";
     }
     if (!format_ok) {
-      throw Error(ErrorCategory::kCheckpoint,
-                  fmt::format("{}: not an atlas2kudu checkpoint ({} or {} expected)", path, kFormat,
-                              kFormatV1));
+      throw refuse(
+          fmt::format("not an atlas2kudu checkpoint ({} or {} expected)", kFormat, kFormatV1));
     }
   } catch (const simdjson::simdjson_error& e) {
-    throw Error(ErrorCategory::kCheckpoint,
-                fmt::format("{}: malformed checkpoint: {}", path, e.what()));
+    std::string_view why = e.what();
+    if (why.ends_with('.')) why.remove_suffix(1);
+    throw refuse(fmt::format("malformed checkpoint at {}: {}", at, why));
   }
   return c;
 }

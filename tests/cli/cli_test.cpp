@@ -920,7 +920,15 @@ TEST_CASE(
     std::fclose(f);
     r = run("apply -i " + server.address() + small + "--checkpoint " + ckpt + " " + examples);
     CHECK(r.status == 65);
-    CHECK(r.err.find("malformed checkpoint") != std::string::npos);
+    CHECK(contains(r.err, ": malformed checkpoint at sources[0].next_record: "));
+    CHECK(contains(r.err, "; move it away to start over (every input is then applied again)\n"));
+    // An empty file is named as such.
+    f = std::fopen(ckpt.c_str(), "w");
+    std::fclose(f);
+    r = run("apply -i " + server.address() + small + "--checkpoint " + ckpt + " " + examples);
+    CHECK(r.status == 65);
+    CHECK(contains(r.err, ckpt + ": the checkpoint is empty; move it away to start over"));
+    CHECK(server.statements().empty());
   }
   std::remove(ckpt.c_str());
   std::remove((ckpt + ".lock").c_str());
