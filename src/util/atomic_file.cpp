@@ -1,13 +1,17 @@
 #include "util/atomic_file.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
+#include <ctime>
 #include <random>
+#include <string_view>
 #include <utility>
 
 #include "atlas2kudu/error.h"
@@ -26,6 +30,39 @@ std::string directory_of(const std::string& path) {
   if (slash == std::string::npos) return ".";
   if (slash == 0) return "/";
   return path.substr(0, slash);
+}
+
+// Temporary files that a killed run (SIGKILL, a crash, a power cut) left beside `path`:
+// "<name>.tmp-<pid>-<random>" whose process is gone and which nobody has written for ten minutes
+// (a run on another host sharing the directory still writes its own). Removed, once per target,
+// so that an hourly cron job does not pile them up. Best effort: nothing here fails the run.
+void remove_stale_temporaries(const std::string& path) {
+  const std::string dir = directory_of(path);
+  const auto slash = path.rfind('/');
+  const std::string prefix = (slash == std::string::npos ? path : path.substr(slash + 1)) + ".tmp-";
+  DIR* d = ::opendir(dir.c_str());
+  if (d == nullptr) return;
+  const std::time_t now = std::time(nullptr);
+  while (const dirent* entry = ::readdir(d)) {
+    const std::string_view name = entry->d_name;
+    if (!name.starts_with(prefix)) continue;
+    const std::string_view rest = name.substr(prefix.size());
+    const auto dash = rest.find('-');
+    if (dash == 0 || dash == std::string_view::npos ||
+        rest.substr(0, dash).find_first_not_of("0123456789") != std::string_view::npos ||
+        dash > 9) {
+      continue;
+    }
+    const pid_t pid = static_cast<pid_t>(std::stol(std::string(rest.substr(0, dash))));
+    if (pid == ::getpid() || ::kill(pid, 0) == 0 || errno != ESRCH) continue;
+    struct stat st {};
+    if (::fstatat(::dirfd(d), entry->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+        !S_ISREG(st.st_mode) || now - st.st_mtime < 600) {
+      continue;
+    }
+    ::unlinkat(::dirfd(d), entry->d_name, 0);
+  }
+  ::closedir(d);
 }
 
 }  // namespace
@@ -48,6 +85,7 @@ void require_regular_or_absent(const std::string& path) {
 
 AtomicFile::AtomicFile(std::string path, mode_t mode, Umask umask) : path_(std::move(path)) {
   require_regular_or_absent(path_);
+  remove_stale_temporaries(path_);
   std::random_device random;
   for (int attempt = 0;; ++attempt) {
     temp_ = fmt::format("{}.tmp-{}-{:08x}", path_, ::getpid(), random());

@@ -10,6 +10,11 @@
 // The target must be a regular file or not exist: a symlink, FIFO, device or directory at the
 // path is refused rather than replaced.
 //
+// A killed run (SIGKILL, a crash) cannot remove its temporary file. Each new AtomicFile removes
+// those of earlier runs for the same target: "<target>.tmp-<pid>-<random>" whose process no longer
+// exists and that nobody wrote for ten minutes (a run elsewhere sharing the directory keeps its
+// own).
+//
 //   AtomicFile out("run.sql", 0644);      // run.sql.tmp-<pid>-<random> created
 //   std::fputs("...", out.stream());
 //   out.commit();                          // run.sql replaced

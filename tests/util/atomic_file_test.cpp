@@ -4,7 +4,9 @@
 
 #include <doctest/doctest.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
+#include <utime.h>
 
 #include <filesystem>
 #include <fstream>
@@ -56,6 +58,41 @@ TEST_CASE("two writers of one target at once use distinct temporaries; each comm
   struct stat st {};
   REQUIRE(::stat(target.c_str(), &st) == 0);
   CHECK((st.st_mode & 0777) == 0600);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("temporaries a killed run left are removed once their process is gone and they are old") {
+  const auto dir = scratch();
+  const auto target = dir / "run.sql";
+  // A process that has certainly ended: a child, waited for.
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) ::_exit(0);
+  REQUIRE(::waitpid(child, nullptr, 0) == child);
+  const auto plant = [&](const std::string& name, bool old) {
+    std::ofstream(dir / name) << "half a script";
+    if (old) {
+      const utimbuf long_ago{std::time(nullptr) - 3600, std::time(nullptr) - 3600};
+      REQUIRE(::utime((dir / name).c_str(), &long_ago) == 0);
+    }
+  };
+  const std::string dead = "run.sql.tmp-" + std::to_string(child) + "-0badf00d";
+  const std::string recent = "run.sql.tmp-" + std::to_string(child) + "-0000beef";
+  const std::string alive = "run.sql.tmp-" + std::to_string(::getppid()) + "-00c0ffee";
+  const std::string other = "other.sql.tmp-" + std::to_string(child) + "-0badf00d";
+  const std::string not_ours = "run.sql.tmp-notapid-0badf00d";
+  plant(dead, true);
+  plant(recent, false);
+  plant(alive, true);
+  plant(other, true);
+  plant(not_ours, true);
+  AtomicFile out(target.string(), 0644);
+  CHECK_FALSE(std::filesystem::exists(dir / dead));
+  CHECK(std::filesystem::exists(dir / recent));    // written lately: perhaps another host's run
+  CHECK(std::filesystem::exists(dir / alive));     // its process still runs
+  CHECK(std::filesystem::exists(dir / other));     // another target's
+  CHECK(std::filesystem::exists(dir / not_ours));  // not a name atlas2kudu writes
+  out.commit();
   std::filesystem::remove_all(dir);
 }
 
