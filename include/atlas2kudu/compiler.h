@@ -221,13 +221,18 @@ struct CleanUp {
 };
 
 // Where a window sits in the run, for comments, reports and checkpoints.
-// How every message names a window: "window 2 (events 4-6)".
-std::string window_name(std::uint64_t index, std::uint64_t first_event, std::uint64_t last_event);
+// How every message names a window: "window 2 (events 4-6; in.json:4 .. in.json:6)". The event
+// numbers count from the start of the run (a resumed run starts again at 1), so the input
+// positions of its first and last events (`span`; left out when empty) say where it is in the
+// files.
+std::string window_name(std::uint64_t index, std::uint64_t first_event, std::uint64_t last_event,
+                        std::string_view span = {});
 
 struct WindowInfo {
   std::uint64_t index = 0;        // 1-based
   std::uint64_t first_event = 0;  // 1-based event numbers covered, inclusive
   std::uint64_t last_event = 0;
+  std::string span;     // "in.json:4 .. in.json:6": its first and last events' lines; may be empty
   std::string comment;  // one line, e.g. "window 2: events 4-6 (in.json:4 .. in.json:6)"
 };
 
@@ -332,8 +337,8 @@ class Compiler {
   // left out stay unknown: the fold then writes predicate deletes and merges props from {}.
   void learn(std::span<const PriorEntity> prior);
 
-  // How the next window will be named in messages (window_name), from its size.
-  std::string next_window_name(std::size_t events) const;
+  // How the next window will be named in messages (window_name), from its events.
+  std::string next_window_name(std::span<const Event> window) const;
 
   // Folds the next window (input order, any size). Pure: no I/O but the knowledge spill file.
   // Window indexes and event numbers continue across calls.
@@ -410,13 +415,15 @@ struct CompiledWindow {
   std::uint64_t index = 0;        // 1-based
   std::uint64_t first_event = 0;  // 1-based event numbers covered, inclusive
   std::uint64_t last_event = 0;
+  std::string span;     // WindowInfo::span
   std::string comment;  // one line, without "-- "
   std::vector<Statement> deletes;
   std::vector<Statement> upserts;
 };
 
 // How every message names a statement of a window's "delete" or "upsert" phase (position 1-based):
-//   "window 2 (events 4-6), upsert phase, statement 3 of 5 (table entity_flat)"
+//   "window 2 (events 4-6; in.json:4 .. in.json:6), upsert phase, statement 3 of 5 (table
+//   entity_flat)"
 std::string statement_name(const CompiledWindow& window, std::string_view phase,
                            std::size_t position, const Statement& statement);
 

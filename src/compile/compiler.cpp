@@ -20,6 +20,14 @@ std::string position(const SourcePosition& p) {
   return fmt::format("{}:{}", p.source, p.line);
 }
 
+// "in.json:4 .. in.json:6", or empty when the events carry no source (tests).
+std::string span_of(std::span<const Event> window) {
+  if (window.empty()) return {};
+  const std::string first = position(window.front().pos);
+  if (first.empty()) return {};
+  return fmt::format("{} .. {}", first, position(window.back().pos));
+}
+
 }  // namespace
 
 void validate_compile_options(const CompileOptions& o) {
@@ -93,9 +101,8 @@ struct Compiler::Impl {
       w.comment = fmt::format("window {}: no events", w.index);
     } else {
       w.comment = fmt::format("window {}: events {}-{}", w.index, w.first_event, w.last_event);
-      const std::string first = position(window.front().pos);
-      const std::string last = position(window.back().pos);
-      if (!first.empty()) w.comment += fmt::format(" ({} .. {})", first, last);
+      w.span = span_of(window);
+      if (!w.span.empty()) w.comment += fmt::format(" ({})", w.span);
     }
     net.events = window;
   }
@@ -159,20 +166,23 @@ NetWindow Compiler::end_window(std::span<const Event> window) {
   return net;
 }
 
-std::string window_name(std::uint64_t index, std::uint64_t first_event, std::uint64_t last_event) {
-  return fmt::format("window {} (events {}-{})", index, first_event, last_event);
+std::string window_name(std::uint64_t index, std::uint64_t first_event, std::uint64_t last_event,
+                        std::string_view span) {
+  if (span.empty()) return fmt::format("window {} (events {}-{})", index, first_event, last_event);
+  return fmt::format("window {} (events {}-{}; {})", index, first_event, last_event, span);
 }
 
 std::string statement_name(const CompiledWindow& window, std::string_view phase,
                            std::size_t position, const Statement& statement) {
   const std::size_t count = phase == "delete" ? window.deletes.size() : window.upserts.size();
   return fmt::format("{}, {} phase, statement {} of {} (table {})",
-                     window_name(window.index, window.first_event, window.last_event), phase,
-                     position, count, statement.table);
+                     window_name(window.index, window.first_event, window.last_event, window.span),
+                     phase, position, count, statement.table);
 }
 
-std::string Compiler::next_window_name(std::size_t events) const {
-  return window_name(impl_->windows + 1, impl_->events + 1, impl_->events + events);
+std::string Compiler::next_window_name(std::span<const Event> window) const {
+  return window_name(impl_->windows + 1, impl_->events + 1, impl_->events + window.size(),
+                     span_of(window));
 }
 
 NetWindow fold_window(Compiler& compiler, PriorState& prior, std::span<const Event> window) {
@@ -188,7 +198,7 @@ NetWindow fold_window(Compiler& compiler, PriorState& prior, std::span<const Eve
     } catch (Error& e) {
       // The lookup names its table and keys; the window says which input it was for, as a
       // failed statement's message does.
-      e.add_context(compiler.next_window_name(window.size()) + ", ");
+      e.add_context(compiler.next_window_name(window) + ", ");
       throw;
     }
     compiler.learn(found);

@@ -744,6 +744,7 @@ CompiledWindow plan_window(NetWindow& net, const CompileOptions& options) {
   window.index = net.info.index;
   window.first_event = net.info.first_event;
   window.last_event = net.info.last_event;
+  window.span = net.info.span;
   window.comment = net.info.comment;
   Planner(options, window).run(net);
   return window;

@@ -25,7 +25,7 @@ std::string describe_event(const Event& e) {
 }
 
 std::string window_where(const CompiledWindow& w) {
-  return window_name(w.index, w.first_event, w.last_event);
+  return window_name(w.index, w.first_event, w.last_event, w.span);
 }
 
 std::size_t phase_size(const CompiledWindow& w, std::string_view phase) {

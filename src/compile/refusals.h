@@ -6,7 +6,7 @@
 // Example (window 2 of a run, one entity_flat row refused for its props_json):
 //   events_of_row(net, "entity_flat", 3)          // every event of the window on that entity
 //   refused_rows_message(net, window, rows)
-//   // "window 2 (events 5-9): the server refused 1 row:
+//   // "window 2 (events 5-9; a.jsonl:5 .. a.jsonl:9): the server refused 1 row:
 //   //    upsert phase, statement 1 of 3 (table entity_flat), row 2 of 4, written by a.jsonl:7:0
 //   //    (ENTITY_UPDATE 00000001-… hive_table): Kudu error(s) reported, first error: Invalid
 //   //    argument: value too large for column 'props_json' ...
@@ -15,7 +15,8 @@
 //   //  statements 2-3 did not run (with more sessions, ...); no later window ran. To set such rows
 //   //  aside ... --reject-file FILE ..."
 //   row_errors_message(net, window, e, "atlas")
-//   // "window 3 (events 101-150): 1119 row errors, more than --max-row-errors 0 allows ...
+//   // "window 3 (events 101-150; a.jsonl:101 .. a.jsonl:150): 1119 row errors, more than
+//   --max-row-errors 0 allows ...
 //   //  entity_audit: ... ALTER TABLE `atlas`.`entity_audit` ADD IF NOT EXISTS RANGE PARTITION
 //   //  1924992000000000 <= VALUES < 1956528000000000;  -- 2031"
 #pragma once

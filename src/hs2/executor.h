@@ -40,8 +40,9 @@
 //   executor.stats().rows_by_table.at("entity_flat");   // rows modified, summed
 // On failure:
 //   catch (const Hs2ExecutionError& e) { ... e.category() ... }  // the CLI maps it to an exit code
-//   // e.what(): "window 3 (events 101-150), upsert phase, statement 2 of 5 (table entity_flat):
-//   //            ExecuteStatement: Query 5c4...:0 failed: AnalysisException: ..."
+//   // e.what(): "window 3 (events 101-150; a.jsonl:101 .. a.jsonl:150), upsert phase, statement 2
+//   //            of 5 (table entity_flat): ExecuteStatement: Query 5c4...:0 failed:
+//   AnalysisException: ..."
 #pragma once
 
 #include <cstddef>

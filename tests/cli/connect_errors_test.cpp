@@ -173,10 +173,8 @@ TEST_CASE(
   // The first statement that ends is a prior-state read (--prior impala, the default) ...
   Run r = run("apply -i " + plain.address() + " " + kInput);
   CHECK(r.status == 4);
-  CHECK(contains(
-      r.err,
-      "atlas2kudu: window 1 (events 1-1), prior-state lookup (entity_flat, keys 1-1 of 1): " +
-          unknown));
+  CHECK(contains(r.err, "atlas2kudu: window 1 (events 1-1; " + kInput + ":1 .. " + kInput +
+                            ":1), prior-state lookup (entity_flat, keys 1-1 of 1): " + unknown));
   // ... or the first UPSERT; either way once, with no retry.
   r = run("apply --prior none -i " + plain.address() + " " + kInput);
   CHECK(r.status == 4);
