@@ -100,7 +100,8 @@ struct Hs2Session::Impl {
   std::map<std::string, std::string> server_config;
 
   // Runs one RPC, turning every Thrift-level failure into a classified Hs2Error. A failed
-  // transport leaves the byte stream out of step, so it is dropped here and never reused.
+  // transport leaves the byte stream out of step, so it is dropped here and never reused. A
+  // failure while a stop is requested is the stop cutting the I/O short (util/stop.h): StopError.
   template <class F>
   void call(const char* what, F&& f) {
     if (!rpc) throw Hs2Error(Hs2ErrorKind::kTransient, fmt::format("{}: not connected", what));
@@ -108,9 +109,11 @@ struct Hs2Session::Impl {
       f();
     } catch (const Hs2Error&) {
       drop();  // raised by the transport (timeout, TLS, protocol mismatch): the stream is lost
+      throw_if_stopped();
       throw;
     } catch (const TTransportException& e) {
       drop();
+      throw_if_stopped();
       if (e.getType() == TTransportException::TIMED_OUT) {
         // Thrift says "THRIFT_EAGAIN (timed out)": name the limit that ran out.
         throw Hs2Error(Hs2ErrorKind::kTransient,
@@ -122,6 +125,7 @@ struct Hs2Session::Impl {
                      fmt::format("{}: connection failed: {}", what, e.what()));
     } catch (const TApplicationException& e) {
       drop();
+      throw_if_stopped();
       // A HiveServer2 that is not Impala (Hive, a proxy speaking plain TCLIService) or an Impala
       // before 3.3 has no CloseImpalaOperation, and without its row counts no run can tell that
       // every row landed: stop, naming the likely cause, not as a server fault.
@@ -134,9 +138,11 @@ struct Hs2Session::Impl {
       throw Hs2Error(Hs2ErrorKind::kInternal, fmt::format("{}: server error: {}", what, e.what()));
     } catch (const TProtocolException& e) {
       drop();
+      throw_if_stopped();
       throw Hs2Error(Hs2ErrorKind::kTransient, fmt::format("{}: bad reply: {}", what, e.what()));
     } catch (const TException& e) {
       drop();
+      throw_if_stopped();
       throw Hs2Error(Hs2ErrorKind::kTransient, fmt::format("{}: {}", what, e.what()));
     }
   }
@@ -209,6 +215,7 @@ struct Hs2Session::Impl {
             rpc = std::make_unique<t::ImpalaHiveServer2ServiceClient>(protocol);
           } catch (const SaslConnectionClosed& e) {
             drop();
+            throw_if_stopped();  // the stop shut the socket down: no diagnosis, no probe
             // Closed before a SASL answer: if the port talks TLS, the password is not the
             // problem (a plain connection gets no alert from OpenSSL, only the hang-up).
             if (!o.ssl && answers_tls(settings.endpoint().host, settings.endpoint().port,
@@ -225,9 +232,11 @@ struct Hs2Session::Impl {
             throw;
           } catch (const Hs2Error&) {
             drop();
+            throw_if_stopped();
             throw;
           } catch (const TTransportException& e) {
             drop();
+            throw_if_stopped();
             connect_failure = e.what();
             if (e.getType() == TTransportException::TIMED_OUT) {
               throw Hs2Error(Hs2ErrorKind::kTimeout,
@@ -239,6 +248,7 @@ struct Hs2Session::Impl {
             throw Hs2Error(Hs2ErrorKind::kTransient, connect_failure);
           } catch (const TException& e) {
             drop();
+            throw_if_stopped();
             connect_failure = e.what();
             throw Hs2Error(Hs2ErrorKind::kTransient, connect_failure);
           }
@@ -352,6 +362,9 @@ struct Hs2Session::Impl {
   // Asks the server to stop the operation and frees it (both bounded by close_timeout_ms), after
   // a stop request or a statement timeout. Best effort: the failure being reported is the reason.
   void cancel(const t::TOperationHandle& op) noexcept {
+    // Not cut short by the stop that asked for it: the server must hear of it.
+    const std::shared_ptr<Hs2Transport> unstoppable = transport;
+    if (unstoppable) unstoppable->set_stoppable(false);
     try {
       if (!rpc) return;
       transport->set_rpc_timeout(settings.options().close_timeout_ms);
@@ -363,6 +376,7 @@ struct Hs2Session::Impl {
       if (transport) transport->set_rpc_timeout(settings.options().socket_timeout_ms);
     } catch (...) {
     }
+    if (unstoppable) unstoppable->set_stoppable(true);
   }
 
   // Polls until the operation ends. Between polls: a stop request (util/stop.h) or
@@ -371,6 +385,12 @@ struct Hs2Session::Impl {
     const auto started = clock->now();
     const milliseconds limit(settings.options().statement_timeout_ms);
     for (;;) {
+      // A stop noticed in the sleep below: no further poll, which the stop would cut short,
+      // leaving the statement running.
+      if (stop_requested()) {
+        cancel(op);
+        throw StopError(stop_reason());
+      }
       t::TGetOperationStatusReq req;
       req.__set_operationHandle(op);
       t::TGetOperationStatusResp resp;
@@ -549,6 +569,8 @@ std::string Hs2Session::ping() {
 void Hs2Session::close() noexcept {
   if (impl_->rpc && impl_->session) {
     try {
+      // Bounded by the close timeout, not cut short by a stop: the end of a stopped run too.
+      impl_->transport->set_stoppable(false);
       impl_->transport->set_rpc_timeout(impl_->settings.options().close_timeout_ms);
       t::TCloseSessionReq req;
       req.__set_sessionHandle(*impl_->session);

@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "hs2/error.h"
+#include "util/stop.h"
 #include "util/utf8.h"
 
 namespace atlas2kudu {
@@ -27,6 +28,11 @@ void init_curl_once() {
 std::size_t on_body(char* data, std::size_t size, std::size_t nmemb, void* user) {
   static_cast<std::string*>(user)->append(data, size * nmemb);
   return size * nmemb;
+}
+
+// CURLOPT_XFERINFOFUNCTION: non-zero aborts the transfer (CURLE_ABORTED_BY_CALLBACK).
+int on_progress(void* self, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
+  return static_cast<const HttpClientTransport*>(self)->stoppable() && stop_requested() ? 1 : 0;
 }
 
 bool is_tls_trust_error(CURLcode rc) {
@@ -73,6 +79,9 @@ HttpClientTransport::HttpClientTransport(HttpTransportConfig config,
   curl_easy_setopt(c, CURLOPT_WRITEDATA, &rbuf_);
   curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, &HttpClientTransport::on_header);
   curl_easy_setopt(c, CURLOPT_HEADERDATA, this);
+  curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+  curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, &on_progress);
+  curl_easy_setopt(c, CURLOPT_XFERINFODATA, this);
   curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(config_.connect_timeout_ms));
   curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, static_cast<long>(config_.request_timeout_ms));
   curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, config_.verify_tls ? 1L : 0L);
@@ -168,6 +177,9 @@ void HttpClientTransport::perform_once(long* status, long* retry_after) {
   curl_easy_setopt(c, CURLOPT_ERRORBUFFER, nullptr);
   curl_slist_free_all(headers);
   if (rc != CURLE_OK) {
+    // Aborted by on_progress, or cut short otherwise while a stop is requested: no diagnosis, no
+    // retry, no probe on a second connection.
+    if (stoppable_) throw_if_stopped();
     std::string detail = errbuf[0] ? errbuf : curl_easy_strerror(rc);
     if (rc == CURLE_SSL_CACERT_BADFILE) {
       throw Hs2Error(
@@ -311,6 +323,7 @@ void HttpClientTransport::flush() {
   bool cleared_cookies = false;
   for (int attempt = 1;; ++attempt) {
     long status = 0, retry_after = -1;
+    if (stoppable_) throw_if_stopped();  // no new try after a stop (also ends the waits below)
     try {
       perform_once(&status, &retry_after);
     } catch (const CouldNotConnect& e) {

@@ -26,6 +26,8 @@
 //  * No connection made (name not resolved, connection refused): nothing was sent, so the request
 //    is re-sent up to `max_tries` times in all, after 0 s, 1 s, 2 s, ...; then Hs2Error(kTransient)
 //    naming the host or port (unreachable_message, error.h).
+//  * A stop request (util/stop.h) while set_stoppable(true) aborts the request, its connect or
+//    a wait between retries, within about a second → StopError; nothing is retried after it.
 //  * Resets, timeouts → Hs2Error(kTransient). Note that libcurl itself re-sends a
 //    request once, on a fresh connection, when a kept-alive connection dies before any reply byte;
 //    harmless for our idempotent statements, and the same as impala-shell's one reconnect.
@@ -80,6 +82,10 @@ class HttpClientTransport final
   void flush() override;
 
   void set_rpc_timeout(int ms) override;  // the whole-request timeout
+  // While on, a stop request aborts the request in progress (libcurl's progress callback, called
+  // about once a second even while nothing moves) and flush() throws StopError.
+  void set_stoppable(bool on) override { stoppable_ = on; }
+  bool stoppable() const { return stoppable_; }
 
   // For tests and diagnostics: HTTP tries beyond the first, summed over the transport's life.
   int http_retries() const { return http_retries_; }
@@ -105,6 +111,7 @@ class HttpClientTransport final
   std::size_t rpos_ = 0;
   int http_retries_ = 0;
   int replies_ = 0;  // 200s received on this transport: once one came, a hang-up is a lost link
+  bool stoppable_ = true;
 };
 
 }  // namespace atlas2kudu

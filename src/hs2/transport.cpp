@@ -1,28 +1,146 @@
 #include "hs2/transport.h"
 
+#include <fcntl.h>
 #include <fmt/core.h>
+#include <netdb.h>
+#include <poll.h>
+#include <sys/socket.h>
 #include <thrift/TOutput.h>
 #include <thrift/transport/TSocket.h>
 
+#include <cerrno>
 #include <cstring>
+#include <memory>
+#include <string>
 
 #include "hs2/error.h"
 #include "hs2/http_transport.h"
 #include "hs2/tls.h"
+#include "util/stop.h"
 
 namespace atlas2kudu {
 
 using apache::thrift::transport::TSocket;
 using apache::thrift::transport::TTransport;
+using apache::thrift::transport::TTransportException;
 
 namespace {
+
+// A TSocket that a stop request shuts down while armed (util/stop.h), the connect included: a
+// connect to a host that drops the SYNs waits -t, and without -t until the kernel gives up
+// (minutes). TSocket creates its socket inside open() and has no hook before connect(), so an
+// armed open() does what TSocket::open() does (resolve, then each address in turn, with the same
+// options, timeouts and TTransportException messages), with the socket armed before connect(): a
+// shutdown(2) of a connecting socket ends the connect at once. Unarmed, it is TSocket::open().
+class StoppableSocket final : public TSocket {
+ public:
+  using TSocket::TSocket;
+  ~StoppableSocket() override { guard_.disarm(); }
+  // While on, the socket is armed from its creation on (a later open() included); off disarms.
+  void set_armed(bool on) {
+    armed_ = on;
+    if (!on) guard_.disarm();
+    if (on && isOpen()) guard_.arm(getSocketFD());
+  }
+  void open() override {
+    if (!armed_ || isOpen()) {
+      TSocket::open();
+      return;
+    }
+    if (port_ < 0 || port_ > 0xFFFF) {
+      throw TTransportException(TTransportException::BAD_ARGS, "Specified port is invalid");
+    }
+    addrinfo hints{};
+    hints.ai_family = PF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_PASSIVE | AI_ADDRCONFIG;
+    addrinfo* addresses = nullptr;
+    if (::getaddrinfo(host_.c_str(), std::to_string(port_).c_str(), &hints, &addresses) != 0) {
+      throw TTransportException(TTransportException::NOT_OPEN,
+                                "Could not resolve host for client socket.");
+    }
+    std::unique_ptr<addrinfo, void (*)(addrinfo*)> owner(addresses, &::freeaddrinfo);
+    for (const addrinfo* a = addresses; a; a = a->ai_next) {
+      try {
+        connect_to(*a);
+        return;
+      } catch (const TTransportException&) {
+        close();
+        if (!a->ai_next || stop_requested()) throw;
+      }
+    }
+  }
+  void close() override {
+    guard_.disarm();
+    TSocket::close();
+  }
+
+ private:
+  // TSocket's connect of one address, armed from before connect().
+  void connect_to(const addrinfo& a) {
+    socket_ = ::socket(a.ai_family, a.ai_socktype, a.ai_protocol);
+    if (socket_ < 0) {
+      const int error = errno;
+      socket_ = THRIFT_INVALID_SOCKET;
+      throw TTransportException(TTransportException::NOT_OPEN, "socket()", error);
+    }
+    guard_.arm(socket_);
+    if (sendTimeout_ > 0) setSendTimeout(sendTimeout_);
+    if (recvTimeout_ > 0) setRecvTimeout(recvTimeout_);
+    if (keepAlive_) setKeepAlive(keepAlive_);
+    setLinger(lingerOn_, lingerVal_);
+    setNoDelay(noDelay_);
+    // Non-blocking for the wait, which polls: up to -t, or without end for -t 0, as TSocket's
+    // blocking connect() waits.
+    const int flags = ::fcntl(socket_, F_GETFL, 0);
+    if (::fcntl(socket_, F_SETFL, flags | O_NONBLOCK) == -1) {
+      throw TTransportException(TTransportException::NOT_OPEN, "THRIFT_FCNTL() failed", errno);
+    }
+    if (::connect(socket_, a.ai_addr, a.ai_addrlen) != 0) {
+      const int error = errno;
+      if (error != EINPROGRESS && error != EWOULDBLOCK) {
+        throw TTransportException(TTransportException::NOT_OPEN, "connect() failed", error);
+      }
+      pollfd p{socket_, POLLOUT, 0};
+      int ready;
+      do {
+        ready = ::poll(&p, 1, connTimeout_ > 0 ? connTimeout_ : -1);
+      } while (ready < 0 && errno == EINTR && !stop_requested());
+      if (ready < 0) {
+        throw TTransportException(TTransportException::NOT_OPEN, "THRIFT_POLL() failed", errno);
+      }
+      if (ready == 0) throw TTransportException(TTransportException::NOT_OPEN, "open() timed out");
+      int so_error = 0;
+      socklen_t len = sizeof so_error;
+      if (::getsockopt(socket_, SOL_SOCKET, SO_ERROR, &so_error, &len) == -1) {
+        throw TTransportException(TTransportException::NOT_OPEN, "getsockopt()", errno);
+      }
+      // connect() failed: as TSocket says it (a connect that blocked says "connect() failed").
+      if (so_error != 0) {
+        throw TTransportException(TTransportException::NOT_OPEN,
+                                  connTimeout_ > 0 ? "socket open() error" : "connect() failed",
+                                  so_error);
+      }
+      if (stop_requested()) {  // the shutdown woke the poll
+        throw TTransportException(TTransportException::NOT_OPEN, "connect() cut short by a stop");
+      }
+    }
+    if (::fcntl(socket_, F_SETFL, flags) == -1) {
+      throw TTransportException(TTransportException::NOT_OPEN, "THRIFT_FCNTL() failed", errno);
+    }
+    setCachedAddress(a.ai_addr, a.ai_addrlen);
+  }
+
+  bool armed_ = false;
+  SocketStopGuard guard_;
+};
 
 // Wraps the socket-level stack so that open() runs every handshake under the connect timeout,
 // then switches the socket to the per-RPC timeout.
 class TimedOpenTransport final
     : public apache::thrift::transport::TVirtualTransport<TimedOpenTransport, Hs2Transport> {
  public:
-  TimedOpenTransport(std::shared_ptr<TSocket> socket, std::shared_ptr<TTransport> top,
+  TimedOpenTransport(std::shared_ptr<StoppableSocket> socket, std::shared_ptr<TTransport> top,
                      int connect_timeout_ms, int socket_timeout_ms)
       : socket_(std::move(socket)),
         top_(std::move(top)),
@@ -34,7 +152,14 @@ class TimedOpenTransport final
     socket_->setConnTimeout(connect_timeout_ms_);
     socket_->setRecvTimeout(connect_timeout_ms_);
     socket_->setSendTimeout(connect_timeout_ms_);
-    top_->open();
+    socket_->set_armed(stoppable_);
+    try {
+      top_->open();
+    } catch (...) {
+      socket_->set_armed(false);
+      throw;
+    }
+    socket_->set_armed(false);
     socket_->setRecvTimeout(socket_timeout_ms_);
     socket_->setSendTimeout(socket_timeout_ms_);
   }
@@ -43,14 +168,26 @@ class TimedOpenTransport final
     socket_->setRecvTimeout(ms);
     socket_->setSendTimeout(ms);
   }
-  uint32_t read(uint8_t* buf, uint32_t len) { return top_->read(buf, len); }
-  void write(const uint8_t* buf, uint32_t len) { top_->write(buf, len); }
-  void flush() override { top_->flush(); }
+  void set_stoppable(bool on) override { stoppable_ = on; }
+  // Armed only around the I/O: an idle connection survives a stop, for the clean-up.
+  uint32_t read(uint8_t* buf, uint32_t len) {
+    const SocketStopGuard guard(stoppable_ ? socket_->getSocketFD() : -1);
+    return top_->read(buf, len);
+  }
+  void write(const uint8_t* buf, uint32_t len) {
+    const SocketStopGuard guard(stoppable_ ? socket_->getSocketFD() : -1);
+    top_->write(buf, len);
+  }
+  void flush() override {
+    const SocketStopGuard guard(stoppable_ ? socket_->getSocketFD() : -1);
+    top_->flush();
+  }
 
  private:
-  std::shared_ptr<TSocket> socket_;
+  std::shared_ptr<StoppableSocket> socket_;
   std::shared_ptr<TTransport> top_;
   int connect_timeout_ms_, socket_timeout_ms_;
+  bool stoppable_ = true;
 };
 
 // Reads the first bytes the server sends on a connection before passing them on: a protocol
@@ -205,7 +342,7 @@ std::shared_ptr<Hs2Transport> make_hs2_transport(const Hs2Settings& settings,
     return std::make_shared<HttpClientTransport>(std::move(cfg), authenticator);
   }
 
-  auto socket = std::make_shared<TSocket>(ep.host, ep.port);
+  auto socket = std::make_shared<StoppableSocket>(ep.host, ep.port);
   std::shared_ptr<TTransport> wire = socket;
   if (o.ssl) {
     auto ctx = TlsContext::client(o.ca_cert, !o.ssl_insecure_skip_verify);
@@ -226,7 +363,8 @@ std::string first_answer_bytes(const std::string& host, int port, int timeout_ms
   std::string answer(want, '\0');
   std::size_t got = 0;
   try {
-    TSocket socket(host, port);
+    StoppableSocket socket(host, port);  // a stop ends the probe too
+    socket.set_armed(true);
     socket.setConnTimeout(timeout_ms);
     socket.setRecvTimeout(timeout_ms);
     socket.setSendTimeout(timeout_ms);

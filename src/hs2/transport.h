@@ -33,6 +33,14 @@ class Hs2Transport : public apache::thrift::transport::TTransportDefaults {
   // Receive (and send) timeout of the RPCs that follow, 0 = none; for hs2-http the
   // whole-request timeout.
   virtual void set_rpc_timeout(int ms) = 0;
+  // Whether a stop request (util/stop.h) cuts the I/O in progress short: on (the default) for the
+  // work of a run, connecting included, so that SIGTERM or --deadline need not wait for a silent
+  // server; off for the clean-up after a stop (CancelOperation, CloseSession), which must reach
+  // the server and is bounded by the close timeout instead. The cut-short call throws a transport
+  // error while stop_requested() holds, which the session turns into StopError. The binary
+  // transport shuts its socket down (SocketStopGuard, armed only while it reads, writes or
+  // opens), hs2-http aborts the transfer (libcurl's progress callback, within about a second).
+  virtual void set_stoppable(bool on) { (void)on; }
 };
 
 // hs2-http's waits between 502/503/504 retries, told before each: "HTTP 503 from HOST:PORT:

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -21,6 +22,18 @@ int g_pipe[2] = {-1, -1};
 std::once_flag g_pipe_once;
 std::mutex g_description_mu;
 std::string g_deadline_description = "--deadline";
+
+// The sockets a stop shuts down (SocketStopGuard): fd + 1, 0 for a free slot, so that the
+// zero-initialised array is all free.
+constexpr int kStopSockets = 256;
+std::atomic<int> g_sockets[kStopSockets];
+
+void shutdown_sockets() noexcept {
+  for (std::atomic<int>& slot : g_sockets) {
+    const int fd = slot.load() - 1;
+    if (fd >= 0) ::shutdown(fd, SHUT_RDWR);
+  }
+}
 
 void make_pipe() {
   std::call_once(g_pipe_once, [] {
@@ -76,6 +89,8 @@ void request_stop(StopReason reason) noexcept {
     const char byte = 1;
     (void)!::write(g_pipe[1], &byte, 1);
   }
+  // After the reason is set: a guard armed from now on sees it and shuts its socket down itself.
+  shutdown_sockets();
 }
 
 bool stop_requested() noexcept {
@@ -114,6 +129,28 @@ bool wait_readable(int fd) {
     if (n < 0 && errno != EINTR) return true;  // let the read report what is wrong
     if (n > 0 && p[0].revents != 0) return true;
   }
+}
+
+void SocketStopGuard::arm(int fd) noexcept {
+  disarm();
+  if (fd < 0) return;
+  for (int i = 0; i < kStopSockets; ++i) {
+    int free = 0;
+    if (g_sockets[i].compare_exchange_strong(free, fd + 1)) {
+      slot_ = i;
+      break;
+    }
+  }
+  // Registered before the stop flag is read, as request_stop sets the flag before it reads the
+  // registry: one of the two shuts the socket down. Without a free slot, the same at least.
+  // (Sequentially consistent, unlike stop_requested()'s relaxed read.)
+  if (stop_reason() != StopReason::kNone) ::shutdown(fd, SHUT_RDWR);
+}
+
+void SocketStopGuard::disarm() noexcept {
+  if (slot_ < 0) return;
+  g_sockets[slot_].store(0);
+  slot_ = -1;
 }
 
 StopError::StopError(StopReason reason)

@@ -8,7 +8,15 @@
 //     terminal while it waits for data: nothing of the window being read has run yet;
 //   - an HS2 session between two polls of a running statement: it cancels the statement
 //     (CancelOperation), closes it, and throws StopError;
-//   - the retry policy before every try and during its back-off.
+//   - the retry policy before every try and during its back-off;
+//   - blocked socket I/O of the HS2 layer: connecting, the TLS and SASL handshakes, and waiting
+//     for the reply of an RPC (OpenSession, ExecuteStatement while the statement is planned, a
+//     poll). The binary transport's socket is shut down (SocketStopGuard below), hs2-http's
+//     transfer aborted; the session drops that connection and throws StopError. Only the
+//     clean-up after the stop (CancelOperation, CloseSession) is not cut short: it is bounded by
+//     the close timeout instead. A statement whose ExecuteStatement (or, rarely, a poll: a
+//     round trip, against up to 1 s of waiting between polls) was cut short cannot be cancelled
+//     any more: it ends with its session (binary HS2 closes the sessions of a lost connection).
 // Nothing ever stops in the middle of writing a statement (compile prints whole windows).
 //
 // Example (what main() and `apply --deadline 30m` do):
@@ -41,7 +49,8 @@ enum class StopReason : std::uint8_t { kNone, kInterrupt, kTerminate, kDeadline 
 // "SIGINT", "SIGTERM", "deadline", "" for kNone.
 std::string_view to_string(StopReason reason);
 
-// Requests a stop; later requests keep the first reason. Async-signal-safe.
+// Requests a stop and shuts the armed sockets down (SocketStopGuard); later requests keep the
+// first reason. Async-signal-safe.
 void request_stop(StopReason reason) noexcept;
 bool stop_requested() noexcept;
 StopReason stop_reason() noexcept;
@@ -56,6 +65,38 @@ bool wait_for_stop(std::chrono::milliseconds duration);
 //   if (!wait_readable(fd)) throw StopError(stop_reason());
 //   n = ::read(fd, ...);   // does not block
 bool wait_readable(int fd);
+
+// While armed, a stop request shuts the socket `fd` down (shutdown(2), SHUT_RDWR, which is
+// async-signal-safe, from the signal handler or the deadline's thread): a connect, recv, send or
+// poll blocked on it, in this thread or another, returns at once with an error or end of file,
+// and the caller reports StopError instead (stop_requested() is set before any socket is shut
+// down). Arming after the stop was requested shuts the socket down at once, so no wait that
+// starts late is missed. Armed only around the I/O itself: a session idle between two polls keeps
+// its connection, over which a stop then cancels the statement. Disarm before closing the socket,
+// so that a later socket reusing the number is never shut down (a stop racing with the close can
+// still hit it; harmless, since the run is stopping). At most 256 sockets are armed at once;
+// beyond that a socket is not cut short, its timeouts bound it as before.
+// Example (a recv that a SIGTERM ends):
+//   SocketStopGuard guard(fd);          // or guard.arm(fd) once the socket exists
+//   n = ::recv(fd, buf, len, 0);        // 0 (EOF) after the stop
+//   guard.disarm();                     // before ::close(fd)
+//   throw_if_stopped();
+class SocketStopGuard {
+ public:
+  SocketStopGuard() = default;
+  explicit SocketStopGuard(int fd) { arm(fd); }
+  ~SocketStopGuard() { disarm(); }
+  SocketStopGuard(const SocketStopGuard&) = delete;
+  SocketStopGuard& operator=(const SocketStopGuard&) = delete;
+
+  // Arms (or re-arms) the guard for `fd`; fd < 0 disarms.
+  void arm(int fd) noexcept;
+  void disarm() noexcept;
+  bool armed() const { return slot_ >= 0; }
+
+ private:
+  int slot_ = -1;
+};
 
 // The run ends because a stop was requested. Category: kInterrupted (SIGINT), kTerminated
 // (SIGTERM), kUnavailable (deadline).

@@ -195,9 +195,9 @@ TEST_CASE("hs2-http without --ssl against a TLS port, and --ssl against a plain 
                              "try --ssl (and --ca_cert FILE if its CA is not a system one)");
   // The reverse: a plain HTTP port waits for the rest of the "request" the ClientHello began, so
   // the handshake times out (-t); a plain request on a second connection tells it from a silent
-  // server.
+  // server. (-t bounds the probe as well: 2 s, so that a loaded machine still gets its answer.)
   TestServer http("--transport http");
-  r = run("apply --protocol hs2-http --ssl --ca_cert " + tls.ca + " -t 500 -i " + http.address() +
+  r = run("apply --protocol hs2-http --ssl --ca_cert " + tls.ca + " -t 2000 -i " + http.address() +
           " " + kInput);
   CHECK(r.status == 5);
   CHECK(error_line(r).starts_with("atlas2kudu: cannot connect to " + http.address() +

@@ -312,6 +312,52 @@ TEST_CASE("--deadline stops a run like SIGTERM, cancelling the running statement
   std::remove(stats.c_str());
 }
 
+TEST_CASE(
+    "the first signal cuts short a wait for a silent server (OpenSession over hs2 and hs2-http, "
+    "the SASL handshake without -t): exit 143 at once, --stats says SIGTERM") {
+  TestServer server("--silent");
+  const std::string ldap = " -l -u etl --auth_creds_ok_in_clear --ldap_password_cmd 'echo pw' -t 0";
+  for (const std::string& flags :
+       {std::string(" -t 30000"), std::string(" -t 30000 --protocol hs2-http"), ldap}) {
+    CAPTURE(flags);
+    const std::string stats = tmp_path(".json");
+    Background apply("apply --prior none --stats " + stats + flags + " -i " + server.address() +
+                     " " + data("notifications/gzip-message.jsonl"));
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    const auto signalled = std::chrono::steady_clock::now();
+    apply.signal(SIGTERM);
+    const Run r = apply.wait(std::chrono::seconds(20));  // before: -t (30 s), or never
+    CHECK(r.status == 143);
+    CHECK(std::chrono::steady_clock::now() - signalled < std::chrono::seconds(10));
+    CHECK(contains(r.err, "atlas2kudu: stopped by SIGTERM"));
+    CHECK_FALSE(contains(r.err, "cannot connect"));
+    CHECK(contains(slurp(stats), "\"stopped_by\":\"SIGTERM\""));
+    std::remove(stats.c_str());
+  }
+}
+
+TEST_CASE(
+    "--deadline ends a statement still being planned (no reply yet) in about its time, exit 4") {
+  // Each ExecuteStatement is answered after 30 s; the deadline is 2 s. hs2-http: the test server
+  // answers one request at a time, so the other sessions' CloseSession waits for the close
+  // timeout (5 s) behind the planning statement; Impala would answer it at once.
+  for (const std::string& transport : {std::string("binary"), std::string("http")}) {
+    CAPTURE(transport);
+    TestServer server("--handler kit --latency-ms 30000 --transport " + transport);
+    const std::string stats = tmp_path(".json");
+    const auto started = std::chrono::steady_clock::now();
+    const Run r = run("apply --deadline 2s --prior none --stats " + stats + " -i " +
+                      server.address() + (transport == "http" ? " --protocol hs2-http " : " ") +
+                      data("notifications/gzip-message.jsonl"));
+    CHECK(r.status == 4);
+    CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(20));  // before: 30 s
+    CHECK(contains(r.err, "--deadline 2s reached"));
+    CHECK(contains(r.err, "(stopped by deadline)"));
+    CHECK(contains(slurp(stats), "\"stopped_by\":\"deadline\""));
+    std::remove(stats.c_str());
+  }
+}
+
 TEST_CASE("a statement past --statement_timeout_ms is cancelled and the run fails with exit 4") {
   TestServer server("--handler kit --hang-at 1");
   const Run r = run("apply --statement_timeout_ms 300 --prior none -i " + server.address() + " " +

@@ -2,6 +2,8 @@
 #include "util/stop.h"
 
 #include <doctest/doctest.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <thread>
@@ -49,6 +51,50 @@ TEST_CASE("a deadline requests a stop once it has passed, and not after it is go
   CHECK(e.category() == ErrorCategory::kUnavailable);
   CHECK(std::string(e.what()) == "--deadline 10ms reached");
   reset_stop();
+}
+
+TEST_CASE("a stop shuts down the armed sockets: a recv blocked on one returns at once") {
+  reset_stop();
+  int pair[2];
+  REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM, 0, pair) == 0);
+  {
+    // Armed, and blocked in recv on another thread: the stop ends the recv with end of file.
+    SocketStopGuard guard(pair[0]);
+    CHECK(guard.armed());
+    ssize_t got = -2;
+    std::thread reader([&] {
+      char c;
+      got = ::recv(pair[0], &c, 1, 0);
+    });
+    std::this_thread::sleep_for(milliseconds(50));
+    request_stop(StopReason::kDeadline);
+    reader.join();
+    CHECK(got == 0);
+  }
+  // Armed after the stop: shut down at once.
+  int later[2];
+  REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM, 0, later) == 0);
+  {
+    SocketStopGuard guard(later[0]);
+    char c;
+    CHECK(::recv(later[0], &c, 1, 0) == 0);
+  }
+  reset_stop();
+  // Disarmed: a stop leaves the socket alone.
+  int kept[2];
+  REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM, 0, kept) == 0);
+  {
+    SocketStopGuard guard(kept[0]);
+    guard.disarm();
+    CHECK_FALSE(guard.armed());
+  }
+  request_stop(StopReason::kTerminate);
+  CHECK(::send(kept[1], "x", 1, 0) == 1);
+  char c = 0;
+  CHECK(::recv(kept[0], &c, 1, 0) == 1);
+  CHECK(c == 'x');
+  reset_stop();
+  for (int fd : {pair[0], pair[1], later[0], later[1], kept[0], kept[1]}) ::close(fd);
 }
 
 TEST_SUITE_END();
