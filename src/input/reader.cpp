@@ -82,10 +82,11 @@ std::FILE* open_reject_file(const std::string& path, bool append) {
   if (::lstat(path.c_str(), &before) == 0 && !S_ISREG(before.st_mode)) {
     throw fail("not a regular file; refusing to write to it");
   }
-  const int fd = ::open(
-      path.c_str(),
-      O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | (append ? O_APPEND : O_TRUNC),
-      0600);
+  const int fd = ::open(path.c_str(),
+                        // Appending reads the last line too (drop_partial_last_line).
+                        (append ? O_RDWR | O_APPEND : O_WRONLY | O_TRUNC) | O_CREAT | O_NOFOLLOW |
+                            O_CLOEXEC | O_NONBLOCK,
+                        0600);
   if (fd < 0)
     throw fail(errno == ELOOP ? "a symbolic link; refusing to follow it" : std::strerror(errno));
   struct stat st {};

@@ -448,8 +448,6 @@ TEST_CASE("on a terminal: the progress line shows percent and ETA for files, not
   std::remove(terminal.c_str());
 }
 
-TEST_SUITE_END();
-
 TEST_CASE("--metrics-textfile is readable by node_exporter under a private umask") {
   // A service's umask 077 (examples/cron) must not make the file unreadable to the collector,
   // which runs as another user.
@@ -464,3 +462,5 @@ TEST_CASE("--metrics-textfile is readable by node_exporter under a private umask
   CHECK((st.st_mode & 07777) == 0644);
   std::remove(metrics.c_str());
 }
+
+TEST_SUITE_END();

@@ -594,8 +594,6 @@ TEST_CASE("a decompression bomb is rejected after inflating no more than the lim
   CHECK(inflated.capacity() <= kLimit + 1);
 }
 
-TEST_SUITE_END();
-
 TEST_CASE("appending to a reject file cut mid-line first drops the partial line") {
   char path[] = "/tmp/atlas2kudu-rejects-XXXXXX";
   const int fd = ::mkstemp(path);
@@ -632,3 +630,5 @@ TEST_CASE("appending to a reject file cut mid-line first drops the partial line"
   CHECK(slurp(path).starts_with(whole + "{\"source\":\"in.jsonl\","));
   std::remove(path);
 }
+
+TEST_SUITE_END();
