@@ -33,6 +33,11 @@ std::string checkpoint_json(const Checkpoint& c) {
   JsonWriter w(out);
   w.begin_object();
   w.key("format").value(kFormat);
+  if (!c.target.endpoint.empty()) {
+    w.key("target").begin_object();
+    w.key("endpoint").value(c.target.endpoint).key("database").value(c.target.database);
+    w.end_object();
+  }
   w.key("runs").value(c.runs);
   w.key("windows_applied").value(c.windows_applied);
   w.key("events_applied").value(c.events_applied);
@@ -93,6 +98,15 @@ Checkpoint load_checkpoint(const std::string& path) {
       if (key == "format") {
         const std::string_view format = field.value().get_string();
         format_ok = format == kFormat || format == kFormatV1;
+      } else if (key == "target") {
+        for (auto f : field.value().get_object()) {
+          const std::string_view k = f.unescaped_key();
+          at = fmt::format("target.{}", k);
+          if (k == "endpoint")
+            c.target.endpoint = std::string(std::string_view(f.value().get_string()));
+          if (k == "database")
+            c.target.database = std::string(std::string_view(f.value().get_string()));
+        }
       } else if (key == "runs") {
         c.runs = field.value().get_uint64();
       } else if (key == "windows_applied") {
@@ -220,11 +234,22 @@ CheckpointLock::~CheckpointLock() {
 namespace atlas2kudu {
 
 CheckpointFile::CheckpointFile(std::string path, Reader& reader,
-                               Reader::ResumeNotice on_source_resumed)
+                               Reader::ResumeNotice on_source_resumed, CheckpointTarget target)
     : path_(std::move(path)) {
   require_regular_or_absent(path_);  // before anything is applied: it will be replaced
   previous_ = load_checkpoint(path_);
+  const CheckpointTarget& recorded = previous_.target;
+  if (!target.endpoint.empty() && !recorded.endpoint.empty() && recorded != target) {
+    throw Error(ErrorCategory::kCheckpoint,
+                fmt::format("{}: records what was applied to database {} on {}, and this run "
+                            "writes to database {} on {}: its inputs would be skipped there. "
+                            "Give each target its own --checkpoint (if {} is the same cluster "
+                            "under another name, delete the file's \"target\" member)",
+                            one_line(path_), recorded.database, one_line(recorded.endpoint),
+                            target.database, one_line(target.endpoint), one_line(target.endpoint)));
+  }
   checkpoint_ = previous_;
+  if (!target.endpoint.empty()) checkpoint_.target = std::move(target);
   checkpoint_.runs = previous_.runs + 1;  // this run's number, recorded when it saves
   reader.resume_from(previous_.progress, std::move(on_source_resumed));
 }

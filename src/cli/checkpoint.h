@@ -7,7 +7,8 @@
 // name, fsynced, renamed), so a kill at any moment leaves either the previous or the new
 // checkpoint:
 //
-//   {"format":"atlas2kudu-checkpoint/2","runs":4,"windows_applied":3,"events_applied":150,
+//   {"format":"atlas2kudu-checkpoint/2","target":{"endpoint":"impala-a:21050","database":"atlas"},
+//    "runs":4,"windows_applied":3,"events_applied":150,
 //    "sources":[{"name":"a.jsonl","identity":"9f2c…","next_record":150,"complete":false,
 //                "last_run":4}, …],
 //    "kafka":[{"topic":"ATLAS_ENTITIES","partition":0,"next_offset":1204}]}
@@ -37,7 +38,18 @@
 
 namespace atlas2kudu {
 
+// The tables a checkpoint's windows were applied to. A checkpoint describes one target: the same
+// file against another (a new cluster, another --database) would skip inputs that target never
+// received, so CheckpointFile refuses it.
+struct CheckpointTarget {
+  std::string endpoint;  // "impala-a.example.com:21050"; empty: not recorded (an older file)
+  std::string database;  // --database
+
+  friend bool operator==(const CheckpointTarget&, const CheckpointTarget&) = default;
+};
+
 struct Checkpoint {
+  CheckpointTarget target;
   InputProgress progress;  // every input remembered: the latest run's first
   std::uint64_t windows_applied = 0;
   std::uint64_t events_applied = 0;
@@ -89,7 +101,10 @@ class CheckpointFile {
  public:
   // Loads `path` (missing: a first run) and makes `reader` resume from it (telling
   // `on_source_resumed` of each input it recognises). Call before the reader's first next().
-  CheckpointFile(std::string path, Reader& reader, Reader::ResumeNotice on_source_resumed = {});
+  // `target`: the tables this run writes, recorded in the file; a file that records another
+  // target throws Error(kCheckpoint) naming both (an empty `target` checks nothing: tests).
+  CheckpointFile(std::string path, Reader& reader, Reader::ResumeNotice on_source_resumed = {},
+                 CheckpointTarget target = {});
 
   // Records the reader's progress after a fully applied window.
   void window_applied(const WindowInfo& window, const Reader& reader);

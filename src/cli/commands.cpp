@@ -468,7 +468,10 @@ int apply_run(ApplyCommand& a) {
         }
       };
     }
-    checkpoint.emplace(a.checkpoint, reader, std::move(resumed));
+    checkpoint.emplace(
+        a.checkpoint, reader, std::move(resumed),
+        CheckpointTarget{format_endpoint(settings.endpoint().host, settings.endpoint().port),
+                         c.options.database});
   }
   Hs2Executor executor(settings, sessions);
   executor.observe(&watch);

@@ -310,6 +310,48 @@ TEST_CASE("a checkpoint that cannot be written is not reported as written") {
   CHECK(checkpoint.resume_point() == "a.jsonl after its first 2 records");
 }
 
+TEST_CASE("a checkpoint belongs to its target: another endpoint or database is refused") {
+  char dir_template[] = "/tmp/atlas2kudu-ckpt-XXXXXX";
+  REQUIRE(mkdtemp(dir_template) != nullptr);
+  const std::string path = std::string(dir_template) + "/run.ckpt";
+  const std::string a = line(0) + line(1);
+  const CheckpointTarget cluster_a{"impala-a:21050", "atlas"};
+  const auto run = [&](const CheckpointTarget& target) {
+    RejectSink sink(RejectPolicy{}, nullptr);
+    Reader reader(sources({{"a.jsonl", a}}), sink);
+    CheckpointFile checkpoint(path, reader, {}, target);
+    const std::vector<std::string> read = take(reader);
+    if (!read.empty()) checkpoint.window_applied(WindowInfo{1, 1, read.size(), ""}, reader);
+    checkpoint.run_completed(reader);
+    return read.size();
+  };
+  CHECK(run(cluster_a) == 2);
+  CHECK(
+      contains(slurp(path), "\"target\":{\"endpoint\":\"impala-a:21050\",\"database\":\"atlas\"}"));
+  CHECK(run(cluster_a) == 0);  // the same target: applied already
+  // A new cluster, or another database: its tables never got these inputs.
+  for (const CheckpointTarget& other : {CheckpointTarget{"impala-b:21050", "atlas"},
+                                        CheckpointTarget{"impala-a:21050", "atlas2"}}) {
+    try {
+      run(other);
+      FAIL("no error");
+    } catch (const Error& e) {
+      CHECK(e.category() == ErrorCategory::kCheckpoint);
+      CHECK(contains(e.what(), path +
+                                   ": records what was applied to database atlas on "
+                                   "impala-a:21050, and this run writes to database " +
+                                   other.database + " on " + other.endpoint));
+      CHECK(contains(e.what(), "Give each target its own --checkpoint"));
+    }
+  }
+  // A file written before targets were recorded takes the first target it meets.
+  std::filesystem::remove(path);
+  save_checkpoint(path, Checkpoint{});
+  CHECK(run(CheckpointTarget{"impala-b:21050", "atlas"}) == 2);
+  CHECK(load_checkpoint(path).target == CheckpointTarget{"impala-b:21050", "atlas"});
+  std::filesystem::remove_all(dir_template);
+}
+
 TEST_CASE("remembered inputs are bounded: those read longest ago are forgotten first") {
   Checkpoint previous;
   previous.runs = 7;

@@ -891,19 +891,27 @@ TEST_CASE(
     CHECK(saved.find("\"format\":\"atlas2kudu-checkpoint/2\"") != std::string::npos);
     CHECK(saved.find("\"windows_applied\":0") == std::string::npos);
     CHECK((::access(ckpt.c_str(), F_OK) == 0));
-  }
-  {
-    TestServer server("--transport binary --handler kit");
-    auto r = run("apply -i " + server.address() + small + "--checkpoint " + ckpt + " " + examples);
+    // The same server again (the failure was the 12th statement only): the run resumes.
+    const std::string before = server.statements();
+    r = run("apply -i " + server.address() + small + "--checkpoint " + ckpt + " " + examples);
     CHECK(r.status == 0);
     CHECK(r.err.find("records skipped, applied by an earlier run") != std::string::npos);
     const std::string resumed = server.statements();
-    CHECK(!resumed.empty());
+    CHECK(resumed.size() > before.size());
     // Run again: everything was applied; nothing is sent.
     r = run("apply -i " + server.address() + small + "--checkpoint " + ckpt + " " + examples);
     CHECK(r.status == 0);
     CHECK(r.err.find("27 records skipped") != std::string::npos);
     CHECK(server.statements() == resumed);
+  }
+  {
+    // Another server: its tables never got these inputs, so the checkpoint is refused, not used.
+    TestServer server("--transport binary --handler kit");
+    auto r = run("apply -i " + server.address() + small + "--checkpoint " + ckpt + " " + examples);
+    CHECK(r.status == 65);
+    CHECK(contains(r.err, ": records what was applied to database atlas on 127.0.0.1:"));
+    CHECK(contains(r.err, ", and this run writes to database atlas on " + server.address()));
+    CHECK(server.statements().empty());
   }
   {
     // A file that is not a checkpoint: its own exit code, nothing applied.
