@@ -221,8 +221,19 @@ CheckpointLock::CheckpointLock(const std::string& checkpoint_path) {
                             "holds {}); nothing was done. Run again once it has finished.",
                             checkpoint_path, owner.empty() ? "" : " (pid " + owner + ")", path));
   }
+  // The owner's pid, for the next run's message. A disk too full for these few bytes could not
+  // take the checkpoint either: fail now, before a window is applied that could not be recorded.
   const std::string pid = std::to_string(::getpid()) + "\n";
-  if (::ftruncate(fd_, 0) == 0) (void)!::pwrite(fd_, pid.data(), pid.size(), 0);
+  if (::ftruncate(fd_, 0) != 0 ||
+      ::pwrite(fd_, pid.data(), pid.size(), 0) != static_cast<ssize_t>(pid.size())) {
+    const int err = errno;
+    ::close(fd_);
+    fd_ = -1;
+    throw Error(ErrorCategory::kIo,
+                fmt::format("{}: cannot write: {}; the checkpoint beside it could not be saved "
+                            "either",
+                            path, std::strerror(err)));
+  }
 }
 
 CheckpointLock::~CheckpointLock() {
