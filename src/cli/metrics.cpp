@@ -96,6 +96,18 @@ std::string metrics_text(const RunReport& r, std::string_view previous) {
            "When the last successful run ended, in seconds since 1970.")
         .seconds(*last_success);
   }
+  // A long backfill whose runs each stop at --deadline (exit 4) never succeeds until its last run,
+  // yet moves on every time: alert on progress for it, not on success.
+  const bool progressed = r.exit_status == 0 || (r.execution && r.execution->windows > 0);
+  const std::optional<double> last_progress =
+      progressed ? std::optional<double>(ended)
+                 : metric_value(previous, "atlas2kudu_last_progress_timestamp_seconds", r.command);
+  if (last_progress) {
+    family("atlas2kudu_last_progress_timestamp_seconds", "gauge",
+           "When the last run ended that succeeded or applied at least one window, in seconds "
+           "since 1970.")
+        .seconds(*last_progress);
+  }
   family("atlas2kudu_last_run_timestamp_seconds", "gauge",
          "When the last run ended, in seconds since 1970, whether it succeeded or not.")
       .seconds(ended);

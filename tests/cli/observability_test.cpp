@@ -383,6 +383,21 @@ TEST_CASE("--metrics-textfile: Prometheus text a parser reads, last success kept
   CHECK(sample(samples, "atlas2kudu_last_exit_status", apply) == 3);
   CHECK(sample(samples, "atlas2kudu_last_success_timestamp_seconds", apply) == success);
   CHECK(sample(samples, "atlas2kudu_last_run_timestamp_seconds", apply) > *success);
+  // Its first statement failed: no window applied, no progress.
+  CHECK(sample(samples, "atlas2kudu_last_progress_timestamp_seconds", apply) == success);
+
+  // A run that fails after applying windows made progress, though it did not succeed.
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+  TestServer later("--handler kit --fail-at '12:AnalysisException: Could not resolve table'");
+  const Run partial =
+      run("apply -i " + later.address() + " --prior none --window-events 5 --metrics-textfile " +
+          metrics + examples());
+  CHECK(partial.status == 3);
+  samples = scrape(metrics);
+  CHECK(sample(samples, "atlas2kudu_last_success_timestamp_seconds", apply) == success);
+  CHECK(sample(samples, "atlas2kudu_last_progress_timestamp_seconds", apply) ==
+        sample(samples, "atlas2kudu_last_run_timestamp_seconds", apply));
+  CHECK(*sample(samples, "atlas2kudu_last_progress_timestamp_seconds", apply) > *success);
 
   // A run that fails before reading (nothing listens there) still records its exit status.
   const Run refused =
