@@ -121,9 +121,8 @@ RunOutcome run_reporting_failures(Progress& progress, const std::function<void()
 
 // A run that fails before its report (a bad option, a locked checkpoint, a password helper that
 // fails, a --stats file that cannot be written) still leaves its exit status in
-// --metrics-textfile, and, once the --stats path itself is found safe to write (it is not an
-// input, nor a file atlas2kudu did not write), in --stats too: a monitor reading it must not be
-// left with an earlier run's success.
+// --metrics-textfile, and, once `checks` (before_reading) found the outputs safe to write, in
+// --stats too: a monitor reading it must not be left with an earlier run's success.
 int reporting_early_failures(std::string_view command, const InputOptions& in,
                              const std::function<void()>& checks,
                              const std::function<int()>& body) {
@@ -148,15 +147,6 @@ int reporting_early_failures(std::string_view command, const InputOptions& in,
     if (!in.metrics_file.empty()) {
       try {
         write_metrics_textfile(in.metrics_file, report);
-      } catch (const Error&) {
-      }
-    }
-    // A failed check of another output (a checkpoint in a directory the run cannot write) leaves
-    // --stats written, once it passes its own check.
-    if (!outputs_checked && !in.stats_file.empty()) {
-      try {
-        check_run_paths(in.files, {{"--stats", in.stats_file, OutputKind::kStats}});
-        outputs_checked = true;
       } catch (const Error&) {
       }
     }
