@@ -107,6 +107,9 @@ struct Hs2Session::Impl {
     if (!rpc) throw Hs2Error(Hs2ErrorKind::kTransient, fmt::format("{}: not connected", what));
     try {
       f();
+    } catch (const StopError&) {
+      drop();  // hs2-http aborted the request: its connection is in no state to be used again
+      throw;
     } catch (const Hs2Error&) {
       drop();  // raised by the transport (timeout, TLS, protocol mismatch): the stream is lost
       throw_if_stopped();
@@ -213,6 +216,9 @@ struct Hs2Session::Impl {
             transport->open();
             auto protocol = std::make_shared<TBinaryProtocol>(transport);
             rpc = std::make_unique<t::ImpalaHiveServer2ServiceClient>(protocol);
+          } catch (const StopError&) {
+            drop();
+            throw;
           } catch (const SaslConnectionClosed& e) {
             drop();
             throw_if_stopped();  // the stop shut the socket down: no diagnosis, no probe

@@ -320,6 +320,12 @@ Hs2Error HttpClientTransport::unexpected_status(long status) const {
 
 void HttpClientTransport::flush() {
   CURL* c = static_cast<CURL*>(curl_);
+  // The request is spent however flush() ends: a stop or a failure must never leave its bytes to
+  // be sent again ahead of the next call (CloseSession after a stop would re-run a statement).
+  struct ClearRequest {
+    std::string& request;
+    ~ClearRequest() { request.clear(); }
+  } clear_request{wbuf_};
   bool cleared_cookies = false;
   for (int attempt = 1;; ++attempt) {
     long status = 0, retry_after = -1;
@@ -373,7 +379,6 @@ void HttpClientTransport::flush() {
     }
     throw unexpected_status(status);
   }
-  wbuf_.clear();
 }
 
 }  // namespace atlas2kudu

@@ -358,6 +358,18 @@ TEST_CASE(
   }
 }
 
+TEST_CASE("a stop during an hs2-http request never sends that request again") {
+  // Regression: the aborted request's bytes stayed in the transport's buffer, and CloseSession
+  // was appended to them, so the server ran the statement a second time.
+  TestServer server("--handler kit --latency-ms 2000 --transport http");
+  const Run r = run("apply --deadline 1s --prior none --protocol hs2-http -i " + server.address() +
+                    " " + data("notifications/gzip-message.jsonl"));
+  CHECK(r.status == 4);
+  // The server finishes what it was planning (2 s after it began); a second copy would follow.
+  std::this_thread::sleep_for(std::chrono::seconds(5));
+  CHECK(lines_of(server.statements()).size() == 1);
+}
+
 TEST_CASE("a statement past --statement_timeout_ms is cancelled and the run fails with exit 4") {
   TestServer server("--handler kit --hang-at 1");
   const Run r = run("apply --statement_timeout_ms 300 --prior none -i " + server.address() + " " +
