@@ -83,10 +83,13 @@ struct ReadStats {
   std::uint64_t ignored_lines = 0;  // kafka-console-consumer / kcat diagnostics skipped
   std::uint64_t legacy_v1 = 0;      // events from V1 payloads
   std::uint64_t skipped = 0;        // records an earlier run applied (--checkpoint)
-  // Records whose Kafka offset this run had already read in its topic and partition (exports that
-  // overlap, or one replayed after a later one): read again, their events would take rows back to
-  // older states. Offsets are never compared with those of a partition not read yet.
+  // Records whose Kafka topic, partition and offset this run had read already (exports that
+  // overlap): read again, their events would take rows back to older states.
   std::uint64_t replayed = 0;
+  // Accepted events whose Kafka offset came after a later one of their partition in this run (an
+  // older export read after a newer one): applied in input order, which can take rows back to
+  // older states. Not a kind of record: these are among the events.
+  std::uint64_t out_of_order = 0;
   std::array<std::uint64_t, kOperationCount> per_operation{};
   std::array<std::uint64_t, kRejectCodeCount> per_reason{};
 };

@@ -2,10 +2,10 @@
 // next cron run over the same files) skips what is already in the tables.
 //
 // After each fully applied window, apply records for every source the index of the first record
-// not yet fully applied, and for Kafka inputs (kcat -J, or console output with print.offset) the
-// next offset per topic/partition. The file is replaced atomically (written beside under a unique
-// name, fsynced, renamed), so a kill at any moment leaves either the previous or the new
-// checkpoint:
+// not yet fully applied, and for Kafka inputs (kcat -J, or console output with print.partition and
+// print.offset) the next offset per topic/partition. The file is replaced atomically (written
+// beside under a unique name, fsynced, renamed), so a kill at any moment leaves either the previous
+// or the new checkpoint:
 //
 //   {"format":"atlas2kudu-checkpoint/2","target":{"endpoint":"impala-a:21050","database":"atlas"},
 //    "runs":4,"windows_applied":3,"events_applied":150,

@@ -25,8 +25,9 @@ void write_read_stats(JsonWriter& w, const ReadStats& s, std::uint64_t input_byt
   w.key("split_chunks").value(s.split_chunks);
   w.key("ignored_lines").value(s.ignored_lines);
   w.key("legacy_v1").value(s.legacy_v1);
-  w.key("skipped").value(s.skipped);    // records an earlier run applied (--checkpoint)
-  w.key("replayed").value(s.replayed);  // Kafka offsets this run had read already
+  w.key("skipped").value(s.skipped);            // records an earlier run applied (--checkpoint)
+  w.key("replayed").value(s.replayed);          // Kafka offsets this run had read already
+  w.key("out_of_order").value(s.out_of_order);  // events after later offsets of their partition
   w.key("input_bytes").value(input_bytes);
   w.key("operations").begin_object();
   for (std::size_t i = 0; i < kOperationCount; ++i) {
@@ -194,12 +195,23 @@ std::string knowledge_note(const MemoryReport* memory) {
 // The records a run passed over because their Kafka offsets came earlier in it, on a line of
 // their own: an export that overlaps another, or arrives after a later one, is worth a look.
 void print_replayed(std::FILE* out, std::string_view command, const ReadStats& read) {
-  if (read.replayed == 0) return;
-  print_diagnostic(out,
-                   "atlas2kudu {}: {} record{} passed over: {} Kafka offset{} this run had "
-                   "already read (overlapping or replayed exports)\n",
-                   command, read.replayed, read.replayed == 1 ? "" : "s",
-                   read.replayed == 1 ? "its" : "their", read.replayed == 1 ? "" : "s");
+  if (read.replayed != 0) {
+    print_diagnostic(out,
+                     "atlas2kudu {}: {} record{} passed over: this run had already read {} Kafka "
+                     "position{} (overlapping exports)\n",
+                     command, read.replayed, read.replayed == 1 ? "" : "s",
+                     read.replayed == 1 ? "its" : "their", read.replayed == 1 ? "" : "s");
+  }
+  if (read.out_of_order != 0) {
+    print_diagnostic(out,
+                     "atlas2kudu {}: warning: {} event{} came after later Kafka offsets of {} "
+                     "partition (an older export read after a newer one?) and {} applied in "
+                     "input order, which can take rows back to older states; give exports in "
+                     "offset order\n",
+                     command, read.out_of_order, read.out_of_order == 1 ? "" : "s",
+                     read.out_of_order == 1 ? "its" : "their",
+                     read.out_of_order == 1 ? "was" : "were");
+  }
 }
 
 void print_compile_summary(std::FILE* out, const RunReport& r, SqlDestination sql) {
@@ -292,8 +304,14 @@ std::string read_summary(const ReadStats& s) {
   }
   if (s.legacy_v1) fmt::format_to(out, "legacy V1 events  {:>12}\n", s.legacy_v1);
   if (s.replayed) {
-    fmt::format_to(out, "replayed records  {:>12}  (Kafka offsets already read, not read again)\n",
+    fmt::format_to(out,
+                   "replayed records  {:>12}  (Kafka positions already read, not read again)\n",
                    s.replayed);
+  }
+  if (s.out_of_order) {
+    fmt::format_to(out,
+                   "out-of-order      {:>12}  (events after later offsets of their partition)\n",
+                   s.out_of_order);
   }
   fmt::format_to(out, "\n{:<24}{:>12}\n", "operation", "events");
   for (std::size_t i = 0; i < kOperationCount; ++i) {

@@ -55,6 +55,7 @@ struct NotificationDecoder::Impl {
   DecodeLimits limits;
   od::parser envelope_parser;
   std::string kcat_buffer;
+  std::function<bool(const SourcePosition::Kafka&)> pass_over;  // NotificationDecoder::pass_over
   std::string gunzipped;
   std::string inflated_buffer;
   std::string minified;
@@ -88,6 +89,7 @@ std::optional<Event> NotificationDecoder::Impl::decode_level(Envelope& env, std:
       throw InputError(RejectCode::kWrongType, "kcat record nested inside a message");
     }
     pos.kafka = env.kafka();
+    if (pass_over && pass_over(*pos.kafka)) return std::nullopt;
     if (!env.payload) {
       throw InputError(RejectCode::kMissingField, "payload: kcat record without a value (null)");
     }
@@ -173,6 +175,10 @@ NotificationDecoder::NotificationDecoder(SplitAssembler& splits, DecodeLimits li
     : impl_(std::make_unique<Impl>(splits, limits)) {}
 
 NotificationDecoder::~NotificationDecoder() = default;
+
+void NotificationDecoder::pass_over(std::function<bool(const SourcePosition::Kafka&)> filter) {
+  impl_->pass_over = std::move(filter);
+}
 
 const std::vector<HeldRecord>& NotificationDecoder::completed_records() const {
   return impl_->completed_records;

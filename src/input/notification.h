@@ -27,6 +27,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string_view>
@@ -62,6 +63,11 @@ class NotificationDecoder {
   // is hashed for its audit seq as it is.
   std::optional<Event> decode(std::string_view text, const SourcePosition& pos,
                               bool compact = false);
+
+  // Asked of each kcat record's Kafka position before its payload is decoded: true passes the
+  // record over (decode() returns nullopt; the filter counts it). The reader's: records an
+  // earlier run applied, and records this run has read already.
+  void pass_over(std::function<bool(const SourcePosition::Kafka&)> filter);
 
   // After a decode() that completed a split message (returned its event or threw for it): the
   // other records of that message, in input order, which the caller accounts for as well (they

@@ -229,11 +229,18 @@ struct Reader::Impl {
         splits_(SplitLimits{limits.max_split_messages, limits.max_split_chunks,
                             limits.max_split_bytes}),
         decoder_(splits_, DecodeLimits{limits.max_inflated_bytes, limits.max_json_depth,
-                                       limits.max_cell_bytes}) {}
+                                       limits.max_cell_bytes}) {
+    decoder_.pass_over([this](const SourcePosition::Kafka& k) { return passed_over(k); });
+  }
 
   bool next(Event& out);
   bool kafka_applied(const SourcePosition::Kafka& k) const;  // by an earlier run (--checkpoint)
-  bool kafka_seen(const SourcePosition::Kafka& k) const;     // earlier in this run, or applied
+  // Counts and passes over a record an earlier run applied (skipped) or this run has read already
+  // (replayed: an export that overlaps another). Records are checked as they come, before their
+  // payload, so a replayed chunk of a split message never reaches the assembler.
+  bool passed_over(const SourcePosition::Kafka& k);
+  // The accepted event's Kafka position (and its split message's other records'): read.
+  void mark_read(const Event& event);
   bool open_next_source();
   void reject(const SourcePosition& pos, RejectCode code, std::string reason,
               std::string_view record, std::uint64_t record_bytes = 0);
@@ -257,6 +264,10 @@ struct Reader::Impl {
   // end (Framer::ended_at_record_end): not counted as read, and the source not complete.
   std::vector<bool> cut_at_end_;
   std::map<KafkaPartition, std::int64_t> kafka_next_;  // next offset after those read
+  // The offsets this run has read, per partition, as [first, end) ranges: exact, so that only
+  // records read already are passed over (an older export read after a newer one that does not
+  // overlap it is applied, in input order, and counted as out_of_order).
+  std::map<KafkaPartition, std::map<std::int64_t, std::int64_t>> kafka_read_;
   InputProgress resume_;
   Reader::ResumeNotice on_resumed_;
   std::vector<bool> resume_used_;
@@ -339,9 +350,50 @@ bool Reader::Impl::kafka_applied(const SourcePosition::Kafka& k) const {
   return it != resume_.kafka_next_offset.end() && k.offset < it->second;
 }
 
-bool Reader::Impl::kafka_seen(const SourcePosition::Kafka& k) const {
-  const auto it = kafka_next_.find({k.topic, k.partition});
-  return it != kafka_next_.end() && k.offset < it->second;
+bool Reader::Impl::passed_over(const SourcePosition::Kafka& k) {
+  if (kafka_applied(k)) {
+    ++stats_.skipped;
+    return true;
+  }
+  const auto partition = kafka_read_.find({k.topic, k.partition});
+  if (partition == kafka_read_.end()) return false;
+  const auto& ranges = partition->second;
+  auto after = ranges.upper_bound(k.offset);  // the first range starting past the offset
+  if (after == ranges.begin() || std::prev(after)->second <= k.offset) return false;
+  ++stats_.replayed;
+  return true;
+}
+
+void Reader::Impl::mark_read(const Event& event) {
+  if (!event.pos.kafka) return;
+  const SourcePosition::Kafka& k = *event.pos.kafka;
+  std::int64_t& next = kafka_next_[{k.topic, k.partition}];
+  if (k.offset < next && !kafka_applied(k)) ++stats_.out_of_order;
+  next = std::max(next, k.offset + 1);  // offsets are below INT64_MAX
+  const auto add = [&](const SourcePosition::Kafka& at) {
+    auto& ranges = kafka_read_[{at.topic, at.partition}];
+    const std::int64_t offset = at.offset;
+    auto after = ranges.upper_bound(offset);
+    if (after != ranges.begin() && std::prev(after)->second > offset) return;  // read already
+    const bool joins_before = after != ranges.begin() && std::prev(after)->second == offset;
+    const bool joins_after = after != ranges.end() && after->first == offset + 1;
+    if (joins_before && joins_after) {
+      std::prev(after)->second = after->second;
+      ranges.erase(after);
+    } else if (joins_before) {
+      std::prev(after)->second = offset + 1;
+    } else if (joins_after) {
+      const std::int64_t end = after->second;
+      ranges.erase(after);
+      ranges.emplace(offset, end);
+    } else {
+      ranges.emplace(offset, offset + 1);
+    }
+  };
+  add(k);
+  for (const HeldRecord& held : decoder_.completed_records()) {
+    if (held.pos.kafka) add(*held.pos.kafka);
+  }
 }
 
 // The input layer's one resume point: every record framed so far and every Kafka offset
@@ -404,18 +456,16 @@ bool Reader::Impl::next(Event& out) {
     pos.offset = record_.offset;
     pos.record = record_.index;
     pos.first_record = record_.index;
-    if (record_.console_partition || record_.console_offset) {
-      pos.kafka = SourcePosition::Kafka{"", record_.console_partition.value_or(0),
-                                        record_.console_offset.value_or(0)};
+    // Both, or the position is unknown: an offset without its partition (or the reverse) could
+    // match another partition's records, and records matched are passed over.
+    if (record_.console_partition && record_.console_offset) {
+      pos.kafka = SourcePosition::Kafka{"", *record_.console_partition, *record_.console_offset};
     }
-    if (record_.index < skip_records_ || (pos.kafka && kafka_applied(*pos.kafka))) {
+    if (record_.index < skip_records_) {
       ++stats_.skipped;
       continue;
     }
-    if (pos.kafka && kafka_seen(*pos.kafka)) {
-      ++stats_.replayed;
-      continue;
-    }
+    if (pos.kafka && passed_over(*pos.kafka)) continue;
     if (record_.error) {
       if (framer_->ended_at_record_end()) {
         // Perhaps only cut short by reading a file still being written: the next run reads it
@@ -429,23 +479,13 @@ bool Reader::Impl::next(Event& out) {
       continue;
     }
     try {
+      // nullopt: a split chunk, held (or a redelivered copy of one), or a kcat record passed over
+      // (passed_over, asked by the decoder once it has read the record's Kafka position).
       std::optional<Event> event = decoder_.decode(record_.text, pos, record_.compact);
-      if (!event) continue;  // a split chunk, held (or a redelivered copy of one)
+      if (!event) continue;
+      mark_read(*event);
       // The other records of a completed split message count once its event is accepted.
-      const std::size_t chunks = decoder_.completed_records().size();
-      if (event->pos.kafka) {
-        if (kafka_applied(*event->pos.kafka)) {
-          stats_.skipped += 1 + chunks;
-          continue;
-        }
-        if (kafka_seen(*event->pos.kafka)) {
-          stats_.replayed += 1 + chunks;
-          continue;
-        }
-        auto& next = kafka_next_[{event->pos.kafka->topic, event->pos.kafka->partition}];
-        next = std::max(next, event->pos.kafka->offset + 1);  // offsets are below INT64_MAX
-      }
-      stats_.split_chunks += chunks;
+      stats_.split_chunks += decoder_.completed_records().size();
       out = std::move(*event);
     } catch (const InputError& e) {
       // A completed split message that turns out bad is rejected as all of its records.
