@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -224,6 +225,7 @@ CheckpointLock::CheckpointLock(const std::string& checkpoint_path) {
   // The owner's pid, for the next run's message. A disk too full for these few bytes could not
   // take the checkpoint either: fail now, before a window is applied that could not be recorded.
   const std::string pid = std::to_string(::getpid()) + "\n";
+  errno = ENOSPC;  // what a short write without an error means here
   if (::ftruncate(fd_, 0) != 0 ||
       ::pwrite(fd_, pid.data(), pid.size(), 0) != static_cast<ssize_t>(pid.size())) {
     const int err = errno;
@@ -250,7 +252,16 @@ CheckpointFile::CheckpointFile(std::string path, Reader& reader,
   require_regular_or_absent(path_);  // before anything is applied: it will be replaced
   previous_ = load_checkpoint(path_);
   const CheckpointTarget& recorded = previous_.target;
-  if (!target.endpoint.empty() && !recorded.endpoint.empty() && recorded != target) {
+  // Impala's database names are not case-sensitive; host names are compared as given (another
+  // name for the same cluster is refused, with the remedy in the message).
+  const auto lower = [](std::string text) {
+    std::transform(text.begin(), text.end(), text.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    return text;
+  };
+  if (!target.endpoint.empty() && !recorded.endpoint.empty() &&
+      (recorded.endpoint != target.endpoint ||
+       lower(recorded.database) != lower(target.database))) {
     throw Error(ErrorCategory::kCheckpoint,
                 fmt::format("{}: records what was applied to database {} on {}, and this run "
                             "writes to database {} on {}: its inputs would be skipped there. "
@@ -260,7 +271,8 @@ CheckpointFile::CheckpointFile(std::string path, Reader& reader,
                             target.database, one_line(target.endpoint), one_line(target.endpoint)));
   }
   checkpoint_ = previous_;
-  if (!target.endpoint.empty()) checkpoint_.target = std::move(target);
+  // Recorded once, as first given (a later run may spell the database in another case).
+  if (recorded.endpoint.empty()) checkpoint_.target = std::move(target);
   checkpoint_.runs = previous_.runs + 1;  // this run's number, recorded when it saves
   reader.resume_from(previous_.progress, std::move(on_source_resumed));
 }

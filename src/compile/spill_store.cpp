@@ -29,11 +29,12 @@ std::string default_parent() {
   return tmp && *tmp ? tmp : "/tmp";
 }
 
-[[noreturn]] void fail_spill(const std::string& what) {
+// `budget_helps`: the failure came while spilling, which a larger --memory-budget makes rarer; not
+// for a directory that cannot be made at all.
+[[noreturn]] void fail_spill(const std::string& what, bool budget_helps = true) {
   throw Error(ErrorCategory::kIo,
-              fmt::format("{}: {}; set --spill-dir to a writable directory with free space, or "
-                          "raise --memory-budget",
-                          what, std::strerror(errno)));
+              fmt::format("{}: {}; set --spill-dir to a writable directory with free space{}", what,
+                          std::strerror(errno), budget_helps ? ", or raise --memory-budget" : ""));
 }
 
 }  // namespace
@@ -70,7 +71,8 @@ void SpillStore::check_parent(const std::string& parent) {
   std::string dir = where + "/atlas2kudu-spill-XXXXXX";
   if (mkdtemp(dir.data()) == nullptr) {
     const char* from = parent.empty() ? (where == "/tmp" ? " (the default)" : " ($TMPDIR)") : "";
-    fail_spill(fmt::format("cannot create the knowledge spill directory in {}{}", where, from));
+    fail_spill(fmt::format("cannot create the knowledge spill directory in {}{}", where, from),
+               false);
   }
   ::rmdir(dir.c_str());
 }

@@ -75,8 +75,9 @@ WindowRun Hs2Executor::run_window(const CompiledWindow& window) {
     const auto by_table = stats_.row_errors_by_table;
     lock.unlock();
     throw TooManyRowErrors(
-        fmt::format("window {}: {} row errors over the run, more than --max-row-errors {}",
-                    window.index, total, max_row_errors_),
+        fmt::format("{}: {} row errors over the run, more than --max-row-errors {}",
+                    window_name(window.index, window.first_event, window.last_event, window.span),
+                    total, max_row_errors_),
         pin_row_errors(row_errors), by_table, max_row_errors_);
   }
   ++stats_.windows;

@@ -10,7 +10,9 @@
 #include <cerrno>
 #include <cstring>
 #include <ctime>
+#include <mutex>
 #include <random>
+#include <set>
 #include <string_view>
 #include <utility>
 
@@ -37,6 +39,14 @@ std::string directory_of(const std::string& path) {
 // (a run on another host sharing the directory still writes its own). Removed, once per target,
 // so that an hourly cron job does not pile them up. Best effort: nothing here fails the run.
 void remove_stale_temporaries(const std::string& path) {
+  // Once per target and process: a checkpoint saved after every window need not scan its
+  // directory every time.
+  static std::mutex mu;
+  static std::set<std::string> swept;
+  {
+    const std::lock_guard lock(mu);
+    if (!swept.insert(path).second) return;
+  }
   const std::string dir = directory_of(path);
   const auto slash = path.rfind('/');
   const std::string prefix = (slash == std::string::npos ? path : path.substr(slash + 1)) + ".tmp-";
