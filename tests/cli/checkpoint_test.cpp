@@ -365,7 +365,7 @@ TEST_CASE("a checkpoint belongs to its target: another endpoint or database is r
   CHECK(run(cluster_a) == 2);
   CHECK(
       contains(slurp(path), "\"target\":{\"endpoint\":\"impala-a:21050\",\"database\":\"atlas\"}"));
-  CHECK(run(cluster_a) == 0);  // the same target: applied already
+  CHECK(run(cluster_a) == 0);                                    // the same target: applied already
   CHECK(run(CheckpointTarget{"impala-a:21050", "ATLAS"}) == 0);  // Impala ignores the case
   // A new cluster, or another database: its tables never got these inputs.
   for (const CheckpointTarget& other : {CheckpointTarget{"impala-b:21050", "atlas"},
