@@ -16,6 +16,9 @@ namespace {
 
 std::atomic<std::uint8_t> g_reason{0};
 std::atomic<int> g_signals{0};
+// Stops requested so far (reset_stop forgets a stop, for tests; this count goes on), so that the
+// socket watcher tells a new stop from the one it has handled.
+std::atomic<unsigned> g_stops{0};
 // A pipe that becomes readable once a stop is requested (one byte, never drained until
 // reset_stop), so that any number of threads can wait for it with poll() and a timeout.
 int g_pipe[2] = {-1, -1};
@@ -85,12 +88,15 @@ std::string_view to_string(StopReason reason) {
 
 void request_stop(StopReason reason) noexcept {
   std::uint8_t none = 0;
-  if (g_reason.compare_exchange_strong(none, static_cast<std::uint8_t>(reason)) && g_pipe[1] >= 0) {
-    const char byte = 1;
-    (void)!::write(g_pipe[1], &byte, 1);
+  if (g_reason.compare_exchange_strong(none, static_cast<std::uint8_t>(reason))) {
+    ++g_stops;
+    if (g_pipe[1] >= 0) {
+      const char byte = 1;
+      (void)!::write(g_pipe[1], &byte, 1);
+    }
   }
-  // After the reason is set: a guard armed from now on sees it and shuts its socket down itself.
-  shutdown_sockets();
+  // The sockets armed now are shut down by the watcher after kSocketStopGrace (SocketStopGuard);
+  // a guard armed from now on sees the reason and shuts its socket down itself.
 }
 
 bool stop_requested() noexcept {
@@ -131,9 +137,51 @@ bool wait_readable(int fd) {
   }
 }
 
+namespace {
+
+// Started with the first armed socket: once a stop is requested, gives the calls in flight
+// kSocketStopGrace to end by themselves (a reply already on its way keeps the statement's handle,
+// so it can still be cancelled), then shuts down every socket still armed. Runs for the life of
+// the process (after reset_stop, for tests, it waits for the next stop).
+void start_watcher() noexcept {
+  static std::once_flag once;
+  try {
+    std::call_once(once, [] {
+      make_pipe();
+      std::thread([] {
+        unsigned handled = 0;  // the stop (g_stops) whose sockets were shut down last
+        for (;;) {
+          if (!stop_requested()) {
+            if (g_pipe[0] >= 0) {
+              pollfd p{g_pipe[0], POLLIN, 0};
+              ::poll(&p, 1, 1000);
+            } else {
+              std::this_thread::sleep_for(std::chrono::milliseconds(50));
+            }
+            continue;
+          }
+          const unsigned stop = g_stops.load();
+          if (stop == handled) {  // done with this one; the pipe stays readable until a reset
+            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+            continue;
+          }
+          handled = stop;
+          std::this_thread::sleep_for(kSocketStopGrace);
+          if (stop_requested() && g_stops.load() == stop) shutdown_sockets();
+        }
+      }).detach();
+    });
+  } catch (...) {
+    // No thread: sockets are then only bounded by their timeouts, as before.
+  }
+}
+
+}  // namespace
+
 void SocketStopGuard::arm(int fd) noexcept {
   disarm();
   if (fd < 0) return;
+  start_watcher();
   for (int i = 0; i < kStopSockets; ++i) {
     int free = 0;
     if (g_sockets[i].compare_exchange_strong(free, fd + 1)) {

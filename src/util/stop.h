@@ -11,12 +11,13 @@
 //   - the retry policy before every try and during its back-off;
 //   - blocked socket I/O of the HS2 layer: connecting, the TLS and SASL handshakes, and waiting
 //     for the reply of an RPC (OpenSession, ExecuteStatement while the statement is planned, a
-//     poll). The binary transport's socket is shut down (SocketStopGuard below), hs2-http's
-//     transfer aborted; the session drops that connection and throws StopError. Only the
-//     clean-up after the stop (CancelOperation, CloseSession) is not cut short: it is bounded by
-//     the close timeout instead. A statement whose ExecuteStatement (or, rarely, a poll: a
-//     round trip, against up to 1 s of waiting between polls) was cut short cannot be cancelled
-//     any more: it ends with its session (binary HS2 closes the sessions of a lost connection).
+//     poll). The binary transport's socket is shut down after kSocketStopGrace (SocketStopGuard
+//     below), in which a reply already on its way still arrives; hs2-http's transfer is aborted;
+//     the session drops that connection and throws StopError. Only the clean-up after the stop
+//     (CancelOperation, CloseSession) is not cut short: it is bounded by the close timeout
+//     instead. A statement whose ExecuteStatement was still unanswered after the grace (one
+//     being planned) cannot be cancelled any more: it ends with its session (binary HS2 closes
+//     the sessions of a lost connection).
 // Nothing ever stops in the middle of writing a statement (compile prints whole windows).
 //
 // Example (what main() and `apply --deadline 30m` do):
@@ -49,8 +50,8 @@ enum class StopReason : std::uint8_t { kNone, kInterrupt, kTerminate, kDeadline 
 // "SIGINT", "SIGTERM", "deadline", "" for kNone.
 std::string_view to_string(StopReason reason);
 
-// Requests a stop and shuts the armed sockets down (SocketStopGuard); later requests keep the
-// first reason. Async-signal-safe.
+// Requests a stop, which also shuts the armed sockets down after a grace (SocketStopGuard); later
+// requests keep the first reason. Async-signal-safe.
 void request_stop(StopReason reason) noexcept;
 bool stop_requested() noexcept;
 StopReason stop_reason() noexcept;
@@ -66,21 +67,24 @@ bool wait_for_stop(std::chrono::milliseconds duration);
 //   n = ::read(fd, ...);   // does not block
 bool wait_readable(int fd);
 
-// While armed, a stop request shuts the socket `fd` down (shutdown(2), SHUT_RDWR, which is
-// async-signal-safe, from the signal handler or the deadline's thread): a connect, recv, send or
-// poll blocked on it, in this thread or another, returns at once with an error or end of file,
-// and the caller reports StopError instead (stop_requested() is set before any socket is shut
-// down). Arming after the stop was requested shuts the socket down at once, so no wait that
-// starts late is missed. Armed only around the I/O itself: a session idle between two polls keeps
-// its connection, over which a stop then cancels the statement. Disarm before closing the socket,
-// so that a later socket reusing the number is never shut down (a stop racing with the close can
-// still hit it; harmless, since the run is stopping). At most 256 sockets are armed at once;
-// beyond that a socket is not cut short, its timeouts bound it as before.
-// Example (a recv that a SIGTERM ends):
+// While armed, a stop request shuts the socket `fd` down (shutdown(2), SHUT_RDWR), after a grace
+// of kSocketStopGrace: a watcher thread, started with the first armed socket, waits that long so
+// that a call whose reply is already on its way ends by itself (an ExecuteStatement answered then
+// leaves a handle the stop can cancel), and then a connect, recv, send or poll still blocked on
+// the socket, in any thread, returns with an error or end of file, and the caller reports
+// StopError instead (stop_requested() is set before any socket is shut down). Arming after the
+// stop was requested shuts the socket down at once, so no wait that starts late is missed. Armed
+// only around the I/O itself: a session idle between two polls keeps its connection, over which a
+// stop then cancels the statement. Disarm before closing the socket, so that a later socket reusing
+// the number is never shut down (a stop racing with the close can still hit it; harmless, since the
+// run is stopping). At most 256 sockets are armed at once; beyond that a socket is not cut short,
+// its timeouts bound it as before. Example (a recv that a SIGTERM ends):
 //   SocketStopGuard guard(fd);          // or guard.arm(fd) once the socket exists
 //   n = ::recv(fd, buf, len, 0);        // 0 (EOF) after the stop
 //   guard.disarm();                     // before ::close(fd)
 //   throw_if_stopped();
+inline constexpr std::chrono::milliseconds kSocketStopGrace{1000};
+
 class SocketStopGuard {
  public:
   SocketStopGuard() = default;

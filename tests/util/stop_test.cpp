@@ -53,7 +53,7 @@ TEST_CASE("a deadline requests a stop once it has passed, and not after it is go
   reset_stop();
 }
 
-TEST_CASE("a stop shuts down the armed sockets: a recv blocked on one returns at once") {
+TEST_CASE("a stop shuts down the armed sockets after its grace: a blocked recv returns") {
   reset_stop();
   int pair[2];
   REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM, 0, pair) == 0);
@@ -67,10 +67,31 @@ TEST_CASE("a stop shuts down the armed sockets: a recv blocked on one returns at
       got = ::recv(pair[0], &c, 1, 0);
     });
     std::this_thread::sleep_for(milliseconds(50));
+    const auto stopped = std::chrono::steady_clock::now();
     request_stop(StopReason::kDeadline);
     reader.join();
     CHECK(got == 0);
+    // Not before the grace, in which a reply on its way could still arrive.
+    CHECK(std::chrono::steady_clock::now() - stopped >= kSocketStopGrace);
   }
+  reset_stop();
+  // A reply within the grace ends the call as usual.
+  int answered[2];
+  REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM, 0, answered) == 0);
+  {
+    SocketStopGuard guard(answered[0]);
+    ssize_t got = -2;
+    char c = 0;
+    std::thread reader([&] { got = ::recv(answered[0], &c, 1, 0); });
+    std::this_thread::sleep_for(milliseconds(50));
+    request_stop(StopReason::kTerminate);
+    CHECK(::send(answered[1], "y", 1, 0) == 1);
+    reader.join();
+    CHECK(got == 1);
+    CHECK(c == 'y');
+  }
+  reset_stop();
+  request_stop(StopReason::kDeadline);
   // Armed after the stop: shut down at once.
   int later[2];
   REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM, 0, later) == 0);
@@ -94,7 +115,8 @@ TEST_CASE("a stop shuts down the armed sockets: a recv blocked on one returns at
   CHECK(::recv(kept[0], &c, 1, 0) == 1);
   CHECK(c == 'x');
   reset_stop();
-  for (int fd : {pair[0], pair[1], later[0], later[1], kept[0], kept[1]}) ::close(fd);
+  for (int fd : {pair[0], pair[1], answered[0], answered[1], later[0], later[1], kept[0], kept[1]})
+    ::close(fd);
 }
 
 TEST_SUITE_END();
