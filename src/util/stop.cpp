@@ -19,6 +19,8 @@ std::atomic<int> g_signals{0};
 // Stops requested so far (reset_stop forgets a stop, for tests; this count goes on), so that the
 // socket watcher tells a new stop from the one it has handled.
 std::atomic<unsigned> g_stops{0};
+// The stop whose grace is over, its armed sockets shut down (0: none yet).
+std::atomic<unsigned> g_cut{0};
 // A pipe that becomes readable once a stop is requested (one byte, never drained until
 // reset_stop), so that any number of threads can wait for it with poll() and a timeout.
 int g_pipe[2] = {-1, -1};
@@ -167,7 +169,10 @@ void start_watcher() noexcept {
           }
           handled = stop;
           std::this_thread::sleep_for(kSocketStopGrace);
-          if (stop_requested() && g_stops.load() == stop) shutdown_sockets();
+          if (stop_requested() && g_stops.load() == stop) {
+            g_cut = stop;  // before the registry is read: see SocketStopGuard::arm
+            shutdown_sockets();
+          }
         }
       }).detach();
     });
@@ -189,10 +194,12 @@ void SocketStopGuard::arm(int fd) noexcept {
       break;
     }
   }
-  // Registered before the stop flag is read, as request_stop sets the flag before it reads the
-  // registry: one of the two shuts the socket down. Without a free slot, the same at least.
-  // (Sequentially consistent, unlike stop_requested()'s relaxed read.)
-  if (stop_reason() != StopReason::kNone) ::shutdown(fd, SHUT_RDWR);
+  // Within a stop's grace the socket only joins the registry: a call in flight reads its reply in
+  // several pieces, and each piece arms anew. Once the watcher has cut this stop's sockets, a
+  // socket armed later is cut here. Registered before g_cut is read, as the watcher sets g_cut
+  // before it reads the registry: one of the two shuts the socket down (sequentially consistent
+  // atomics). Without a free slot, the same at least.
+  if (stop_requested() && g_cut.load() == g_stops.load()) ::shutdown(fd, SHUT_RDWR);
 }
 
 void SocketStopGuard::disarm() noexcept {

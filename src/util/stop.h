@@ -72,8 +72,9 @@ bool wait_readable(int fd);
 // that a call whose reply is already on its way ends by itself (an ExecuteStatement answered then
 // leaves a handle the stop can cancel), and then a connect, recv, send or poll still blocked on
 // the socket, in any thread, returns with an error or end of file, and the caller reports
-// StopError instead (stop_requested() is set before any socket is shut down). Arming after the
-// stop was requested shuts the socket down at once, so no wait that starts late is missed. Armed
+// StopError instead (stop_requested() is set before any socket is shut down). Arming within the
+// grace only registers the socket (a reply read in several pieces arms for each); arming after
+// the grace shuts the socket down at once, so no wait that starts late is missed. Armed
 // only around the I/O itself: a session idle between two polls keeps its connection, over which a
 // stop then cancels the statement. Disarm before closing the socket, so that a later socket reusing
 // the number is never shut down (a stop racing with the close can still hit it; harmless, since the

@@ -89,10 +89,16 @@ TEST_CASE("a stop shuts down the armed sockets after its grace: a blocked recv r
     reader.join();
     CHECK(got == 1);
     CHECK(c == 'y');
+    // Armed again within the grace (the next piece of the same reply): not cut either.
+    SocketStopGuard again(answered[0]);
+    CHECK(::send(answered[1], "z", 1, 0) == 1);
+    CHECK(::recv(answered[0], &c, 1, 0) == 1);
+    CHECK(c == 'z');
   }
   reset_stop();
   request_stop(StopReason::kDeadline);
-  // Armed after the stop: shut down at once.
+  // Armed after the grace: shut down at once.
+  std::this_thread::sleep_for(kSocketStopGrace + milliseconds(500));
   int later[2];
   REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM, 0, later) == 0);
   {
