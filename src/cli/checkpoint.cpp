@@ -7,13 +7,13 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <stdexcept>
 
 #include "atlas2kudu/error.h"
+#include "util/ascii_case.h"
 #include "util/atomic_file.h"
 #include "util/json_writer.h"
 #include "util/utf8.h"
@@ -254,14 +254,9 @@ CheckpointFile::CheckpointFile(std::string path, Reader& reader,
   const CheckpointTarget& recorded = previous_.target;
   // Impala's database names are not case-sensitive; host names are compared as given (another
   // name for the same cluster is refused, with the remedy in the message).
-  const auto lower = [](std::string text) {
-    std::transform(text.begin(), text.end(), text.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    return text;
-  };
   if (!target.endpoint.empty() && !recorded.endpoint.empty() &&
       (recorded.endpoint != target.endpoint ||
-       lower(recorded.database) != lower(target.database))) {
+       !equals_ignoring_ascii_case(recorded.database, target.database))) {
     throw Error(ErrorCategory::kCheckpoint,
                 fmt::format("{}: records what was applied to database {} on {}, and this run "
                             "writes to database {} on {}: its inputs would be skipped there. "

@@ -10,6 +10,7 @@
 #include <fstream>
 
 #include "atlas2kudu/error.h"
+#include "util/ascii_case.h"
 
 namespace atlas2kudu {
 
@@ -28,13 +29,6 @@ std::string unquote(std::string_view v) {
   return std::string(v);
 }
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
-
 }  // namespace
 
 std::string canonical_option_key(std::string key) {
@@ -43,7 +37,7 @@ std::string canonical_option_key(std::string key) {
 }
 
 int parse_config_bool(const std::string& value) {
-  const std::string v = lower(value);
+  const std::string v = to_lower_ascii(value);
   if (v == "true" || v == "yes" || v == "on" || v == "1") return 1;
   if (v == "false" || v == "no" || v == "off" || v == "0") return 0;
   return -1;

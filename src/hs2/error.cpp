@@ -2,21 +2,12 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <array>
-#include <cctype>
+
+#include "util/ascii_case.h"
 
 namespace atlas2kudu {
 namespace {
-
-bool contains_ci(std::string_view haystack, std::string_view needle) {
-  auto it = std::search(haystack.begin(), haystack.end(), needle.begin(), needle.end(),
-                        [](char a, char b) {
-                          return std::tolower(static_cast<unsigned char>(a)) ==
-                                 std::tolower(static_cast<unsigned char>(b));
-                        });
-  return it != haystack.end();
-}
 
 // Texts Impala and Kudu use for conditions that a later attempt can succeed past. Kept as
 // substrings because Impala wraps the detail ("Query <id> failed:\n...").
@@ -59,19 +50,19 @@ constexpr std::array kRowMarkers = {
 
 bool refused_because_of_rows(std::string_view message) {
   for (auto m : kDefiniteMarkers)
-    if (contains_ci(message, m)) return false;
+    if (contains_ignoring_ascii_case(message, m)) return false;
   for (auto m : kRowMarkers)
-    if (contains_ci(message, m)) return true;
+    if (contains_ignoring_ascii_case(message, m)) return true;
   return false;
 }
 
 Hs2ErrorKind classify_server_message(std::string_view message) {
   for (auto m : kDefiniteMarkers)
-    if (contains_ci(message, m)) return Hs2ErrorKind::kDefinite;
+    if (contains_ignoring_ascii_case(message, m)) return Hs2ErrorKind::kDefinite;
   for (auto m : kSessionLostMarkers)
-    if (contains_ci(message, m)) return Hs2ErrorKind::kSessionLost;
+    if (contains_ignoring_ascii_case(message, m)) return Hs2ErrorKind::kSessionLost;
   for (auto m : kTransientMarkers)
-    if (contains_ci(message, m)) return Hs2ErrorKind::kTransient;
+    if (contains_ignoring_ascii_case(message, m)) return Hs2ErrorKind::kTransient;
   return Hs2ErrorKind::kDefinite;
 }
 
@@ -135,13 +126,14 @@ std::string unreachable_message(std::string_view host, int port, bool http, std:
   const std::string how_often = tries > 1 ? fmt::format(", {} tries", tries) : std::string();
   const std::string in_tries = tries > 1 ? fmt::format(" ({} tries)", tries) : std::string();
   // Thrift: "Could not resolve host for client socket."; libcurl: "Could not resolve host: X".
-  if (contains_ci(reason, "resolve host")) {
+  if (contains_ignoring_ascii_case(reason, "resolve host")) {
     return cannot_connect(endpoint, fmt::format("cannot resolve {}{}", host, in_tries),
                           "-i with a host name or address that resolves");
   }
   // Thrift: "connect() failed: Connection refused"; libcurl: "Failed to connect to X port N
   // after 0 ms: Connection refused" (older: "Couldn't connect to server").
-  if (contains_ci(reason, "refused") || contains_ci(reason, "couldn't connect to server")) {
+  if (contains_ignoring_ascii_case(reason, "refused") ||
+      contains_ignoring_ascii_case(reason, "couldn't connect to server")) {
     const int usual = http ? kImpaladHttpPort : kImpaladBinaryPort;
     std::string what = fmt::format(
         "nothing listens on {} (connection refused{}); impalad's HS2 port is {} (hs2) or {} "

@@ -2,7 +2,6 @@
 
 #include <curl/curl.h>
 #include <fmt/core.h>
-#include <strings.h>
 #include <thrift/transport/TTransportException.h>
 
 #include <chrono>
@@ -11,6 +10,7 @@
 #include <string_view>
 
 #include "hs2/error.h"
+#include "util/ascii_case.h"
 #include "util/stop.h"
 #include "util/utf8.h"
 
@@ -125,7 +125,8 @@ std::size_t HttpClientTransport::on_header(char* data, std::size_t size, std::si
   std::string_view line(data, n);
   if (line.rfind("HTTP/", 0) == 0) {
     static_cast<HttpClientTransport*>(self)->challenges_.clear();  // a new response starts
-  } else if (line.size() > 17 && strncasecmp(line.data(), "WWW-Authenticate:", 17) == 0) {
+  } else if (line.size() > 17 &&
+             equals_ignoring_ascii_case(line.substr(0, 17), "WWW-Authenticate:")) {
     std::string_view value = line.substr(17);
     while (!value.empty() && (value.front() == ' ' || value.front() == '\t'))
       value.remove_prefix(1);

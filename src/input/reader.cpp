@@ -17,6 +17,7 @@
 #include "input/input_error.h"
 #include "input/json_text.h"
 #include "input/notification.h"
+#include "input/offset_set.h"
 #include "input/split_assembler.h"
 #include "util/base64.h"
 #include "util/diagnostic.h"
@@ -264,10 +265,10 @@ struct Reader::Impl {
   // end (Framer::ended_at_record_end): not counted as read, and the source not complete.
   std::vector<bool> cut_at_end_;
   std::map<KafkaPartition, std::int64_t> kafka_next_;  // next offset after those read
-  // The offsets this run has read, per partition, as [first, end) ranges: exact, so that only
-  // records read already are passed over (an older export read after a newer one that does not
-  // overlap it is applied, in input order, and counted as out_of_order).
-  std::map<KafkaPartition, std::map<std::int64_t, std::int64_t>> kafka_read_;
+  // The offsets this run has read, per partition: exact, so that only records read already are
+  // passed over (an older export read after a newer one that does not overlap it is applied, in
+  // input order, and counted as out_of_order).
+  std::map<KafkaPartition, OffsetSet> kafka_read_;
   InputProgress resume_;
   Reader::ResumeNotice on_resumed_;
   std::vector<bool> resume_used_;
@@ -356,10 +357,7 @@ bool Reader::Impl::passed_over(const SourcePosition::Kafka& k) {
     return true;
   }
   const auto partition = kafka_read_.find({k.topic, k.partition});
-  if (partition == kafka_read_.end()) return false;
-  const auto& ranges = partition->second;
-  auto after = ranges.upper_bound(k.offset);  // the first range starting past the offset
-  if (after == ranges.begin() || std::prev(after)->second <= k.offset) return false;
+  if (partition == kafka_read_.end() || !partition->second.contains(k.offset)) return false;
   ++stats_.replayed;
   return true;
 }
@@ -371,24 +369,7 @@ void Reader::Impl::mark_read(const Event& event) {
   if (k.offset < next && !kafka_applied(k)) ++stats_.out_of_order;
   next = std::max(next, k.offset + 1);  // offsets are below INT64_MAX
   const auto add = [&](const SourcePosition::Kafka& at) {
-    auto& ranges = kafka_read_[{at.topic, at.partition}];
-    const std::int64_t offset = at.offset;
-    auto after = ranges.upper_bound(offset);
-    if (after != ranges.begin() && std::prev(after)->second > offset) return;  // read already
-    const bool joins_before = after != ranges.begin() && std::prev(after)->second == offset;
-    const bool joins_after = after != ranges.end() && after->first == offset + 1;
-    if (joins_before && joins_after) {
-      std::prev(after)->second = after->second;
-      ranges.erase(after);
-    } else if (joins_before) {
-      std::prev(after)->second = offset + 1;
-    } else if (joins_after) {
-      const std::int64_t end = after->second;
-      ranges.erase(after);
-      ranges.emplace(offset, end);
-    } else {
-      ranges.emplace(offset, offset + 1);
-    }
+    kafka_read_[{at.topic, at.partition}].insert(at.offset);
   };
   add(k);
   for (const HeldRecord& held : decoder_.completed_records()) {
