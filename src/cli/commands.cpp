@@ -119,17 +119,45 @@ RunOutcome run_reporting_failures(Progress& progress, const std::function<void()
   return outcome;
 }
 
+// The files a run writes; an empty path is not written.
+std::vector<RunOutput> run_outputs(const InputOptions& in, const std::string& sql_output = {},
+                                   const std::string& checkpoint = {}) {
+  return {{"-o", sql_output, OutputKind::kSql},
+          {"--stats", in.stats_file, OutputKind::kStats},
+          {"--metrics-textfile", in.metrics_file, OutputKind::kMetrics},
+          {"--reject-file", in.reject_file, OutputKind::kRejects},
+          {"--checkpoint", checkpoint, std::nullopt}};
+}
+
+// Before the run reads or writes anything: output files it must not replace, inputs that do not
+// open, outputs it could not create or that name an input or each other (cli/output_guard.h),
+// and a word on stderr when the input is the terminal (no FILE given, most often by mistake), so
+// that a run waiting for it does not look hung.
+void before_reading(std::string_view command, const InputOptions& in,
+                    const std::vector<RunOutput>& outputs) {
+  check_run_paths(in.files, outputs);
+  const bool reads_stdin =
+      in.files.empty() || std::find(in.files.begin(), in.files.end(), "-") != in.files.end();
+  if (reads_stdin && isatty(STDIN_FILENO) == 1) {
+    print_diagnostic(stderr,
+                     "atlas2kudu {}: reading notifications from the terminal (no FILE given); end "
+                     "with Ctrl-D, or stop with Ctrl-C\n",
+                     command);
+  }
+}
+
 // A run that fails before its report (a bad option, a locked checkpoint, a password helper that
 // fails, a --stats file that cannot be written) still leaves its exit status in
-// --metrics-textfile, and, once `checks` (before_reading) found the outputs safe to write, in
-// --stats too: a monitor reading it must not be left with an earlier run's success.
+// --metrics-textfile, and in --stats too once that path is found safe to write (before_reading
+// passed, or failed on another output and --stats passes alone): a monitor reading it must not be
+// left with an earlier run's success.
 int reporting_early_failures(std::string_view command, const InputOptions& in,
-                             const std::function<void()>& checks,
+                             const std::vector<RunOutput>& outputs,
                              const std::function<int()>& body) {
   const std::int64_t started = wall_clock_micros();
   bool outputs_checked = false;
   try {
-    checks();
+    before_reading(command, in, outputs);
     outputs_checked = true;
     return body();
   } catch (const Error& e) {
@@ -150,7 +178,8 @@ int reporting_early_failures(std::string_view command, const InputOptions& in,
       } catch (const Error&) {
       }
     }
-    if (outputs_checked && !in.stats_file.empty()) {
+    const RunOutput stats{"--stats", in.stats_file, OutputKind::kStats};
+    if (outputs_checked || safe_to_write_alone(in.files, outputs, stats)) {
       try {
         write_text_file(in.stats_file, stats_json(report));
       } catch (const Error&) {
@@ -295,27 +324,6 @@ std::optional<std::chrono::milliseconds> parse_duration(std::string_view text) {
 }
 
 namespace {
-
-// Before the run reads or writes anything: output files it must not replace, inputs that do not
-// open, outputs it could not create or that name an input or each other (cli/output_guard.h),
-// and a word on stderr when the input is the terminal (no FILE given, most often by mistake), so
-// that a run waiting for it does not look hung.
-void before_reading(std::string_view command, const InputOptions& in,
-                    const std::string& sql_output = {}, const std::string& checkpoint = {}) {
-  check_run_paths(in.files, {{"-o", sql_output, OutputKind::kSql},
-                             {"--stats", in.stats_file, OutputKind::kStats},
-                             {"--metrics-textfile", in.metrics_file, OutputKind::kMetrics},
-                             {"--reject-file", in.reject_file, OutputKind::kRejects},
-                             {"--checkpoint", checkpoint, std::nullopt}});
-  const bool reads_stdin =
-      in.files.empty() || std::find(in.files.begin(), in.files.end(), "-") != in.files.end();
-  if (reads_stdin && isatty(STDIN_FILENO) == 1) {
-    print_diagnostic(stderr,
-                     "atlas2kudu {}: reading notifications from the terminal (no FILE given); end "
-                     "with Ctrl-D, or stop with Ctrl-C\n",
-                     command);
-  }
-}
 
 int check_run(const InputOptions& in) {
   RejectSink rejects(RejectPolicy{in.max_rejects, in.reject_file});
@@ -531,20 +539,18 @@ int apply_run(ApplyCommand& a) {
 }  // namespace
 
 int run_check(const InputOptions& in) {
-  return reporting_early_failures(
-      "check", in, [&] { before_reading("check", in); }, [&] { return check_run(in); });
+  return reporting_early_failures("check", in, run_outputs(in), [&] { return check_run(in); });
 }
 
 int run_compile(CompileCommand& c) {
-  return reporting_early_failures(
-      "compile", c.in, [&] { before_reading("compile", c.in, c.output); },
-      [&] { return compile_run(c); });
+  return reporting_early_failures("compile", c.in, run_outputs(c.in, c.output),
+                                  [&] { return compile_run(c); });
 }
 
 int run_apply(ApplyCommand& a) {
-  return reporting_early_failures(
-      "apply", a.compile.in, [&] { before_reading("apply", a.compile.in, {}, a.checkpoint); },
-      [&] { return apply_run(a); });
+  return reporting_early_failures("apply", a.compile.in,
+                                  run_outputs(a.compile.in, {}, a.checkpoint),
+                                  [&] { return apply_run(a); });
 }
 
 int run_ddl(const DdlCommand& d) {

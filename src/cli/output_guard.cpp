@@ -112,39 +112,76 @@ void require_creatable(const RunOutput& out) {
 
 }  // namespace
 
+namespace {
+
+bool writes_a_file(const RunOutput& out) {
+  return !out.path.empty() && !(out.option == "-o" && out.path == "-");
+}
+
+// Throws Error(kUsage) if `out` is one of `inputs` or the file of another option in `others`.
+void refuse_same_file(const RunOutput& out, const FileIdentity& id,
+                      const std::vector<std::pair<const std::string*, FileIdentity>>& inputs,
+                      const std::vector<std::pair<const RunOutput*, FileIdentity>>& others) {
+  for (const auto& [input, input_id] : inputs) {
+    if (!id.same(input_id)) continue;
+    throw Error(ErrorCategory::kUsage,
+                fmt::format("{} {}: the same file as the input {}; it would be replaced while "
+                            "it is read. Write to another path.",
+                            out.option, one_line(out.path), one_line(*input)));
+  }
+  for (const auto& [other, other_id] : others) {
+    if (other->option == out.option || !id.same(other_id)) continue;
+    throw Error(ErrorCategory::kUsage,
+                fmt::format("{} {} and {} {} are the same file; one would replace the other. "
+                            "Give each its own path.",
+                            other->option, one_line(other->path), out.option, one_line(out.path)));
+  }
+}
+
+std::vector<std::pair<const std::string*, FileIdentity>> input_identities(
+    const std::vector<std::string>& inputs, bool require_open) {
+  std::vector<std::pair<const std::string*, FileIdentity>> ids;
+  for (const std::string& input : inputs) {
+    if (input == "-") continue;
+    if (require_open) require_input_opens(input);
+    ids.emplace_back(&input, identity_of(input));
+  }
+  return ids;
+}
+
+}  // namespace
+
 void check_run_paths(const std::vector<std::string>& inputs,
                      const std::vector<RunOutput>& outputs) {
   for (const RunOutput& out : outputs) {
     if (out.kind) refuse_foreign_output(out.option, out.path, *out.kind);
   }
-  std::vector<std::pair<const std::string*, FileIdentity>> input_ids;
-  for (const std::string& input : inputs) {
-    if (input == "-") continue;
-    require_input_opens(input);
-    input_ids.emplace_back(&input, identity_of(input));
-  }
+  const auto input_ids = input_identities(inputs, /*require_open=*/true);
   std::vector<std::pair<const RunOutput*, FileIdentity>> output_ids;
   for (const RunOutput& out : outputs) {
-    if (out.path.empty() || (out.option == "-o" && out.path == "-")) continue;
+    if (!writes_a_file(out)) continue;
     require_creatable(out);
     const FileIdentity id = identity_of(out.path);
-    for (const auto& [input, input_id] : input_ids) {
-      if (!id.same(input_id)) continue;
-      throw Error(ErrorCategory::kUsage,
-                  fmt::format("{} {}: the same file as the input {}; it would be replaced while "
-                              "it is read. Write to another path.",
-                              out.option, one_line(out.path), one_line(*input)));
-    }
-    for (const auto& [other, other_id] : output_ids) {
-      if (!id.same(other_id)) continue;
-      throw Error(
-          ErrorCategory::kUsage,
-          fmt::format("{} {} and {} {} are the same file; one would replace the other. "
-                      "Give each its own path.",
-                      other->option, one_line(other->path), out.option, one_line(out.path)));
-    }
+    refuse_same_file(out, id, input_ids, output_ids);
     output_ids.emplace_back(&out, id);
   }
+}
+
+bool safe_to_write_alone(const std::vector<std::string>& inputs,
+                         const std::vector<RunOutput>& outputs, const RunOutput& out) {
+  if (!writes_a_file(out)) return false;
+  try {
+    if (out.kind) refuse_foreign_output(out.option, out.path, *out.kind);
+    require_creatable(out);
+    std::vector<std::pair<const RunOutput*, FileIdentity>> output_ids;
+    for (const RunOutput& other : outputs) {
+      if (writes_a_file(other)) output_ids.emplace_back(&other, identity_of(other.path));
+    }
+    refuse_same_file(out, identity_of(out.path), input_identities(inputs, false), output_ids);
+  } catch (const Error&) {
+    return false;
+  }
+  return true;
 }
 
 void refuse_foreign_output(std::string_view option, const std::string& path, OutputKind kind) {

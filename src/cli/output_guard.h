@@ -63,4 +63,15 @@ struct RunOutput {
 //   // would be replaced while it is read. Write to another path.
 void check_run_paths(const std::vector<std::string>& inputs, const std::vector<RunOutput>& outputs);
 
+// After check_run_paths failed on another output: whether `out` alone passes its checks (not a
+// foreign file, creatable, neither an input nor the file of any other output in `outputs`, which
+// may include `out` itself), so that a run refused for, say, a checkpoint in a directory it cannot
+// write still leaves its failure in --stats. Inputs that do not open are compared by path; `out`
+// is known in `outputs` by its option.
+//
+//   safe_to_write_alone({"a.jsonl"}, outs, {"--stats", "a.sql", OutputKind::kStats})
+//   // false when outs also holds {"-o", "a.sql", OutputKind::kSql}: the SQL would be replaced
+bool safe_to_write_alone(const std::vector<std::string>& inputs,
+                         const std::vector<RunOutput>& outputs, const RunOutput& out);
+
 }  // namespace atlas2kudu

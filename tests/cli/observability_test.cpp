@@ -314,6 +314,14 @@ TEST_CASE("--stats: schema, version, times, exit status, error and the checkpoin
                  "\"completed\":false,\"exit_status\":5,\"error\":"
                  "\"--ldap_password_cmd: command failed (status 3)\","));
   CHECK(json_number(json, "records") == 0);
+  // Another output refused (a checkpoint where none can be created): --stats, safe on its own,
+  // still records the failure.
+  const Run no_ckpt = run("apply -i " + server.address() +
+                          " --checkpoint /nonexistent/dir/run.ckpt --stats " + stats + examples());
+  CHECK(no_ckpt.status == 74);
+  CHECK(contains(slurp(stats),
+                 "\"completed\":false,\"exit_status\":74,\"error\":\"--checkpoint "
+                 "/nonexistent/dir/run.ckpt: cannot create it in /nonexistent/dir: "));
   // An output refused as such (here the --stats file is also an input) is never written.
   const std::string input = write_temp(".jsonl", "not json\n");
   const Run refused = run("check --stats " + input + " " + input);
