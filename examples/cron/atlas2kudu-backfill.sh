@@ -12,6 +12,11 @@
 #   ATLAS2KUDU_DEADLINE  stop the run after this long    (50m; keep it under the schedule's period)
 #   ATLAS2KUDU_METRICS   Prometheus textfile to write    (none; e.g.
 #                        /var/lib/prometheus/node-exporter/atlas2kudu.prom)
+#   ATLAS2KUDU_SETTLE    seconds an export must be left unmodified before it is applied (60): one
+#                        still being written waits for the next run, instead of being applied
+#                        with its last record cut short and then moved to done/
+#   ATLAS2KUDU_REPORT    all: every line on stderr (the journal keeps them); failures: stderr only
+#                        when the run fails, with all its lines (for cron, which mails stderr)
 #   ATLAS2KUDU_KEYTAB, ATLAS2KUDU_PRINCIPAL
 #                        Kerberos: a ticket is taken from this keytab into a private cache
 #                        before the run (the configuration then sets kerberos = true)
@@ -20,7 +25,8 @@
 # appears on a command line, in the environment or in the logs.
 #
 # Exit status: atlas2kudu's (see `man atlas2kudu`, EXIT STATUS), 75 when another backfill holds
-# the lock, 0 when the inbox is empty. Applied exports move to $ATLAS2KUDU_INBOX/done.
+# the lock, 64 for a bad setting, 0 when the inbox is empty. Applied exports move to
+# $ATLAS2KUDU_INBOX/done.
 set -euo pipefail
 umask 077
 export LC_ALL=C  # the inbox is applied in byte order of the file names
@@ -31,8 +37,28 @@ state=${ATLAS2KUDU_STATE:-/var/lib/atlas2kudu}
 inbox=${ATLAS2KUDU_INBOX:-/var/spool/atlas2kudu/inbox}
 deadline=${ATLAS2KUDU_DEADLINE:-50m}
 metrics=${ATLAS2KUDU_METRICS:-}
+settle=${ATLAS2KUDU_SETTLE:-60}
+report=${ATLAS2KUDU_REPORT:-all}
 
 log() { echo "$(date -u +%Y-%m-%dT%H:%M:%SZ) atlas2kudu-backfill: $*" >&2; }
+
+if ! [[ "$settle" =~ ^[0-9]+$ ]]; then
+  log "ATLAS2KUDU_SETTLE=$settle: give a whole number of seconds"
+  exit 64
+fi
+case "$report" in
+  all) ;;
+  failures)
+    # The run's lines go to a private file; they reach stderr (and cron's mail) only on failure.
+    run_log=$(mktemp "${TMPDIR:-/tmp}/atlas2kudu-backfill.XXXXXXXX")
+    exec 8>&2 2>"$run_log"
+    trap 'status=$?; if [ "$status" -ne 0 ]; then cat "$run_log" >&8; fi; rm -f "$run_log"' EXIT
+    ;;
+  *)
+    log "ATLAS2KUDU_REPORT=$report: give all or failures"
+    exit 64
+    ;;
+esac
 
 mkdir -p "$state/rejects" "$state/stats" "$inbox/done"
 
@@ -44,14 +70,27 @@ if ! flock -n 9; then
   exit 75
 fi
 
-shopt -s nullglob
-inputs=("$inbox"/*.jsonl "$inbox"/*.jsonl.gz)
+# The exports left unmodified for $settle seconds (0: all of them), in byte order of their names (.gz and plain
+# files interleaved); any name, newlines included, passes intact.
+cutoff=$(( $(date +%s) - settle ))
+exports() {
+  find "$inbox" -mindepth 1 -maxdepth 1 -type f \( -name '*.jsonl' -o -name '*.jsonl.gz' \) "$@" \
+    -print0 | sort -z
+}
+if [ "$settle" -eq 0 ]; then
+  mapfile -d '' -t inputs < <(exports)
+  settling=()
+else
+  mapfile -d '' -t inputs < <(exports ! -newermt "@$cutoff")
+  mapfile -d '' -t settling < <(exports -newermt "@$cutoff")
+fi
+if [ ${#settling[@]} -gt 0 ]; then
+  log "${#settling[@]} export(s) modified in the last ${settle} s wait for the next run: ${settling[*]}"
+fi
 if [ ${#inputs[@]} -eq 0 ]; then
-  log "the inbox is empty; nothing to apply"
+  if [ ${#settling[@]} -eq 0 ]; then log "the inbox is empty; nothing to apply"; fi
   exit 0
 fi
-# The two globs each come sorted; sort the whole list so .gz and plain files interleave by name.
-mapfile -t inputs < <(printf '%s\n' "${inputs[@]}" | sort)
 
 if [ -n "${ATLAS2KUDU_KEYTAB:-}" ]; then
   export KRB5CCNAME="FILE:$state/krb5cc"

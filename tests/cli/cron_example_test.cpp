@@ -1,7 +1,8 @@
 // examples/cron/atlas2kudu-backfill.sh, run as cron would run it, against the standalone HS2 test
 // server over SASL PLAIN with the password in a file: the inbox applied once (the tables equal a
 // direct `apply` of the same files), applied files moved, a dated reject file, stats, an empty
-// inbox a no-op, a held lock exit 75, a failed run leaving its inputs for the next one.
+// inbox a no-op, an export still being written left for the next run, a held lock exit 75, a
+// failed run leaving its inputs for the next one, and stderr kept for failures when asked.
 #include <doctest/doctest.h>
 #include <fcntl.h>
 #include <sys/file.h>
@@ -68,13 +69,15 @@ std::vector<std::string> examples() {
   return files;
 }
 
-Run backfill(const Dirs& d, const std::string& conf) {
+// `settings`: more of the script's variables; exports are applied however new they are, unless
+// settings gives ATLAS2KUDU_SETTLE (the last one given wins).
+Run backfill(const Dirs& d, const std::string& conf, const std::string& settings = "") {
   const std::string script =
       std::string(ATLAS2KUDU_SOURCE_DIR) + "/examples/cron/atlas2kudu-backfill.sh";
-  const std::string env = std::string("ATLAS2KUDU=") + ATLAS2KUDU_BINARY +
-                          " ATLAS2KUDU_CONF=" + conf + " ATLAS2KUDU_STATE=" + d.state +
-                          " ATLAS2KUDU_INBOX=" + d.inbox + " ATLAS2KUDU_DEADLINE=2m" +
-                          " ATLAS2KUDU_METRICS=" + d.state + "/atlas2kudu.prom";
+  const std::string env =
+      std::string("ATLAS2KUDU=") + ATLAS2KUDU_BINARY + " ATLAS2KUDU_CONF=" + conf +
+      " ATLAS2KUDU_STATE=" + d.state + " ATLAS2KUDU_INBOX=" + d.inbox + " ATLAS2KUDU_DEADLINE=2m" +
+      " ATLAS2KUDU_METRICS=" + d.state + "/atlas2kudu.prom" + " ATLAS2KUDU_SETTLE=0 " + settings;
   return run_shell(env + " " + script, "/dev/null", 120);
 }
 
@@ -156,8 +159,23 @@ TEST_CASE("the backfill script applies the inbox once, then idles, locks and kee
   CHECK(idle.status == 0);
   CHECK(contains(idle.err, "the inbox is empty; nothing to apply"));
 
-  // Another backfill holding the lock: this one does nothing, exit 75.
+  // An export modified within ATLAS2KUDU_SETTLE seconds waits for the next run, said once; with
+  // ATLAS2KUDU_REPORT=failures a run that succeeds writes nothing on stderr (cron mails nothing).
   fs::copy_file(examples().back(), d.inbox + "/100-later.jsonl");
+  const Run settling = backfill(d, conf, "ATLAS2KUDU_SETTLE=3600");
+  CHECK(settling.status == 0);
+  CHECK(contains(settling.err, "1 export(s) modified in the last 3600 s wait for the next run: " +
+                                   d.inbox + "/100-later.jsonl"));
+  CHECK_FALSE(contains(settling.err, "the inbox is empty"));
+  CHECK(names_in(d.inbox) == std::vector<std::string>{"100-later.jsonl"});
+  const Run quiet = backfill(d, conf, "ATLAS2KUDU_SETTLE=3600 ATLAS2KUDU_REPORT=failures");
+  CHECK(quiet.status == 0);
+  CHECK(quiet.err.empty());
+  const Run bad_setting = backfill(d, conf, "ATLAS2KUDU_SETTLE=1m");
+  CHECK(bad_setting.status == 64);
+  CHECK(contains(bad_setting.err, "ATLAS2KUDU_SETTLE=1m: give a whole number of seconds"));
+
+  // Another backfill holding the lock: this one does nothing, exit 75.
   {
     const int fd = ::open((d.state + "/backfill.lock").c_str(), O_WRONLY | O_APPEND);
     REQUIRE(fd >= 0);
@@ -169,10 +187,13 @@ TEST_CASE("the backfill script applies the inbox once, then idles, locks and kee
   }
   CHECK(names_in(d.inbox) == std::vector<std::string>{"100-later.jsonl"});
 
-  // A failed run (the password file now holds a wrong password) leaves its input in the inbox.
+  // A failed run (the password file now holds a wrong password) leaves its input in the inbox;
+  // with ATLAS2KUDU_REPORT=failures all its lines reach stderr, the script's and atlas2kudu's.
   write_conf(d, server.address(), "wrong-password");
-  const Run failed = backfill(d, conf);
+  const Run failed = backfill(d, conf, "ATLAS2KUDU_REPORT=failures");
   CHECK(failed.status != 0);
+  CHECK(contains(failed.err, "atlas2kudu-backfill: applying 1 export(s)"));
+  CHECK(contains(failed.err, "atlas2kudu: "));
   CHECK(contains(failed.err, "the exports stay in the inbox for the next run"));
   CHECK(names_in(d.inbox) == std::vector<std::string>{"100-later.jsonl"});
   CHECK_FALSE(contains(failed.err, "wrong-password"));
