@@ -281,6 +281,11 @@ struct NetWindow {
   // by_qn clean-ups for entities whose stored digest is unknown: delete every row mapping to the
   // guid except the digests kept (the intersection over the window).
   std::vector<CleanUp<QnDigest>> by_qn_cleanups;
+  // by_qn clean-ups for entities whose stored type is unknown too (`--prior none`, the run's first
+  // event of the entity carries no qualifiedName): delete every row mapping to the guid under
+  // another type than the event's. Such a row is stale (the type changed), and the new digest
+  // cannot be computed without the stored qualifiedName, so no row replaces it.
+  std::vector<std::pair<Guid, std::string_view>> by_qn_type_cleanups;
   // Entities whose edges are deleted from both edge tables (src = guid or dst = guid).
   std::vector<Guid> edge_cascades;
   // Tag clean-ups for entities whose stored tag set is unknown.

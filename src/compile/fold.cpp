@@ -264,12 +264,16 @@ class Folder::Window {
       k.qn_state = Cell::kValue;
       k.digest = digest;  // of (e.type_name, qn): the state after this event
       k.digest_valid = true;
-    } else if (k.type_name != e.type_name) {
+    } else if (k.type_state != Cell::kValue || k.type_name != e.type_name) {
       k.digest_valid = false;
       if (k.type_state == Cell::kValue && k.qn_state == Cell::kUnknown) {
         // A type change whose qualifiedName nobody told us: the row under the old type is stale
         // and cannot be re-keyed, so drop it rather than leave a wrong mapping.
         by_qn_cleanup(e.guid, {});
+      } else if (k.type_state == Cell::kUnknown && k.qn_state != Cell::kNull) {
+        // The stored type is unknown too: whether it changed is not known, but a row of this guid
+        // under another type would be stale, so drop those (none, if the type did not change).
+        by_qn_type_cleanup(e.guid, e.type_name);
       }
     }
     k.type_state = Cell::kValue;
@@ -365,6 +369,15 @@ class Folder::Window {
       }
     });
     cleanup(net_.by_qn_cleanups, &Slot::by_qn_cleanup, guid, keep);
+  }
+
+  // Delete every by_qn row mapping to `guid` under another type than `type_name`.
+  void by_qn_type_cleanup(const Guid& guid, std::string_view type_name) {
+    for_each_linked(slots_[slot(guid)].by_qn, [&](std::uint32_t i) {
+      ByQnRow& r = net_.by_qn[i];
+      if (r.upsert && r.guid == guid && r.type_name != type_name) keyed_delete(r);
+    });
+    net_.by_qn_type_cleanups.emplace_back(guid, type_name);
   }
 
   // --- edges ---

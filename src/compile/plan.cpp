@@ -206,6 +206,11 @@ class Planner {
       return key_less(x.guid.bytes, y.guid.bytes);
     };
     std::sort(net.by_qn_cleanups.begin(), net.by_qn_cleanups.end(), by_guid);
+    std::sort(net.by_qn_type_cleanups.begin(), net.by_qn_type_cleanups.end(),
+              [](const auto& x, const auto& y) {
+                return x.second != y.second ? x.second < y.second
+                                            : key_less(x.first.bytes, y.first.bytes);
+              });
     std::sort(net.tag_cleanups.begin(), net.tag_cleanups.end(), by_guid);
     std::sort(net.edge_cascades.begin(), net.edge_cascades.end(),
               [](const Guid& x, const Guid& y) { return key_less(x.bytes, y.bytes); });
@@ -360,6 +365,22 @@ class Planner {
       delete_in(schema::kEntityByQn.name, schema::kEntityByQn.column(0), keys, subjects);
       guarded(net.by_qn_guarded);
       by_qn_cleanups(net.by_qn_cleanups);
+      // Rows under another type, one group per type: `guid` IN (…) AND `type_name` NOT IN ('t').
+      for (std::size_t i = 0; i < net.by_qn_type_cleanups.size();) {
+        const std::string_view type = net.by_qn_type_cleanups[i].second;
+        std::vector<std::string> keys;
+        DeleteSubjects subjects;
+        for (; i < net.by_qn_type_cleanups.size() && net.by_qn_type_cleanups[i].second == type;
+             ++i) {
+          const Guid& g = net.by_qn_type_cleanups[i].first;
+          keys.push_back(key(g.bytes));
+          if (annotate_) subjects.entities.push_back(g);
+        }
+        std::string tail = " AND `type_name` NOT IN (";
+        append_string_literal(tail, type);
+        tail.push_back(')');
+        delete_in(schema::kEntityByQn.name, schema::kEntityByQn.column(1), keys, subjects, tail);
+      }
     }
     {  // edges
       delete_edges(schema::kEdgeOut, net.edge_out);

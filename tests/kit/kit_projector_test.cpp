@@ -204,10 +204,16 @@ TEST_CASE("projector: applying to a pre-populated store uses the stored state") 
   CHECK(full.table("entity_by_qn").size() == 1);
   CHECK(full.table("entity_by_qn").find({full.key(Guid{qn_digest("U", "q")})}));
 
-  // kInputOnly (what --prior none can know): props base {} and a type change it cannot see.
+  // kInputOnly (what --prior none can know): props base {} and a previous type it cannot see.
+  // The row under the old type is stale and goes (the new digest needs the stored qn: no row).
   const KuduStore none = project(events, {}, prior, PriorKnowledge::kInputOnly);
   CHECK((*flat(none, 1))[7] == Cell::string(R"({"over":3})"));
-  CHECK(none.table("entity_by_qn").find({d}));  // previous type unknown: nothing to re-key
+  CHECK(none.table("entity_by_qn").size() == 0);
+  // The same type as stored: its row stays.
+  const std::vector<Event> same_type = {entity(Operation::kEntityUpdate, 1, "T", std::nullopt, 10)};
+  const KuduStore same = project(same_type, {}, prior, PriorKnowledge::kInputOnly);
+  CHECK(same.table("entity_by_qn").find({d}));
+  CHECK(same.table("entity_by_qn").size() == 1);
 
   // Once the run has seen the type, a change without a known qn drops the stale by_qn row.
   const std::vector<Event> two = {entity(Operation::kEntityUpdate, 1, "T", std::nullopt, 10),

@@ -126,6 +126,7 @@ void ReferenceProjector::entity_header(const Event& e, bool create) {
   // entity_by_qn first: it needs the stored (type, qn) before this event overwrites them.
   std::optional<std::string> target_qn = e.qualified_name;
   bool drop_stale = false;
+  bool drop_other_types = false;
   if (!target_qn && before.type && *before.type && **before.type != e.type_name) {
     // Type change without qualifiedName: re-key with the stored one when it is known.
     if (before.qn && *before.qn) {
@@ -133,6 +134,9 @@ void ReferenceProjector::entity_header(const Event& e, bool create) {
     } else if (!before.qn) {
       drop_stale = true;  // kInputOnly: a by_qn row may exist under the old type; it is stale
     }
+  } else if (!target_qn && !before.type) {
+    // kInputOnly, a type this run has not seen: a row of the guid under another type is stale.
+    drop_other_types = true;
   }
   if (target_qn) {
     const Cell d = store_.key(Guid{qn_digest(e.type_name, *target_qn)});
@@ -142,6 +146,10 @@ void ReferenceProjector::entity_header(const Event& e, bool create) {
                       {{"qn_digest", d}, {"guid", g}, {"type_name", Cell::string(e.type_name)}});
   } else if (drop_stale) {
     store_.delete_where("entity_by_qn", {{"guid", Condition::Op::kEq, {g}}});
+  } else if (drop_other_types) {
+    store_.delete_where("entity_by_qn", {{"guid", Condition::Op::kEq, {g}},
+                                         {"type_name", Condition::Op::kNotIn,
+                                          {Cell::string(e.type_name)}}});
   }
 
   std::vector<std::pair<std::string, Cell>> row = {
