@@ -147,9 +147,9 @@ void ReferenceProjector::entity_header(const Event& e, bool create) {
   } else if (drop_stale) {
     store_.delete_where("entity_by_qn", {{"guid", Condition::Op::kEq, {g}}});
   } else if (drop_other_types) {
-    store_.delete_where("entity_by_qn", {{"guid", Condition::Op::kEq, {g}},
-                                         {"type_name", Condition::Op::kNotIn,
-                                          {Cell::string(e.type_name)}}});
+    store_.delete_where("entity_by_qn",
+                        {{"guid", Condition::Op::kEq, {g}},
+                         {"type_name", Condition::Op::kNotIn, {Cell::string(e.type_name)}}});
   }
 
   std::vector<std::pair<std::string, Cell>> row = {
