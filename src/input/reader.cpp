@@ -269,6 +269,10 @@ struct Reader::Impl {
   // passed over (an older export read after a newer one that does not overlap it is applied, in
   // input order, and counted as out_of_order).
   std::map<KafkaPartition, OffsetSet> kafka_read_;
+  // What splits_ held when the input ended (it is then emptied into rejections): progress() keeps
+  // the resume point before those records.
+  std::optional<SourcePosition> incomplete_at_end_;
+  std::map<KafkaPartition, std::int64_t> incomplete_kafka_at_end_;
   InputProgress resume_;
   Reader::ResumeNotice on_resumed_;
   std::vector<bool> resume_used_;
@@ -389,14 +393,15 @@ InputProgress Reader::Impl::progress() const {
     p.sources[i].complete = (i + 1 < p.sources.size() || finished_) && !cut_at_end_[i];
   }
   p.kafka_next_offset = kafka_next_;
-  if (const auto pending = splits_.earliest_pending()) {
+  if (const auto pending = finished_ ? incomplete_at_end_ : splits_.earliest_pending()) {
     const std::size_t s = pending->source_index;
     for (std::size_t i = s; i < p.sources.size(); ++i) {
       p.sources[i].complete = false;
       p.sources[i].next_record = i == s ? pending->record : 0;
     }
   }
-  for (const auto& [partition, offset] : splits_.pending_kafka_offsets()) {
+  for (const auto& [partition, offset] :
+       finished_ ? incomplete_kafka_at_end_ : splits_.pending_kafka_offsets()) {
     // A partition with no entry skips nothing on resume: leave it so.
     const auto it = p.kafka_next_offset.find(partition);
     if (it != p.kafka_next_offset.end()) it->second = std::min(it->second, offset);
@@ -419,7 +424,11 @@ bool Reader::Impl::next(Event& out) {
     if (!framer_ || !framer_->next(record_)) {
       if (open_next_source()) continue;
       finished_ = true;
-      // Each record of a message that never completed is rejected, verbatim, in input order.
+      // Each record of a message that never completed is rejected, verbatim, in input order. The
+      // resume point still stops before them: a rerun whose input holds the rest (the file grown,
+      // a later Kafka export) must read them again, or the message is lost for good.
+      incomplete_at_end_ = splits_.earliest_pending();
+      incomplete_kafka_at_end_ = splits_.pending_kafka_offsets();
       for (const IncompleteRecord& held : splits_.take_incomplete()) {
         reject(held.record.pos, RejectCode::kBadSplit,
                fmt::format("split message {} incomplete at end of input: {} of {} chunks arrived",

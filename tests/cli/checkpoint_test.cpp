@@ -100,6 +100,63 @@ TEST_CASE("a pending split message holds the resume point at its first chunk") {
   CHECK(take(rerun) == std::vector<std::string>{"q1", "sales.orders@cl1", "q2"});
 }
 
+TEST_CASE("chunks still incomplete at end of input are rejected, and a rerun reads them again") {
+  // Regression: the chunks were rejected at end of input and the resume point moved past them, so
+  // a rerun over the grown file (or a later Kafka export) never completed the message.
+  const std::string split =
+      slurp(std::string(ATLAS2KUDU_TEST_DATA) + "/notifications/split-message.jsonl");
+  std::vector<std::string> chunks;
+  for (std::size_t at = 0; at < split.size();) {
+    const std::size_t nl = split.find('\n', at);
+    chunks.push_back(split.substr(at, nl - at + 1));
+    at = nl + 1;
+  }
+  REQUIRE(chunks.size() == 5);
+  // A file still being written: 300 lines (more than the 64 KiB its identity reads, so that the
+  // grown file is the same file), chunks 0-1, line(1000); the rest comes later.
+  std::string written;
+  std::vector<std::string> names;
+  for (int i = 0; i < 300; ++i) {
+    written += line(i);
+    names.push_back("q" + std::to_string(i));
+  }
+  REQUIRE(written.size() > 65536);
+  written += chunks[0] + chunks[1] + line(1000);
+  names.push_back("q1000");
+  const std::string grown = written + chunks[2] + chunks[3] + chunks[4] + line(1001);
+  RejectSink sink(RejectPolicy{.max_rejects = 10}, nullptr);
+  Reader first(sources({{"g.jsonl", written}}), sink);
+  CHECK(take(first) == names);
+  CHECK(first.stats().rejected == 2);
+  const InputProgress p = first.progress();
+  CHECK(p.sources[0].next_record == 300);  // chunk 0
+  CHECK_FALSE(p.sources[0].complete);
+
+  Reader rerun(sources({{"g.jsonl", grown}}), sink);
+  rerun.resume_from(p);
+  CHECK(take(rerun) == std::vector<std::string>{"q1000", "sales.orders@cl1", "q1001"});
+  CHECK(rerun.stats().skipped == 300);
+  CHECK(rerun.stats().rejected == 0);
+  CHECK(rerun.progress().sources[0].complete);
+
+  // The same over Kafka: the partition's resume offset stays at the first chunk, so the next
+  // export, which overlaps this one, brings the message whole.
+  const auto at = [](int offset, const std::string& record) {
+    return "Partition:0\tOffset:" + std::to_string(offset) + "\t" + record;
+  };
+  const std::string export1 = at(7, line(0)) + at(8, chunks[0]) + at(9, line(1));
+  std::string export2 = at(8, chunks[0]) + at(9, line(1));
+  for (int i = 1; i < 5; ++i) export2 += at(9 + i, chunks[static_cast<std::size_t>(i)]);
+  Reader k1(sources({{"k1.txt", export1}}), sink);
+  CHECK(take(k1) == std::vector<std::string>{"q0", "q1"});
+  const InputProgress kp = k1.progress();
+  CHECK(kp.kafka_next_offset.at({"", 0}) == 8);
+  Reader k2(sources({{"k2.txt", export2}}), sink);
+  k2.resume_from(kp);
+  CHECK(take(k2) == std::vector<std::string>{"q1", "sales.orders@cl1"});
+  CHECK(k2.stats().rejected == 0);
+}
+
 TEST_CASE("pending chunks in several partitions each hold their partition back on resume") {
   // Regression: progress() pulled back only the partition of the earliest pending chunk, so a
   // chunk pending in another partition was below that partition's applied offset and skipped on
