@@ -166,8 +166,11 @@ bool Framer::skip_prefixes_and_diagnostics(FramedRecord& out) {
     ahead = std::string_view(buf_.get() + pos_, end_ - pos_);
     for (std::string_view prefix : kPrefixes) {
       if (!ahead.starts_with(prefix)) continue;
-      const std::size_t tab = ahead.find('\t', prefix.size() - (prefix.back() == '\t' ? 1 : 0));
-      if (tab == std::string_view::npos || tab > kPrefixLookahead) break;
+      // A prefix ends at its tab on the same line: one cut short by a line end is no prefix (the
+      // line is then a malformed record, reported on its own line).
+      const std::size_t tab =
+          ahead.find_first_of("\t\n", prefix.size() - (prefix.back() == '\t' ? 1 : 0));
+      if (tab == std::string_view::npos || tab > kPrefixLookahead || ahead[tab] != '\t') break;
       const std::string_view value =
           ahead.substr(prefix.size(), tab - std::min(tab, prefix.size()));
       if (prefix == "Partition:") {

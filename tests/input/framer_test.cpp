@@ -137,6 +137,30 @@ TEST_CASE("kafka-console-consumer prefixes are skipped and partition/offset kept
   CHECK_FALSE(out.records[2].kafka_offset);
 }
 
+TEST_CASE("a console prefix cut short by a line end is no prefix: each line is its own record") {
+  // Regression: the search for the prefix's tab ran over the line end, so "CreateTime:1700" and
+  // the next line became one record at the next line's coordinates, and every later LINE was one
+  // too small.
+  const std::string line1 = "CreateTime:1700\n";
+  const std::string line2 = "999\tPartition:0\tOffset:5\t{\"a\":1}\n";
+  const std::string line3 = "{\"b\":2}\n";
+  const Framed out = frame_all_ways(line1 + line2 + line3);
+  REQUIRE(out.records.size() == 3);
+  CHECK(out.records[0].error == RejectCode::kNotJson);
+  CHECK(out.records[0].line == 1);
+  CHECK(out.records[0].offset == 0);
+  CHECK(out.records[1].error == RejectCode::kNotJson);  // not a console line: it has no prefix
+  CHECK(out.records[1].line == 2);
+  CHECK_FALSE(out.records[1].partition);
+  check_document(out.records[2], "{\"b\":2}", 3, line1.size() + line2.size(), 2);
+  // The same for a prefix whose value is left empty before the line end.
+  const Framed empty = frame_all_ways("Partition:\n\t{\"a\":1}\n");
+  REQUIRE(empty.records.size() == 2);
+  CHECK(empty.records[0].error == RejectCode::kNotJson);
+  CHECK(empty.records[1].line == 2);
+  CHECK_FALSE(empty.records[1].partition);
+}
+
 TEST_CASE("tool diagnostics are counted and skipped, wherever they fall") {
   const std::string doc = "{\"a\":1}";
   const std::string text = "% Reached end of topic ATLAS_ENTITIES [0] at offset 12\n" + doc +
