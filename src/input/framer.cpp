@@ -380,7 +380,10 @@ Framer::Scan Framer::scan_document(std::size_t& start, std::string& reason, Docu
         break;
       case '\n':
         if (content_on_first_line) {
-          reason = fmt::format("truncated JSON: {} unclosed bracket(s) at end of line", depth);
+          reason = fmt::format(
+              "truncated JSON: {} unclosed bracket(s) at end of line (a document that goes on "
+              "over several lines must have its opening brace alone on its first line)",
+              depth);
           return Scan::kTruncated;
         }
         ++line_;

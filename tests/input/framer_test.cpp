@@ -280,8 +280,9 @@ TEST_CASE("a line cut short is found at its own line end; the next line is intac
                   "truncated JSON: unterminated string at end of line", 1, 0);
   CHECK(out.records[0].text == cut_in_string);
   check_malformed(out.records[1], RejectCode::kInvalidJson,
-                  "truncated JSON: 1 unclosed bracket(s) at end of line", 2,
-                  cut_in_string.size() + 1);
+                  "truncated JSON: 1 unclosed bracket(s) at end of line (a document that goes on "
+                  "over several lines must have its opening brace alone on its first line)",
+                  2, cut_in_string.size() + 1);
   CHECK(out.records[1].text == cut_between);
   check_document(out.records[2], good, 3, text.find(good), 2);
 }

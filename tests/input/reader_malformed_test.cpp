@@ -42,7 +42,8 @@ std::vector<Case> cases() {
       {"cut inside a string", "{\"version\":{\"version\":\"1.0",
        "truncated JSON: unterminated string at end of line"},
       {"cut between fields", "{\"version\":{\"version\":\"1.0.0\"},",
-       "truncated JSON: 1 unclosed bracket(s) at end of line"},
+       "truncated JSON: 1 unclosed bracket(s) at end of line (a document that goes on over several "
+       "lines must have its opening brace alone on its first line)"},
       {"trailing comma", envelope("{\"type\":\"ENTITY_NOTIFICATION_V2\",}"),
        "invalid JSON: The JSON document has an improper structure: missing or superfluous commas, "
        "braces, missing keys, etc."},

@@ -490,7 +490,9 @@ TEST_CASE("framing: truncation is found on its own line, pretty documents span l
   auto out = read_text(good.substr(0, good.find("\"msgSplitIdx\"")) + "\n" + good + "\n" + good);
   CHECK(out.events.size() == 2);
   REQUIRE(out.diagnostics.size() == 1);
-  CHECK(out.diagnostics[0] == "t.jsonl:1:0: truncated JSON: 1 unclosed bracket(s) at end of line");
+  CHECK(out.diagnostics[0] ==
+        "t.jsonl:1:0: truncated JSON: 1 unclosed bracket(s) at end of line (a document that goes "
+        "on over several lines must have its opening brace alone on its first line)");
   // The last line without a newline is fine; cut at end of input is reported there.
   out = read_text(good + "\n" + good.substr(0, good.find("1.0.0") + 2));
   CHECK(out.events.size() == 1);
