@@ -123,8 +123,10 @@ void walk_json(od::value value, std::string* out, const Path& path, Nesting nest
       check_nesting(path, nesting);
       if (out) out->push_back('{');
       bool first = true;
+      MemberNames names;
       for (auto field : value.get_object()) {
         const std::string_view key = member_name(field);
+        names.add(key, path);
         if (out) {
           if (!first) out->push_back(',');
           append_json_string(key, *out);

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <array>
-#include <unordered_map>
 
 #include "input/input_error.h"
 #include "input/json_path.h"
@@ -40,37 +39,12 @@ std::optional<Operation> parse_v1_operation(std::string_view name) {
 void parse_attribute_object(od::value v, const Path& path, Nesting nesting, AttributeSet& out) {
   out.present = true;
   if (take_null(v)) return;
-  // A repeated key: the later value wins, as in Atlas's own (Jackson) reading. The keys are
-  // member_name's views, which live as long as the document. The first kScanLimit sit in an array
-  // on the stack and are scanned, so a typical entity allocates nothing for them; past that every
-  // key is indexed, so a record with 100,000 of them stays linear.
-  constexpr std::size_t kScanLimit = 16;
-  std::array<std::string_view, kScanLimit> first_keys;
-  std::size_t key_count = 0;
-  std::unordered_map<std::string_view, std::size_t, KeyedStringHash> index;  // past kScanLimit
-  const auto find = [&](std::string_view key) -> std::optional<std::size_t> {
-    if (key_count <= kScanLimit) {
-      for (std::size_t i = 0; i < key_count; ++i) {
-        if (first_keys[i] == key) return i;
-      }
-      return std::nullopt;
-    }
-    const auto it = index.find(key);
-    return it == index.end() ? std::nullopt : std::optional<std::size_t>(it->second);
-  };
-  const auto add_key = [&](std::string_view key) {
-    if (key_count < kScanLimit) {
-      first_keys[key_count] = key;
-    } else {
-      if (key_count == kScanLimit) {
-        for (std::size_t i = 0; i < kScanLimit; ++i) index.emplace(first_keys[i], i);
-      }
-      index.emplace(key, key_count);
-    }
-    ++key_count;
-  };
+  // A repeated key rejects the record, as in every other object: which value wins would depend
+  // on the reader (Atlas itself never writes one), and the result on the order of the members.
+  MemberNames names;
   for (auto field : get_object(v, path, nesting)) {
     const std::string_view key = member_name(field);
+    names.add(key, path);
     od::value value = field.value();
     if (take_null(value)) continue;  // null never sets a column
     if (key == "qualifiedName" || key == "name") {
@@ -80,11 +54,6 @@ void parse_attribute_object(od::value v, const Path& path, Nesting nesting, Attr
     }
     std::string json;
     write_canonical_json(value, json, Path(path, key), nesting.inside());
-    if (const std::optional<std::size_t> at = find(key)) {
-      out.others[*at].json = std::move(json);
-      continue;
-    }
-    add_key(key);
     out.others.push_back(Attribute{std::string(key), std::move(json)});
   }
 }

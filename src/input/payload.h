@@ -24,9 +24,8 @@
 //
 // Members may come in any order, with any whitespace between them: each is read once, where it
 // is. Members the payload does not use are validated, not skipped (json_path.h). A member name
-// given twice in the payload, its entity, relationship (or an end), classification, V1 trait, id
-// or systemAttributes object rejects the record (kDuplicateKey); inside "attributes" and
-// "values" the later value wins, as in Atlas's own reading.
+// given twice in any object of the payload, attributes and the values inside them included,
+// rejects the record (kDuplicateKey).
 //
 // Every error is an InputError whose reason starts with the field's path ("message.entity.guid:
 // ..."); a bare payload is reported with the same "message." paths.
