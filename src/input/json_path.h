@@ -90,8 +90,8 @@ inline void check_nesting(const Path& path, Nesting nesting) {
 
 // The member names of one object, to reject a name given twice. Two members of one name are
 // read differently by different JSON readers (first wins, last wins, merged), so in any object
-// of a record, down to the values of attributes, the record is rejected instead. Linear in the number of members: a short scan for the usual dozen,
-// a keyed hash set past that.
+// of a record, down to the values of attributes, the record is rejected instead. Linear in the
+// number of members: a short scan for the usual dozen, a keyed hash set past that.
 class MemberNames {
  public:
   // `key` must stay valid while this object is in use (member_name's names live as long as the
