@@ -49,7 +49,8 @@ void MemberNames::repeated(std::string_view key, const Path& object) {
 }
 
 void MemberNames::add_past_scan(std::string_view key, const Path& object) {
-  if (!rest_.insert(key).second) repeated(key, object);
+  if (!rest_) rest_ = std::make_unique<std::unordered_set<std::string_view, KeyedStringHash>>();
+  if (!rest_->insert(key).second) repeated(key, object);
 }
 
 std::string_view json_type_name(od::json_type type) {

@@ -37,6 +37,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -117,10 +118,12 @@ class MemberNames {
   static constexpr std::size_t kScan = 16;
   [[noreturn]] static void repeated(std::string_view key, const Path& object);
   void add_past_scan(std::string_view key, const Path& object);
-  std::array<std::uint32_t, kScan> tags_{};
-  std::array<const char*, kScan> names_{};
+  // One per object of every record: left uninitialized (only the first count_ are read), and the
+  // set made only for objects of more than kScan members.
+  std::array<std::uint32_t, kScan> tags_;
+  std::array<const char*, kScan> names_;
   std::size_t count_ = 0;
-  std::unordered_set<std::string_view, KeyedStringHash> rest_;
+  std::unique_ptr<std::unordered_set<std::string_view, KeyedStringHash>> rest_;
 };
 
 // "an object", "a string", ...: how a JSON type is named in messages.
