@@ -127,20 +127,25 @@ class WindowCutter {
     if (events_ >= max_events_) return true;
     if (bytes_ < max_bytes_) return false;
     ++closed_early_;
+    this_closed_early_ = true;
     return true;
   }
   // Starts the next window.
   void start() {
     events_ = 0;
     bytes_ = 0;
+    this_closed_early_ = false;
   }
   // Windows closed by their bytes before reaching window_events.
   std::uint64_t closed_early() const { return closed_early_; }
+  // Whether the current window was.
+  bool this_closed_early() const { return this_closed_early_; }
 
  private:
   std::size_t max_events_, max_bytes_;
   std::size_t events_ = 0, bytes_ = 0;
   std::uint64_t closed_early_ = 0;
+  bool this_closed_early_ = false;
 };
 
 // "hex"/"binary", "soft"/"hard", "none"/"impala": the option words of the command line.

@@ -22,6 +22,8 @@ void hand_over(NetWindow& net, WindowWriter& writer, const WindowCutter& cut, co
                const WindowApplied& on_applied, PipelineStats* stats) {
   // The events stay until the window is written: the rows view their text, and a row the
   // server refuses is traced back to the events that made it (net.events views them).
+  // A reader of the SQL learns why this window is shorter than --window-events.
+  if (cut.this_closed_early()) net.info.comment += ", closed early by --memory-budget";
   writer.write(net);
   keep_resident_memory_under_ceiling(true);
   if (stats) {

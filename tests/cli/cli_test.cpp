@@ -840,6 +840,9 @@ TEST_CASE(
   CHECK(early.status == 0);
   CHECK(early.err.find("closed early by --memory-budget") != std::string::npos);
   CHECK(early.out.find("-- window 2: events ") != std::string::npos);
+  // The SQL says so too, on each window that closed early (the last one ends with the input).
+  CHECK(contains(early.out, "), closed early by --memory-budget\n-- window 1 phase 1: deletes"));
+  CHECK_FALSE(contains(unbounded.out, "closed early"));
 
   // Sizes take k, m and g suffixes; below 64M is a usage error.
   CHECK(run("compile -q --memory-budget 1g " + data("scenarios/01-partial-update-and-rename.jsonl"))
