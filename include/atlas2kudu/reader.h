@@ -63,17 +63,10 @@ struct SourceMark {
 };
 
 using KafkaPartition = std::pair<std::string, std::int32_t>;  // topic, partition
-// Kafka offsets as [first, end) ranges, sorted, disjoint and not touching.
-using OffsetRanges = std::vector<std::pair<std::int64_t, std::int64_t>>;
 
 struct InputProgress {
   std::vector<SourceMark> sources;
-  // The offsets read and applied, per partition: exact, so that an older export given to a later
-  // run is applied (as it would be in one run) rather than passed as if it had been. Between two
-  // records of one partition in one input the offsets count as read too (Kafka leaves offsets
-  // that no consumer sees: transaction markers, compacted records). Records of split messages
-  // still waiting for their other chunks are left out, so a rerun reads them again.
-  std::map<KafkaPartition, OffsetRanges> kafka_applied;
+  std::map<KafkaPartition, std::int64_t> kafka_next_offset;
 
   friend bool operator==(const InputProgress&, const InputProgress&) = default;
 };

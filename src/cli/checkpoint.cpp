@@ -7,11 +7,9 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <array>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <optional>
 #include <stdexcept>
 
 #include "atlas2kudu/error.h"
@@ -59,21 +57,11 @@ std::string checkpoint_json(const Checkpoint& c) {
   }
   w.end_array();
   w.key("kafka").begin_array();
-  for (const auto& [partition, ranges] : c.progress.kafka_applied) {
-    if (ranges.empty()) continue;
+  for (const auto& [partition, offset] : c.progress.kafka_next_offset) {
     w.begin_object();
     w.key("topic").value(partition.first);
     w.key("partition").value(partition.second);
-    // One past the last offset applied, as earlier versions read it; "applied" is exact.
-    w.key("next_offset").value(ranges.back().second);
-    w.key("applied").begin_array();
-    for (const auto& [first, end] : ranges) {
-      w.begin_array();
-      w.value(first);
-      w.value(end);
-      w.end_array();
-    }
-    w.end_array();
+    w.key("next_offset").value(offset);
     w.end_object();
   }
   w.end_array();
@@ -151,7 +139,6 @@ Checkpoint load_checkpoint(const std::string& path) {
         for (auto item : field.value().get_array()) {
           std::string topic;
           std::int64_t partition = 0, next = 0;
-          std::optional<OffsetRanges> applied;
           at = fmt::format("kafka[{}]", i);
           for (auto f : item.get_object()) {
             const std::string_view k = f.unescaped_key();
@@ -159,28 +146,8 @@ Checkpoint load_checkpoint(const std::string& path) {
             if (k == "topic") topic = std::string(std::string_view(f.value().get_string()));
             if (k == "partition") partition = f.value().get_int64();
             if (k == "next_offset") next = f.value().get_int64();
-            if (k == "applied") {
-              applied.emplace();
-              for (auto range : f.value().get_array()) {
-                std::array<std::int64_t, 2> ends{};
-                std::size_t n = 0;
-                for (auto v : range.get_array()) {
-                  if (n < 2) ends[n] = v.get_int64();
-                  ++n;
-                }
-                if (n != 2 || ends[0] < 0 || ends[0] >= ends[1] ||
-                    (!applied->empty() && ends[0] <= applied->back().second)) {
-                  throw simdjson::simdjson_error(simdjson::INCORRECT_TYPE);
-                }
-                applied->emplace_back(ends[0], ends[1]);
-              }
-            }
           }
-          // A checkpoint of an earlier version records only the next offset: all below it.
-          if (!applied && next > 0) applied = OffsetRanges{{0, next}};
-          if (applied && !applied->empty()) {
-            c.progress.kafka_applied[{topic, static_cast<std::int32_t>(partition)}] = *applied;
-          }
+          c.progress.kafka_next_offset[{topic, static_cast<std::int32_t>(partition)}] = next;
           ++i;
         }
       }
@@ -228,7 +195,7 @@ void remember_inputs(const Checkpoint& previous, const InputProgress& current, s
     sources.push_back(*m);
   }
   out.progress.sources = std::move(sources);
-  out.progress.kafka_applied = current.kafka_applied;
+  out.progress.kafka_next_offset = current.kafka_next_offset;
   out.last_run = std::move(last_run);
 }
 
@@ -337,7 +304,7 @@ std::string CheckpointFile::resume_point() const {
   for (const SourceMark& mark : recorded_.sources) {
     if (mark.complete) continue;
     if (mark.identity.empty()) {
-      return recorded_.kafka_applied.empty()
+      return recorded_.kafka_next_offset.empty()
                  ? "standard input from its start (records read from a pipe cannot be "
                    "recognised again; only Kafka offsets, as kcat -J gives them, let a rerun "
                    "skip them)"

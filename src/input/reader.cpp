@@ -269,15 +269,10 @@ struct Reader::Impl {
   // passed over (an older export read after a newer one that does not overlap it is applied, in
   // input order, and counted as out_of_order).
   std::map<KafkaPartition, OffsetSet> kafka_read_;
-  // Per partition, the input and offset of the last record read: the offsets between it and the
-  // next one read from the same input count as read (InputProgress::kafka_applied).
-  std::map<KafkaPartition, std::pair<std::uint32_t, std::int64_t>> kafka_last_read_;
-  // The offsets earlier runs applied (resume_from).
-  std::map<KafkaPartition, OffsetSet> kafka_resumed_;
   // What splits_ held when the input ended (it is then emptied into rejections): progress() keeps
   // the resume point before those records.
   std::optional<SourcePosition> incomplete_at_end_;
-  std::map<KafkaPartition, std::vector<std::int64_t>> incomplete_kafka_at_end_;
+  std::map<KafkaPartition, std::int64_t> incomplete_kafka_at_end_;
   InputProgress resume_;
   Reader::ResumeNotice on_resumed_;
   std::vector<bool> resume_used_;
@@ -319,13 +314,7 @@ void Reader::resume_from(InputProgress applied, ResumeNotice on_source_resumed) 
   impl_->on_resumed_ = std::move(on_source_resumed);
   impl_->resume_ = std::move(applied);
   impl_->resume_used_.assign(impl_->resume_.sources.size(), false);
-  impl_->kafka_resumed_.clear();
-  impl_->kafka_next_.clear();
-  for (const auto& [partition, ranges] : impl_->resume_.kafka_applied) {
-    OffsetSet applied(ranges);
-    if (const auto end = applied.end()) impl_->kafka_next_[partition] = *end;
-    impl_->kafka_resumed_.emplace(partition, std::move(applied));
-  }
+  impl_->kafka_next_ = impl_->resume_.kafka_next_offset;
 }
 
 bool Reader::Impl::open_next_source() {
@@ -362,8 +351,8 @@ bool Reader::Impl::open_next_source() {
 }
 
 bool Reader::Impl::kafka_applied(const SourcePosition::Kafka& k) const {
-  const auto it = kafka_resumed_.find({k.topic, k.partition});
-  return it != kafka_resumed_.end() && it->second.contains(k.offset);
+  const auto it = resume_.kafka_next_offset.find({k.topic, k.partition});
+  return it != resume_.kafka_next_offset.end() && k.offset < it->second;
 }
 
 bool Reader::Impl::passed_over(const SourcePosition::Kafka& k) {
@@ -383,55 +372,39 @@ void Reader::Impl::mark_read(const Event& event) {
   std::int64_t& next = kafka_next_[{k.topic, k.partition}];
   if (k.offset < next && !kafka_applied(k)) ++stats_.out_of_order;
   next = std::max(next, k.offset + 1);  // offsets are below INT64_MAX
-  const auto add = [&](const SourcePosition& pos) {
-    const SourcePosition::Kafka& at = *pos.kafka;
-    const KafkaPartition partition{at.topic, at.partition};
-    OffsetSet& read = kafka_read_[partition];
-    const auto [last, first_read] =
-        kafka_last_read_.try_emplace(partition, pos.source_index, at.offset);
-    if (!first_read && last->second.first == pos.source_index && last->second.second < at.offset) {
-      read.insert_range(last->second.second, at.offset + 1);  // and what the input did not hold
-    } else {
-      read.insert(at.offset);
-    }
-    last->second = {pos.source_index, at.offset};
+  const auto add = [&](const SourcePosition::Kafka& at) {
+    kafka_read_[{at.topic, at.partition}].insert(at.offset);
   };
-  // The chunks first, in their order: they came before the record that completed the message.
+  add(k);
   for (const HeldRecord& held : decoder_.completed_records()) {
-    if (held.pos.kafka) add(held.pos);
+    if (held.pos.kafka) add(*held.pos.kafka);
   }
-  add(event.pos);
 }
 
 // The input layer's one resume point: every record framed so far and every Kafka offset
 // delivered, except that the records held for split messages pull their source back to the
-// earliest of them and are left out of their partitions' applied offsets, since after a restart
-// those records must be read again. (Chunks of one message may sit in different partitions, so
-// the earliest record alone is not enough.)
+// earliest of them, and each Kafka partition back to the smallest offset held in it, since after
+// a restart those records must be read again. (Chunks of one message may sit in different
+// partitions, so the earliest record alone is not enough.)
 InputProgress Reader::Impl::progress() const {
   InputProgress p;
   p.sources = marks_;
   for (std::size_t i = 0; i < p.sources.size(); ++i) {
     p.sources[i].complete = (i + 1 < p.sources.size() || finished_) && !cut_at_end_[i];
   }
-  std::map<KafkaPartition, OffsetSet> applied = kafka_resumed_;
-  for (const auto& [partition, read] : kafka_read_) applied[partition].insert_all(read);
-  // Records held for messages not yet complete are not applied, even where a range covers them.
-  for (const auto& [partition, offsets] :
-       finished_ ? incomplete_kafka_at_end_ : splits_.pending_kafka_offsets()) {
-    const auto it = applied.find(partition);
-    if (it == applied.end()) continue;
-    for (const std::int64_t offset : offsets) it->second.erase(offset);
-  }
-  for (const auto& [partition, set] : applied) {
-    if (!set.empty()) p.kafka_applied.emplace(partition, set.ranges());
-  }
+  p.kafka_next_offset = kafka_next_;
   if (const auto pending = finished_ ? incomplete_at_end_ : splits_.earliest_pending()) {
     const std::size_t s = pending->source_index;
     for (std::size_t i = s; i < p.sources.size(); ++i) {
       p.sources[i].complete = false;
       p.sources[i].next_record = i == s ? pending->record : 0;
     }
+  }
+  for (const auto& [partition, offset] :
+       finished_ ? incomplete_kafka_at_end_ : splits_.pending_kafka_offsets()) {
+    // A partition with no entry skips nothing on resume: leave it so.
+    const auto it = p.kafka_next_offset.find(partition);
+    if (it != p.kafka_next_offset.end()) it->second = std::min(it->second, offset);
   }
   return p;
 }

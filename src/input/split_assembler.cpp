@@ -110,15 +110,16 @@ std::optional<SourcePosition> SplitAssembler::earliest_pending() const {
   return earliest;
 }
 
-std::map<KafkaPartition, std::vector<std::int64_t>> SplitAssembler::pending_kafka_offsets() const {
-  std::map<KafkaPartition, std::vector<std::int64_t>> out;
+std::map<KafkaPartition, std::int64_t> SplitAssembler::pending_kafka_offsets() const {
+  std::map<KafkaPartition, std::int64_t> out;
   for (const auto& [id, split] : pending_) {
     for (const HeldRecord& r : split.records) {
-      if (r.pos.kafka)
-        out[{r.pos.kafka->topic, r.pos.kafka->partition}].push_back(r.pos.kafka->offset);
+      if (!r.pos.kafka) continue;
+      const auto [at, inserted] =
+          out.try_emplace({r.pos.kafka->topic, r.pos.kafka->partition}, r.pos.kafka->offset);
+      if (!inserted) at->second = std::min(at->second, r.pos.kafka->offset);
     }
   }
-  for (auto& [partition, offsets] : out) std::sort(offsets.begin(), offsets.end());
   return out;
 }
 

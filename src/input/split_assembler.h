@@ -98,8 +98,8 @@ class SplitAssembler {
   // The position of the earliest record (by source, then record) held for any message.
   std::optional<SourcePosition> earliest_pending() const;
 
-  // Every offset held, per Kafka partition, ascending (of records that have Kafka coordinates).
-  std::map<KafkaPartition, std::vector<std::int64_t>> pending_kafka_offsets() const;
+  // The smallest offset held, per Kafka partition (of records that have Kafka coordinates).
+  std::map<KafkaPartition, std::int64_t> pending_kafka_offsets() const;
 
   // Every record held for messages still waiting, in input order; forgets them.
   std::vector<IncompleteRecord> take_incomplete();

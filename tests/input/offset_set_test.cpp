@@ -54,48 +54,15 @@ TEST_CASE("joining at either end, and inserting again") {
   CHECK_FALSE(read.contains(INT64_MAX - 2));
 }
 
-TEST_CASE("ranges are inserted joined, erased split, and given back in order") {
-  OffsetSet set;
-  set.insert_range(10, 20);
-  set.insert_range(30, 40);
-  set.insert_range(20, 25);  // touches [10,20)
-  CHECK(set.ranges() == OffsetRanges{{10, 25}, {30, 40}});
-  set.insert_range(5, 35);  // overlaps both
-  CHECK(set.ranges() == OffsetRanges{{5, 40}});
-  set.insert_range(7, 7);  // empty
-  CHECK(set.ranges() == OffsetRanges{{5, 40}});
-  set.erase(5);
-  set.erase(39);
-  set.erase(20);
-  set.erase(100);  // not there
-  CHECK(set.ranges() == OffsetRanges{{6, 20}, {21, 39}});
-  CHECK(set.end() == 39);
-  OffsetSet other(OffsetRanges{{0, 2}, {20, 21}});
-  set.insert_all(other);
-  CHECK(set.ranges() == OffsetRanges{{0, 2}, {6, 39}});
-  CHECK_FALSE(OffsetSet().end());
-  CHECK(OffsetSet().empty());
-}
-
 TEST_CASE("agrees with a plain set for shuffled offsets") {
   std::mt19937 rng(20261203);
   std::uniform_int_distribution<std::int64_t> pick(0, 400);
-  std::uniform_int_distribution<int> length(1, 6);
   OffsetSet read;
   std::set<std::int64_t> expected;
   for (int i = 0; i < 300; ++i) {
     const std::int64_t offset = pick(rng);
-    if (i % 3 == 0) {
-      const int n = length(rng);
-      read.insert_range(offset, offset + n);
-      for (int j = 0; j < n; ++j) expected.insert(offset + j);
-    } else if (i % 3 == 1) {
-      read.insert(offset);
-      expected.insert(offset);
-    } else {
-      read.erase(offset);
-      expected.erase(offset);
-    }
+    read.insert(offset);
+    expected.insert(offset);
   }
   std::size_t runs = 0;
   for (std::int64_t offset = -1; offset <= 401; ++offset) {
