@@ -83,6 +83,10 @@ struct ReadStats {
   std::uint64_t ignored_lines = 0;  // kafka-console-consumer / kcat diagnostics skipped
   std::uint64_t legacy_v1 = 0;      // events from V1 payloads
   std::uint64_t skipped = 0;        // records an earlier run applied (--checkpoint)
+  // ... of which skipped by their Kafka offset: below the next offset the checkpoint records for
+  // their partition. That includes the records of an older export given after a newer one,
+  // which no run applied: the checkpoint keeps one offset per partition, not every range.
+  std::uint64_t skipped_by_offset = 0;
   // Records whose Kafka topic, partition and offset this run had read already (exports that
   // overlap): read again, their events would take rows back to older states.
   std::uint64_t replayed = 0;

@@ -242,8 +242,15 @@ void print_apply_summary(std::FILE* out, const RunReport& r, const std::string& 
   const Hs2RunStats& hs2 = *r.execution;
   print_replayed(out, "apply", read);
   if (read.skipped) {
-    print_diagnostic(out, "atlas2kudu apply: {} records skipped, applied by an earlier run ({})\n",
-                     read.skipped, one_line(checkpoint_path));
+    print_diagnostic(
+        out, "atlas2kudu apply: {} records skipped, applied by an earlier run ({}){}\n",
+        read.skipped, one_line(checkpoint_path),
+        read.skipped_by_offset == 0
+            ? std::string()
+            : fmt::format("; {} of them by their Kafka offset, below the one it reached in their "
+                          "partition (so is an older export given after a newer one: give exports "
+                          "in offset order)",
+                          read.skipped_by_offset));
   }
   std::string ending;
   if (!r.completed) {

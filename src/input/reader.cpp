@@ -358,6 +358,7 @@ bool Reader::Impl::kafka_applied(const SourcePosition::Kafka& k) const {
 bool Reader::Impl::passed_over(const SourcePosition::Kafka& k) {
   if (kafka_applied(k)) {
     ++stats_.skipped;
+    ++stats_.skipped_by_offset;
     return true;
   }
   const auto partition = kafka_read_.find({k.topic, k.partition});

@@ -63,6 +63,7 @@ TEST_CASE("progress after a window, then resume: nothing applied twice, nothing 
   second.resume_from(p);
   CHECK(take(second) == std::vector<std::string>{"q7", "q8"});
   CHECK(second.stats().skipped == 7);
+  CHECK(second.stats().skipped_by_offset == 0);  // by file position
 
   // A different file under an applied file's name is read from the start.
   std::string c;
@@ -220,6 +221,7 @@ TEST_CASE("kcat offsets: a new export overlapping an applied one skips the appli
   second.resume_from(p);
   CHECK(take(second).size() == 2);
   CHECK(second.stats().skipped == 2);
+  CHECK(second.stats().skipped_by_offset == 2);
   CHECK(second.progress().kafka_next_offset.at({"ATLAS_ENTITIES", 0}) == 104);
 }
 
