@@ -425,11 +425,17 @@ bool Reader::Impl::next(Event& out) {
     if (!framer_ || !framer_->next(record_)) {
       if (open_next_source()) continue;
       finished_ = true;
-      // Each record of a message that never completed is rejected, verbatim, in input order. The
-      // resume point still stops before them: a rerun whose input holds the rest (the file grown,
-      // a later Kafka export) must read them again, or the message is lost for good.
-      incomplete_at_end_ = splits_.earliest_pending();
-      incomplete_kafka_at_end_ = splits_.pending_kafka_offsets();
+      // Each record of a message that never completed is rejected, verbatim, in input order.
+      // When the message began in the last input, the resume point still stops before its
+      // records: a rerun whose input holds the rest (the file grown, a later Kafka export) must
+      // read them again, or the message is lost for good. One that began in an earlier input
+      // had the inputs after it to complete in, and did not: holding it back would have every
+      // later run read (and apply again) all that follows it, for good.
+      const std::optional<SourcePosition> pending = splits_.earliest_pending();
+      if (pending && pending->source_index + 1 == marks_.size()) {
+        incomplete_at_end_ = pending;
+        incomplete_kafka_at_end_ = splits_.pending_kafka_offsets();
+      }
       for (const IncompleteRecord& held : splits_.take_incomplete()) {
         reject(held.record.pos, RejectCode::kBadSplit,
                fmt::format("split message {} incomplete at end of input: {} of {} chunks arrived",

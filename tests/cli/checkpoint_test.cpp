@@ -137,6 +137,17 @@ TEST_CASE("chunks still incomplete at end of input are rejected, and a rerun rea
   rerun.resume_from(p);
   CHECK(take(rerun) == std::vector<std::string>{"q1000", "sales.orders@cl1", "q1001"});
   CHECK(rerun.stats().skipped == 300);
+
+  // A message that began in an earlier input and did not complete in those after it is passed
+  // for good: holding it back would have every later run read all that follows it again.
+  Reader two(sources({{"g.jsonl", written}, {"h.jsonl", line(2000)}}), sink);
+  names.push_back("q2000");
+  CHECK(take(two) == names);
+  CHECK(two.stats().rejected == 2);
+  const InputProgress passed = two.progress();
+  CHECK(passed.sources[0].complete);
+  CHECK(passed.sources[0].next_record == 303);
+  CHECK(passed.sources[1].complete);
   CHECK(rerun.stats().rejected == 0);
   CHECK(rerun.progress().sources[0].complete);
 
