@@ -16,7 +16,9 @@
 #                        still being written waits for the next run, instead of being applied
 #                        with its last record cut short and then moved to done/
 #   ATLAS2KUDU_REPORT    all: every line on stderr (the journal keeps them); failures: stderr only
-#                        when the run fails, with all its lines (for cron, which mails stderr)
+#                        when the run needs a look, with all its lines (for cron, which mails
+#                        stderr): any failure, except a run that applied windows and then reached
+#                        ATLAS2KUDU_DEADLINE (a long backfill making progress; exit 4 all the same)
 #   ATLAS2KUDU_KEYTAB, ATLAS2KUDU_PRINCIPAL
 #                        Kerberos: a ticket is taken from this keytab into a private cache
 #                        before the run (the configuration then sets kerberos = true)
@@ -52,7 +54,16 @@ case "$report" in
     # The run's lines go to a private file; they reach stderr (and cron's mail) only on failure.
     run_log=$(mktemp "${TMPDIR:-/tmp}/atlas2kudu-backfill.XXXXXXXX")
     exec 8>&2 2>"$run_log"
-    trap 'status=$?; if [ "$status" -ne 0 ]; then cat "$run_log" >&8; fi; rm -f "$run_log"' EXIT
+    # A run stopped by the deadline after applying windows: progress, not a failure to look at.
+    # shellcheck disable=SC2317  # called from the EXIT trap
+    progressed_to_deadline() {
+      [ "$1" -eq 4 ] && [ -n "${stats_file:-}" ] && [ -f "$stats_file" ] &&
+        grep -q '"stopped_by":"deadline"' "$stats_file" &&
+        grep -Eq '"applied_windows":[1-9]' "$stats_file"
+    }
+    trap 'status=$?
+          if [ "$status" -ne 0 ] && ! progressed_to_deadline "$status"; then cat "$run_log" >&8; fi
+          rm -f "$run_log"' EXIT
     ;;
   *)
     log "ATLAS2KUDU_REPORT=$report: give all or failures"
@@ -98,14 +109,15 @@ if [ -n "${ATLAS2KUDU_KEYTAB:-}" ]; then
 fi
 
 started=$(date -u +%Y%m%dT%H%M%SZ)
+stats_file="$state/stats/$started.json"
 args=(apply --config "$conf"
       --checkpoint "$state/checkpoint"
       --reject-file "$state/rejects/$(date -u +%F).jsonl"
-      --stats "$state/stats/$started.json"
+      --stats "$stats_file"
       --deadline "$deadline")
 if [ -n "$metrics" ]; then args+=(--metrics-textfile "$metrics"); fi
 
-log "applying ${#inputs[@]} export(s), stats in $state/stats/$started.json"
+log "applying ${#inputs[@]} export(s), stats in $stats_file"
 status=0
 "$bin" "${args[@]}" -- "${inputs[@]}" || status=$?
 
