@@ -171,6 +171,24 @@ TEST_CASE("the backfill script applies the inbox once, then idles, locks and kee
   const Run quiet = backfill(d, conf, "ATLAS2KUDU_SETTLE=3600 ATLAS2KUDU_REPORT=failures");
   CHECK(quiet.status == 0);
   CHECK(quiet.err.empty());
+  // A run that applied windows and then reached its deadline is progress, not a failure to mail
+  // (a stand-in binary writes such a --stats and exits 4); one that applied nothing is mailed.
+  const std::string stand_in = d.root + "/deadline-stand-in";
+  write_file(stand_in,
+             "#!/bin/bash\nwhile [ $# -gt 0 ]; do [ \"$1\" = --stats ] && s=$2; shift; done\n"
+             "printf '{\"stopped_by\":\"deadline\",\"applied_windows\":%s}' \"$WINDOWS\" > \"$s\"\n"
+             "echo 'atlas2kudu: --deadline 2m reached' >&2; exit 4\n",
+             fs::perms::owner_all);
+  const Run progressed =
+      backfill(d, conf, "ATLAS2KUDU=" + stand_in + " WINDOWS=3 ATLAS2KUDU_REPORT=failures");
+  CHECK(progressed.status == 4);
+  CHECK(progressed.err.empty());
+  const Run stuck =
+      backfill(d, conf, "ATLAS2KUDU=" + stand_in + " WINDOWS=0 ATLAS2KUDU_REPORT=failures");
+  CHECK(stuck.status == 4);
+  CHECK(contains(stuck.err, "--deadline 2m reached"));
+  CHECK(names_in(d.inbox) == std::vector<std::string>{"100-later.jsonl"});
+
   const Run bad_setting = backfill(d, conf, "ATLAS2KUDU_SETTLE=1m");
   CHECK(bad_setting.status == 64);
   CHECK(contains(bad_setting.err, "ATLAS2KUDU_SETTLE=1m: give a whole number of seconds"));
