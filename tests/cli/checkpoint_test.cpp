@@ -41,6 +41,20 @@ std::vector<std::string> take(Reader& reader, std::size_t n = static_cast<std::s
   return out;
 }
 
+// The five chunk records of the split message in tests/data, each with its line end.
+std::vector<std::string> split_message_chunks() {
+  const std::string split =
+      slurp(std::string(ATLAS2KUDU_TEST_DATA) + "/notifications/split-message.jsonl");
+  std::vector<std::string> chunks;
+  for (std::size_t at = 0; at < split.size();) {
+    const std::size_t nl = split.find('\n', at);
+    chunks.push_back(split.substr(at, nl - at + 1));
+    at = nl + 1;
+  }
+  REQUIRE(chunks.size() == 5);
+  return chunks;
+}
+
 }  // namespace
 
 TEST_CASE("progress after a window, then resume: nothing applied twice, nothing lost") {
@@ -75,15 +89,7 @@ TEST_CASE("progress after a window, then resume: nothing applied twice, nothing 
 }
 
 TEST_CASE("a pending split message holds the resume point at its first chunk") {
-  const std::string split =
-      slurp(std::string(ATLAS2KUDU_TEST_DATA) + "/notifications/split-message.jsonl");
-  std::vector<std::string> chunks;
-  for (std::size_t at = 0; at < split.size();) {
-    const std::size_t nl = split.find('\n', at);
-    chunks.push_back(split.substr(at, nl - at + 1));
-    at = nl + 1;
-  }
-  REQUIRE(chunks.size() == 5);
+  const std::vector<std::string> chunks = split_message_chunks();
   // line(0), chunk0, line(1), chunks 1-4, line(2)
   const std::string text =
       line(0) + chunks[0] + line(1) + chunks[1] + chunks[2] + chunks[3] + chunks[4] + line(2);
@@ -104,15 +110,7 @@ TEST_CASE("a pending split message holds the resume point at its first chunk") {
 TEST_CASE("chunks still incomplete at end of input are rejected, and a rerun reads them again") {
   // Regression: the chunks were rejected at end of input and the resume point moved past them, so
   // a rerun over the grown file (or a later Kafka export) never completed the message.
-  const std::string split =
-      slurp(std::string(ATLAS2KUDU_TEST_DATA) + "/notifications/split-message.jsonl");
-  std::vector<std::string> chunks;
-  for (std::size_t at = 0; at < split.size();) {
-    const std::size_t nl = split.find('\n', at);
-    chunks.push_back(split.substr(at, nl - at + 1));
-    at = nl + 1;
-  }
-  REQUIRE(chunks.size() == 5);
+  const std::vector<std::string> chunks = split_message_chunks();
   // A file still being written: 300 lines (more than the 64 KiB its identity reads, so that the
   // grown file is the same file), chunks 0-1, line(1000); the rest comes later.
   std::string written;
@@ -300,15 +298,8 @@ TEST_CASE("Kafka positions this run has read are passed over as replayed; nothin
 TEST_CASE("kcat: a replayed chunk of a split message read already is passed over, not held") {
   // kcat -J records of one partition: a split message's chunks at offsets 1-5, then an event; a
   // second export repeats chunks 2 and 3 (an overlap that does not hold the whole message).
-  const std::string split =
-      slurp(std::string(ATLAS2KUDU_TEST_DATA) + "/notifications/split-message.jsonl");
-  std::vector<std::string> chunks;
-  for (std::size_t from = 0; from < split.size();) {
-    const std::size_t nl = split.find('\n', from);
-    chunks.push_back(split.substr(from, nl - from));
-    from = nl + 1;
-  }
-  REQUIRE(chunks.size() == 5);
+  std::vector<std::string> chunks = split_message_chunks();
+  for (std::string& chunk : chunks) chunk.pop_back();  // kcat's payloads have no line end
   const auto kcat = [](int offset, const std::string& record) {
     return "{\"topic\":\"ATLAS_ENTITIES\",\"partition\":0,\"offset\":" + std::to_string(offset) +
            ",\"tstype\":\"create\",\"ts\":1619751228672,\"key\":null,"
