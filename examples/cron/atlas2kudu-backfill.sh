@@ -81,14 +81,19 @@ if ! flock -n 9; then
   exit 75
 fi
 
+# find runs in a process substitution, whose failure would read as an empty inbox.
+if [ ! -r "$inbox" ] || [ ! -x "$inbox" ]; then
+  log "cannot list the inbox $inbox"
+  exit 74
+fi
 # The exports left unmodified for $settle seconds (0: all of them), in byte order of their names (.gz and plain
 # files interleaved); any name, newlines included, passes intact.
-cutoff=$(( $(date +%s) - settle ))
+cutoff=$(( $(date +%s) - 10#$settle ))  # 10#: "08" is eight seconds, not a bad octal number
 exports() {
   find "$inbox" -mindepth 1 -maxdepth 1 -type f \( -name '*.jsonl' -o -name '*.jsonl.gz' \) "$@" \
     -print0 | sort -z
 }
-if [ "$settle" -eq 0 ]; then
+if [ $((10#$settle)) -eq 0 ]; then
   mapfile -d '' -t inputs < <(exports)
   settling=()
 else

@@ -201,6 +201,12 @@ inline constexpr std::size_t kDefaultMaxCellBytes = 65536;
 inline constexpr std::size_t kDefaultMaxSplitMessages = 1000;
 inline constexpr std::size_t kDefaultMaxSplitChunks = 1000;
 inline constexpr std::size_t kDefaultMaxSplitBytes = std::size_t{256} << 20;
+// How many records after its first chunk a split message is still waited for by a resume. Atlas
+// writes a message's chunks one after another to one partition, so in any export they come
+// within a few records of each other (other partitions' records between them); a message this
+// far from complete has lost a chunk, and waiting for it would pin every later window's
+// checkpoint to it.
+inline constexpr std::uint64_t kDefaultSplitWaitRecords = 100000;
 
 // What the reader holds or accepts at most. Every one bounds memory or time against a hostile or
 // damaged input; what goes past one is rejected (kTooLarge) with its position, never allocated.
@@ -216,6 +222,7 @@ struct ReaderLimits {
   std::size_t max_split_messages = kDefaultMaxSplitMessages;
   std::size_t max_split_chunks = kDefaultMaxSplitChunks;
   std::size_t max_split_bytes = kDefaultMaxSplitBytes;
+  std::uint64_t split_wait_records = kDefaultSplitWaitRecords;  // no option: tests set it
 };
 
 class Reader {

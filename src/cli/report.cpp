@@ -247,9 +247,9 @@ void print_apply_summary(std::FILE* out, const RunReport& r, const std::string& 
         read.skipped, one_line(checkpoint_path),
         read.skipped_by_offset == 0
             ? std::string()
-            : fmt::format("; {} of them by their Kafka offset, below the one it reached in their "
-                          "partition (so is an older export given after a newer one: give exports "
-                          "in offset order)",
+            : fmt::format("; {} of them by their Kafka offset, below the next offset it records "
+                          "for their partition (exports that overlap; an older export given after "
+                          "a newer one is skipped so too, although no run applied it)",
                           read.skipped_by_offset));
   }
   std::string ending;

@@ -227,6 +227,7 @@ struct Reader::Impl {
   Impl(RejectSink& rejects, ReaderLimits limits)
       : rejects_(rejects),
         max_record_bytes_(limits.max_record_bytes),
+        split_wait_records_(limits.split_wait_records),
         splits_(SplitLimits{limits.max_split_messages, limits.max_split_chunks,
                             limits.max_split_bytes}),
         decoder_(splits_, DecodeLimits{limits.max_inflated_bytes, limits.max_json_depth,
@@ -252,6 +253,7 @@ struct Reader::Impl {
   std::size_t next_path_ = 0;
   RejectSink& rejects_;
   std::size_t max_record_bytes_;
+  std::uint64_t split_wait_records_;
   std::string_view source_name_;  // of the current source, interned
   std::unique_ptr<ByteSource> source_;
   std::unique_ptr<Framer> framer_;
@@ -271,8 +273,11 @@ struct Reader::Impl {
   std::map<KafkaPartition, OffsetSet> kafka_read_;
   // What splits_ held when the input ended (it is then emptied into rejections): progress() keeps
   // the resume point before those records.
-  std::optional<SourcePosition> incomplete_at_end_;
-  std::map<KafkaPartition, std::int64_t> incomplete_kafka_at_end_;
+  SplitAssembler::Hold incomplete_at_end_;
+  // The messages a resume must read again: those still waiting (or, at the end of the input,
+  // those that began in the last input that had records), unless their first record is more than
+  // split_wait_records_ back (ReaderLimits::split_wait_records).
+  SplitAssembler::Hold resume_hold(bool at_end) const;
   InputProgress resume_;
   Reader::ResumeNotice on_resumed_;
   std::vector<bool> resume_used_;
@@ -373,6 +378,12 @@ void Reader::Impl::mark_read(const Event& event) {
   std::int64_t& next = kafka_next_[{k.topic, k.partition}];
   if (k.offset < next && !kafka_applied(k)) ++stats_.out_of_order;
   next = std::max(next, k.offset + 1);  // offsets are below INT64_MAX
+  // The other chunks of a split message it completed are applied with it, in their partitions.
+  for (const HeldRecord& held : decoder_.completed_records()) {
+    if (!held.pos.kafka) continue;
+    std::int64_t& chunk_next = kafka_next_[{held.pos.kafka->topic, held.pos.kafka->partition}];
+    chunk_next = std::max(chunk_next, held.pos.kafka->offset + 1);
+  }
   const auto add = [&](const SourcePosition::Kafka& at) {
     kafka_read_[{at.topic, at.partition}].insert(at.offset);
   };
@@ -380,6 +391,22 @@ void Reader::Impl::mark_read(const Event& event) {
   for (const HeldRecord& held : decoder_.completed_records()) {
     if (held.pos.kafka) add(*held.pos.kafka);
   }
+}
+
+SplitAssembler::Hold Reader::Impl::resume_hold(bool at_end) const {
+  // Records framed before each source, to tell how far back a held record was read.
+  std::vector<std::uint64_t> before(marks_.size() + 1, 0);
+  std::size_t last_with_records = 0;
+  for (std::size_t i = 0; i < marks_.size(); ++i) {
+    before[i + 1] = before[i] + marks_[i].next_record;
+    if (marks_[i].next_record > 0) last_with_records = i;
+  }
+  const std::uint64_t now = before[marks_.size()];
+  return splits_.hold([&](std::span<const HeldRecord> records) {
+    const SourcePosition& first = records.front().pos;
+    if (before[first.source_index] + first.record + split_wait_records_ < now) return false;
+    return !at_end || first.source_index == last_with_records;
+  });
 }
 
 // The input layer's one resume point: every record framed so far and every Kafka offset
@@ -394,15 +421,15 @@ InputProgress Reader::Impl::progress() const {
     p.sources[i].complete = (i + 1 < p.sources.size() || finished_) && !cut_at_end_[i];
   }
   p.kafka_next_offset = kafka_next_;
-  if (const auto pending = finished_ ? incomplete_at_end_ : splits_.earliest_pending()) {
+  const SplitAssembler::Hold hold = finished_ ? incomplete_at_end_ : resume_hold(false);
+  if (const auto& pending = hold.earliest) {
     const std::size_t s = pending->source_index;
     for (std::size_t i = s; i < p.sources.size(); ++i) {
       p.sources[i].complete = false;
       p.sources[i].next_record = i == s ? pending->record : 0;
     }
   }
-  for (const auto& [partition, offset] :
-       finished_ ? incomplete_kafka_at_end_ : splits_.pending_kafka_offsets()) {
+  for (const auto& [partition, offset] : hold.kafka_offsets) {
     // A partition with no entry skips nothing on resume: leave it so.
     const auto it = p.kafka_next_offset.find(partition);
     if (it != p.kafka_next_offset.end()) it->second = std::min(it->second, offset);
@@ -430,12 +457,8 @@ bool Reader::Impl::next(Event& out) {
       // records: a rerun whose input holds the rest (the file grown, a later Kafka export) must
       // read them again, or the message is lost for good. One that began in an earlier input
       // had the inputs after it to complete in, and did not: holding it back would have every
-      // later run read (and apply again) all that follows it, for good.
-      const std::optional<SourcePosition> pending = splits_.earliest_pending();
-      if (pending && pending->source_index + 1 == marks_.size()) {
-        incomplete_at_end_ = pending;
-        incomplete_kafka_at_end_ = splits_.pending_kafka_offsets();
-      }
+      // later run read (and apply again) all that follows it, for good (resume_hold).
+      incomplete_at_end_ = resume_hold(true);
       for (const IncompleteRecord& held : splits_.take_incomplete()) {
         reject(held.record.pos, RejectCode::kBadSplit,
                fmt::format("split message {} incomplete at end of input: {} of {} chunks arrived",

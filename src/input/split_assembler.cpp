@@ -100,27 +100,28 @@ std::optional<AssembledMessage> SplitAssembler::add(SplitChunk chunk, const Sour
   return whole;
 }
 
-std::optional<SourcePosition> SplitAssembler::earliest_pending() const {
-  std::optional<SourcePosition> earliest;
+SplitAssembler::Hold SplitAssembler::hold(
+    const std::function<bool(std::span<const HeldRecord>)>& keep) const {
+  Hold out;
   for (const auto& [id, split] : pending_) {
+    if (!keep(split.records)) continue;
     for (const HeldRecord& r : split.records) {
-      if (!earliest || read_before(r.pos, *earliest)) earliest = r.pos;
-    }
-  }
-  return earliest;
-}
-
-std::map<KafkaPartition, std::int64_t> SplitAssembler::pending_kafka_offsets() const {
-  std::map<KafkaPartition, std::int64_t> out;
-  for (const auto& [id, split] : pending_) {
-    for (const HeldRecord& r : split.records) {
+      if (!out.earliest || read_before(r.pos, *out.earliest)) out.earliest = r.pos;
       if (!r.pos.kafka) continue;
-      const auto [at, inserted] =
-          out.try_emplace({r.pos.kafka->topic, r.pos.kafka->partition}, r.pos.kafka->offset);
+      const auto [at, inserted] = out.kafka_offsets.try_emplace(
+          {r.pos.kafka->topic, r.pos.kafka->partition}, r.pos.kafka->offset);
       if (!inserted) at->second = std::min(at->second, r.pos.kafka->offset);
     }
   }
   return out;
+}
+
+std::optional<SourcePosition> SplitAssembler::earliest_pending() const {
+  return hold([](std::span<const HeldRecord>) { return true; }).earliest;
+}
+
+std::map<KafkaPartition, std::int64_t> SplitAssembler::pending_kafka_offsets() const {
+  return hold([](std::span<const HeldRecord>) { return true; }).kafka_offsets;
 }
 
 std::vector<IncompleteRecord> SplitAssembler::take_incomplete() {

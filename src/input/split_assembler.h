@@ -32,8 +32,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -95,10 +97,18 @@ class SplitAssembler {
   std::optional<AssembledMessage> add(SplitChunk chunk, const SourcePosition& pos,
                                       std::string_view record);
 
-  // The position of the earliest record (by source, then record) held for any message.
-  std::optional<SourcePosition> earliest_pending() const;
+  // Where a resume must start to read again the records held for the messages `keep` selects
+  // (it is given each waiting message's records, in arrival order): the earliest of them (by
+  // source, then record), and the smallest offset per Kafka partition (of records that have
+  // Kafka coordinates). Messages `keep` leaves out are not waited for by a resume.
+  struct Hold {
+    std::optional<SourcePosition> earliest;
+    std::map<KafkaPartition, std::int64_t> kafka_offsets;
+  };
+  Hold hold(const std::function<bool(std::span<const HeldRecord>)>& keep) const;
 
-  // The smallest offset held, per Kafka partition (of records that have Kafka coordinates).
+  // hold() of every message waiting: its earliest record, its smallest offsets.
+  std::optional<SourcePosition> earliest_pending() const;
   std::map<KafkaPartition, std::int64_t> pending_kafka_offsets() const;
 
   // Every record held for messages still waiting, in input order; forgets them.

@@ -167,6 +167,83 @@ TEST_CASE("chunks still incomplete at end of input are rejected, and a rerun rea
   CHECK(k2.stats().rejected == 0);
 }
 
+TEST_CASE("at end of input each incomplete message is judged alone: held if it began last") {
+  // Regression: one message that began in an earlier input let every incomplete message pass,
+  // also one that began in the last input (which a later export may complete).
+  const std::vector<std::string> chunks = split_message_chunks();
+  std::string orphan = chunks[0];
+  orphan.replace(orphan.find("_0\""), 3, "_1\"");  // chunk 0 of another message
+  const auto at = [](int offset, const std::string& record) {
+    return "Partition:0\tOffset:" + std::to_string(offset) + "\t" + record;
+  };
+  const std::string a = at(1, line(0)) + at(2, orphan) + at(3, line(1));
+  const std::string b = at(4, line(2)) + at(5, chunks[0]) + at(6, chunks[1]) + at(7, line(3));
+  RejectSink sink(RejectPolicy{.max_rejects = 10, .reject_file = {}, .append = false}, nullptr);
+  // An empty last input does not count: b is the last input that had records.
+  Reader first(sources({{"a.txt", a}, {"b.txt", b}, {"empty.txt", ""}}), sink);
+  CHECK(take(first) == std::vector<std::string>{"q0", "q1", "q2", "q3"});
+  CHECK(first.stats().rejected == 3);
+  const InputProgress p = first.progress();
+  CHECK(p.sources[0].complete);  // the orphan chunk of a.txt is passed
+  CHECK(p.sources[0].next_record == 3);
+  CHECK_FALSE(p.sources[1].complete);  // b.txt from its chunk 0
+  CHECK(p.sources[1].next_record == 1);
+  CHECK(p.kafka_next_offset.at({"", 0}) == 5);
+
+  // The next export overlaps back to the chunk and completes the message.
+  std::string c = at(5, chunks[0]) + at(6, chunks[1]) + at(7, line(3));
+  for (int i = 2; i < 5; ++i) c += at(6 + i, chunks[static_cast<std::size_t>(i)]);
+  Reader second(sources({{"c.txt", c}}), sink);
+  second.resume_from(p);
+  CHECK(take(second) == std::vector<std::string>{"q3", "sales.orders@cl1"});
+  CHECK(second.stats().rejected == 0);
+}
+
+TEST_CASE("the chunks of a completed message advance their own partitions") {
+  // Regression: only the completing record's partition advanced, so an overlapping export read
+  // chunk 0 again, held it, and rejected it as incomplete on every rerun.
+  const std::vector<std::string> chunks = split_message_chunks();
+  const auto at = [](int partition, int offset, const std::string& record) {
+    return "Partition:" + std::to_string(partition) + "\tOffset:" + std::to_string(offset) + "\t" +
+           record;
+  };
+  std::string x1 = at(0, 4, line(0)) + at(0, 5, chunks[0]);
+  for (int i = 1; i < 5; ++i) x1 += at(1, 19 + i, chunks[static_cast<std::size_t>(i)]);
+  x1 += at(1, 24, line(1));
+  RejectSink sink(RejectPolicy{}, nullptr);
+  Reader first(sources({{"x1.txt", x1}}), sink);
+  CHECK(take(first) == std::vector<std::string>{"q0", "sales.orders@cl1", "q1"});
+  const InputProgress p = first.progress();
+  CHECK(p.kafka_next_offset.at({"", 0}) == 6);
+  CHECK(p.kafka_next_offset.at({"", 1}) == 25);
+  const std::string x2 =
+      at(0, 5, chunks[0]) + at(0, 6, line(2)) + at(1, 24, line(1)) + at(1, 25, line(3));
+  Reader second(sources({{"x2.txt", x2}}), sink);
+  second.resume_from(p);
+  CHECK(take(second) == std::vector<std::string>{"q2", "q3"});
+  CHECK(second.stats().skipped == 2);
+  CHECK(second.stats().rejected == 0);
+}
+
+TEST_CASE("a split message far from complete stops holding the resume point back") {
+  // An orphan chunk early in a long export pinned every window's checkpoint to it, so a run
+  // stopped by --deadline started again there, and a deadline-bound backfill never advanced.
+  const std::vector<std::string> chunks = split_message_chunks();
+  std::string text = line(0) + chunks[0];
+  for (int i = 1; i <= 10; ++i) text += line(i);
+  ReaderLimits limits;
+  limits.split_wait_records = 3;
+  RejectSink sink(RejectPolicy{.max_rejects = 10, .reject_file = {}, .append = false}, nullptr);
+  Reader reader(sources({{"o.jsonl", text}}), sink, limits);
+  CHECK(take(reader, 3) == std::vector<std::string>{"q0", "q1", "q2"});
+  CHECK(reader.progress().sources[0].next_record == 1);  // still waited for
+  CHECK(take(reader, 2).size() == 2);
+  CHECK(reader.progress().sources[0].next_record == 6);  // given up: past 3 records
+  CHECK(take(reader).size() == 6);
+  CHECK(reader.stats().rejected == 1);  // rejected at the end, as incomplete
+  CHECK(reader.progress().sources[0].complete);
+}
+
 TEST_CASE("pending chunks in several partitions each hold their partition back on resume") {
   // Regression: progress() pulled back only the partition of the earliest pending chunk, so a
   // chunk pending in another partition was below that partition's applied offset and skipped on

@@ -843,6 +843,7 @@ TEST_CASE(
   // The SQL says so too, on each window that closed early (the last one ends with the input).
   CHECK(contains(early.out, "), closed early by --memory-budget\n-- window 1 phase 1: deletes"));
   CHECK_FALSE(contains(unbounded.out, "closed early"));
+  CHECK_FALSE(contains(run("compile -q " + input).out, "closed early"));  // default options
 
   // Sizes take k, m and g suffixes; below 64M is a usage error.
   CHECK(run("compile -q --memory-budget 1g " + data("scenarios/01-partial-update-and-rename.jsonl"))
@@ -906,6 +907,19 @@ TEST_CASE(
     CHECK(r.status == 0);
     CHECK(r.err.find("27 records skipped") != std::string::npos);
     CHECK(server.statements() == resumed);
+    // The kcat export again under another identity (a blank first line): its records are
+    // skipped by their Kafka offsets, and the summary says so.
+    const std::string again = write_temp(".jsonl", "\n" + slurp(std::string(ATLAS2KUDU_SOURCE_DIR) +
+                                                                "/examples/04-kcat-export.jsonl"));
+    r = run("apply -i " + server.address() + small + "--checkpoint " + ckpt + " " + again);
+    CHECK(r.status == 0);
+    CHECK(contains(r.err, "4 records skipped, applied by an earlier run (" + ckpt +
+                              "); 4 of them by their Kafka offset, below the next offset it "
+                              "records for their partition (exports that overlap; an older "
+                              "export given after a newer one is skipped so too, although no "
+                              "run applied it)\n"));
+    CHECK(server.statements() == resumed);
+    std::remove(again.c_str());
   }
   {
     // Another server: its tables never got these inputs, so the checkpoint is refused, not used.
