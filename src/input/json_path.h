@@ -99,7 +99,7 @@ class MemberNames {
   // document). Throws InputError(kDuplicateKey, "<object>: member \"<key>\" appears twice").
   void add(std::string_view key, const Path& object) {
     // Length and first byte tell nearly all names apart; compare the bytes only when they match.
-    const std::uint32_t tag = static_cast<std::uint32_t>(key.size()) << 8 |
+    const std::uint64_t tag = static_cast<std::uint64_t>(key.size()) << 8 |
                               (key.empty() ? 0u : static_cast<unsigned char>(key.front()));
     for (std::size_t i = 0; i < count_; ++i) {
       if (tags_[i] == tag && std::memcmp(names_[i], key.data(), key.size()) == 0) {
@@ -120,7 +120,7 @@ class MemberNames {
   void add_past_scan(std::string_view key, const Path& object);
   // One per object of every record: left uninitialized (only the first count_ are read), and the
   // set made only for objects of more than kScan members.
-  std::array<std::uint32_t, kScan> tags_;
+  std::array<std::uint64_t, kScan> tags_;  // the whole length: records may hold 16 MiB keys
   std::array<const char*, kScan> names_;
   std::size_t count_ = 0;
   std::unique_ptr<std::unordered_set<std::string_view, KeyedStringHash>> rest_;
