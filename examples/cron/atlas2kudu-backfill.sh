@@ -71,6 +71,11 @@ case "$report" in
     ;;
 esac
 
+# find runs in a process substitution, whose failure would read as an empty inbox.
+if [ -d "$inbox" ] && { [ ! -r "$inbox" ] || [ ! -x "$inbox" ]; }; then
+  log "cannot list the inbox $inbox"
+  exit 74
+fi
 mkdir -p "$state/rejects" "$state/stats" "$inbox/done"
 
 # One backfill at a time. atlas2kudu also locks its checkpoint (exit 75), but this lock covers
@@ -81,11 +86,6 @@ if ! flock -n 9; then
   exit 75
 fi
 
-# find runs in a process substitution, whose failure would read as an empty inbox.
-if [ ! -r "$inbox" ] || [ ! -x "$inbox" ]; then
-  log "cannot list the inbox $inbox"
-  exit 74
-fi
 # The exports left unmodified for $settle seconds (0: all of them), in byte order of their names (.gz and plain
 # files interleaved); any name, newlines included, passes intact.
 cutoff=$(( $(date +%s) - 10#$settle ))  # 10#: "08" is eight seconds, not a bad octal number

@@ -202,10 +202,10 @@ inline constexpr std::size_t kDefaultMaxSplitMessages = 1000;
 inline constexpr std::size_t kDefaultMaxSplitChunks = 1000;
 inline constexpr std::size_t kDefaultMaxSplitBytes = std::size_t{256} << 20;
 // How many records after its first chunk a split message is still waited for by a resume. Atlas
-// writes a message's chunks one after another to one partition, so in any export they come
-// within a few records of each other (other partitions' records between them); a message this
-// far from complete has lost a chunk, and waiting for it would pin every later window's
-// checkpoint to it.
+// sends a message's chunks one after another, so in an export they normally come within a few
+// records of each other; a message this far from complete has most likely lost a chunk, and
+// waiting for it would pin every later window's checkpoint to it. (Exports cut one per partition
+// can put a message's chunks further apart: a run stopped between them then loses the message.)
 inline constexpr std::uint64_t kDefaultSplitWaitRecords = 100000;
 
 // What the reader holds or accepts at most. Every one bounds memory or time against a hostile or

@@ -275,8 +275,8 @@ struct Reader::Impl {
   // the resume point before those records.
   SplitAssembler::Hold incomplete_at_end_;
   // The messages a resume must read again: those still waiting (or, at the end of the input,
-  // those that began in the last input that had records), unless their first record is more than
-  // split_wait_records_ back (ReaderLimits::split_wait_records).
+  // those with a chunk in the last input that had records), unless their first record is more
+  // than split_wait_records_ back (ReaderLimits::split_wait_records).
   SplitAssembler::Hold resume_hold(bool at_end) const;
   InputProgress resume_;
   Reader::ResumeNotice on_resumed_;
@@ -403,9 +403,11 @@ SplitAssembler::Hold Reader::Impl::resume_hold(bool at_end) const {
   }
   const std::uint64_t now = before[marks_.size()];
   return splits_.hold([&](std::span<const HeldRecord> records) {
-    const SourcePosition& first = records.front().pos;
+    const SourcePosition& first = records.front().pos;  // records are in arrival order
     if (before[first.source_index] + first.record + split_wait_records_ < now) return false;
-    return !at_end || first.source_index == last_with_records;
+    // At the end: a message whose chunks were still arriving in the last input may go on in the
+    // next one; one whose last chunk came in an earlier input had the inputs after it.
+    return !at_end || records.back().pos.source_index == last_with_records;
   });
 }
 
@@ -453,11 +455,11 @@ bool Reader::Impl::next(Event& out) {
       if (open_next_source()) continue;
       finished_ = true;
       // Each record of a message that never completed is rejected, verbatim, in input order.
-      // When the message began in the last input, the resume point still stops before its
-      // records: a rerun whose input holds the rest (the file grown, a later Kafka export) must
-      // read them again, or the message is lost for good. One that began in an earlier input
-      // had the inputs after it to complete in, and did not: holding it back would have every
-      // later run read (and apply again) all that follows it, for good (resume_hold).
+      // When a chunk of the message came in the last input, the resume point still stops before
+      // its records: a rerun whose input holds the rest (the file grown, a later Kafka export)
+      // must read them again, or the message is lost for good. One whose chunks all came in
+      // earlier inputs had the inputs after them to complete in, and did not: holding it back
+      // would have every later run read (and apply again) all that follows it (resume_hold).
       incomplete_at_end_ = resume_hold(true);
       for (const IncompleteRecord& held : splits_.take_incomplete()) {
         reject(held.record.pos, RejectCode::kBadSplit,

@@ -167,7 +167,7 @@ TEST_CASE("chunks still incomplete at end of input are rejected, and a rerun rea
   CHECK(k2.stats().rejected == 0);
 }
 
-TEST_CASE("at end of input each incomplete message is judged alone: held if it began last") {
+TEST_CASE("at end of input each incomplete message is judged alone: held if a chunk came last") {
   // Regression: one message that began in an earlier input let every incomplete message pass,
   // also one that began in the last input (which a later export may complete).
   const std::vector<std::string> chunks = split_message_chunks();
@@ -189,6 +189,22 @@ TEST_CASE("at end of input each incomplete message is judged alone: held if it b
   CHECK_FALSE(p.sources[1].complete);  // b.txt from its chunk 0
   CHECK(p.sources[1].next_record == 1);
   CHECK(p.kafka_next_offset.at({"", 0}) == 5);
+
+  // A message that began in an earlier input but was still getting chunks in the last one is
+  // waited for too: its first chunk is read again.
+  Reader spread(sources({{"e1.jsonl", line(10) + chunks[0]}, {"e2.jsonl", chunks[1] + line(11)}}),
+                sink);
+  CHECK(take(spread) == std::vector<std::string>{"q10", "q11"});
+  const InputProgress held = spread.progress();
+  CHECK_FALSE(held.sources[0].complete);
+  CHECK(held.sources[0].next_record == 1);
+  Reader rest(sources({{"e1.jsonl", line(10) + chunks[0]},
+                       {"e2.jsonl", chunks[1] + line(11)},
+                       {"e3.jsonl", chunks[2] + chunks[3] + chunks[4] + line(12)}}),
+              sink);
+  rest.resume_from(held);
+  CHECK(take(rest) == std::vector<std::string>{"q11", "sales.orders@cl1", "q12"});
+  CHECK(rest.stats().rejected == 0);
 
   // The next export overlaps back to the chunk and completes the message.
   std::string c = at(5, chunks[0]) + at(6, chunks[1]) + at(7, line(3));
