@@ -378,18 +378,15 @@ void Reader::Impl::mark_read(const Event& event) {
   std::int64_t& next = kafka_next_[{k.topic, k.partition}];
   if (k.offset < next && !kafka_applied(k)) ++stats_.out_of_order;
   next = std::max(next, k.offset + 1);  // offsets are below INT64_MAX
-  // The other chunks of a split message it completed are applied with it, in their partitions.
+  kafka_read_[{k.topic, k.partition}].insert(k.offset);
+  // The other chunks of a split message it completed are read and applied with it, in their
+  // own partitions.
   for (const HeldRecord& held : decoder_.completed_records()) {
     if (!held.pos.kafka) continue;
-    std::int64_t& chunk_next = kafka_next_[{held.pos.kafka->topic, held.pos.kafka->partition}];
-    chunk_next = std::max(chunk_next, held.pos.kafka->offset + 1);
-  }
-  const auto add = [&](const SourcePosition::Kafka& at) {
+    const SourcePosition::Kafka& at = *held.pos.kafka;
+    std::int64_t& chunk_next = kafka_next_[{at.topic, at.partition}];
+    chunk_next = std::max(chunk_next, at.offset + 1);
     kafka_read_[{at.topic, at.partition}].insert(at.offset);
-  };
-  add(k);
-  for (const HeldRecord& held : decoder_.completed_records()) {
-    if (held.pos.kafka) add(*held.pos.kafka);
   }
 }
 
@@ -412,10 +409,10 @@ SplitAssembler::Hold Reader::Impl::resume_hold(bool at_end) const {
 }
 
 // The input layer's one resume point: every record framed so far and every Kafka offset
-// delivered, except that the records held for split messages pull their source back to the
-// earliest of them, and each Kafka partition back to the smallest offset held in it, since after
-// a restart those records must be read again. (Chunks of one message may sit in different
-// partitions, so the earliest record alone is not enough.)
+// delivered, except that the records held for split messages (those resume_hold keeps) pull their
+// source back to the earliest of them, and each Kafka partition back to the smallest offset held
+// in it, since after a restart those records must be read again. (Chunks of one message may sit
+// in different partitions, so the earliest record alone is not enough.)
 InputProgress Reader::Impl::progress() const {
   InputProgress p;
   p.sources = marks_;
