@@ -310,36 +310,133 @@ class Planner {
     }
   }
 
-  // Keyed deletes of (a, elabel, b) rows: (a, elabel) -> bs, then a-sets per (elabel, bs).
+  // Keyed deletes of (a, elabel, b) rows, per label, the as in key order, as many keys to a
+  // statement as batch_rows and batch_bytes allow:
+  //   DELETE FROM t WHERE `a` IN (as) AND `elabel` IN ('l') AND `b` IN (bs)
+  //     AND CASE `a` WHEN a1 THEN `b` IN (bs of a1) WHEN a2 THEN `b` IN (bs of a2) END
+  // The IN-lists are what Kudu prunes the scan with; the CASE, which Impala evaluates on the rows
+  // Kudu returns, keeps the statement to the wanted keys. It is left out when every a of the
+  // statement has the same bs (the product is then exact). Without it, pairs that share neither
+  // their a nor their set of bs (many entities each losing one relationship in a window) would
+  // take one statement each.
+  struct EdgeKeys {
+    Guid a;
+    std::vector<Guid> bs;             // in key order
+    std::vector<std::uint32_t> rows;  // --annotate: the window row of each (a, label, b)
+  };
   void delete_edges(const schema::Table& t, const std::vector<EdgeRow>& rows) {
-    const std::string_view name = t.name, col_a = t.column(0), col_b = t.column(2);
-    // (label, bs) -> the as, each with the window rows of its (a, label, b) keys (in b order).
-    using Group = std::vector<std::pair<Guid, std::vector<std::uint32_t>>>;
-    std::map<std::pair<std::string_view, std::vector<Guid>>, Group> groups;
+    std::map<std::string_view, std::vector<EdgeKeys>> by_label;  // in a order
     for (std::size_t i = 0; i < rows.size();) {
       std::size_t j = i;
-      std::vector<Guid> bs;
-      std::vector<std::uint32_t> row_indexes;
+      EdgeKeys e{rows[i].a, {}, {}};
       for (; j < rows.size() && rows[j].a == rows[i].a && rows[j].elabel == rows[i].elabel; ++j) {
         if (!rows[j].delete_first) continue;
-        bs.push_back(rows[j].b);
-        if (annotate_) row_indexes.push_back(static_cast<std::uint32_t>(j));
+        e.bs.push_back(rows[j].b);
+        if (annotate_) e.rows.push_back(static_cast<std::uint32_t>(j));
       }
-      if (!bs.empty()) {
-        groups[{rows[i].elabel, std::move(bs)}].emplace_back(rows[i].a, std::move(row_indexes));
-      }
+      if (!e.bs.empty()) by_label[rows[i].elabel].push_back(std::move(e));
       i = j;
     }
-    for (const auto& entry : groups) {
-      // Not a structured binding: clang 14 (the fuzzing build) cannot capture one in a lambda.
-      const auto& label_bs = entry.first;
-      const Group& as = entry.second;
-      std::vector<std::string> a_lits, b_lits;
-      for (const auto& a : as) a_lits.push_back(key(a.first.bytes));
-      for (const Guid& g : label_bs.second) b_lits.push_back(key(g.bytes));
-      delete_product(name, col_a, a_lits, "`elabel` IN (" + str(label_bs.first) + ")", col_b,
-                     b_lits, [&](std::size_t i, std::size_t j) { return as[i].second[j]; });
+    for (const auto& [label, keys] : by_label) delete_edge_keys(t, label, keys);
+  }
+
+  void delete_edge_keys(const schema::Table& t, std::string_view label,
+                        const std::vector<EdgeKeys>& entries) {
+    const std::string_view col_a = t.column(0), col_b = t.column(2);
+    const std::size_t max_rows = std::max<std::size_t>(options_.batch_rows, 1);
+    const std::string head =
+        "DELETE FROM " + table(t.name) + " WHERE `" + std::string(col_a) + "` IN (";
+    const std::string mid =
+        ") AND `elabel` IN (" + str(label) + ") AND `" + std::string(col_b) + "` IN (";
+    const std::string case_head = ") AND CASE `" + std::string(col_a) + "`";
+    const std::string then = " THEN `" + std::string(col_b) + "` IN (";
+    const std::size_t key_bytes = key(Guid{}.bytes).size();
+    const std::size_t fixed = head.size() + mid.size() + case_head.size() + 4;  // " END"
+    // A part of an entry: a and bs[first, last).
+    struct Part {
+      const EdgeKeys* e;
+      std::size_t first, last;
+    };
+    std::vector<Part> batch;
+    std::size_t batch_keys = 0, batch_bytes = fixed;
+    const auto part_bytes = [&](std::size_t n) {
+      // a in the a-list and in its WHEN, its bs in the b-list and in its THEN.
+      return 2 * (key_bytes + 2) + 6 + then.size() + 1 + 2 * n * (key_bytes + 2);
+    };
+    const auto flush = [&] {
+      if (batch.empty()) return;
+      std::vector<Guid> bs;
+      bool exact = true;
+      for (const Part& p : batch) {
+        bs.insert(bs.end(), p.e->bs.begin() + p.first, p.e->bs.begin() + p.last);
+        exact = exact && std::equal(p.e->bs.begin() + p.first, p.e->bs.begin() + p.last,
+                                    batch[0].e->bs.begin() + batch[0].first,
+                                    batch[0].e->bs.begin() + batch[0].last);
+      }
+      std::sort(bs.begin(), bs.end());
+      bs.erase(std::unique(bs.begin(), bs.end()), bs.end());
+      Statement& s = w_.deletes.emplace_back();
+      s.table = t.name;
+      std::string& sql = s.sql;
+      sql.reserve(batch_bytes);
+      sql.append(head);
+      for (std::size_t i = 0; i < batch.size(); ++i) {
+        if (i) sql.append(", ");
+        append_key(sql, batch[i].e->a.bytes, enc_);
+      }
+      sql.append(mid);
+      for (std::size_t i = 0; i < bs.size(); ++i) {
+        if (i) sql.append(", ");
+        append_key(sql, bs[i].bytes, enc_);
+      }
+      if (exact) {
+        sql.push_back(')');
+      } else {
+        sql.append(case_head);
+        for (const Part& p : batch) {
+          sql.append(" WHEN ");
+          append_key(sql, p.e->a.bytes, enc_);
+          sql.append(then);
+          for (std::size_t i = p.first; i < p.last; ++i) {
+            if (i > p.first) sql.append(", ");
+            append_key(sql, p.e->bs[i].bytes, enc_);
+          }
+          sql.push_back(')');
+        }
+        sql.append(" END");
+      }
+      s.rows = batch_keys;
+      if (annotate_) {
+        for (const Part& p : batch) {
+          s.deleted_rows.insert(s.deleted_rows.end(), p.e->rows.begin() + p.first,
+                                p.e->rows.begin() + p.last);
+        }
+      }
+      batch.clear();
+      batch_keys = 0;
+      batch_bytes = fixed;
+    };
+    for (const EdgeKeys& e : entries) {
+      for (std::size_t first = 0; first < e.bs.size();) {
+        // The part of e's bs that fits one statement of its own.
+        std::size_t last = std::min(e.bs.size(), first + max_rows);
+        while (last - first > 1 && fixed + part_bytes(last - first) > options_.batch_bytes) {
+          last = first + (last - first + 1) / 2;
+        }
+        // A second part of one a (its bs did not fit one statement) never joins the first: an a
+        // is named once in a CASE.
+        if (!batch.empty() && (batch_keys + (last - first) > max_rows ||
+                               batch_bytes + part_bytes(last - first) > options_.batch_bytes ||
+                               batch.back().e == &e)) {
+          flush();
+        }
+        batch.push_back(Part{&e, first, last});
+        batch_keys += last - first;
+        batch_bytes += part_bytes(last - first);
+        first = last;
+      }
     }
+    flush();
   }
 
   void deletes(const NetWindow& net) {

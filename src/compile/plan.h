@@ -3,12 +3,19 @@
 //
 // Deletes, in this order (any order would do; they commute):
 //   keyed deletes of rows whose net operation starts with DELETE, as IN-lists on key columns
-//   grouped by the leading key (composite keys as products that name exactly the wanted keys:
-//   `src` IN (…) AND `elabel` IN ('l') AND `dst` IN (…)); guarded by_qn deletes
-//   (`qn_digest` IN (…) AND `guid` IN (…)); by_qn clean-ups (`guid` IN (…) AND `qn_digest`
-//   NOT IN (…)); edge cascades (`src` IN (…), `dst` IN (…) on both edge tables); tag clean-ups
-//   (`guid` IN (…) AND `tag_name` NOT IN (…), one group per distinct kept set).
-// Never OR-of-ANDs over composite keys: Kudu cannot push that down and scans the table.
+//   grouped by the leading key. Composite keys: tags as products that name exactly the wanted
+//   keys (`tag_name` IN (…) AND `guid` IN (…)); edges per label, as many keys to a statement as
+//   the batch allows, the product of the IN-lists narrowed by a CASE on the leading key that
+//   names each one's wanted trailing keys (left out when the product is exact:
+//   `src` IN (a1, a2) AND `elabel` IN ('l') AND `dst` IN (b1, b2)
+//   AND CASE `src` WHEN a1 THEN `dst` IN (b2) WHEN a2 THEN `dst` IN (b1) END);
+//   guarded by_qn deletes (`qn_digest` IN (…) AND `guid` IN (…)); by_qn clean-ups (`guid` IN (…)
+//   AND `qn_digest` NOT IN (…)); edge cascades (`src` IN (…), `dst` IN (…) on both edge tables);
+//   tag clean-ups (`guid` IN (…) AND `tag_name` NOT IN (…), one group per distinct kept set).
+// Never OR-of-ANDs over composite keys, nor a CASE without the IN-lists: Kudu prunes the scan
+// with the IN-lists (Impala pushes each IN conjunct down on its own) and would otherwise scan the
+// table; Impala evaluates the CASE on the few rows Kudu returns. A CASE also keeps the expression
+// shallow, where an OR chain of 1000 pairs would pass Impala's expression depth limit (1000).
 // Upserts: one statement group per table (entity_flat: per column set), rows sorted by key.
 // Every statement holds at most options.batch_rows rows (keys named) and, unless a single row is
 // larger, at most options.batch_bytes bytes. Rows are sorted by key and groups by their content,

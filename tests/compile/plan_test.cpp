@@ -185,4 +185,66 @@ TEST_CASE("Statement::part re-plans a run of rows exactly as the planner writes 
   CHECK_THROWS_AS(w.upserts[0].part(3, 5), Error);
 }
 
+TEST_CASE("keyed edge deletes: random pairs share a statement, narrowed by a CASE") {
+  // (1, 11) (2, 12) (3, 13) (4, 14) (5, 15) and (6, 21..25): five keys to a statement.
+  NetWindow net;
+  const auto add = [&](int a, int b) {
+    EdgeRow r;
+    r.a = guid(a);
+    r.elabel = "cols";
+    r.b = guid(b);
+    r.delete_first = true;
+    net.edge_out.push_back(r);
+  };
+  for (int a = 5; a >= 1; --a) add(a, 10 + a);
+  for (int b = 21; b <= 27; ++b) add(6, b);
+  add(7, 11);
+  CompileOptions o;
+  o.batch_rows = 5;
+  o.annotate = true;
+  const CompiledWindow w = plan_window(net, o);
+  const auto k = [](int n) { return "'" + hex(n) + "'"; };
+  const auto list = [&](std::initializer_list<int> ns) {
+    std::string s;
+    for (int n : ns) s += (s.empty() ? "" : ", ") + k(n);
+    return s;
+  };
+  REQUIRE(w.deletes.size() == 3);
+  CHECK(w.deletes[0].sql ==
+        "DELETE FROM `atlas`.`edge_out` WHERE `src` IN (" + list({1, 2, 3, 4, 5}) +
+            ") AND `elabel` IN ('cols') AND `dst` IN (" + list({11, 12, 13, 14, 15}) +
+            ") AND CASE `src` WHEN " + k(1) + " THEN `dst` IN (" + k(11) + ") WHEN " + k(2) +
+            " THEN `dst` IN (" + k(12) + ") WHEN " + k(3) + " THEN `dst` IN (" + k(13) + ") WHEN " +
+            k(4) + " THEN `dst` IN (" + k(14) + ") WHEN " + k(5) + " THEN `dst` IN (" + k(15) +
+            ") END");
+  // An a with more keys than a statement holds is cut; its parts never share a statement (an a
+  // is named once in a CASE), but its last part takes the next a along.
+  CHECK(w.deletes[1].sql == "DELETE FROM `atlas`.`edge_out` WHERE `src` IN (" + k(6) +
+                                ") AND `elabel` IN ('cols') AND `dst` IN (" +
+                                list({21, 22, 23, 24, 25}) + ")");
+  CHECK(w.deletes[2].sql == "DELETE FROM `atlas`.`edge_out` WHERE `src` IN (" + list({6, 7}) +
+                                ") AND `elabel` IN ('cols') AND `dst` IN (" + list({11, 26, 27}) +
+                                ") AND CASE `src` WHEN " + k(6) + " THEN `dst` IN (" +
+                                list({26, 27}) + ") WHEN " + k(7) + " THEN `dst` IN (" + k(11) +
+                                ") END");
+  std::size_t keys = 0;
+  for (const Statement& s : w.deletes) {
+    keys += s.rows;
+    CHECK(s.deleted_rows.size() == s.rows);  // --annotate: the window row of every key
+  }
+  CHECK(keys == net.edge_out.size());
+
+  // batch_bytes cuts too (400 bytes: one key to a statement here).
+  o.batch_rows = 1000;
+  o.batch_bytes = 400;
+  const CompiledWindow small = plan_window(net, o);
+  keys = 0;
+  for (const Statement& s : small.deletes) {
+    CHECK(s.sql.size() <= 400);
+    keys += s.rows;
+  }
+  CHECK(keys == net.edge_out.size());
+  CHECK(small.deletes.size() > w.deletes.size());
+}
+
 TEST_SUITE_END();

@@ -4,6 +4,7 @@
 #include <simdjson.h>
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include "json_text.h"
@@ -335,6 +336,69 @@ void KuduStore::count_row_errors(std::string_view table, std::size_t n) {
   counters_.find(table)->second.row_errors += n;
 }
 
+namespace {
+
+// A condition with its column resolved and its values in sets, checked once.
+struct CompiledCondition {
+  std::size_t column = 0;
+  Condition::Op op = Condition::Op::kEq;
+  std::set<Cell> values;                // kEq, kIn, kNotIn
+  std::map<Cell, std::size_t> when;     // kCase: value -> its THEN (the first WHEN of a value)
+  std::vector<CompiledCondition> then;  // kCase
+
+  bool matches(const Row& row) const {
+    const Cell& cell = row[column];
+    // SQL three-valued logic: a NULL cell matches neither IN nor NOT IN, and makes a CASE NULL.
+    if (cell.is_null()) return false;
+    if (op == Condition::Op::kCase) {
+      const auto it = when.find(cell);
+      return it != when.end() && then[it->second].matches(row);
+    }
+    const bool in = values.count(cell) > 0;
+    return op == Condition::Op::kNotIn ? !in : in;
+  }
+};
+
+CompiledCondition compile_condition(const KuduStore& store, const TableSchema& schema,
+                                    const Condition& cond) {
+  const auto i = schema.find(cond.column);
+  if (!i) {
+    throw StoreError(fmt::format("unknown column `{}` in table `{}`", cond.column, schema.name));
+  }
+  if (cond.values.empty() || (cond.op == Condition::Op::kEq && cond.values.size() != 1) ||
+      (cond.op == Condition::Op::kCase) != !cond.then.empty() ||
+      (cond.op == Condition::Op::kCase && cond.then.size() != cond.values.size())) {
+    throw StoreError(
+        fmt::format("DELETE from `{}`: malformed condition on `{}`", schema.name, cond.column));
+  }
+  CompiledCondition c;
+  c.column = *i;
+  c.op = cond.op;
+  for (std::size_t k = 0; k < cond.values.size(); ++k) {
+    const Cell& v = cond.values[k];
+    if (v.is_null()) {
+      // `col = NULL` / `IN (NULL)` / `WHEN NULL` never matches in SQL; a compiler writing it has
+      // a bug.
+      throw StoreError(fmt::format("DELETE from `{}`: NULL literal in condition on `{}`",
+                                   schema.name, cond.column));
+    }
+    store.check_cell(schema, *i, v);
+    if (cond.op != Condition::Op::kCase) {
+      c.values.insert(v);
+      continue;
+    }
+    if (cond.then[k].op == Condition::Op::kCase || cond.then[k].op == Condition::Op::kNotIn) {
+      throw StoreError(fmt::format("DELETE from `{}`: a THEN of the CASE on `{}` is not = or IN",
+                                   schema.name, cond.column));
+    }
+    c.when.emplace(v, c.then.size());
+    c.then.push_back(compile_condition(store, schema, cond.then[k]));
+  }
+  return c;
+}
+
+}  // namespace
+
 std::size_t KuduStore::delete_where(std::string_view table_name,
                                     const std::vector<Condition>& conditions) {
   Table& table = mutable_table(table_name);
@@ -342,46 +406,13 @@ std::size_t KuduStore::delete_where(std::string_view table_name,
   if (conditions.empty()) {
     throw StoreError(fmt::format("DELETE from `{}` without conditions", schema.name));
   }
-  struct Compiled {
-    std::size_t column;
-    Condition::Op op;
-    std::set<Cell> values;
-  };
-  std::vector<Compiled> compiled;
-  for (const auto& cond : conditions) {
-    const auto i = schema.find(cond.column);
-    if (!i) {
-      throw StoreError(fmt::format("unknown column `{}` in table `{}`", cond.column, schema.name));
-    }
-    if (cond.values.empty() || (cond.op == Condition::Op::kEq && cond.values.size() != 1)) {
-      throw StoreError(
-          fmt::format("DELETE from `{}`: malformed condition on `{}`", schema.name, cond.column));
-    }
-    Compiled c{*i, cond.op, {}};
-    for (const auto& v : cond.values) {
-      if (v.is_null()) {
-        // `col = NULL` / `IN (NULL)` never matches in SQL; a compiler writing it has a bug.
-        throw StoreError(fmt::format("DELETE from `{}`: NULL literal in condition on `{}`",
-                                     schema.name, cond.column));
-      }
-      check_cell(schema, *i, v);
-      c.values.insert(v);
-    }
-    compiled.push_back(std::move(c));
-  }
+  std::vector<CompiledCondition> compiled;
+  for (const auto& cond : conditions) compiled.push_back(compile_condition(*this, schema, cond));
   std::size_t deleted = 0;
   for (auto it = table.rows_.begin(); it != table.rows_.end();) {
-    bool match = true;
-    for (const auto& c : compiled) {
-      const Cell& cell = it->second[c.column];
-      // SQL three-valued logic: a NULL cell matches neither IN nor NOT IN.
-      const bool in = !cell.is_null() && c.values.count(cell) > 0;
-      const bool ok = c.op == Condition::Op::kNotIn ? (!cell.is_null() && !in) : in;
-      if (!ok) {
-        match = false;
-        break;
-      }
-    }
+    const bool match =
+        std::all_of(compiled.begin(), compiled.end(),
+                    [&](const CompiledCondition& c) { return c.matches(it->second); });
     if (match) {
       it = table.rows_.erase(it);
       ++deleted;

@@ -86,12 +86,16 @@ const std::vector<TableSchema>& projection_schemas();
 using Key = std::vector<Cell>;
 using Row = std::vector<Cell>;
 
-// A DELETE condition: `col = v`, `col IN (v, ...)`, `col NOT IN (v, ...)`.
+// A DELETE condition: `col = v`, `col IN (v, ...)`, `col NOT IN (v, ...)`, or
+// `CASE col WHEN v1 THEN c1 WHEN v2 THEN c2 ... END` (kCase: values are v1, v2, ... and then the
+// conditions c1, c2, ..., each `=` or IN on another column). As in SQL, the first WHEN equal to
+// the cell decides; a NULL cell or one no WHEN names makes the CASE NULL, which matches nothing.
 struct Condition {
-  enum class Op : std::uint8_t { kEq, kIn, kNotIn };
+  enum class Op : std::uint8_t { kEq, kIn, kNotIn, kCase };
   std::string column;
   Op op = Op::kEq;
-  std::vector<Cell> values;  // exactly one for kEq
+  std::vector<Cell> values;     // exactly one for kEq
+  std::vector<Condition> then;  // kCase: one per value
 };
 
 class Table {

@@ -295,8 +295,8 @@ struct Token {
 
 const std::set<std::string, std::less<>>& keywords() {
   static const std::set<std::string, std::less<>> k = {
-      "UPSERT", "INTO", "VALUES", "DELETE", "FROM", "WHERE", "AND",    "IN",
-      "NOT",    "NULL", "TRUE",   "FALSE",  "CAST", "AS",    "BINARY", "UNHEX"};
+      "UPSERT", "INTO",  "VALUES", "DELETE", "FROM",   "WHERE", "AND",  "IN",   "NOT",  "NULL",
+      "TRUE",   "FALSE", "CAST",   "AS",     "BINARY", "UNHEX", "CASE", "WHEN", "THEN", "END"};
   return k;
 }
 
@@ -553,6 +553,115 @@ class Parser {
     }
   }
 
+  // `col` = lit | `col` IN (lit, ...) | `col` NOT IN (lit, ...)
+  Condition condition(const TableSchema& schema) {
+    const Token& at = peek();
+    Condition cond;
+    cond.column = ident("column name");
+    const auto column = schema.find(cond.column);
+    if (!column) fail(at, fmt::format("unknown column of `{}`", schema.name));
+    const Token& op = next();
+    if (is_punct(op, "=")) {
+      cond.op = Condition::Op::kEq;
+      const Token& lit_at = peek();
+      cond.values.push_back(literal());
+      if (cond.values.back().is_null()) fail(lit_at, "NULL in a condition never matches");
+      check(schema, *column, cond.values.back(), lit_at);
+    } else if (is_word(op, "IN") || is_word(op, "NOT")) {
+      cond.op = Condition::Op::kIn;
+      if (is_word(op, "NOT")) {
+        expect_word("IN");
+        cond.op = Condition::Op::kNotIn;
+      }
+      expect_punct("(");
+      std::set<Cell> seen;
+      for (;;) {
+        const Token& lit_at = peek();
+        Cell v = literal();
+        if (v.is_null()) fail(lit_at, "NULL in an IN-list (never matches; KUDU-1595)");
+        check(schema, *column, v, lit_at);
+        if (!seen.insert(v).second) fail(lit_at, "value listed twice in one IN-list");
+        cond.values.push_back(std::move(v));
+        if (is_punct(peek(), ",")) {
+          next();
+          continue;
+        }
+        break;
+      }
+      expect_punct(")");
+    } else {
+      fail(op, "expected =, IN or NOT IN");
+    }
+    return cond;
+  }
+
+  // CASE `col` WHEN lit THEN `other` IN (lit, ...) [WHEN ...] END: the exact keys of a keyed
+  // delete whose IN-lists name a product. `col` must be a key column already constrained by an
+  // IN-list (what Kudu prunes with); each WHEN value is listed there, once; each THEN is = or IN
+  // on another column.
+  Condition case_condition(const TableSchema& schema) {
+    next();  // CASE
+    Condition cond;
+    cond.op = Condition::Op::kCase;
+    const Token& col_at = peek();
+    cond.column = ident("column name");
+    const auto column = schema.find(cond.column);
+    if (!column) fail(col_at, fmt::format("unknown column of `{}`", schema.name));
+    if (!schema.is_key(*column)) fail(col_at, "CASE on a column outside the primary key");
+    std::set<Cell> seen;
+    do {
+      expect_word("WHEN");
+      const Token& lit_at = peek();
+      Cell v = literal();
+      if (v.is_null()) fail(lit_at, "NULL after WHEN never matches");
+      check(schema, *column, v, lit_at);
+      if (!seen.insert(v).second) fail(lit_at, "value listed twice in one CASE");
+      cond.values.push_back(std::move(v));
+      expect_word("THEN");
+      const Token& then_at = peek();
+      Condition then = condition(schema);
+      if (then.op == Condition::Op::kNotIn) fail(then_at, "NOT IN after THEN");
+      if (then.column == cond.column) fail(then_at, "THEN on the CASE's own column");
+      if (!schema.is_key(*schema.find(then.column))) {
+        fail(then_at, "THEN on a column outside the primary key");
+      }
+      cond.then.push_back(std::move(then));
+    } while (is_word(peek(), "WHEN"));
+    expect_word("END");
+    return cond;
+  }
+
+  // A CASE narrows a product the statement's IN-lists name, so that Kudu still prunes with them:
+  // its column and every THEN's column have an IN-list, the CASE names every value of its column's
+  // list, and each THEN's values are in their column's list.
+  void check_case_is_pruned(const std::vector<Condition>& conditions, const Token& at) {
+    const auto in_list = [&](const std::string& column) -> const Condition* {
+      for (const Condition& c : conditions) {
+        if (c.column == column && c.op == Condition::Op::kIn) return &c;
+      }
+      return nullptr;
+    };
+    for (const Condition& c : conditions) {
+      if (c.op != Condition::Op::kCase) continue;
+      const Condition* outer = in_list(c.column);
+      if (!outer) fail(at, fmt::format("CASE on `{}` without an IN-list on it", c.column));
+      const std::set<Cell> listed(outer->values.begin(), outer->values.end());
+      if (listed != std::set<Cell>(c.values.begin(), c.values.end())) {
+        fail(at, fmt::format("the CASE on `{}` and its IN-list name different values", c.column));
+      }
+      for (const Condition& then : c.then) {
+        const Condition* list = in_list(then.column);
+        if (!list) fail(at, fmt::format("THEN on `{}` without an IN-list on it", then.column));
+        const std::set<Cell> allowed(list->values.begin(), list->values.end());
+        for (const Cell& v : then.values) {
+          if (!allowed.count(v)) {
+            fail(at, fmt::format("a THEN value of `{}` missing from its IN-list", then.column));
+          }
+        }
+      }
+    }
+  }
+
   ParsedStatement statement() {
     ParsedStatement st;
     const Token& first = peek();
@@ -621,52 +730,24 @@ class Parser {
       expect_word("FROM");
       const TableSchema& schema = table_ref(st);
       expect_word("WHERE");
+      const Token* case_at = nullptr;
       for (;;) {
         const Token& at = peek();
         if (is_punct(at, "(")) fail(at, "parentheses around conditions are not allowed");
-        Condition cond;
-        cond.column = ident("column name");
-        const auto column = schema.find(cond.column);
-        if (!column) fail(at, fmt::format("unknown column of `{}`", schema.name));
-        const Token& op = next();
-        if (is_punct(op, "=")) {
-          cond.op = Condition::Op::kEq;
-          const Token& lit_at = peek();
-          cond.values.push_back(literal());
-          if (cond.values.back().is_null()) fail(lit_at, "NULL in a condition never matches");
-          check(schema, *column, cond.values.back(), lit_at);
-        } else if (is_word(op, "IN") || is_word(op, "NOT")) {
-          cond.op = Condition::Op::kIn;
-          if (is_word(op, "NOT")) {
-            expect_word("IN");
-            cond.op = Condition::Op::kNotIn;
-          }
-          expect_punct("(");
-          std::set<Cell> seen;
-          for (;;) {
-            const Token& lit_at = peek();
-            Cell v = literal();
-            if (v.is_null()) fail(lit_at, "NULL in an IN-list (never matches; KUDU-1595)");
-            check(schema, *column, v, lit_at);
-            if (!seen.insert(v).second) fail(lit_at, "value listed twice in one IN-list");
-            cond.values.push_back(std::move(v));
-            if (is_punct(peek(), ",")) {
-              next();
-              continue;
-            }
-            break;
-          }
-          expect_punct(")");
+        if (is_word(at, "CASE")) {
+          if (case_at) fail(at, "a second CASE in one statement");
+          case_at = &at;
+          st.conditions.push_back(case_condition(schema));
         } else {
-          fail(op, "expected =, IN or NOT IN");
+          st.conditions.push_back(condition(schema));
         }
-        st.conditions.push_back(std::move(cond));
         if (is_word(peek(), "AND")) {
           next();
           continue;
         }
         break;
       }
+      if (case_at) check_case_is_pruned(st.conditions, *case_at);
     } else {
       fail(first, "expected UPSERT or DELETE");
     }
@@ -694,6 +775,19 @@ class Parser {
   const KuduStore& store_;
   const InterpreterOptions& options_;
 };
+
+// Whether `CASE c.column WHEN ... END` is true for a row with this primary key (the CASE and its
+// THENs are on key columns).
+bool case_accepts(const TableSchema& schema, const Condition& c, const Key& key) {
+  const Cell& cell = key[*schema.find(c.column)];
+  for (std::size_t w = 0; w < c.values.size(); ++w) {
+    if (c.values[w] != cell) continue;
+    const Condition& then = c.then[w];
+    const Cell& other = key[*schema.find(then.column)];
+    return std::find(then.values.begin(), then.values.end(), other) != then.values.end();
+  }
+  return false;
+}
 
 std::string show_key(const Key& key) {
   std::string out;
@@ -763,11 +857,17 @@ ExecutionStats execute_script(std::string_view sql, KuduStore& store,
         const TableSchema& schema = store.table(st.table).schema();
         // Keyed delete: every condition is = / IN on a key column and every key column is
         // constrained. Keys it names that are absent count as row errors (as Kudu reports them).
+        // A CASE narrows the keys the IN-lists name to the ones it accepts.
         std::vector<const Condition*> per_key(schema.key_count, nullptr);
+        const Condition* narrowing = nullptr;
         bool keyed = true;
         bool leading = false;
         for (const auto& c : st.conditions) {
           const auto i = *schema.find(c.column);
+          if (c.op == Condition::Op::kCase) {
+            narrowing = &c;
+            continue;
+          }
           if (i == 0 && c.op != Condition::Op::kNotIn) leading = true;
           if (!schema.is_key(i) || c.op == Condition::Op::kNotIn || per_key[i]) {
             keyed = false;
@@ -789,6 +889,7 @@ ExecutionStats execute_script(std::string_view sql, KuduStore& store,
                 key.push_back(per_key[c]->values[rest % per_key[c]->values.size()]);
                 rest /= per_key[c]->values.size();
               }
+              if (narrowing && !case_accepts(schema, *narrowing, key)) continue;
               if (!store.table(st.table).find(key)) ++absent;
             }
           }
