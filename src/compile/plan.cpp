@@ -131,6 +131,11 @@ inline void prefetch(std::string_view text) {
   if (text.size() > 64) __builtin_prefetch(text.data() + 64);
 }
 
+// Impala refuses an expression of more than 10000 children (Expr's EXPR_CHILDREN_LIMIT); a CASE
+// has one for its operand and two per WHEN. Whatever --batch-rows says, an edge delete's CASE
+// stays under it.
+constexpr std::size_t kMaxCaseWhens = 4999;
+
 inline bool key_less(const std::array<std::uint8_t, 16>& x, const std::array<std::uint8_t, 16>& y) {
   return key_words(x) < key_words(y);
 }
@@ -425,9 +430,10 @@ class Planner {
         }
         // A second part of one a (its bs did not fit one statement) never joins the first: an a
         // is named once in a CASE.
-        if (!batch.empty() && (batch_keys + (last - first) > max_rows ||
-                               batch_bytes + part_bytes(last - first) > options_.batch_bytes ||
-                               batch.back().e == &e)) {
+        if (!batch.empty() &&
+            (batch_keys + (last - first) > max_rows || batch.size() == kMaxCaseWhens ||
+             batch_bytes + part_bytes(last - first) > options_.batch_bytes ||
+             batch.back().e == &e)) {
           flush();
         }
         batch.push_back(Part{&e, first, last});

@@ -247,4 +247,40 @@ TEST_CASE("keyed edge deletes: random pairs share a statement, narrowed by a CAS
   CHECK(small.deletes.size() > w.deletes.size());
 }
 
+TEST_CASE("keyed edge deletes: a CASE holds at most 4999 WHENs, whatever batch_rows says") {
+  // Impala refuses an expression of more than 10000 children: one for the CASE's operand, two per
+  // WHEN.
+  const auto wide_guid = [](int n) {  // guid() keeps one byte of n
+    Guid g = guid(n);
+    g.bytes[2] = static_cast<std::uint8_t>(n >> 8);
+    g.bytes[1] = static_cast<std::uint8_t>(n >> 16);
+    return g;
+  };
+  NetWindow net;
+  for (int a = 1; a <= 5001; ++a) {
+    EdgeRow r;
+    r.a = wide_guid(a);
+    r.elabel = "cols";
+    r.b = wide_guid(100000 + a);
+    r.delete_first = true;
+    net.edge_out.push_back(r);
+  }
+  CompileOptions o;
+  o.batch_rows = 6000;
+  o.batch_bytes = 16 << 20;
+  const CompiledWindow w = plan_window(net, o);
+  REQUIRE(w.deletes.size() == 2);
+  const auto whens = [](const std::string& sql) {
+    std::size_t n = 0;
+    for (std::size_t at = sql.find(" WHEN "); at != std::string::npos;
+         at = sql.find(" WHEN ", at + 1))
+      ++n;
+    return n;
+  };
+  CHECK(w.deletes[0].rows == 4999);
+  CHECK(whens(w.deletes[0].sql) == 4999);
+  CHECK(w.deletes[1].rows == 2);
+  CHECK(whens(w.deletes[1].sql) == 2);
+}
+
 TEST_SUITE_END();

@@ -627,6 +627,9 @@ class Parser {
       }
       cond.then.push_back(std::move(then));
     } while (is_word(peek(), "WHEN"));
+    if (cond.values.size() > 4999) {
+      fail(col_at, "a CASE of more than 4999 WHENs (Impala: at most 10000 child expressions)");
+    }
     expect_word("END");
     return cond;
   }
@@ -776,17 +779,23 @@ class Parser {
   const InterpreterOptions& options_;
 };
 
-// Whether `CASE c.column WHEN ... END` is true for a row with this primary key (the CASE and its
-// THENs are on key columns).
-bool case_accepts(const TableSchema& schema, const Condition& c, const Key& key) {
-  const Cell& cell = key[*schema.find(c.column)];
-  for (std::size_t w = 0; w < c.values.size(); ++w) {
-    if (c.values[w] != cell) continue;
-    const Condition& then = c.then[w];
-    const Cell& other = key[*schema.find(then.column)];
-    return std::find(then.values.begin(), then.values.end(), other) != then.values.end();
+// How many keys of the product of `lists` (one per key column) `table` lacks; 0 for a product of
+// more than a million keys (not counted).
+std::size_t absent_keys(const Table& table, const std::vector<const std::vector<Cell>*>& lists) {
+  std::size_t combos = 1;
+  for (auto list : lists) combos *= list->size();
+  if (combos > 1'000'000) return 0;
+  std::size_t absent = 0;
+  Key key(lists.size());
+  for (std::size_t k = 0; k < combos; ++k) {
+    std::size_t rest = k;
+    for (std::size_t c = 0; c < lists.size(); ++c) {
+      key[c] = (*lists[c])[rest % lists[c]->size()];
+      rest /= lists[c]->size();
+    }
+    if (!table.find(key)) ++absent;
   }
-  return false;
+  return absent;
 }
 
 std::string show_key(const Key& key) {
@@ -878,19 +887,20 @@ ExecutionStats execute_script(std::string_view sql, KuduStore& store,
         if (!leading) ++stats.scanning_deletes;
         std::size_t absent = 0;
         if (keyed && std::all_of(per_key.begin(), per_key.end(), [](auto p) { return p; })) {
-          std::size_t combos = 1;
-          for (auto p : per_key) combos *= p->values.size();
-          if (combos <= 1'000'000) {
-            std::vector<std::size_t> idx(schema.key_count, 0);
-            for (std::size_t k = 0; k < combos; ++k) {
-              Key key;
-              std::size_t rest = k;
-              for (std::size_t c = 0; c < schema.key_count; ++c) {
-                key.push_back(per_key[c]->values[rest % per_key[c]->values.size()]);
-                rest /= per_key[c]->values.size();
-              }
-              if (narrowing && !case_accepts(schema, *narrowing, key)) continue;
-              if (!store.table(st.table).find(key)) ++absent;
+          std::vector<const std::vector<Cell>*> lists;
+          for (auto p : per_key) lists.push_back(&p->values);
+          if (!narrowing) {
+            absent = absent_keys(store.table(st.table), lists);
+          } else {
+            // Per WHEN: its value on the CASE's column, its THEN's values on theirs.
+            const std::size_t case_column = *schema.find(narrowing->column);
+            for (std::size_t w = 0; w < narrowing->values.size(); ++w) {
+              const std::vector<Cell> value{narrowing->values[w]};
+              const Condition& then = narrowing->then[w];
+              std::vector<const std::vector<Cell>*> narrowed = lists;
+              narrowed[case_column] = &value;
+              narrowed[*schema.find(then.column)] = &then.values;
+              absent += absent_keys(store.table(st.table), narrowed);
             }
           }
         }
