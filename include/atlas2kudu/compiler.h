@@ -395,7 +395,8 @@ struct StatementRow {
 struct Statement {
   std::string table;  // unqualified projection table name, e.g. "entity_flat"
   std::string sql;
-  std::size_t rows = 0;  // rows named (UPSERT) or keys listed (DELETE), for reporting
+  std::size_t rows = 0;  // rows named (UPSERT) or keys listed (DELETE; with a CASE, the pairs it
+                         // accepts), for reporting
   // UPSERTs: the rows, in order. Empty for DELETEs, which name keys only and are never split.
   std::vector<StatementRow> row_spans;
 

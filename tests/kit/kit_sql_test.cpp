@@ -2,6 +2,7 @@
 // subset's grammar, error messages, execution with Kudu semantics and phase checks.
 #include <doctest/doctest.h>
 
+#include <cstdio>
 #include <random>
 #include <string>
 #include <vector>
@@ -399,6 +400,33 @@ TEST_CASE("interpreter: a CASE narrows a keyed delete's product to the wanted ke
     CHECK_MESSAGE(err.find(c.needle) != std::string::npos, err);
   }
   CHECK(s.table("edge_out").size() == 1);
+}
+
+TEST_CASE("interpreter: Impala's limit of 10000 children per expression") {
+  KuduStore s;
+  const auto key = [](int n) {
+    char buf[33];
+    std::snprintf(buf, sizeof buf, "%032x", n);
+    return std::string("'") + buf + "'";
+  };
+  const auto in_list = [&](int n) {
+    std::string list;
+    for (int i = 1; i <= n; ++i) list += (i > 1 ? ", " : "") + key(i);
+    return list;
+  };
+  const std::string flat = "DELETE FROM `atlas`.`entity_flat` WHERE `guid` IN (";
+  CHECK(sql_error(flat + in_list(9999) + ");", s).empty());
+  CHECK(sql_error(flat + in_list(10000) + ");", s).find("more than 9999 values") !=
+        std::string::npos);
+  // A CASE: one child for its operand, two per WHEN.
+  const auto edge_delete = [&](int n) {
+    std::string sql = "DELETE FROM `atlas`.`edge_out` WHERE `src` IN (" + in_list(n) +
+                      ") AND `elabel` IN ('l') AND `dst` IN (" + key(1) + ") AND CASE `src`";
+    for (int i = 1; i <= n; ++i) sql += " WHEN " + key(i) + " THEN `dst` IN (" + key(1) + ")";
+    return sql + " END;";
+  };
+  CHECK(sql_error(edge_delete(4999), s).empty());
+  CHECK(sql_error(edge_delete(5000), s).find("more than 4999 WHENs") != std::string::npos);
 }
 
 TEST_SUITE_END();
