@@ -238,6 +238,17 @@ class Planner {
     return s;
   }
 
+  // Appends the keys (guids or digests) of [first, last) as an IN-list's items: k1, k2, ...
+  template <typename It>
+  void append_keys(std::string& sql, It first, It last) const {
+    for (It it = first; it != last; ++it) {
+      if (it != first) sql.append(", ");
+      append_key(sql, key_bytes(*it), enc_);
+    }
+  }
+  static const std::array<std::uint8_t, 16>& key_bytes(const Guid& g) { return g.bytes; }
+  static const QnDigest& key_bytes(const QnDigest& d) { return d; }
+
   // What the items of a DELETE stand for, for --annotate: item i deletes row rows[i] of the
   // window by key, or the rows of entity entities[i] (the vector given, the other empty).
   struct DeleteSubjects {
@@ -319,8 +330,8 @@ class Planner {
   // statement as batch_rows and batch_bytes allow:
   //   DELETE FROM t WHERE `a` IN (as) AND `elabel` IN ('l') AND `b` IN (bs)
   //     AND CASE `a` WHEN a1 THEN `b` IN (bs of a1) WHEN a2 THEN `b` IN (bs of a2) END
-  // The IN-lists are what Kudu prunes the scan with; the CASE, which Impala evaluates on the rows
-  // Kudu returns, keeps the statement to the wanted keys. It is left out when every a of the
+  // Kudu filters with the IN-lists; the CASE, which Impala evaluates on the rows Kudu returns,
+  // keeps the statement to the wanted keys. It is left out when every a of the
   // statement has the same bs (the product is then exact). Without it, pairs that share neither
   // their a nor their set of bs (many entities each losing one relationship in a window) would
   // take one statement each.
@@ -363,7 +374,7 @@ class Planner {
       std::size_t first, last;
     };
     std::vector<Part> batch;
-    std::size_t batch_keys = 0, batch_bytes = fixed;
+    std::size_t batch_keys = 0, estimate = fixed;  // estimate: the batch's bytes, at most
     const auto part_bytes = [&](std::size_t n) {
       // a in the a-list and in its WHEN, its bs in the b-list and in its THEN.
       return 2 * (key_bytes + 2) + 6 + then.size() + 1 + 2 * n * (key_bytes + 2);
@@ -383,17 +394,14 @@ class Planner {
       Statement& s = w_.deletes.emplace_back();
       s.table = t.name;
       std::string& sql = s.sql;
-      sql.reserve(batch_bytes);
+      sql.reserve(estimate);
       sql.append(head);
       for (std::size_t i = 0; i < batch.size(); ++i) {
         if (i) sql.append(", ");
         append_key(sql, batch[i].e->a.bytes, enc_);
       }
       sql.append(mid);
-      for (std::size_t i = 0; i < bs.size(); ++i) {
-        if (i) sql.append(", ");
-        append_key(sql, bs[i].bytes, enc_);
-      }
+      append_keys(sql, bs.begin(), bs.end());
       if (exact) {
         sql.push_back(')');
       } else {
@@ -402,10 +410,7 @@ class Planner {
           sql.append(" WHEN ");
           append_key(sql, p.e->a.bytes, enc_);
           sql.append(then);
-          for (std::size_t i = p.first; i < p.last; ++i) {
-            if (i > p.first) sql.append(", ");
-            append_key(sql, p.e->bs[i].bytes, enc_);
-          }
+          append_keys(sql, p.e->bs.begin() + p.first, p.e->bs.begin() + p.last);
           sql.push_back(')');
         }
         sql.append(" END");
@@ -419,7 +424,7 @@ class Planner {
       }
       batch.clear();
       batch_keys = 0;
-      batch_bytes = fixed;
+      estimate = fixed;
     };
     for (const EdgeKeys& e : entries) {
       for (std::size_t first = 0; first < e.bs.size();) {
@@ -432,13 +437,12 @@ class Planner {
         // is named once in a CASE.
         if (!batch.empty() &&
             (batch_keys + (last - first) > max_rows || batch.size() == kMaxCaseWhens ||
-             batch_bytes + part_bytes(last - first) > options_.batch_bytes ||
-             batch.back().e == &e)) {
+             estimate + part_bytes(last - first) > options_.batch_bytes || batch.back().e == &e)) {
           flush();
         }
         batch.push_back(Part{&e, first, last});
         batch_keys += last - first;
-        batch_bytes += part_bytes(last - first);
+        estimate += part_bytes(last - first);
         first = last;
       }
     }
@@ -571,15 +575,9 @@ class Planner {
       std::sort(gs.begin(), gs.end());
       gs.erase(std::unique(gs.begin(), gs.end()), gs.end());
       std::string sql = head;
-      for (std::size_t k = 0; k < ds.size(); ++k) {
-        if (k) sql.append(", ");
-        append_key(sql, ds[k], enc_);
-      }
+      append_keys(sql, ds.begin(), ds.end());
       sql.append(") AND `guid` IN (");
-      for (std::size_t k = 0; k < gs.size(); ++k) {
-        if (k) sql.append(", ");
-        append_key(sql, gs[k].bytes, enc_);
-      }
+      append_keys(sql, gs.begin(), gs.end());
       sql.push_back(')');
       Statement& s = w_.deletes.emplace_back();
       s.table = schema::kEntityByQn.name;
@@ -618,10 +616,7 @@ class Planner {
       sql.push_back(')');
       if (!keep.empty()) {
         sql.append(" AND `qn_digest` NOT IN (");
-        for (std::size_t k = 0; k < keep.size(); ++k) {
-          if (k) sql.append(", ");
-          append_key(sql, keep[k], enc_);
-        }
+        append_keys(sql, keep.begin(), keep.end());
         sql.push_back(')');
       }
       Statement& s = w_.deletes.emplace_back();

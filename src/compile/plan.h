@@ -17,11 +17,12 @@
 // they exclude, and would otherwise scan the table; Impala evaluates the CASE on the rows Kudu
 // returns (every existing edge of the label in the product). A CASE also keeps the expression
 // shallow, where an OR chain of 1000 pairs would pass Impala's expression depth limit (1000); it
-// holds at most 4999 WHENs (Impala's limit of 10000 children per expression). Upserts: one
-// statement group per table (entity_flat: per column set), rows sorted by key. Every statement
-// holds at most options.batch_rows rows (keys named; for an edge delete with a CASE, the pairs it
-// accepts) and, unless a single row is larger, at most options.batch_bytes bytes. Rows are sorted
-// by key and groups by their content, so the output is byte-identical for the same input.
+// holds at most 4999 WHENs (Impala's limit of 10000 children per expression).
+// Upserts: one statement group per table (entity_flat: per column set), rows sorted by key.
+// Every statement holds at most options.batch_rows rows (keys named; for an edge delete with a
+// CASE, the pairs it accepts) and, unless a single row is larger, at most options.batch_bytes
+// bytes. Rows are sorted by key and groups by their content, so the output is byte-identical for
+// the same input.
 //
 // Example (hex keys, database atlas):
 //   DELETE FROM `atlas`.`edge_out` WHERE `src` IN ('…01') AND `elabel` IN ('owns') AND `dst` IN

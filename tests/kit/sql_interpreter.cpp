@@ -553,20 +553,26 @@ class Parser {
     }
   }
 
+  // `col` of `schema`: its name into `name`, its index returned.
+  std::size_t column_ref(const TableSchema& schema, std::string& name) {
+    const Token& at = peek();
+    name = ident("column name");
+    const auto column = schema.find(name);
+    if (!column) fail(at, fmt::format("unknown column of `{}`", schema.name));
+    return *column;
+  }
+
   // `col` = lit | `col` IN (lit, ...) | `col` NOT IN (lit, ...)
   Condition condition(const TableSchema& schema) {
-    const Token& at = peek();
     Condition cond;
-    cond.column = ident("column name");
-    const auto column = schema.find(cond.column);
-    if (!column) fail(at, fmt::format("unknown column of `{}`", schema.name));
+    const std::size_t column = column_ref(schema, cond.column);
     const Token& op = next();
     if (is_punct(op, "=")) {
       cond.op = Condition::Op::kEq;
       const Token& lit_at = peek();
       cond.values.push_back(literal());
       if (cond.values.back().is_null()) fail(lit_at, "NULL in a condition never matches");
-      check(schema, *column, cond.values.back(), lit_at);
+      check(schema, column, cond.values.back(), lit_at);
     } else if (is_word(op, "IN") || is_word(op, "NOT")) {
       cond.op = Condition::Op::kIn;
       if (is_word(op, "NOT")) {
@@ -579,7 +585,7 @@ class Parser {
         const Token& lit_at = peek();
         Cell v = literal();
         if (v.is_null()) fail(lit_at, "NULL in an IN-list (never matches; KUDU-1595)");
-        check(schema, *column, v, lit_at);
+        check(schema, column, v, lit_at);
         if (!seen.insert(v).second) fail(lit_at, "value listed twice in one IN-list");
         cond.values.push_back(std::move(v));
         if (cond.values.size() > 9999) {
@@ -602,24 +608,22 @@ class Parser {
 
   // CASE `col` WHEN lit THEN `other` IN (lit, ...) [WHEN ...] END: the exact keys of a keyed
   // delete whose IN-lists name a product. `col` must be a key column already constrained by an
-  // IN-list (what Kudu prunes with); each WHEN value is listed there, once; each THEN is = or IN
-  // on another column.
+  // IN-list (what Kudu filters with); each WHEN value is listed there, once; each THEN is = or IN
+  // on another key column.
   Condition case_condition(const TableSchema& schema) {
     next();  // CASE
     Condition cond;
     cond.op = Condition::Op::kCase;
     const Token& col_at = peek();
-    cond.column = ident("column name");
-    const auto column = schema.find(cond.column);
-    if (!column) fail(col_at, fmt::format("unknown column of `{}`", schema.name));
-    if (!schema.is_key(*column)) fail(col_at, "CASE on a column outside the primary key");
+    const std::size_t column = column_ref(schema, cond.column);
+    if (!schema.is_key(column)) fail(col_at, "CASE on a column outside the primary key");
     std::set<Cell> seen;
     do {
       expect_word("WHEN");
       const Token& lit_at = peek();
       Cell v = literal();
       if (v.is_null()) fail(lit_at, "NULL after WHEN never matches");
-      check(schema, *column, v, lit_at);
+      check(schema, column, v, lit_at);
       if (!seen.insert(v).second) fail(lit_at, "value listed twice in one CASE");
       cond.values.push_back(std::move(v));
       expect_word("THEN");
