@@ -21,12 +21,14 @@
 // Upserts: one statement group per table (entity_flat: per column set), rows sorted by key.
 // Every statement holds at most options.batch_rows rows (keys named; for an edge delete with a
 // CASE, the pairs it accepts) and, unless a single row is larger, at most options.batch_bytes
-// bytes. Rows are sorted by key and groups by their content, so the output is byte-identical for
-// the same input.
+// bytes. A delete's IN-lists hold at most 9999 keys whatever batch_rows says (an IN predicate has
+// a child per item, and Impala allows 10000). Rows are sorted by key and groups by their
+// content, so the output is byte-identical for the same input.
 //
 // Example (hex keys, database atlas):
-//   DELETE FROM `atlas`.`edge_out` WHERE `src` IN ('…01') AND `elabel` IN ('owns') AND `dst` IN
-//   ('…02') UPSERT INTO `atlas`.`entity_by_qn` (`qn_digest`, `guid`, `type_name`) VALUES
+//   DELETE FROM `atlas`.`edge_out` WHERE `src` IN ('…01') AND `elabel` IN ('owns')
+//     AND `dst` IN ('…02')
+//   UPSERT INTO `atlas`.`entity_by_qn` (`qn_digest`, `guid`, `type_name`) VALUES
 //   ('…', '…01', 'hive_table')
 #pragma once
 

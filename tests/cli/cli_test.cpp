@@ -344,11 +344,13 @@ TEST_CASE("outputs naming an input or each other, and paths that cannot be writt
   const std::string link = tmp_path(".jsonl");
   std::remove(link.c_str());
   REQUIRE(::symlink(rejects.c_str(), link.c_str()) == 0);
-  r = run("apply -i 127.0.0.1:1 --prior none --checkpoint " + tmp_path(".ckpt") +
+  const std::string checkpoint = tmp_path(".ckpt");
+  r = run("apply -i 127.0.0.1:1 --prior none --checkpoint " + checkpoint +
           " --max-rejects 1 --reject-file " + rejects + " " + link);
   CHECK(r.status == 64);
   CHECK(contains(r.err, "the same file as the input " + link));
   CHECK(slurp(rejects) == rejected);
+  std::remove(checkpoint.c_str());
 
   // Two outputs on one path, one of them not there yet and named another way.
   const std::string dir = std::filesystem::path(tmp_path(".d")).string();
