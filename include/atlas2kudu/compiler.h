@@ -80,6 +80,13 @@ struct MemoryShares {
 // parser, allocator slack) and shares the rest between the knowledge cache and the window.
 MemoryShares split_memory_budget(std::size_t budget);
 
+// --batch-rows at most. A statement's IN-lists hold up to batch_rows keys (deletes, and the
+// --prior impala lookups), and Impala refuses an expression of more than 10000 children
+// (Expr.EXPR_CHILDREN_LIMIT): an IN predicate has one for its column and one per item. 9999 rows
+// of an UPSERT, about ten expressions each, also stay well under Impala's
+// statement_expression_limit (250000 by default).
+inline constexpr std::size_t kMaxBatchRows = 9999;
+
 struct CompileOptions {
   std::string database = "atlas";
   KeyEncoding key_encoding = KeyEncoding::kHex;
@@ -87,7 +94,7 @@ struct CompileOptions {
   PriorSource prior = PriorSource::kNone;
   std::size_t props_max_bytes = 60000;  // props_json and detail_json cap (Kudu cells: 64 KiB)
   std::size_t window_events = 50000;
-  std::size_t batch_rows = 1000;                   // rows (or keys) per statement
+  std::size_t batch_rows = 1000;                   // rows (or keys) per statement, kMaxBatchRows
   std::size_t batch_bytes = std::size_t{4} << 20;  // bytes per statement (Impala: 16 MiB)
   // Memory (split_memory_budget of --memory-budget). Neither changes the statements of a window;
   // a window that would outgrow window_budget closes early (window_fits).

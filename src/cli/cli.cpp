@@ -150,9 +150,11 @@ void add_compile_options(CLI::App* cmd, CompileCommand& c) {
                   "Events per window: each window's net effect runs as deletes, then upserts")
       ->capture_default_str()
       ->check(whole_number(1));
-  cmd->add_option("--batch-rows", o.batch_rows, "Rows (or keys) per statement at most")
+  cmd->add_option("--batch-rows", o.batch_rows,
+                  "Rows (or keys) per statement at most (up to 9999: Impala refuses an IN-list of "
+                  "more keys)")
       ->capture_default_str()
-      ->check(whole_number(1));
+      ->check(whole_number(1, kMaxBatchRows));
   cmd->add_option("--batch-bytes", o.batch_bytes,
                   "Bytes per statement at most (Impala's limit is 16 MiB)")
       ->capture_default_str()

@@ -23,14 +23,14 @@ namespace {
 class Batcher {
  public:
   Batcher(std::vector<Statement>& out, std::string_view table, std::string head, std::string sep,
-          std::string tail, std::size_t max_rows, std::size_t max_bytes)
+          std::string tail, const CompileOptions& options)
       : out_(out),
         table_(table),
         head_(std::move(head)),
         sep_(std::move(sep)),
         tail_(std::move(tail)),
-        max_rows_(max_rows),
-        max_bytes_(max_bytes) {}
+        max_rows_(std::max<std::size_t>(options.batch_rows, 1)),
+        max_bytes_(options.batch_bytes) {}
   ~Batcher() = default;
 
   // Appends one UPSERT row whose text is produced by `write(std::string&)`; `net_row` is the index
@@ -131,11 +131,9 @@ inline void prefetch(std::string_view text) {
   if (text.size() > 64) __builtin_prefetch(text.data() + 64);
 }
 
-// Impala refuses an expression of more than 10000 children (Expr's EXPR_CHILDREN_LIMIT). An IN
-// predicate has one for its column and one per item; a CASE has one for its operand and two per
-// WHEN. Whatever --batch-rows says, a delete's IN-lists and an edge delete's CASE stay under it
-// (an UPSERT's VALUES rows are not one expression: --batch-rows alone cuts them).
-constexpr std::size_t kMaxInListItems = 9999;
+// Impala refuses an expression of more than 10000 children (Expr's EXPR_CHILDREN_LIMIT); a CASE
+// has one for its operand and two per WHEN. Whatever --batch-rows says, an edge delete's CASE
+// stays under it.
 constexpr std::size_t kMaxCaseWhens = 4999;
 
 inline bool key_less(const std::array<std::uint8_t, 16>& x, const std::array<std::uint8_t, 16>& y) {
@@ -229,10 +227,6 @@ class Planner {
     return qualified_table(options_.database, name);
   }
 
-  // Rows per UPSERT, and keys per delete: every IN-list of a delete holds at most this many.
-  std::size_t max_upsert_rows() const { return std::max<std::size_t>(options_.batch_rows, 1); }
-  std::size_t max_keys() const { return std::min(max_upsert_rows(), kMaxInListItems); }
-
   std::string key(const std::array<std::uint8_t, 16>& bytes) const {
     std::string s;
     append_key(s, bytes, enc_);
@@ -268,7 +262,7 @@ class Planner {
     if (items.empty()) return;
     Batcher b(w_.deletes, name,
               "DELETE FROM " + table(name) + " WHERE `" + std::string(col) + "` IN (", ", ",
-              ")" + tail, max_keys(), options_.batch_bytes);
+              ")" + tail, options_);
     for (std::size_t i = 0; i < items.size(); ++i) {
       b.add([&](std::string& s) { s.append(items[i]); });
       if (i < subjects.rows.size()) b.deleted_row(subjects.rows[i]);
@@ -284,7 +278,7 @@ class Planner {
   void delete_product(std::string_view name, std::string_view col_a,
                       const std::vector<std::string>& as, const std::string& middle,
                       std::string_view col_b, const std::vector<std::string>& bs, RowOf&& row_of) {
-    const std::size_t max_rows = max_keys();
+    const std::size_t max_rows = std::max<std::size_t>(options_.batch_rows, 1);
     const std::string head =
         "DELETE FROM " + table(name) + " WHERE `" + std::string(col_a) + "` IN (";
     const std::string mid = ")" + (middle.empty() ? std::string() : " AND " + middle) + " AND `" +
@@ -365,7 +359,7 @@ class Planner {
   void delete_edge_keys(const schema::Table& t, std::string_view label,
                         const std::vector<EdgeKeys>& entries) {
     const std::string_view col_a = t.column(0), col_b = t.column(2);
-    const std::size_t max_rows = max_keys();
+    const std::size_t max_rows = std::max<std::size_t>(options_.batch_rows, 1);
     const std::string head =
         "DELETE FROM " + table(t.name) + " WHERE `" + std::string(col_a) + "` IN (";
     const std::string mid =
@@ -536,14 +530,17 @@ class Planner {
       }
       for (const auto& [keep, guids_subjects] : by_keep) {
         std::string tail;
-        if (!keep.empty()) {
-          tail = " AND `tag_name` NOT IN (";
-          for (std::size_t i = 0; i < keep.size(); ++i) {
-            if (i) tail.append(", ");
-            append_string_literal(tail, keep[i]);
+        // The tags one event gives an entity: more than an IN-list may hold (kMaxBatchRows) are
+        // kept by several NOT IN-lists, `tag_name` NOT IN (A) AND `tag_name` NOT IN (B).
+        for (std::size_t i = 0; i < keep.size(); ++i) {
+          if (i % kMaxBatchRows == 0) {
+            tail.append(i == 0 ? " AND `tag_name` NOT IN (" : ") AND `tag_name` NOT IN (");
+          } else {
+            tail.append(", ");
           }
-          tail.push_back(')');
+          append_string_literal(tail, keep[i]);
         }
+        if (!keep.empty()) tail.push_back(')');
         delete_in(schema::kEntityClassifications.name,
                   schema::kEntityClassifications.column(schema::kTagGuid), guids_subjects.first,
                   guids_subjects.second, tail);
@@ -563,7 +560,7 @@ class Planner {
   // guid. In a store this tool maintains, a by_qn row maps to a guid only from that entity's
   // current digest, so the cross product removes nothing beyond the listed pairs.
   void guarded(const std::vector<std::pair<QnDigest, Guid>>& pairs) {
-    const std::size_t max_rows = max_keys();
+    const std::size_t max_rows = std::max<std::size_t>(options_.batch_rows, 1);
     const std::size_t per_key = key(Guid{}.bytes).size() + 2;
     const std::string head =
         "DELETE FROM " + table(schema::kEntityByQn.name) + " WHERE `qn_digest` IN (";
@@ -598,7 +595,7 @@ class Planner {
   // exact: a digest some listed guid keeps has a pending upsert (or a keyed delete) in this
   // window that decides its final state whatever the delete phase does to it.
   void by_qn_cleanups(const std::vector<CleanUp<QnDigest>>& cleanups) {
-    const std::size_t max_rows = max_keys();
+    const std::size_t max_rows = std::max<std::size_t>(options_.batch_rows, 1);
     const std::size_t per_key = key(Guid{}.bytes).size() + 2;
     const std::string head =
         "DELETE FROM " + table(schema::kEntityByQn.name) + " WHERE `guid` IN (";
@@ -608,12 +605,7 @@ class Planner {
       std::size_t keys = 0;
       for (; j < cleanups.size() && j - i < max_rows; ++j) {
         const std::size_t more = 1 + cleanups[j].keep.size();
-        // The kept digests' NOT IN-list is bounded as the guids' IN-list is (before duplicates
-        // are dropped from it).
-        if (j > i && (head.size() + 40 + per_key * (keys + more) > options_.batch_bytes ||
-                      keep.size() + cleanups[j].keep.size() > kMaxInListItems)) {
-          break;
-        }
+        if (j > i && head.size() + 40 + per_key * (keys + more) > options_.batch_bytes) break;
         keys += more;
         keep.insert(keep.end(), cleanups[j].keep.begin(), cleanups[j].keep.end());
       }
@@ -656,7 +648,7 @@ class Planner {
     flat_upserts(net.flat);
     {
       Batcher b(w_.upserts, schema::kEntityByQn.name, upsert_head(schema::kEntityByQn), ",\n", "",
-                max_upsert_rows(), options_.batch_bytes);
+                options_);
       for (std::size_t i = 0; i < net.by_qn.size(); ++i) {
         const ByQnRow& r = net.by_qn[i];
         if (!r.upsert) continue;
@@ -676,8 +668,7 @@ class Planner {
     edge_upserts(schema::kEdgeIn, net.edge_in);
     {
       Batcher b(w_.upserts, schema::kEntityClassifications.name,
-                upsert_head(schema::kEntityClassifications), ",\n", "", max_upsert_rows(),
-                options_.batch_bytes);
+                upsert_head(schema::kEntityClassifications), ",\n", "", options_);
       for (std::size_t i = 0; i < net.tags.size(); ++i) {
         const TagRow& r = net.tags[i];
         if (!r.upsert) continue;
@@ -699,7 +690,7 @@ class Planner {
     }
     {
       Batcher b(w_.upserts, schema::kEntityAudit.name, upsert_head(schema::kEntityAudit), ",\n", "",
-                max_upsert_rows(), options_.batch_bytes);
+                options_);
       for (std::size_t n = 0; n < audit_order_.size(); ++n) {
         // Rows are visited in key order, scattered over the window's memory: fetch the text of
         // rows a few steps ahead while this one is written (the loads missed the cache).
@@ -738,8 +729,7 @@ class Planner {
   }
 
   void edge_upserts(const schema::Table& t, const std::vector<EdgeRow>& rows) {
-    Batcher b(w_.upserts, t.name, upsert_head(t), ",\n", "", max_upsert_rows(),
-              options_.batch_bytes);
+    Batcher b(w_.upserts, t.name, upsert_head(t), ",\n", "", options_);
     for (std::size_t i = 0; i < rows.size(); ++i) {
       const EdgeRow& r = rows[i];
       if (!r.upsert) continue;
@@ -780,7 +770,7 @@ class Planner {
         append_identifier(head, t.column(c));
       }
       head.append(") VALUES\n");
-      Batcher b(w_.upserts, t.name, head, ",\n", "", max_upsert_rows(), options_.batch_bytes);
+      Batcher b(w_.upserts, t.name, head, ",\n", "", options_);
       for (std::size_t n = 0; n < group.size(); ++n) {
         if (n + kAhead < group.size()) {
           prefetch(group[n + kAhead]->props_json);

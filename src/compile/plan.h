@@ -21,9 +21,9 @@
 // Upserts: one statement group per table (entity_flat: per column set), rows sorted by key.
 // Every statement holds at most options.batch_rows rows (keys named; for an edge delete with a
 // CASE, the pairs it accepts) and, unless a single row is larger, at most options.batch_bytes
-// bytes. A delete's IN-lists hold at most 9999 keys whatever batch_rows says (an IN predicate has
-// a child per item, and Impala allows 10000). Rows are sorted by key and groups by their
-// content, so the output is byte-identical for the same input.
+// bytes; batch_rows is at most kMaxBatchRows (validate_compile_options), so that every IN-list
+// stays within Impala's limit. Rows are sorted by key and groups by their content, so the output
+// is byte-identical for the same input.
 //
 // Example (hex keys, database atlas):
 //   DELETE FROM `atlas`.`edge_out` WHERE `src` IN ('…01') AND `elabel` IN ('owns')

@@ -1,5 +1,6 @@
 // End-to-end tests: run the real binary as a user would and check output and exit codes.
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -228,6 +229,9 @@ TEST_CASE("usage errors and missing files have their own exit codes") {
             "--partitions: expected a whole number from 2 to 1000, got "
             "'1001'"},
            {"apply --sessions 0", "--sessions: expected a whole number from 1 to 256, got '0'"},
+           // Impala refuses an IN-list of 10000 keys: deletes and --prior impala lookups.
+           {"apply --batch-rows 10000",
+            "--batch-rows: expected a whole number from 1 to 9999, got '10000'"},
            {"apply -i '' --prior none",
             "--impalad: empty; give HOST[:PORT], or leave -i out for localhost"},
            {"compile -i '' --prior none",
@@ -569,6 +573,32 @@ TEST_CASE("apply runs the compiled statements over HS2 and reports rows per tabl
             count_lines_starting(compiled.out, "UPSERT ") ==
         21);
   std::remove(stats.c_str());
+}
+
+TEST_CASE("an entity given 10001 tags at once: the clean-up keeps them with two NOT IN-lists") {
+  // Impala (and the kit) refuse an IN-list of more than 9999 items.
+  std::string tags;
+  for (int i = 0; i < 10001; ++i)
+    tags += fmt::format("{}{{\"typeName\":\"T{:05}\"}}", i ? "," : "", i);
+  const std::string input =
+      write_temp(".jsonl",
+                 "{\"version\":{\"version\":\"1.0.0\"},\"msgCreationTime\":1,\"message\":{\"type\":"
+                 "\"ENTITY_NOTIFICATION_V2\",\"entity\":{\"typeName\":\"hive_table\",\"guid\":"
+                 "\"00000001-0000-4000-8000-000000000001\",\"classifications\":[" +
+                     tags + "]},\"operationType\":\"CLASSIFICATION_ADD\",\"eventTime\":3000}}\n");
+  TestServer server("--transport binary --handler kit");
+  const Run r = run("apply -i " + server.address() + " --prior none " + input);
+  CHECK(r.status == 0);
+  CHECK(contains(r.err, "entity_classifications         10001 rows modified"));
+  const std::string log = server.statements();
+  std::size_t lists = 0;
+  for (std::size_t at = log.find("`tag_name` NOT IN ("); at != std::string::npos;
+       at = log.find("`tag_name` NOT IN (", at + 1)) {
+    ++lists;
+  }
+  CHECK(lists == 2);
+  CHECK(contains(log, "'T09998') AND `tag_name` NOT IN ('T09999', 'T10000')"));
+  std::remove(input.c_str());
 }
 
 TEST_CASE("apply reads stored state by default (--prior impala); a rerun merges onto it") {

@@ -2,6 +2,7 @@
 #include "compile/plan.h"
 
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <map>
@@ -286,76 +287,39 @@ TEST_CASE("keyed edge deletes: a CASE holds at most 4999 WHENs, whatever batch_r
   CHECK(whens(w.deletes[1].sql) == 2);
 }
 
-TEST_CASE("deletes: an IN-list holds at most 9999 keys, whatever batch_rows says") {
-  // Impala refuses an expression of more than 10000 children, and an IN predicate has one for its
-  // column and one per item. UPSERT rows are not one expression: batch_rows alone cuts them.
-  const auto wide_guid = [](int n) {  // guid() keeps one byte of n
-    Guid g = guid(n);
-    g.bytes[2] = static_cast<std::uint8_t>(n >> 8);
-    g.bytes[1] = static_cast<std::uint8_t>(n >> 16);
-    return g;
-  };
-  const auto digest = [&](int n) {
-    QnDigest d = wide_guid(n).bytes;
-    d[15] = 0xdd;
-    return d;
-  };
-  constexpr int kKeys = 10001;
+TEST_CASE("a tag clean-up keeping more tags than an IN-list holds: several NOT IN-lists") {
+  // One event may list any number of tags; Impala refuses an IN-list of more than 9999 items.
   NetWindow net;
-  for (int i = 1; i <= kKeys; ++i) {
-    FlatRow deleted;
-    deleted.guid = wide_guid(i);
-    deleted.delete_first = true;
-    net.flat.push_back(deleted);
-    net.flat.push_back(flat_upsert(200000 + i, FlatRow::kTypeName, "t"));
-    EdgeRow e;  // one source losing 10001 destinations: its parts never share a statement
-    e.a = wide_guid(300000);
-    e.elabel = "cols";
-    e.b = wide_guid(300000 + i);
-    e.delete_first = true;
-    net.edge_out.push_back(e);
-    net.by_qn_guarded.emplace_back(digest(i), wide_guid(i));
-    // Each clean-up keeps two digests: the NOT IN-list of a statement reaches 9999 first.
-    net.by_qn_cleanups.push_back({wide_guid(400000 + i), {digest(2 * i), digest(2 * i + 1)}});
-  }
+  std::vector<std::string> keep;
+  for (int i = 0; i < 10001; ++i) keep.push_back(fmt::format("T{:05}", i));
+  net.tag_cleanups = {{guid(1), keep}};
+  const CompiledWindow w = plan_window(net, CompileOptions{});
+  REQUIRE(w.deletes.size() == 1);
+  const std::string& sql = w.deletes[0].sql;
+  const std::string head = "DELETE FROM `atlas`.`entity_classifications` WHERE `guid` IN ('" +
+                           hex(1) + "') AND `tag_name` NOT IN ('T00000', ";
+  CHECK(sql.starts_with(head));
+  const std::size_t second = sql.find(") AND `tag_name` NOT IN ('T09999', 'T10000')");
+  REQUIRE(second != std::string::npos);
+  CHECK(sql.size() ==
+        second + std::string_view(") AND `tag_name` NOT IN ('T09999', 'T10000')").size());
+  CHECK(std::count(sql.begin(), sql.begin() + static_cast<std::ptrdiff_t>(second), ',') == 9998);
+  CHECK(sql.find("'T09998') AND") == second - 8);
+}
+
+TEST_CASE("--batch-rows: at most 9999, the items an IN-list may hold in Impala") {
   CompileOptions o;
-  o.batch_rows = 20000;
-  o.batch_bytes = 16 << 20;
-  const CompiledWindow w = plan_window(net, o);
-  // The items of every IN-list of the statement, in order.
-  const auto in_lists = [](const std::string& sql) {
-    std::vector<std::size_t> sizes;
-    for (std::size_t at = sql.find(" IN ("); at != std::string::npos;
-         at = sql.find(" IN (", at + 1)) {
-      const std::size_t end = sql.find(')', at);
-      sizes.push_back(
-          1 + static_cast<std::size_t>(std::count(sql.begin() + at, sql.begin() + end, ',')));
-    }
-    return sizes;
-  };
-  std::map<std::string, std::size_t> keys, statements;
-  std::size_t longest = 0, longest_keep = 0;
-  for (const Statement& s : w.deletes) {
-    const auto sizes = in_lists(s.sql);
-    REQUIRE(!sizes.empty());
-    for (const std::size_t n : sizes) longest = std::max(longest, n);
-    if (s.sql.find("NOT IN (") != std::string::npos)
-      longest_keep = std::max(longest_keep, sizes.back());
-    keys[std::string(s.table)] += s.rows;
-    ++statements[std::string(s.table)];
+  o.batch_rows = kMaxBatchRows;
+  CHECK_NOTHROW(validate_compile_options(o));
+  o.batch_rows = kMaxBatchRows + 1;
+  try {
+    validate_compile_options(o);
+    FAIL("validate_compile_options accepted --batch-rows 10000");
+  } catch (const Error& e) {
+    CHECK(e.category() == ErrorCategory::kUsage);
+    CHECK(std::string(e.what()) ==
+          "--batch-rows must be at most 9999 (Impala refuses an IN-list of more keys)");
   }
-  CHECK(longest == 9999);
-  CHECK(longest_keep == 9998);
-  CHECK(keys["entity_flat"] == kKeys);
-  CHECK(statements["entity_flat"] == 2);
-  CHECK(keys["edge_out"] == kKeys);
-  CHECK(statements["edge_out"] == 2);
-  // entity_by_qn: the guarded pairs, then the clean-ups (9999 kept digests: 4999 guids a
-  // statement).
-  CHECK(keys["entity_by_qn"] == 2 * kKeys);
-  CHECK(statements["entity_by_qn"] == 2 + 3);
-  REQUIRE(w.upserts.size() == 1);
-  CHECK(w.upserts[0].rows == kKeys);
 }
 
 TEST_SUITE_END();

@@ -554,4 +554,18 @@ TEST_CASE("hs2 prior: the kit handler answers only the lookup SELECT shape") {
   CHECK(!is_select_statement("UPSERT INTO `atlas`.`x` VALUES ('select')"));
 }
 
+TEST_CASE("the test server's SELECT refuses an IN-list of more than 9999 values, as Impala does") {
+  const KuduStore store;
+  const auto select = [&](int n) {
+    std::string sql = "SELECT `guid` FROM `atlas`.`entity_flat` WHERE `guid` IN (";
+    for (int i = 0; i < n; ++i) sql += fmt::format("{}'{:032x}'", i ? ", " : "", i);
+    return run_kit_select(sql + ")", store, "atlas");
+  };
+  CHECK(select(9999).rows.empty());
+  CHECK_THROWS_WITH_AS(select(10000),
+                       "an IN-list of more than 9999 values (Impala: at most 10000 child "
+                       "expressions)",
+                       SelectError);
+}
+
 TEST_SUITE_END();
