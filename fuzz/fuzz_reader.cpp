@@ -1,11 +1,13 @@
-// libFuzzer target: the whole reader on one input file, as `check` reads it. The bytes go into a
-// memory file opened by path, so the real file source runs too (gzip detection, members, a
-// stream cut short); every record then goes through the framer, the envelope and kcat levels,
+// libFuzzer target: the whole reader on one input file, as `compile` and `check` read it. The bytes
+// go into a memory file opened by path, so the real file source runs too (gzip detection, members,
+// a stream cut short); every record then goes through the framer, the envelope and kcat levels,
 // Base64 and gzip, split reassembly and the V1/V2 payloads.
 //
 // What must hold for any input: no crash, no sanitizer report, no exception but SourceError
 // (a bad gzip file) out of the reader, and once the input is read to its end, every record is
-// an event, a joined split chunk or a rejection.
+// an event, a joined split chunk or a rejection. The input is read a second time as `check`
+// reads it (Reader::without_audit_seq): the same records must be accepted, and the same rejected
+// for the same reasons.
 #include <sys/mman.h>
 #include <unistd.h>
 

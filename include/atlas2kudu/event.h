@@ -176,7 +176,8 @@ struct Event {
   // eventTime (ms) x 1000; V1 falls back to systemAttributes.modifiedTime, then msgCreationTime.
   std::int64_t event_time_us = 0;
   // entity_audit's seq: first 8 bytes, big-endian, of SHA-256 over the minified `message` JSON,
-  // as a signed 64-bit value. Identical for a redelivered message.
+  // as a signed 64-bit value. Identical for a redelivered message. 0 from a reader that computes
+  // none (Reader::without_audit_seq).
   std::int64_t audit_seq = 0;
   bool legacy_v1 = false;  // came from an ENTITY_NOTIFICATION_V1 (or untyped) payload
   SourcePosition pos;

@@ -237,6 +237,11 @@ class Reader {
   // inputs and TooManyRejects from the sink.
   bool next(Event& out);
 
+  // From now on, events come with audit_seq 0 and the SHA-256 of each message is not computed:
+  // for a reader whose events become no rows (check). Call it before the first next(). What is
+  // accepted and rejected, and why, does not change.
+  void without_audit_seq();
+
   const ReadStats& stats() const;
 
   // Bytes of the inputs as stored (gzip still compressed) read so far, over all sources: against

@@ -61,6 +61,7 @@ struct NotificationDecoder::Impl {
   std::string minified;
   std::string_view record;                    // the record being decoded, verbatim
   bool record_compact = false;                // ... has no whitespace outside its strings
+  bool audit_seq = true;                      // NotificationDecoder::without_audit_seq
   std::vector<HeldRecord> completed_records;  // of the split message the record completed
 };
 
@@ -166,7 +167,11 @@ Event NotificationDecoder::Impl::decode_payload(std::string_view message_raw, Pa
                                                 const SourcePosition& pos, bool raw_is_minified) {
   Event event;
   event.pos = pos;
-  event.audit_seq = message_audit_seq(message_raw, minified, raw_is_minified);
+  if (audit_seq) {
+    event.audit_seq = message_audit_seq(message_raw, minified, raw_is_minified);
+  } else if (!raw_is_minified) {
+    message_audit_seq(message_raw, minified, false);  // for the minify's verdict
+  }
   payload_to_event(fields, fallbacks, event, limits.max_cell_bytes);
   return event;
 }
@@ -178,6 +183,10 @@ NotificationDecoder::~NotificationDecoder() = default;
 
 void NotificationDecoder::pass_over(std::function<bool(const SourcePosition::Kafka&)> filter) {
   impl_->pass_over = std::move(filter);
+}
+
+void NotificationDecoder::without_audit_seq() {
+  impl_->audit_seq = false;
 }
 
 const std::vector<HeldRecord>& NotificationDecoder::completed_records() const {

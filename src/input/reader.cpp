@@ -307,6 +307,10 @@ const ReadStats& Reader::stats() const {
   return impl_->stats_;
 }
 
+void Reader::without_audit_seq() {
+  impl_->decoder_.without_audit_seq();
+}
+
 std::uint64_t Reader::bytes_read() const {
   return impl_->bytes_done_ + (impl_->source_ ? impl_->source_->consumed() : 0);
 }

@@ -190,6 +190,41 @@ TEST_CASE("the audit seq of a GZIP message equals that of the same message sent 
   CHECK(spaced_out.events[0].audit_seq == plain.events[0].audit_seq);
 }
 
+TEST_CASE("without_audit_seq (check): the same events and rejections, audit seq 0") {
+  // Compact, spaced (minified before hashing), and records rejected at every level.
+  const std::string spaced =
+      "{ \"version\" : {\"version\":\"1.0.0\"}, \"msgCreationTime\": 1700000000000, \"message\" : "
+      "{ \"type\" : \"ENTITY_NOTIFICATION_V2\", \"entity\" : { \"typeName\" : \"t\", "
+      "\"guid\" : \"00000001-0000-4000-8000-000000000001\" }, \"operationType\" : "
+      "\"ENTITY_UPDATE\", \"eventTime\" : 1000 } }";
+  const std::string text = envelope(entity_message("ENTITY_UPDATE")) + "\n" + spaced + "\n" +
+                           "not json\n" + envelope(entity_message("NO_SUCH_OP")) + "\n" +
+                           slurp(data("gzip-message.jsonl")) + slurp(data("split-message.jsonl"));
+  const ReadOutcome with = read_text(text);
+  ReadOutcome without;
+  {
+    RejectSink sink(RejectPolicy{1000, ""}, nullptr);
+    std::vector<std::unique_ptr<ByteSource>> sources;
+    sources.push_back(memory_byte_source("t.jsonl", text));
+    Reader reader(std::move(sources), sink);
+    reader.without_audit_seq();
+    for (Event e; reader.next(e);) without.events.push_back(std::move(e));
+    without.stats = reader.stats();
+  }
+  REQUIRE(with.events.size() == 4);
+  REQUIRE(without.events.size() == with.events.size());
+  CHECK(without.stats.per_reason == with.stats.per_reason);
+  CHECK(without.stats.rejected == 2);
+  for (std::size_t i = 0; i < with.events.size(); ++i) {
+    CAPTURE(i);
+    CHECK(with.events[i].audit_seq != 0);
+    CHECK(without.events[i].audit_seq == 0);
+    CHECK(with.events[i].guid == without.events[i].guid);
+    CHECK(with.events[i].attributes == without.events[i].attributes);
+    CHECK(with.events[i].pos.line == without.events[i].pos.line);
+  }
+}
+
 TEST_CASE("insignificant whitespace does not change the audit seq; content does") {
   const std::string compact = envelope(entity_message("ENTITY_UPDATE"));
   const std::string spaced =

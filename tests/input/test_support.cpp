@@ -46,22 +46,66 @@ ReaderLimits fuzz_reader_limits() {
   return limits;
 }
 
-std::string read_as_fuzzer(const std::string& path) {
-  RejectSink rejects(RejectPolicy{UINT64_MAX, ""}, nullptr);
-  Reader reader({path}, rejects, fuzz_reader_limits());
-  try {
-    for (Event e; reader.next(e);) {
-      if (e.pos.first_source_index > e.pos.source_index) return "first_source_index after source";
-      (void)reader.progress();
+namespace {
+
+// One reading of read_as_fuzzer: what went wrong (empty when every invariant held), and what a
+// reading as `check` must repeat: the events and the rejections, with their messages.
+struct FuzzReading {
+  std::string failure;
+  std::string trace;
+};
+
+FuzzReading read_once_as_fuzzer(const std::string& path, bool audit_seq) {
+  FuzzReading out;
+  char* diag_buf = nullptr;
+  std::size_t diag_size = 0;
+  std::FILE* diag = open_memstream(&diag_buf, &diag_size);
+  {
+    RejectSink rejects(RejectPolicy{UINT64_MAX, ""}, diag);
+    Reader reader({path}, rejects, fuzz_reader_limits());
+    if (!audit_seq) reader.without_audit_seq();
+    try {
+      for (Event e; reader.next(e);) {
+        if (e.pos.first_source_index > e.pos.source_index) {
+          out.failure = "first_source_index after source";
+        } else if (!audit_seq && e.audit_seq != 0) {
+          out.failure = "an audit seq computed without_audit_seq";
+        }
+        if (!out.failure.empty()) break;
+        out.trace += fmt::format("event {} {} {}\n", e.pos.record, to_string(e.op), e.guid.hex());
+        (void)reader.progress();
+      }
+      const ReadStats& s = reader.stats();
+      if (out.failure.empty() &&
+          s.records != s.events + s.rejected + s.split_chunks + s.skipped + s.replayed) {
+        out.failure = fmt::format(
+            "{} records, but {} events + {} rejected + {} split chunks + {} skipped + {} replayed",
+            s.records, s.events, s.rejected, s.split_chunks, s.skipped, s.replayed);
+      }
+      out.trace += fmt::format("{} records, {} events, {} rejected, {} split chunks\n", s.records,
+                               s.events, s.rejected, s.split_chunks);
+    } catch (const SourceError& e) {
+      // A damaged gzip file ends the run, as it ends `check` (exit 74).
+      out.trace += fmt::format("source error: {}\n", e.what());
     }
-  } catch (const SourceError&) {
-    return "";  // a damaged gzip file ends the run, as it ends `check` (exit 74)
   }
-  const ReadStats& s = reader.stats();
-  if (s.records != s.events + s.rejected + s.split_chunks + s.skipped + s.replayed) {
-    return fmt::format(
-        "{} records, but {} events + {} rejected + {} split chunks + {} skipped + {} replayed",
-        s.records, s.events, s.rejected, s.split_chunks, s.skipped, s.replayed);
+  std::fclose(diag);
+  out.trace += std::string(diag_buf, diag_size);
+  std::free(diag_buf);
+  return out;
+}
+
+}  // namespace
+
+std::string read_as_fuzzer(const std::string& path) {
+  const FuzzReading compile = read_once_as_fuzzer(path, true);
+  if (!compile.failure.empty()) return compile.failure;
+  // `check` reads without the audit seq: the same events, and the same rejections.
+  const FuzzReading check = read_once_as_fuzzer(path, false);
+  if (!check.failure.empty()) return check.failure;
+  if (check.trace != compile.trace) {
+    return fmt::format("read with the audit seq:\n{}\nand without it:\n{}", compile.trace,
+                       check.trace);
   }
   return "";
 }

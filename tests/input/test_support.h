@@ -33,8 +33,9 @@ std::string tmp_path(const std::string& suffix);
 // The limits fuzz/fuzz_reader reads with: small enough for the fuzzer to reach and pass them.
 ReaderLimits fuzz_reader_limits();
 // Reads the file at `path` as fuzz/fuzz_reader does (and tests/data/fuzz is read again): to its
-// end, or to a SourceError (a damaged gzip file). Returns what went wrong, or "" when every
-// invariant held; anything else thrown propagates.
+// end, or to a SourceError (a damaged gzip file); then again as `check` reads it, without the
+// audit seq, which must accept and reject the same records. Returns what went wrong, or "" when
+// every invariant held; anything else thrown propagates.
 std::string read_as_fuzzer(const std::string& path);
 
 // `text` as a JSON string literal, escaped as the reject file writes it.
