@@ -94,7 +94,7 @@ struct CompileOptions {
   PriorSource prior = PriorSource::kNone;
   std::size_t props_max_bytes = 60000;  // props_json and detail_json cap (Kudu cells: 64 KiB)
   std::size_t window_events = 50000;
-  std::size_t batch_rows = 1000;                   // rows (or keys) per statement, kMaxBatchRows
+  std::size_t batch_rows = 1000;  // rows (or keys) per statement, at most kMaxBatchRows
   std::size_t batch_bytes = std::size_t{4} << 20;  // bytes per statement (Impala: 16 MiB)
   // Memory (split_memory_budget of --memory-budget). Neither changes the statements of a window;
   // a window that would outgrow window_budget closes early (window_fits).

@@ -32,15 +32,15 @@ std::string span_of(std::span<const Event> window) {
 
 void validate_compile_options(const CompileOptions& o) {
   check_identifier(o.database);
-  const auto usage = [](const char* message) { throw Error(ErrorCategory::kUsage, message); };
+  const auto usage = [](const std::string& message) {
+    throw Error(ErrorCategory::kUsage, message);
+  };
   if (o.props_max_bytes < 2) usage("--props-max-bytes must be at least 2 (the size of {})");
   if (o.window_events == 0) usage("--window-events must be positive");
   if (o.batch_rows == 0) usage("--batch-rows must be positive");
   if (o.batch_rows > kMaxBatchRows) {
-    throw Error(ErrorCategory::kUsage,
-                fmt::format("--batch-rows must be at most {} (Impala refuses an IN-list of more "
-                            "keys)",
-                            kMaxBatchRows));
+    usage(fmt::format("--batch-rows must be at most {} (Impala refuses an IN-list of more keys)",
+                      kMaxBatchRows));
   }
   if (o.batch_bytes == 0) usage("--batch-bytes must be positive");
   if (o.window_budget == 0) usage("the window's memory budget must be positive");

@@ -193,10 +193,8 @@ KitSelectResult run_kit_select(std::string_view sql, const testkit::KuduStore& s
       values.push_back(testkit::Cell::string(testkit::impala_unescape(p.string_literal())));
     }
   } while (p.at_punct(','));
-  // As the interpreter's IN-lists (tests/kit/sql_interpreter.cpp): Impala refuses more.
-  if (values.size() > 9999) {
-    throw SelectError(
-        "an IN-list of more than 9999 values (Impala: at most 10000 child expressions)");
+  if (values.size() > testkit::kImpalaMaxInListValues) {
+    throw SelectError(std::string(testkit::kInListTooLong));
   }
   p.punct(')');
   if (p.at_punct(';')) p.punct(';');

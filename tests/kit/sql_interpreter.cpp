@@ -588,11 +588,7 @@ class Parser {
         check(schema, column, v, lit_at);
         if (!seen.insert(v).second) fail(lit_at, "value listed twice in one IN-list");
         cond.values.push_back(std::move(v));
-        if (cond.values.size() > 9999) {
-          fail(lit_at,
-               "an IN-list of more than 9999 values (Impala: at most 10000 child "
-               "expressions)");
-        }
+        if (cond.values.size() > kImpalaMaxInListValues) fail(lit_at, kInListTooLong);
         if (is_punct(peek(), ",")) {
           next();
           continue;

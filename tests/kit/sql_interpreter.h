@@ -52,6 +52,13 @@ std::string impala_unhex(std::string_view hex);
 // Impala's MAX_STATEMENT_LENGTH_BYTES default, 16 MiB: longer statements are refused.
 inline constexpr std::size_t kImpalaMaxStatementBytes = std::size_t{16} << 20;
 
+// Impala refuses an expression of more than 10000 children (Expr.EXPR_CHILDREN_LIMIT), and an IN
+// predicate has one for its column and one per value: the interpreter and the test server's
+// SELECT refuse a longer IN-list, for this reason.
+inline constexpr std::size_t kImpalaMaxInListValues = 9999;
+inline constexpr std::string_view kInListTooLong =
+    "an IN-list of more than 9999 values (Impala: at most 10000 child expressions)";
+
 struct InterpreterOptions {
   std::string database = "atlas";     // every table must be `database`.`table`
   bool reverse_phases = false;        // run the statements of each phase in reverse order
