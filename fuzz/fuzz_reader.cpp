@@ -6,8 +6,8 @@
 // What must hold for any input: no crash, no sanitizer report, no exception but SourceError
 // (a bad gzip file) out of the reader, and once the input is read to its end, every record is
 // an event, a joined split chunk or a rejection. The input is read a second time as `check`
-// reads it (Reader::without_audit_seq): the same records must be accepted, and the same rejected
-// for the same reasons.
+// reads it (Reader::validation_only: no audit seq, no attribute values): the same records must be
+// accepted, and the same rejected for the same reasons.
 #include <sys/mman.h>
 #include <unistd.h>
 

@@ -177,7 +177,7 @@ struct Event {
   std::int64_t event_time_us = 0;
   // entity_audit's seq: first 8 bytes, big-endian, of SHA-256 over the minified `message` JSON,
   // as a signed 64-bit value. Identical for a redelivered message. 0 from a reader that computes
-  // none (Reader::without_audit_seq).
+  // none (Reader::validation_only).
   std::int64_t audit_seq = 0;
   bool legacy_v1 = false;  // came from an ENTITY_NOTIFICATION_V1 (or untyped) payload
   SourcePosition pos;

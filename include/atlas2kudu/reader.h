@@ -237,10 +237,11 @@ class Reader {
   // inputs and TooManyRejects from the sink.
   bool next(Event& out);
 
-  // From now on, events come with audit_seq 0 and the SHA-256 of each message is not computed:
-  // for a reader whose events become no rows (check). Call it before the first next(). What is
-  // accepted and rejected, and why, does not change.
-  void without_audit_seq();
+  // From now on, events carry only what validating them needs: audit_seq 0 (the SHA-256 of each
+  // message is not computed) and no `attributes` (each value is validated, its JSON text not
+  // written); qualified_name and name stay. For a reader whose events become no rows (check).
+  // Call it before the first next(). What is accepted and rejected, and why, does not change.
+  void validation_only();
 
   const ReadStats& stats() const;
 

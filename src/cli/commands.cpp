@@ -328,7 +328,7 @@ namespace {
 int check_run(const InputOptions& in) {
   RejectSink rejects(RejectPolicy{in.max_rejects, in.reject_file});
   Reader reader(in.files, rejects, in.limits);
-  reader.without_audit_seq();  // check writes no rows
+  reader.validation_only();  // check writes no rows
   Progress progress("check");
   progress.set_input_size(input_size(in.files));
   RunOutcome outcome = run_reporting_failures(progress, [&] {

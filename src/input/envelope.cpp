@@ -58,8 +58,9 @@ SourcePosition::Kafka Envelope::kafka() const {
 }
 
 Envelope parse_envelope(od::parser& parser, std::string_view text, const char* what,
-                        std::uint32_t max_depth) {
+                        std::uint32_t max_depth, bool attribute_values) {
   Envelope env;
+  env.message.attribute_values = attribute_values;
   od::document doc =
       parser.iterate(text.data(), text.size(), text.size() + simdjson::SIMDJSON_PADDING);
   const od::json_type top = doc.type();
@@ -176,6 +177,7 @@ Envelope parse_envelope(od::parser& parser, std::string_view text, const char* w
   }
   // A bare payload: the whole object is the message. Read it again, as a payload.
   env = Envelope{};
+  env.top.attribute_values = attribute_values;
   doc.rewind();
   parse_payload(doc.get_value(), env.top, Nesting{0, max_depth});
   return env;

@@ -50,6 +50,10 @@ struct NotificationDecoder::Impl {
                        bool raw_is_minified);
   // Base64-decodes (and, for GZIP, inflates) a message into inflated_buffer, padded.
   std::string_view inflate_message(std::string_view base64, bool gzip);
+  // parse_envelope at this decoder's limits, keeping attribute values unless validation_only.
+  Envelope parse(std::string_view text, const char* what) {
+    return parse_envelope(envelope_parser, text, what, limits.max_json_depth, !validation_only);
+  }
 
   SplitAssembler& splits;
   DecodeLimits limits;
@@ -61,7 +65,7 @@ struct NotificationDecoder::Impl {
   std::string minified;
   std::string_view record;                    // the record being decoded, verbatim
   bool record_compact = false;                // ... has no whitespace outside its strings
-  bool audit_seq = true;                      // NotificationDecoder::without_audit_seq
+  bool validation_only = false;               // NotificationDecoder::validation_only
   std::vector<HeldRecord> completed_records;  // of the split message the record completed
 };
 
@@ -96,7 +100,7 @@ std::optional<Event> NotificationDecoder::Impl::decode_level(Envelope& env, std:
     }
     // Nothing below refills kcat_buffer while the payload is decoded: only depth 0 gets here.
     assign_padded(kcat_buffer, trim(*env.payload));
-    Envelope inner = parse_envelope(envelope_parser, kcat_buffer, "payload", limits.max_json_depth);
+    Envelope inner = parse(kcat_buffer, "payload");
     if (inner.kcat) throw InputError(RejectCode::kWrongType, "payload: nested kcat record");
     return decode_level(inner, kcat_buffer, pos, depth + 1, env.kafka_ts);
   }
@@ -131,8 +135,7 @@ std::optional<Event> NotificationDecoder::Impl::decode_level(Envelope& env, std:
     // inflate_message's buffer is padded, and deeper levels refuse to inflate again (depth
     // checks), so the inner envelope is decoded in place.
     const std::string_view inner_text = inflate_message(whole->text, whole->gzip);
-    Envelope inner = parse_envelope(envelope_parser, inner_text,
-                                    "message (reassembled split message)", limits.max_json_depth);
+    Envelope inner = parse(inner_text, "message (reassembled split message)");
     if (inner.kcat || inner.split_count > 1 || inner.message_type == od::json_type::string) {
       throw InputError(RejectCode::kBadSplit,
                        "message: a reassembled split message must hold a plain envelope");
@@ -149,8 +152,7 @@ std::optional<Event> NotificationDecoder::Impl::decode_level(Envelope& env, std:
       throw InputError(RejectCode::kBadEncoding, "compressed message inside a compressed message");
     }
     const std::string_view inner_text = inflate_message(env.message_string, true);
-    Envelope inner = parse_envelope(envelope_parser, inner_text, "message (decompressed)",
-                                    limits.max_json_depth);
+    Envelope inner = parse(inner_text, "message (decompressed)");
     if (inner.kcat || inner.split_count > 1 || inner.message_type == od::json_type::string) {
       throw InputError(RejectCode::kBadEncoding,
                        "message: a decompressed message must hold a plain envelope");
@@ -167,7 +169,7 @@ Event NotificationDecoder::Impl::decode_payload(std::string_view message_raw, Pa
                                                 const SourcePosition& pos, bool raw_is_minified) {
   Event event;
   event.pos = pos;
-  if (audit_seq) {
+  if (!validation_only) {
     event.audit_seq = message_audit_seq(message_raw, minified, raw_is_minified);
   } else if (!raw_is_minified) {
     message_audit_seq(message_raw, minified, false);  // for the minify's verdict
@@ -185,8 +187,8 @@ void NotificationDecoder::pass_over(std::function<bool(const SourcePosition::Kaf
   impl_->pass_over = std::move(filter);
 }
 
-void NotificationDecoder::without_audit_seq() {
-  impl_->audit_seq = false;
+void NotificationDecoder::validation_only() {
+  impl_->validation_only = true;
 }
 
 const std::vector<HeldRecord>& NotificationDecoder::completed_records() const {
@@ -202,8 +204,7 @@ std::optional<Event> NotificationDecoder::decode(std::string_view text, const So
   impl_->record_compact = compact;
   impl_->completed_records.clear();
   try {
-    Envelope env =
-        parse_envelope(impl_->envelope_parser, text, "record", impl_->limits.max_json_depth);
+    Envelope env = impl_->parse(text, "record");
     return impl_->decode_level(env, text, where, 0, std::nullopt);
   } catch (const simdjson::simdjson_error& e) {
     const simdjson::error_code code = e.error();

@@ -69,11 +69,13 @@ class NotificationDecoder {
   // earlier run applied, and records this run has read already.
   void pass_over(std::function<bool(const SourcePosition::Kafka&)> filter);
 
-  // Events come with audit_seq 0: for a reader whose events become no rows (check). A record is
+  // For a reader whose events become no rows (check): events come with audit_seq 0 and no
+  // attributes other than qualifiedName and name (PayloadFields::attribute_values). A record is
   // accepted or rejected exactly as before: a message not known to be minified (from a spaced
   // record, a kcat payload, a GZIP or a split message) is still minified, which is where the
-  // audit seq could reject it; only the SHA-256 is not computed.
-  void without_audit_seq();
+  // audit seq could reject it, only the SHA-256 is not computed; and every attribute value is
+  // still validated by the walk that would write its text.
+  void validation_only();
 
   // After a decode() that completed a split message (returned its event or threw for it): the
   // other records of that message, in input order, which the caller accounts for as well (they

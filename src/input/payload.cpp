@@ -36,7 +36,8 @@ std::optional<Operation> parse_v1_operation(std::string_view name) {
   return std::nullopt;
 }
 
-void parse_attribute_object(od::value v, const Path& path, Nesting nesting, AttributeSet& out) {
+void parse_attribute_object(od::value v, const Path& path, Nesting nesting, bool attribute_values,
+                            AttributeSet& out) {
   out.present = true;
   if (take_null(v)) return;
   // A repeated key rejects the record, as in every other object: which value wins would depend
@@ -50,6 +51,10 @@ void parse_attribute_object(od::value v, const Path& path, Nesting nesting, Attr
     if (key == "qualifiedName" || key == "name") {
       std::string text(get_string(value, Path(path, key)));
       (key == "name" ? out.name : out.qualified_name) = std::move(text);
+      continue;
+    }
+    if (!attribute_values) {
+      validate_json(value, Path(path, key), nesting.inside());  // the walk that writes the text
       continue;
     }
     std::string json;
@@ -183,7 +188,8 @@ void parse_classification_list(od::value value, const Path& list, Nesting nestin
   }
 }
 
-void parse_entity(od::value v, const Path& path, Nesting nesting, EntityFields& e) {
+void parse_entity(od::value v, const Path& path, Nesting nesting, bool attribute_values,
+                  EntityFields& e) {
   e.present = true;
   MemberNames names;
   const Nesting inside = nesting.inside();
@@ -197,9 +203,9 @@ void parse_entity(od::value v, const Path& path, Nesting nesting, EntityFields& 
     } else if (key == "guid") {
       if (auto t = get_optional_string(value, member)) e.guid_text = std::string(*t);
     } else if (key == "attributes") {
-      parse_attribute_object(value, member, inside, e.attributes);
+      parse_attribute_object(value, member, inside, attribute_values, e.attributes);
     } else if (key == "values") {
-      parse_attribute_object(value, member, inside, e.values);
+      parse_attribute_object(value, member, inside, attribute_values, e.values);
     } else if (key == "classifications") {
       if (!take_null(value))
         parse_classification_list(value, member, inside, false, e.classifications);
@@ -284,7 +290,7 @@ void parse_payload(od::value value, PayloadFields& p, Nesting nesting) {
     } else if (key == "eventTime") {
       if (!take_null(v)) p.event_time_ms = get_int(v, member);
     } else if (key == "entity") {
-      if (!take_null(v)) parse_entity(v, member, inside, p.entity);
+      if (!take_null(v)) parse_entity(v, member, inside, p.attribute_values, p.entity);
     } else if (key == "relationship") {
       if (!take_null(v)) parse_relationship(v, member, inside, p.relationship);
     } else if (key == "traits") {

@@ -92,6 +92,11 @@ struct RelationshipFields {
 };
 
 struct PayloadFields {
+  // Set by the caller before parse_payload. false: the attributes other than qualifiedName and
+  // name are validated exactly as when kept, but their JSON text is not written
+  // (AttributeSet::others stays empty): for a reader whose events become no rows (check), which
+  // then accepts and rejects the same records.
+  bool attribute_values = true;
   std::optional<std::string> type;
   std::optional<std::string> operation;
   std::optional<std::int64_t> event_time_ms;

@@ -307,8 +307,8 @@ const ReadStats& Reader::stats() const {
   return impl_->stats_;
 }
 
-void Reader::without_audit_seq() {
-  impl_->decoder_.without_audit_seq();
+void Reader::validation_only() {
+  impl_->decoder_.validation_only();
 }
 
 std::uint64_t Reader::bytes_read() const {

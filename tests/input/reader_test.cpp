@@ -190,39 +190,54 @@ TEST_CASE("the audit seq of a GZIP message equals that of the same message sent 
   CHECK(spaced_out.events[0].audit_seq == plain.events[0].audit_seq);
 }
 
-TEST_CASE("without_audit_seq (check): the same events and rejections, audit seq 0") {
-  // Compact, spaced (minified before hashing), and records rejected at every level.
+TEST_CASE("validation_only (check): the same events and rejections, no audit seq or values") {
+  // Compact, spaced (minified before hashing), V1 "values", and records rejected at every level,
+  // in attribute values too: where compile writes their text, check only validates them.
   const std::string spaced =
       "{ \"version\" : {\"version\":\"1.0.0\"}, \"msgCreationTime\": 1700000000000, \"message\" : "
       "{ \"type\" : \"ENTITY_NOTIFICATION_V2\", \"entity\" : { \"typeName\" : \"t\", "
-      "\"guid\" : \"00000001-0000-4000-8000-000000000001\" }, \"operationType\" : "
+      "\"guid\" : \"00000001-0000-4000-8000-000000000001\", \"attributes\" : { \"name\" : "
+      "\"n\", \"a\" : [ 1 , { \"b\" : \"\\u00e9\" } ] } }, \"operationType\" : "
       "\"ENTITY_UPDATE\", \"eventTime\" : 1000 } }";
-  const std::string text = envelope(entity_message("ENTITY_UPDATE")) + "\n" + spaced + "\n" +
-                           "not json\n" + envelope(entity_message("NO_SUCH_OP")) + "\n" +
-                           slurp(data("gzip-message.jsonl")) + slurp(data("split-message.jsonl"));
-  const ReadOutcome with = read_text(text);
-  ReadOutcome without;
-  {
-    RejectSink sink(RejectPolicy{1000, ""}, nullptr);
-    std::vector<std::unique_ptr<ByteSource>> sources;
-    sources.push_back(memory_byte_source("t.jsonl", text));
-    Reader reader(std::move(sources), sink);
-    reader.without_audit_seq();
-    for (Event e; reader.next(e);) without.events.push_back(std::move(e));
-    without.stats = reader.stats();
+  const std::string v1 = envelope(
+      R"({"type":"ENTITY_NOTIFICATION_V1","operationType":"ENTITY_UPDATE","eventTime":1000,)"
+      R"("entity":{"id":{"id":"00000001-0000-4000-8000-000000000002","typeName":"t"},)"
+      R"("values":{"qualifiedName":"v","owner":"o","n":[1.5e3,null,true]}}})");
+  std::string text = envelope(entity_message("ENTITY_UPDATE",
+                                             R"({"qualifiedName":"q","x":{"y":[1,2]},"z":"s"})")) +
+                     "\n" + spaced + "\n" + v1 + "\n" + "not json\n" +
+                     envelope(entity_message("NO_SUCH_OP")) + "\n";
+  for (const char* bad : {R"({"a":{"b":1,"b":2}})", R"({"a":[01]})", R"({"a":"\x"})",
+                          R"({"a":tru})", R"({"a":[[[[[[[[[[1]]]]]]]]]]})", "{\"a\":\"\xff\"}"}) {
+    text += envelope(entity_message("ENTITY_UPDATE", bad)) + "\n";
   }
-  REQUIRE(with.events.size() == 4);
-  REQUIRE(without.events.size() == with.events.size());
-  CHECK(without.stats.per_reason == with.stats.per_reason);
-  CHECK(without.stats.rejected == 2);
-  for (std::size_t i = 0; i < with.events.size(); ++i) {
+  text += slurp(data("gzip-message.jsonl")) + slurp(data("split-message.jsonl"));
+  ReaderLimits limits;
+  limits.max_json_depth = 8;
+  const ReadOutcome compile = read_text(text, limits);
+  const ReadOutcome check = read_text(text, limits, static_cast<std::size_t>(-1), true);
+  REQUIRE(compile.events.size() == 5);
+  CHECK(compile.stats.rejected == 8);
+  CHECK(check.stats.per_reason == compile.stats.per_reason);
+  CHECK(check.diagnostics == compile.diagnostics);
+  CHECK(check.reject_file == compile.reject_file);
+  REQUIRE(check.events.size() == compile.events.size());
+  for (std::size_t i = 0; i < compile.events.size(); ++i) {
     CAPTURE(i);
-    CHECK(with.events[i].audit_seq != 0);
-    CHECK(without.events[i].audit_seq == 0);
-    CHECK(with.events[i].guid == without.events[i].guid);
-    CHECK(with.events[i].attributes == without.events[i].attributes);
-    CHECK(with.events[i].pos.line == without.events[i].pos.line);
+    CHECK(compile.events[i].audit_seq != 0);
+    CHECK(check.events[i].audit_seq == 0);
+    CHECK(check.events[i].attributes.empty());
+    CHECK(check.events[i].guid == compile.events[i].guid);
+    CHECK(check.events[i].qualified_name == compile.events[i].qualified_name);
+    CHECK(check.events[i].name == compile.events[i].name);
+    CHECK(check.events[i].classifications == compile.events[i].classifications);
+    CHECK(check.events[i].pos.line == compile.events[i].pos.line);
   }
+  CHECK(compile.events[0].attributes.size() == 2);
+  CHECK(compile.events[1].name == "n");
+  CHECK(compile.events[1].attributes.size() == 1);
+  CHECK(compile.events[2].qualified_name == "v");
+  CHECK(compile.events[2].attributes.size() == 2);
 }
 
 TEST_CASE("insignificant whitespace does not change the audit seq; content does") {

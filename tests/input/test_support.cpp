@@ -55,7 +55,7 @@ struct FuzzReading {
   std::string trace;
 };
 
-FuzzReading read_once_as_fuzzer(const std::string& path, bool audit_seq) {
+FuzzReading read_once_as_fuzzer(const std::string& path, bool validation_only) {
   FuzzReading out;
   char* diag_buf = nullptr;
   std::size_t diag_size = 0;
@@ -63,13 +63,13 @@ FuzzReading read_once_as_fuzzer(const std::string& path, bool audit_seq) {
   {
     RejectSink rejects(RejectPolicy{UINT64_MAX, ""}, diag);
     Reader reader({path}, rejects, fuzz_reader_limits());
-    if (!audit_seq) reader.without_audit_seq();
+    if (validation_only) reader.validation_only();
     try {
       for (Event e; reader.next(e);) {
         if (e.pos.first_source_index > e.pos.source_index) {
           out.failure = "first_source_index after source";
-        } else if (!audit_seq && e.audit_seq != 0) {
-          out.failure = "an audit seq computed without_audit_seq";
+        } else if (validation_only && (e.audit_seq != 0 || !e.attributes.empty())) {
+          out.failure = "an audit seq or attribute values computed for validation_only";
         }
         if (!out.failure.empty()) break;
         out.trace += fmt::format("event {} {} {}\n", e.pos.record, to_string(e.op), e.guid.hex());
@@ -98,14 +98,14 @@ FuzzReading read_once_as_fuzzer(const std::string& path, bool audit_seq) {
 }  // namespace
 
 std::string read_as_fuzzer(const std::string& path) {
-  const FuzzReading compile = read_once_as_fuzzer(path, true);
+  const FuzzReading compile = read_once_as_fuzzer(path, false);
   if (!compile.failure.empty()) return compile.failure;
-  // `check` reads without the audit seq: the same events, and the same rejections.
-  const FuzzReading check = read_once_as_fuzzer(path, false);
+  // `check` reads for validation only: the same events, and the same rejections.
+  const FuzzReading check = read_once_as_fuzzer(path, true);
   if (!check.failure.empty()) return check.failure;
   if (check.trace != compile.trace) {
-    return fmt::format("read with the audit seq:\n{}\nand without it:\n{}", compile.trace,
-                       check.trace);
+    return fmt::format("read as compile reads:\n{}\nand as check reads (validation only):\n{}",
+                       compile.trace, check.trace);
   }
   return "";
 }
@@ -114,7 +114,8 @@ ReadOutcome read_text(const std::string& text, std::size_t max_read, std::size_t
   return read_text(text, ReaderLimits{.max_record_bytes = max_record_bytes}, max_read);
 }
 
-ReadOutcome read_text(const std::string& text, ReaderLimits limits, std::size_t max_read) {
+ReadOutcome read_text(const std::string& text, ReaderLimits limits, std::size_t max_read,
+                      bool validation_only) {
   ReadOutcome out;
   char* diag_buf = nullptr;
   std::size_t diag_size = 0;
@@ -127,6 +128,7 @@ ReadOutcome read_text(const std::string& text, ReaderLimits limits, std::size_t 
     std::vector<std::unique_ptr<ByteSource>> sources;
     sources.push_back(memory_byte_source("t.jsonl", text, max_read));
     Reader reader(std::move(sources), sink, limits);
+    if (validation_only) reader.validation_only();
     for (Event e; reader.next(e);) out.events.push_back(std::move(e));
     out.stats = reader.stats();
   }

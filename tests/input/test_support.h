@@ -21,9 +21,11 @@ struct ReadOutcome {
 // --max-rejects unlimited and a reject file.
 ReadOutcome read_text(const std::string& text, std::size_t max_read = static_cast<std::size_t>(-1),
                       std::size_t max_record_bytes = ReaderLimits{}.max_record_bytes);
-// The same with every reader limit given.
+// The same with every reader limit given; `validation_only` reads as `check` does
+// (Reader::validation_only).
 ReadOutcome read_text(const std::string& text, ReaderLimits limits,
-                      std::size_t max_read = static_cast<std::size_t>(-1));
+                      std::size_t max_read = static_cast<std::size_t>(-1),
+                      bool validation_only = false);
 
 std::string slurp(const std::string& path);
 
@@ -33,9 +35,9 @@ std::string tmp_path(const std::string& suffix);
 // The limits fuzz/fuzz_reader reads with: small enough for the fuzzer to reach and pass them.
 ReaderLimits fuzz_reader_limits();
 // Reads the file at `path` as fuzz/fuzz_reader does (and tests/data/fuzz is read again): to its
-// end, or to a SourceError (a damaged gzip file); then again as `check` reads it, without the
-// audit seq, which must accept and reject the same records. Returns what went wrong, or "" when
-// every invariant held; anything else thrown propagates.
+// end, or to a SourceError (a damaged gzip file); then again as `check` reads it, for validation
+// only (no audit seq, no attribute values), which must accept and reject the same records.
+// Returns what went wrong, or "" when every invariant held; anything else thrown propagates.
 std::string read_as_fuzzer(const std::string& path);
 
 // `text` as a JSON string literal, escaped as the reject file writes it.
