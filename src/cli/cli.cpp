@@ -151,8 +151,9 @@ void add_compile_options(CLI::App* cmd, CompileCommand& c) {
       ->capture_default_str()
       ->check(whole_number(1));
   cmd->add_option("--batch-rows", o.batch_rows,
-                  "Rows (or keys) per statement at most (up to 9999: Impala refuses an IN-list of "
-                  "more keys)")
+                  fmt::format("Rows (or keys) per statement at most (up to {}: Impala refuses an "
+                              "IN-list of more keys)",
+                              kMaxBatchRows))
       ->capture_default_str()
       ->check(whole_number(1, kMaxBatchRows));
   cmd->add_option("--batch-bytes", o.batch_bytes,

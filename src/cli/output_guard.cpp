@@ -110,10 +110,6 @@ void require_creatable(const RunOutput& out) {
   }
 }
 
-}  // namespace
-
-namespace {
-
 bool writes_a_file(const RunOutput& out) {
   return !out.path.empty() && !(out.option == "-o" && out.path == "-");
 }
