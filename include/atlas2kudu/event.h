@@ -168,9 +168,10 @@ struct Event {
   Guid guid;
   // Entity typeName (relationship typeName for relationship events).
   std::string type_name;
-  std::optional<std::string> qualified_name;    // decoded text, when the event carries it
-  std::optional<std::string> name;              // decoded text, when the event carries it
-  std::vector<Attribute> attributes;            // every other non-null attribute, in input order
+  std::optional<std::string> qualified_name;  // decoded text, when the event carries it
+  std::optional<std::string> name;            // decoded text, when the event carries it
+  // Every other non-null attribute, in input order (none from Reader::validation_only).
+  std::vector<Attribute> attributes;
   std::vector<Classification> classifications;  // complete tag set after the change
   Relationship relationship;                    // RELATIONSHIP_* only
   // eventTime (ms) x 1000; V1 falls back to systemAttributes.modifiedTime, then msgCreationTime.

@@ -96,6 +96,8 @@ struct ReadStats {
   std::uint64_t out_of_order = 0;
   std::array<std::uint64_t, kOperationCount> per_operation{};
   std::array<std::uint64_t, kRejectCodeCount> per_reason{};
+
+  friend bool operator==(const ReadStats&, const ReadStats&) = default;
 };
 
 struct RejectPolicy {
@@ -237,10 +239,11 @@ class Reader {
   // inputs and TooManyRejects from the sink.
   bool next(Event& out);
 
-  // From now on, events carry only what validating them needs: audit_seq 0 (the SHA-256 of each
-  // message is not computed) and no `attributes` (each value is validated, its JSON text not
-  // written); qualified_name and name stay. For a reader whose events become no rows (check).
-  // Call it before the first next(). What is accepted and rejected, and why, does not change.
+  // For a reader whose events become no rows (check): from now on, events come with audit_seq 0
+  // (the SHA-256 of each message is not computed) and Event::attributes empty (each entity
+  // attribute value is validated, its JSON text not written). Everything else is as before,
+  // classification attributes included, since --max-cell-bytes checks their size. Call it before
+  // the first next(). What is accepted and rejected, and why, is the same as without it.
   void validation_only();
 
   const ReadStats& stats() const;

@@ -58,9 +58,8 @@ SourcePosition::Kafka Envelope::kafka() const {
 }
 
 Envelope parse_envelope(od::parser& parser, std::string_view text, const char* what,
-                        std::uint32_t max_depth, bool attribute_values) {
+                        std::uint32_t max_depth, bool write_attribute_values) {
   Envelope env;
-  env.message.attribute_values = attribute_values;
   od::document doc =
       parser.iterate(text.data(), text.size(), text.size() + simdjson::SIMDJSON_PADDING);
   const od::json_type top = doc.type();
@@ -88,7 +87,7 @@ Envelope parse_envelope(od::parser& parser, std::string_view text, const char* w
         // Parse the payload in this same pass, and find its text for the audit seq: it starts at
         // the '{' and ends at the last '}' before the token the iterator stops on afterwards.
         const char* begin = value.raw_json_token().data();
-        parse_payload(value, env.message, inside);
+        parse_payload(value, env.message, inside, write_attribute_values);
         const char* after = text.data() + text.size();
         if (auto loc = doc.current_location(); !loc.error()) after = loc.value_unsafe();
         const char* end = after;
@@ -177,9 +176,8 @@ Envelope parse_envelope(od::parser& parser, std::string_view text, const char* w
   }
   // A bare payload: the whole object is the message. Read it again, as a payload.
   env = Envelope{};
-  env.top.attribute_values = attribute_values;
   doc.rewind();
-  parse_payload(doc.get_value(), env.top, Nesting{0, max_depth});
+  parse_payload(doc.get_value(), env.top, Nesting{0, max_depth}, write_attribute_values);
   return env;
 }
 

@@ -82,9 +82,9 @@ struct Envelope {
 // InputError for a member of the wrong type, a Kafka partition or offset out of range, an unknown
 // msgCompressionKind, a repeated member name or nesting past `max_depth`, and simdjson_error for
 // malformed JSON (data after the object included). Views in the result point into `text`.
-// `attribute_values`: PayloadFields::attribute_values of the payload fields it collects.
+// `write_attribute_values`: parse_payload's, for the payload fields in `message` and `top`.
 Envelope parse_envelope(simdjson::ondemand::parser& parser, std::string_view text, const char* what,
                         std::uint32_t max_depth = kDefaultMaxJsonDepth,
-                        bool attribute_values = true);
+                        bool write_attribute_values = true);
 
 }  // namespace atlas2kudu

@@ -69,12 +69,12 @@ class NotificationDecoder {
   // earlier run applied, and records this run has read already.
   void pass_over(std::function<bool(const SourcePosition::Kafka&)> filter);
 
-  // For a reader whose events become no rows (check): events come with audit_seq 0 and no
-  // attributes other than qualifiedName and name (PayloadFields::attribute_values). A record is
-  // accepted or rejected exactly as before: a message not known to be minified (from a spaced
-  // record, a kcat payload, a GZIP or a split message) is still minified, which is where the
-  // audit seq could reject it, only the SHA-256 is not computed; and every attribute value is
-  // still validated by the walk that would write its text.
+  // For a reader whose events become no rows (check): events come with audit_seq 0 and
+  // Event::attributes empty (parse_payload's write_attribute_values). A record is accepted or
+  // rejected exactly as without it: a message not known to be minified (from a spaced record, a
+  // kcat payload, a GZIP or a split message) is still minified, which is where the audit seq
+  // could reject it, only the SHA-256 is not computed; and every attribute value is still
+  // validated, by the walk that would write its text.
   void validation_only();
 
   // After a decode() that completed a split message (returned its event or threw for it): the

@@ -36,7 +36,7 @@ std::optional<Operation> parse_v1_operation(std::string_view name) {
   return std::nullopt;
 }
 
-void parse_attribute_object(od::value v, const Path& path, Nesting nesting, bool attribute_values,
+void parse_attribute_object(od::value v, const Path& path, Nesting nesting, bool write_values,
                             AttributeSet& out) {
   out.present = true;
   if (take_null(v)) return;
@@ -53,7 +53,7 @@ void parse_attribute_object(od::value v, const Path& path, Nesting nesting, bool
       (key == "name" ? out.name : out.qualified_name) = std::move(text);
       continue;
     }
-    if (!attribute_values) {
+    if (!write_values) {
       validate_json(value, Path(path, key), nesting.inside());  // the walk that writes the text
       continue;
     }
@@ -188,7 +188,7 @@ void parse_classification_list(od::value value, const Path& list, Nesting nestin
   }
 }
 
-void parse_entity(od::value v, const Path& path, Nesting nesting, bool attribute_values,
+void parse_entity(od::value v, const Path& path, Nesting nesting, bool write_attribute_values,
                   EntityFields& e) {
   e.present = true;
   MemberNames names;
@@ -203,9 +203,9 @@ void parse_entity(od::value v, const Path& path, Nesting nesting, bool attribute
     } else if (key == "guid") {
       if (auto t = get_optional_string(value, member)) e.guid_text = std::string(*t);
     } else if (key == "attributes") {
-      parse_attribute_object(value, member, inside, attribute_values, e.attributes);
+      parse_attribute_object(value, member, inside, write_attribute_values, e.attributes);
     } else if (key == "values") {
-      parse_attribute_object(value, member, inside, attribute_values, e.values);
+      parse_attribute_object(value, member, inside, write_attribute_values, e.values);
     } else if (key == "classifications") {
       if (!take_null(value))
         parse_classification_list(value, member, inside, false, e.classifications);
@@ -274,7 +274,8 @@ struct CellCheck {
 
 }  // namespace
 
-void parse_payload(od::value value, PayloadFields& p, Nesting nesting) {
+void parse_payload(od::value value, PayloadFields& p, Nesting nesting,
+                   bool write_attribute_values) {
   const Path root("message");
   const Nesting inside = nesting.inside();
   MemberNames names;
@@ -290,7 +291,7 @@ void parse_payload(od::value value, PayloadFields& p, Nesting nesting) {
     } else if (key == "eventTime") {
       if (!take_null(v)) p.event_time_ms = get_int(v, member);
     } else if (key == "entity") {
-      if (!take_null(v)) parse_entity(v, member, inside, p.attribute_values, p.entity);
+      if (!take_null(v)) parse_entity(v, member, inside, write_attribute_values, p.entity);
     } else if (key == "relationship") {
       if (!take_null(v)) parse_relationship(v, member, inside, p.relationship);
     } else if (key == "traits") {

@@ -53,7 +53,8 @@ struct ClassificationFields {
 };
 
 // An entity's V2 "attributes" or V1 "values". qualifiedName and name are kept apart as decoded
-// text; every other non-null attribute keeps its JSON text, in input order.
+// text; every other non-null attribute keeps its JSON text, in input order (none when
+// parse_payload is told not to write them).
 struct AttributeSet {
   bool present = false;
   std::optional<std::string> qualified_name;
@@ -92,11 +93,6 @@ struct RelationshipFields {
 };
 
 struct PayloadFields {
-  // Set by the caller before parse_payload. false: the attributes other than qualifiedName and
-  // name are validated exactly as when kept, but their JSON text is not written
-  // (AttributeSet::others stays empty): for a reader whose events become no rows (check), which
-  // then accepts and rejects the same records.
-  bool attribute_values = true;
   std::optional<std::string> type;
   std::optional<std::string> operation;
   std::optional<std::int64_t> event_time_ms;
@@ -109,7 +105,13 @@ struct PayloadFields {
 // Reads the payload object `value` into `fields`, consuming and validating all of it, checking
 // each field's type and copying its text out of the parser. `nesting` is the object's own
 // (json_path.h). Throws InputError, or simdjson_error for invalid JSON.
-void parse_payload(simdjson::ondemand::value value, PayloadFields& fields, Nesting nesting);
+// `write_attribute_values` false: the entity's attributes other than qualifiedName and name are
+// validated by the walk that would write their JSON text (json_path.h), but not written
+// (AttributeSet::others stays empty), for a reader whose events become no rows (check). The same
+// payloads are accepted and rejected either way: no check looks at that text. Classification
+// attributes are written either way, since payload_to_event checks their size.
+void parse_payload(simdjson::ondemand::value value, PayloadFields& fields, Nesting nesting,
+                   bool write_attribute_values = true);
 
 // Where the event time comes from when the payload has no eventTime (and, for V1, no
 // systemAttributes.modifiedTime): the envelope's msgCreationTime, then the Kafka record's

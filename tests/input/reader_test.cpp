@@ -191,53 +191,103 @@ TEST_CASE("the audit seq of a GZIP message equals that of the same message sent 
 }
 
 TEST_CASE("validation_only (check): the same events and rejections, no audit seq or values") {
-  // Compact, spaced (minified before hashing), V1 "values", and records rejected at every level,
-  // in attribute values too: where compile writes their text, check only validates them.
+  // Every framing and level a payload's attributes can come in (envelope, spaced, V1 "values",
+  // bare payload, kcat payload, GZIP, split message), and bad attribute values at each: where
+  // compile writes their text, check only validates them, with the same verdicts.
+  const std::string attrs = R"({"qualifiedName":"q","x":{"y":[1,2]},"z":"s"})";
   const std::string spaced =
       "{ \"version\" : {\"version\":\"1.0.0\"}, \"msgCreationTime\": 1700000000000, \"message\" : "
       "{ \"type\" : \"ENTITY_NOTIFICATION_V2\", \"entity\" : { \"typeName\" : \"t\", "
       "\"guid\" : \"00000001-0000-4000-8000-000000000001\", \"attributes\" : { \"name\" : "
       "\"n\", \"a\" : [ 1 , { \"b\" : \"\\u00e9\" } ] } }, \"operationType\" : "
       "\"ENTITY_UPDATE\", \"eventTime\" : 1000 } }";
-  const std::string v1 = envelope(
-      R"({"type":"ENTITY_NOTIFICATION_V1","operationType":"ENTITY_UPDATE","eventTime":1000,)"
-      R"("entity":{"id":{"id":"00000001-0000-4000-8000-000000000002","typeName":"t"},)"
-      R"("values":{"qualifiedName":"v","owner":"o","n":[1.5e3,null,true]}}})");
-  std::string text = envelope(entity_message("ENTITY_UPDATE",
-                                             R"({"qualifiedName":"q","x":{"y":[1,2]},"z":"s"})")) +
-                     "\n" + spaced + "\n" + v1 + "\n" + "not json\n" +
-                     envelope(entity_message("NO_SUCH_OP")) + "\n";
-  for (const char* bad : {R"({"a":{"b":1,"b":2}})", R"({"a":[01]})", R"({"a":"\x"})",
-                          R"({"a":tru})", R"({"a":[[[[[[[[[[1]]]]]]]]]]})", "{\"a\":\"\xff\"}"}) {
-    text += envelope(entity_message("ENTITY_UPDATE", bad)) + "\n";
+  const auto v1 = [](const std::string& values, const std::string& more) {
+    return envelope(
+        R"({"type":"ENTITY_NOTIFICATION_V1","operationType":"ENTITY_UPDATE","eventTime":1000,)"
+        R"("entity":{"id":{"id":"00000001-0000-4000-8000-000000000002","typeName":"t"},)"
+        R"("values":)" +
+        values + more + "}}");
+  };
+  int offset = 0;  // a Kafka offset read twice would be passed over as a replay
+  const auto kcat = [&offset](const std::string& payload) {
+    return fmt::format(
+        R"({{"topic":"ATLAS_ENTITIES","partition":0,"offset":{},"ts":1700000000000,"payload":{}}})",
+        offset++, json_quote(payload));
+  };
+  std::string text = envelope(entity_message("ENTITY_UPDATE", attrs)) + "\n" + spaced + "\n" +
+                     v1(R"({"qualifiedName":"v","owner":"o","n":[1.5e3,null,true]})", "") + "\n" +
+                     entity_message("ENTITY_CREATE", attrs) + "\n" +
+                     kcat(envelope(entity_message("ENTITY_DELETE", attrs))) + "\n" +
+                     slurp(data("gzip-message.jsonl")) + slurp(data("split-message.jsonl"));
+  REQUIRE(read_text(text).events.size() == 7);
+  // Rejected in the attribute walk only: each is valid JSON up to the value, or a value no parse
+  // before the walk looks at.
+  const std::vector<std::pair<std::string, RejectCode>> bad_values = {
+      {R"({"a":{"b":1,"b":2}})", RejectCode::kDuplicateKey},
+      {R"({"a":[01]})", RejectCode::kInvalidJson},
+      {R"({"a":[1.]})", RejectCode::kInvalidJson},
+      {R"({"a":"\x"})", RejectCode::kInvalidJson},
+      {R"({"a":tru})", RejectCode::kInvalidJson},
+      {R"({"a":[[[[[[[[[[1]]]]]]]]]]})", RejectCode::kTooLarge},
+  };
+  std::array<std::uint64_t, kRejectCodeCount> expected{};
+  for (const auto& [value, code] : bad_values) {
+    text += envelope(entity_message("ENTITY_UPDATE", value)) + "\n";  // V2 attributes
+    text += v1(value, "") + "\n";                                     // V1 values
+    text += entity_message("ENTITY_UPDATE", value) + "\n";            // a bare payload
+    text += kcat(envelope(entity_message("ENTITY_UPDATE", value))) + "\n";
+    // The set the payload's generation does not use is validated all the same.
+    text += envelope(entity_message("ENTITY_UPDATE", "{},\"values\":" + value)) + "\n";
+    text += v1("{}", ",\"attributes\":" + value) + "\n";
+    expected[static_cast<std::size_t>(code)] += 6;
   }
-  text += slurp(data("gzip-message.jsonl")) + slurp(data("split-message.jsonl"));
   ReaderLimits limits;
   limits.max_json_depth = 8;
   const ReadOutcome compile = read_text(text, limits);
   const ReadOutcome check = read_text(text, limits, static_cast<std::size_t>(-1), true);
-  REQUIRE(compile.events.size() == 5);
-  CHECK(compile.stats.rejected == 8);
-  CHECK(check.stats.per_reason == compile.stats.per_reason);
-  CHECK(check.diagnostics == compile.diagnostics);
+  CHECK(compile.stats.per_reason == expected);
+  CHECK(check.stats == compile.stats);
+  // The same diagnostics, but for the name of each reading's reject file.
+  const auto without_reject_file = [](std::vector<std::string> lines) {
+    std::erase_if(lines, [](const std::string& l) { return contains(l, "more rejections"); });
+    return lines;
+  };
+  CHECK(without_reject_file(check.diagnostics) == without_reject_file(compile.diagnostics));
   CHECK(check.reject_file == compile.reject_file);
+  for (const std::string path :
+       {"message.entity.attributes.a", "message.entity.values.a", "record.entity.attributes.a"}) {
+    CAPTURE(path);
+    CHECK(contains(compile.reject_file, fmt::format(R"({}: member \"b\" appears twice)", path)));
+  }
+  REQUIRE(compile.events.size() == 7);
   REQUIRE(check.events.size() == compile.events.size());
   for (std::size_t i = 0; i < compile.events.size(); ++i) {
     CAPTURE(i);
-    CHECK(compile.events[i].audit_seq != 0);
-    CHECK(check.events[i].audit_seq == 0);
-    CHECK(check.events[i].attributes.empty());
-    CHECK(check.events[i].guid == compile.events[i].guid);
-    CHECK(check.events[i].qualified_name == compile.events[i].qualified_name);
-    CHECK(check.events[i].name == compile.events[i].name);
-    CHECK(check.events[i].classifications == compile.events[i].classifications);
-    CHECK(check.events[i].pos.line == compile.events[i].pos.line);
+    const Event& c = compile.events[i];
+    const Event& v = check.events[i];
+    CHECK(c.audit_seq != 0);
+    CHECK(v.audit_seq == 0);
+    CHECK(v.attributes.empty());
+    CHECK(v.op == c.op);
+    CHECK(v.guid == c.guid);
+    CHECK(v.type_name == c.type_name);
+    CHECK(v.qualified_name == c.qualified_name);
+    CHECK(v.name == c.name);
+    CHECK(v.classifications == c.classifications);
+    CHECK(v.relationship == c.relationship);
+    CHECK(v.event_time_us == c.event_time_us);
+    CHECK(v.legacy_v1 == c.legacy_v1);
+    CHECK(v.pos.line == c.pos.line);
+    CHECK(v.pos.kafka.has_value() == c.pos.kafka.has_value());
   }
   CHECK(compile.events[0].attributes.size() == 2);
   CHECK(compile.events[1].name == "n");
   CHECK(compile.events[1].attributes.size() == 1);
   CHECK(compile.events[2].qualified_name == "v");
   CHECK(compile.events[2].attributes.size() == 2);
+  CHECK(compile.events[3].attributes.size() == 2);  // the bare payload
+  CHECK(compile.events[4].attributes.size() == 2);  // the kcat payload
+  CHECK(compile.events[4].pos.kafka);
 }
 
 TEST_CASE("insignificant whitespace does not change the audit seq; content does") {

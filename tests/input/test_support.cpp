@@ -72,7 +72,11 @@ FuzzReading read_once_as_fuzzer(const std::string& path, bool validation_only) {
           out.failure = "an audit seq or attribute values computed for validation_only";
         }
         if (!out.failure.empty()) break;
-        out.trace += fmt::format("event {} {} {}\n", e.pos.record, to_string(e.op), e.guid.hex());
+        const auto text = [](const std::optional<std::string>& t) {
+          return t ? json_quote(*t) : std::string("none");
+        };
+        out.trace += fmt::format("event {} {} {} {} {} {}\n", e.pos.record, to_string(e.op),
+                                 e.guid.hex(), e.type_name, text(e.qualified_name), text(e.name));
         (void)reader.progress();
       }
       const ReadStats& s = reader.stats();
