@@ -28,7 +28,11 @@
 // rejects the record (kDuplicateKey).
 //
 // Every error is an InputError whose reason starts with the field's path ("message.entity.guid:
-// ..."); a bare payload is reported with the same "message." paths.
+// ..."); a bare payload is reported with the same "message." paths, except for what the first
+// pass over its level finds, while it still reads it as an envelope (envelope.h): a repeated
+// member name and nesting past the limit are named from the level, as in
+// "record.entity.attributes.a: member \"b\" appears twice" or "record: member \"type\" appears
+// twice".
 #pragma once
 
 #include <simdjson.h>
