@@ -650,6 +650,7 @@ class Planner {
       Batcher b(w_.upserts, schema::kEntityByQn.name, upsert_head(schema::kEntityByQn), ",\n", "",
                 options_);
       for (std::size_t i = 0; i < net.by_qn.size(); ++i) {
+        if (i + kAhead < net.by_qn.size()) prefetch(net.by_qn[i + kAhead].type_name);
         const ByQnRow& r = net.by_qn[i];
         if (!r.upsert) continue;
         b.add_row(i, [&](std::string& s) {
@@ -670,6 +671,7 @@ class Planner {
       Batcher b(w_.upserts, schema::kEntityClassifications.name,
                 upsert_head(schema::kEntityClassifications), ",\n", "", options_);
       for (std::size_t i = 0; i < net.tags.size(); ++i) {
+        if (i + kAhead < net.tags.size()) prefetch(net.tags[i + kAhead].attrs_json);
         const TagRow& r = net.tags[i];
         if (!r.upsert) continue;
         b.add_row(i, [&](std::string& s) {
@@ -697,6 +699,7 @@ class Planner {
         if (n + kAhead < audit_order_.size()) {
           const AuditRow& next = net.audit[audit_order_[n + kAhead]];
           prefetch(next.detail_json);
+          prefetch(next.type_name);
           if (next.qualified_name) prefetch(*next.qualified_name);
         }
         if (n + 2 * kAhead < audit_order_.size())
@@ -731,6 +734,10 @@ class Planner {
   void edge_upserts(const schema::Table& t, const std::vector<EdgeRow>& rows) {
     Batcher b(w_.upserts, t.name, upsert_head(t), ",\n", "", options_);
     for (std::size_t i = 0; i < rows.size(); ++i) {
+      if (i + kAhead < rows.size()) {
+        prefetch(rows[i + kAhead].elabel);
+        prefetch(rows[i + kAhead].b_type);
+      }
       const EdgeRow& r = rows[i];
       if (!r.upsert) continue;
       b.add_row(i, [&](std::string& s) {
@@ -775,6 +782,8 @@ class Planner {
         if (n + kAhead < group.size()) {
           prefetch(group[n + kAhead]->props_json);
           prefetch(group[n + kAhead]->qualified_name);
+          prefetch(group[n + kAhead]->type_name);
+          prefetch(group[n + kAhead]->name);
         }
         if (n + 2 * kAhead < group.size()) __builtin_prefetch(group[n + 2 * kAhead]);
         const FlatRow* r = group[n];
