@@ -19,7 +19,9 @@
 //                           its own, as an Event's fields are;
 //   simdjson-dom-per-line   the DOM API instead (a tape of the whole document, then walked);
 //   reader-check            our Reader as `check` reads (Reader::validation_only);
-//   reader-compile          our Reader as `compile` reads.
+//   reader-compile          our Reader as `compile` reads;
+//   framer-avx2, -sse2, -bytes  the framer alone (cutting the input into records, the first
+//                           step of both), with each of its scans (input/framer.h, Kernel).
 #include <fmt/core.h>
 #include <simdjson.h>
 
@@ -36,6 +38,7 @@
 
 #include "atlas2kudu/reader.h"
 #include "input/byte_source.h"
+#include "input/framer.h"
 
 namespace od = simdjson::ondemand;
 
@@ -112,23 +115,43 @@ double best_of(int repeats, Read read) {
   return best;
 }
 
-// Events our Reader reads from `data` in memory (the copy into its memory source is not timed).
-double time_reader(const simdjson::padded_string& data, int repeats, bool validation_only,
-                   std::size_t& events) {
+// The best of `repeats` timings of `read(source)`, each given a fresh memory source holding
+// `data` (the copy into it is not timed).
+template <typename Read>
+double best_from_memory(const simdjson::padded_string& data, int repeats, Read read) {
   double best = 1e100;
   for (int round = 0; round < repeats; ++round) {
+    auto source = atlas2kudu::memory_byte_source("bench", std::string(data.data(), data.size()));
+    const auto copied = std::chrono::steady_clock::now();
+    read(std::move(source));
+    best = std::min(best, seconds_since(copied));
+  }
+  return best;
+}
+
+// Events our Reader reads from `data` in memory.
+double time_reader(const simdjson::padded_string& data, int repeats, bool validation_only,
+                   std::size_t& events) {
+  return best_from_memory(data, repeats, [&](std::unique_ptr<atlas2kudu::ByteSource> source) {
     atlas2kudu::RejectSink rejects(atlas2kudu::RejectPolicy{1u << 30, ""}, nullptr);
     std::vector<std::unique_ptr<atlas2kudu::ByteSource>> sources;
-    sources.push_back(
-        atlas2kudu::memory_byte_source("bench", std::string(data.data(), data.size())));
-    const auto copied = std::chrono::steady_clock::now();
+    sources.push_back(std::move(source));
     atlas2kudu::Reader reader(std::move(sources), rejects);
     if (validation_only) reader.validation_only();
     events = 0;
     for (atlas2kudu::Event e; reader.next(e);) ++events;
-    best = std::min(best, seconds_since(copied));
-  }
-  return best;
+  });
+}
+
+// Records the framer alone cuts from `data` in memory, scanning with `kernel`.
+double time_framer(const simdjson::padded_string& data, int repeats,
+                   atlas2kudu::Framer::Kernel kernel, std::size_t& records) {
+  return best_from_memory(data, repeats, [&](std::unique_ptr<atlas2kudu::ByteSource> source) {
+    atlas2kudu::Framer framer(*source);
+    framer.use_kernel(kernel);
+    records = 0;
+    for (atlas2kudu::FramedRecord r; framer.next(r);) records += !r.error;
+  });
 }
 
 }  // namespace
@@ -228,6 +251,24 @@ int main(int argc, char** argv) {
   if (compile_events != events) {
     fmt::print(stderr, "check read {} events, compile {}\n", events, compile_events);
     return 1;
+  }
+  // The framer alone (the first step of both readers), with each of its scans.
+  using Kernel = atlas2kudu::Framer::Kernel;
+  const bool avx2 = atlas2kudu::Framer::cpu_has_avx2();
+  for (const auto& [name, kernel] :
+       {std::pair{"framer-avx2", Kernel::kAvx2}, std::pair{"framer-sse2", Kernel::kSse2},
+        std::pair{"framer-bytes", Kernel::kBytes}}) {
+    if (kernel == Kernel::kAvx2 && !avx2) {
+      fmt::print("{:<24}(this CPU has no AVX2)\n", name);
+      continue;
+    }
+    std::size_t records = 0;
+    const double framer_s = time_framer(data, repeats, kernel, records);
+    row(name, framer_s);
+    if (records != docs) {
+      fmt::print(stderr, "{} framed {} records, simdjson read {} documents\n", name, records, docs);
+      return 1;
+    }
   }
   return 0;
 }

@@ -15,6 +15,10 @@
 #if defined(__PCLMUL__)
 #include <wmmintrin.h>
 #endif
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define A2K_FRAMER_AVX2 1
+#endif
 
 namespace atlas2kudu {
 
@@ -56,35 +60,68 @@ struct BlockMasks {
   std::uint64_t quote, backslash, newline, open, close, space;
 };
 
-inline std::uint64_t movemask64(__m128i a, __m128i b, __m128i c, __m128i d) {
-  return static_cast<std::uint64_t>(static_cast<std::uint32_t>(_mm_movemask_epi8(a))) |
-         static_cast<std::uint64_t>(static_cast<std::uint32_t>(_mm_movemask_epi8(b))) << 16 |
-         static_cast<std::uint64_t>(static_cast<std::uint32_t>(_mm_movemask_epi8(c))) << 32 |
-         static_cast<std::uint64_t>(static_cast<std::uint32_t>(_mm_movemask_epi8(d))) << 48;
-}
-
-inline BlockMasks classify_block(const char* p) {
-  __m128i quote[4], backslash[4], newline[4], open[4], close[4], space[4];
-  for (int i = 0; i < 4; ++i) {
-    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * i));
-    quote[i] = _mm_cmpeq_epi8(v, _mm_set1_epi8('"'));
-    backslash[i] = _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'));
-    newline[i] = _mm_cmpeq_epi8(v, _mm_set1_epi8('\n'));
-    // '{' (0x7B) and '[' (0x5B) differ only in bit 5, as do '}' (0x7D) and ']' (0x5D).
-    const __m128i folded = _mm_or_si128(v, _mm_set1_epi8(0x20));
-    open[i] = _mm_cmpeq_epi8(folded, _mm_set1_epi8('{'));
-    close[i] = _mm_cmpeq_epi8(folded, _mm_set1_epi8('}'));
-    space[i] = _mm_or_si128(
-        _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(' ')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\t'))),
-        _mm_cmpeq_epi8(v, _mm_set1_epi8('\r')));
+// Classifies a block, 16 bytes at a time with SSE2 (every x86-64 has it) or 32 with AVX2, which
+// Framer::Kernel chooses at run time when the CPU has it (the default build targets x86-64-v2,
+// which does not). Each is one whole function, compiled for its instruction set: no vector
+// crosses a call between code compiled for AVX2 and code that is not (compilers refuse or warn,
+// since the two pass vectors differently).
+struct Sse2 {
+  static std::uint64_t bits(__m128i a, __m128i b, __m128i c, __m128i d) {
+    return static_cast<std::uint64_t>(static_cast<std::uint32_t>(_mm_movemask_epi8(a))) |
+           static_cast<std::uint64_t>(static_cast<std::uint32_t>(_mm_movemask_epi8(b))) << 16 |
+           static_cast<std::uint64_t>(static_cast<std::uint32_t>(_mm_movemask_epi8(c))) << 32 |
+           static_cast<std::uint64_t>(static_cast<std::uint32_t>(_mm_movemask_epi8(d))) << 48;
   }
-  return {movemask64(quote[0], quote[1], quote[2], quote[3]),
-          movemask64(backslash[0], backslash[1], backslash[2], backslash[3]),
-          movemask64(newline[0], newline[1], newline[2], newline[3]),
-          movemask64(open[0], open[1], open[2], open[3]),
-          movemask64(close[0], close[1], close[2], close[3]),
-          movemask64(space[0], space[1], space[2], space[3])};
-}
+  static BlockMasks classify(const char* p) {
+    __m128i quote[4], backslash[4], newline[4], open[4], close[4], space[4];
+    for (int i = 0; i < 4; ++i) {
+      const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * i));
+      quote[i] = _mm_cmpeq_epi8(v, _mm_set1_epi8('"'));
+      backslash[i] = _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'));
+      newline[i] = _mm_cmpeq_epi8(v, _mm_set1_epi8('\n'));
+      // '{' (0x7B) and '[' (0x5B) differ only in bit 5, as do '}' (0x7D) and ']' (0x5D).
+      const __m128i folded = _mm_or_si128(v, _mm_set1_epi8(0x20));
+      open[i] = _mm_cmpeq_epi8(folded, _mm_set1_epi8('{'));
+      close[i] = _mm_cmpeq_epi8(folded, _mm_set1_epi8('}'));
+      space[i] = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(' ')),
+                                           _mm_cmpeq_epi8(v, _mm_set1_epi8('\t'))),
+                              _mm_cmpeq_epi8(v, _mm_set1_epi8('\r')));
+    }
+    return {bits(quote[0], quote[1], quote[2], quote[3]),
+            bits(backslash[0], backslash[1], backslash[2], backslash[3]),
+            bits(newline[0], newline[1], newline[2], newline[3]),
+            bits(open[0], open[1], open[2], open[3]),
+            bits(close[0], close[1], close[2], close[3]),
+            bits(space[0], space[1], space[2], space[3])};
+  }
+};
+
+#if defined(A2K_FRAMER_AVX2)
+struct Avx2 {
+  [[gnu::target("avx2")]] static BlockMasks classify(const char* p) {
+    BlockMasks m{};
+    for (int half = 0; half < 2; ++half) {
+      const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 32 * half));
+      const int shift = 32 * half;
+      const auto add = [&](std::uint64_t& mask, int bits) {
+        mask |= static_cast<std::uint64_t>(static_cast<std::uint32_t>(bits)) << shift;
+      };
+      add(m.quote, _mm256_movemask_epi8(_mm256_cmpeq_epi8(v, _mm256_set1_epi8('"'))));
+      add(m.backslash, _mm256_movemask_epi8(_mm256_cmpeq_epi8(v, _mm256_set1_epi8('\\'))));
+      add(m.newline, _mm256_movemask_epi8(_mm256_cmpeq_epi8(v, _mm256_set1_epi8('\n'))));
+      const __m256i folded = _mm256_or_si256(v, _mm256_set1_epi8(0x20));  // as in Sse2
+      add(m.open, _mm256_movemask_epi8(_mm256_cmpeq_epi8(folded, _mm256_set1_epi8('{'))));
+      add(m.close, _mm256_movemask_epi8(_mm256_cmpeq_epi8(folded, _mm256_set1_epi8('}'))));
+      const __m256i space =
+          _mm256_or_si256(_mm256_or_si256(_mm256_cmpeq_epi8(v, _mm256_set1_epi8(' ')),
+                                          _mm256_cmpeq_epi8(v, _mm256_set1_epi8('\t'))),
+                          _mm256_cmpeq_epi8(v, _mm256_set1_epi8('\r')));
+      add(m.space, _mm256_movemask_epi8(space));
+    }
+    return m;
+  }
+};
+#endif
 
 // Bit i of the result is the XOR of bits 0..i of x: with x the quotes of a block, the bytes from
 // an opening quote up to (not including) its closing quote.
@@ -279,8 +316,9 @@ void Framer::finish_record(std::size_t start, FramedRecord& out) {
 }
 
 #if defined(__SSE2__)
+template <typename Isa>
 Framer::Block Framer::scan_block(std::size_t start, std::uint64_t start_line, DocumentState& s) {
-  const BlockMasks m = classify_block(buf_.get() + pos_);
+  const BlockMasks m = Isa::classify(buf_.get() + pos_);
   // Escapes and line ends take the byte-at-a-time path: the block stops before the first one.
   const std::uint64_t special = m.backslash | m.newline;
   const unsigned n = special == 0 ? 64 : static_cast<unsigned>(__builtin_ctzll(special));
@@ -323,7 +361,43 @@ Framer::Block Framer::scan_block(std::size_t start, std::uint64_t start_line, Do
   pos_ += n;
   return n == 64 ? Block::kWhole : Block::kStopped;
 }
+
+template <typename Isa>
+Framer::Block Framer::scan_blocks(std::size_t start, std::uint64_t start_line, DocumentState& s) {
+  Block block = Block::kWhole;
+  while (block == Block::kWhole && end_ - pos_ >= 64 && pos_ + 64 - start <= size_check_) {
+    block = scan_block<Isa>(start, start_line, s);
+  }
+  return block;
+}
+
+Framer::Block Framer::scan_blocks_sse2(std::size_t start, std::uint64_t start_line,
+                                       DocumentState& s) {
+  return scan_blocks<Sse2>(start, start_line, s);
+}
+
+#if defined(A2K_FRAMER_AVX2)
+// flatten: everything scan_blocks<Avx2> calls is inlined here, where AVX2 is allowed.
+[[gnu::target("avx2"), gnu::flatten]] Framer::Block Framer::scan_blocks_avx2(
+    std::size_t start, std::uint64_t start_line, DocumentState& s) {
+  return scan_blocks<Avx2>(start, start_line, s);
+}
 #endif
+#endif
+
+bool Framer::cpu_has_avx2() {
+#if defined(A2K_FRAMER_AVX2)
+  // Also checks that the operating system saves the AVX registers (XGETBV).
+  static const bool has = __builtin_cpu_supports("avx2");
+  return has;
+#else
+  return false;
+#endif
+}
+
+void Framer::use_kernel(Kernel kernel) {
+  kernel_ = kernel == Kernel::kAvx2 && !cpu_has_avx2() ? Kernel::kSse2 : kernel;
+}
 
 Framer::Scan Framer::scan_document(std::size_t& start, std::string& reason, DocumentState& s) {
   const std::uint64_t start_line = line_;
@@ -341,8 +415,13 @@ Framer::Scan Framer::scan_document(std::size_t& start, std::string& reason, Docu
     }
 #if defined(__SSE2__)
     // 64 bytes at a time while they are all here and cannot take the record over the limit.
-    if (block_scan_ && end_ - pos_ >= 64 && pos_ + 64 - start <= size_check_) {
-      const Block block = scan_block(start, start_line, s);
+    if (kernel_ != Kernel::kBytes && end_ - pos_ >= 64 && pos_ + 64 - start <= size_check_) {
+#if defined(A2K_FRAMER_AVX2)
+      const Block block = kernel_ == Kernel::kAvx2 ? scan_blocks_avx2(start, start_line, s)
+                                                   : scan_blocks_sse2(start, start_line, s);
+#else
+      const Block block = scan_blocks_sse2(start, start_line, s);
+#endif
       if (block == Block::kDocumentEnd) {
         return Scan::kComplete;
       }

@@ -88,8 +88,13 @@ class Framer {
   // read for --checkpoint, so the next run reads it again.
   bool ended_at_record_end() const { return eof_ && pos_ == end_; }
 
-  // false scans documents a byte at a time only, never 64 bytes at once: tests compare the two.
-  void use_block_scan(bool on) { block_scan_ = on; }
+  // How documents are scanned: 64 bytes at a time with AVX2 (the default, where the CPU has it:
+  // otherwise kAvx2 means kSse2) or SSE2, or a byte at a time. They frame exactly alike; tests
+  // compare them, and benchmarks time them.
+  enum class Kernel { kAvx2, kSse2, kBytes };
+  void use_kernel(Kernel kernel);
+  Kernel kernel() const { return kernel_; }
+  static bool cpu_has_avx2();
 
  private:
   enum class Scan { kComplete, kTruncated };
@@ -132,8 +137,17 @@ class Framer {
   //   quotes  .1.1..1.1.1..1..
   //   inside  .11...11..111...   (prefix XOR: the '}' inside "x}" is not a bracket)
   //   depth   1    2        10   -> kDocumentEnd, pos_ after the last '}'
+  // Isa classifies the block (framer.cpp: Sse2, or Avx2 where the CPU has it).
   enum class Block { kWhole, kStopped, kDocumentEnd };
+  template <typename Isa>
   Block scan_block(std::size_t start, std::uint64_t start_line, DocumentState& state);
+  // scan_block while blocks are whole and the next 64 bytes are in the buffer and within the
+  // record size limit (kWhole: no more are). One call per stretch rather than per block, and the
+  // AVX2 one is compiled for AVX2 (with everything it calls).
+  template <typename Isa>
+  Block scan_blocks(std::size_t start, std::uint64_t start_line, DocumentState& state);
+  Block scan_blocks_sse2(std::size_t start, std::uint64_t start_line, DocumentState& state);
+  Block scan_blocks_avx2(std::size_t start, std::uint64_t start_line, DocumentState& state);
   // Scans a top-level array's element that is not an object, up to the ',' or ']' after it (or
   // its line end).
   void scan_array_element(std::size_t& start);
@@ -175,7 +189,7 @@ class Framer {
   std::string prefix_error_;  // a console prefix of the record being framed that is out of range
   std::uint64_t records_ = 0;
   std::uint64_t ignored_lines_ = 0;
-  bool block_scan_ = true;
+  Kernel kernel_ = cpu_has_avx2() ? Kernel::kAvx2 : Kernel::kSse2;
 };
 
 }  // namespace atlas2kudu

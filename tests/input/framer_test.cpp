@@ -38,10 +38,11 @@ struct Framed {
 };
 
 Framed frame(const std::string& text, std::size_t max_read,
-             std::size_t max_record_bytes = kDefaultMaxRecordBytes, bool block_scan = true) {
+             std::size_t max_record_bytes = kDefaultMaxRecordBytes,
+             Framer::Kernel kernel = Framer::Kernel::kAvx2) {
   auto source = memory_byte_source("t.jsonl", text, max_read);
   Framer framer(*source, max_record_bytes);
-  framer.use_block_scan(block_scan);
+  framer.use_kernel(kernel);
   Framed out;
   for (FramedRecord r; framer.next(r);) {
     out.records.push_back(Record{std::string(r.text), r.line, r.offset, r.index, r.error, r.reason,
@@ -564,7 +565,21 @@ std::string random_input(std::mt19937& rng) {
   return text;
 }
 
-TEST_CASE("the 64-byte block scan frames exactly as the byte-at-a-time scan") {
+TEST_CASE("a framer scans 64 bytes at a time with AVX2 where the CPU has it, else with SSE2") {
+  auto source = memory_byte_source("t.jsonl", "", 1);
+  Framer framer(*source);
+  CHECK(framer.kernel() ==
+        (Framer::cpu_has_avx2() ? Framer::Kernel::kAvx2 : Framer::Kernel::kSse2));
+  framer.use_kernel(Framer::Kernel::kSse2);
+  CHECK(framer.kernel() == Framer::Kernel::kSse2);
+  framer.use_kernel(Framer::Kernel::kBytes);
+  CHECK(framer.kernel() == Framer::Kernel::kBytes);
+  MESSAGE("this CPU " << (Framer::cpu_has_avx2() ? "has" : "does not have")
+                      << " AVX2: the AVX2 block scan is " << (Framer::cpu_has_avx2() ? "" : "not ")
+                      << "compared below");
+}
+
+TEST_CASE("the 64-byte block scans (AVX2, SSE2) frame exactly as the byte-at-a-time scan") {
   std::mt19937 rng(20261201);
   std::size_t records = 0, long_documents = 0, rejected = 0;
   for (int round = 0; round < 3000; ++round) {
@@ -573,11 +588,12 @@ TEST_CASE("the 64-byte block scan frames exactly as the byte-at-a-time scan") {
     for (std::size_t limit :
          {kDefaultMaxRecordBytes, std::size_t{64}, std::size_t{100} + round % 300}) {
       CAPTURE(limit);
-      const Framed want = frame(text, static_cast<std::size_t>(-1), limit, false);
+      const Framed want = frame(text, static_cast<std::size_t>(-1), limit, Framer::Kernel::kBytes);
       for (std::size_t max_read : kReadSizes) {
         CAPTURE(max_read);
-        check_same(frame(text, max_read, limit, true), want);
-        check_same(frame(text, max_read, limit, false), want);
+        check_same(frame(text, max_read, limit, Framer::Kernel::kAvx2), want);
+        check_same(frame(text, max_read, limit, Framer::Kernel::kSse2), want);
+        check_same(frame(text, max_read, limit, Framer::Kernel::kBytes), want);
       }
       if (limit == kDefaultMaxRecordBytes) {
         records += want.records.size();
