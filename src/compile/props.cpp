@@ -221,7 +221,8 @@ std::string validated_text(simdjson::ondemand::value value, simdjson::ondemand::
                                    : std::string_view(value.get_array().value().raw_json());
   const simdjson::padded_string copy(raw);
   simdjson::ondemand::document doc = inner.iterate(copy);
-  validate_json(doc.get_value(), path, Nesting{1});
+  simdjson::ondemand::value whole = doc.get_value();
+  validate_json(whole, path, Nesting{1});
   return std::string(raw);
 }
 

@@ -29,7 +29,7 @@ struct DeferredError {
 // Reads a member with `read`, a typed getter that either consumes the value or throws before
 // touching it. A type error is kept in `deferred` and the value validated instead.
 template <typename Read>
-void read_or_defer(od::value value, const Path& path, Nesting nesting, DeferredError& deferred,
+void read_or_defer(od::value& value, const Path& path, Nesting nesting, DeferredError& deferred,
                    Read&& read) {
   try {
     read(value);
@@ -75,7 +75,7 @@ Envelope parse_envelope(od::parser& parser, std::string_view text, const char* w
   for (auto field : doc.get_object()) {
     const std::string_view key = member_name(field);
     names.add(key, root);
-    od::value value = field.value();
+    od::value& value = member_value(field);
     const Path at(root, key);
     if (key == "version") {
       env.has_version = true;
@@ -101,7 +101,7 @@ Envelope parse_envelope(od::parser& parser, std::string_view text, const char* w
     } else if (key == "msgCompressionKind") {
       std::optional<std::string_view> kind;
       read_or_defer(value, at, inside, envelope_error,
-                    [&](od::value v) { kind = get_optional_string(v, "msgCompressionKind"); });
+                    [&](od::value& v) { kind = get_optional_string(v, "msgCompressionKind"); });
       if (kind && *kind == "GZIP") {
         env.gzip = true;
       } else if (kind && *kind != "NONE") {
@@ -111,30 +111,30 @@ Envelope parse_envelope(od::parser& parser, std::string_view text, const char* w
       }
     } else if (key == "msgSplitIdx") {
       read_or_defer(value, at, inside, envelope_error,
-                    [&](od::value v) { env.split_idx = get_int(v, "msgSplitIdx"); });
+                    [&](od::value& v) { env.split_idx = get_int(v, "msgSplitIdx"); });
     } else if (key == "msgSplitCount") {
       read_or_defer(value, at, inside, envelope_error,
-                    [&](od::value v) { env.split_count = get_int(v, "msgSplitCount"); });
+                    [&](od::value& v) { env.split_count = get_int(v, "msgSplitCount"); });
     } else if (key == "msgId") {
-      read_or_defer(value, at, inside, envelope_error, [&](od::value v) {
+      read_or_defer(value, at, inside, envelope_error, [&](od::value& v) {
         if (auto id = get_optional_string(v, "msgId")) env.msg_id = std::string(*id);
       });
     } else if (key == "msgCreationTime") {
-      read_or_defer(value, at, inside, envelope_error, [&](od::value v) {
+      read_or_defer(value, at, inside, envelope_error, [&](od::value& v) {
         if (!take_null(v)) env.msg_creation_time = get_int(v, "msgCreationTime");
       });
     } else if (key == "payload") {
       env.has_payload = true;
-      read_or_defer(value, at, inside, kcat_error, [&](od::value v) {
+      read_or_defer(value, at, inside, kcat_error, [&](od::value& v) {
         if (auto p = get_optional_string(v, "payload")) env.payload = std::string(*p);
       });
     } else if (key == "topic") {
-      read_or_defer(value, at, inside, kcat_error, [&](od::value v) {
+      read_or_defer(value, at, inside, kcat_error, [&](od::value& v) {
         if (auto t = get_optional_string(v, "topic")) env.topic = std::string(*t);
       });
     } else if (key == "partition") {
       read_or_defer(value, at, inside, kcat_error,
-                    [&](od::value v) { env.partition = get_int(v, "partition"); });
+                    [&](od::value& v) { env.partition = get_int(v, "partition"); });
       // A Kafka partition is an int32, and never negative.
       if (env.partition) {
         check_range(*env.partition, 0, std::numeric_limits<std::int32_t>::max(), "partition",
@@ -142,7 +142,7 @@ Envelope parse_envelope(od::parser& parser, std::string_view text, const char* w
       }
     } else if (key == "offset") {
       read_or_defer(value, at, inside, kcat_error,
-                    [&](od::value v) { env.offset = get_int(v, "offset"); });
+                    [&](od::value& v) { env.offset = get_int(v, "offset"); });
       // An int64, never negative; the next offset (offset + 1) must be one too.
       if (env.offset) {
         check_range(*env.offset, 0, std::numeric_limits<std::int64_t>::max() - 1, "offset",
@@ -152,7 +152,7 @@ Envelope parse_envelope(od::parser& parser, std::string_view text, const char* w
       // kcat writes the timestamp as a number; anything else is left alone.
       if (value.type() == od::json_type::number) {
         read_or_defer(value, at, inside, kcat_error,
-                      [&](od::value v) { env.kafka_ts = get_int(v, "ts"); });
+                      [&](od::value& v) { env.kafka_ts = get_int(v, "ts"); });
       } else {
         validate_json(value, at, inside);
       }
@@ -177,7 +177,8 @@ Envelope parse_envelope(od::parser& parser, std::string_view text, const char* w
   // A bare payload: the whole object is the message. Read it again, as a payload.
   env = Envelope{};
   doc.rewind();
-  parse_payload(doc.get_value(), env.top, Nesting{0, max_depth}, write_attribute_values);
+  od::value payload = doc.get_value();
+  parse_payload(payload, env.top, Nesting{0, max_depth}, write_attribute_values);
   return env;
 }
 

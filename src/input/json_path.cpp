@@ -76,12 +76,12 @@ void wrong_type(const Path& path, std::string_view expected, od::json_type got) 
                                                        expected, json_type_name(got)));
 }
 
-std::optional<std::string_view> get_optional_string(od::value value, const Path& path) {
+std::optional<std::string_view> get_optional_string(od::value& value, const Path& path) {
   if (take_null(value)) return std::nullopt;
   return get_string(value, path);
 }
 
-std::int64_t get_int(od::value value, const Path& path) {
+std::int64_t get_int(od::value& value, const Path& path) {
   const od::json_type type = value.type();
   if (type != od::json_type::number) wrong_type(path, "an integer", type);
   std::int64_t out = 0;
@@ -94,14 +94,14 @@ std::int64_t get_int(od::value value, const Path& path) {
   return out;
 }
 
-od::object get_object(od::value value, const Path& path, Nesting nesting) {
+od::object get_object(od::value& value, const Path& path, Nesting nesting) {
   const od::json_type type = value.type();
   if (type != od::json_type::object) wrong_type(path, "an object", type);
   check_nesting(path, nesting);
   return value.get_object();
 }
 
-od::array get_array(od::value value, const Path& path, Nesting nesting) {
+od::array get_array(od::value& value, const Path& path, Nesting nesting) {
   const od::json_type type = value.type();
   if (type != od::json_type::array) wrong_type(path, "an array", type);
   check_nesting(path, nesting);
@@ -118,7 +118,7 @@ namespace {
 
 // The one walk behind validate_json (out == nullptr) and write_canonical_json. Recursion is
 // bounded by the nesting check before each container is entered.
-void walk_json(od::value value, std::string* out, const Path& path, Nesting nesting) {
+void walk_json(od::value& value, std::string* out, const Path& path, Nesting nesting) {
   switch (value.type()) {
     case od::json_type::object: {
       check_nesting(path, nesting);
@@ -134,7 +134,7 @@ void walk_json(od::value value, std::string* out, const Path& path, Nesting nest
           out->push_back(':');
         }
         first = false;
-        walk_json(field.value(), out, Path(path, key), nesting.inside());
+        walk_json(member_value(field), out, Path(path, key), nesting.inside());
       }
       if (out) out->push_back('}');
       return;
@@ -193,11 +193,11 @@ void walk_json(od::value value, std::string* out, const Path& path, Nesting nest
 
 }  // namespace
 
-void validate_json(od::value value, const Path& path, Nesting nesting) {
+void validate_json(od::value& value, const Path& path, Nesting nesting) {
   walk_json(value, nullptr, path, nesting);
 }
 
-void write_canonical_json(od::value value, std::string& out, const Path& path, Nesting nesting) {
+void write_canonical_json(od::value& value, std::string& out, const Path& path, Nesting nesting) {
   walk_json(value, &out, path, nesting);
 }
 

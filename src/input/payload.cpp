@@ -36,7 +36,7 @@ std::optional<Operation> parse_v1_operation(std::string_view name) {
   return std::nullopt;
 }
 
-void parse_attribute_object(od::value v, const Path& path, Nesting nesting, bool write_values,
+void parse_attribute_object(od::value& v, const Path& path, Nesting nesting, bool write_values,
                             AttributeSet& out) {
   out.present = true;
   if (take_null(v)) return;
@@ -46,7 +46,7 @@ void parse_attribute_object(od::value v, const Path& path, Nesting nesting, bool
   for (auto field : get_object(v, path, nesting)) {
     const std::string_view key = member_name(field);
     names.add(key, path);
-    od::value value = field.value();
+    od::value& value = member_value(field);
     if (take_null(value)) continue;  // null never sets a column
     if (key == "qualifiedName" || key == "name") {
       std::string text(get_string(value, Path(path, key)));
@@ -63,7 +63,7 @@ void parse_attribute_object(od::value v, const Path& path, Nesting nesting, bool
   }
 }
 
-ClassificationFields parse_classification(od::value v, const Path& path, Nesting nesting,
+ClassificationFields parse_classification(od::value& v, const Path& path, Nesting nesting,
                                           bool v1_struct) {
   ClassificationFields c;
   bool has_type = false;
@@ -72,7 +72,7 @@ ClassificationFields parse_classification(od::value v, const Path& path, Nesting
   for (auto field : get_object(v, path, nesting)) {
     const std::string_view key = member_name(field);
     names.add(key, path);
-    od::value value = field.value();
+    od::value& value = member_value(field);
     const Path member(path, key);
     if (key == "typeName") {
       c.type_name = std::string(get_string(value, member));
@@ -95,13 +95,13 @@ ClassificationFields parse_classification(od::value v, const Path& path, Nesting
   return c;
 }
 
-RelationshipEndFields parse_end(od::value v, const Path& path, Nesting nesting) {
+RelationshipEndFields parse_end(od::value& v, const Path& path, Nesting nesting) {
   RelationshipEndFields end;
   MemberNames names;
   for (auto field : get_object(v, path, nesting)) {
     const std::string_view key = member_name(field);
     names.add(key, path);
-    od::value value = field.value();
+    od::value& value = member_value(field);
     const Path member(path, key);
     if (key == "guid") {
       if (auto text = get_optional_string(value, member)) end.guid = get_guid(*text, member);
@@ -114,13 +114,13 @@ RelationshipEndFields parse_end(od::value v, const Path& path, Nesting nesting) 
   return end;
 }
 
-void parse_relationship(od::value v, const Path& path, Nesting nesting, RelationshipFields& rel) {
+void parse_relationship(od::value& v, const Path& path, Nesting nesting, RelationshipFields& rel) {
   rel.present = true;
   MemberNames names;
   for (auto field : get_object(v, path, nesting)) {
     const std::string_view key = member_name(field);
     names.add(key, path);
-    od::value value = field.value();
+    od::value& value = member_value(field);
     const Path member(path, key);
     if (key == "typeName") {
       rel.type_name = std::string(get_optional_string(value, member).value_or(""));
@@ -141,7 +141,7 @@ void parse_relationship(od::value v, const Path& path, Nesting nesting, Relation
 }
 
 // V1 Referenceable id: {"jsonClass":..,"id":"<guid>","typeName":..,"state":..}, or the guid.
-void parse_v1_id(od::value value, const Path& path, Nesting nesting, EntityFields& e) {
+void parse_v1_id(od::value& value, const Path& path, Nesting nesting, EntityFields& e) {
   if (take_null(value)) return;
   if (value.type() == od::json_type::string) {
     e.v1_id_guid = std::string(get_string(value, path));
@@ -151,7 +151,7 @@ void parse_v1_id(od::value value, const Path& path, Nesting nesting, EntityField
   for (auto id_field : get_object(value, path, nesting)) {
     const std::string_view key = member_name(id_field);
     names.add(key, path);
-    od::value id_value = id_field.value();
+    od::value& id_value = member_value(id_field);
     const Path member(path, key);
     if (key == "id") {
       if (auto t = get_optional_string(id_value, member)) e.v1_id_guid = std::string(*t);
@@ -163,13 +163,13 @@ void parse_v1_id(od::value value, const Path& path, Nesting nesting, EntityField
   }
 }
 
-void parse_system_attributes(od::value value, const Path& path, Nesting nesting, EntityFields& e) {
+void parse_system_attributes(od::value& value, const Path& path, Nesting nesting, EntityFields& e) {
   if (take_null(value)) return;
   MemberNames names;
   for (auto sys : get_object(value, path, nesting)) {
     const std::string_view key = member_name(sys);
     names.add(key, path);
-    od::value sys_value = sys.value();
+    od::value& sys_value = member_value(sys);
     const Path member(path, key);
     if (key == "modifiedTime") {
       if (auto t = get_optional_string(sys_value, member)) e.modified_time = std::string(*t);
@@ -179,7 +179,7 @@ void parse_system_attributes(od::value value, const Path& path, Nesting nesting,
   }
 }
 
-void parse_classification_list(od::value value, const Path& list, Nesting nesting, bool v1_struct,
+void parse_classification_list(od::value& value, const Path& list, Nesting nesting, bool v1_struct,
                                std::vector<ClassificationFields>& out) {
   std::size_t i = 0;
   for (auto item : get_array(value, list, nesting)) {
@@ -188,7 +188,7 @@ void parse_classification_list(od::value value, const Path& list, Nesting nestin
   }
 }
 
-void parse_entity(od::value v, const Path& path, Nesting nesting, bool write_attribute_values,
+void parse_entity(od::value& v, const Path& path, Nesting nesting, bool write_attribute_values,
                   EntityFields& e) {
   e.present = true;
   MemberNames names;
@@ -196,7 +196,7 @@ void parse_entity(od::value v, const Path& path, Nesting nesting, bool write_att
   for (auto field : get_object(v, path, nesting)) {
     const std::string_view key = member_name(field);
     names.add(key, path);
-    od::value value = field.value();
+    od::value& value = member_value(field);
     const Path member(path, key);
     if (key == "typeName") {
       if (auto t = get_optional_string(value, member)) e.type_name = std::string(*t);
@@ -218,7 +218,7 @@ void parse_entity(od::value v, const Path& path, Nesting nesting, bool write_att
       for (auto trait : get_object(value, member, inside)) {
         const std::string_view name = member_name(trait);
         e.traits.push_back(
-            parse_classification(trait.value(), Path(member, name), inside.inside(), true));
+            parse_classification(member_value(trait), Path(member, name), inside.inside(), true));
       }
     } else if (key == "traitNames") {
       if (take_null(value)) continue;
@@ -274,7 +274,7 @@ struct CellCheck {
 
 }  // namespace
 
-void parse_payload(od::value value, PayloadFields& p, Nesting nesting,
+void parse_payload(od::value& value, PayloadFields& p, Nesting nesting,
                    bool write_attribute_values) {
   const Path root("message");
   const Nesting inside = nesting.inside();
@@ -282,7 +282,7 @@ void parse_payload(od::value value, PayloadFields& p, Nesting nesting,
   for (auto field : get_object(value, root, nesting)) {
     const std::string_view key = member_name(field);
     names.add(key, root);
-    od::value v = field.value();
+    od::value& v = member_value(field);
     const Path member(root, key);
     if (key == "type") {
       if (auto t = get_optional_string(v, member)) p.type = std::string(*t);

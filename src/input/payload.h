@@ -114,7 +114,7 @@ struct PayloadFields {
 // (AttributeSet::others stays empty), for a reader whose events become no rows (check). The same
 // payloads are accepted and rejected either way: no check looks at that text. Classification
 // attributes are written either way, since payload_to_event checks their size.
-void parse_payload(simdjson::ondemand::value value, PayloadFields& fields, Nesting nesting,
+void parse_payload(simdjson::ondemand::value& value, PayloadFields& fields, Nesting nesting,
                    bool write_attribute_values = true);
 
 // Where the event time comes from when the payload has no eventTime (and, for V1, no

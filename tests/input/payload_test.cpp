@@ -26,7 +26,8 @@ Event to_event(const std::string& payload, EventTimeFallbacks fallbacks = {},
   simdjson::ondemand::parser parser;
   simdjson::ondemand::document doc = parser.iterate(padded);
   PayloadFields fields;
-  parse_payload(doc.get_value(), fields, Nesting{0, max_depth});
+  simdjson::ondemand::value value = doc.get_value();
+  parse_payload(value, fields, Nesting{0, max_depth});
   Event event;
   payload_to_event(fields, fallbacks, event, max_cell_bytes);
   return event;
