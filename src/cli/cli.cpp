@@ -24,6 +24,7 @@
 #include "cli/hs2_flags.h"
 #include "cli/suggest.h"
 #include "cli/whole_number.h"
+#include "input/framer.h"
 #include "input/json_text.h"
 #include "util/diagnostic.h"
 #include "util/utf8.h"
@@ -205,8 +206,10 @@ struct CommandLine {
 };
 
 CommandLine::CommandLine() {
-  // The version, and the JSON kernel this build parses with (meson option cpu_baseline).
-  const std::string version = fmt::format("{} (simdjson {})", kVersion, json_kernel());
+  // The version, the JSON kernel this build parses with (meson option cpu_baseline), and the
+  // framer's scan on this CPU (input/framer.h, Kernel).
+  const std::string version = fmt::format("{} (simdjson {}, framer {})", kVersion, json_kernel(),
+                                          Framer::kernel_name(Framer::default_kernel()));
   app.set_version_flag("-V,--version", version);
   app.require_subcommand(1);
   app.fallthrough(false);

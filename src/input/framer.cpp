@@ -395,8 +395,29 @@ bool Framer::cpu_has_avx2() {
 #endif
 }
 
+std::string_view Framer::kernel_name(Kernel kernel) {
+  switch (kernel) {
+    case Kernel::kAvx2:
+      return "avx2";
+    case Kernel::kSse2:
+      return "sse2";
+    case Kernel::kBytes:
+      break;
+  }
+  return "bytes";
+}
+
+Framer::Kernel Framer::default_kernel() {
+#if defined(__SSE2__)
+  return cpu_has_avx2() ? Kernel::kAvx2 : Kernel::kSse2;
+#else
+  return Kernel::kBytes;
+#endif
+}
+
 void Framer::use_kernel(Kernel kernel) {
-  kernel_ = kernel == Kernel::kAvx2 && !cpu_has_avx2() ? Kernel::kSse2 : kernel;
+  const Kernel best = default_kernel();
+  kernel_ = static_cast<int>(kernel) < static_cast<int>(best) ? best : kernel;
 }
 
 Framer::Scan Framer::scan_document(std::size_t& start, std::string& reason, DocumentState& s) {

@@ -88,13 +88,17 @@ class Framer {
   // read for --checkpoint, so the next run reads it again.
   bool ended_at_record_end() const { return eof_ && pos_ == end_; }
 
-  // How documents are scanned: 64 bytes at a time with AVX2 (the default, where the CPU has it:
-  // otherwise kAvx2 means kSse2) or SSE2, or a byte at a time. They frame exactly alike; tests
-  // compare them, and benchmarks time them.
-  enum class Kernel { kAvx2, kSse2, kBytes };
+  // How documents are scanned: 64 bytes at a time with AVX2 or SSE2, or a byte at a time. They
+  // frame exactly alike; tests compare them, and benchmarks time them. The default is the first
+  // this CPU and build can run (AVX2 is chosen at run time; SSE2 is in every x86-64 build), and
+  // use_kernel() takes the one asked for or, if this CPU cannot run it, that default.
+  enum class Kernel { kAvx2, kSse2, kBytes };  // from the most demanding to the least
+  static Kernel default_kernel();
   void use_kernel(Kernel kernel);
   Kernel kernel() const { return kernel_; }
   static bool cpu_has_avx2();
+  // "avx2", "sse2" or "bytes" (--version names the default).
+  static std::string_view kernel_name(Kernel kernel);
 
  private:
   enum class Scan { kComplete, kTruncated };
@@ -189,7 +193,7 @@ class Framer {
   std::string prefix_error_;  // a console prefix of the record being framed that is out of range
   std::uint64_t records_ = 0;
   std::uint64_t ignored_lines_ = 0;
-  Kernel kernel_ = cpu_has_avx2() ? Kernel::kAvx2 : Kernel::kSse2;
+  Kernel kernel_ = default_kernel();
 };
 
 }  // namespace atlas2kudu

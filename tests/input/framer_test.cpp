@@ -570,10 +570,17 @@ TEST_CASE("a framer scans 64 bytes at a time with AVX2 where the CPU has it, els
   Framer framer(*source);
   CHECK(framer.kernel() ==
         (Framer::cpu_has_avx2() ? Framer::Kernel::kAvx2 : Framer::Kernel::kSse2));
+  CHECK(framer.kernel() == Framer::default_kernel());
   framer.use_kernel(Framer::Kernel::kSse2);
   CHECK(framer.kernel() == Framer::Kernel::kSse2);
   framer.use_kernel(Framer::Kernel::kBytes);
   CHECK(framer.kernel() == Framer::Kernel::kBytes);
+  // AVX2 asked for: what this CPU can run.
+  framer.use_kernel(Framer::Kernel::kAvx2);
+  CHECK(framer.kernel() == Framer::default_kernel());
+  CHECK(Framer::kernel_name(Framer::Kernel::kAvx2) == "avx2");
+  CHECK(Framer::kernel_name(Framer::Kernel::kSse2) == "sse2");
+  CHECK(Framer::kernel_name(Framer::Kernel::kBytes) == "bytes");
   // std::string: doctest prints a char pointer as an address.
   MESSAGE(std::string(Framer::cpu_has_avx2()
                           ? "this CPU has AVX2: the AVX2 block scan is compared below"

@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 
+#include "input/framer.h"
 #include "input/json_text.h"
 
 TEST_SUITE_BEGIN("simd_kernel");
@@ -25,7 +26,7 @@ TEST_CASE("the On-Demand kernel of the input layer is a SIMD one") {
   CHECK(kernel != "fallback");
 }
 
-TEST_CASE("the binary names its kernel in --version") {
+TEST_CASE("the binary names its kernels in --version") {
   const std::string command = std::string(ATLAS2KUDU_BINARY) + " --version";
   std::FILE* pipe = popen(command.c_str(), "r");
   REQUIRE(pipe != nullptr);
@@ -37,6 +38,14 @@ TEST_CASE("the binary names its kernel in --version") {
   CHECK(text.find(std::string("simdjson ") + std::string(atlas2kudu::json_kernel())) !=
         std::string::npos);
   CHECK(text.find("fallback") == std::string::npos);
+  // And the framer's scan on this CPU.
+  using atlas2kudu::Framer;
+  CHECK(text.find(std::string(", framer ") +
+                  std::string(Framer::kernel_name(Framer::default_kernel())) + ")") !=
+        std::string::npos);
+#if defined(__x86_64__)
+  CHECK(text.find(Framer::cpu_has_avx2() ? "framer avx2" : "framer sse2") != std::string::npos);
+#endif
 }
 
 TEST_SUITE_END();
