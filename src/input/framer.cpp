@@ -396,15 +396,8 @@ bool Framer::cpu_has_avx2() {
 }
 
 std::string_view Framer::kernel_name(Kernel kernel) {
-  switch (kernel) {
-    case Kernel::kAvx2:
-      return "avx2";
-    case Kernel::kSse2:
-      return "sse2";
-    case Kernel::kBytes:
-      break;
-  }
-  return "bytes";
+  static constexpr std::string_view kNames[] = {"avx2", "sse2", "bytes"};  // in Kernel's order
+  return kNames[static_cast<std::size_t>(kernel)];
 }
 
 Framer::Kernel Framer::default_kernel() {
