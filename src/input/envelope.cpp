@@ -99,16 +99,20 @@ Envelope parse_envelope(od::parser& parser, std::string_view text, const char* w
         wrong_type("message", "an object or a string", env.message_type);
       }
     } else if (key == "msgCompressionKind") {
-      std::optional<std::string_view> kind;
-      read_or_defer(value, at, inside, envelope_error,
-                    [&](od::value& v) { kind = get_optional_string(v, "msgCompressionKind"); });
-      if (kind && *kind == "GZIP") {
-        env.gzip = true;
-      } else if (kind && *kind != "NONE") {
-        envelope_error.keep(InputError(
-            RejectCode::kBadEncoding,
-            fmt::format("msgCompressionKind: unknown kind \"{}\"", printable_excerpt(*kind, 40))));
-      }
+      // The kind is looked at inside the reader, never after it. A variable outside that the
+      // reader assigns (`kind = get_optional_string(...)`) was left uninitialised when the getter
+      // threw for a kind that is not a string: GCC 12 builds the result in the variable itself
+      // and drops its earlier initialisation as dead (`{"msgCompressionKind":1}` crashed).
+      read_or_defer(value, at, inside, envelope_error, [&](od::value& v) {
+        const std::optional<std::string_view> kind = get_optional_string(v, "msgCompressionKind");
+        if (kind && *kind == "GZIP") {
+          env.gzip = true;
+        } else if (kind && *kind != "NONE") {
+          envelope_error.keep(InputError(RejectCode::kBadEncoding,
+                                         fmt::format("msgCompressionKind: unknown kind \"{}\"",
+                                                     printable_excerpt(*kind, 40))));
+        }
+      });
     } else if (key == "msgSplitIdx") {
       read_or_defer(value, at, inside, envelope_error,
                     [&](od::value& v) { env.split_idx = get_int(v, "msgSplitIdx"); });

@@ -27,6 +27,13 @@ struct Parsed {
   Envelope env;
 };
 
+// Fills the stack below the caller with bytes that are not zero, so that a variable read before
+// it is written holds garbage, as in a long run, rather than a fresh stack's zeros.
+[[gnu::noinline]] void dirty_stack() {
+  volatile unsigned char bytes[64 * 1024];
+  for (auto& b : bytes) b = 0xA5;
+}
+
 std::string failure(const std::string& text) {
   try {
     Parsed parsed(text);
@@ -107,6 +114,20 @@ TEST_CASE("members of the wrong type are named in the error") {
         "msgSplitCount: expected an integer, got a string");
   CHECK(failure("{\"version\":{},\"msgCompressionKind\":\"LZ4\"}") ==
         "msgCompressionKind: unknown kind \"LZ4\"");
+  // A kind that is not a string is a type error, and no kind at all.
+  for (const char* kind : {"1", "true", "{}", "[\"GZIP\"]", "{\"k\":[1,\"GZIP\"]}"}) {
+    CAPTURE(kind);
+    const std::string text = std::string("{\"version\":{},\"msgCompressionKind\":") + kind + "}";
+    dirty_stack();
+    const std::string error = failure(text);
+    CHECK(error.starts_with("msgCompressionKind: expected a string, got "));
+    CHECK(error.find("unknown kind") == std::string::npos);
+    // In a bare payload the member is not the envelope's, and passed over.
+    dirty_stack();
+    const Parsed bare(std::string("{\"msgCompressionKind\":") + kind + "}");
+    CHECK(bare.env.bare_payload());
+    CHECK_FALSE(bare.env.gzip);
+  }
   CHECK(failure("{\"topic\":\"T\",\"partition\":1.5,\"payload\":null}") ==
         "partition: expected a 64-bit integer, got 1.5");
 }

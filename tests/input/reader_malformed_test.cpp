@@ -132,6 +132,12 @@ std::vector<Case> cases() {
       {"unknown compression kind",
        "{\"version\":{\"version\":\"1.0.0\"},\"msgCompressionKind\":\"LZ4\",\"message\":\"x\"}",
        "msgCompressionKind: unknown kind \"LZ4\""},
+      // Not a string: GCC 12 once left the kind uninitialised here, and these crashed.
+      {"compression kind of the wrong type",
+       "{\"version\":{\"version\":\"1.0.0\"},\"msgCompressionKind\":1,\"message\":{}}",
+       "msgCompressionKind: expected a string, got a number"},
+      {"compression kind of the wrong type in a bare payload", "{\"msgCompressionKind\":{}}",
+       "message.operationType: missing"},
       {"split chunk without msgId",
        "{\"version\":{\"version\":\"1.0.0\"},\"msgCompressionKind\":\"GZIP\",\"msgSplitIdx\":0,"
        "\"msgSplitCount\":2,\"message\":\"H4sI\"}",
