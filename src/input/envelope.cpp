@@ -28,6 +28,12 @@ struct DeferredError {
 
 // Reads a member with `read`, a typed getter that either consumes the value or throws before
 // touching it. A type error is kept in `deferred` and the value validated instead.
+// `read` acts on what it reads itself, rather than leaving it in a variable outside for the caller
+// to look at afterwards: when the getter throws, GCC 12 may have left such a variable
+// uninitialised (it builds a getter's result returned in memory, such as an
+// optional<string_view>, in the variable itself, and drops the variable's initialisation as a
+// dead store; `{"msgCompressionKind":1}` crashed that way). Results returned in registers (an
+// integer) assigned to a member are safe.
 template <typename Read>
 void read_or_defer(od::value& value, const Path& path, Nesting nesting, DeferredError& deferred,
                    Read&& read) {
@@ -99,10 +105,7 @@ Envelope parse_envelope(od::parser& parser, std::string_view text, const char* w
         wrong_type("message", "an object or a string", env.message_type);
       }
     } else if (key == "msgCompressionKind") {
-      // The kind is looked at inside the reader, never after it. A variable outside that the
-      // reader assigns (`kind = get_optional_string(...)`) was left uninitialised when the getter
-      // threw for a kind that is not a string: GCC 12 builds the result in the variable itself
-      // and drops its earlier initialisation as dead (`{"msgCompressionKind":1}` crashed).
+      // The kind is looked at inside the reader, never after it (read_or_defer).
       read_or_defer(value, at, inside, envelope_error, [&](od::value& v) {
         const std::optional<std::string_view> kind = get_optional_string(v, "msgCompressionKind");
         if (kind && *kind == "GZIP") {

@@ -365,7 +365,7 @@ Framer::Block Framer::scan_block(std::size_t start, std::uint64_t start_line, Do
 template <typename Isa>
 Framer::Block Framer::scan_blocks(std::size_t start, std::uint64_t start_line, DocumentState& s) {
   Block block = Block::kWhole;
-  while (block == Block::kWhole && end_ - pos_ >= 64 && pos_ + 64 - start <= size_check_) {
+  while (block == Block::kWhole && whole_block_ahead(start)) {
     block = scan_block<Isa>(start, start_line, s);
   }
   return block;
@@ -429,7 +429,7 @@ Framer::Scan Framer::scan_document(std::size_t& start, std::string& reason, Docu
     }
 #if defined(__SSE2__)
     // 64 bytes at a time while they are all here and cannot take the record over the limit.
-    if (kernel_ != Kernel::kBytes && end_ - pos_ >= 64 && pos_ + 64 - start <= size_check_) {
+    if (kernel_ != Kernel::kBytes && whole_block_ahead(start)) {
 #if defined(A2K_FRAMER_AVX2)
       const Block block = kernel_ == Kernel::kAvx2 ? scan_blocks_avx2(start, start_line, s)
                                                    : scan_blocks_sse2(start, start_line, s);

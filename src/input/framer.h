@@ -141,13 +141,18 @@ class Framer {
   //   quotes  .1.1..1.1.1..1..
   //   inside  .11...11..111...   (prefix XOR: the '}' inside "x}" is not a bracket)
   //   depth   1    2        10   -> kDocumentEnd, pos_ after the last '}'
+  // The 64 bytes at pos_ are in the buffer, and scanning them cannot take the record that starts
+  // at `start` over the size limit: the condition for scan_block.
+  bool whole_block_ahead(std::size_t start) const {
+    return end_ - pos_ >= 64 && pos_ + 64 - start <= size_check_;
+  }
   // Isa classifies the block (framer.cpp: Sse2, or Avx2 where the CPU has it).
   enum class Block { kWhole, kStopped, kDocumentEnd };
   template <typename Isa>
   Block scan_block(std::size_t start, std::uint64_t start_line, DocumentState& state);
-  // scan_block while blocks are whole and the next 64 bytes are in the buffer and within the
-  // record size limit (kWhole: no more are). One call per stretch rather than per block, and the
-  // AVX2 one is compiled for AVX2 (with everything it calls).
+  // scan_block while blocks are whole and whole_block_ahead() (kWhole: no more is). One call per
+  // stretch rather than per block, and the AVX2 one is compiled for AVX2 (with everything it
+  // calls).
   template <typename Isa>
   Block scan_blocks(std::size_t start, std::uint64_t start_line, DocumentState& state);
   Block scan_blocks_sse2(std::size_t start, std::uint64_t start_line, DocumentState& state);
