@@ -215,8 +215,10 @@ void parse_entity(od::value& v, const Path& path, Nesting nesting, bool write_at
       // V1: a map from trait name to the trait.
       if (take_null(value)) continue;
       e.has_traits = true;
+      MemberNames trait_names;  // a trait named twice, as any repeated name, rejects the record
       for (auto trait : get_object(value, member, inside)) {
         const std::string_view name = member_name(trait);
+        trait_names.add(name, member);
         e.traits.push_back(
             parse_classification(member_value(trait), Path(member, name), inside.inside(), true));
       }

@@ -305,6 +305,21 @@ TEST_CASE("a member name twice in the payload's objects is a duplicate-key rejec
                 R"("eventTime":1,"entity":{"typeName":"t",)" +
                 guid + R"(,"classifications":[{"typeName":"PII","attributes":{"x":1,"x":2}}]}})") ==
         "duplicate-key: message.entity.classifications[0].attributes: member \"x\" appears twice");
+  // V1: the traits map (a trait named twice was once taken twice, the only object of a record
+  // whose names went unchecked), the id, the system attributes.
+  const std::string v1 = R"({"type":"ENTITY_NOTIFICATION_V1","operationType":"TRAIT_ADD",)"
+                         R"("eventTime":1,"entity":{"typeName":"t","id":{"id":")" +
+                         std::string(kGuid) + R"("},)";
+  CHECK(failure(v1 + R"("traits":{"PII":{"typeName":"PII"}}}})") == "accepted");
+  CHECK(failure(v1 + R"("traits":{"PII":{"typeName":"PII"},"PII":{"typeName":"PII"}}}})") ==
+        "duplicate-key: message.entity.traits: member \"PII\" appears twice");
+  CHECK(failure(v1 + R"("traits":{"A":{"typeName":"A","values":{"v":1,"v":1}}}}})") ==
+        "duplicate-key: message.entity.traits.A.values: member \"v\" appears twice");
+  CHECK(failure(v1 + R"("systemAttributes":{"modifiedTime":"x","modifiedTime":"y"}}})") ==
+        "duplicate-key: message.entity.systemAttributes: member \"modifiedTime\" appears twice");
+  CHECK(failure(R"({"type":"ENTITY_NOTIFICATION_V1","operationType":"ENTITY_CREATE",)"
+                R"("eventTime":1,"entity":{"typeName":"t","id":{"id":"a","id":"b"}}})") ==
+        "duplicate-key: message.entity.id: member \"id\" appears twice");
 }
 
 TEST_CASE("nesting is bounded before it is entered") {
