@@ -57,11 +57,13 @@ void add_input_options(CLI::App* cmd, InputOptions& in) {
   // (too-large), never allocated.
   ReaderLimits& l = in.limits;
   cmd->add_option("--max-record-bytes", l.max_record_bytes,
-                  "Reject a record (one line or JSON document of the input) longer than N bytes")
+                  "Reject a record (one line or JSON document of the input) longer than N bytes "
+                  "(compile, apply: at most 1/32 of --memory-budget)")
       ->capture_default_str()
       ->check(whole_number(1024, std::uint64_t{1} << 34));
   cmd->add_option("--max-message-bytes", l.max_inflated_bytes,
-                  "Reject a GZIP or split message that decompresses to more than N bytes")
+                  "Reject a GZIP or split message that decompresses to more than N bytes "
+                  "(compile, apply: at most 1/32 of --memory-budget)")
       ->capture_default_str()
       ->check(whole_number(1024, std::uint64_t{1} << 34));
   cmd->add_option("--max-cell-bytes", l.max_cell_bytes,
@@ -117,6 +119,12 @@ const std::vector<std::pair<std::string, KeyEncoding>> kKeyEncodings = {
     {"hex", KeyEncoding::kHex}, {"binary", KeyEncoding::kBinary}};
 constexpr const char* kKeyEncodingHelp =
     "KEY columns as 32-char lowercase hex STRING (any Impala) or 16-byte BINARY (Impala >= 4.4)";
+
+// Whether the limits that --memory-budget may lower were given (CompileCommand).
+void note_record_limits(CLI::App* cmd, CompileCommand& c) {
+  c.record_limit_given = cmd->get_option("--max-record-bytes")->count() > 0;
+  c.message_limit_given = cmd->get_option("--max-message-bytes")->count() > 0;
+}
 
 void add_compile_options(CLI::App* cmd, CompileCommand& c) {
   add_input_options(cmd, c.in);
@@ -235,6 +243,7 @@ CommandLine::CommandLine() {
                     "the first and last and how many, and the guid of a single-row statement");
   add_hs2_options(compile, &compile_cmd.hs2);
   compile->callback([this, compile] {
+    note_record_limits(compile, compile_cmd);
     compile_cmd.prior_given = compile->get_option("--prior")->count() > 0;
     compile_cmd.connection_given = compile->get_option("--impalad")->count() > 0;
     command = [this] { return run_compile(compile_cmd); };
@@ -261,7 +270,10 @@ CommandLine::CommandLine() {
                    "in no range partition) allowed over the run; past it the run fails (exit 3)")
       ->capture_default_str()
       ->check(whole_number(0));
-  apply->callback([this] { command = [this] { return run_apply(apply_cmd); }; });
+  apply->callback([this, apply] {
+    note_record_limits(apply, apply_cmd.compile);
+    command = [this] { return run_apply(apply_cmd); };
+  });
 
   CLI::App* ddl = app.add_subcommand(
       "ddl",

@@ -193,6 +193,24 @@ int reporting_early_failures(std::string_view command, const InputOptions& in,
 // only by `apply --prior impala`, whose tables hold what every earlier window wrote; everywhere
 // else (a dry run's statements never reach the tables) it is spilled to disk.
 void use_memory_budget(CompileCommand& c, bool applies) {
+  // The longest record and message must be readable within the budget too: lowered to fit when
+  // left at their defaults, refused when given larger.
+  const std::size_t largest = largest_record_for_budget(c.memory_budget);
+  const auto fit = [&](std::size_t& limit, bool given, std::string_view option) {
+    if (limit <= largest) return;
+    if (!given) {
+      limit = largest;
+      return;
+    }
+    throw Error(ErrorCategory::kUsage,
+                fmt::format("{} {}: reading a record that long can take about nine times its "
+                            "size, more than --memory-budget {} allows; give at most {} (1/32 of "
+                            "the budget), or a --memory-budget of at least {}",
+                            option, limit, human_bytes(c.memory_budget), largest,
+                            human_bytes(std::uint64_t{limit} * 32)));
+  };
+  fit(c.in.limits.max_record_bytes, c.record_limit_given, "--max-record-bytes");
+  fit(c.in.limits.max_inflated_bytes, c.message_limit_given, "--max-message-bytes");
   const MemoryShares shares = split_memory_budget(c.memory_budget);
   c.options.knowledge_budget = shares.knowledge;
   c.options.window_budget = shares.window;

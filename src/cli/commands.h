@@ -57,6 +57,10 @@ struct CompileCommand {
   Hs2Options hs2;
   bool prior_given = false;
   bool connection_given = false;
+  // --max-record-bytes and --max-message-bytes given: refused rather than lowered when larger
+  // than the budget allows (largest_record_for_budget).
+  bool record_limit_given = false;
+  bool message_limit_given = false;
 };
 
 struct ApplyCommand {

@@ -25,6 +25,9 @@ namespace atlas2kudu {
 namespace {
 
 constexpr std::size_t kInitialCapacity = std::size_t{1} << 20;
+// Room past the record limit when the buffer grows to it: the byte that crosses the limit, and
+// the few bytes of look-ahead the scanners ask for.
+constexpr std::size_t kGrowthSlack = std::size_t{64} << 10;
 constexpr std::size_t kPrefixLookahead = 64;
 
 // First '"', '\\' or '\n' in [p, end), or end. Strings make up most of an envelope's bytes (and
@@ -157,9 +160,12 @@ std::size_t Framer::fill(std::size_t keep, std::size_t want) {
         base_offset_ += keep;
         keep = 0;
       } else {
-        // The record in progress fills the buffer: grow it. Records longer than the limit are
-        // stopped by the scanner before the buffer grows much past it.
-        const std::size_t grown = capacity_ * 2;
+        // The record in progress fills the buffer: grow it, but not past what a record at the
+        // limit needs (the scanner starts dropping a longer one there): doubling a 256 MiB
+        // buffer for the one byte past a 256 MiB limit made check hold 768 MiB at once.
+        const std::size_t to_limit = max_record_bytes_ + kGrowthSlack;
+        const std::size_t grown =
+            capacity_ < to_limit ? std::min(capacity_ * 2, to_limit) : capacity_ * 2;
         std::unique_ptr<char[]> bigger(new char[grown + kRecordPadding]);
         std::memcpy(bigger.get(), buf_.get(), end_);
         buf_ = std::move(bigger);

@@ -883,6 +883,37 @@ TEST_CASE(
   const auto small = run("compile --memory-budget 8M " + input);
   CHECK(small.status == 64);
   CHECK(small.err.find("--memory-budget") != std::string::npos);
+  {
+    // The longest record also fits the budget: 1/32 of it (8 MiB at the default), lowered to
+    // that when --max-record-bytes is left at its default, refused when given larger.
+    const std::string big = tmp_path(".jsonl");
+    std::FILE* f = std::fopen(big.c_str(), "w");
+    REQUIRE(f != nullptr);
+    std::fprintf(f,
+                 "{\"version\":{\"version\":\"1.0.0\"},\"message\":{\"type\":"
+                 "\"ENTITY_NOTIFICATION_V2\",\"entity\":{\"typeName\":\"t\",\"guid\":"
+                 "\"00000000-0000-4000-8000-000000000001\",\"attributes\":{\"qualifiedName\":"
+                 "\"q\",\"blob\":\"%s\"}},\"operationType\":\"ENTITY_CREATE\",\"eventTime\":1}}\n",
+                 std::string(3 << 20, 'b').c_str());
+    std::fclose(f);
+    CHECK(run("check " + big).status == 0);
+    CHECK(run("compile -q " + big).status == 0);
+    const auto lowered = run("compile -q --memory-budget 64M " + big);
+    CHECK(lowered.status == 2);
+    CHECK(contains(lowered.err,
+                   ":1:0: record of 3145966 bytes is longer than the 2097152 byte "
+                   "limit"));
+    const auto refused = run("compile -q --memory-budget 64M --max-record-bytes 4194304 " + big);
+    CHECK(refused.status == 64);
+    CHECK(contains(refused.err,
+                   "atlas2kudu: --max-record-bytes 4194304: reading a record that long can take "
+                   "about nine times its size, more than --memory-budget 64.0 MiB allows; give "
+                   "at most 2097152 (1/32 of the budget), or a --memory-budget of at least "
+                   "128.0 MiB"));
+    CHECK(run("compile -q --memory-budget 128M --max-record-bytes 4194304 " + big).status == 0);
+    CHECK(run("apply -q -i 127.0.0.1:1 --memory-budget 64M --max-message-bytes 4194304 " + big)
+              .status == 64);
+  }
   CHECK(run("compile --spill-dir /nonexistent/dir " + input).status == 64);
   // A $TMPDIR where no spill directory can be made fails the run before it reads a record, even
   // one that would never spill, rather than at its first eviction.

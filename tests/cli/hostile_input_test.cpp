@@ -490,6 +490,9 @@ std::vector<Case> cases() {
     // A message of 80 MB of spaces: a few KB of gzip, more than --max-message-bytes once inflated.
     Case c = between_good("gzip bomb in a message", gzip_envelope(std::string(80 << 20, ' ')),
                           "too-large", "message: decompresses to more than 67108864 bytes");
+    // compile reads within the default --memory-budget: 1/32 of it (8 MiB) at most.
+    c.compile_error = "@:2:" + std::to_string(kGood.size() + 1) +
+                      ": message: decompresses to more than 8388608 bytes";
     all.push_back(c);
   }
   {
@@ -655,8 +658,14 @@ std::vector<Case> cases() {
                          1));
   all.push_back(accepted("empty file", "", 0));
   all.push_back(accepted("only blank lines", "\n\n \t\r\n\n", 0));
-  all.push_back(between_good("a 10 MB line of garbage", std::string(10 << 20, 'g'), "not-json",
-                             "not a JSON object: \"" + std::string(40, 'g') + "...\""));
+  {
+    Case c = between_good("a 10 MB line of garbage", std::string(10 << 20, 'g'), "not-json",
+                          "not a JSON object: \"" + std::string(40, 'g') + "...\"");
+    // Longer than the record compile reads within the default --memory-budget (8 MiB).
+    c.compile_error = "@:2:" + std::to_string(kGood.size() + 1) +
+                      ": record of 10485760 bytes is longer than the 8388608 byte limit";
+    all.push_back(c);
+  }
 
   // --- time: work that was quadratic
   {
