@@ -121,7 +121,7 @@ std::string format_endpoint(std::string_view host, int port) {
 }
 
 std::string unreachable_message(std::string_view host, int port, bool http, std::string_view reason,
-                                int tries) {
+                                int tries, bool answered_before) {
   const std::string endpoint = format_endpoint(host, port);
   const std::string how_often = tries > 1 ? fmt::format(", {} tries", tries) : std::string();
   const std::string in_tries = tries > 1 ? fmt::format(" ({} tries)", tries) : std::string();
@@ -134,6 +134,14 @@ std::string unreachable_message(std::string_view host, int port, bool http, std:
   // after 0 ms: Connection refused" (older: "Couldn't connect to server").
   if (contains_ignoring_ascii_case(reason, "refused") ||
       contains_ignoring_ascii_case(reason, "couldn't connect to server")) {
+    if (answered_before) {
+      return cannot_connect(endpoint,
+                            fmt::format("nothing listens on {} any more (connection refused{}); it "
+                                        "answered earlier in this run: has impalad stopped or "
+                                        "restarted?",
+                                        endpoint, how_often),
+                            "");
+    }
     const int usual = http ? kImpaladHttpPort : kImpaladBinaryPort;
     std::string what = fmt::format(
         "nothing listens on {} (connection refused{}); impalad's HS2 port is {} (hs2) or {} "

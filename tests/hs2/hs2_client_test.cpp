@@ -502,4 +502,24 @@ TEST_CASE("hs2 client: refused connects are retried with the retry back-off") {
   CHECK(slept[1] <= milliseconds(250));
 }
 
+TEST_CASE("hs2 client: refused after the server answered: it went away, no other port advised") {
+  auto server =
+      std::make_unique<Hs2TestServer>(Hs2TestServerConfig{}, std::make_shared<KeySetHandler>());
+  const int port = server->start();
+  auto o = test_options(port);
+  o.connect_max_tries = 2;
+  auto clock = std::make_shared<ManualClock>();
+  Hs2Session client = hs2_session(o, nullptr, {.clock = clock});
+  client.connect();
+  CHECK(client.execute("UPSERT INTO t VALUES ('a')").rows_modified == 1);
+  server.reset();  // stopped: nothing listens there now
+  auto e = expect_hs2_error([&] { client.connect(); });
+  CHECK(e.kind() == Hs2ErrorKind::kTransient);
+  const std::string endpoint = "127.0.0.1:" + std::to_string(port);
+  CHECK(std::string(e.what()) == "cannot connect to " + endpoint + ": nothing listens on " +
+                                     endpoint +
+                                     " any more (connection refused, 2 tries); it answered "
+                                     "earlier in this run: has impalad stopped or restarted?");
+}
+
 TEST_SUITE_END();
