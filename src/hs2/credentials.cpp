@@ -19,6 +19,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -223,6 +224,13 @@ std::string run_secret_command(const std::string& flag, const std::string& comma
     case HelperEnd::kExited:
       break;
   }
+  if (WIFSIGNALED(status)) {
+    wipe_secret(out);
+    throw Hs2Error(
+        Hs2ErrorKind::kAuth,
+        fmt::format("{}: command killed by signal {} (SIG{})", flag, WTERMSIG(status),
+                    sigabbrev_np(WTERMSIG(status)) ? sigabbrev_np(WTERMSIG(status)) : "unknown"));
+  }
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     wipe_secret(out);
     throw Hs2Error(Hs2ErrorKind::kAuth, fmt::format("{}: command failed (status {})", flag,
@@ -231,9 +239,11 @@ std::string run_secret_command(const std::string& flag, const std::string& comma
   return out;
 }
 
-std::string prompt_tty(const std::string& prompt) {
+// The line typed on the process's controlling terminal (/dev/tty), not echoed; nullopt when the
+// process has none (cron, systemd, setsid).
+std::optional<std::string> prompt_tty(const std::string& prompt) {
   int fd = open("/dev/tty", O_RDWR | O_CLOEXEC);
-  if (fd < 0) return {};
+  if (fd < 0) return std::nullopt;
   termios old{};
   bool have_termios = tcgetattr(fd, &old) == 0;
   if (have_termios) {
@@ -319,9 +329,12 @@ std::shared_ptr<const Hs2Credentials> resolve_hs2_credentials(
     } else if (std::getenv("ATLAS2KUDU_LDAP_PASSWORD") != nullptr) {
       source = "$ATLAS2KUDU_LDAP_PASSWORD is empty";
       take_secret_variable(c->password, "ATLAS2KUDU_LDAP_PASSWORD");
-    } else if (isatty(STDIN_FILENO)) {
+    } else if (std::optional<std::string> typed =
+                   prompt_tty(fmt::format("LDAP password for {}: ", settings.user()))) {
+      // On the process's terminal, whatever stdin is: the input is often piped in
+      // (kafka-console-consumer ... | atlas2kudu apply ... -). Under cron there is none.
       source = "the password typed is empty";
-      take_secret(c->password, prompt_tty(fmt::format("LDAP password for {}: ", settings.user())));
+      take_secret(c->password, std::move(*typed));
     } else {
       throw Hs2Error(Hs2ErrorKind::kAuth,
                      "-l/--ldap: no password (use --ldap_password_cmd, $ATLAS2KUDU_LDAP_PASSWORD "

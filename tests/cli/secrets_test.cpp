@@ -181,6 +181,10 @@ TEST_CASE("$ATLAS2KUDU_LDAP_PASSWORD: taken out of the environment; a wrong one 
   CHECK(contains(r.err,
                  "atlas2kudu: -l/--ldap: --ldap_password_cmd gave an empty password; an "
                  "empty password is never sent\n"));
+  // A helper killed by a signal is named as such.
+  r = run(args + " --ldap_password_cmd 'kill -KILL $$'");
+  CHECK(r.status == 5);
+  CHECK(contains(r.err, "atlas2kudu: --ldap_password_cmd: command killed by signal 9 (SIGKILL)\n"));
   std::remove(stats.c_str());
 }
 
@@ -188,10 +192,12 @@ TEST_CASE("the terminal prompt: not echoed, not shown, not in argv") {
   TestServer server("--transport sasl --user alice --handler kit --hang-at 2",
                     "HS2_TEST_SERVER_PASSWORD=" + kPassword);
   const std::string stats = tmp_path(".json");
+  // The input comes on stdin, as from kafka-console-consumer: the prompt is on the terminal all
+  // the same (it once asked only when stdin was the terminal).
   const std::string cmd = std::string("exec ") + ATLAS2KUDU_BINARY + " apply -i " +
                           server.address() +
                           " --prior none -l -u alice --auth_creds_ok_in_clear --stats " + stats +
-                          " " + data("notifications/atlas21-console.jsonl");
+                          " - < " + data("notifications/atlas21-console.jsonl");
   int master = -1;
   const pid_t pid = forkpty(&master, nullptr, nullptr, nullptr);
   REQUIRE(pid >= 0);
