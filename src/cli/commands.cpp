@@ -283,10 +283,11 @@ std::int64_t planned_rows(const SqlWriteStats& stats) {
   return static_cast<std::int64_t>(rows);
 }
 
-// The log of a compile or apply run: lines when stderr is not a terminal; -q keeps only the
-// retries, reconnects and waits.
+// The log of a compile or apply run: window lines when stderr is not a terminal and without -q;
+// retries, reconnects and waits always (on a terminal, over the progress line).
 RunLog run_log(std::string_view command, const CompileCommand& c) {
-  return RunLog(command, c.log_format, !Progress::default_enabled(), !c.quiet);
+  const bool terminal = Progress::default_enabled();
+  return RunLog(command, c.log_format, true, !terminal && !c.quiet, stderr, terminal);
 }
 
 // The PriorState the options ask for: `none`, or batched lookups over HS2.

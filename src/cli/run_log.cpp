@@ -34,8 +34,13 @@ void statement_json(JsonWriter& w, const StatementAt& at) {
 }  // namespace
 
 RunLog::RunLog(std::string_view command, LogFormat format, bool enabled, bool windows,
-               std::FILE* out)
-    : command_(command), format_(format), enabled_(enabled), windows_(windows), out_(out) {}
+               std::FILE* out, bool over_progress_line)
+    : command_(command),
+      format_(format),
+      enabled_(enabled),
+      windows_(windows),
+      out_(out),
+      over_progress_line_(over_progress_line) {}
 
 void RunLog::write(std::string_view event, std::string_view text,
                    const std::function<void(JsonWriter&)>& members) {
@@ -54,6 +59,7 @@ void RunLog::write(std::string_view event, std::string_view text,
     std::replace_if(
         line.begin(), line.end() - 1, [](char c) { return c == '\n' || c == '\r'; }, ' ');
   }
+  if (over_progress_line_) line.insert(0, "\r\x1b[K");
   std::lock_guard lock(mu_);
   std::fputs(line.c_str(), out_);
   std::fflush(out_);

@@ -1,7 +1,9 @@
 // The log of a run nobody watches: when stderr is not a terminal (cron, systemd, a pipe into a
 // log shipper), `compile` and `apply` write one line per window, one per retry and reconnect, and
 // one every 10 s while a statement waits on the server. On a terminal the live progress line
-// (progress.h) says the same, and these lines are not written.
+// (progress.h) counts the windows' work instead, but the retry, reconnect and waiting lines are
+// written all the same, over the progress line (cleared first; it is drawn again below at its
+// next update): a server that went away or a statement that hangs is never met in silence.
 //
 // Text (--log-format text, the default): an ISO 8601 UTC time, "atlas2kudu COMMAND:", the window,
 // then what happened (each example is one line):
@@ -61,10 +63,11 @@ struct WindowLogLine {
 
 class RunLog {
  public:
-  // `windows`: write window lines (false with -q); retries, reconnects and waits are written
-  // whenever the log is enabled. `enabled` false: nothing at all (stderr is a terminal).
+  // `windows`: write window lines (false with -q, and on a terminal); retries, reconnects and
+  // waits are written whenever the log is enabled. `enabled` false: nothing at all.
+  // `over_progress_line`: each line first clears the terminal's line (Progress draws there).
   RunLog(std::string_view command, LogFormat format, bool enabled, bool windows,
-         std::FILE* out = stderr);
+         std::FILE* out = stderr, bool over_progress_line = false);
 
   void window(const WindowLogLine& line);
   void retry(const StatementAt& at, const RetryNotice& notice);
@@ -85,6 +88,7 @@ class RunLog {
   bool enabled_;
   bool windows_;
   std::FILE* out_;
+  bool over_progress_line_;
   std::mutex mu_;
   std::atomic<std::uint64_t> http_waits_{0};  // from the threads of --sessions
 };

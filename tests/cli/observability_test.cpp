@@ -471,6 +471,30 @@ TEST_CASE("on a terminal: the progress line shows percent and ETA for files, not
   std::remove(terminal.c_str());
 }
 
+TEST_CASE("on a terminal: retries and reconnects are shown, over the progress line") {
+  // The second statement's connection drops: a retry and a reconnect, which a user watching the
+  // terminal must see (they were once logged only when stderr was not a terminal).
+  TestServer server("--handler kit --drop-at 2");
+  const std::string terminal = tmp_path(".tty");
+  const std::string apply = std::string(ATLAS2KUDU_BINARY) + " apply -i " + server.address() +
+                            " --prior none " + data("scenarios/01-partial-update-and-rename.jsonl");
+  const std::string cmd =
+      "timeout 120 script -qec '" + apply + "' /dev/null > " + terminal + " 2>&1";
+  CHECK(shell_status(std::system(cmd.c_str())) == 0);
+  const std::string shown = slurp(terminal);
+  CAPTURE(shown);
+  // Each line clears the terminal's line first, where the progress line may stand.
+  CHECK(std::regex_search(shown, std::regex("\\r\\x1b\\[K" + kTime +
+                                            " atlas2kudu apply: window 1: retry 1 of 5 in [0-9.]+ "
+                                            "s: [a-z]+ statement 2 of [0-9]+ \\(table ")));
+  CHECK(std::regex_search(shown, std::regex("\\r\\x1b\\[K" + kTime +
+                                            " atlas2kudu apply: window 1: reconnected for retry 1 "
+                                            "of 5: ")));
+  CHECK_FALSE(contains(shown, "events, "));  // the window lines stay off the terminal
+  CHECK(contains(shown, "1 retry"));         // and the summary counts it
+  std::remove(terminal.c_str());
+}
+
 TEST_CASE("--metrics-textfile is readable by node_exporter under a private umask") {
   // A service's umask 077 (examples/cron) must not make the file unreadable to the collector,
   // which runs as another user.
