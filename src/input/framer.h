@@ -82,7 +82,8 @@ class Framer {
   // Tool diagnostics skipped so far ("Processed a total of ...", "% ..." lines).
   std::uint64_t ignored_lines() const { return ignored_lines_; }
 
-  // True when the input ended right after the record last returned, with no line end after it.
+  // True when the record last returned ran to the end of the input: nothing follows it, not even a
+  // line end (a document never closed takes in the line ends after it).
   // A malformed record there may only be cut short by a reader that came while the input was
   // still being written (a file being copied or appended to): the reader does not count it as
   // read for --checkpoint, so the next run reads it again.

@@ -496,7 +496,8 @@ bool Reader::Impl::next(Event& out) {
         marks_.back().next_record = record_.index;
         cut_at_end_.back() = true;
         record_.reason +=
-            " (the last record, with no line end: was the input still being written?)";
+            " (the last record, cut short by the end of the input: was the input still being "
+            "written?)";
       }
       reject(pos, *record_.error, record_.reason, record_.text, record_.size);
       continue;

@@ -599,8 +599,8 @@ TEST_CASE("framing: truncation is found on its own line, pretty documents span l
   REQUIRE(out.diagnostics.size() == 1);
   CHECK(out.diagnostics[0] == "t.jsonl:2:" + std::to_string(good.size() + 1) +
                                   ": truncated JSON: unterminated string at end of input (the "
-                                  "last record, with no line end: was the input still being "
-                                  "written?)");
+                                  "last record, cut short by the end of the input: was the input "
+                                  "still being written?)");
   // Two documents on one line, and CRLF line ends.
   out = read_text(good + good + "\r\n" + good + "\r\n");
   CHECK(out.events.size() == 3);
@@ -613,8 +613,20 @@ TEST_CASE("framing: truncation is found on its own line, pretty documents span l
   REQUIRE(out.diagnostics.size() == 1);
   CHECK(
       out.diagnostics[0].ends_with("truncated JSON: top-level array not closed at end of input "
-                                   "(the last record, with no line end: was the input still "
-                                   "being written?)"));
+                                   "(the last record, cut short by the end of the input: was "
+                                   "the input still being written?)"));
+  // A lone "{" opens a document that spans lines: never closed, it takes in the lines after it
+  // and is reported at its first line, cut short by the end of the input (which has its line
+  // end: the message once said it had none).
+  std::string stray = good;
+  for (const std::string& line : {std::string("{"), good, good}) stray += "\n" + line;
+  out = read_text(stray + "\n");
+  CHECK(out.events.size() == 1);
+  REQUIRE(out.diagnostics.size() == 1);
+  CHECK(out.diagnostics[0] == "t.jsonl:2:" + std::to_string(good.size() + 1) +
+                                  ": truncated JSON: 1 unclosed bracket(s) at end of input (the "
+                                  "last record, cut short by the end of the input: was the input "
+                                  "still being written?)");
   // Blank lines and whitespace-only input produce nothing.
   out = read_text("\n\n   \n\t\n");
   CHECK(out.events.empty());
