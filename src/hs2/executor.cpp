@@ -224,8 +224,7 @@ void Hs2Executor::run_part(SqlSession& session, Phase& phase, std::size_t index,
       [&](const RetryFailure& f) {
         std::string where = statement_name(window, phase.name, position, statement);
         if (is_part) where += fmt::format(", rows {}-{} of {}", first + 1, last, whole.rows);
-        const std::string message = f.exhausted ? fmt::format("{}: giving up after {} retries: {}",
-                                                              where, f.retries, f.error.what())
+        const std::string message = f.exhausted ? fmt::format("{}: {}", where, f.giving_up())
                                                 : fmt::format("{}: {}", where, f.error.what());
         throw Hs2ExecutionError(f.error.kind(), message, window.index, phase.name, position,
                                 statement.table, f.error.what());

@@ -146,9 +146,7 @@ Hs2QueryResult Hs2PriorState::run(const std::string& sql, std::string_view table
       [&](const RetryFailure& f) {
         throw Hs2Error(f.error.kind(),
                        f.exhausted
-                           ? fmt::format("prior-state lookup ({}): giving up after {} "
-                                         "retries: {}",
-                                         what, f.retries, f.error.what())
+                           ? fmt::format("prior-state lookup ({}): {}", what, f.giving_up())
                            : fmt::format("prior-state lookup ({}): {}", what, f.error.what()));
       },
       observed.retries());

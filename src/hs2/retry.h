@@ -34,11 +34,14 @@
 //   // retry.counters() == {.retries = 2, .reconnects = 2}
 #pragma once
 
+#include <fmt/core.h>
+
 #include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <string>
 #include <type_traits>
 #include <utility>
 
@@ -71,6 +74,13 @@ struct RetryFailure {
   const Hs2Error& error;  // the last try's error
   int retries;            // re-runs made before it
   bool exhausted;         // retryable, but no re-run was left
+
+  // How an exhausted failure starts its message: "giving up after 1 retry: <error>",
+  // "giving up after 5 retries: <error>".
+  std::string giving_up() const {
+    return fmt::format("giving up after {} {}: {}", retries, retries == 1 ? "retry" : "retries",
+                       error.what());
+  }
 };
 
 class RetryPolicy {

@@ -286,8 +286,9 @@ void Framer::finish_record(std::size_t start, FramedRecord& out) {
     out.size = dropped_ + (pos_ - start);
     out.text = overflow_excerpt_;
     out.error = RejectCode::kTooLarge;
-    out.reason = fmt::format("record of {} bytes is longer than the {} byte limit", out.size,
-                             max_record_bytes_);
+    out.reason =
+        fmt::format("record of {} bytes is longer than the {} byte limit (--max-record-bytes)",
+                    out.size, max_record_bytes_);
     over_limit_ = false;
     size_check_ = max_record_bytes_;
     dropped_ = 0;

@@ -79,9 +79,10 @@ std::string_view NotificationDecoder::Impl::inflate_message(std::string_view bas
       assign_padded(inflated_buffer, decoded);  // split without compression: Base64 only
     }
   } catch (const DecodeError& e) {
+    const bool too_large = e.kind() == DecodeError::Kind::kTooLarge;
     throw InputError(
-        e.kind() == DecodeError::Kind::kTooLarge ? RejectCode::kTooLarge : RejectCode::kBadEncoding,
-        fmt::format("message: {}", e.what()));
+        too_large ? RejectCode::kTooLarge : RejectCode::kBadEncoding,
+        fmt::format("message: {}{}", e.what(), too_large ? " (--max-message-bytes)" : ""));
   }
   return inflated_buffer;
 }

@@ -902,7 +902,7 @@ TEST_CASE(
     CHECK(lowered.status == 2);
     CHECK(contains(lowered.err,
                    ":1:0: record of 3145966 bytes is longer than the 2097152 byte "
-                   "limit"));
+                   "limit (--max-record-bytes)"));
     const auto refused = run("compile -q --memory-budget 64M --max-record-bytes 4194304 " + big);
     CHECK(refused.status == 64);
     CHECK(contains(refused.err,

@@ -488,11 +488,12 @@ std::vector<Case> cases() {
       "bad-encoding", "message: invalid Base64 at character 4"));
   {
     // A message of 80 MB of spaces: a few KB of gzip, more than --max-message-bytes once inflated.
-    Case c = between_good("gzip bomb in a message", gzip_envelope(std::string(80 << 20, ' ')),
-                          "too-large", "message: decompresses to more than 67108864 bytes");
+    Case c = between_good(
+        "gzip bomb in a message", gzip_envelope(std::string(80 << 20, ' ')), "too-large",
+        "message: decompresses to more than 67108864 bytes (--max-message-bytes)");
     // compile reads within the default --memory-budget: 1/32 of it (8 MiB) at most.
     c.compile_error = "@:2:" + std::to_string(kGood.size() + 1) +
-                      ": message: decompresses to more than 8388608 bytes";
+                      ": message: decompresses to more than 8388608 bytes (--max-message-bytes)";
     all.push_back(c);
   }
   {
@@ -662,8 +663,9 @@ std::vector<Case> cases() {
     Case c = between_good("a 10 MB line of garbage", std::string(10 << 20, 'g'), "not-json",
                           "not a JSON object: \"" + std::string(40, 'g') + "...\"");
     // Longer than the record compile reads within the default --memory-budget (8 MiB).
-    c.compile_error = "@:2:" + std::to_string(kGood.size() + 1) +
-                      ": record of 10485760 bytes is longer than the 8388608 byte limit";
+    c.compile_error =
+        "@:2:" + std::to_string(kGood.size() + 1) +
+        ": record of 10485760 bytes is longer than the 8388608 byte limit (--max-record-bytes)";
     all.push_back(c);
   }
 

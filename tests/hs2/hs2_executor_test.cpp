@@ -223,6 +223,12 @@ TEST_CASE("hs2 executor: retries are bounded; exhaustion is 'unavailable'") {
     CHECK(e.position == 2);
     CHECK(std::string(e.what()).find("giving up after 3 retries") != std::string::npos);
   }
+  try {
+    run(1, f, /*max_retries=*/1);
+    FAIL("expected Hs2ExecutionError");
+  } catch (const Hs2ExecutionError& e) {
+    CHECK(std::string(e.what()).find(": giving up after 1 retry: ") != std::string::npos);
+  }
 }
 
 TEST_CASE("hs2 executor: a wrong password fails at start with the auth exit code") {

@@ -340,7 +340,8 @@ TEST_CASE("a record over the size limit is rejected and skipped to its line end"
     REQUIRE(out.records.size() == 3);
     check_document(out.records[0], "{\"a\":1}", 1, 0, 0);
     check_malformed(out.records[1], RejectCode::kTooLarge,
-                    "record of 1511 bytes is longer than the 1000 byte limit", 2, 8);
+                    "record of 1511 bytes is longer than the 1000 byte limit (--max-record-bytes)",
+                    2, 8);
     CHECK(out.records[1].size == big.size());
     CHECK(out.records[1].index == 1);
     // The report keeps the record's first bytes, not all of it.
@@ -360,7 +361,8 @@ TEST_CASE("a record over the size limit is rejected and skipped to its line end"
     const Framed over = frame(one_over + "\n", max_read, 1000);
     REQUIRE(over.records.size() == 1);
     check_malformed(over.records[0], RejectCode::kTooLarge,
-                    "record of 1001 bytes is longer than the 1000 byte limit", 1, 0);
+                    "record of 1001 bytes is longer than the 1000 byte limit (--max-record-bytes)",
+                    1, 0);
   }
 }
 

@@ -643,7 +643,7 @@ TEST_CASE("records over the size limit are rejected without holding them") {
   REQUIRE(out.diagnostics.size() == 1);
   CHECK(out.diagnostics[0] == "t.jsonl:2:" + std::to_string(good.size() + 1) + ": record of " +
                                   std::to_string(big.size()) +
-                                  " bytes is longer than the 2048 byte limit");
+                                  " bytes is longer than the 2048 byte limit (--max-record-bytes)");
   // The reject file keeps its first bytes (as many as the limit, at most 4 KiB) and says how long
   // it was.
   CHECK(out.reject_file.find("\"record\":" + json_quote(big.substr(0, 2048)) +
@@ -670,7 +670,8 @@ TEST_CASE("a GZIP message may inflate up to max_inflated_bytes, not one byte mor
   out = read_text(gzip_envelope(gzip_compress(with_pad(pad + 1))) + "\n", limits);
   CHECK(out.events.empty());
   REQUIRE(out.diagnostics.size() == 1);
-  CHECK(out.diagnostics[0] == "t.jsonl:1:0: message: decompresses to more than 65536 bytes");
+  CHECK(out.diagnostics[0] ==
+        "t.jsonl:1:0: message: decompresses to more than 65536 bytes (--max-message-bytes)");
   CHECK(out.stats.per_reason[static_cast<std::size_t>(RejectCode::kTooLarge)] == 1);
 }
 
@@ -685,8 +686,9 @@ TEST_CASE("a decompression bomb is rejected after inflating no more than the lim
                              ReaderLimits{.max_inflated_bytes = kLimit});
   CHECK(out.events.size() == 2);
   REQUIRE(out.diagnostics.size() == 1);
-  CHECK(out.diagnostics[0] == "t.jsonl:2:" + std::to_string(good.size() + 1) +
-                                  ": message: decompresses to more than 65536 bytes");
+  CHECK(out.diagnostics[0] ==
+        "t.jsonl:2:" + std::to_string(good.size() + 1) +
+            ": message: decompresses to more than 65536 bytes (--max-message-bytes)");
   CHECK(out.stats.per_reason[static_cast<std::size_t>(RejectCode::kTooLarge)] == 1);
 
   // The same bomb as a split message is stopped the same way, where its last chunk was read.
@@ -697,9 +699,11 @@ TEST_CASE("a decompression bomb is rejected after inflating no more than the lim
   const auto split =
       read_text(chunk1 + "\n" + chunk0 + "\n", ReaderLimits{.max_inflated_bytes = kLimit});
   REQUIRE(split.diagnostics.size() == 2);  // both chunk records
-  CHECK(split.diagnostics[0] == "t.jsonl:1:0: message: decompresses to more than 65536 bytes");
-  CHECK(split.diagnostics[1] == "t.jsonl:2:" + std::to_string(chunk1.size() + 1) +
-                                    ": message: decompresses to more than 65536 bytes");
+  CHECK(split.diagnostics[0] ==
+        "t.jsonl:1:0: message: decompresses to more than 65536 bytes (--max-message-bytes)");
+  CHECK(split.diagnostics[1] ==
+        "t.jsonl:2:" + std::to_string(chunk1.size() + 1) +
+            ": message: decompresses to more than 65536 bytes (--max-message-bytes)");
 
   // What the decoder holds while inflating it: the output buffer never grows past limit + 1.
   std::string inflated;
