@@ -173,10 +173,7 @@ void add_compile_options(CLI::App* cmd, CompileCommand& c) {
                   "Peak memory to stay within, e.g. 256M or 2G (at least 64M): entity knowledge "
                   "beyond its share spills to a temporary file (or, for apply --prior impala, is "
                   "read again from the tables), and windows close early rather than outgrow theirs")
-      ->transform(CLI::AsSizeValue(false).description(""))
-      ->check(CLI::Range(static_cast<std::uint64_t>(kMinMemoryBudget),
-                         std::numeric_limits<std::uint64_t>::max() / 2)
-                  .description(""))
+      ->transform(byte_size(kMinMemoryBudget, "64M", std::numeric_limits<std::uint64_t>::max() / 2))
       ->type_name("SIZE")
       ->default_str("256M");
   cmd->add_option("--threads", c.threads,

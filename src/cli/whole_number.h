@@ -9,15 +9,24 @@
 //   //   --window-events: expected a whole number of at least 1, got '0'
 //   ->check(whole_number(2, 1000))  // --partitions 1001:
 //   //   --partitions: expected a whole number from 2 to 1000, got '1001'
+//   ->check(whole_number(0))        // --max-rejects 99999999999999999999999:
+//   //   --max-rejects: 99999999999999999999999 is too large (at most 18446744073709551615)
+//
+// Sizes (--memory-budget) take a suffix, and are rewritten to their number of bytes:
+//   ->transform(byte_size(64 << 20, "64M", max))  // --memory-budget 12X:
+//   //   --memory-budget: expected a size such as 512M or 2G (a whole number of bytes, with an
+//   //   optional k, m, g or t suffix: powers of 1024), got '12X'
 #pragma once
 
 #include <fmt/core.h>
 
 #include <CLI/CLI.hpp>
+#include <cctype>
 #include <charconv>
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <string_view>
 
 namespace atlas2kudu {
 
@@ -32,9 +41,52 @@ inline CLI::Validator whole_number(std::uint64_t min,
         std::uint64_t value = 0;
         const char* const end = text.data() + text.size();
         const auto [stop, error] = std::from_chars(text.data(), end, value);
+        if (!text.empty() && error == std::errc::result_out_of_range && stop == end) {
+          return fmt::format("{} is too large (at most {})", text, max);
+        }
         if (text.empty() || error != std::errc() || stop != end || value < min || value > max) {
           return fmt::format("expected a whole number{}, got '{}'", bounds, text);
         }
+        return {};
+      },
+      "");
+}
+
+// A whole number of bytes with an optional k, m, g or t suffix (powers of 1024; upper case, and
+// "kb" or "kib" after the number, alike), at least `min` (spelt `min_text` in messages) and at
+// most `max`.
+inline CLI::Validator byte_size(std::uint64_t min, std::string min_text, std::uint64_t max) {
+  return CLI::Validator(
+      [=](std::string& text) -> std::string {
+        const std::string expected = fmt::format(
+            "expected a size such as 512M or 2G (a whole number of bytes, with an optional k, "
+            "m, g or t suffix: powers of 1024), got '{}'",
+            text);
+        std::uint64_t value = 0;
+        const char* const begin = text.data();
+        const char* const end = begin + text.size();
+        const auto [stop, error] = std::from_chars(begin, end, value);
+        if (stop == begin || (error != std::errc() && error != std::errc::result_out_of_range)) {
+          return expected;
+        }
+        std::string unit(stop, end);
+        for (char& c : unit) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        if (unit.size() > 1 && unit.ends_with("ib")) {
+          unit.resize(unit.size() - 2);
+        } else if (unit.size() > 1 && unit.ends_with('b')) {
+          unit.resize(unit.size() - 1);
+        }
+        const std::string_view units = "kmgt";
+        if (unit.size() > 1 || (unit.size() == 1 && units.find(unit[0]) == std::string::npos)) {
+          return expected;
+        }
+        const int shift = unit.empty() ? 0 : 10 * (static_cast<int>(units.find(unit[0])) + 1);
+        if (error == std::errc::result_out_of_range || value > (max >> shift)) {
+          return fmt::format("'{}' is too large (at most {} bytes)", text, max);
+        }
+        if ((value << shift) < min)
+          return fmt::format("expected at least {}, got '{}'", min_text, text);
+        text = std::to_string(value << shift);
         return {};
       },
       "");

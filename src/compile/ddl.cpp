@@ -36,7 +36,10 @@ std::string projection_ddl(const DdlOptions& o) {
   check_identifier(o.database);
   if (o.partitions < 2) throw Error(ErrorCategory::kUsage, "--partitions must be at least 2");
   if (o.first_year > o.last_year)
-    throw Error(ErrorCategory::kUsage, "bad entity_audit range years");
+    throw Error(ErrorCategory::kUsage,
+                fmt::format("--audit-first-year {} is after --audit-last-year {}: the "
+                            "entity_audit range partitions need the first year first",
+                            o.first_year, o.last_year));
 
   const std::string_view key_type = o.key_encoding == KeyEncoding::kHex ? "STRING" : "BINARY";
   const auto type_name = [&](schema::ColumnType type) -> std::string_view {

@@ -31,6 +31,11 @@ Hs2Endpoint parse_host_port(const std::string& spec, const char* flag, int defau
     if (colon != std::string::npos && spec.find(':') == colon) {
       ep.host = spec.substr(0, colon);
       port_text = spec.substr(colon + 1);
+      // "-i :" or "-i host:" is a mistake (a variable left empty), not a wish for the defaults.
+      if (ep.host.empty() || port_text.empty()) {
+        throw Hs2Error(Hs2ErrorKind::kUsage,
+                       fmt::format("{} {}: expected host:port, with both parts", flag, spec));
+      }
     } else if (colon != std::string::npos) {
       // Several colons: only a bare IPv6 address (no port) reads that way.
       in6_addr address{};

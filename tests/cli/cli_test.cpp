@@ -224,10 +224,12 @@ TEST_CASE("usage errors and missing files have their own exit codes") {
            {"check --max-rejects -1", "--max-rejects: expected a whole number, got '-1'"},
            {"check --max-rejects 0x10", "--max-rejects: expected a whole number, got '0x10'"},
            {"check --max-rejects 99999999999999999999999",
-            "--max-rejects: expected a whole number, got '99999999999999999999999'"},
+            "--max-rejects: 99999999999999999999999 is too large (at most "
+            "18446744073709551615)"},
            {"ddl --partitions 1001",
             "--partitions: expected a whole number from 2 to 1000, got "
             "'1001'"},
+           {"apply -i : --prior none", "-i :: expected host:port, with both parts"},
            {"apply --sessions 0", "--sessions: expected a whole number from 1 to 256, got '0'"},
            // Impala refuses an IN-list of 10000 keys: deletes and --prior impala lookups.
            {"apply --batch-rows 10000",
@@ -248,6 +250,11 @@ TEST_CASE("usage errors and missing files have their own exit codes") {
     CHECK(r.err.starts_with("atlas2kudu: " + c.message + "\n"));
     CHECK(!contains(r.err, "did you mean"));
   }
+  r = run("ddl --audit-first-year 2030 --audit-last-year 2024");
+  CHECK(r.status == 64);
+  CHECK(r.err ==
+        "atlas2kudu: --audit-first-year 2030 is after --audit-last-year 2024: the entity_audit "
+        "range partitions need the first year first\n");
   r = run("compile --threads 3 examples/x.jsonl");
   CHECK(r.status == 64);
   CHECK(contains(r.err, "--threads"));
@@ -883,6 +890,33 @@ TEST_CASE(
   const auto small = run("compile --memory-budget 8M " + input);
   CHECK(small.status == 64);
   CHECK(small.err.find("--memory-budget") != std::string::npos);
+  // k, m, g and t in either case, with B or iB after them if wished; anything else is refused
+  // with an example, never read some other way.
+  for (const std::string same : {"256M", "256mib", "256MB", "268435456", "0.25G"}) {
+    CAPTURE(same);
+    const auto r = run("compile -q --memory-budget " + same + " --stats " + stats + " " +
+                       data("scenarios/01-partial-update-and-rename.jsonl"));
+    if (same == "0.25G") {
+      CHECK(r.status == 64);
+    } else {
+      REQUIRE(r.status == 0);
+      CHECK(contains(slurp(stats), "\"budget\":268435456"));
+    }
+  }
+  for (const std::string bad : {"12X", "0x10000000", "' 256M'", "-1G", "1MM", "G"}) {
+    CAPTURE(bad);
+    const auto r = run("compile --memory-budget " + bad + " " + input);
+    CHECK(r.status == 64);
+    CHECK(contains(r.err,
+                   "atlas2kudu: --memory-budget: expected a size such as 512M or 2G (a "
+                   "whole number of bytes, with an optional k, m, g or t suffix: powers "
+                   "of 1024), got '"));
+  }
+  CHECK(contains(run("compile --memory-budget 99999999999999999999G " + input).err,
+                 "--memory-budget: '99999999999999999999G' is too large (at most "
+                 "9223372036854775807 bytes)"));
+  CHECK(contains(run("compile --memory-budget 8191K " + input).err,
+                 "--memory-budget: expected at least 64M, got '8191K'"));
   {
     // The longest record also fits the budget: 1/32 of it (8 MiB at the default), lowered to
     // that when --max-record-bytes is left at its default, refused when given larger.

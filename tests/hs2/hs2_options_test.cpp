@@ -187,6 +187,20 @@ TEST_CASE("hs2 options: -k, -s and -b as impala-shell has them") {
   }
   // Without -k the settings name no Kerberos principal.
   CHECK(validate_hs2_options(Hs2Options{}).kerberos_host().empty());
+  // An empty part around the colon is a mistake (a variable left empty), not the default.
+  for (const char* spec : {":", "db1:", ":21050"}) {
+    CAPTURE(spec);
+    Hs2Options empty_part;
+    empty_part.impalad = spec;
+    try {
+      (void)validate_hs2_options(empty_part);
+      FAIL("expected a usage error");
+    } catch (const Hs2Error& e) {
+      CHECK(e.kind() == Hs2ErrorKind::kUsage);
+      CHECK(std::string(e.what()) ==
+            "-i " + std::string(spec) + ": expected host:port, with both parts");
+    }
+  }
 }
 
 TEST_CASE("hs2 options: validation resolves the endpoint, the user and the -Q overlay once") {
