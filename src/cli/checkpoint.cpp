@@ -92,6 +92,22 @@ Checkpoint load_checkpoint(const std::string& path) {
   try {
     od::parser parser;
     od::document doc = parser.iterate(text);
+    od::json_type top;
+    if (doc.type().get(top) != simdjson::SUCCESS || top != od::json_type::object) {
+      throw refuse("not a JSON object, so not an atlas2kudu checkpoint");
+    }
+    // Every member checkpoint_json writes for a source or a Kafka partition must be there: an
+    // entry without one would read as "nothing applied yet" and be overwritten silently.
+    const auto require = [&](std::string_view entry, std::initializer_list<bool> present,
+                             std::initializer_list<std::string_view> names) {
+      auto name = names.begin();
+      for (const bool seen : present) {
+        if (!seen) {
+          throw refuse(fmt::format("malformed checkpoint at {}: \"{}\" missing", entry, *name));
+        }
+        ++name;
+      }
+    };
     bool format_ok = false;
     for (auto field : doc.get_object()) {
       const std::string_view key = field.unescaped_key();
@@ -119,17 +135,30 @@ Checkpoint load_checkpoint(const std::string& path) {
         for (auto item : field.value().get_array()) {
           SourceMark mark;
           std::uint64_t last_run = 0;
-          at = fmt::format("sources[{}]", i);
+          bool name = false, identity = false, next_record = false, complete = false;
+          const std::string entry = fmt::format("sources[{}]", i);
+          at = entry;
           for (auto f : item.get_object()) {
             const std::string_view k = f.unescaped_key();
             at = fmt::format("sources[{}].{}", i, k);
-            if (k == "name") mark.name = std::string(std::string_view(f.value().get_string()));
-            if (k == "identity")
+            if (k == "name") {
+              mark.name = std::string(std::string_view(f.value().get_string()));
+              name = true;
+            } else if (k == "identity") {
               mark.identity = std::string(std::string_view(f.value().get_string()));
-            if (k == "next_record") mark.next_record = f.value().get_uint64();
-            if (k == "complete") mark.complete = f.value().get_bool();
-            if (k == "last_run") last_run = f.value().get_uint64();
+              identity = true;
+            } else if (k == "next_record") {
+              mark.next_record = f.value().get_uint64();
+              next_record = true;
+            } else if (k == "complete") {
+              mark.complete = f.value().get_bool();
+              complete = true;
+            } else if (k == "last_run") {
+              last_run = f.value().get_uint64();
+            }
           }
+          require(entry, {name, identity, next_record, complete},
+                  {"name", "identity", "next_record", "complete"});
           if (!mark.identity.empty()) c.last_run.emplace(mark.identity, last_run);
           c.progress.sources.push_back(std::move(mark));
           ++i;
@@ -139,14 +168,25 @@ Checkpoint load_checkpoint(const std::string& path) {
         for (auto item : field.value().get_array()) {
           std::string topic;
           std::int64_t partition = 0, next = 0;
-          at = fmt::format("kafka[{}]", i);
+          bool has_topic = false, has_partition = false, has_next = false;
+          const std::string entry = fmt::format("kafka[{}]", i);
+          at = entry;
           for (auto f : item.get_object()) {
             const std::string_view k = f.unescaped_key();
             at = fmt::format("kafka[{}].{}", i, k);
-            if (k == "topic") topic = std::string(std::string_view(f.value().get_string()));
-            if (k == "partition") partition = f.value().get_int64();
-            if (k == "next_offset") next = f.value().get_int64();
+            if (k == "topic") {
+              topic = std::string(std::string_view(f.value().get_string()));
+              has_topic = true;
+            } else if (k == "partition") {
+              partition = f.value().get_int64();
+              has_partition = true;
+            } else if (k == "next_offset") {
+              next = f.value().get_int64();
+              has_next = true;
+            }
           }
+          require(entry, {has_topic, has_partition, has_next},
+                  {"topic", "partition", "next_offset"});
           c.progress.kafka_next_offset[{topic, static_cast<std::int32_t>(partition)}] = next;
           ++i;
         }

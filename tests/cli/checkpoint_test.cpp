@@ -441,6 +441,36 @@ TEST_CASE("checkpoint files round-trip and are replaced atomically") {
   }
   CHECK_THROWS_WITH_AS(load_checkpoint(path), doctest::Contains("not an atlas2kudu checkpoint"),
                        std::runtime_error);
+  // Not JSON, or not an object; an entry without a member the writer always writes (it would
+  // otherwise read as "nothing applied" and be overwritten silently).
+  struct Bad {
+    std::string text, message;
+  };
+  for (const Bad& bad : std::vector<Bad>{
+           {"hello\n", "not a JSON object, so not an atlas2kudu checkpoint"},
+           {"[1,2]\n", "not a JSON object, so not an atlas2kudu checkpoint"},
+           {R"({"format":"atlas2kudu-checkpoint/2","sources":[{"name":"a"}]})",
+            R"(malformed checkpoint at sources[0]: "identity" missing)"},
+           {R"({"format":"atlas2kudu-checkpoint/2","sources":[{"name":"a","identity":"i",)"
+            R"("next_record":1}]})",
+            R"(malformed checkpoint at sources[0]: "complete" missing)"},
+           {R"({"format":"atlas2kudu-checkpoint/2","kafka":[{"topic":"T","partition":0}]})",
+            R"(malformed checkpoint at kafka[0]: "next_offset" missing)"},
+       }) {
+    CAPTURE(bad.text);
+    {
+      std::FILE* f = std::fopen(path.c_str(), "w");
+      std::fputs(bad.text.c_str(), f);
+      std::fclose(f);
+    }
+    try {
+      (void)load_checkpoint(path);
+      FAIL("expected a refusal");
+    } catch (const Error& e) {
+      CHECK(e.category() == ErrorCategory::kCheckpoint);
+      CHECK(contains(e.what(), ": " + bad.message + "; move it away to start over"));
+    }
+  }
   std::remove(path.c_str());
   ::rmdir(dir_template);
 }
