@@ -5,8 +5,11 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cerrno>
 #include <cstdint>
+#include <cstring>
 #include <functional>
+#include <iostream>
 #include <iterator>
 #include <limits>
 #include <map>
@@ -594,6 +597,18 @@ std::vector<std::string> normalized_args(int argc, char** argv,
   return args;
 }
 
+// The status of --help or --version once their text (CLI11 writes it to std::cout) is out: like
+// any output, one that cannot be written fails the run (74), and a reader that went away ends it
+// quietly (0, as for `| head`).
+int printed(int status) {
+  // errno is the failed write's: CLI11 wrote the text with std::endl, which flushed it.
+  std::cout.flush();
+  if (std::cout.good() || errno == EPIPE) return status;
+  print_diagnostic(stderr, "atlas2kudu: stdout: write failed: {}\n",
+                   errno != 0 ? std::strerror(errno) : "unknown error");
+  return kExitIoError;
+}
+
 // Parses `args`; returns false with `exit_status` set when parsing ended the run: --help and
 // --version (0), or a usage error (64, reported with the "atlas2kudu:" prefix and a near match).
 bool parse(CommandLine& cli, const std::vector<std::string>& args, int& exit_status) {
@@ -602,11 +617,11 @@ bool parse(CommandLine& cli, const std::vector<std::string>& args, int& exit_sta
     cli.app.parse(reversed);
     return true;
   } catch (const CLI::CallForHelp& e) {
-    exit_status = cli.app.exit(e);
+    exit_status = printed(cli.app.exit(e));
   } catch (const CLI::CallForAllHelp& e) {
-    exit_status = cli.app.exit(e);
+    exit_status = printed(cli.app.exit(e));
   } catch (const CLI::CallForVersion& e) {
-    exit_status = cli.app.exit(e);
+    exit_status = printed(cli.app.exit(e));
   } catch (const CLI::ParseError& e) {
     report_usage_error(cli.app, e, args);
     exit_status = kExitUsage;

@@ -427,7 +427,8 @@ TEST_CASE("stderr that cannot be written changes nothing; stdout that cannot fai
   }
   // Standard output is the product: check's report and the digest fail like compile's SQL.
   for (const std::string& args : {"check " + example, std::string("digest hive_table db.t@cl"),
-                                  "compile " + example, std::string("ddl")}) {
+                                  "compile " + example, std::string("ddl"), std::string("--help"),
+                                  std::string("compile --help"), std::string("--version")}) {
     CAPTURE(args);
     const Run r =
         run_shell("sh -c '" + std::string(ATLAS2KUDU_BINARY) + " " + args + " >/dev/full'");
