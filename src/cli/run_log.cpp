@@ -139,6 +139,16 @@ void ServerWatch::started(const StatementAt& at) {
 
 void ServerWatch::retry(const StatementAt& at, const RetryNotice& notice) {
   log_.retry(placed(at), notice);
+  // The waiting lines time the try under way, from its start: not the back-off before it (the
+  // retry line says how long that is), which once read "still waiting on the server" while no
+  // connection was even open.
+  const auto backoff = notice.kind == RetryNotice::Kind::kRetrying
+                           ? std::chrono::steady_clock::duration(notice.backoff)
+                           : std::chrono::steady_clock::duration::zero();
+  std::lock_guard lock(mu_);
+  if (const auto it = running_.find(&at); it != running_.end()) {
+    it->second = Running{std::chrono::steady_clock::now() + backoff};
+  }
 }
 
 void ServerWatch::finished(const StatementAt& at) {

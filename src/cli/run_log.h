@@ -95,7 +95,8 @@ class RunLog {
 
 // Installed on the HS2 executor (Hs2Executor::observe): logs retries and reconnects, and every
 // `interval` a statement has been waiting on the server, a line saying so (from a thread of its
-// own, which the destructor ends).
+// own, which the destructor ends). The wait is timed from the start of the statement's current
+// try: a retry's back-off is not waiting on the server.
 class ServerWatch final : public ExecutionObserver {
  public:
   static constexpr std::chrono::seconds kInterval{10};

@@ -262,6 +262,16 @@ TEST_CASE("apply: a statement waiting on the server is logged every 10 s") {
                   l);
   }
   CHECK(waits == 1);
+
+  // A retry's back-off is no wait on the server: 11 s of it (the first statement's connection
+  // dropped) make a retry line and a reconnect line, and no waiting line.
+  TestServer dropping("--handler kit --drop-at 1");
+  const Run backed_off = run("apply -i " + dropping.address() +
+                             " --prior none --max_retries 1 --retry_backoff_ms 11000" + examples());
+  CHECK(backed_off.status == 0);
+  CHECK(contains(backed_off.err, "window 1: retry 1 of 1 in 1"));
+  CHECK(contains(backed_off.err, "window 1: reconnected for retry 1 of 1: "));
+  CHECK_FALSE(contains(backed_off.err, "still waiting"));
 }
 
 TEST_CASE("--stats: schema, version, times, exit status, error and the checkpoint written") {
