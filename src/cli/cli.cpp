@@ -387,10 +387,20 @@ std::vector<std::string> values_given(const CLI::App& sub, const std::string& na
 
 // "atlas2kudu: <what CLI11 says>", a near match for a mistyped option or subcommand, and where
 // to look.
+// Where each option the --config file gave was set ("--batch-rows" -> "FILE:LINE").
+using ConfigOrigins = std::map<std::string, std::string>;
+
 void report_usage_error(CLI::App& app, const CLI::ParseError& e,
-                        const std::vector<std::string>& args) {
+                        const std::vector<std::string>& args, const ConfigOrigins& origins) {
   std::string hint;
   std::string what = e.what();
+  // A bad value from the --config file: the file's line first, as for its other errors.
+  for (const auto& [name, where] : origins) {
+    if (what.starts_with(name + ":")) {
+      what = fmt::format("{}: {}", where, what);
+      break;
+    }
+  }
   const CLI::App* sub = chosen_subcommand(app, args);
   // An option CLI11 did not expect is named without its value: "--ldap_password=x" or "-px" may
   // hold a secret typed by habit (beeline's -p), and this message goes to cron logs.
@@ -449,7 +459,8 @@ void report_usage_error(CLI::App& app, const CLI::ParseError& e,
 // out those the command line gives itself. Throws Error(kUsage) naming FILE:LINE for a key that
 // is no option (with a near match) or a flag value that is no boolean.
 std::vector<std::string> with_config_file(CommandLine& cli, const std::vector<std::string>& args,
-                                          const std::map<std::string, std::string>& all_names) {
+                                          const std::map<std::string, std::string>& all_names,
+                                          ConfigOrigins& origins) {
   const ConfigFile config = read_config_file(cli.config_path);
   CLI::App* sub = chosen_subcommand(cli.app, args);
   if (sub == nullptr) throw Error(ErrorCategory::kInternal, "--config without a subcommand");
@@ -510,6 +521,7 @@ std::vector<std::string> with_config_file(CommandLine& cli, const std::vector<st
     // Once per section; [atlas2kudu.COMMAND] wins over [atlas2kudu]. A repeatable option (-Q)
     // takes one value per line.
     const auto earlier = from_file.find(o);
+    origins[name] = entry.where;  // the last one taken is the one used
     if (o->get_expected_max() > 1) {
       added.push_back(std::move(arg));
     } else if (earlier == from_file.end()) {
@@ -611,7 +623,8 @@ int printed(int status) {
 
 // Parses `args`; returns false with `exit_status` set when parsing ended the run: --help and
 // --version (0), or a usage error (64, reported with the "atlas2kudu:" prefix and a near match).
-bool parse(CommandLine& cli, const std::vector<std::string>& args, int& exit_status) {
+bool parse(CommandLine& cli, const std::vector<std::string>& args, int& exit_status,
+           const ConfigOrigins& origins = {}) {
   std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 consumes it from the end
   try {
     cli.app.parse(reversed);
@@ -623,7 +636,7 @@ bool parse(CommandLine& cli, const std::vector<std::string>& args, int& exit_sta
   } catch (const CLI::CallForVersion& e) {
     exit_status = printed(cli.app.exit(e));
   } catch (const CLI::ParseError& e) {
-    report_usage_error(cli.app, e, args);
+    report_usage_error(cli.app, e, args, origins);
     exit_status = kExitUsage;
   }
   return false;
@@ -653,9 +666,10 @@ int run_cli(int argc, char** argv) {
   try {
     if (!cli->config_path.empty()) {
       // Again, with the file's options before the command line's (which win).
-      std::vector<std::string> merged = with_config_file(*cli, args, names);
+      ConfigOrigins origins;
+      std::vector<std::string> merged = with_config_file(*cli, args, names, origins);
       cli = std::make_unique<CommandLine>();
-      if (!parse(*cli, std::move(merged), status)) return status;
+      if (!parse(*cli, std::move(merged), status, origins)) return status;
     }
     return cli->command();
   } catch (const Error& e) {

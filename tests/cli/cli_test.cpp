@@ -482,7 +482,19 @@ TEST_CASE("--config: a directory, a byte-order mark, a nested --config, a key se
   r = run("compile -q --config " + repeated + " " + example);
   CHECK(r.status == 0);
   CHECK(r.err.empty());
-  for (const std::string& path : {bom, nested, twice, layered, repeated}) {
+  // A bad value is reported at its line, as the file's other errors are; the command line's
+  // own value wins and is never blamed on the file.
+  const std::string bad_value =
+      write_temp(".ini", "[atlas2kudu]\ndatabase = ok\n\n[atlas2kudu.compile]\nbatch_rows = abc\n");
+  r = run("compile --config " + bad_value + " " + example);
+  CHECK(r.status == 64);
+  CHECK(r.err.starts_with("atlas2kudu: " + bad_value +
+                          ":5: --batch-rows: expected a whole number from 1 to 9999, got 'abc'\n"));
+  r = run("compile --config " + bad_value + " --batch-rows 0 " + example);
+  CHECK(r.status == 64);
+  CHECK(r.err.starts_with(
+      "atlas2kudu: --batch-rows: expected a whole number from 1 to 9999, got '0'\n"));
+  for (const std::string& path : {bom, nested, twice, layered, repeated, bad_value}) {
     std::remove(path.c_str());
   }
 }
