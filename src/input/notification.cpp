@@ -52,6 +52,7 @@ struct NotificationDecoder::Impl {
   std::string_view inflate_message(std::string_view base64, bool gzip);
   // parse_envelope at this decoder's limits, keeping attribute values unless validation_only.
   Envelope parse(std::string_view text, const char* what) {
+    json_text = what;
     return parse_envelope(envelope_parser, text, what, limits.max_json_depth, !validation_only);
   }
 
@@ -63,7 +64,10 @@ struct NotificationDecoder::Impl {
   std::string gunzipped;
   std::string inflated_buffer;
   std::string minified;
-  std::string_view record;                    // the record being decoded, verbatim
+  std::string_view record;  // the record being decoded, verbatim
+  // The JSON text being read: "record", or the one inside it ("payload", "message
+  // (decompressed)", ...) that invalid JSON is then said to be in.
+  const char* json_text = "record";
   bool record_compact = false;                // ... has no whitespace outside its strings
   bool validation_only = false;               // NotificationDecoder::validation_only
   std::vector<HeldRecord> completed_records;  // of the split message the record completed
@@ -208,12 +212,16 @@ std::optional<Event> NotificationDecoder::decode(std::string_view text, const So
     Envelope env = impl_->parse(text, "record");
     return impl_->decode_level(env, text, where, 0, std::nullopt);
   } catch (const simdjson::simdjson_error& e) {
+    // Inside a record ("message (decompressed): invalid JSON: ..."): the record's own text may be
+    // fine, and the reader needs to know which text to look at.
+    const std::string_view inner = impl_->json_text;
+    const std::string where = inner == "record" ? std::string() : fmt::format("{}: ", inner);
     const simdjson::error_code code = e.error();
     if (code == simdjson::UTF8_ERROR) {
-      throw InputError(RejectCode::kInvalidJson, "invalid UTF-8 in JSON text");
+      throw InputError(RejectCode::kInvalidJson, where + "invalid UTF-8 in JSON text");
     }
     throw InputError(RejectCode::kInvalidJson,
-                     fmt::format("invalid JSON: {}", simdjson::error_message(code)));
+                     fmt::format("{}invalid JSON: {}", where, simdjson::error_message(code)));
   }
 }
 

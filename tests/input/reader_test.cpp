@@ -675,6 +675,25 @@ TEST_CASE("a GZIP message may inflate up to max_inflated_bytes, not one byte mor
   CHECK(out.stats.per_reason[static_cast<std::size_t>(RejectCode::kTooLarge)] == 1);
 }
 
+TEST_CASE("invalid JSON inside a record names the text it is in") {
+  // The record's own text is fine: the message it carries is not, and the reader must know which
+  // text to look at.
+  const std::string cut = R"({"type":"ENTITY_NOTIFICATION_V2","entity":{)";
+  auto out = read_text(gzip_envelope(gzip_compress(cut)) + "\n");
+  REQUIRE(out.diagnostics.size() == 1);
+  CHECK(out.diagnostics[0].starts_with("t.jsonl:1:0: message (decompressed): invalid JSON: "));
+  const std::string kcat = R"({"topic":"ATLAS_ENTITIES","partition":0,"offset":1,"payload":)" +
+                           json_quote("{\"version\":1,\"message\":{\"type\":\"x\",,\"a\":1}}") +
+                           "}";
+  out = read_text(kcat + "\n");
+  REQUIRE(out.diagnostics.size() == 1);
+  CHECK(out.diagnostics[0].starts_with("t.jsonl:1:0: payload: invalid JSON: "));
+  out = read_text(R"({"version":1,"message":{"type":"x",,"a":1}})"
+                  "\n");
+  REQUIRE(out.diagnostics.size() == 1);
+  CHECK(out.diagnostics[0].starts_with("t.jsonl:1:0: invalid JSON: "));  // the record itself
+}
+
 TEST_CASE("a decompression bomb is rejected after inflating no more than the limit") {
   // 16 MiB of zeros gzip to about 16 KiB: a small record, a huge message.
   constexpr std::size_t kLimit = 64 * 1024;
