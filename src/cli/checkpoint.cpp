@@ -290,6 +290,7 @@ CheckpointFile::CheckpointFile(std::string path, Reader& reader,
                                Reader::ResumeNotice on_source_resumed, CheckpointTarget target)
     : path_(std::move(path)) {
   require_regular_or_absent(path_);  // before anything is applied: it will be replaced
+  existed_ = ::access(path_.c_str(), F_OK) == 0;
   previous_ = load_checkpoint(path_);
   const CheckpointTarget& recorded = previous_.target;
   // Impala's database names are not case-sensitive; host names are compared as given (another

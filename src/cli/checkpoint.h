@@ -118,6 +118,8 @@ class CheckpointFile {
   const std::string& path() const { return path_; }
   // Whether this run wrote the file (state() is then what it holds).
   bool written() const { return written_; }
+  // Whether the file was there when the run started (else this is a first run).
+  bool existed() const { return existed_; }
   // The windows this run recorded: a window the executor ran but whose rows then stopped the run
   // (refused past --max-rejects, say) is not among them.
   std::uint64_t windows_recorded() const { return windows_recorded_; }
@@ -136,6 +138,7 @@ class CheckpointFile {
   InputProgress recorded_;  // this run's inputs, as last recorded
   std::uint64_t windows_recorded_ = 0;
   bool written_ = false;  // the file was replaced by this run
+  bool existed_ = false;  // when the run started
 };
 
 }  // namespace atlas2kudu

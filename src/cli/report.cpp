@@ -280,7 +280,12 @@ void print_apply_summary(std::FILE* out, const RunReport& r, const std::string& 
     // What the file holds, not what the executor ran: a window whose refused rows then stopped
     // the run ran, but was not recorded.
     const std::uint64_t recorded = r.checkpoint->windows_recorded();
-    if (recorded == 0) {
+    if (recorded == 0 && !r.checkpoint->existed() && !r.checkpoint->written()) {
+      print_diagnostic(out,
+                       "atlas2kudu apply: no window of this run was recorded, so {} was not "
+                       "created; the same command run again starts from the beginning\n",
+                       one_line(checkpoint_path));
+    } else if (recorded == 0) {
       print_diagnostic(
           out,
           "atlas2kudu apply: no window of this run was recorded; {} is as earlier runs left "
