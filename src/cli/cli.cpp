@@ -127,6 +127,7 @@ constexpr const char* kKeyEncodingHelp =
 void note_record_limits(CLI::App* cmd, CompileCommand& c) {
   c.record_limit_given = cmd->get_option("--max-record-bytes")->count() > 0;
   c.message_limit_given = cmd->get_option("--max-message-bytes")->count() > 0;
+  c.split_limit_given = cmd->get_option("--max-split-bytes")->count() > 0;
 }
 
 void add_compile_options(CLI::App* cmd, CompileCommand& c) {

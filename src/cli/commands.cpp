@@ -195,22 +195,30 @@ int reporting_early_failures(std::string_view command, const InputOptions& in,
 void use_memory_budget(CompileCommand& c, bool applies) {
   // The longest record and message must be readable within the budget too: lowered to fit when
   // left at their defaults, refused when given larger.
-  const std::size_t largest = largest_record_for_budget(c.memory_budget);
-  const auto fit = [&](std::size_t& limit, bool given, std::string_view option) {
+  const auto fit = [&](std::size_t& limit, bool given, std::string_view option,
+                       std::string_view why, std::size_t share) {
+    const std::size_t largest = c.memory_budget / share;
     if (limit <= largest) return;
     if (!given) {
       limit = largest;
       return;
     }
+    const std::uint64_t mib = std::uint64_t{1} << 20;
     throw Error(ErrorCategory::kUsage,
-                fmt::format("{} {}: reading a record that long can take about nine times its "
-                            "size, more than --memory-budget {} allows; give at most {} (1/32 of "
-                            "the budget), or a --memory-budget of at least {}",
-                            option, limit, human_bytes(c.memory_budget), largest,
-                            human_bytes(std::uint64_t{limit} * 32)));
+                fmt::format("{} {}: {}, more than --memory-budget {} allows; give at most {} (1/{} "
+                            "of the budget), or --memory-budget {}M or more",
+                            option, limit, why, human_bytes(c.memory_budget), largest, share,
+                            (std::uint64_t{limit} * share + mib - 1) / mib));
   };
-  fit(c.in.limits.max_record_bytes, c.record_limit_given, "--max-record-bytes");
-  fit(c.in.limits.max_inflated_bytes, c.message_limit_given, "--max-message-bytes");
+  fit(c.in.limits.max_record_bytes, c.record_limit_given, "--max-record-bytes",
+      "reading a record that long can take about nine times its size", kRecordShare);
+  fit(c.in.limits.max_inflated_bytes, c.message_limit_given, "--max-message-bytes",
+      "reading a message that long can take about nine times its size", kRecordShare);
+  // Chunks waiting for the rest of their message: two messages' worth at the limit.
+  fit(c.in.limits.max_split_bytes, c.split_limit_given, "--max-split-bytes",
+      "holding that many bytes of split message chunks, then reading the message they make, "
+      "takes several times that",
+      kRecordShare / 2);
   const MemoryShares shares = split_memory_budget(c.memory_budget);
   c.options.knowledge_budget = shares.knowledge;
   c.options.window_budget = shares.window;

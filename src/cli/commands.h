@@ -58,9 +58,10 @@ struct CompileCommand {
   bool prior_given = false;
   bool connection_given = false;
   // --max-record-bytes and --max-message-bytes given: refused rather than lowered when larger
-  // than the budget allows (largest_record_for_budget).
+  // than the budget allows (kRecordShare).
   bool record_limit_given = false;
   bool message_limit_given = false;
+  bool split_limit_given = false;  // --max-split-bytes: 1/16 of the budget at most
 };
 
 struct ApplyCommand {

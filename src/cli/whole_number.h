@@ -41,7 +41,7 @@ inline CLI::Validator whole_number(std::uint64_t min,
         std::uint64_t value = 0;
         const char* const end = text.data() + text.size();
         const auto [stop, error] = std::from_chars(text.data(), end, value);
-        if (!text.empty() && error == std::errc::result_out_of_range && stop == end) {
+        if (!text.empty() && error == std::errc::result_out_of_range && stop == end && unbounded) {
           return fmt::format("{} is too large (at most {})", text, max);
         }
         if (text.empty() || error != std::errc() || stop != end || value < min || value > max) {
@@ -71,10 +71,11 @@ inline CLI::Validator byte_size(std::uint64_t min, std::string min_text, std::ui
         }
         std::string unit(stop, end);
         for (char& c : unit) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-        if (unit.size() > 1 && unit.ends_with("ib")) {
-          unit.resize(unit.size() - 2);
-        } else if (unit.size() > 1 && unit.ends_with('b')) {
-          unit.resize(unit.size() - 1);
+        // "b" alone is bytes; "ib" only after a unit letter ("kib", not "64ib").
+        if (unit.size() == 3 && unit.ends_with("ib")) {
+          unit.resize(1);
+        } else if (!unit.empty() && unit.size() <= 2 && unit.back() == 'b') {
+          unit.pop_back();
         }
         const std::string_view units = "kmgt";
         if (unit.size() > 1 || (unit.size() == 1 && units.find(unit[0]) == std::string::npos)) {

@@ -240,10 +240,16 @@ std::string run_secret_command(const std::string& flag, const std::string& comma
 }
 
 // The line typed on the process's controlling terminal (/dev/tty), not echoed; nullopt when the
-// process has none (cron, systemd, setsid).
+// process has none (cron, systemd, setsid) or runs in the background of one.
 std::optional<std::string> prompt_tty(const std::string& prompt) {
   int fd = open("/dev/tty", O_RDWR | O_CLOEXEC);
   if (fd < 0) return std::nullopt;
+  // A background job (`... &`, nohup) would be stopped by the terminal (SIGTTOU, SIGTTIN) at
+  // the prompt: only the terminal's foreground process group asks.
+  if (tcgetpgrp(fd) != getpgrp()) {
+    close(fd);
+    return std::nullopt;
+  }
   termios old{};
   bool have_termios = tcgetattr(fd, &old) == 0;
   if (have_termios) {

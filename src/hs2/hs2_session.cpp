@@ -98,7 +98,6 @@ struct Hs2Session::Impl {
   std::unique_ptr<t::ImpalaHiveServer2ServiceClient> rpc;
   std::optional<t::TSessionHandle> session;
   std::map<std::string, std::string> server_config;
-  bool session_opened = false;  // once in this session's life: a later refusal is no wrong port
 
   // Runs one RPC, turning every Thrift-level failure into a classified Hs2Error. A failed
   // transport leaves the byte stream out of step, so it is dropped here and never reused. A
@@ -265,7 +264,7 @@ struct Hs2Session::Impl {
             throw Hs2Error(Hs2ErrorKind::kTransient,
                            unreachable_message(settings.endpoint().host, settings.endpoint().port,
                                                o.protocol == Hs2Protocol::kHttp, connect_failure,
-                                               f.retries + 1, session_opened));
+                                               f.retries + 1, settings.server_answered()));
           }
         });
   }
@@ -465,7 +464,7 @@ void Hs2Session::connect() {
   try {
     impl_->open_transport();
     impl_->open_session();
-    impl_->session_opened = true;
+    impl_->settings.note_server_answered();
   } catch (const Hs2Error& e) {
     // Not retried inside one connect, since it already waited -t; a later connect may work.
     if (e.kind() == Hs2ErrorKind::kTimeout) throw Hs2Error(Hs2ErrorKind::kTransient, e.what());

@@ -337,7 +337,8 @@ void HttpClientTransport::flush() {
       // As the binary transport does: --connect_max_tries tries, waiting 0 s, 1 s, 2 s, ...
       if (attempt >= config_.max_tries) {
         throw Hs2Error(Hs2ErrorKind::kTransient,
-                       unreachable_message(config_.host, config_.port, true, e.detail, attempt));
+                       unreachable_message(config_.host, config_.port, true, e.detail, attempt,
+                                           config_.answered_before && config_.answered_before()));
       }
       if (attempt > 1) config_.sleep(std::chrono::seconds(attempt - 1));
       continue;

@@ -41,6 +41,7 @@
 
 #include <thrift/transport/TVirtualTransport.h>
 
+#include <functional>
 #include <string>
 
 #include "hs2/auth.h"
@@ -64,6 +65,9 @@ struct HttpTransportConfig {
   Sleeper sleep;
   // Told of each such wait before it starts, for the run's log; empty: nobody.
   HttpWaitNotice on_wait;
+  // Whether the server answered earlier in the run (Hs2Settings::server_answered), for the
+  // message of a refused connection; empty: never.
+  std::function<bool()> answered_before;
 };
 
 class HttpClientTransport final

@@ -11,6 +11,14 @@ namespace atlas2kudu {
 
 namespace {
 
+// "-i :", "-i host:" or "-i []" is a mistake (a variable left empty), not a wish for the defaults.
+[[noreturn]] void empty_part(const std::string& spec, const char* flag) {
+  throw Hs2Error(Hs2ErrorKind::kUsage,
+                 fmt::format("{} '{}': a host or port left empty; give host[:port], or "
+                             "[v6addr][:port] for IPv6",
+                             flag, spec));
+}
+
 // host[:port] or [v6addr][:port], as impala-shell accepts them; `flag` names the option in errors.
 Hs2Endpoint parse_host_port(const std::string& spec, const char* flag, int default_port) {
   Hs2Endpoint ep;
@@ -25,17 +33,15 @@ Hs2Endpoint parse_host_port(const std::string& spec, const char* flag, int defau
         throw Hs2Error(Hs2ErrorKind::kUsage,
                        fmt::format("{} {}: expected ':' after ']'", flag, spec));
       port_text = spec.substr(close + 2);
+      if (port_text.empty()) empty_part(spec, flag);
     }
+    if (ep.host.empty()) empty_part(spec, flag);
   } else {
     auto colon = spec.rfind(':');
     if (colon != std::string::npos && spec.find(':') == colon) {
       ep.host = spec.substr(0, colon);
       port_text = spec.substr(colon + 1);
-      // "-i :" or "-i host:" is a mistake (a variable left empty), not a wish for the defaults.
-      if (ep.host.empty() || port_text.empty()) {
-        throw Hs2Error(Hs2ErrorKind::kUsage,
-                       fmt::format("{} {}: expected host:port, with both parts", flag, spec));
-      }
+      if (ep.host.empty() || port_text.empty()) empty_part(spec, flag);
     } else if (colon != std::string::npos) {
       // Several colons: only a bare IPv6 address (no port) reads that way.
       in6_addr address{};

@@ -13,8 +13,10 @@
 //   Hs2Executor executor(settings, hs2_session_factory(settings, credentials));
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -89,6 +91,12 @@ class Hs2Settings {
   // the -i host.
   const std::string& kerberos_service() const { return kerberos_service_; }
   const std::string& kerberos_host() const { return kerberos_host_; }
+  // Whether a session of this run has opened on the endpoint. Every session (the executor's, the
+  // prior state's) is made from a copy of the one validated Hs2Settings, and the copies share
+  // this: a refused connection after it is a server gone away, not a wrong port
+  // (unreachable_message's `answered_before`).
+  bool server_answered() const { return answered_->load(); }
+  void note_server_answered() const { answered_->store(true); }
 
  private:
   friend Hs2Settings validate_hs2_options(Hs2Options options);
@@ -100,6 +108,7 @@ class Hs2Settings {
   std::map<std::string, std::string> query_overlay_;
   std::string kerberos_service_;
   std::string kerberos_host_;
+  std::shared_ptr<std::atomic<bool>> answered_ = std::make_shared<std::atomic<bool>>(false);
 };
 
 // Throws Hs2Error(kUsage) when the options contradict each other: LDAP or JWT without --ssl and

@@ -76,8 +76,9 @@ struct RetryFailure {
   bool exhausted;         // retryable, but no re-run was left
 
   // How an exhausted failure starts its message: "giving up after 1 retry: <error>",
-  // "giving up after 5 retries: <error>".
+  // "giving up after 5 retries: <error>", "giving up (--max_retries 0): <error>".
   std::string giving_up() const {
+    if (retries == 0) return fmt::format("giving up (--max_retries 0): {}", error.what());
     return fmt::format("giving up after {} {}: {}", retries, retries == 1 ? "retry" : "retries",
                        error.what());
   }

@@ -339,6 +339,7 @@ std::shared_ptr<Hs2Transport> make_hs2_transport(const Hs2Settings& settings,
     cfg.max_tries = o.connect_max_tries;
     cfg.sleep = std::move(sleep);
     cfg.on_wait = std::move(on_wait);
+    cfg.answered_before = [settings] { return settings.server_answered(); };
     return std::make_shared<HttpClientTransport>(std::move(cfg), authenticator);
   }
 

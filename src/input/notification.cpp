@@ -80,7 +80,14 @@ std::string_view NotificationDecoder::Impl::inflate_message(std::string_view bas
       gunzip(decoded, limits.max_inflated_bytes, gunzipped);
       assign_padded(inflated_buffer, gunzipped);
     } else {
-      assign_padded(inflated_buffer, decoded);  // split without compression: Base64 only
+      // A split without compression: Base64 only, and held to the same limit.
+      if (decoded.size() > limits.max_inflated_bytes) {
+        throw InputError(RejectCode::kTooLarge,
+                         fmt::format("message: decodes to {} bytes, more than {} "
+                                     "(--max-message-bytes)",
+                                     decoded.size(), limits.max_inflated_bytes));
+      }
+      assign_padded(inflated_buffer, decoded);
     }
   } catch (const DecodeError& e) {
     const bool too_large = e.kind() == DecodeError::Kind::kTooLarge;

@@ -229,7 +229,8 @@ TEST_CASE("usage errors and missing files have their own exit codes") {
            {"ddl --partitions 1001",
             "--partitions: expected a whole number from 2 to 1000, got "
             "'1001'"},
-           {"apply -i : --prior none", "-i :: expected host:port, with both parts"},
+           {"apply -i : --prior none",
+            "-i ':': a host or port left empty; give host[:port], or [v6addr][:port] for IPv6"},
            {"apply --sessions 0", "--sessions: expected a whole number from 1 to 256, got '0'"},
            // Impala refuses an IN-list of 10000 keys: deletes and --prior impala lookups.
            {"apply --batch-rows 10000",
@@ -955,8 +956,16 @@ TEST_CASE(
     CHECK(contains(refused.err,
                    "atlas2kudu: --max-record-bytes 4194304: reading a record that long can take "
                    "about nine times its size, more than --memory-budget 64.0 MiB allows; give "
-                   "at most 2097152 (1/32 of the budget), or a --memory-budget of at least "
-                   "128.0 MiB"));
+                   "at most 2097152 (1/32 of the budget), or --memory-budget 128M or more"));
+    // The budget asked for is rounded up, never down to the one refused.
+    CHECK(contains(run("compile -q --memory-budget 64M --max-record-bytes 2097153 " + big).err,
+                   "give at most 2097152 (1/32 of the budget), or --memory-budget 65M or more"));
+    // Split message chunks held: 1/16 of the budget.
+    CHECK(contains(run("compile -q --memory-budget 64M --max-split-bytes 8388608 " + big).err,
+                   "atlas2kudu: --max-split-bytes 8388608: holding that many bytes of split "
+                   "message chunks, then reading the message they make, takes several times "
+                   "that, more than --memory-budget 64.0 MiB allows; give at most 4194304 (1/16 "
+                   "of the budget), or --memory-budget 128M or more"));
     CHECK(run("compile -q --memory-budget 128M --max-record-bytes 4194304 " + big).status == 0);
     CHECK(run("apply -q -i 127.0.0.1:1 --memory-budget 64M --max-message-bytes 4194304 " + big)
               .status == 64);

@@ -188,7 +188,7 @@ TEST_CASE("hs2 options: -k, -s and -b as impala-shell has them") {
   // Without -k the settings name no Kerberos principal.
   CHECK(validate_hs2_options(Hs2Options{}).kerberos_host().empty());
   // An empty part around the colon is a mistake (a variable left empty), not the default.
-  for (const char* spec : {":", "db1:", ":21050"}) {
+  for (const char* spec : {":", "db1:", ":21050", "[::1]:", "[]", "[]:21050"}) {
     CAPTURE(spec);
     Hs2Options empty_part;
     empty_part.impalad = spec;
@@ -197,8 +197,9 @@ TEST_CASE("hs2 options: -k, -s and -b as impala-shell has them") {
       FAIL("expected a usage error");
     } catch (const Hs2Error& e) {
       CHECK(e.kind() == Hs2ErrorKind::kUsage);
-      CHECK(std::string(e.what()) ==
-            "-i " + std::string(spec) + ": expected host:port, with both parts");
+      CHECK(std::string(e.what()) == "-i '" + std::string(spec) +
+                                         "': a host or port left empty; give host[:port], or "
+                                         "[v6addr][:port] for IPv6");
     }
   }
 }

@@ -694,6 +694,33 @@ TEST_CASE("invalid JSON inside a record names the text it is in") {
   CHECK(out.diagnostics[0].starts_with("t.jsonl:1:0: invalid JSON: "));  // the record itself
 }
 
+TEST_CASE("a split message without GZIP is held to --max-message-bytes too") {
+  // Base64 only: the message is as long as it decodes to, which the limit bounds as it does a
+  // decompressed one (it once passed whatever its size).
+  constexpr std::size_t kLimit = 64 * 1024;
+  const std::string message = envelope(entity_message(
+      "ENTITY_CREATE", "{\"qualifiedName\":\"q\",\"pad\":\"" + std::string(kLimit, 'x') + "\"}"));
+  const std::string base64 = base64_encode(message);
+  const auto chunk = [&](int index, std::string_view part) {
+    return "{\"version\":{\"version\":\"1.0.0\"},\"msgId\":\"plain\",\"msgCompressionKind\":"
+           "\"NONE\",\"msgSplitIdx\":" +
+           std::to_string(index) + ",\"msgSplitCount\":2,\"message\":\"" + std::string(part) +
+           "\"}\n";
+  };
+  const std::string text = chunk(0, std::string_view(base64).substr(0, 40000)) +
+                           chunk(1, std::string_view(base64).substr(40000));
+  const std::string reason = fmt::format(
+      "message: decodes to {} bytes, more than {} (--max-message-bytes)", message.size(), kLimit);
+  auto out = read_text(text, ReaderLimits{.max_inflated_bytes = kLimit});
+  CHECK(out.events.empty());
+  REQUIRE(out.diagnostics.size() == 2);  // the message is rejected as each of its chunks
+  CHECK(out.diagnostics[0].ends_with(reason));
+  CHECK(out.diagnostics[1].ends_with(reason));
+  out = read_text(text, ReaderLimits{.max_inflated_bytes = message.size()});
+  CHECK(out.diagnostics.empty());
+  CHECK(out.events.size() == 1);
+}
+
 TEST_CASE("a decompression bomb is rejected after inflating no more than the limit") {
   // 16 MiB of zeros gzip to about 16 KiB: a small record, a huge message.
   constexpr std::size_t kLimit = 64 * 1024;
