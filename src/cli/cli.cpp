@@ -518,6 +518,12 @@ std::vector<std::string> with_config_file(CommandLine& cli, const std::vector<st
                                 entry.key, entry.value));
       }
       arg = b == 1 ? name : std::string();
+    } else if (entry.value.empty()) {
+      // "--memory-budget=" would make the parser take the next argument as the value.
+      throw Error(ErrorCategory::kUsage,
+                  fmt::format("{}: {} has no value; give one, or leave the line out for the "
+                              "default",
+                              entry.where, entry.key));
     }
     // Once per section; [atlas2kudu.COMMAND] wins over [atlas2kudu]. A repeatable option (-Q)
     // takes one value per line.

@@ -491,6 +491,13 @@ TEST_CASE("--config: a directory, a byte-order mark, a nested --config, a key se
   CHECK(r.status == 64);
   CHECK(r.err.starts_with("atlas2kudu: " + bad_value +
                           ":5: --batch-rows: expected a whole number from 1 to 9999, got 'abc'\n"));
+  const std::string empty_value = write_temp(".ini", "[atlas2kudu]\nmemory_budget =\n");
+  r = run("compile --config " + empty_value + " " + example);
+  CHECK(r.status == 64);
+  CHECK(r.err == "atlas2kudu: " + empty_value +
+                     ":2: memory_budget has no value; give one, or leave the line out for the "
+                     "default\n");
+  std::remove(empty_value.c_str());
   r = run("compile --config " + bad_value + " --batch-rows 0 " + example);
   CHECK(r.status == 64);
   CHECK(r.err.starts_with(
