@@ -98,15 +98,9 @@ Checkpoint load_checkpoint(const std::string& path) {
     }
     // Every member checkpoint_json writes for a source or a Kafka partition must be there: an
     // entry without one would read as "nothing applied yet" and be overwritten silently.
-    const auto require = [&](std::string_view entry, std::initializer_list<bool> present,
-                             std::initializer_list<std::string_view> names) {
-      auto name = names.begin();
-      for (const bool seen : present) {
-        if (!seen) {
-          throw refuse(fmt::format("malformed checkpoint at {}: \"{}\" missing", entry, *name));
-        }
-        ++name;
-      }
+    const auto require = [&](bool seen, std::string_view entry, std::string_view member) {
+      if (!seen)
+        throw refuse(fmt::format("malformed checkpoint at {}: \"{}\" missing", entry, member));
     };
     bool format_ok = false;
     for (auto field : doc.get_object()) {
@@ -157,8 +151,10 @@ Checkpoint load_checkpoint(const std::string& path) {
               last_run = f.value().get_uint64();
             }
           }
-          require(entry, {name, identity, next_record, complete},
-                  {"name", "identity", "next_record", "complete"});
+          require(name, entry, "name");
+          require(identity, entry, "identity");
+          require(next_record, entry, "next_record");
+          require(complete, entry, "complete");
           if (!mark.identity.empty()) c.last_run.emplace(mark.identity, last_run);
           c.progress.sources.push_back(std::move(mark));
           ++i;
@@ -185,8 +181,9 @@ Checkpoint load_checkpoint(const std::string& path) {
               has_next = true;
             }
           }
-          require(entry, {has_topic, has_partition, has_next},
-                  {"topic", "partition", "next_offset"});
+          require(has_topic, entry, "topic");
+          require(has_partition, entry, "partition");
+          require(has_next, entry, "next_offset");
           c.progress.kafka_next_offset[{topic, static_cast<std::int32_t>(partition)}] = next;
           ++i;
         }

@@ -386,11 +386,11 @@ std::vector<std::string> values_given(const CLI::App& sub, const std::string& na
   return values;
 }
 
-// "atlas2kudu: <what CLI11 says>", a near match for a mistyped option or subcommand, and where
-// to look.
 // Where each option the --config file gave was set ("--batch-rows" -> "FILE:LINE").
 using ConfigOrigins = std::map<std::string, std::string>;
 
+// "atlas2kudu: <what CLI11 says>", a near match for a mistyped option or subcommand, and where
+// to look; for a bad value the --config file gave (`origins`), its FILE:LINE first.
 void report_usage_error(CLI::App& app, const CLI::ParseError& e,
                         const std::vector<std::string>& args, const ConfigOrigins& origins) {
   std::string hint;

@@ -57,11 +57,11 @@ struct CompileCommand {
   Hs2Options hs2;
   bool prior_given = false;
   bool connection_given = false;
-  // --max-record-bytes and --max-message-bytes given: refused rather than lowered when larger
-  // than the budget allows (kRecordShare).
+  // --max-record-bytes, --max-message-bytes and --max-split-bytes given: refused rather than
+  // lowered when larger than the budget allows (kRecordShare: 1/32, and 1/16 for split bytes).
   bool record_limit_given = false;
   bool message_limit_given = false;
-  bool split_limit_given = false;  // --max-split-bytes: 1/16 of the budget at most
+  bool split_limit_given = false;
 };
 
 struct ApplyCommand {

@@ -941,16 +941,14 @@ TEST_CASE(
   {
     // The longest record also fits the budget: 1/32 of it (8 MiB at the default), lowered to
     // that when --max-record-bytes is left at its default, refused when given larger.
-    const std::string big = tmp_path(".jsonl");
-    std::FILE* f = std::fopen(big.c_str(), "w");
-    REQUIRE(f != nullptr);
-    std::fprintf(f,
-                 "{\"version\":{\"version\":\"1.0.0\"},\"message\":{\"type\":"
-                 "\"ENTITY_NOTIFICATION_V2\",\"entity\":{\"typeName\":\"t\",\"guid\":"
-                 "\"00000000-0000-4000-8000-000000000001\",\"attributes\":{\"qualifiedName\":"
-                 "\"q\",\"blob\":\"%s\"}},\"operationType\":\"ENTITY_CREATE\",\"eventTime\":1}}\n",
-                 std::string(3 << 20, 'b').c_str());
-    std::fclose(f);
+    const std::string big =
+        write_temp(".jsonl",
+                   "{\"version\":{\"version\":\"1.0.0\"},\"message\":{\"type\":"
+                   "\"ENTITY_NOTIFICATION_V2\",\"entity\":{\"typeName\":\"t\",\"guid\":"
+                   "\"00000000-0000-4000-8000-000000000001\",\"attributes\":{\"qualifiedName\":"
+                   "\"q\",\"blob\":\"" +
+                       std::string(3 << 20, 'b') +
+                       "\"}},\"operationType\":\"ENTITY_CREATE\",\"eventTime\":1}}\n");
     CHECK(run("check " + big).status == 0);
     CHECK(run("compile -q " + big).status == 0);
     const auto lowered = run("compile -q --memory-budget 64M " + big);
@@ -976,6 +974,7 @@ TEST_CASE(
     CHECK(run("compile -q --memory-budget 128M --max-record-bytes 4194304 " + big).status == 0);
     CHECK(run("apply -q -i 127.0.0.1:1 --memory-budget 64M --max-message-bytes 4194304 " + big)
               .status == 64);
+    std::remove(big.c_str());
   }
   CHECK(run("compile --spill-dir /nonexistent/dir " + input).status == 64);
   // A $TMPDIR where no spill directory can be made fails the run before it reads a record, even
