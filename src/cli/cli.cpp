@@ -61,12 +61,12 @@ void add_input_options(CLI::App* cmd, InputOptions& in) {
   ReaderLimits& l = in.limits;
   cmd->add_option("--max-record-bytes", l.max_record_bytes,
                   "Reject a record (one line or JSON document of the input) longer than N bytes "
-                  "(compile, apply: at most 1/32 of --memory-budget)")
+                  "(at most 1/32 of --memory-budget)")
       ->capture_default_str()
       ->check(whole_number(1024, std::uint64_t{1} << 34));
   cmd->add_option("--max-message-bytes", l.max_inflated_bytes,
                   "Reject a GZIP or split message that decompresses to more than N bytes "
-                  "(compile, apply: at most 1/32 of --memory-budget)")
+                  "(at most 1/32 of --memory-budget)")
       ->capture_default_str()
       ->check(whole_number(1024, std::uint64_t{1} << 34));
   cmd->add_option("--max-cell-bytes", l.max_cell_bytes,
@@ -123,11 +123,18 @@ const std::vector<std::pair<std::string, KeyEncoding>> kKeyEncodings = {
 constexpr const char* kKeyEncodingHelp =
     "KEY columns as 32-char lowercase hex STRING (any Impala) or 16-byte BINARY (Impala >= 4.4)";
 
-// Whether the limits that --memory-budget may lower were given (CompileCommand).
-void note_record_limits(CLI::App* cmd, CompileCommand& c) {
-  c.record_limit_given = cmd->get_option("--max-record-bytes")->count() > 0;
-  c.message_limit_given = cmd->get_option("--max-message-bytes")->count() > 0;
-  c.split_limit_given = cmd->get_option("--max-split-bytes")->count() > 0;
+// Whether the limits that --memory-budget may lower were given (fit_record_limits).
+void note_record_limits(CLI::App* cmd, InputOptions& in) {
+  in.record_limit_given = cmd->get_option("--max-record-bytes")->count() > 0;
+  in.message_limit_given = cmd->get_option("--max-message-bytes")->count() > 0;
+  in.split_limit_given = cmd->get_option("--max-split-bytes")->count() > 0;
+}
+
+CLI::Option* add_memory_budget(CLI::App* cmd, std::size_t& budget, const std::string& help) {
+  return cmd->add_option("--memory-budget", budget, help)
+      ->transform(byte_size(kMinMemoryBudget, "64M", std::numeric_limits<std::uint64_t>::max() / 2))
+      ->type_name("SIZE")
+      ->default_str("256M");
 }
 
 void add_compile_options(CLI::App* cmd, CompileCommand& c) {
@@ -173,13 +180,11 @@ void add_compile_options(CLI::App* cmd, CompileCommand& c) {
                   "Bytes per statement at most (Impala's limit is 16 MiB)")
       ->capture_default_str()
       ->check(whole_number(1024, std::uint64_t{16} << 20));
-  cmd->add_option("--memory-budget", c.memory_budget,
-                  "Peak memory to stay within, e.g. 256M or 2G (at least 64M): entity knowledge "
-                  "beyond its share spills to a temporary file (or, for apply --prior impala, is "
-                  "read again from the tables), and windows close early rather than outgrow theirs")
-      ->transform(byte_size(kMinMemoryBudget, "64M", std::numeric_limits<std::uint64_t>::max() / 2))
-      ->type_name("SIZE")
-      ->default_str("256M");
+  add_memory_budget(cmd, c.in.memory_budget,
+                    "Peak memory to stay within, e.g. 256M or 2G (at least 64M): entity knowledge "
+                    "beyond its share spills to a temporary file (or, for apply --prior impala, is "
+                    "read again from the tables), windows close early rather than outgrow theirs, "
+                    "and records longer than 1/32 of it are rejected");
   cmd->add_option("--threads", c.threads,
                   "2: read and parse the input on a second thread while the first folds the "
                   "window (regular input files, nothing asked of the prior state; same output); "
@@ -228,7 +233,14 @@ CommandLine::CommandLine() {
       "Parse and validate notifications only; print counts per operation and per "
       "rejection reason");
   add_input_options(check, check_in);
-  check->callback([this] { command = [this] { return run_check(check_in); }; });
+  add_memory_budget(check, check_in.memory_budget,
+                    "The --memory-budget of the compile or apply runs to check for, e.g. 256M or "
+                    "2G (at least 64M): records and messages longer than 1/32 of it are rejected, "
+                    "as those runs reject them");
+  check->callback([this, check] {
+    note_record_limits(check, check_in);
+    command = [this] { return run_check(check_in); };
+  });
 
   CLI::App* compile = app.add_subcommand(
       "compile",
@@ -244,7 +256,7 @@ CommandLine::CommandLine() {
                     "the first and last and how many, and the guid of a single-row statement");
   add_hs2_options(compile, &compile_cmd.hs2);
   compile->callback([this, compile] {
-    note_record_limits(compile, compile_cmd);
+    note_record_limits(compile, compile_cmd.in);
     compile_cmd.prior_given = compile->get_option("--prior")->count() > 0;
     compile_cmd.connection_given = compile->get_option("--impalad")->count() > 0;
     command = [this] { return run_compile(compile_cmd); };
@@ -272,7 +284,7 @@ CommandLine::CommandLine() {
       ->capture_default_str()
       ->check(whole_number(0));
   apply->callback([this, apply] {
-    note_record_limits(apply, apply_cmd.compile);
+    note_record_limits(apply, apply_cmd.compile.in);
     command = [this] { return run_apply(apply_cmd); };
   });
 

@@ -193,40 +193,15 @@ int reporting_early_failures(std::string_view command, const InputOptions& in,
 // only by `apply --prior impala`, whose tables hold what every earlier window wrote; everywhere
 // else (a dry run's statements never reach the tables) it is spilled to disk.
 void use_memory_budget(CompileCommand& c, bool applies) {
-  // The longest record and message must be readable within the budget too: lowered to fit when
-  // left at their defaults, refused when given larger.
-  const auto fit = [&](std::size_t& limit, bool given, std::string_view option,
-                       std::string_view why, std::size_t share) {
-    const std::size_t largest = c.memory_budget / share;
-    if (limit <= largest) return;
-    if (!given) {
-      limit = largest;
-      return;
-    }
-    const std::uint64_t mib = std::uint64_t{1} << 20;
-    throw Error(ErrorCategory::kUsage,
-                fmt::format("{} {}: {}, more than --memory-budget {} allows; give at most {} (1/{} "
-                            "of the budget), or --memory-budget {}M or more",
-                            option, limit, why, human_bytes(c.memory_budget), largest, share,
-                            (std::uint64_t{limit} * share + mib - 1) / mib));
-  };
-  fit(c.in.limits.max_record_bytes, c.record_limit_given, "--max-record-bytes",
-      "reading a record that long can take about nine times its size", kRecordShare);
-  fit(c.in.limits.max_inflated_bytes, c.message_limit_given, "--max-message-bytes",
-      "reading a message that long can take about nine times its size", kRecordShare);
-  // Chunks waiting for the rest of their message: two messages' worth at the limit.
-  fit(c.in.limits.max_split_bytes, c.split_limit_given, "--max-split-bytes",
-      "holding that many bytes of split message chunks, then reading the message they make, "
-      "takes several times that",
-      kRecordShare / 2);
-  const MemoryShares shares = split_memory_budget(c.memory_budget);
+  fit_record_limits(c.in);
+  const MemoryShares shares = split_memory_budget(c.in.memory_budget);
   c.options.knowledge_budget = shares.knowledge;
   c.options.window_budget = shares.window;
   c.options.evicted = applies && c.options.prior == PriorSource::kImpala
                           ? EvictedKnowledge::kLookUpAgain
                           : EvictedKnowledge::kSpill;
   // The allocator keeps freed pages for the next window until resident memory nears the budget.
-  set_resident_memory_ceiling(resident_ceiling_for_budget(c.memory_budget));
+  set_resident_memory_ceiling(resident_ceiling_for_budget(c.in.memory_budget));
   // A spill directory that cannot be made fails the run now, before a window is applied.
   if (c.options.evicted == EvictedKnowledge::kSpill) SpillStore::check_parent(c.options.spill_dir);
 }
@@ -350,9 +325,42 @@ std::optional<std::chrono::milliseconds> parse_duration(std::string_view text) {
   return total;
 }
 
+void fit_record_limits(InputOptions& in) {
+  // The longest record and message must be readable within the budget: lowered to fit when left
+  // at their defaults, refused when given larger.
+  const auto fit = [&](std::size_t& limit, std::string& source, bool given, std::string_view option,
+                       std::string_view why, std::size_t share) {
+    const std::size_t largest = in.memory_budget / share;
+    if (limit <= largest) return;
+    if (!given) {
+      limit = largest;
+      source = fmt::format("{}, 1/{} of --memory-budget {}", option, share,
+                           human_bytes(in.memory_budget));
+      return;
+    }
+    const std::uint64_t mib = std::uint64_t{1} << 20;
+    throw Error(ErrorCategory::kUsage,
+                fmt::format("{} {}: {}, more than --memory-budget {} allows; give at most {} (1/{} "
+                            "of the budget), or --memory-budget {}M or more",
+                            option, limit, why, human_bytes(in.memory_budget), largest, share,
+                            (std::uint64_t{limit} * share + mib - 1) / mib));
+  };
+  ReaderLimits& l = in.limits;
+  fit(l.max_record_bytes, l.record_limit_source, in.record_limit_given, "--max-record-bytes",
+      "reading a record that long can take about nine times its size", kRecordShare);
+  fit(l.max_inflated_bytes, l.message_limit_source, in.message_limit_given, "--max-message-bytes",
+      "reading a message that long can take about nine times its size", kRecordShare);
+  // Chunks waiting for the rest of their message: two messages' worth at the limit.
+  fit(l.max_split_bytes, l.split_limit_source, in.split_limit_given, "--max-split-bytes",
+      "holding that many bytes of split message chunks, then reading the message they make, "
+      "takes several times that",
+      kRecordShare / 2);
+}
+
 namespace {
 
-int check_run(const InputOptions& in) {
+int check_run(InputOptions& in) {
+  fit_record_limits(in);
   RejectSink rejects(RejectPolicy{in.max_rejects, in.reject_file});
   Reader reader(in.files, rejects, in.limits);
   reader.validation_only();  // check writes no rows
@@ -441,7 +449,7 @@ int compile_run(CompileCommand& c) {
         &pipeline, read_ahead_wanted(c, input_bytes));
     output.commit();
   });
-  const MemoryReport memory{c.memory_budget, pipeline.closed_early, compiler.knowledge_stats(),
+  const MemoryReport memory{c.in.memory_budget, pipeline.closed_early, compiler.knowledge_stats(),
                             unused_memory_releases(),
                             c.options.evicted == EvictedKnowledge::kLookUpAgain};
   RunReport report = report_of("compile", outcome);
@@ -545,7 +553,7 @@ int apply_run(ApplyCommand& a) {
                      reader.stats().skipped, reader.stats().skipped == 1 ? "" : "s");
   }
   const Hs2RunStats hs2 = executor.stats();
-  const MemoryReport memory{c.memory_budget, pipeline.closed_early, compiler.knowledge_stats(),
+  const MemoryReport memory{c.in.memory_budget, pipeline.closed_early, compiler.knowledge_stats(),
                             unused_memory_releases(),
                             c.options.evicted == EvictedKnowledge::kLookUpAgain};
   RunReport report = report_of("apply", outcome);
@@ -566,7 +574,7 @@ int apply_run(ApplyCommand& a) {
 
 }  // namespace
 
-int run_check(const InputOptions& in) {
+int run_check(InputOptions& in) {
   return reporting_early_failures("check", in, run_outputs(in), [&] { return check_run(in); });
 }
 

@@ -27,7 +27,21 @@ struct InputOptions {
   std::string stats_file;
   std::string metrics_file;  // --metrics-textfile
   ReaderLimits limits;       // --max-json-depth, --max-cell-bytes, --max-split-*
+  // --memory-budget. The longest record and message are read within it (fit_record_limits), by
+  // check too, so that check rejects what compile and apply would; compile and apply also split
+  // it into CompileOptions::knowledge_budget and window_budget.
+  std::size_t memory_budget = kDefaultMemoryBudget;
+  // --max-record-bytes, --max-message-bytes and --max-split-bytes given: refused rather than
+  // lowered when larger than the budget allows (kRecordShare: 1/32, and 1/16 for split bytes).
+  bool record_limit_given = false;
+  bool message_limit_given = false;
+  bool split_limit_given = false;
 };
+
+// Lowers the record, message and split byte limits of `in` to their shares of in.memory_budget
+// when they were left at their defaults (naming the budget in the reason of a record past one);
+// throws Error(kUsage) when one was given larger than its share allows.
+void fit_record_limits(InputOptions& in);
 
 // --deadline: the whole run's time limit (0: none). Past it the run stops as after SIGTERM (the
 // running statement cancelled, the checkpoint of the last applied window kept, --stats and the
@@ -45,8 +59,6 @@ struct CompileCommand {
   InputOptions in;
   RunDeadline deadline;
   CompileOptions options;
-  // --memory-budget: split into options.knowledge_budget and options.window_budget by the command.
-  std::size_t memory_budget = kDefaultMemoryBudget;
   std::string output;
   bool quiet = false;
   LogFormat log_format = LogFormat::kText;  // --log-format
@@ -57,11 +69,6 @@ struct CompileCommand {
   Hs2Options hs2;
   bool prior_given = false;
   bool connection_given = false;
-  // --max-record-bytes, --max-message-bytes and --max-split-bytes given: refused rather than
-  // lowered when larger than the budget allows (kRecordShare: 1/32, and 1/16 for split bytes).
-  bool record_limit_given = false;
-  bool message_limit_given = false;
-  bool split_limit_given = false;
 };
 
 struct ApplyCommand {
@@ -75,7 +82,7 @@ struct DdlCommand {
   bool fdw = false;  // print the PostgreSQL foreign tables instead of the Impala DDL
 };
 
-int run_check(const InputOptions& in);
+int run_check(InputOptions& in);
 int run_compile(CompileCommand& c);
 int run_apply(ApplyCommand& a);
 int run_ddl(const DdlCommand& d);

@@ -6,6 +6,7 @@
 #include <charconv>
 #include <cstring>
 #include <limits>
+#include <utility>
 
 #include "input/json_text.h"
 
@@ -142,9 +143,10 @@ inline std::uint64_t prefix_xor(std::uint64_t x) {
 
 }  // namespace
 
-Framer::Framer(ByteSource& source, std::size_t max_record_bytes)
+Framer::Framer(ByteSource& source, std::size_t max_record_bytes, std::string limit_source)
     : source_(source),
       max_record_bytes_(max_record_bytes),
+      limit_source_(std::move(limit_source)),
       buf_(new char[kInitialCapacity + kRecordPadding]),
       capacity_(kInitialCapacity) {}
 
@@ -286,9 +288,8 @@ void Framer::finish_record(std::size_t start, FramedRecord& out) {
     out.size = dropped_ + (pos_ - start);
     out.text = overflow_excerpt_;
     out.error = RejectCode::kTooLarge;
-    out.reason =
-        fmt::format("record of {} bytes is longer than the {} byte limit (--max-record-bytes)",
-                    out.size, max_record_bytes_);
+    out.reason = fmt::format("record of {} bytes is longer than the {} byte limit ({})", out.size,
+                             max_record_bytes_, limit_source_);
     over_limit_ = false;
     size_check_ = max_record_bytes_;
     dropped_ = 0;

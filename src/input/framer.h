@@ -71,7 +71,9 @@ inline constexpr std::size_t kExcerptBytes = 4096;  // of a record over the limi
 
 class Framer {
  public:
-  explicit Framer(ByteSource& source, std::size_t max_record_bytes = kDefaultMaxRecordBytes);
+  // `limit_source` is named in the reason of a record past the limit (ReaderLimits).
+  explicit Framer(ByteSource& source, std::size_t max_record_bytes = kDefaultMaxRecordBytes,
+                  std::string limit_source = "--max-record-bytes");
   ~Framer();
   Framer(const Framer&) = delete;
   Framer& operator=(const Framer&) = delete;
@@ -175,6 +177,7 @@ class Framer {
 
   ByteSource& source_;
   std::size_t max_record_bytes_;
+  std::string limit_source_;
   std::unique_ptr<char[]> buf_;
   std::size_t capacity_ = 0;       // usable bytes; kRecordPadding more are allocated
   std::size_t pos_ = 0;            // next byte to look at

@@ -82,18 +82,19 @@ std::string_view NotificationDecoder::Impl::inflate_message(std::string_view bas
     } else {
       // A split without compression: Base64 only, and held to the same limit.
       if (decoded.size() > limits.max_inflated_bytes) {
-        throw InputError(RejectCode::kTooLarge,
-                         fmt::format("message: decodes to {} bytes, more than {} "
-                                     "(--max-message-bytes)",
-                                     decoded.size(), limits.max_inflated_bytes));
+        throw InputError(
+            RejectCode::kTooLarge,
+            fmt::format("message: decodes to {} bytes, more than {} ({})", decoded.size(),
+                        limits.max_inflated_bytes, limits.inflated_limit_source));
       }
       assign_padded(inflated_buffer, decoded);
     }
   } catch (const DecodeError& e) {
     const bool too_large = e.kind() == DecodeError::Kind::kTooLarge;
-    throw InputError(
-        too_large ? RejectCode::kTooLarge : RejectCode::kBadEncoding,
-        fmt::format("message: {}{}", e.what(), too_large ? " (--max-message-bytes)" : ""));
+    throw InputError(too_large ? RejectCode::kTooLarge : RejectCode::kBadEncoding,
+                     too_large
+                         ? fmt::format("message: {} ({})", e.what(), limits.inflated_limit_source)
+                         : fmt::format("message: {}", e.what()));
   }
   return inflated_buffer;
 }

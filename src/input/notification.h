@@ -30,6 +30,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -42,8 +43,9 @@ namespace atlas2kudu {
 struct DecodeLimits {
   // Bytes a GZIP message may inflate to; protects against decompression bombs.
   std::size_t max_inflated_bytes = kDefaultMaxMessageBytes;
-  std::uint32_t max_json_depth = kDefaultMaxJsonDepth;  // per JSON text (json_path.h)
-  std::size_t max_cell_bytes = kDefaultMaxCellBytes;    // payload.h, payload_to_event
+  std::uint32_t max_json_depth = kDefaultMaxJsonDepth;        // per JSON text (json_path.h)
+  std::size_t max_cell_bytes = kDefaultMaxCellBytes;          // payload.h, payload_to_event
+  std::string inflated_limit_source = "--max-message-bytes";  // ReaderLimits
 };
 
 class NotificationDecoder {

@@ -227,11 +227,12 @@ struct Reader::Impl {
   Impl(RejectSink& rejects, ReaderLimits limits)
       : rejects_(rejects),
         max_record_bytes_(limits.max_record_bytes),
+        record_limit_source_(limits.record_limit_source),
         split_wait_records_(limits.split_wait_records),
         splits_(SplitLimits{limits.max_split_messages, limits.max_split_chunks,
-                            limits.max_split_bytes}),
+                            limits.max_split_bytes, limits.split_limit_source}),
         decoder_(splits_, DecodeLimits{limits.max_inflated_bytes, limits.max_json_depth,
-                                       limits.max_cell_bytes}) {
+                                       limits.max_cell_bytes, limits.message_limit_source}) {
     decoder_.pass_over([this](const SourcePosition::Kafka& k) { return passed_over(k); });
   }
 
@@ -253,6 +254,7 @@ struct Reader::Impl {
   std::size_t next_path_ = 0;
   RejectSink& rejects_;
   std::size_t max_record_bytes_;
+  std::string record_limit_source_;
   std::uint64_t split_wait_records_;
   std::string_view source_name_;  // of the current source, interned
   std::unique_ptr<ByteSource> source_;
@@ -341,7 +343,7 @@ bool Reader::Impl::open_next_source() {
     return false;
   }
   source_name_ = intern_source_name(source_->name());
-  framer_ = std::make_unique<Framer>(*source_, max_record_bytes_);
+  framer_ = std::make_unique<Framer>(*source_, max_record_bytes_, record_limit_source_);
   ++stats_.sources;
   marks_.push_back(SourceMark{source_->name(), source_->identity(), 0, false});
   cut_at_end_.push_back(false);

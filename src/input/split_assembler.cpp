@@ -65,8 +65,8 @@ std::optional<AssembledMessage> SplitAssembler::add(SplitChunk chunk, const Sour
   if (bytes > limits_.max_bytes - std::min(bytes_, limits_.max_bytes)) {
     throw InputError(RejectCode::kTooLarge,
                      fmt::format("msgId {}: holding this chunk would take split messages past {} "
-                                 "bytes (--max-split-bytes)",
-                                 id, limits_.max_bytes));
+                                 "bytes ({})",
+                                 id, limits_.max_bytes, limits_.max_bytes_source));
   }
 
   if (it == pending_.end()) {

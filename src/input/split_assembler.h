@@ -82,6 +82,7 @@ struct SplitLimits {
   std::size_t max_messages = kDefaultMaxSplitMessages;  // msgIds waiting for chunks at once
   std::size_t max_chunks = kDefaultMaxSplitChunks;      // msgSplitCount
   std::size_t max_bytes = kDefaultMaxSplitBytes;        // chunk texts and records held, in all
+  std::string max_bytes_source = "--max-split-bytes";   // ReaderLimits
 };
 
 class SplitAssembler {

@@ -951,11 +951,24 @@ TEST_CASE(
                        "\"}},\"operationType\":\"ENTITY_CREATE\",\"eventTime\":1}}\n");
     CHECK(run("check " + big).status == 0);
     CHECK(run("compile -q " + big).status == 0);
+    // The reason names the budget that lowered the limit, and check (which takes --memory-budget
+    // for this alone) rejects the record as compile does.
+    const std::string reason =
+        ":1:0: record of 3145966 bytes is longer than the 2097152 byte limit "
+        "(--max-record-bytes, 1/32 of --memory-budget 64.0 MiB)";
     const auto lowered = run("compile -q --memory-budget 64M " + big);
     CHECK(lowered.status == 2);
-    CHECK(contains(lowered.err,
-                   ":1:0: record of 3145966 bytes is longer than the 2097152 byte "
-                   "limit (--max-record-bytes)"));
+    CHECK(contains(lowered.err, reason));
+    const auto checked = run("check --memory-budget 64M " + big);
+    CHECK(checked.status == 2);
+    CHECK(contains(checked.err, reason));
+    CHECK(contains(checked.out, "records rejected             1"));
+    CHECK(contains(run("check --memory-budget 64M --max-record-bytes 4194304 " + big).err,
+                   "--memory-budget 128M or more"));
+    // Given, the option is the limit, and the reason names it alone.
+    CHECK(contains(run("check --max-record-bytes 2097152 " + big).err,
+                   ":1:0: record of 3145966 bytes is longer than the 2097152 byte limit "
+                   "(--max-record-bytes)\n"));
     const auto refused = run("compile -q --memory-budget 64M --max-record-bytes 4194304 " + big);
     CHECK(refused.status == 64);
     CHECK(contains(refused.err,
