@@ -11,71 +11,16 @@
 
 #include "util/digest.h"
 #include "util/json_writer.h"
+#include "util/key16_index.h"
 #include "util/keyed_hash.h"
 
 namespace atlas2kudu {
 
 namespace {
 
-// 16-byte keys (guids, qn digests) -> a row or slot number, for one window: open addressing with
-// linear probing in one array sized for the window up front, so lookups are one cache line and
-// the window allocates it once (std::unordered_map allocates a node per key). The keys come from
-// the input, so the probe sequence starts at a keyed hash (util/keyed_hash.h): crafted guids
-// cannot pile up in one run of cells.
-class Key16Index {
- public:
-  static constexpr std::uint32_t kNone = 0xFFFFFFFF;
-
-  explicit Key16Index(std::size_t expected) {
-    std::size_t capacity = 16;
-    while (capacity < expected * 2) capacity *= 2;
-    cells_.resize(capacity);
-    mask_ = capacity - 1;
-  }
-
-  // The value stored for `key`, or `value` newly stored; `inserted` tells which.
-  std::uint32_t& try_emplace(const std::uint8_t* key, std::uint32_t value, bool& inserted) {
-    if (size_ * 2 >= cells_.size()) grow();
-    Cell& c = probe(key);
-    inserted = c.value == kNone;
-    if (inserted) {
-      std::memcpy(c.key, key, 16);
-      c.value = value;
-      ++size_;
-    }
-    return c.value;
-  }
-  // The value stored for `key`, or kNone.
-  std::uint32_t find(const std::uint8_t* key) const {
-    return const_cast<Key16Index*>(this)->probe(key).value;
-  }
-
- private:
-  struct Cell {
-    std::uint8_t key[16];
-    std::uint32_t value = kNone;
-  };
-
-  Cell& probe(const std::uint8_t* key) {
-    const std::uint64_t h = siphash13_16(process_hash_key(), key);
-    for (std::size_t i = h & mask_;; i = (i + 1) & mask_) {
-      Cell& c = cells_[i];
-      if (c.value == kNone || std::memcmp(c.key, key, 16) == 0) return c;
-    }
-  }
-  void grow() {
-    std::vector<Cell> old = std::move(cells_);
-    cells_.assign(old.size() * 2, Cell{});
-    mask_ = cells_.size() - 1;
-    for (const Cell& c : old) {
-      if (c.value != kNone) probe(c.key) = c;
-    }
-  }
-
-  std::vector<Cell> cells_;
-  std::size_t mask_ = 0;
-  std::size_t size_ = 0;
-};
+// Guids and qn digests -> a row or slot number, for one window.
+constexpr std::uint32_t kNoRow = 0xFFFFFFFF;
+using RowIndex = Key16Index<std::uint32_t, kNoRow>;
 
 struct TagKey {
   Guid guid;
@@ -352,7 +297,7 @@ class Folder::Window {
   // Delete `digest` where it maps to `guid`.
   void by_qn_guarded_delete(const QnDigest& digest, const Guid& guid) {
     const std::uint32_t index = by_qn_index_.find(digest.data());
-    if (index != Key16Index::kNone) {
+    if (index != kNoRow) {
       ByQnRow& r = net_.by_qn[index];
       if (r.upsert && r.guid == guid) keyed_delete(r);
     }
@@ -554,12 +499,12 @@ class Folder::Window {
     for (std::uint32_t h = head; h != kNone; h = links_[h].next) f(links_[h].row);
   }
 
-  Key16Index slot_index_;
+  RowIndex slot_index_;
   std::vector<Slot> slots_;
   Guid last_slot_guid_;
   std::uint32_t last_slot_ = kNone;
   std::vector<Link> links_;
-  Key16Index by_qn_index_;
+  RowIndex by_qn_index_;
   EdgeIndex edge_out_index_, edge_in_index_;
   std::unordered_map<TagKey, std::size_t, TagKeyHash> tag_index_;
   std::vector<Guid> edge_cascades_;

@@ -142,6 +142,40 @@ void decode_knowledge(std::string_view bytes, EntityKnowledge& k) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// The entries
+
+KnowledgeStore::Entry& KnowledgeStore::Entries::find_or_make(const Guid& guid, bool& made) {
+  // An unused entry is taken first, so that one probe of the index finds or stores the key; it
+  // goes back to the free list if the key was there.
+  Entry* spare = free_;
+  if (spare != nullptr) {
+    free_ = spare->next;
+    spare->next = nullptr;
+  } else {
+    if (chunk_used_ == kChunkEntries) {
+      chunks_.push_back(std::make_unique<Entry[]>(kChunkEntries));
+      chunk_used_ = 0;
+    }
+    spare = &chunks_.back()[chunk_used_++];
+  }
+  Entry* e = index_.try_emplace(guid.bytes.data(), spare, made);
+  if (!made) {
+    spare->next = free_;
+    free_ = spare;
+    return *e;
+  }
+  e->guid = guid;
+  return *e;
+}
+
+void KnowledgeStore::Entries::remove(Entry& e) {
+  index_.erase(e.guid.bytes.data());
+  e = Entry{};  // frees the knowledge's heap blocks now
+  e.next = free_;
+  free_ = &e;
+}
+
+// ---------------------------------------------------------------------------------------------
 // The store
 
 KnowledgeStore::KnowledgeStore(const CompileOptions& options)
@@ -150,17 +184,16 @@ KnowledgeStore::KnowledgeStore(const CompileOptions& options)
 KnowledgeStore::~KnowledgeStore() = default;
 
 std::size_t KnowledgeStore::footprint(const EntityKnowledge& k) {
-  // The hash node (key, entry, next pointer, cached hash, malloc header) and its bucket, then the
-  // heap blocks of strings too long for their inline buffer and of the vectors.
+  // The entry and its share of the index, then the heap blocks of strings too long for their
+  // inline buffer and of the vectors.
   constexpr std::size_t kMalloc = 16;
-  constexpr std::size_t kNode = sizeof(Guid) + sizeof(Entry) + 2 * sizeof(void*) + kMalloc;
   const auto text = [](const std::string& s) {
     return s.capacity() > 15 ? s.capacity() + 1 + kMalloc : 0;
   };
   const auto array = [](const auto& v) {
     return v.capacity() ? v.capacity() * sizeof(v[0]) + kMalloc : 0;
   };
-  std::size_t n = kNode + sizeof(void*) + text(k.type_name) + text(k.qualified_name);
+  std::size_t n = Entries::kBytesPerEntry + text(k.type_name) + text(k.qualified_name);
   n += array(k.props.members) + array(k.props.truncated) + array(k.tags);
   for (const auto& [key, value] : k.props.members) n += text(key) + text(value);
   for (const std::string& key : k.props.truncated) n += text(key);
@@ -190,14 +223,13 @@ bool KnowledgeStore::read_spilled(const Guid& guid) {
   return true;
 }
 
-KnowledgeStore::Map::iterator KnowledgeStore::bring_back(const Guid& guid) {
-  auto it = entries_.find(guid);
-  if (it != entries_.end() || !read_spilled(guid)) return it;
-  it = entries_.try_emplace(guid).first;
-  it->second.guid = guid;
-  decode_knowledge(scratch_, it->second.knowledge);
-  touch(it->second);
-  return it;
+KnowledgeStore::Entry* KnowledgeStore::bring_back(const Guid& guid) {
+  Entry* e = entries_.find(guid);
+  if (e != nullptr || !read_spilled(guid)) return e;
+  bool made = false;
+  e = &entries_.find_or_make(guid, made);
+  decode_knowledge(scratch_, e->knowledge);
+  return &touch(*e);
 }
 
 std::uint64_t KnowledgeStore::spill_entries() {
@@ -205,27 +237,25 @@ std::uint64_t KnowledgeStore::spill_entries() {
 }
 
 bool KnowledgeStore::contains(const Guid& guid) {
-  return bring_back(guid) != entries_.end();
+  return bring_back(guid) != nullptr;
 }
 
 EntityKnowledge& KnowledgeStore::get(const Guid& guid) {
   // One probe of the map whether the entry is in memory, spilled or new (most are new or in
   // memory): the entry is made first, then filled from the spill if it was evicted.
-  const auto [it, inserted] = entries_.try_emplace(guid);
-  if (inserted) {
-    it->second.guid = guid;
-    if (read_spilled(guid)) decode_knowledge(scratch_, it->second.knowledge);
-  }
-  return touch(it->second).knowledge;
+  bool made = false;
+  Entry& e = entries_.find_or_make(guid, made);
+  if (made && read_spilled(guid)) decode_knowledge(scratch_, e.knowledge);
+  return touch(e).knowledge;
 }
 
 bool KnowledgeStore::load(const Guid& guid, EntityKnowledge& out) {
-  const auto it = bring_back(guid);
-  if (it == entries_.end()) {
+  Entry* e = bring_back(guid);
+  if (e == nullptr) {
     out = EntityKnowledge{};
     return false;
   }
-  out = touch(it->second).knowledge;
+  out = touch(*e).knowledge;
   return true;
 }
 
@@ -262,12 +292,11 @@ void KnowledgeStore::evict(std::size_t target) {
     Entry* e = lru_front_;
     unlink(*e);
     bytes_ -= e->bytes;
-    const Guid guid = e->guid;
     if (policy_ == EvictedKnowledge::kSpill) {
-      spill.emplace_back(guid, std::string());
+      spill.emplace_back(e->guid, std::string());
       encode_knowledge(e->knowledge, spill.back().second);
     }
-    entries_.erase(guid);
+    entries_.remove(*e);
     ++evicted;
   }
   stats_.evicted += evicted;

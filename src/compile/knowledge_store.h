@@ -35,12 +35,12 @@
 #include <memory>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "atlas2kudu/compiler.h"
 #include "atlas2kudu/event.h"
 #include "compile/props.h"
+#include "util/key16_index.h"
 
 namespace atlas2kudu {
 
@@ -105,30 +105,40 @@ class KnowledgeStore {
   struct Entry {
     EntityKnowledge knowledge;
     Guid guid;
-    Entry* prev = nullptr;  // the recency list: least recently touched at the front
-    Entry* next = nullptr;
+    Entry* prev = nullptr;     // the recency list: least recently touched at the front
+    Entry* next = nullptr;     // (and the free list, while the entry is unused)
     std::uint32_t window = 0;  // last window that touched it
     std::uint32_t bytes = 0;   // footprint when last estimated
     bool touched = false;      // by the current window
     bool linked = false;       // in the recency list (from the end of its first window on)
   };
-  // Two word compares instead of a memcmp call: every event looks its entity up here.
-  struct GuidEq {
-    bool operator()(const Guid& a, const Guid& b) const noexcept {
-      std::uint64_t a0, a1, b0, b1;
-      std::memcpy(&a0, a.bytes.data(), 8);
-      std::memcpy(&a1, a.bytes.data() + 8, 8);
-      std::memcpy(&b0, b.bytes.data(), 8);
-      std::memcpy(&b1, b.bytes.data() + 8, 8);
-      return ((a0 ^ b0) | (a1 ^ b1)) == 0;
-    }
+
+  // The entries, keyed by guid (util/key16_index.h), in chunks that never move: references stay
+  // valid while the index grows, and an evicted entry's memory is handed out again.
+  class Entries {
+   public:
+    Entry* find(const Guid& guid) const { return index_.find(guid.bytes.data()); }
+    // The entry of `guid`, made (all-unknown knowledge) if there was none; `made` tells which.
+    Entry& find_or_make(const Guid& guid, bool& made);
+    // Forgets `e` (its knowledge's memory is freed) and keeps its place for the next entry made.
+    void remove(Entry& e);
+    std::size_t size() const { return index_.size(); }
+    // Bytes per entry beyond its knowledge's own heap blocks: its place in a chunk, and the index.
+    static constexpr std::size_t kBytesPerEntry =
+        sizeof(Entry) + Key16Index<Entry*, nullptr>::kBytesPerKey;
+
+   private:
+    static constexpr std::size_t kChunkEntries = 1024;
+    Key16Index<Entry*, nullptr> index_{kChunkEntries};
+    std::vector<std::unique_ptr<Entry[]>> chunks_;
+    std::size_t chunk_used_ = kChunkEntries;  // entries handed out of the last chunk
+    Entry* free_ = nullptr;                   // removed entries, through `next`
   };
-  using Map = std::unordered_map<Guid, Entry, GuidHash, GuidEq>;
 
   static std::size_t footprint(const EntityKnowledge& k);
   // What was spilled for `guid`, read into scratch_ (and counted); false if it never was.
   bool read_spilled(const Guid& guid);
-  Map::iterator bring_back(const Guid& guid);
+  Entry* bring_back(const Guid& guid);
   Entry& touch(Entry& e);
   void unlink(Entry& e);
   void evict(std::size_t target);
@@ -136,7 +146,7 @@ class KnowledgeStore {
   std::size_t budget_;
   EvictedKnowledge policy_;
   std::string spill_dir_;
-  Map entries_;
+  Entries entries_;
   std::size_t bytes_ = 0;
   std::size_t bytes_after_eviction_ = 0;  // at the end of the previous window
   std::uint32_t window_ = 0;

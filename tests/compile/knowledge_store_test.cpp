@@ -10,6 +10,8 @@
 
 #include <cstdlib>
 #include <limits>
+#include <map>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -182,6 +184,45 @@ TEST_CASE("within the budget, the most recently touched entries stay in memory")
   CHECK(store.stats().evicted > 0);
   CHECK(store.contains(guid(19 * 50 + 50)));  // the last window's
   CHECK_FALSE(store.contains(guid(1)));       // the first window's
+}
+
+TEST_CASE("every entry stays reachable while the index grows, evicts and reuses entries") {
+  // Thousands of guids made, evicted and made again over many windows: the index grows past its
+  // first size, removes entries from the middle of probe runs and hands their memory out again.
+  // Whatever is still in memory is exactly what was saved last, and nothing else is.
+  CompileOptions o;
+  o.knowledge_budget = 2 << 20;  // about a thousand of these entries after each window
+  o.evicted = EvictedKnowledge::kLookUpAgain;
+  KnowledgeStore store(o);
+  std::map<int, int> last;  // guid number -> the knowledge saved last
+  std::mt19937 rng(7);
+  std::uniform_int_distribution<int> pick(1, 6000);
+  const auto guid = [](int id) {  // distinct for every id (test::guid keeps its low byte only)
+    Guid g = test::guid(id);
+    g.bytes[2] = static_cast<std::uint8_t>(id >> 8);
+    return g;
+  };
+  for (int window = 0; window < 40; ++window) {
+    for (int i = 0; i < 500; ++i) {
+      const int id = pick(rng);
+      const int n = window * 1000 + i;
+      store.save(guid(id), full_knowledge(n));
+      last[id] = n;
+    }
+    store.end_window();
+    std::size_t in_memory = 0, wrong = 0;
+    for (const auto& [id, n] : last) {
+      if (!store.contains(guid(id))) continue;
+      ++in_memory;
+      EntityKnowledge k;
+      if (!store.load(guid(id), k) || !(k == full_knowledge(n))) ++wrong;
+    }
+    CHECK(wrong == 0);
+    CHECK(in_memory == store.stats().entries);
+    CHECK(store.stats().memory_bytes <= o.knowledge_budget);
+  }
+  CHECK(store.stats().evicted > 10000);
+  CHECK(store.stats().entries > 500);
 }
 
 TEST_CASE("a spill directory that cannot be used is an I/O error naming it") {
