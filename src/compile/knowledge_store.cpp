@@ -144,35 +144,22 @@ void decode_knowledge(std::string_view bytes, EntityKnowledge& k) {
 // ---------------------------------------------------------------------------------------------
 // The entries
 
+KnowledgeStore::Entries::~Entries() {
+  index_.for_each([](Entry* e) { delete e; });
+}
+
 KnowledgeStore::Entry& KnowledgeStore::Entries::find_or_make(const Guid& guid, bool& made) {
-  // An unused entry is taken first, so that one probe of the index finds or stores the key; it
-  // goes back to the free list if the key was there.
-  Entry* spare = free_;
-  if (spare != nullptr) {
-    free_ = spare->next;
-    spare->next = nullptr;
-  } else {
-    if (chunk_used_ == kChunkEntries) {
-      chunks_.push_back(std::make_unique<Entry[]>(kChunkEntries));
-      chunk_used_ = 0;
-    }
-    spare = &chunks_.back()[chunk_used_++];
+  Entry*& e = index_.try_emplace(guid.bytes.data(), nullptr, made);
+  if (made) {
+    e = new Entry;  // stored before the index is used again: never kNone there
+    e->guid = guid;
   }
-  Entry* e = index_.try_emplace(guid.bytes.data(), spare, made);
-  if (!made) {
-    spare->next = free_;
-    free_ = spare;
-    return *e;
-  }
-  e->guid = guid;
   return *e;
 }
 
 void KnowledgeStore::Entries::remove(Entry& e) {
   index_.erase(e.guid.bytes.data());
-  e = Entry{};  // frees the knowledge's heap blocks now
-  e.next = free_;
-  free_ = &e;
+  delete &e;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -42,7 +42,9 @@ class Key16Index {
   Value find(const std::uint8_t* key) const { return cells_[probe(key)].value; }
 
   // The value stored for `key`, or `value` newly stored; `inserted` tells which. The reference
-  // is valid until the next try_emplace() or erase().
+  // is valid until the next try_emplace() or erase(). `value` may be kNone only when the caller
+  // stores another value through the reference before it uses the index again (to make the value
+  // only for a new key, with one probe).
   Value& try_emplace(const std::uint8_t* key, Value value, bool& inserted) {
     if ((size_ + 1) * 2 > cells_.size()) grow();
     Cell& c = cells_[probe(key)];
@@ -74,6 +76,13 @@ class Key16Index {
   }
 
   std::size_t size() const { return size_; }
+  // f(value) for every key's value, in no particular order.
+  template <typename F>
+  void for_each(F&& f) const {
+    for (const Cell& c : cells_) {
+      if (c.value != kNone) f(c.value);
+    }
+  }
   // Bytes of the array per key at its fullest (half full).
   static constexpr std::size_t kBytesPerKey = 2 * (16 + sizeof(Value));
 
