@@ -332,7 +332,7 @@ class WindowWriter {
 // The knowledge the compiler carries between windows (compile/knowledge_store.h), for reports.
 struct KnowledgeStats {
   std::uint64_t entries = 0;       // entities known in memory after the last window
-  std::uint64_t memory_bytes = 0;  // their estimated footprint
+  std::uint64_t memory_bytes = 0;  // their estimated footprint, with the index to find them
   std::uint64_t evicted = 0;       // entries evicted past knowledge_budget over the run
   std::uint64_t spilled = 0;       // ... of which written to the spill file
   std::uint64_t spill_reads = 0;   // entries read back from it

@@ -262,13 +262,16 @@ void KnowledgeStore::end_window() {
   }
   touched_.clear();
   // The next window will add about what this one did (new entities, entries brought back) before
-  // anything can be evicted again: make room for that, so the peak stays within the budget.
+  // anything can be evicted again: make room for that, so the peak stays within the budget. The
+  // index takes its part of the budget first.
   const std::size_t growth = bytes_ > bytes_after_eviction_ ? bytes_ - bytes_after_eviction_ : 0;
-  if (bytes_ + growth > budget_) evict(budget_ > growth ? (budget_ - growth) / 8 * 7 : 0);
+  const std::size_t index = entries_.index_bytes();
+  const std::size_t room = budget_ > index ? budget_ - index : 0;
+  if (bytes_ + growth > room) evict(room > growth ? (room - growth) / 8 * 7 : 0);
   bytes_after_eviction_ = bytes_;
   ++window_;
   stats_.entries = entries_.size();
-  stats_.memory_bytes = bytes_;
+  stats_.memory_bytes = bytes_ + index;
 }
 
 void KnowledgeStore::evict(std::size_t target) {

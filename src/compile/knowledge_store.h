@@ -130,13 +130,15 @@ class KnowledgeStore {
     // Forgets `e` and frees it.
     void remove(Entry& e);
     std::size_t size() const { return index_.size(); }
-    // Bytes per entry beyond its knowledge's own heap blocks: its allocation (with the
-    // allocator's header), and its share of the index.
-    static constexpr std::size_t kBytesPerEntry =
-        sizeof(Entry) + 16 + Key16Index<Entry*, nullptr>::kBytesPerKey;
+    // The index's own memory, counted against the budget as it is: two to four cells of 24 bytes
+    // per entry, a table sized for the most entries the store ever held at once.
+    std::size_t index_bytes() const { return index_.bytes(); }
+    // Bytes per entry beyond its knowledge's own heap blocks: its allocation, with the
+    // allocator's header.
+    static constexpr std::size_t kBytesPerEntry = sizeof(Entry) + 16;
 
    private:
-    Key16Index<Entry*, nullptr> index_{1024};
+    Key16Index<Entry*, nullptr> index_{64};  // grows with the entries: small budgets stay small
   };
 
   static std::size_t footprint(const EntityKnowledge& k);

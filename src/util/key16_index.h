@@ -76,6 +76,8 @@ class Key16Index {
   }
 
   std::size_t size() const { return size_; }
+  // The array's bytes: at most half full, and never shrunk.
+  std::size_t bytes() const { return cells_.size() * sizeof(Cell); }
   // f(value) for every key's value, in no particular order.
   template <typename F>
   void for_each(F&& f) const {
@@ -83,8 +85,6 @@ class Key16Index {
       if (c.value != kNone) f(c.value);
     }
   }
-  // Bytes of the array per key at its fullest (half full).
-  static constexpr std::size_t kBytesPerKey = 2 * (16 + sizeof(Value));
 
  private:
   struct Cell {
