@@ -646,6 +646,16 @@ bool parse(CommandLine& cli, const std::vector<std::string>& args, int& exit_sta
            const ConfigOrigins& origins = {}) {
   std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 consumes it from the end
   try {
+    // "--memory-budget=" would make CLI11 take the next argument as the value: "--memory-budget=
+    // 512M" passed, and "--memory-budget= FILE" blamed the file.
+    for (const std::string& a : args) {
+      if (a == "--") break;
+      if (a.size() > 3 && a.starts_with("--") && a.find('=') == a.size() - 1) {
+        throw CLI::ValidationError(a.substr(0, a.size() - 1),
+                                   "nothing after the '='; put the value right after it, or drop "
+                                   "the '=' and give the value as the next argument");
+      }
+    }
     cli.app.parse(reversed);
     return true;
   } catch (const CLI::CallForHelp& e) {

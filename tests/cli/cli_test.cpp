@@ -933,6 +933,18 @@ TEST_CASE(
                    "whole number of bytes, with an optional k, m, g or t suffix: powers "
                    "of 1024), got '"));
   }
+  // Nothing after '=': refused, not filled from the next argument (which would pass "512M", or
+  // blame an input file).
+  for (const std::string& next : std::vector<std::string>{"512M", input}) {
+    const auto empty = run("compile -q --memory-budget= " + next + " " + input);
+    CHECK(empty.status == 64);
+    CHECK(contains(empty.err,
+                   "atlas2kudu: --memory-budget: nothing after the '='; put the value "
+                   "right after it, or drop the '=' and give the value as the next "
+                   "argument"));
+  }
+  CHECK(run("check --max_rejects= 5 " + input).status == 64);
+  CHECK(run("compile -q --memory-budget=512M " + input).status == 0);
   CHECK(contains(run("compile --memory-budget 99999999999999999999G " + input).err,
                  "--memory-budget: '99999999999999999999G' is too large (at most "
                  "9223372036854775807 bytes)"));
