@@ -79,13 +79,14 @@ struct MemoryShares {
 // Sets aside what the process needs whatever the input (code, libraries, read buffers, the JSON
 // parser, allocator slack) and shares the rest between the knowledge cache and the window.
 MemoryShares split_memory_budget(std::size_t budget);
-// The longest record (--max-record-bytes) and message (--max-message-bytes) that compile and
-// apply read within a budget are 1/kRecordShare of it (8 MiB at the default 256M, 2 MiB at
-// 64M), and the chunk records of split messages waiting for the rest (--max-split-bytes) twice
-// that. One record takes up to about nine times its size while it is read, parsed and folded
-// (the parser indexes every structural character in 4 bytes: a 16 MiB array of small numbers
-// alone peaks at 154 MiB). Measured with two such records in the middle of a 400 MB run: peak
-// RSS 252 MiB at the default budget (8 MiB records), 61 MiB at 64M (2 MiB records).
+// The longest record (--max-record-bytes) and message (--max-message-bytes) that compile, apply
+// (and check, to reject what they would) read within a budget are 1/kRecordShare of it (8 MiB at
+// the default 256M, 2 MiB at 64M), and the chunk records of split messages waiting for the rest
+// (--max-split-bytes) twice that. One record takes up to about nine times its size while it is
+// read, parsed and folded (the parser indexes every structural character in 4 bytes: a 16 MiB
+// array of small numbers alone peaks at 154 MiB). Measured with two such records in the middle
+// of a 400 MB run: peak RSS 252 MiB at the default budget (8 MiB records), 61 MiB at 64M (2 MiB
+// records).
 inline constexpr std::size_t kRecordShare = 32;
 
 // --batch-rows at most. A statement's IN-lists hold up to batch_rows keys (deletes, and the

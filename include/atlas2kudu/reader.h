@@ -226,7 +226,7 @@ struct ReaderLimits {
   std::size_t max_split_bytes = kDefaultMaxSplitBytes;
   std::uint64_t split_wait_records = kDefaultSplitWaitRecords;  // no option: tests set it
   // What set each byte limit, named in the reason of a record past it: the option, or what
-  // lowered its default ("--max-record-bytes, 1/32 of --memory-budget 256 MiB"), so that a user
+  // lowered its default ("--max-record-bytes, 1/32 of --memory-budget 256.0 MiB"), so that a user
   // who never gave the option learns which one to raise.
   std::string record_limit_source = "--max-record-bytes";
   std::string message_limit_source = "--max-message-bytes";

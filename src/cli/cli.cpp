@@ -37,6 +37,14 @@ namespace atlas2kudu {
 
 namespace {
 
+// The help's note on a limit that --memory-budget bounds (fit_record_limits).
+std::string budget_bound(std::size_t option_default, std::size_t share) {
+  return fmt::format(
+      "(default {0} or 1/{1} of --memory-budget, whichever is less: {2} at the "
+      "default budget; never more than 1/{1})",
+      option_default, share, kDefaultMemoryBudget / share);
+}
+
 void add_input_options(CLI::App* cmd, InputOptions& in) {
   cmd->add_option("FILE", in.files,
                   "Notification exports to read in order; '-' or none reads stdin; *.gz and gzip "
@@ -60,14 +68,12 @@ void add_input_options(CLI::App* cmd, InputOptions& in) {
   // (too-large), never allocated.
   ReaderLimits& l = in.limits;
   cmd->add_option("--max-record-bytes", l.max_record_bytes,
-                  "Reject a record (one line or JSON document of the input) longer than N bytes "
-                  "(at most 1/32 of --memory-budget)")
-      ->capture_default_str()
+                  "Reject a record (one line or JSON document of the input) longer than N bytes " +
+                      budget_bound(kDefaultMaxRecordBytes, kRecordShare))
       ->check(whole_number(1024, std::uint64_t{1} << 34));
   cmd->add_option("--max-message-bytes", l.max_inflated_bytes,
-                  "Reject a GZIP or split message that decompresses to more than N bytes "
-                  "(at most 1/32 of --memory-budget)")
-      ->capture_default_str()
+                  "Reject a GZIP or split message that decompresses to more than N bytes " +
+                      budget_bound(kDefaultMaxMessageBytes, kRecordShare))
       ->check(whole_number(1024, std::uint64_t{1} << 34));
   cmd->add_option("--max-cell-bytes", l.max_cell_bytes,
                   "Reject an event whose type, qualifiedName, name, tag or label text (or a tag's "
@@ -90,8 +96,8 @@ void add_input_options(CLI::App* cmd, InputOptions& in) {
       ->check(whole_number(2, std::uint64_t{1} << 20));
   cmd->add_option("--max-split-bytes", l.max_split_bytes,
                   "Bytes of split message chunks held at once, in all; a chunk that would pass "
-                  "it is rejected")
-      ->capture_default_str()
+                  "it is rejected " +
+                      budget_bound(kDefaultMaxSplitBytes, kRecordShare / 2))
       ->check(whole_number(1));
 }
 
@@ -184,7 +190,7 @@ void add_compile_options(CLI::App* cmd, CompileCommand& c) {
                     "Peak memory to stay within, e.g. 256M or 2G (at least 64M): entity knowledge "
                     "beyond its share spills to a temporary file (or, for apply --prior impala, is "
                     "read again from the tables), windows close early rather than outgrow theirs, "
-                    "and records longer than 1/32 of it are rejected");
+                    "and it bounds --max-record-bytes and --max-message-bytes (1/32 of it)");
   cmd->add_option("--threads", c.threads,
                   "2: read and parse the input on a second thread while the first folds the "
                   "window (regular input files, nothing asked of the prior state; same output); "
@@ -235,8 +241,8 @@ CommandLine::CommandLine() {
   add_input_options(check, check_in);
   add_memory_budget(check, check_in.memory_budget,
                     "The --memory-budget of the compile or apply runs to check for, e.g. 256M or "
-                    "2G (at least 64M): records and messages longer than 1/32 of it are rejected, "
-                    "as those runs reject them");
+                    "2G (at least 64M): it bounds --max-record-bytes and --max-message-bytes "
+                    "(1/32 of it) as in those runs, so that check rejects what they would");
   check->callback([this, check] {
     note_record_limits(check, check_in);
     command = [this] { return run_check(check_in); };

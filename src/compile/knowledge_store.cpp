@@ -149,11 +149,14 @@ KnowledgeStore::Entries::~Entries() {
 }
 
 KnowledgeStore::Entry& KnowledgeStore::Entries::find_or_make(const Guid& guid, bool& made) {
-  Entry*& e = index_.try_emplace(guid.bytes.data(), nullptr, made);
-  if (made) {
-    e = new Entry;  // stored before the index is used again: never kNone there
-    e->guid = guid;
-  }
+  Entry* e = index_.find_or_make(
+      guid.bytes.data(),
+      [&] {
+        auto fresh = std::make_unique<Entry>();
+        fresh->guid = guid;
+        return fresh.release();
+      },
+      made);
   return *e;
 }
 
@@ -171,8 +174,8 @@ KnowledgeStore::KnowledgeStore(const CompileOptions& options)
 KnowledgeStore::~KnowledgeStore() = default;
 
 std::size_t KnowledgeStore::footprint(const EntityKnowledge& k) {
-  // The entry and its share of the index, then the heap blocks of strings too long for their
-  // inline buffer and of the vectors.
+  // The entry's own allocation (the index is counted as a whole: end_window), then the heap
+  // blocks of strings too long for their inline buffer and of the vectors.
   constexpr std::size_t kMalloc = 16;
   const auto text = [](const std::string& s) {
     return s.capacity() > 15 ? s.capacity() + 1 + kMalloc : 0;

@@ -105,8 +105,8 @@ class KnowledgeStore {
   struct Entry {
     EntityKnowledge knowledge;
     Guid guid;
-    Entry* prev = nullptr;     // the recency list: least recently touched at the front
-    Entry* next = nullptr;     // (and the free list, while the entry is unused)
+    Entry* prev = nullptr;  // the recency list: least recently touched at the front
+    Entry* next = nullptr;
     std::uint32_t window = 0;  // last window that touched it
     std::uint32_t bytes = 0;   // footprint when last estimated
     bool touched = false;      // by the current window

@@ -42,16 +42,21 @@ class Key16Index {
   Value find(const std::uint8_t* key) const { return cells_[probe(key)].value; }
 
   // The value stored for `key`, or `value` newly stored; `inserted` tells which. The reference
-  // is valid until the next try_emplace() or erase(). `value` may be kNone only when the caller
-  // stores another value through the reference before it uses the index again (to make the value
-  // only for a new key, with one probe).
+  // is valid until the next try_emplace() or erase().
   Value& try_emplace(const std::uint8_t* key, Value value, bool& inserted) {
+    return find_or_make(
+        key, [&] { return value; }, inserted);
+  }
+  // The same with the value made by make() only for a new key, in one probe. If make() throws,
+  // nothing is stored.
+  template <typename Make>
+  Value& find_or_make(const std::uint8_t* key, Make&& make, bool& made) {
     if ((size_ + 1) * 2 > cells_.size()) grow();
     Cell& c = cells_[probe(key)];
-    inserted = c.value == kNone;
-    if (inserted) {
+    made = c.value == kNone;
+    if (made) {
+      c.value = make();  // before the key: a throw leaves the cell free
       std::memcpy(c.key, key, 16);
-      c.value = value;
       ++size_;
     }
     return c.value;
@@ -103,10 +108,10 @@ class Key16Index {
     }
   }
   void grow() {
-    std::vector<Cell> old = std::move(cells_);
-    cells_.assign(old.size() * 2, Cell{});
+    std::vector<Cell> bigger(cells_.size() * 2);  // a throw here leaves the table as it was
+    cells_.swap(bigger);
     mask_ = cells_.size() - 1;
-    for (const Cell& c : old) {
+    for (const Cell& c : bigger) {
       if (c.value != kNone) cells_[probe(c.key)] = c;
     }
   }

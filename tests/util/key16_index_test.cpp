@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 #include <random>
+#include <vector>
 
 TEST_SUITE_BEGIN("key16_index");
 
@@ -82,6 +83,80 @@ TEST_CASE("inserts and removals in any order agree with std::map, through growth
     }
     CHECK(missing == 0);
   }
+}
+
+TEST_CASE("erase from a probe run that wraps around the end of the array") {
+  // Keys whose homes (under this process's hash key) are the last cells of a 16-cell table and
+  // the first: together they make a run that crosses from cell 15 to cell 0. Inserted in every
+  // rotation of their order, erasing any one of them, then the rest, must leave every other key
+  // reachable.
+  constexpr std::size_t kCells = 16;  // Index(4) starts at 16 cells, 8 keys before it grows
+  const std::vector<std::size_t> homes = {13, 14, 15, 15, 0, 0, 1};
+  std::vector<Key> keys;
+  std::uint32_t n = 0;
+  for (const std::size_t wanted : homes) {
+    for (;; ++n) {
+      const Key k = key(n);
+      if ((siphash13_16(process_hash_key(), k.data()) & (kCells - 1)) == wanted) {
+        keys.push_back(k);
+        ++n;
+        break;
+      }
+    }
+  }
+  std::size_t wrong = 0;
+  for (std::size_t gone = 0; gone < keys.size(); ++gone) {
+    for (std::size_t rotation = 0; rotation < keys.size(); ++rotation) {
+      Index index(4);
+      bool made = false;
+      for (std::size_t i = 0; i < keys.size(); ++i) {
+        const std::size_t at = (i + rotation) % keys.size();
+        index.try_emplace(keys[at].data(), static_cast<std::uint32_t>(at), made);
+      }
+      REQUIRE(index.bytes() == kCells * (16 + sizeof(std::uint32_t)));  // has not grown
+      index.erase(keys[gone].data());
+      for (std::size_t i = 0; i < keys.size(); ++i) {
+        const std::uint32_t expected = i == gone ? kNone : static_cast<std::uint32_t>(i);
+        wrong += index.find(keys[i].data()) != expected;
+      }
+      for (std::size_t i = 0; i < keys.size(); ++i) {
+        if (i == gone) continue;
+        index.erase(keys[i].data());
+        for (std::size_t j = i + 1; j < keys.size(); ++j) {
+          if (j != gone) wrong += index.find(keys[j].data()) != static_cast<std::uint32_t>(j);
+        }
+      }
+      wrong += index.size() != 0;
+    }
+  }
+  CHECK(wrong == 0);
+}
+
+TEST_CASE("a value made only for a new key, and nothing stored when making it throws") {
+  Index index;
+  bool made = false;
+  int calls = 0;
+  index.find_or_make(
+      key(1).data(),
+      [&] {
+        ++calls;
+        return 5u;
+      },
+      made);
+  CHECK(made);
+  CHECK(index.find_or_make(
+            key(1).data(),
+            [&] {
+              ++calls;
+              return 6u;
+            },
+            made) == 5);
+  CHECK_FALSE(made);
+  CHECK(calls == 1);
+  CHECK_THROWS(index.find_or_make(
+      key(2).data(), []() -> std::uint32_t { throw 1; }, made));
+  CHECK(index.find(key(2).data()) == kNone);
+  CHECK(index.size() == 1);
 }
 
 TEST_CASE("pointer values, with nullptr as the free mark") {
