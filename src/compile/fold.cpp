@@ -81,7 +81,7 @@ class Folder::Window {
   // Per guid touched in the window: its entity_flat row and the heads of singly linked lists
   // (through links_) of the rows a predicate delete on that guid must look at. One hash lookup
   // per guid and no per-guid allocations, since windows touch many guids.
-  static constexpr std::uint32_t kNone = 0xFFFFFFFF;
+  static constexpr std::uint32_t kNone = kNoRow;
   struct Slot {
     std::uint32_t flat = kNone;
     std::uint32_t by_qn = kNone;  // by_qn rows upserted with this guid (may map elsewhere now)

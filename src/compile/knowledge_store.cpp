@@ -176,12 +176,11 @@ KnowledgeStore::~KnowledgeStore() = default;
 std::size_t KnowledgeStore::footprint(const EntityKnowledge& k) {
   // The entry's own allocation (the index is counted as a whole: end_window), then the heap
   // blocks of strings too long for their inline buffer and of the vectors.
-  constexpr std::size_t kMalloc = 16;
   const auto text = [](const std::string& s) {
-    return s.capacity() > 15 ? s.capacity() + 1 + kMalloc : 0;
+    return s.capacity() > 15 ? s.capacity() + 1 + kMallocHeader : 0;
   };
   const auto array = [](const auto& v) {
-    return v.capacity() ? v.capacity() * sizeof(v[0]) + kMalloc : 0;
+    return v.capacity() ? v.capacity() * sizeof(v[0]) + kMallocHeader : 0;
   };
   std::size_t n = Entries::kBytesPerEntry + text(k.type_name) + text(k.qualified_name);
   n += array(k.props.members) + array(k.props.truncated) + array(k.tags);

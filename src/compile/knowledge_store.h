@@ -113,6 +113,9 @@ class KnowledgeStore {
     bool linked = false;       // in the recency list (from the end of its first window on)
   };
 
+  // What the footprint estimate adds to each heap block for the allocator's own bookkeeping.
+  static constexpr std::size_t kMallocHeader = 16;
+
   // The entries, keyed by guid (util/key16_index.h). Each is allocated on its own and never
   // moves, so references stay valid while the index grows; an evicted entry's memory goes back
   // to the allocator, for the next window's rows as much as for entries (a pool of entries kept
@@ -135,7 +138,7 @@ class KnowledgeStore {
     std::size_t index_bytes() const { return index_.bytes(); }
     // Bytes per entry beyond its knowledge's own heap blocks: its allocation, with the
     // allocator's header.
-    static constexpr std::size_t kBytesPerEntry = sizeof(Entry) + 16;
+    static constexpr std::size_t kBytesPerEntry = sizeof(Entry) + kMallocHeader;
 
    private:
     Key16Index<Entry*, nullptr> index_{64};  // grows with the entries: small budgets stay small
