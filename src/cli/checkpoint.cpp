@@ -73,6 +73,7 @@ std::string checkpoint_json(const Checkpoint& c) {
 Checkpoint load_checkpoint(const std::string& path) {
   Checkpoint c;
   if (::access(path.c_str(), F_OK) != 0) return c;
+  c.found = true;
   // Every refusal says what an operator can do: the file is only ever replaced whole, so a bad one
   // was not written by atlas2kudu, and starting over is always safe, only slower.
   const auto refuse = [&](const std::string& what) {
@@ -287,8 +288,8 @@ CheckpointFile::CheckpointFile(std::string path, Reader& reader,
                                Reader::ResumeNotice on_source_resumed, CheckpointTarget target)
     : path_(std::move(path)) {
   require_regular_or_absent(path_);  // before anything is applied: it will be replaced
-  existed_ = ::access(path_.c_str(), F_OK) == 0;
   previous_ = load_checkpoint(path_);
+  existed_ = previous_.found;
   const CheckpointTarget& recorded = previous_.target;
   // Impala's database names are not case-sensitive; host names are compared as given (another
   // name for the same cluster is refused, with the remedy in the message).

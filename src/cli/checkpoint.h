@@ -49,6 +49,7 @@ struct CheckpointTarget {
 };
 
 struct Checkpoint {
+  bool found = false;  // the file existed (load_checkpoint)
   CheckpointTarget target;
   InputProgress progress;  // every input remembered: the latest run's first
   std::uint64_t windows_applied = 0;

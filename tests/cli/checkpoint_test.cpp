@@ -123,7 +123,7 @@ TEST_CASE("chunks still incomplete at end of input are rejected, and a rerun rea
   written += chunks[0] + chunks[1] + line(1000);
   names.push_back("q1000");
   const std::string grown = written + chunks[2] + chunks[3] + chunks[4] + line(1001);
-  RejectSink sink(RejectPolicy{.max_rejects = 10}, nullptr);
+  RejectSink sink(RejectPolicy{.max_rejects = 10, .reject_file = {}}, nullptr);
   Reader first(sources({{"g.jsonl", written}}), sink);
   CHECK(take(first) == names);
   CHECK(first.stats().rejected == 2);
@@ -335,7 +335,7 @@ TEST_CASE("a last record cut short at end of input is read again by the next run
   for (int i = 0; i < kLines; ++i) whole += line(i);
   REQUIRE(whole.size() > 65536 + line(0).size());
   const std::string copying = whole.substr(0, whole.size() - 40);
-  RejectSink sink(RejectPolicy{.max_rejects = 10}, nullptr);
+  RejectSink sink(RejectPolicy{.max_rejects = 10, .reject_file = {}}, nullptr);
   Reader first(sources({{"a.jsonl", copying}, {"b.jsonl", line(1000)}}), sink);
   const std::vector<std::string> read = take(first);
   CHECK(read.size() == kLines);  // all but the last, and b's
@@ -418,6 +418,7 @@ TEST_CASE("checkpoint files round-trip and are replaced atomically") {
   REQUIRE(mkdtemp(dir_template) != nullptr);
   const std::string path = std::string(dir_template) + "/run.ckpt";
   CHECK(load_checkpoint(path).progress.sources.empty());  // first run: no file yet
+  CHECK_FALSE(load_checkpoint(path).found);
   Checkpoint c;
   c.windows_applied = 3;
   c.events_applied = 150;
@@ -425,6 +426,7 @@ TEST_CASE("checkpoint files round-trip and are replaced atomically") {
   c.progress.kafka_next_offset[{"ATLAS_ENTITIES", 2}] = 1204;
   save_checkpoint(path, c);
   const Checkpoint back = load_checkpoint(path);
+  CHECK(back.found);
   CHECK(back.progress == c.progress);
   CHECK(back.windows_applied == 3);
   CHECK(back.events_applied == 150);
@@ -488,7 +490,7 @@ TEST_CASE("the checkpoint remembers every input applied: A, then B, then A again
     Reader reader(sources(files), sink);
     CheckpointFile checkpoint(path, reader);
     const std::vector<std::string> read = take(reader);
-    if (!read.empty()) checkpoint.window_applied(WindowInfo{1, 1, read.size(), ""}, reader);
+    if (!read.empty()) checkpoint.window_applied(WindowInfo{1, 1, read.size(), "", ""}, reader);
     checkpoint.run_completed(reader);
     return read;
   };
@@ -517,13 +519,13 @@ TEST_CASE("a checkpoint save that fails leaves state() and resume_point() as the
   Reader reader(sources({{"a.jsonl", a}}), sink);
   CheckpointFile checkpoint(path, reader);
   CHECK(take(reader, 2).size() == 2);
-  checkpoint.window_applied(WindowInfo{1, 1, 2, ""}, reader);
+  checkpoint.window_applied(WindowInfo{1, 1, 2, "", ""}, reader);
   CHECK(checkpoint.resume_point() == "a.jsonl after its first 2 records");
   // The disk goes away under the run (as a full disk fails the write): the second save fails,
   // and what the run reports stays what the file last held.
   std::filesystem::remove_all(dir_template);
   CHECK(take(reader, 2).size() == 2);
-  CHECK_THROWS_AS(checkpoint.window_applied(WindowInfo{2, 3, 4, ""}, reader), Error);
+  CHECK_THROWS_AS(checkpoint.window_applied(WindowInfo{2, 3, 4, "", ""}, reader), Error);
   CHECK(checkpoint.written());
   CHECK(checkpoint.windows_recorded() == 1);
   CHECK(checkpoint.state().windows_applied == 1);
@@ -542,7 +544,7 @@ TEST_CASE("a checkpoint belongs to its target: another endpoint or database is r
     Reader reader(sources({{"a.jsonl", a}}), sink);
     CheckpointFile checkpoint(path, reader, {}, target);
     const std::vector<std::string> read = take(reader);
-    if (!read.empty()) checkpoint.window_applied(WindowInfo{1, 1, read.size(), ""}, reader);
+    if (!read.empty()) checkpoint.window_applied(WindowInfo{1, 1, read.size(), "", ""}, reader);
     checkpoint.run_completed(reader);
     return read.size();
   };
@@ -627,7 +629,7 @@ TEST_CASE("a version 1 checkpoint is read and rewritten as version 2") {
     Reader reader(sources({{"b.jsonl", line(1)}}), sink);
     CheckpointFile checkpoint(path, reader);
     take(reader);
-    checkpoint.window_applied(WindowInfo{1, 1, 1, ""}, reader);
+    checkpoint.window_applied(WindowInfo{1, 1, 1, "", ""}, reader);
   }
   const Checkpoint v2 = load_checkpoint(path);
   CHECK(v2.runs == 1);

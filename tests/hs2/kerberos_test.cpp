@@ -136,7 +136,7 @@ TEST_CASE("kerberos: SASL GSSAPI through Cyrus, plain and under TLS, no security
     executor.start("");
     CompiledWindow w;
     w.index = 1;
-    w.upserts = {{"entity_flat", upsert("one"), 1}};
+    w.upserts = {{"entity_flat", upsert("one"), 1, {}}};
     executor.run_window(w);
     executor.finish();
     CHECK(executor.stats().rows_by_table.at("entity_flat") == 1);

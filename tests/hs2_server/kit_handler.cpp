@@ -46,9 +46,9 @@ void KitHandler::set_refusals(KitRefusals refusals) {
 
 StatementOutcome KitHandler::execute(const std::string& sql) {
   StatementOutcome out;
-  std::lock_guard lock(mu_);
   try {
     if (is_select_statement(sql)) {  // prior-state lookups (kit_select.h)
+      std::lock_guard lock(mu_);
       KitSelectResult r = run_kit_select(sql, store_, database_);
       out.is_query = true;
       out.columns = std::move(r.columns);
@@ -63,14 +63,16 @@ StatementOutcome KitHandler::execute(const std::string& sql) {
     std::string script = sql;
     auto last = script.find_last_not_of(" \t\r\n");
     if (last == std::string::npos || script[last] != ';') script += ";";
-    if (refusals_enabled(refusals_)) {
-      const std::vector<testkit::ParsedStatement> parsed =
-          testkit::parse_script(script, store_, options);
-      if (parsed.size() == 1 && parsed[0].kind == testkit::ParsedStatement::Kind::kUpsert) {
-        return upsert_with_refusals(parsed[0]);
-      }
+    // Parsed outside the lock (it reads only the schemas, kudu_store.h): the sessions' statements
+    // are parsed in parallel, as Impala's planners do, and only the writes take turns.
+    const std::vector<testkit::ParsedStatement> parsed =
+        testkit::parse_script(script, store_, options);
+    std::lock_guard lock(mu_);
+    if (refusals_enabled(refusals_) && parsed.size() == 1 &&
+        parsed[0].kind == testkit::ParsedStatement::Kind::kUpsert) {
+      return upsert_with_refusals(parsed[0]);
     }
-    testkit::ExecutionStats stats = testkit::execute_script(script, store_, options);
+    testkit::ExecutionStats stats = testkit::execute_statements(parsed, store_, options);
     for (const auto& [table, c] : stats.tables) {
       // A DELETE in Impala scans for the rows and deletes those it found: absent keys match
       // nothing and are not row errors (the kit's counter models Kudu's keyed delete instead).

@@ -48,7 +48,7 @@ struct KitRefusals {
   std::size_t max_cell_bytes = 0;
   // An UPSERT with a STRING cell containing this text fails the same way ("Invalid argument:
   // invalid value for column ..."): one literal the cluster will not store.
-  std::string refused_value;
+  std::string refused_value{};
 };
 
 class KitHandler : public StatementHandler {

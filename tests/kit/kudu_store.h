@@ -94,8 +94,8 @@ struct Condition {
   enum class Op : std::uint8_t { kEq, kIn, kNotIn, kCase };
   std::string column;
   Op op = Op::kEq;
-  std::vector<Cell> values;     // exactly one for kEq
-  std::vector<Condition> then;  // kCase: one per value
+  std::vector<Cell> values;       // exactly one for kEq
+  std::vector<Condition> then{};  // kCase: one per value
 };
 
 class Table {
@@ -121,6 +121,9 @@ struct TableCounters {
   std::size_t row_errors = 0;  // deletes of absent keys
 };
 
+// The six tables, their schemas and the key encoding are fixed at construction: table(name),
+// its schema() and check_cell() may be read from one thread while another, holding the lock that
+// guards the rows, changes rows (the HS2 test server parses statements outside that lock).
 class KuduStore {
  public:
   explicit KuduStore(KeyEncoding encoding = KeyEncoding::kHex);

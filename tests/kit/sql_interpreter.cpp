@@ -818,7 +818,11 @@ std::vector<ParsedStatement> parse_script(std::string_view sql, const KuduStore&
 
 ExecutionStats execute_script(std::string_view sql, KuduStore& store,
                               const InterpreterOptions& options) {
-  const std::vector<ParsedStatement> statements = parse_script(sql, store, options);
+  return execute_statements(parse_script(sql, store, options), store, options);
+}
+
+ExecutionStats execute_statements(const std::vector<ParsedStatement>& statements, KuduStore& store,
+                                  const InterpreterOptions& options) {
   ExecutionStats stats;
   store.reset_counters();
 

@@ -108,4 +108,11 @@ std::vector<ParsedStatement> parse_script(std::string_view sql, const KuduStore&
 ExecutionStats execute_script(std::string_view sql, KuduStore& store,
                               const InterpreterOptions& options = {});
 
+// The second half of execute_script: runs statements parse_script returned. Parsing reads only
+// the store's schemas and key encoding, which never change, so a server may parse its sessions'
+// statements concurrently and hold its store's lock only for this part, as Impala plans
+// statements of different sessions in parallel.
+ExecutionStats execute_statements(const std::vector<ParsedStatement>& statements, KuduStore& store,
+                                  const InterpreterOptions& options = {});
+
 }  // namespace atlas2kudu::testkit
