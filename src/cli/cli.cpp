@@ -200,7 +200,8 @@ void add_compile_options(CLI::App* cmd, CompileCommand& c) {
   add_choice(cmd, "--log-format", c.log_format,
              {{"text", LogFormat::kText}, {"json", LogFormat::kJson}},
              "Log lines (one per retry, reconnect and 10 s waiting on the server; per window too "
-             "when stderr is not a terminal) as text (ISO 8601 time first) or JSON objects");
+             "where no progress line is drawn) as text (ISO 8601 time first) or JSON objects "
+             "(no progress line then, on a terminal either)");
   cmd->add_option("--spill-dir", o.spill_dir,
                   "Directory for the temporary knowledge spill file (default: $TMPDIR, else /tmp); "
                   "the file is unlinked as soon as it is created")

@@ -266,11 +266,17 @@ std::int64_t planned_rows(const SqlWriteStats& stats) {
   return static_cast<std::int64_t>(rows);
 }
 
-// The log of a compile or apply run: window lines when stderr is not a terminal and without -q;
+// Whether compile or apply draws the progress line: on a terminal, with text log lines. JSON log
+// lines stay bare JSON objects, which a redrawn line and its escapes would break.
+bool progress_line(const CompileCommand& c) {
+  return Progress::default_enabled() && c.log_format == LogFormat::kText;
+}
+
+// The log of a compile or apply run: window lines where no progress line is drawn, without -q;
 // retries, reconnects and waits always (on a terminal, over the progress line).
 RunLog run_log(std::string_view command, const CompileCommand& c) {
-  const bool terminal = Progress::default_enabled();
-  return RunLog(command, c.log_format, true, !terminal && !c.quiet, stderr, terminal);
+  const bool drawn = progress_line(c);
+  return RunLog(command, c.log_format, true, !drawn && !c.quiet, stderr, drawn);
 }
 
 // The PriorState the options ask for: `none`, or batched lookups over HS2.
@@ -364,7 +370,7 @@ int check_run(InputOptions& in) {
   RejectSink rejects(RejectPolicy{in.max_rejects, in.reject_file});
   Reader reader(in.files, rejects, in.limits);
   reader.validation_only();  // check writes no rows
-  Progress progress("check");
+  Progress progress("check", false);
   progress.set_input_size(input_size(in.files));
   RunOutcome outcome = run_reporting_failures(progress, [&] {
     for (Event e; reader.next(e);) {
@@ -434,7 +440,7 @@ int compile_run(CompileCommand& c) {
   OutputFile output(c.output);
   PrintExecutor printer(output.get());
   SqlWindowWriter writer(c.options, printer);
-  Progress progress("compile");
+  Progress progress("compile", true, progress_line(c));
   const std::optional<std::uint64_t> input_bytes = input_size(c.in.files);
   progress.set_input_size(input_bytes);
   PipelineStats pipeline;
@@ -523,7 +529,7 @@ int apply_run(ApplyCommand& a) {
   executor.set_aside_refused_rows(!c.in.reject_file.empty());
   executor.on_statement(&log_row_errors);
   SqlWindowWriter writer(c.options, executor, &rejects);
-  Progress progress("apply");
+  Progress progress("apply", true, progress_line(c));
   const std::optional<std::uint64_t> input_bytes = input_size(c.in.files);
   progress.set_input_size(input_bytes);
   const WindowApplied applied = [&](const WindowInfo& window, const Reader& r) {

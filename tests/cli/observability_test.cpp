@@ -505,6 +505,46 @@ TEST_CASE("on a terminal: retries and reconnects are shown, over the progress li
   std::remove(terminal.c_str());
 }
 
+TEST_CASE("on a terminal: the progress line appears for a slow pipe of a few records") {
+  // The scenario's records six times over, 0.2 s apart, from a pipe: the line is drawn a quarter of
+  // a second after the start, not after 4096 records (a quiet topic piped in showed nothing).
+  const std::string terminal = tmp_path(".tty");
+  const std::string input = data("scenarios/01-partial-update-and-rename.jsonl");
+  const std::string check = "for i in 1 2 3 4 5 6; do cat " + input + "; sleep 0.2; done | " +
+                            std::string(ATLAS2KUDU_BINARY) + " check -";
+  const std::string cmd =
+      "timeout 60 script -qec \"sh -c '" + check + "'\" /dev/null > " + terminal + " 2>&1";
+  CHECK(shell_status(std::system(cmd.c_str())) == 0);
+  const std::string shown = slurp(terminal);
+  CAPTURE(shown);
+  CHECK(std::regex_search(shown, std::regex("\\rcheck: [1-9][0-9]* records, [1-9][0-9]* events, "
+                                            "[0-9]+ records/s\\x1b\\[K")));
+  CHECK_FALSE(contains(shown, "statements,"));  // check writes none
+  std::remove(terminal.c_str());
+}
+
+TEST_CASE("on a terminal with --log-format json: bare JSON lines, window lines, no progress line") {
+  // A terminal read through a log collector (tmux pipe-pane, script) keeps JSON lines parseable:
+  // no redrawn progress line and no escapes before each line; the window lines take its place.
+  TestServer server("--handler kit --drop-at 2");
+  const std::string terminal = tmp_path(".tty");
+  const std::string apply = std::string(ATLAS2KUDU_BINARY) + " apply -i " + server.address() +
+                            " --prior none --log-format json " +
+                            data("scenarios/01-partial-update-and-rename.jsonl");
+  const std::string cmd =
+      "timeout 120 script -qec '" + apply + "' /dev/null > " + terminal + " 2>&1";
+  CHECK(shell_status(std::system(cmd.c_str())) == 0);
+  const std::string shown = slurp(terminal);
+  CAPTURE(shown);
+  CHECK_FALSE(contains(shown, "\x1b"));
+  CHECK_FALSE(contains(shown, "\rapply: "));
+  CHECK(std::regex_search(shown, std::regex("(^|\\n)\\{\"time\":\"[^\"]+\",\"command\":\"apply\","
+                                            "\"event\":\"retry\"")));
+  CHECK(std::regex_search(shown, std::regex("\\n\\{\"time\":\"[^\"]+\",\"command\":\"apply\","
+                                            "\"event\":\"window\",\"window\":1,")));
+  std::remove(terminal.c_str());
+}
+
 TEST_CASE("--metrics-textfile is readable by node_exporter under a private umask") {
   // A service's umask 077 (examples/cron) must not make the file unreadable to the collector,
   // which runs as another user.
