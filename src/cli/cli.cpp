@@ -289,7 +289,7 @@ CommandLine::CommandLine() {
                    "Row errors (rows the server skipped and only counted, e.g. entity_audit rows "
                    "in no range partition) allowed over the run; past it the run fails (exit 3)")
       ->capture_default_str()
-      ->check(whole_number(0));
+      ->check(whole_number(0, std::numeric_limits<std::int64_t>::max()));
   apply->callback([this, apply] {
     note_record_limits(apply, apply_cmd.compile.in);
     command = [this] { return run_apply(apply_cmd); };
@@ -699,17 +699,27 @@ int run_cli(int argc, char** argv) {
   if (!parse(*cli, args, status)) return status;
 
   // The one place where failures become exit codes (man page, EXIT STATUS).
+  ConfigOrigins origins;
   try {
     if (!cli->config_path.empty()) {
       // Again, with the file's options before the command line's (which win).
-      ConfigOrigins origins;
       std::vector<std::string> merged = with_config_file(*cli, args, names, origins);
       cli = std::make_unique<CommandLine>();
       if (!parse(*cli, std::move(merged), status, origins)) return status;
     }
     return cli->command();
   } catch (const Error& e) {
-    print_diagnostic(stderr, "atlas2kudu: {}\n", e.what());
+    // A value refused once the command runs (a combination of options: "--max-record-bytes N:
+    // ... more than --memory-budget allows") is named at the --config file's line when the file
+    // gave the option the message starts with.
+    std::string where;
+    if (e.category() == ErrorCategory::kUsage) {
+      const std::string_view what = e.what();
+      for (const auto& [name, at] : origins) {
+        if (what.starts_with(name + " ") || what.starts_with(name + ":")) where = at + ": ";
+      }
+    }
+    print_diagnostic(stderr, "atlas2kudu: {}{}\n", where, e.what());
     return exit_code_for(e.category());
   } catch (const std::exception& e) {
     print_diagnostic(stderr, "atlas2kudu: internal error: {}\n", e.what());

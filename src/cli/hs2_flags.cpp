@@ -1,10 +1,18 @@
 #include "cli/hs2_flags.h"
 
 #include <CLI/CLI.hpp>
+#include <limits>
 
 #include "cli/whole_number.h"
 
 namespace atlas2kudu {
+namespace {
+
+// The options held in an int (hs2/options.h): a larger value is refused with the bounds rather
+// than CLI11's "Could not convert".
+constexpr std::uint64_t kIntMax = std::numeric_limits<int>::max();
+
+}  // namespace
 
 void add_hs2_options(CLI::App* app, Hs2Options* o) {
   const std::string group = "HS2 connection";
@@ -73,24 +81,24 @@ void add_hs2_options(CLI::App* app, Hs2Options* o) {
                   "Timeout of each connect in ms: TCP, TLS and SASL handshakes, OpenSession "
                   "(0 = none)")
       ->capture_default_str()
-      ->check(whole_number(0))
+      ->check(whole_number(0, kIntMax))
       ->group(group);
   app->add_option("--socket_timeout_ms", o->socket_timeout_ms,
                   "Timeout of each RPC's reply in ms, once connected; covers Impala's planning "
                   "(0 = none; a timeout is retried)")
       ->capture_default_str()
-      ->check(whole_number(0))
+      ->check(whole_number(0, kIntMax))
       ->group(group);
   app->add_option("--statement_timeout_ms", o->statement_timeout_ms,
                   "A statement still running after this many ms is cancelled and the run fails "
                   "(0 = none)")
       ->capture_default_str()
-      ->check(whole_number(0))
+      ->check(whole_number(0, kIntMax))
       ->group(group);
   app->add_option("--connect_max_tries", o->connect_max_tries,
                   "Tries per connect and per HTTP 502/503/504")
       ->capture_default_str()
-      ->check(whole_number(1))
+      ->check(whole_number(1, kIntMax))
       ->group(group);
   app->add_flag("--auth_creds_ok_in_clear", o->auth_creds_ok_in_clear,
                 "Allow LDAP/JWT credentials without TLS")
@@ -101,12 +109,12 @@ void add_hs2_options(CLI::App* app, Hs2Options* o) {
       ->group(group);
   app->add_option("--max_retries", o->max_retries, "Re-runs of a statement on transient failures")
       ->capture_default_str()
-      ->check(whole_number(0))
+      ->check(whole_number(0, kIntMax))
       ->group(group);
   app->add_option("--retry_backoff_ms", o->retry_backoff_ms,
                   "First retry back-off in ms (doubles, capped at 30 s)")
       ->capture_default_str()
-      ->check(whole_number(0))
+      ->check(whole_number(0, kIntMax))
       ->group(group);
 }
 

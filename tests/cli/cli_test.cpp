@@ -232,6 +232,19 @@ TEST_CASE("usage errors and missing files have their own exit codes") {
            {"apply -i : --prior none",
             "-i ':': a host or port left empty; give host[:port], or [v6addr][:port] for IPv6"},
            {"apply --sessions 0", "--sessions: expected a whole number from 1 to 256, got '0'"},
+           // Held in an int or an int64: the bounds rather than CLI11's "Could not convert".
+           {"apply -t 99999999999",
+            "--client_connect_timeout_ms: expected a whole number from 0 to 2147483647, got "
+            "'99999999999'"},
+           {"apply --statement_timeout_ms 2147483648",
+            "--statement_timeout_ms: expected a whole number from 0 to 2147483647, got "
+            "'2147483648'"},
+           {"apply --connect_max_tries 3000000000",
+            "--connect_max_tries: expected a whole number from 1 to 2147483647, got "
+            "'3000000000'"},
+           {"apply --max-row-errors 10000000000000000000",
+            "--max-row-errors: expected a whole number from 0 to 9223372036854775807, got "
+            "'10000000000000000000'"},
            // Impala refuses an IN-list of 10000 keys: deletes and --prior impala lookups.
            {"apply --batch-rows 10000",
             "--batch-rows: expected a whole number from 1 to 9999, got '10000'"},
@@ -502,7 +515,24 @@ TEST_CASE("--config: a directory, a byte-order mark, a nested --config, a key se
   CHECK(r.status == 64);
   CHECK(r.err.starts_with(
       "atlas2kudu: --batch-rows: expected a whole number from 1 to 9999, got '0'\n"));
-  for (const std::string& path : {bom, nested, twice, layered, repeated, bad_value}) {
+  // A limit the budget cannot hold is refused once the command runs (two values together): still
+  // at the file's line when the file gave the limit, and not when the command line did.
+  const std::string limits =
+      write_temp(".ini", "[atlas2kudu]\nmemory_budget = 64M\nmax_record_bytes = 4194304\n");
+  const std::string refusal =
+      "--max-record-bytes 4194304: reading a record that long can take about nine times its "
+      "size, more than --memory-budget 64.0 MiB allows; give at most 2097152 (1/32 of the "
+      "budget), or --memory-budget 128M or more\n";
+  for (const std::string command : {"check", "compile"}) {
+    CAPTURE(command);
+    r = run(command + " --config " + limits + " " + example);
+    CHECK(r.status == 64);
+    CHECK(r.err == "atlas2kudu: " + limits + ":3: " + refusal);
+    r = run(command + " --config " + limits + " --max-record-bytes 4194304 " + example);
+    CHECK(r.status == 64);
+    CHECK(r.err == "atlas2kudu: " + refusal);
+  }
+  for (const std::string& path : {bom, nested, twice, layered, repeated, bad_value, limits}) {
     std::remove(path.c_str());
   }
 }
