@@ -49,7 +49,7 @@ struct CheckpointTarget {
 };
 
 struct Checkpoint {
-  bool found = false;  // the file existed (load_checkpoint)
+  bool found = false;  // the file existed when load_checkpoint read it
   CheckpointTarget target;
   InputProgress progress;  // every input remembered: the latest run's first
   std::uint64_t windows_applied = 0;

@@ -548,6 +548,8 @@ std::vector<std::string> with_config_file(CommandLine& cli, const std::vector<st
     // takes one value per line.
     const auto earlier = from_file.find(o);
     origins[name] = entry.where;  // the last one taken is the one used
+    // Messages about -i, -s, -u, -Q, -b and -o name the option by its short name.
+    for (const std::string& short_name : o->get_snames()) origins["-" + short_name] = entry.where;
     if (o->get_expected_max() > 1) {
       added.push_back(std::move(arg));
     } else if (earlier == from_file.end()) {

@@ -370,7 +370,7 @@ int check_run(InputOptions& in) {
   RejectSink rejects(RejectPolicy{in.max_rejects, in.reject_file});
   Reader reader(in.files, rejects, in.limits);
   reader.validation_only();  // check writes no rows
-  Progress progress("check", false);
+  Progress progress("check", Progress::Counts::kRecords);
   progress.set_input_size(input_size(in.files));
   RunOutcome outcome = run_reporting_failures(progress, [&] {
     for (Event e; reader.next(e);) {
@@ -440,7 +440,7 @@ int compile_run(CompileCommand& c) {
   OutputFile output(c.output);
   PrintExecutor printer(output.get());
   SqlWindowWriter writer(c.options, printer);
-  Progress progress("compile", true, progress_line(c));
+  Progress progress("compile", Progress::Counts::kRecordsAndStatements, progress_line(c));
   const std::optional<std::uint64_t> input_bytes = input_size(c.in.files);
   progress.set_input_size(input_bytes);
   PipelineStats pipeline;
@@ -529,7 +529,7 @@ int apply_run(ApplyCommand& a) {
   executor.set_aside_refused_rows(!c.in.reject_file.empty());
   executor.on_statement(&log_row_errors);
   SqlWindowWriter writer(c.options, executor, &rejects);
-  Progress progress("apply", true, progress_line(c));
+  Progress progress("apply", Progress::Counts::kRecordsAndStatements, progress_line(c));
   const std::optional<std::uint64_t> input_bytes = input_size(c.in.files);
   progress.set_input_size(input_bytes);
   const WindowApplied applied = [&](const WindowInfo& window, const Reader& r) {

@@ -28,9 +28,9 @@ std::chrono::nanoseconds coarse_now() {
 
 }  // namespace
 
-Progress::Progress(std::string label, bool statements, bool enabled, std::FILE* out)
+Progress::Progress(std::string label, Counts counts, bool enabled, std::FILE* out)
     : label_(std::move(label)),
-      counts_statements_(statements),
+      counts_(counts),
       enabled_(enabled),
       out_(out),
       start_(coarse_now()),
@@ -52,7 +52,7 @@ void Progress::tick(const Reader& reader) {
                     human_bytes(*input_size_), human_duration(seconds * (1 - fraction) / fraction));
   }
   const std::string statements =
-      counts_statements_
+      counts_ == Counts::kRecordsAndStatements
           ? fmt::format(", {} statements", statements_.load(std::memory_order_relaxed))
           : std::string();
   print_diagnostic(out_, "\r{}: {} records, {} events{}, {:.0f} records/s{}\x1b[K", label_,

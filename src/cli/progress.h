@@ -1,7 +1,8 @@
 // Progress on stderr, only when stderr is a terminal (cron logs and pipes get run_log.h's lines
 // instead) and the log lines are text (--log-format json keeps the terminal's lines JSON). One
-// line, rewritten in place at most four times a second, the first a quarter of a second after the
-// start however slowly records arrive (a pipe from a quiet topic); for inputs that are all
+// line, rewritten in place at most four times a second, at a record read (it is drawn as records
+// come: the first at the first record read a quarter of a second or more after the start, however
+// few came before, as from a pipe of a quiet topic); for inputs that are all
 // regular files (their size known: gzip counts its compressed bytes) it ends with the percent of
 // bytes read and the time left at the rate so far:
 //   apply: 1200000 records, 1199990 events, 412 statements, 412000 records/s,
@@ -23,8 +24,8 @@ class Reader;
 
 class Progress {
  public:
-  // `statements`: the line counts statements (compile, apply; check writes none).
-  Progress(std::string label, bool statements, bool enabled = default_enabled(),
+  enum class Counts { kRecords, kRecordsAndStatements };  // check writes no statements
+  Progress(std::string label, Counts counts, bool enabled = default_enabled(),
            std::FILE* out = stderr);
   // The inputs' total size in bytes (input_size()); none: no percent.
   void set_input_size(std::optional<std::uint64_t> bytes) { input_size_ = bytes; }
@@ -42,7 +43,7 @@ class Progress {
 
  private:
   std::string label_;
-  bool counts_statements_;
+  Counts counts_;
   bool enabled_;
   std::FILE* out_;
   bool shown_ = false;

@@ -532,7 +532,14 @@ TEST_CASE("--config: a directory, a byte-order mark, a nested --config, a key se
     CHECK(r.status == 64);
     CHECK(r.err == "atlas2kudu: " + refusal);
   }
-  for (const std::string& path : {bom, nested, twice, layered, repeated, bad_value, limits}) {
+  // Such messages may name the option by its short name (-i, -s, -u, -Q, -b, -o).
+  const std::string host = write_temp(".ini", "[atlas2kudu]\nimpalad = :\n");
+  r = run("apply --prior none --config " + host + " " + example);
+  CHECK(r.status == 64);
+  CHECK(r.err == "atlas2kudu: " + host +
+                     ":2: -i ':': a host or port left empty; give host[:port], or [v6addr][:port] "
+                     "for IPv6\n");
+  for (const std::string& path : {bom, nested, twice, layered, repeated, bad_value, limits, host}) {
     std::remove(path.c_str());
   }
 }
