@@ -16,6 +16,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -408,19 +409,27 @@ std::vector<std::string> values_given(const CLI::App& sub, const std::string& na
 // Where each option the --config file gave was set ("--batch-rows" -> "FILE:LINE").
 using ConfigOrigins = std::map<std::string, std::string>;
 
+// "FILE:LINE: " for a message that starts with an option the --config file gave, followed by one
+// of the characters in `after` ("--batch-rows: expected ..."); else "". Option names are never a
+// prefix of one another followed by such a character, so at most one matches.
+std::string config_line_of(const ConfigOrigins& origins, std::string_view what,
+                           std::string_view after) {
+  for (const auto& [name, where] : origins) {
+    if (what.size() > name.size() && what.starts_with(name) &&
+        after.find(what[name.size()]) != std::string_view::npos) {
+      return where + ": ";
+    }
+  }
+  return {};
+}
+
 // "atlas2kudu: <what CLI11 says>", a near match for a mistyped option or subcommand, and where
 // to look; for a bad value the --config file gave (`origins`), its FILE:LINE first.
 void report_usage_error(CLI::App& app, const CLI::ParseError& e,
                         const std::vector<std::string>& args, const ConfigOrigins& origins) {
   std::string hint;
-  std::string what = e.what();
   // A bad value from the --config file: the file's line first, as for its other errors.
-  for (const auto& [name, where] : origins) {
-    if (what.starts_with(name + ":")) {
-      what = fmt::format("{}: {}", where, what);
-      break;
-    }
-  }
+  std::string what = config_line_of(origins, e.what(), ":") + e.what();
   const CLI::App* sub = chosen_subcommand(app, args);
   // An option CLI11 did not expect is named without its value: "--ldap_password=x" or "-px" may
   // hold a secret typed by habit (beeline's -p), and this message goes to cron logs.
@@ -714,13 +723,8 @@ int run_cli(int argc, char** argv) {
     // A value refused once the command runs (a combination of options: "--max-record-bytes N:
     // ... more than --memory-budget allows") is named at the --config file's line when the file
     // gave the option the message starts with.
-    std::string where;
-    if (e.category() == ErrorCategory::kUsage) {
-      const std::string_view what = e.what();
-      for (const auto& [name, at] : origins) {
-        if (what.starts_with(name + " ") || what.starts_with(name + ":")) where = at + ": ";
-      }
-    }
+    const std::string where =
+        e.category() == ErrorCategory::kUsage ? config_line_of(origins, e.what(), " :") : "";
     print_diagnostic(stderr, "atlas2kudu: {}{}\n", where, e.what());
     return exit_code_for(e.category());
   } catch (const std::exception& e) {
