@@ -331,6 +331,18 @@ std::optional<std::chrono::milliseconds> parse_duration(std::string_view text) {
   return total;
 }
 
+namespace {
+
+// The budget as a reason shows it: in MiB, with the bytes given when that is rounded
+// ("1000000000 (953.7 MiB)"), so that the figure can be found in the command line.
+std::string budget_text(std::uint64_t budget) {
+  const std::uint64_t mib = std::uint64_t{1} << 20;
+  return budget % mib == 0 ? human_bytes(budget)
+                           : fmt::format("{} ({})", budget, human_bytes(budget));
+}
+
+}  // namespace
+
 void fit_record_limits(InputOptions& in) {
   // The longest record and message must be readable within the budget: lowered to fit when left
   // at their defaults, refused when given larger.
@@ -341,14 +353,14 @@ void fit_record_limits(InputOptions& in) {
     if (!given) {
       limit = largest;
       source = fmt::format("{}, 1/{} of --memory-budget {}", option, share,
-                           human_bytes(in.memory_budget));
+                           budget_text(in.memory_budget));
       return;
     }
     const std::uint64_t mib = std::uint64_t{1} << 20;
     throw Error(ErrorCategory::kUsage,
                 fmt::format("{} {}: {}, more than --memory-budget {} allows; give at most {} (1/{} "
                             "of the budget), or --memory-budget {}M or more",
-                            option, limit, why, human_bytes(in.memory_budget), largest, share,
+                            option, limit, why, budget_text(in.memory_budget), largest, share,
                             (std::uint64_t{limit} * share + mib - 1) / mib));
   };
   ReaderLimits& l = in.limits;

@@ -1030,6 +1030,9 @@ TEST_CASE(
     // The budget asked for is rounded up, never down to the one refused.
     CHECK(contains(run("compile -q --memory-budget 64M --max-record-bytes 2097153 " + big).err,
                    "give at most 2097152 (1/32 of the budget), or --memory-budget 65M or more"));
+    // A budget that is not a whole number of MiB is shown with the bytes given too.
+    CHECK(contains(run("compile -q --memory-budget 70000000 --max-record-bytes 4194304 " + big).err,
+                   "more than --memory-budget 70000000 (66.8 MiB) allows; give at most 2187500"));
     // Split message chunks held: 1/16 of the budget.
     CHECK(contains(run("compile -q --memory-budget 64M --max-split-bytes 8388608 " + big).err,
                    "atlas2kudu: --max-split-bytes 8388608: holding that many bytes of split "
