@@ -33,6 +33,7 @@ enum class ErrorCategory : std::uint8_t {
   kInterrupted,     // stopped by SIGINT
   kTerminated,      // stopped by SIGTERM
   kOutputClosed,    // the reader of standard output went away (`compile | head`): not a failure
+  kHungUp,          // stopped by SIGHUP (the terminal or SSH session went away)
 };
 
 // "internal", "bad-input", ... : stable names for logs and --stats.

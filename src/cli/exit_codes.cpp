@@ -28,6 +28,8 @@ int exit_code_for(ErrorCategory category) {
       return kExitInterrupted;
     case ErrorCategory::kTerminated:
       return kExitTerminated;
+    case ErrorCategory::kHungUp:
+      return kExitHungUp;
     case ErrorCategory::kOutputClosed:
       return kExitOk;  // like `cat | head`: the reader has all it wanted
   }

@@ -18,6 +18,7 @@ enum ExitCode : int {
   kExitNoInput = 66,     // an input file cannot be opened (EX_NOINPUT)
   kExitIoError = 74,     // reading input or writing output failed (EX_IOERR)
   kExitLocked = 75,      // another run holds the --checkpoint lock (EX_TEMPFAIL: try later)
+  kExitHungUp = 129,     // stopped by SIGHUP (128 + 1), after a clean shutdown
   kExitInterrupted = 130,  // stopped by SIGINT (128 + 2), after a clean shutdown
   kExitTerminated = 143,   // stopped by SIGTERM (128 + 15), after a clean shutdown
 };

@@ -30,6 +30,8 @@ std::string_view to_string(ErrorCategory category) {
       return "output-closed";
     case ErrorCategory::kTerminated:
       return "terminated";
+    case ErrorCategory::kHungUp:
+      return "hung-up";
   }
   return "internal";
 }

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -46,10 +47,44 @@ void make_pipe() {
   });
 }
 
+// The first stop signal's number and when it came (CLOCK_MONOTONIC, nanoseconds).
+std::atomic<int> g_first_signal{0};
+std::atomic<std::int64_t> g_first_signal_ns{0};
+
+std::int64_t monotonic_ns() noexcept {
+  timespec ts{};
+  ::clock_gettime(CLOCK_MONOTONIC, &ts);  // async-signal-safe
+  return std::int64_t{ts.tv_sec} * 1000000000 + ts.tv_nsec;
+}
+
+StopReason reason_of_signal(int signo) noexcept {
+  switch (signo) {
+    case SIGINT:
+      return StopReason::kInterrupt;
+    case SIGHUP:
+      return StopReason::kHangUp;
+    default:
+      return StopReason::kTerminate;
+  }
+}
+
 void on_stop_signal(int signo) {
-  if (g_signals.fetch_add(1) > 0) ::_exit(128 + signo);  // the second signal: at once
   const int saved_errno = errno;
-  request_stop(signo == SIGINT ? StopReason::kInterrupt : StopReason::kTerminate);
+  const std::int64_t now = monotonic_ns();
+  if (g_signals.fetch_add(1) > 0) {
+    // The same signal again at once is the first one delivered twice (timeout(1) signals the
+    // process and then its group): not the second signal that ends the run.
+    const std::int64_t since = now - g_first_signal_ns.load();
+    const auto grace = std::chrono::nanoseconds(kRepeatedSignalGrace).count();
+    if (signo == g_first_signal.load() && since >= 0 && since < grace) {
+      errno = saved_errno;
+      return;
+    }
+    ::_exit(128 + signo);  // the second signal: at once
+  }
+  g_first_signal_ns.store(now);
+  g_first_signal.store(signo);
+  request_stop(reason_of_signal(signo));
   errno = saved_errno;
 }
 
@@ -59,6 +94,8 @@ ErrorCategory category_of(StopReason reason) {
       return ErrorCategory::kInterrupted;
     case StopReason::kTerminate:
       return ErrorCategory::kTerminated;
+    case StopReason::kHangUp:
+      return ErrorCategory::kHungUp;
     default:
       return ErrorCategory::kUnavailable;
   }
@@ -82,6 +119,8 @@ std::string_view to_string(StopReason reason) {
       return "SIGTERM";
     case StopReason::kDeadline:
       return "deadline";
+    case StopReason::kHangUp:
+      return "SIGHUP";
     case StopReason::kNone:
       break;
   }
@@ -219,6 +258,10 @@ void install_stop_signals() {
   sa.sa_flags = SA_RESTART;
   ::sigaction(SIGINT, &sa, nullptr);
   ::sigaction(SIGTERM, &sa, nullptr);
+  // Under nohup a hang-up is meant to pass unnoticed: keep it ignored.
+  struct sigaction hup {};
+  if (::sigaction(SIGHUP, nullptr, &hup) == 0 && hup.sa_handler != SIG_IGN)
+    ::sigaction(SIGHUP, &sa, nullptr);
 }
 
 StopDeadline::StopDeadline(std::chrono::milliseconds after, std::string description) {

@@ -45,9 +45,9 @@
 
 namespace atlas2kudu {
 
-enum class StopReason : std::uint8_t { kNone, kInterrupt, kTerminate, kDeadline };
+enum class StopReason : std::uint8_t { kNone, kInterrupt, kTerminate, kDeadline, kHangUp };
 
-// "SIGINT", "SIGTERM", "deadline", "" for kNone.
+// "SIGINT", "SIGTERM", "deadline", "SIGHUP", "" for kNone.
 std::string_view to_string(StopReason reason);
 
 // Requests a stop, which also shuts the armed sockets down after a grace (SocketStopGuard); later
@@ -104,7 +104,7 @@ class SocketStopGuard {
 };
 
 // The run ends because a stop was requested. Category: kInterrupted (SIGINT), kTerminated
-// (SIGTERM), kUnavailable (deadline).
+// (SIGTERM), kHungUp (SIGHUP), kUnavailable (deadline).
 class StopError : public Error {
  public:
   explicit StopError(StopReason reason);
@@ -119,9 +119,14 @@ inline void throw_if_stopped() {
   if (stop_requested()) throw StopError(stop_reason());
 }
 
-// Installs the handlers of SIGINT and SIGTERM: the first signal requests a stop (kInterrupt,
-// kTerminate); a second one ends the process at once with status 128 + signal number. System
-// calls are restarted (SA_RESTART), so a write in progress is never cut short.
+// Installs the handlers of SIGINT, SIGTERM and SIGHUP (unless SIGHUP is ignored, as under
+// nohup): the first signal requests a stop (kInterrupt, kTerminate, kHangUp); a second one ends
+// the process at once with status 128 + signal number. The same signal again within
+// kRepeatedSignalGrace of the first is that first one, not a second: timeout(1) and a kill of the
+// process group send it to the process twice, microseconds apart, and a run stopped that way must
+// still shut down cleanly. System calls are restarted (SA_RESTART), so a write in progress is never
+// cut short.
+inline constexpr std::chrono::milliseconds kRepeatedSignalGrace{200};
 void install_stop_signals();
 
 // Requests a kDeadline stop once `after` has passed (0: never), until destroyed. `description`

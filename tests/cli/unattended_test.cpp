@@ -148,6 +148,43 @@ TEST_CASE("SIGINT mid-apply exits 130 after the same clean shutdown") {
   std::remove(stats.c_str());
 }
 
+TEST_CASE("SIGHUP mid-apply exits 129 after the same clean shutdown") {
+  // The terminal or SSH session the run was started from went away.
+  TestServer server("--handler kit --hang-at 1");
+  const std::string stats = tmp_path(".json");
+  Background apply("apply -i " + server.address() + " --prior none --stats " + stats +
+                   joined(example_files()));
+  REQUIRE(eventually([&] { return contains(server.statements(), "-- holding statement 1"); }));
+  apply.signal(SIGHUP);
+  const Run r = apply.wait();
+  CHECK(r.status == 129);
+  CHECK(contains(r.err, "(stopped by SIGHUP)"));
+  CHECK(contains(slurp(stats), "\"stopped_by\":\"SIGHUP\""));
+  const std::string counters = server.report();
+  CHECK(json_number(counters, "operations_cancelled") == 1);
+  CHECK(json_number(counters, "open_sessions") == 0);
+  std::remove(stats.c_str());
+}
+
+TEST_CASE("under timeout(1), which signals the run and then its group, apply still stops cleanly") {
+  // timeout sends SIGTERM to the run and then to its process group: the same signal twice,
+  // microseconds apart, which must not count as the second signal that ends the run at once.
+  TestServer server("--handler kit --hang-at 1");
+  const std::string stats = tmp_path(".json");
+  const std::string metrics = tmp_path(".prom");
+  const Run r = run_shell("timeout --preserve-status 2 " + std::string(ATLAS2KUDU_BINARY) +
+                          " apply -i " + server.address() + " --prior none --stats " + stats +
+                          " --metrics-textfile " + metrics + joined(example_files()));
+  CHECK(r.status == 143);
+  CHECK(contains(r.err, "(stopped by SIGTERM)"));
+  CHECK(contains(slurp(stats), "\"stopped_by\":\"SIGTERM\""));
+  CHECK(contains(slurp(metrics), "atlas2kudu_last_exit_status{command=\"apply\"} 143"));
+  const std::string counters = server.report();
+  CHECK(json_number(counters, "operations_cancelled") == 1);
+  CHECK(json_number(counters, "open_sessions") == 0);
+  for (const auto& f : {stats, metrics}) std::remove(f.c_str());
+}
+
 TEST_CASE("a run waiting on a silent pipe stops at the first signal") {
   // `kafka-console-consumer ... | atlas2kudu apply` when the topic is quiet: the producer keeps
   // the pipe open and sends nothing. The first SIGTERM ends the run (cleanly, exit 143) without
