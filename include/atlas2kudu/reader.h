@@ -149,8 +149,12 @@ class RejectSink {
   explicit RejectSink(RejectPolicy policy, std::FILE* diagnostics = stderr);
   ~RejectSink();
   void reject(const Rejection& r);
-  // A row the server refused: needs a reject file (the caller stops the run without one).
-  void refused_row(const RowRefusal& r);
+  // The rows the server refused in one window (`window`: "window 3"): needs a reject file (the
+  // caller stops the run without one). Every row is written before the limit is looked at, so
+  // that each row counted is in the file; past --max-rejects, TooManyRejects says that the
+  // window's other rows were applied but the window is not done (the same command applies it
+  // again).
+  void refused_rows(const std::vector<RowRefusal>& rows, std::string_view window);
   std::uint64_t count() const { return count_; }
   const RejectPolicy& policy() const { return policy_; }
 

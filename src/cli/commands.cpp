@@ -570,7 +570,10 @@ int apply_run(ApplyCommand& a) {
                      "the tables\n",
                      reader.stats().skipped, reader.stats().skipped == 1 ? "" : "s");
   }
-  const Hs2RunStats hs2 = executor.stats();
+  Hs2RunStats hs2 = executor.stats();
+  // A window whose refused rows went past --max-rejects ran its statements, but the run failed
+  // before it was done (recorded, counted as progress): applied are the windows written in full.
+  hs2.windows = writer.stats().windows;
   const MemoryReport memory{c.in.memory_budget, pipeline.closed_early, compiler.knowledge_stats(),
                             unused_memory_releases(),
                             c.options.evicted == EvictedKnowledge::kLookUpAgain};

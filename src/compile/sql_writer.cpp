@@ -1,5 +1,7 @@
 #include "compile/sql_writer.h"
 
+#include <fmt/core.h>
+
 #include "compile/annotate.h"
 #include "compile/plan.h"
 #include "compile/refusals.h"
@@ -26,12 +28,16 @@ void SqlWindowWriter::write(NetWindow& net) {
     throw Error(ErrorCategory::kServerRejected,
                 row_errors_message(net, window, e, options_.database));
   }
-  for (const RefusedRow& r : run.refused) {
+  if (!run.refused.empty()) {
     if (refused_rows_ == nullptr) {
       throw Error(ErrorCategory::kInternal, "rows set aside without a reject sink");
     }
-    refused_rows_->refused_row(describe_refused_row(net, window, r));  // may throw TooManyRejects
-    ++stats_.rows_refused;
+    std::vector<RowRefusal> rows;
+    rows.reserve(run.refused.size());
+    for (const RefusedRow& r : run.refused) rows.push_back(describe_refused_row(net, window, r));
+    stats_.rows_refused += rows.size();
+    // May throw TooManyRejects: the window is then not counted as written.
+    refused_rows_->refused_rows(rows, fmt::format("window {}", window.index));
   }
   ++stats_.windows;
   for (const Statement& s : window.deletes) {

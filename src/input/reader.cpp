@@ -215,12 +215,23 @@ void RejectSink::reject(const Rejection& r) {
   count_one(format_position(r.pos), kMalformedRecord);
 }
 
-void RejectSink::refused_row(const RowRefusal& r) {
-  const std::string at = r.events.empty() ? r.where : format_position(r.events.front()->pos);
-  print(fmt::format("{}: the server refused the {} row written here ({}): {}", at, r.table, r.where,
-                    r.reason));
-  write_line(refusal_json(r));
-  count_one(at, kRefusedRow);
+void RejectSink::refused_rows(const std::vector<RowRefusal>& rows, std::string_view window) {
+  const std::uint64_t before = count_;
+  for (const RowRefusal& r : rows) {
+    const std::string at = r.events.empty() ? r.where : format_position(r.events.front()->pos);
+    print(fmt::format("{}: the server refused the {} row written here ({}): {}", at, r.table,
+                      r.where, r.reason));
+    write_line(refusal_json(r));
+    ++count_;
+  }
+  if (count_ <= policy_.max_rejects) return;
+  throw TooManyRejects(fmt::format(
+      "more than {} rejected (--max-rejects counts malformed records and rows the server "
+      "refused): the server refused {} row{} of {} ({} rejected before it), all written to {}; "
+      "the window's other rows were applied, but the window is not recorded as done, and the "
+      "same command applies it again",
+      policy_.max_rejects, rows.size(), rows.size() == 1 ? "" : "s", window, before,
+      policy_.reject_file));
 }
 
 struct Reader::Impl {

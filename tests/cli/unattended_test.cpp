@@ -499,19 +499,34 @@ TEST_CASE(
   const std::string over = write_temp(".jsonl", two_refused);
   const std::string over_ckpt = tmp_path(".ckpt");
   std::remove(over_ckpt.c_str());
+  const std::string over_stats = tmp_path(".json");
+  const std::string over_metrics = tmp_path(".prom");
+  std::remove(over_metrics.c_str());
   r = run("apply --prior none --max-rejects 1 --reject-file " + rejects + " --checkpoint " +
-          over_ckpt + " -i " + server.address() + " " + over);
+          over_ckpt + " --stats " + over_stats + " --metrics-textfile " + over_metrics + " -i " +
+          server.address() + " " + over);
   CHECK(r.status == 2);
   CHECK(contains(r.err,
-                 "atlas2kudu: more than 1 rejected (--max-rejects counts malformed records "
-                 "and rows the server refused); stopped at the row the server refused (" +
-                     over + ":5:"));
+                 "atlas2kudu: more than 1 rejected (--max-rejects counts malformed records and "
+                 "rows the server refused): the server refused 2 rows of window 1 (0 rejected "
+                 "before it), all written to " +
+                     rejects +
+                     "; the window's other rows were applied, but the window is not recorded as "
+                     "done, and the same command applies it again"));
+  // Both rows are in the file, and the window is not counted as applied: not in the summary, the
+  // stats, nor as progress in the metrics (a backfill stuck on it must raise the alert).
+  CHECK(contains(slurp(rejects), "\"line\":2,"));
+  CHECK(contains(slurp(rejects), "\"line\":5,"));
+  CHECK(contains(r.err, " 0 windows applied, "));
+  CHECK(json_number(slurp(over_stats), "applied_windows") == 0);
+  CHECK(!contains(slurp(over_metrics), "atlas2kudu_last_progress_timestamp_seconds{"));
   // The file did not exist: nothing is "as earlier runs left it".
   CHECK(contains(r.err, "atlas2kudu apply: no window of this run was recorded, so " + over_ckpt +
                             " was not created; the same command run again starts from the "
                             "beginning\n"));
   CHECK(!std::filesystem::exists(over_ckpt));
-  for (const auto& f : {input, over, rejects, ckpt, ckpt + ".lock", over_ckpt, over_ckpt + ".lock"})
+  for (const auto& f : {input, over, rejects, ckpt, ckpt + ".lock", over_ckpt, over_ckpt + ".lock",
+                        over_stats, over_metrics})
     std::remove(f.c_str());
 }
 

@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
@@ -145,9 +146,16 @@ TEST_CASE("hs2 rows: more refused rows than --max-rejects fail the window") {
   const Apply run = apply_text(server.start(), text, &rejects);
   CHECK(run.category == ErrorCategory::kBadInput);
   CHECK(contains(run.error,
-                 "more than 1 rejected (--max-rejects counts malformed records and rows "
-                 "the server refused); stopped at the row the server refused ("));
+                 "more than 1 rejected (--max-rejects counts malformed records and rows the "
+                 "server refused): the server refused 4 rows of window 1 (0 rejected before it), "
+                 "all written to " +
+                     (dir / "rejects.jsonl").string() +
+                     "; the window's other rows were applied, but the window is not recorded as "
+                     "done, and the same command applies it again"));
   CHECK(run.stats.windows == 1);  // the executor finished it; the writer failed it
+  // Every row counted is in the file, not only those up to the limit.
+  const std::string lines = slurp((dir / "rejects.jsonl").string());
+  CHECK(std::count(lines.begin(), lines.end(), '\n') == 4);
 }
 
 TEST_CASE("hs2 rows: without --reject-file a refused row stops the run naming it and its input") {
