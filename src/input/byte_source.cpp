@@ -100,7 +100,24 @@ class FileByteSource final : public ByteSource {
 
   void start() {
     started_ = true;
-    if (!at_gzip_member()) return;
+    if (!at_gzip_member()) {
+      // A file named *.gz is gzip: an empty one (from `... | gzip > x.gz` killed before its
+      // first byte) or one that is something else must not read as an export of nothing.
+      if (name_.size() > 3 && name_.ends_with(".gz")) {
+        throw SourceError(
+            false,
+            available() == 0
+                ? fmt::format("{}: truncated gzip data: the file is empty", one_line(name_))
+            : available() == 1 && static_cast<unsigned char>(in_[in_begin_]) == 0x1f
+                ? fmt::format("{}: truncated gzip data: the file ends inside a gzip member, at "
+                              "byte 1",
+                              one_line(name_))
+                : fmt::format("{}: not gzip data, though its name ends in .gz (it does not "
+                              "start with the gzip magic bytes 1f 8b)",
+                              one_line(name_)));
+      }
+      return;
+    }
     // 16 + 15: a gzip wrapper only, with the largest window.
     if (inflateInit2(&zs_, 16 + 15) != Z_OK) {
       throw SourceError(false,

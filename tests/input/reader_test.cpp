@@ -432,6 +432,16 @@ TEST_CASE("gzip-compressed export files are inflated") {
   CHECK(n == 4);
 }
 
+// `bytes` in a new temporary file; returns its path.
+static std::string write_bytes(const std::string& bytes) {
+  char path[] = "/tmp/atlas2kudu-bytes-XXXXXX";
+  const int fd = mkstemp(path);
+  REQUIRE(fd >= 0);
+  REQUIRE(::write(fd, bytes.data(), bytes.size()) == static_cast<ssize_t>(bytes.size()));
+  ::close(fd);
+  return path;
+}
+
 TEST_CASE("gzip inputs: members continue, a cut or appended-to file is an error") {
   const std::string good = envelope(entity_message("ENTITY_CREATE")) + "\n";
   const std::string member = gzip_compress(good);
@@ -471,6 +481,30 @@ TEST_CASE("gzip inputs: members continue, a cut or appended-to file is an error"
   CHECK(read_file_bytes("") == "0 events");
   CHECK(read_file_bytes(good) == "1 events");  // plain text passes through
   std::remove(path);
+
+  // A file named *.gz is gzip: empty, cut in its magic bytes, or plain text, it is an error, not
+  // an export of nothing (an empty one is what `... | gzip > x.gz` killed early leaves).
+  const std::string gz = name + ".gz";
+  const auto read_gz = [&](const std::string& bytes) {
+    std::rename(write_bytes(bytes).c_str(), gz.c_str());
+    RejectSink sink(RejectPolicy{}, nullptr);
+    Reader reader({gz}, sink);
+    try {
+      for (Event e; reader.next(e);) {
+      }
+    } catch (const SourceError& e) {
+      CHECK(e.category() == ErrorCategory::kIo);
+      return std::string(e.what());
+    }
+    return std::string("read");
+  };
+  CHECK(read_gz("") == gz + ": truncated gzip data: the file is empty");
+  CHECK(read_gz("\x1f") ==
+        gz + ": truncated gzip data: the file ends inside a gzip member, at byte 1");
+  CHECK(read_gz(good) == gz + ": not gzip data, though its name ends in .gz (it does not start "
+                              "with the gzip magic bytes 1f 8b)");
+  CHECK(read_gz(member) == "read");
+  std::remove(gz.c_str());
 }
 
 TEST_CASE("numbers are kept exactly as written, strings re-escaped canonically") {
