@@ -30,6 +30,8 @@ constexpr std::size_t kInitialCapacity = std::size_t{1} << 20;
 // the few bytes of look-ahead the scanners ask for.
 constexpr std::size_t kGrowthSlack = std::size_t{64} << 10;
 constexpr std::size_t kPrefixLookahead = 64;
+// How far a record's headers (print.headers, when the record has some) may run before their tab.
+constexpr std::size_t kHeadersLookahead = std::size_t{16} << 10;
 
 // First '"', '\\' or '\n' in [p, end), or end. Strings make up most of an envelope's bytes (and
 // all of a Base64 payload), so this is where the framer spends its time.
@@ -206,9 +208,28 @@ bool Framer::skip_prefixes_and_diagnostics(FramedRecord& out) {
   static constexpr std::string_view kPrefixes[] = {"CreateTime:", "LogAppendTime:", "NO_TIMESTAMP",
                                                    "Partition:",  "Offset:",        "NO_HEADERS",
                                                    "null\t"};
+  // After a timestamp, partition or offset prefix, the record's headers (print.headers:
+  // "k1:v1,k2:v2", or NO_HEADERS) and its key (print.key: "null" for Atlas) may follow: two fields
+  // at most, any text up to a tab on the line, unless it starts as the JSON value does.
+  bool positioned = false;
+  int headers_and_key = 0;
   for (bool more = true; more;) {
     more = false;
     ahead = std::string_view(buf_.get() + pos_, end_ - pos_);
+    if (positioned && headers_and_key < 2 && !ahead.empty() &&
+        std::string_view("{[ \t\r\n").find(ahead.front()) == std::string_view::npos &&
+        std::none_of(std::begin(kPrefixes), std::end(kPrefixes),
+                     [&](std::string_view prefix) { return ahead.starts_with(prefix); })) {
+      fill(pos_, kHeadersLookahead);
+      ahead = std::string_view(buf_.get() + pos_, std::min(end_ - pos_, kHeadersLookahead));
+      const std::size_t tab = ahead.find_first_of("\t\n");
+      if (tab == std::string_view::npos || ahead[tab] != '\t') break;
+      pos_ += tab + 1;
+      fill(pos_, kPrefixLookahead);
+      ++headers_and_key;
+      more = true;
+      continue;
+    }
     for (std::string_view prefix : kPrefixes) {
       if (!ahead.starts_with(prefix)) continue;
       // A prefix ends at its tab on the same line: one cut short by a line end is no prefix (the
@@ -225,6 +246,11 @@ bool Framer::skip_prefixes_and_diagnostics(FramedRecord& out) {
         // The next offset (offset + 1) must be an int64 too.
         read_prefix_number("Offset", value, std::numeric_limits<std::int64_t>::max() - 1,
                            out.console_offset);
+      }
+      if (prefix == "NO_HEADERS" || prefix == "null\t") {
+        ++headers_and_key;
+      } else {
+        positioned = true;
       }
       pos_ += tab + 1;
       fill(pos_, kPrefixLookahead);

@@ -138,6 +138,26 @@ TEST_CASE("kafka-console-consumer prefixes are skipped and partition/offset kept
   CHECK_FALSE(out.records[2].kafka_offset);
 }
 
+TEST_CASE("a record's console headers and key are skipped after its position") {
+  // print.headers with headers (a replicator's, say) and print.key with a key: any text up to its
+  // tab, two fields at most, after a timestamp, partition or offset prefix only.
+  const std::string line1 =
+      "CreateTime:1\tPartition:0\tOffset:2\t__replicator_id:x,k2:v,w\tnull\t{\"a\":1}\n";
+  const std::string line2 = "Partition:1\tOffset:3\tNO_HEADERS\tthe-key\t{\"b\":2}\n";
+  const std::string line3 = "Offset:4\th:1\tkey\t{\"c\":3}\n";
+  const std::string line4 = "Partition:1\tOffset:5\th\tk\textra\t{\"d\":4}\n";  // three fields
+  const std::string line5 = "h:1\t{\"e\":5}\n";  // no position first: not a prefix
+  const Framed out = frame_all_ways(line1 + line2 + line3 + line4 + line5);
+  REQUIRE(out.records.size() == 5);
+  check_document(out.records[0], "{\"a\":1}", 1, line1.find('{'), 0);
+  CHECK(out.records[0].kafka_offset == 2);
+  check_document(out.records[1], "{\"b\":2}", 2, line1.size() + line2.find('{'), 1);
+  CHECK(out.records[1].partition == 1);
+  check_document(out.records[2], "{\"c\":3}", 3, line1.size() + line2.size() + line3.find('{'), 2);
+  CHECK(out.records[3].error == RejectCode::kNotJson);
+  CHECK(out.records[4].error == RejectCode::kNotJson);
+}
+
 TEST_CASE("a console prefix cut short by a line end is no prefix: each line is its own record") {
   // Regression: the search for the prefix's tab ran over the line end, so "CreateTime:1700" and
   // the next line became one record at the next line's coordinates, and every later LINE was one
