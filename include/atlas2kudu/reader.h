@@ -90,6 +90,8 @@ struct ReadStats {
   // Records whose Kafka topic, partition and offset this run had read already (exports that
   // overlap): read again, their events would take rows back to older states.
   std::uint64_t replayed = 0;
+  // The first of them, as FILE:LINE:OFFSET (TOPIC/PARTITION@OFFSET): where to look.
+  std::string first_replayed;
   // Accepted events whose Kafka offset came after a later one of their partition in this run (an
   // older export read after a newer one): applied in input order, which can take rows back to
   // older states. Not a kind of record: these are among the events.

@@ -198,9 +198,10 @@ void print_replayed(std::FILE* out, std::string_view command, const ReadStats& r
   if (read.replayed != 0) {
     print_diagnostic(out,
                      "atlas2kudu {}: {} record{} passed over: this run had already read {} Kafka "
-                     "position{} (overlapping exports)\n",
+                     "position{} (overlapping exports); the first at {}\n",
                      command, read.replayed, read.replayed == 1 ? "" : "s",
-                     read.replayed == 1 ? "its" : "their", read.replayed == 1 ? "" : "s");
+                     read.replayed == 1 ? "its" : "their", read.replayed == 1 ? "" : "s",
+                     read.first_replayed);
   }
   if (read.out_of_order != 0) {
     print_diagnostic(out,

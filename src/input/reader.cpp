@@ -385,7 +385,15 @@ bool Reader::Impl::passed_over(const SourcePosition::Kafka& k) {
   }
   const auto partition = kafka_read_.find({k.topic, k.partition});
   if (partition == kafka_read_.end() || !partition->second.contains(k.offset)) return false;
-  ++stats_.replayed;
+  if (stats_.replayed++ == 0) {
+    // The record being read: passed_over is asked before its payload is decoded.
+    SourcePosition at;
+    at.source = source_name_;
+    at.line = record_.line;
+    at.offset = record_.offset;
+    at.kafka = k;
+    stats_.first_replayed = format_position(at);
+  }
   return true;
 }
 

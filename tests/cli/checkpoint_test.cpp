@@ -375,6 +375,12 @@ TEST_CASE("Kafka positions this run has read are passed over as replayed; nothin
   // counted as out of order), never dropped.
   CHECK(take(reader) == std::vector<std::string>{"q0", "q1", "q2", "q3", "q4", "q20", "q21", "q5"});
   CHECK(reader.stats().replayed == 1);
+  // Where the first one is, to look at what overlapped (line 3 of older.txt, after its prefix).
+  CHECK(reader.stats().first_replayed ==
+        "older.txt:3:" +
+            std::to_string(at(0, 8, 20).size() + at(0, 9, 21).size() +
+                           std::string("Partition:0\tOffset:10\t").size()) +
+            " (/0@10)");
   CHECK(reader.stats().out_of_order == 2);
   CHECK(reader.stats().skipped == 0);
   CHECK(reader.stats().records == 9);
@@ -409,6 +415,7 @@ TEST_CASE("kcat: a replayed chunk of a split message read already is passed over
   Reader reader(sources({{"first.jsonl", first}, {"second.jsonl", second}}), sink);
   CHECK(take(reader) == std::vector<std::string>{"sales.orders@cl1", "q7"});
   CHECK(reader.stats().replayed == 2);
+  CHECK(reader.stats().first_replayed == "second.jsonl:1:0 (ATLAS_ENTITIES/0@2)");
   CHECK(reader.stats().rejected == 0);  // not held as the start of an incomplete message
   CHECK(reader.progress().kafka_next_offset.at({"ATLAS_ENTITIES", 0}) == 7);
 }
