@@ -91,6 +91,10 @@ std::string human_bytes(std::uint64_t n) {
   return fmt::format("{:.1f} {}", x, units[u]);
 }
 
+std::string counted(std::uint64_t n, std::string_view one, std::string_view many) {
+  return fmt::format("{} {}", n, n == 1 ? one : many);
+}
+
 std::string human_duration(double seconds) {
   const auto s = static_cast<std::uint64_t>(std::llround(std::max(0.0, seconds)));
   if (s < 60) return fmt::format("{}s", s);

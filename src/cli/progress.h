@@ -60,6 +60,9 @@ std::optional<std::uint64_t> input_size(const std::vector<std::string>& files);
 // 512 bytes, 31.4 KiB, 30.7 MiB, 1.2 GiB: sizes for people.
 std::string human_bytes(std::uint64_t n);
 
+// "1 event", "2 events": a count and its noun for people.
+std::string counted(std::uint64_t n, std::string_view one, std::string_view many);
+
 // 45s, 3m20s, 1h02m: a duration for people, to the second below an hour.
 std::string human_duration(double seconds);
 

@@ -220,9 +220,10 @@ void print_compile_summary(std::FILE* out, const RunReport& r, SqlDestination sq
   const SqlWriteStats& run = *r.write;
   const ReadStats& read = *r.read;
   print_diagnostic(out,
-                   "atlas2kudu compile: {} events ({} records, {} rejected) in {} window{}{} -> {} "
+                   "atlas2kudu compile: {} ({}, {} rejected) in {} window{}{} -> {} "
                    "statement{}, {} of SQL{}{}{}{}\n",
-                   read.events, read.records, read.rejected, run.windows,
+                   counted(read.events, "event", "events"),
+                   counted(read.records, "record", "records"), read.rejected, run.windows,
                    run.windows == 1 ? "" : "s", windows_note(r.memory), run.statements,
                    run.statements == 1 ? "" : "s", human_bytes(run.sql_bytes),
                    knowledge_note(r.memory), lookups_note(r.lookups), http_waits_note(r.http_waits),
@@ -259,16 +260,14 @@ void print_apply_summary(std::FILE* out, const RunReport& r, const std::string& 
                  ? fmt::format(" (stopped by {})", to_string(r.stopped_by))
                  : std::string(" (stopped by the error above)");
   }
-  const auto counted = [](std::uint64_t n, std::string_view one, std::string_view many) {
-    return fmt::format("{} {}", n, n == 1 ? one : many);
-  };
   print_diagnostic(
       out,
-      "atlas2kudu apply: {} events ({} records, {} rejected), {} window{} applied{}, {}, "
+      "atlas2kudu apply: {} ({}, {} rejected), {} window{} applied{}, {}, "
       "{} modified, {}, {}{}, {:.1f} s{}{}{}{}\n",
-      read.events, read.records, read.rejected, hs2.windows, hs2.windows == 1 ? "" : "s",
-      windows_note(r.memory), counted(hs2.statements, "statement", "statements"),
-      counted(hs2.rows_modified, "row", "rows"), counted(hs2.row_errors, "row error", "row errors"),
+      counted(read.events, "event", "events"), counted(read.records, "record", "records"),
+      read.rejected, hs2.windows, hs2.windows == 1 ? "" : "s", windows_note(r.memory),
+      counted(hs2.statements, "statement", "statements"), counted(hs2.rows_modified, "row", "rows"),
+      counted(hs2.row_errors, "row error", "row errors"),
       hs2.rows_refused
           ? fmt::format("{} refused by the server, ", counted(hs2.rows_refused, "row", "rows"))
           : std::string(),

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "cli/progress.h"
 #include "util/iso8601.h"
 #include "util/json_writer.h"
 
@@ -74,9 +75,11 @@ void RunLog::http_wait(std::string_view text) {
 void RunLog::window(const WindowLogLine& l) {
   if (!enabled_ || !windows_) return;
   write("window",
-        fmt::format("window {}: {} events, {} statements, {} rows, {} row errors, {} retries, "
-                    "{:.2f} s",
-                    l.index, l.events, l.statements, l.rows, l.row_errors, l.retries, l.seconds),
+        fmt::format(
+            "window {}: {}, {}, {}, {}, {}, {:.2f} s", l.index,
+            counted(l.events, "event", "events"), counted(l.statements, "statement", "statements"),
+            counted(l.rows, "row", "rows"), counted(l.row_errors, "row error", "row errors"),
+            counted(l.retries, "retry", "retries"), l.seconds),
         [&](JsonWriter& w) {
           w.key("window").value(l.index).key("events").value(l.events);
           w.key("statements").value(l.statements).key("rows").value(l.rows);
