@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <bit>
 #include <charconv>
@@ -14,6 +15,7 @@
 #endif
 
 #include "atlas2kudu/error.h"
+#include "util/utf8.h"
 
 namespace atlas2kudu {
 
@@ -146,19 +148,17 @@ void append_int(std::string& out, std::int64_t value) {
 }
 
 void check_identifier(std::string_view name) {
-  if (name.empty()) throw Error(ErrorCategory::kUsage, "empty SQL identifier");
-  for (const char ch : name) {
-    const auto c = static_cast<unsigned char>(ch);
-    if (c == '`' || c == '\\' || c < 0x20 || c == 0x7F) {
-      throw Error(
-          ErrorCategory::kUsage,
-          fmt::format("SQL identifier '{}' contains a backtick, backslash or control character",
-                      name));
-    }
-  }
-  if (name.front() == ' ' || name.back() == ' ') {
+  constexpr std::size_t kMaxName = 128;
+  const bool valid =
+      !name.empty() && name.size() <= kMaxName && std::all_of(name.begin(), name.end(), [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+               c == '_';
+      });
+  if (!valid) {
     throw Error(ErrorCategory::kUsage,
-                fmt::format("SQL identifier '{}' has surrounding spaces", name));
+                fmt::format("--database '{}': not a name Impala accepts for a database: 1 to {} "
+                            "ASCII letters, digits and underscores",
+                            one_line(name), kMaxName));
   }
 }
 

@@ -46,9 +46,10 @@ void append_key(std::string& out, const std::array<std::uint8_t, 16>& bytes, Key
 // Appends a signed decimal BIGINT literal.
 void append_int(std::string& out, std::int64_t value);
 
-// Appends a backtick-quoted identifier. Throws Error(kUsage) for a name Impala cannot
-// quote: empty, or containing a backtick, a backslash or a control character, or with leading or
-// trailing whitespace (Impala trims quoted names).
+// Appends a backtick-quoted identifier. Throws Error(kUsage) for a name Impala does not accept:
+// its names are 1 to 128 ASCII letters, digits and underscores, quoted or not (the metastore's
+// rule; quoting only lets a name be a reserved word), so `a.b`, `x y` and `a;b` would be
+// refused by the server at the first statement rather than here.
 void append_identifier(std::string& out, std::string_view name);
 
 // `db`.`table`

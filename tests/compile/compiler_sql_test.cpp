@@ -5,6 +5,7 @@
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "atlas2kudu/error.h"
 #include "compile/impala_sql.h"
@@ -228,6 +229,20 @@ TEST_CASE("keys in both encodings, integers and identifiers") {
   CHECK_THROWS_AS(qualified_table("a\\b", "t"), Error);
   CHECK_THROWS_AS(qualified_table("", "t"), Error);
   CHECK_THROWS_AS(qualified_table(" db", "t"), Error);
+  // Impala's names: 1 to 128 ASCII letters, digits and underscores, quoted or not.
+  CHECK(qualified_table("Db_2", "t") == "`Db_2`.`t`");
+  CHECK(qualified_table(std::string(128, 'a'), "t").size() == 128 + 6);
+  for (const std::string& bad :
+       std::vector<std::string>{"a.b", "x y", "a;b", "a-b", "\xd0\xb0", std::string(129, 'a')}) {
+    CAPTURE(bad);
+    CHECK_THROWS_WITH_AS(
+        check_identifier(bad),
+        ("--database '" + bad +
+         "': not a name Impala accepts for a database: 1 to 128 ASCII letters, digits and "
+         "underscores")
+            .c_str(),
+        Error);
+  }
 }
 
 TEST_SUITE_END();
