@@ -212,7 +212,7 @@ struct EdgeRow : RowOp {
   Guid a;
   std::string_view elabel;  // the events' text (NetWindow)
   Guid b;
-  std::string_view b_type;
+  std::string_view b_type;  // empty: the end had no typeName, written NULL
 };
 
 struct TagRow : RowOp {

@@ -756,7 +756,11 @@ class Planner {
         s.append(", ");
         append_key(s, r.b.bytes, enc_);
         s.append(", ");
-        append_string_literal(s, r.b_type);
+        if (r.b_type.empty()) {
+          s.append("NULL");  // the end had no typeName (Atlas always sends one)
+        } else {
+          append_string_literal(s, r.b_type);
+        }
         s.push_back(')');
       });
     }

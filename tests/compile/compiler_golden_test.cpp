@@ -232,6 +232,20 @@ UPSERT INTO `atlas`.`entity_audit` (`guid`, `event_ts`, `seq`, `op`, `type_name`
 )sql");
 }
 
+TEST_CASE("golden: a relationship end without a typeName has a NULL type, not ''") {
+  Event e = relationship(O::kRelationshipCreate, 1, 2, "r:ab", 1);
+  e.relationship.end1.type_name.clear();
+  CHECK(body({e}) ==
+        R"sql(-- window 1: events 1-1
+-- window 1 phase 1: deletes (0 statements)
+-- window 1 phase 2: upserts (2 statements)
+UPSERT INTO `atlas`.`edge_out` (`src`, `elabel`, `dst`, `dst_type`) VALUES
+('00000001000040008000000000000001', 'r:ab', '00000002000040008000000000000002', 't2');
+UPSERT INTO `atlas`.`edge_in` (`dst`, `elabel`, `src`, `src_type`) VALUES
+('00000002000040008000000000000002', 'r:ab', '00000001000040008000000000000001', NULL);
+)sql");
+}
+
 TEST_CASE(
     "golden: RELATIONSHIP_UPDATE with status DELETED and a label-less delete remove both sides") {
   CHECK(body({relationship(O::kRelationshipUpdate, 2, 3, "r:links", 3, true),

@@ -238,14 +238,14 @@ void ReferenceProjector::relationship(const Event& e) {
     store_.delete_key("edge_in", {dst, label, src});
     return;
   }
-  store_.upsert_row("edge_out", {{"src", src},
-                                 {"elabel", label},
-                                 {"dst", dst},
-                                 {"dst_type", Cell::string(r.end2.type_name)}});
-  store_.upsert_row("edge_in", {{"dst", dst},
-                                {"elabel", label},
-                                {"src", src},
-                                {"src_type", Cell::string(r.end1.type_name)}});
+  // An end without a typeName: NULL, not a made-up ''.
+  const auto type_of = [](const RelationshipEnd& end) {
+    return end.type_name.empty() ? Cell::null() : Cell::string(end.type_name);
+  };
+  store_.upsert_row("edge_out",
+                    {{"src", src}, {"elabel", label}, {"dst", dst}, {"dst_type", type_of(r.end2)}});
+  store_.upsert_row("edge_in",
+                    {{"dst", dst}, {"elabel", label}, {"src", src}, {"src_type", type_of(r.end1)}});
 }
 
 void ReferenceProjector::audit(const Event& e) {
