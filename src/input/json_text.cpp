@@ -3,7 +3,11 @@
 #include <fmt/core.h>
 #include <simdjson.h>
 
+#include <algorithm>
+#include <iterator>
+
 #include "util/stringify.h"
+#include "util/utf8.h"
 
 namespace atlas2kudu {
 
@@ -42,10 +46,23 @@ std::string_view trim_json_token(std::string_view token) {
 }
 
 std::string printable_excerpt(std::string_view text, std::size_t max) {
+  const std::string_view shown = text.substr(0, max);
   std::string out;
-  for (char c : text.substr(0, max)) {
-    const auto u = static_cast<unsigned char>(c);
-    out += (u >= 0x20 && u < 0x7f) ? c : '?';
+  for (std::size_t i = 0; i < shown.size();) {
+    const auto u = static_cast<unsigned char>(shown[i]);
+    if (u >= 0x20 && u < 0x7f) {
+      out += shown[i++];
+      continue;
+    }
+    char32_t cp = 0;
+    const std::size_t n = u >= 0x80 ? utf8_sequence(shown.substr(i), cp) : 0;
+    if (n > 0 && cp != 0xFEFF && cp != 0x85 && cp != 0x2028 && cp != 0x2029) {
+      out.append(shown.substr(i, n));
+      i += n;
+      continue;
+    }
+    for (const std::size_t end = i + std::max<std::size_t>(n, 1); i < end; ++i)
+      fmt::format_to(std::back_inserter(out), "\\x{:02x}", static_cast<unsigned char>(shown[i]));
   }
   if (text.size() > max) out += "...";
   return out;

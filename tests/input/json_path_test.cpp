@@ -7,6 +7,8 @@
 
 #include <string>
 
+#include "input/json_text.h"
+
 TEST_SUITE_BEGIN("json_path");
 
 using namespace atlas2kudu;
@@ -84,6 +86,16 @@ TEST_CASE("canonical JSON keeps a string without escapes as written, and normali
   od::value whole = d.get_value();
   write_canonical_json(whole, out, Path("x"), Nesting{0, 10});
   CHECK(out == R"({"a":"plain text","b":"A/\"","cd":["x","y"]})");
+}
+
+TEST_CASE("excerpts in messages show what the bytes are") {
+  // A byte order mark, NULs, UTF-16 and invalid UTF-8 are told apart; text in UTF-8 stays text.
+  CHECK(printable_excerpt("\xef\xbb\xbf{\"a\":1}", 40) == R"(\xef\xbb\xbf{"a":1})");
+  CHECK(printable_excerpt(std::string("{\0\"\0", 4), 40) == R"({\x00"\x00)");
+  CHECK(printable_excerpt("caf\xc3\xa9 \xff\xfe", 40) == "caf\xc3\xa9 \\xff\\xfe");
+  CHECK(printable_excerpt("a\nb\te\xe2\x80\xa8", 40) == R"(a\x0ab\x09e\xe2\x80\xa8)");
+  // Cut at `max` bytes, a character cut in two shows its bytes.
+  CHECK(printable_excerpt("ab\xc3\xa9cd", 3) == R"(ab\xc3...)");
 }
 
 TEST_SUITE_END();

@@ -209,7 +209,7 @@ std::vector<Case> cases() {
        "invalid JSON: Within strings, some characters must be escaped, we found unescaped "
        "characters"},
       {"byte order mark inside the input", "\xEF\xBB\xBF" + kGood,
-       "not a JSON object: \"???{\"version\":{\"version\":\"1.0.0\",\"versio...\""},
+       "not a JSON object: \"\\xef\\xbb\\xbf{\"version\":{\"version\":\"1.0.0\",\"versio...\""},
   };
 }
 
