@@ -147,18 +147,18 @@ struct Fixture {
 
 TEST_CASE("hs2 prior: the SELECTs it sends, per key encoding") {
   CompileOptions o;
-  o.database = "at las";
+  o.database = "at_las";
   const std::vector<Guid> two = {kG1, kG2};
   CHECK(Hs2PriorState::entity_flat_query(two, o) ==
-        "SELECT `guid`, `type_name`, `qualified_name`, `props_json` FROM `at las`.`entity_flat` "
+        "SELECT `guid`, `type_name`, `qualified_name`, `props_json` FROM `at_las`.`entity_flat` "
         "WHERE `guid` IN ('10000000000000000000000000000001', "
         "'20000000000000000000000000000002')");
   CHECK(Hs2PriorState::classifications_query(two, o) ==
-        "SELECT `guid`, `tag_name` FROM `at las`.`entity_classifications` WHERE `guid` IN "
+        "SELECT `guid`, `tag_name` FROM `at_las`.`entity_classifications` WHERE `guid` IN "
         "('10000000000000000000000000000001', '20000000000000000000000000000002')");
   o.key_encoding = KeyEncoding::kBinary;
   CHECK(Hs2PriorState::classifications_query(std::span(two).first(1), o) ==
-        "SELECT lower(hex(`guid`)), `tag_name` FROM `at las`.`entity_classifications` WHERE "
+        "SELECT lower(hex(`guid`)), `tag_name` FROM `at_las`.`entity_classifications` WHERE "
         "`guid` IN (CAST(unhex('10000000000000000000000000000001') AS BINARY))");
   o.database = "bad`name";
   const Hs2Settings settings = validate_hs2_options({});
