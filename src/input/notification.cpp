@@ -6,9 +6,11 @@
 #include <string>
 
 #include "input/envelope.h"
+#include "input/json_text.h"
 #include "input/payload.h"
 #include "util/base64.h"
 #include "util/gzip.h"
+#include "util/utf8.h"
 
 namespace atlas2kudu {
 
@@ -53,6 +55,7 @@ struct NotificationDecoder::Impl {
   // parse_envelope at this decoder's limits, keeping attribute values unless validation_only.
   Envelope parse(std::string_view text, const char* what) {
     json_text = what;
+    json_text_bytes = text;
     return parse_envelope(envelope_parser, text, what, limits.max_json_depth, !validation_only);
   }
 
@@ -68,6 +71,7 @@ struct NotificationDecoder::Impl {
   // The JSON text being read: "record", or the one inside it ("payload", "message
   // (decompressed)", ...) that invalid JSON is then said to be in.
   const char* json_text = "record";
+  std::string_view json_text_bytes;           // ... and its bytes, for the position of bad UTF-8
   bool record_compact = false;                // ... has no whitespace outside its strings
   bool validation_only = false;               // NotificationDecoder::validation_only
   std::vector<HeldRecord> completed_records;  // of the split message the record completed
@@ -226,7 +230,29 @@ std::optional<Event> NotificationDecoder::decode(std::string_view text, const So
     const std::string where = inner == "record" ? std::string() : fmt::format("{}: ", inner);
     const simdjson::error_code code = e.error();
     if (code == simdjson::UTF8_ERROR) {
-      throw InputError(RejectCode::kInvalidJson, where + "invalid UTF-8 in JSON text");
+      // Where, since a record may be a megabyte long: the first byte that starts no valid
+      // sequence, counted from the start of the text named.
+      const std::string_view bytes = impl_->json_text_bytes;
+      std::size_t at = 0;
+      for (char32_t cp = 0; at < bytes.size();) {
+        const std::size_t n =
+            static_cast<unsigned char>(bytes[at]) < 0x80 ? 1 : utf8_sequence(bytes.substr(at), cp);
+        if (n == 0) break;
+        at += n;
+      }
+      throw InputError(RejectCode::kInvalidJson,
+                       at < bytes.size()
+                           ? fmt::format("{}invalid UTF-8 in JSON text at byte {}{}: \"{}\"", where,
+                                         at, where.empty() ? " of the record" : "",
+                                         printable_excerpt(bytes.substr(at), 8))
+                           : where + "invalid UTF-8 in JSON text");
+    }
+    if (code == simdjson::STRING_ERROR) {
+      throw InputError(RejectCode::kInvalidJson,
+                       where +
+                           "invalid JSON: a string holds an escape JSON does not allow (a "
+                           "\\u surrogate without its pair, such as \\ud800, or an unknown "
+                           "escape)");
     }
     throw InputError(RejectCode::kInvalidJson,
                      fmt::format("{}invalid JSON: {}", where, simdjson::error_message(code)));

@@ -362,7 +362,9 @@ std::vector<Case> cases() {
   all.push_back(between_good(
       "lone surrogate in an unused member",
       entity_event("{\"typeName\":\"t\",\"guid\":\"" + kGuid1 + "\",\"meta\":\"\\udc00\"}"),
-      "invalid-json", "invalid JSON: Problem while parsing a string"));
+      "invalid-json",
+      "invalid JSON: a string holds an escape JSON does not allow (a \\u surrogate without its "
+      "pair, such as \\ud800, or an unknown escape)"));
   all.push_back(between_good("duplicate message members (would merge into a delete)",
                              "{\"version\":{},\"message\":" + entity_message("ENTITY_CREATE") +
                                  ",\"message\":" + entity_message("ENTITY_DELETE", "{}") + "}",
@@ -391,8 +393,14 @@ std::vector<Case> cases() {
                              gzip_envelope(kGood + "{\"version\":{}}"), "invalid-json",
                              "message (decompressed): data after the JSON object, at byte " +
                                  std::to_string(kGood.size())));
-  all.push_back(between_good("invalid UTF-8", with_attribute("\"caf\xc3\""), "invalid-json",
-                             "invalid UTF-8 in JSON text"));
+  {
+    // Where in the record: the first byte that starts no valid sequence.
+    const std::string bad = with_attribute("\"caf\xc3\"");
+    all.push_back(between_good("invalid UTF-8", bad, "invalid-json",
+                               "invalid UTF-8 in JSON text at byte " +
+                                   std::to_string(bad.find('\xc3')) + " of the record: \"\\xc3" +
+                                   bad.substr(bad.find('\xc3') + 1, 7) + "...\""));
+  }
   all.push_back(between_good("NUL byte inside a string", with_attribute(std::string("\"a\0b\"", 5)),
                              "invalid-json",
                              "invalid JSON: Within strings, some characters must be escaped, we "

@@ -48,7 +48,10 @@ std::vector<Case> cases() {
        "invalid JSON: The JSON document has an improper structure: missing or superfluous commas, "
        "braces, missing keys, etc."},
       {"invalid UTF-8", envelope(entity_message("ENTITY_CREATE", "{\"qualifiedName\":\"a\xff\"}")),
-       "invalid UTF-8 in JSON text"},
+       "invalid UTF-8 in JSON text at byte " +
+           std::to_string(envelope(entity_message("ENTITY_CREATE", "{\"qualifiedName\":\"a\xff\"}"))
+                              .find('\xff')) +
+           " of the record: \"\\xff\"},\"gui...\""},
       {"message is a number", envelope("7"),
        "message: expected an object or a string, got a number"},
       {"message missing", "{\"version\":{\"version\":\"1.0.0\"},\"msgCreationTime\":1}",
@@ -169,7 +172,8 @@ std::vector<Case> cases() {
        "invalid JSON: Problem while parsing an atom starting with the letter 't'"},
       {"lone surrogate in an unused field",
        envelope(entity_message("ENTITY_CREATE", "{}", ",\"eventTime\":5,\"user\":\"\\ud800\"")),
-       "invalid JSON: Problem while parsing a string"},
+       "invalid JSON: a string holds an escape JSON does not allow (a \\u surrogate without its "
+       "pair, such as \\ud800, or an unknown escape)"},
       {"duplicate message",
        "{\"version\":{},\"message\":" + entity_message("ENTITY_CREATE") +
            ",\"message\":" + entity_message("ENTITY_DELETE") + "}",
