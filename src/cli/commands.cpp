@@ -333,12 +333,13 @@ std::optional<std::chrono::milliseconds> parse_duration(std::string_view text) {
 
 namespace {
 
-// The budget as a reason shows it: in MiB, with the bytes given when that is rounded
-// ("1000000000 (953.7 MiB)"), so that the figure can be found in the command line.
+// The budget as a reason shows it: exactly, as the option is written ("256M", "1G",
+// "1000000000"), so that the figure can be found in the command line or the --config file.
 std::string budget_text(std::uint64_t budget) {
   const std::uint64_t mib = std::uint64_t{1} << 20;
-  return budget % mib == 0 ? human_bytes(budget)
-                           : fmt::format("{} ({})", budget, human_bytes(budget));
+  if (budget % (mib << 10) == 0) return fmt::format("{}G", budget / (mib << 10));
+  if (budget % mib == 0) return fmt::format("{}M", budget / mib);
+  return std::to_string(budget);
 }
 
 }  // namespace

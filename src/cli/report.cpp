@@ -198,10 +198,10 @@ void print_replayed(std::FILE* out, std::string_view command, const ReadStats& r
   if (read.replayed != 0) {
     print_diagnostic(out,
                      "atlas2kudu {}: {} record{} passed over: this run had already read {} Kafka "
-                     "position{} (overlapping exports); the first at {}\n",
+                     "position{} (overlapping exports); {} {}\n",
                      command, read.replayed, read.replayed == 1 ? "" : "s",
                      read.replayed == 1 ? "its" : "their", read.replayed == 1 ? "" : "s",
-                     read.first_replayed);
+                     read.replayed == 1 ? "it is" : "the first is", read.first_replayed);
   }
   if (read.out_of_order != 0) {
     print_diagnostic(out,
@@ -317,8 +317,9 @@ std::string read_summary(const ReadStats& s) {
   if (s.legacy_v1) fmt::format_to(out, "legacy V1 events  {:>12}\n", s.legacy_v1);
   if (s.replayed) {
     fmt::format_to(out,
-                   "replayed records  {:>12}  (Kafka positions already read, not read again)\n",
-                   s.replayed);
+                   "replayed records  {:>12}  (Kafka positions already read, not read again; "
+                   "{} {})\n",
+                   s.replayed, s.replayed == 1 ? "it is" : "the first is", s.first_replayed);
   }
   if (s.out_of_order) {
     fmt::format_to(out,

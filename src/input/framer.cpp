@@ -220,9 +220,16 @@ bool Framer::skip_prefixes_and_diagnostics(FramedRecord& out) {
         std::string_view("{[ \t\r\n").find(ahead.front()) == std::string_view::npos &&
         std::none_of(std::begin(kPrefixes), std::end(kPrefixes),
                      [&](std::string_view prefix) { return ahead.starts_with(prefix); })) {
-      fill(pos_, kHeadersLookahead);
-      ahead = std::string_view(buf_.get() + pos_, std::min(end_ - pos_, kHeadersLookahead));
-      const std::size_t tab = ahead.find_first_of("\t\n");
+      // Read on only while neither a tab nor a line end is buffered: a pipe from a quiet topic
+      // must not hold the record back until more arrives.
+      std::size_t tab = std::string_view::npos;
+      for (std::size_t have = 0;;) {
+        have = std::min(end_ - pos_, kHeadersLookahead);
+        ahead = std::string_view(buf_.get() + pos_, have);
+        tab = ahead.find_first_of("\t\n");
+        if (tab != std::string_view::npos || have == kHeadersLookahead) break;
+        if (fill(pos_, have + 1) <= have) break;  // the end of the input
+      }
       if (tab == std::string_view::npos || ahead[tab] != '\t') break;
       pos_ += tab + 1;
       fill(pos_, kPrefixLookahead);

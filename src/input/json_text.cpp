@@ -56,7 +56,7 @@ std::string printable_excerpt(std::string_view text, std::size_t max) {
     }
     char32_t cp = 0;
     const std::size_t n = u >= 0x80 ? utf8_sequence(shown.substr(i), cp) : 0;
-    if (n > 0 && cp != 0xFEFF && cp != 0x85 && cp != 0x2028 && cp != 0x2029) {
+    if (n > 0 && !shown_escaped(cp)) {
       out.append(shown.substr(i, n));
       i += n;
       continue;

@@ -16,9 +16,9 @@ bool is_json_number(std::string_view token);
 std::string_view trim_json_token(std::string_view token);
 
 // Up to `max` bytes of `text` for a message, on one line and showing what is there: printable
-// ASCII and characters of valid UTF-8 kept; control bytes, bytes of invalid UTF-8, a byte order
-// mark and the characters other tools end lines at as \xHH each, so that a BOM in the middle of a
-// file, a NUL or UTF-16 text can be told apart:
+// ASCII and characters of valid UTF-8 kept; control bytes, bytes of invalid UTF-8 and the
+// characters of shown_escaped() (util/utf8.h: a byte order mark, C1 controls, direction marks)
+// as \xHH each, so that a BOM in the middle of a file, a NUL or UTF-16 text can be told apart:
 //   printable_excerpt("\xef\xbb\xbf{\"a\":\"\xc3\xa9\"}", 40)   // \xef\xbb\xbf{"a":"é"}
 //   printable_excerpt("{\x00\"\x00", 40)                         // {\x00"\x00
 std::string printable_excerpt(std::string_view text, std::size_t max);

@@ -250,9 +250,9 @@ std::optional<Event> NotificationDecoder::decode(std::string_view text, const So
     if (code == simdjson::STRING_ERROR) {
       throw InputError(RejectCode::kInvalidJson,
                        where +
-                           "invalid JSON: a string holds an escape JSON does not allow (a "
-                           "\\u surrogate without its pair, such as \\ud800, or an unknown "
-                           "escape)");
+                           "invalid JSON: a string holds an escape JSON does not allow (an "
+                           "unknown escape, a \\u without four hex digits, or a \\u surrogate "
+                           "without its pair, such as \\ud800)");
     }
     throw InputError(RejectCode::kInvalidJson,
                      fmt::format("{}invalid JSON: {}", where, simdjson::error_message(code)));

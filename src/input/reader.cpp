@@ -229,9 +229,10 @@ void RejectSink::refused_rows(const std::vector<RowRefusal>& rows, std::string_v
       "more than {} rejected (--max-rejects counts malformed records and rows the server "
       "refused): the server refused {} row{} of {} ({} rejected before it), all written to {}; "
       "the window's other rows were applied, but the window is not recorded as done, and the "
-      "same command applies it again",
+      "server refuses the same rows when it runs again: give --max-rejects {} or more to set "
+      "them aside and go on",
       policy_.max_rejects, rows.size(), rows.size() == 1 ? "" : "s", window, before,
-      policy_.reject_file));
+      one_line(policy_.reject_file), count_));
 }
 
 struct Reader::Impl {

@@ -16,7 +16,6 @@ namespace atlas2kudu {
 namespace {
 
 std::atomic<std::uint8_t> g_reason{0};
-std::atomic<int> g_signals{0};
 // Stops requested so far (reset_stop forgets a stop, for tests; this count goes on), so that the
 // socket watcher tells a new stop from the one it has handled.
 std::atomic<unsigned> g_stops{0};
@@ -47,7 +46,8 @@ void make_pipe() {
   });
 }
 
-// The first stop signal's number and when it came (CLOCK_MONOTONIC, nanoseconds).
+// The first stop signal's number (claimed by the handler that takes it) and when it came
+// (CLOCK_MONOTONIC, nanoseconds; 0 until that handler has stored it).
 std::atomic<int> g_first_signal{0};
 std::atomic<std::int64_t> g_first_signal_ns{0};
 
@@ -71,19 +71,21 @@ StopReason reason_of_signal(int signo) noexcept {
 void on_stop_signal(int signo) {
   const int saved_errno = errno;
   const std::int64_t now = monotonic_ns();
-  if (g_signals.fetch_add(1) > 0) {
+  // The handler may run in any thread, and in two at once: the first to claim the signal is the
+  // first; the others compare with it (its time may not be stored yet: then it is now).
+  int first = 0;
+  if (!g_first_signal.compare_exchange_strong(first, signo)) {
     // The same signal again at once is the first one delivered twice (timeout(1) signals the
     // process and then its group): not the second signal that ends the run.
-    const std::int64_t since = now - g_first_signal_ns.load();
+    const std::int64_t first_ns = g_first_signal_ns.load();
     const auto grace = std::chrono::nanoseconds(kRepeatedSignalGrace).count();
-    if (signo == g_first_signal.load() && since >= 0 && since < grace) {
+    if (signo == first && (first_ns == 0 || now - first_ns < grace)) {
       errno = saved_errno;
       return;
     }
     ::_exit(128 + signo);  // the second signal: at once
   }
   g_first_signal_ns.store(now);
-  g_first_signal.store(signo);
   request_stop(reason_of_signal(signo));
   errno = saved_errno;
 }
@@ -254,7 +256,9 @@ void install_stop_signals() {
   make_pipe();
   struct sigaction sa {};
   sa.sa_handler = &on_stop_signal;
+  // One handler at a time in a thread: the others wait until it has claimed its signal.
   sigemptyset(&sa.sa_mask);
+  for (const int signo : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&sa.sa_mask, signo);
   sa.sa_flags = SA_RESTART;
   ::sigaction(SIGINT, &sa, nullptr);
   ::sigaction(SIGTERM, &sa, nullptr);
@@ -292,7 +296,8 @@ StopDeadline::~StopDeadline() {
 void reset_stop() {
   make_pipe();
   g_reason = 0;
-  g_signals = 0;
+  g_first_signal = 0;
+  g_first_signal_ns = 0;
   char buf[16];
   while (g_pipe[0] >= 0 && ::read(g_pipe[0], buf, sizeof buf) > 0) {
   }

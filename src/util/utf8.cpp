@@ -33,6 +33,11 @@ std::size_t utf8_sequence(std::string_view s, char32_t& code_point) {
   return n;
 }
 
+bool shown_escaped(char32_t cp) {
+  return (cp >= 0x80 && cp <= 0x9F) || (cp >= 0x200B && cp <= 0x200F) ||
+         (cp >= 0x2028 && cp <= 0x202E) || (cp >= 0x2060 && cp <= 0x2069) || cp == 0xFEFF;
+}
+
 void append_one_line(std::string& out, std::string_view text) {
   for (std::size_t i = 0; i < text.size();) {
     const auto c = static_cast<unsigned char>(text[i]);
@@ -44,7 +49,7 @@ void append_one_line(std::string& out, std::string_view text) {
     }
     char32_t cp = 0;
     const std::size_t n = c >= 0x80 ? utf8_sequence(text.substr(i), cp) : 0;
-    if (n > 0 && cp != 0x85 && cp != 0x2028 && cp != 0x2029) {
+    if (n > 0 && !shown_escaped(cp)) {
       out.append(text.substr(i, n));
     } else if (n > 0) {
       fmt::format_to(std::back_inserter(out), "\\u{:04x}", static_cast<std::uint32_t>(cp));

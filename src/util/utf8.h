@@ -14,13 +14,19 @@ namespace atlas2kudu {
 //   utf8_sequence("\xc0\xaf", cp)    // 0 (an overlong '/')
 std::size_t utf8_sequence(std::string_view s, char32_t& code_point);
 
+// Characters a message shows escaped though they are valid UTF-8: C1 controls (U+0080-U+009F:
+// U+009B starts a terminal escape sequence, U+0085 ends a line), the characters other tools end
+// lines at (U+2028, U+2029), the invisible format and direction marks (U+200B-U+200F,
+// U+202A-U+202E, U+2060-U+2069), which can make a line read as something it is not, and the
+// byte order mark U+FEFF.
+bool shown_escaped(char32_t code_point);
+
 // Appends `text` so that it stays on one line, whatever it holds: file names, Kafka topics and
 // server messages reach SQL comments and stderr, and a name such as "x\nDROP TABLE t;--" must
 // neither end a `-- ` comment (and start a statement) nor forge a line of diagnostics.
 // Printable ASCII and valid UTF-8 pass through; a backslash is doubled; LF, CR and TAB are
 // written \n, \r, \t; every other control byte, DEL and every byte that is not part of valid
-// UTF-8 as \xHH; the characters other tools end lines at (U+0085, U+2028, U+2029) as \u0085,
-// \u2028, \u2029.
+// UTF-8 as \xHH; the characters of shown_escaped() as \u0085, \u202e, ...
 //   append_one_line(s, "a\nb\\c\xff")   // s == R"(a\nb\\c\xff)"
 void append_one_line(std::string& out, std::string_view text);
 std::string one_line(std::string_view text);

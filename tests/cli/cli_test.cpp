@@ -521,7 +521,7 @@ TEST_CASE("--config: a directory, a byte-order mark, a nested --config, a key se
       write_temp(".ini", "[atlas2kudu]\nmemory_budget = 64M\nmax_record_bytes = 4194304\n");
   const std::string refusal =
       "--max-record-bytes 4194304: reading a record that long can take about nine times its "
-      "size, more than --memory-budget 64.0 MiB allows; give at most 2097152 (1/32 of the "
+      "size, more than --memory-budget 64M allows; give at most 2097152 (1/32 of the "
       "budget), or --memory-budget 128M or more\n";
   for (const std::string command : {"check", "compile"}) {
     CAPTURE(command);
@@ -1004,7 +1004,7 @@ TEST_CASE(
     // for this alone) rejects the record as compile does.
     const std::string reason =
         ":1:0: record of 3145966 bytes is longer than the 2097152 byte limit "
-        "(--max-record-bytes, 1/32 of --memory-budget 64.0 MiB)";
+        "(--max-record-bytes, 1/32 of --memory-budget 64M)";
     const auto lowered = run("compile -q --memory-budget 64M " + big);
     CHECK(lowered.status == 2);
     CHECK(contains(lowered.err, reason));
@@ -1025,19 +1025,23 @@ TEST_CASE(
     CHECK(refused.status == 64);
     CHECK(contains(refused.err,
                    "atlas2kudu: --max-record-bytes 4194304: reading a record that long can take "
-                   "about nine times its size, more than --memory-budget 64.0 MiB allows; give "
+                   "about nine times its size, more than --memory-budget 64M allows; give "
                    "at most 2097152 (1/32 of the budget), or --memory-budget 128M or more"));
     // The budget asked for is rounded up, never down to the one refused.
     CHECK(contains(run("compile -q --memory-budget 64M --max-record-bytes 2097153 " + big).err,
                    "give at most 2097152 (1/32 of the budget), or --memory-budget 65M or more"));
-    // A budget that is not a whole number of MiB is shown with the bytes given too.
+    // The budget is shown as it is written: a number of bytes, M or G.
     CHECK(contains(run("compile -q --memory-budget 70000000 --max-record-bytes 4194304 " + big).err,
-                   "more than --memory-budget 70000000 (66.8 MiB) allows; give at most 2187500"));
+                   "more than --memory-budget 70000000 allows; give at most 2187500"));
+    CHECK(contains(run("compile -q --memory-budget 1100M --max-record-bytes 100000000 " + big).err,
+                   "more than --memory-budget 1100M allows; give at most 36044800"));
+    CHECK(contains(run("compile -q --memory-budget 2G --max-record-bytes 100000000 " + big).err,
+                   "more than --memory-budget 2G allows; give at most 67108864"));
     // Split message chunks held: 1/16 of the budget.
     CHECK(contains(run("compile -q --memory-budget 64M --max-split-bytes 8388608 " + big).err,
                    "atlas2kudu: --max-split-bytes 8388608: holding that many bytes of split "
                    "message chunks, then reading the message they make, takes several times "
-                   "that, more than --memory-budget 64.0 MiB allows; give at most 4194304 (1/16 "
+                   "that, more than --memory-budget 64M allows; give at most 4194304 (1/16 "
                    "of the budget), or --memory-budget 128M or more"));
     CHECK(run("compile -q --memory-budget 128M --max-record-bytes 4194304 " + big).status == 0);
     CHECK(run("apply -q -i 127.0.0.1:1 --memory-budget 64M --max-message-bytes 4194304 " + big)

@@ -363,8 +363,8 @@ std::vector<Case> cases() {
       "lone surrogate in an unused member",
       entity_event("{\"typeName\":\"t\",\"guid\":\"" + kGuid1 + "\",\"meta\":\"\\udc00\"}"),
       "invalid-json",
-      "invalid JSON: a string holds an escape JSON does not allow (a \\u surrogate without its "
-      "pair, such as \\ud800, or an unknown escape)"));
+      "invalid JSON: a string holds an escape JSON does not allow (an unknown escape, a \\u "
+      "without four hex digits, or a \\u surrogate without its pair, such as \\ud800)"));
   all.push_back(between_good("duplicate message members (would merge into a delete)",
                              "{\"version\":{},\"message\":" + entity_message("ENTITY_CREATE") +
                                  ",\"message\":" + entity_message("ENTITY_DELETE", "{}") + "}",
@@ -501,7 +501,7 @@ std::vector<Case> cases() {
   all.push_back(between_good("gzip bomb in a message", gzip_envelope(std::string(80 << 20, ' ')),
                              "too-large",
                              "message: decompresses to more than 8388608 bytes "
-                             "(--max-message-bytes, 1/32 of --memory-budget 256.0 MiB)"));
+                             "(--max-message-bytes, 1/32 of --memory-budget 256M)"));
   {
     // With a budget that allows more, the option's own default (64 MiB) is the limit.
     Case c = between_good(
@@ -676,7 +676,7 @@ std::vector<Case> cases() {
   // Longer than the record check and compile read within the default --memory-budget (8 MiB).
   all.push_back(between_good("a 10 MB line of garbage", std::string(10 << 20, 'g'), "too-large",
                              "record of 10485760 bytes is longer than the 8388608 byte limit "
-                             "(--max-record-bytes, 1/32 of --memory-budget 256.0 MiB)"));
+                             "(--max-record-bytes, 1/32 of --memory-budget 256M)"));
   {
     Case c =
         between_good("a 10 MB line of garbage, --memory-budget 512M", std::string(10 << 20, 'g'),

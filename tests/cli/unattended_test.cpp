@@ -512,7 +512,8 @@ TEST_CASE(
                  "before it), all written to " +
                      rejects +
                      "; the window's other rows were applied, but the window is not recorded as "
-                     "done, and the same command applies it again"));
+                     "done, and the server refuses the same rows when it runs again: give "
+                     "--max-rejects 2 or more to set them aside and go on"));
   // Both rows are in the file, and the window is not counted as applied: not in the summary, the
   // stats, nor as progress in the metrics (a backfill stuck on it must raise the alert).
   CHECK(contains(slurp(rejects), "\"line\":2,"));

@@ -197,6 +197,10 @@ TEST_CASE("comment text: nothing in it can end the comment line") {
   // Valid UTF-8 passes, except the code points other tools end lines at; invalid bytes are hex.
   CHECK(comment_text("caf\xc3\xa9 \xe2\x82\xac") == "caf\xc3\xa9 \xe2\x82\xac");
   CHECK(comment_text("\xc2\x85|\xe2\x80\xa8|\xe2\x80\xa9") == "\\u0085|\\u2028|\\u2029");
+  // Nor can a C1 control start a terminal escape, nor a direction mark reorder what follows.
+  CHECK(comment_text("\xc2\x9b"
+                     "2J|\xe2\x80\xae|\xe2\x81\xa6|\xe2\x80\x8b|\xef\xbb\xbf") ==
+        "\\u009b2J|\\u202e|\\u2066|\\u200b|\\ufeff");
   CHECK(comment_text("\xff\xc3(\xed\xa0\x80\xc0\xaf") == "\\xff\\xc3(\\xed\\xa0\\x80\\xc0\\xaf");
   // No output byte is a control character or a line end of any kind.
   std::mt19937 rng(7);

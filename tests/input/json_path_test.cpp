@@ -94,6 +94,10 @@ TEST_CASE("excerpts in messages show what the bytes are") {
   CHECK(printable_excerpt(std::string("{\0\"\0", 4), 40) == R"({\x00"\x00)");
   CHECK(printable_excerpt("caf\xc3\xa9 \xff\xfe", 40) == "caf\xc3\xa9 \\xff\\xfe");
   CHECK(printable_excerpt("a\nb\te\xe2\x80\xa8", 40) == R"(a\x0ab\x09e\xe2\x80\xa8)");
+  // A C1 control (U+009B starts a terminal escape) and a right-to-left override are shown too.
+  CHECK(printable_excerpt("x\xc2\x9b"
+                          "2J\xe2\x80\xae",
+                          40) == R"(x\xc2\x9b2J\xe2\x80\xae)");
   // Cut at `max` bytes, a character cut in two shows its bytes.
   CHECK(printable_excerpt("ab\xc3\xa9cd", 3) == R"(ab\xc3...)");
 }

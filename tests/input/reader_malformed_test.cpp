@@ -172,8 +172,8 @@ std::vector<Case> cases() {
        "invalid JSON: Problem while parsing an atom starting with the letter 't'"},
       {"lone surrogate in an unused field",
        envelope(entity_message("ENTITY_CREATE", "{}", ",\"eventTime\":5,\"user\":\"\\ud800\"")),
-       "invalid JSON: a string holds an escape JSON does not allow (a \\u surrogate without its "
-       "pair, such as \\ud800, or an unknown escape)"},
+       "invalid JSON: a string holds an escape JSON does not allow (an unknown escape, a \\u "
+       "without four hex digits, or a \\u surrogate without its pair, such as \\ud800)"},
       {"duplicate message",
        "{\"version\":{},\"message\":" + entity_message("ENTITY_CREATE") +
            ",\"message\":" + entity_message("ENTITY_DELETE") + "}",

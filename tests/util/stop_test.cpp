@@ -3,9 +3,11 @@
 
 #include <doctest/doctest.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <csignal>
 #include <thread>
 
 TEST_SUITE_BEGIN("stop");
@@ -33,6 +35,49 @@ TEST_CASE("the first stop reason wins and wakes every waiter") {
   reset_stop();
   CHECK_NOTHROW(throw_if_stopped());
   CHECK(StopError(StopReason::kInterrupt).category() == ErrorCategory::kInterrupted);
+}
+
+TEST_CASE("signals: the first stops, the same one again at once is the first, a second ends") {
+  // In a child process each time, since a second signal ends the process: its exit status tells
+  // what the handlers did. 0: still running after the signals sent, with the stop requested.
+  const auto exit_status_after = [](auto send) {
+    const pid_t pid = ::fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+      install_stop_signals();
+      send();
+      ::_exit(stop_requested() ? 0 : 99);
+    }
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 200 + WTERMSIG(status);
+  };
+  CHECK(exit_status_after([] { ::raise(SIGTERM); }) == 0);
+  // timeout(1): the same signal to the process and then to its group.
+  CHECK(exit_status_after([] {
+          ::raise(SIGTERM);
+          ::raise(SIGTERM);
+        }) == 0);
+  CHECK(exit_status_after([] {
+          ::raise(SIGHUP);
+          ::raise(SIGHUP);
+        }) == 0);
+  // Another signal, or the same one after the grace: the second signal, at once.
+  CHECK(exit_status_after([] {
+          ::raise(SIGTERM);
+          ::raise(SIGINT);
+        }) == 128 + SIGINT);
+  CHECK(exit_status_after([] {
+          ::raise(SIGTERM);
+          std::this_thread::sleep_for(kRepeatedSignalGrace + milliseconds(50));
+          ::raise(SIGTERM);
+        }) == 128 + SIGTERM);
+  // From another thread while the first is still handled there (the handler runs in any thread).
+  CHECK(exit_status_after([] {
+          std::thread other([] { ::raise(SIGTERM); });
+          ::raise(SIGTERM);
+          other.join();
+        }) == 0);
 }
 
 TEST_CASE("a deadline requests a stop once it has passed, and not after it is gone") {
