@@ -99,7 +99,9 @@ TEST_CASE("excerpts in messages show what the bytes are") {
                           "2J\xe2\x80\xae",
                           40) == R"(x\xc2\x9b2J\xe2\x80\xae)");
   // Cut at `max` bytes, a character cut in two shows its bytes.
-  CHECK(printable_excerpt("ab\xc3\xa9cd", 3) == R"(ab\xc3...)");
+  CHECK(printable_excerpt("ab\xc3\xa9"
+                          "cd",
+                          3) == R"(ab\xc3...)");
 }
 
 TEST_SUITE_END();
