@@ -233,13 +233,7 @@ std::optional<Event> NotificationDecoder::decode(std::string_view text, const So
       // Where, since a record may be a megabyte long: the first byte that starts no valid
       // sequence, counted from the start of the text named.
       const std::string_view bytes = impl_->json_text_bytes;
-      std::size_t at = 0;
-      for (char32_t cp = 0; at < bytes.size();) {
-        const std::size_t n =
-            static_cast<unsigned char>(bytes[at]) < 0x80 ? 1 : utf8_sequence(bytes.substr(at), cp);
-        if (n == 0) break;
-        at += n;
-      }
+      const std::size_t at = valid_utf8_prefix(bytes);
       throw InputError(RejectCode::kInvalidJson,
                        at < bytes.size()
                            ? fmt::format("{}invalid UTF-8 in JSON text at byte {}{}: \"{}\"", where,

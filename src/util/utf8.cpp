@@ -33,6 +33,17 @@ std::size_t utf8_sequence(std::string_view s, char32_t& code_point) {
   return n;
 }
 
+std::size_t valid_utf8_prefix(std::string_view s) {
+  std::size_t at = 0;
+  for (char32_t cp = 0; at < s.size();) {
+    const std::size_t n =
+        static_cast<unsigned char>(s[at]) < 0x80 ? 1 : utf8_sequence(s.substr(at), cp);
+    if (n == 0) break;
+    at += n;
+  }
+  return at;
+}
+
 bool shown_escaped(char32_t cp) {
   return (cp >= 0x80 && cp <= 0x9F) || (cp >= 0x200B && cp <= 0x200F) ||
          (cp >= 0x2028 && cp <= 0x202E) || (cp >= 0x2060 && cp <= 0x2069) || cp == 0xFEFF;

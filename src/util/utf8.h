@@ -14,6 +14,11 @@ namespace atlas2kudu {
 //   utf8_sequence("\xc0\xaf", cp)    // 0 (an overlong '/')
 std::size_t utf8_sequence(std::string_view s, char32_t& code_point);
 
+// The length of the longest prefix of `s` that is valid UTF-8: where the first byte that starts
+// no valid sequence is (s.size() when there is none).
+//   valid_utf8_prefix("caf\xc3\xa9 \xff!")   // 6
+std::size_t valid_utf8_prefix(std::string_view s);
+
 // Characters a message shows escaped though they are valid UTF-8: C1 controls (U+0080-U+009F:
 // U+009B starts a terminal escape sequence, U+0085 ends a line), the characters other tools end
 // lines at (U+2028, U+2029), the invisible format and direction marks (U+200B-U+200F,

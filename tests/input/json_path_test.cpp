@@ -8,6 +8,7 @@
 #include <string>
 
 #include "input/json_text.h"
+#include "util/utf8.h"
 
 TEST_SUITE_BEGIN("json_path");
 
@@ -86,6 +87,15 @@ TEST_CASE("canonical JSON keeps a string without escapes as written, and normali
   od::value whole = d.get_value();
   write_canonical_json(whole, out, Path("x"), Nesting{0, 10});
   CHECK(out == R"({"a":"plain text","b":"A/\"","cd":["x","y"]})");
+}
+
+TEST_CASE("where invalid UTF-8 starts: the longest valid prefix") {
+  CHECK(valid_utf8_prefix("") == 0);
+  CHECK(valid_utf8_prefix("caf\xc3\xa9 ok") == 8);
+  CHECK(valid_utf8_prefix("caf\xc3\xa9 \xff!") == 6);
+  CHECK(valid_utf8_prefix("ab\xc3") == 2);  // a sequence cut short
+  CHECK(valid_utf8_prefix("a\xed\xa0\x80"
+                          "b") == 1);  // a surrogate
 }
 
 TEST_CASE("excerpts in messages show what the bytes are") {
