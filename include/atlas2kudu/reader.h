@@ -154,8 +154,8 @@ class RejectSink {
   // The rows the server refused in one window (`window`: "window 3"): needs a reject file (the
   // caller stops the run without one). Every row is written before the limit is looked at, so
   // that each row counted is in the file; past --max-rejects, TooManyRejects says that the
-  // window's other rows were applied but the window is not done (the same command applies it
-  // again).
+  // window's other rows were applied but the window is not done, and gives the --max-rejects
+  // that sets these rows aside (the server refuses them again when the window runs again).
   void refused_rows(const std::vector<RowRefusal>& rows, std::string_view window);
   std::uint64_t count() const { return count_; }
   const RejectPolicy& policy() const { return policy_; }

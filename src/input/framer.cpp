@@ -222,13 +222,15 @@ bool Framer::skip_prefixes_and_diagnostics(FramedRecord& out) {
                      [&](std::string_view prefix) { return ahead.starts_with(prefix); })) {
       // Read on only while neither a tab nor a line end is buffered: a pipe from a quiet topic
       // must not hold the record back until more arrives.
-      std::size_t tab = std::string_view::npos;
-      for (std::size_t have = 0;;) {
-        have = std::min(end_ - pos_, kHeadersLookahead);
+      std::size_t tab;
+      for (;;) {
+        const std::size_t have = std::min(end_ - pos_, kHeadersLookahead);
         ahead = std::string_view(buf_.get() + pos_, have);
         tab = ahead.find_first_of("\t\n");
-        if (tab != std::string_view::npos || have == kHeadersLookahead) break;
-        if (fill(pos_, have + 1) <= have) break;  // the end of the input
+        // Found, as far as a field may run, or the end of the input.
+        if (tab != std::string_view::npos || have == kHeadersLookahead ||
+            fill(pos_, have + 1) <= have)
+          break;
       }
       if (tab == std::string_view::npos || ahead[tab] != '\t') break;
       pos_ += tab + 1;
