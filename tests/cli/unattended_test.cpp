@@ -33,6 +33,25 @@ mode_t mode_of(const std::string& path) {
   return st.st_mode & 07777;
 }
 
+// `signo` sent while the server holds apply's first statement: the run exits `status` after the
+// clean shutdown (the statement cancelled, the sessions closed, --stats naming the signal).
+void check_clean_stop_mid_apply(int signo, const std::string& name, int status) {
+  TestServer server("--handler kit --hang-at 1");
+  const std::string stats = tmp_path(".json");
+  Background apply("apply -i " + server.address() + " --prior none --stats " + stats +
+                   joined(example_files()));
+  REQUIRE(eventually([&] { return contains(server.statements(), "-- holding statement 1"); }));
+  apply.signal(signo);
+  const Run r = apply.wait();
+  CHECK(r.status == status);
+  CHECK(contains(r.err, "(stopped by " + name + ")"));
+  CHECK(contains(slurp(stats), "\"stopped_by\":\"" + name + "\""));
+  const std::string counters = server.report();
+  CHECK(json_number(counters, "operations_cancelled") == 1);
+  CHECK(json_number(counters, "open_sessions") == 0);
+  std::remove(stats.c_str());
+}
+
 }  // namespace
 
 TEST_CASE(
@@ -132,38 +151,12 @@ TEST_CASE("a stopped run reading standard input does not promise to resume it") 
 }
 
 TEST_CASE("SIGINT mid-apply exits 130 after the same clean shutdown") {
-  TestServer server("--handler kit --hang-at 1");
-  const std::string stats = tmp_path(".json");
-  Background apply("apply -i " + server.address() + " --prior none --stats " + stats +
-                   joined(example_files()));
-  REQUIRE(eventually([&] { return contains(server.statements(), "-- holding statement 1"); }));
-  apply.signal(SIGINT);
-  const Run r = apply.wait();
-  CHECK(r.status == 130);
-  CHECK(contains(r.err, "(stopped by SIGINT)"));
-  CHECK(contains(slurp(stats), "\"stopped_by\":\"SIGINT\""));
-  const std::string counters = server.report();
-  CHECK(json_number(counters, "operations_cancelled") == 1);
-  CHECK(json_number(counters, "open_sessions") == 0);
-  std::remove(stats.c_str());
+  check_clean_stop_mid_apply(SIGINT, "SIGINT", 130);
 }
 
 TEST_CASE("SIGHUP mid-apply exits 129 after the same clean shutdown") {
   // The terminal or SSH session the run was started from went away.
-  TestServer server("--handler kit --hang-at 1");
-  const std::string stats = tmp_path(".json");
-  Background apply("apply -i " + server.address() + " --prior none --stats " + stats +
-                   joined(example_files()));
-  REQUIRE(eventually([&] { return contains(server.statements(), "-- holding statement 1"); }));
-  apply.signal(SIGHUP);
-  const Run r = apply.wait();
-  CHECK(r.status == 129);
-  CHECK(contains(r.err, "(stopped by SIGHUP)"));
-  CHECK(contains(slurp(stats), "\"stopped_by\":\"SIGHUP\""));
-  const std::string counters = server.report();
-  CHECK(json_number(counters, "operations_cancelled") == 1);
-  CHECK(json_number(counters, "open_sessions") == 0);
-  std::remove(stats.c_str());
+  check_clean_stop_mid_apply(SIGHUP, "SIGHUP", 129);
 }
 
 TEST_CASE("under timeout(1), which signals the run and then its group, apply still stops cleanly") {
