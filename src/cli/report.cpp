@@ -219,22 +219,20 @@ void print_compile_summary(std::FILE* out, const RunReport& r, SqlDestination sq
   print_replayed(out, "compile", *r.read);
   const SqlWriteStats& run = *r.write;
   const ReadStats& read = *r.read;
-  print_diagnostic(out,
-                   "atlas2kudu compile: {} ({}, {} rejected) in {} window{}{} -> {} "
-                   "statement{}, {} of SQL{}{}{}{}\n",
-                   counted(read.events, "event", "events"),
-                   counted(read.records, "record", "records"), read.rejected, run.windows,
-                   run.windows == 1 ? "" : "s", windows_note(r.memory), run.statements,
-                   run.statements == 1 ? "" : "s", human_bytes(run.sql_bytes),
-                   knowledge_note(r.memory), lookups_note(r.lookups), http_waits_note(r.http_waits),
-                   r.completed ? std::string()
-                               : fmt::format("; stopped{}, {}",
-                                             r.stopped_by != StopReason::kNone
-                                                 ? " by " + std::string(to_string(r.stopped_by))
-                                                 : std::string(),
-                                             sql == SqlDestination::kFile ? "no output written"
-                                             : sql == SqlDestination::kStdout
-                                                 ? "the windows printed are complete"
+  print_diagnostic(
+      out, "atlas2kudu compile: {} ({}, {} rejected) in {}{} -> {}, {} of SQL{}{}{}{}\n",
+      counted(read.events, "event", "events"), counted(read.records, "record", "records"),
+      read.rejected, counted(run.windows, "window", "windows"), windows_note(r.memory),
+      counted(run.statements, "statement", "statements"), human_bytes(run.sql_bytes),
+      knowledge_note(r.memory), lookups_note(r.lookups), http_waits_note(r.http_waits),
+      r.completed
+          ? std::string()
+          : fmt::format(
+                "; stopped{}, {}",
+                r.stopped_by != StopReason::kNone ? " by " + std::string(to_string(r.stopped_by))
+                                                  : std::string(),
+                sql == SqlDestination::kFile     ? "no output written"
+                : sql == SqlDestination::kStdout ? "the windows printed are complete"
                                                  : "standard output could not be written: the "
                                                    "last window printed may be cut short"));
 }
@@ -262,10 +260,10 @@ void print_apply_summary(std::FILE* out, const RunReport& r, const std::string& 
   }
   print_diagnostic(
       out,
-      "atlas2kudu apply: {} ({}, {} rejected), {} window{} applied{}, {}, "
+      "atlas2kudu apply: {} ({}, {} rejected), {} applied{}, {}, "
       "{} modified, {}, {}{}, {:.1f} s{}{}{}{}\n",
       counted(read.events, "event", "events"), counted(read.records, "record", "records"),
-      read.rejected, hs2.windows, hs2.windows == 1 ? "" : "s", windows_note(r.memory),
+      read.rejected, counted(hs2.windows, "window", "windows"), windows_note(r.memory),
       counted(hs2.statements, "statement", "statements"), counted(hs2.rows_modified, "row", "rows"),
       counted(hs2.row_errors, "row error", "row errors"),
       hs2.rows_refused
