@@ -56,6 +56,24 @@ inline const char* find_string_special(const char* p, const char* end) {
   return end;
 }
 
+// The lines the consumers write about themselves, when their stderr is captured with the
+// records: kafka-console-consumer's log4j lines ("[%d] %p %m (%c)", e.g.
+// "[2021-04-30 03:33:48,672] WARN [Consumer clientId=c1] ... (org.apache...)") and librdkafka's
+// log lines under kcat ("%3|1700000000.123|FAIL|rdkafka#consumer-1| ..."). No record starts so.
+bool is_consumer_log_line(std::string_view line) {
+  if (line.size() >= 3 && line[0] == '%' && line[1] >= '0' && line[1] <= '9' && line[2] == '|')
+    return true;
+  constexpr std::string_view kLog4jTime = "[dddd-dd-dd dd:dd:dd,ddd] ";
+  if (line.size() < kLog4jTime.size()) return false;
+  for (std::size_t i = 0; i < kLog4jTime.size(); ++i) {
+    const bool digit = line[i] >= '0' && line[i] <= '9';
+    if (kLog4jTime[i] == 'd' ? !digit : line[i] != kLog4jTime[i]) return false;
+  }
+  const std::string_view level = line.substr(kLog4jTime.size());
+  return level.starts_with("TRACE ") || level.starts_with("DEBUG ") || level.starts_with("INFO ") ||
+         level.starts_with("WARN ") || level.starts_with("ERROR ") || level.starts_with("FATAL ");
+}
+
 inline bool is_space(char c) {
   return c == ' ' || c == '\t' || c == '\r' || c == '\n';
 }
@@ -190,7 +208,8 @@ bool Framer::skip_prefixes_and_diagnostics(FramedRecord& out) {
   fill(pos_, kPrefixLookahead);
   const char* p = buf_.get() + pos_;
   std::string_view ahead(p, end_ - pos_);
-  if (ahead.starts_with("Processed a total of ") || ahead.starts_with("% ")) {
+  if (ahead.starts_with("Processed a total of ") || ahead.starts_with("% ") ||
+      is_consumer_log_line(ahead)) {
     // Drop the whole line, however long, without holding it in memory.
     for (;;) {
       const char* nl = static_cast<const char*>(std::memchr(buf_.get() + pos_, '\n', end_ - pos_));
@@ -565,11 +584,27 @@ void Framer::scan_array_element(std::size_t& start) {
   }
 }
 
+bool Framer::opens_array_of_records() {
+  // Whitespace (line ends included: pretty-printed arrays) between '[' and the first element.
+  constexpr std::size_t kMaxGap = 4096;
+  for (std::size_t look = 1; look <= kMaxGap; ++look) {
+    if (pos_ + look >= end_ && fill(pos_, look + 1) <= look) return true;  // the input ends
+    const char c = buf_[pos_ + look];
+    if (!is_space(c)) return c == '{' || c == ']' || c == ',';  // ',': out of place, in an array
+  }
+  return true;
+}
+
 void Framer::reject_here(FramedRecord& out, std::string_view reason) {
+  reject_at(out, line_, base_offset_ + pos_, reason);
+}
+
+void Framer::reject_at(FramedRecord& out, std::uint64_t line, std::uint64_t offset,
+                       std::string_view reason) {
   out.text = {};
   out.size = 0;
-  out.line = line_;
-  out.offset = base_offset_ + pos_;
+  out.line = line;
+  out.offset = offset;
   out.index = records_++;
   out.error = RejectCode::kInvalidJson;
   out.reason = reason;
@@ -590,7 +625,9 @@ bool Framer::next(FramedRecord& out) {
     if (pos_ == end_ && fill(pos_, 1) == 0) {
       if (in_array_) {
         in_array_ = false;
-        reject_here(out, "truncated JSON: top-level array not closed at end of input");
+        reject_at(out, array_line_, array_offset_,
+                  "truncated JSON: the top-level array that starts here is not closed at end of "
+                  "input");
         return true;
       }
       return false;
@@ -617,33 +654,44 @@ bool Framer::next(FramedRecord& out) {
     // A separator out of place is a record of its own, rejected where it stands; the elements
     // around it are read as usual.
     if (in_array_ && (d == ',' || d == ']')) {
-      const bool misplaced = array_wants_element_ && !(d == ']' && array_opened_);
-      if (misplaced) {
-        reject_here(out, d == ',' ? "invalid JSON array: ',' where an element was expected"
-                                  : "invalid JSON array: ',' before ']' (a trailing comma)");
+      const bool misplaced = !array_resync_ && array_wants_element_ && !(d == ']' && array_opened_);
+      if (misplaced && d == ',') {
+        reject_here(out, "invalid JSON array: ',' where an element was expected");
+      } else if (misplaced) {
+        reject_at(out, comma_line_, comma_offset_,
+                  "invalid JSON array: ',' before ']' (a trailing comma)");
+      }
+      if (d == ',') {
+        comma_line_ = line_;
+        comma_offset_ = base_offset_ + pos_;
       }
       in_array_ = d == ',';
       array_wants_element_ = in_array_;
       array_opened_ = false;
+      array_resync_ = false;
       ++pos_;
       if (misplaced) return true;
       continue;
     }
     if (is_space(d)) continue;
-    if (d == '[' && !in_array_) {
+    if (d == '[' && !in_array_ && opens_array_of_records()) {
       in_array_ = true;
       array_wants_element_ = true;
       array_opened_ = true;
+      array_resync_ = false;
+      array_line_ = line_;
+      array_offset_ = base_offset_ + pos_;
       ++pos_;
       continue;
     }
-    if (in_array_ && !array_wants_element_) {
+    if (in_array_ && !array_wants_element_ && !array_resync_) {
       array_wants_element_ = true;  // the element is read next, as the records around it are
       reject_here(out, "invalid JSON array: ',' missing between two elements");
       return true;
     }
     array_wants_element_ = false;
     array_opened_ = false;
+    array_resync_ = false;
     std::size_t start = pos_;
     out.line = line_;
     out.offset = base_offset_ + pos_;
@@ -653,6 +701,9 @@ bool Framer::next(FramedRecord& out) {
       const Scan scan = scan_document(start, out.reason, document);
       finish_record(start, out);
       if (!out.error && scan == Scan::kTruncated) out.error = RejectCode::kInvalidJson;
+      // An element cut short at its line end took the ',' after it along (or never had one): the
+      // next element follows without one.
+      if (in_array_ && scan == Scan::kTruncated) array_resync_ = true;
       out.compact = !out.error && !document.spaced;
       if (!out.error && !prefix_error_.empty()) {
         out.error = RejectCode::kWrongType;

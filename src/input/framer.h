@@ -163,9 +163,17 @@ class Framer {
   // Scans a top-level array's element that is not an object, up to the ',' or ']' after it (or
   // its line end).
   void scan_array_element(std::size_t& start);
-  // Makes `out` a rejected record of no bytes at the read position: an array never closed, or
-  // one of its separators out of place.
+  // Whether the '[' at pos_ opens a top-level array of records: its first element is an object,
+  // or it is empty (or a ',' comes first, reported as out of place in the array). A line such as
+  // "[Consumer clientId=c1] ..." is one record that is no JSON object, not an array whose every
+  // later record would miss its ','.
+  bool opens_array_of_records();
+  // Makes `out` a rejected record of no bytes at the read position (reject_here) or at a given
+  // one: an array never closed (at its '['), or one of its separators out of place (a trailing
+  // comma at the comma).
   void reject_here(FramedRecord& out, std::string_view reason);
+  void reject_at(FramedRecord& out, std::uint64_t line, std::uint64_t offset,
+                 std::string_view reason);
   // Moves pos_ to the end of the line.
   void take_rest_of_line(std::size_t& start);
   // Fills out.text and out.size for the record that started at `start` and ends at pos_.
@@ -192,6 +200,13 @@ class Framer {
   // an empty array.
   bool array_wants_element_ = false;
   bool array_opened_ = false;
+  // The last element was cut short at its line end: a ',' may follow, or the next element
+  // without one (the cut took it).
+  bool array_resync_ = false;
+  std::uint64_t array_line_ = 0;  // where the array's '[' and its last ',' stand
+  std::uint64_t array_offset_ = 0;
+  std::uint64_t comma_line_ = 0;
+  std::uint64_t comma_offset_ = 0;
   bool at_source_start_ = true;  // nothing read yet: a byte order mark may come
   // The record being scanned is over the limit: its first bytes are in overflow_excerpt_, and
   // dropped_ bytes of it were let go.

@@ -226,6 +226,19 @@ TEST_CASE("tool diagnostics are counted and skipped, wherever they fall") {
   REQUIRE(out.records.size() == 2);
   check_document(out.records[0], doc, 2, text.find(doc), 0);
   check_document(out.records[1], doc, 5, text.rfind(doc), 1);
+  // The consumers' own log lines, when their stderr is captured too: kafka-console-consumer's
+  // log4j lines and librdkafka's (kcat).
+  const std::string logs =
+      "[2021-04-30 03:33:48,672] WARN [Consumer clientId=consumer-1, groupId=g1] Error while "
+      "fetching metadata with correlation id 2 (org.apache.kafka.clients.NetworkClient)\n" +
+      doc + "\n%3|1700000000.123|FAIL|rdkafka#consumer-1| [thrd:localhost:9092/bootstrap]: " +
+      "Connect to ipv4#127.0.0.1:9092 failed\n[2024-01-02 03:04:05,006] INFO done (c)\n" + doc +
+      "\n";
+  const Framed logged = frame_all_ways(logs);
+  CHECK(logged.ignored_lines == 3);
+  REQUIRE(logged.records.size() == 2);
+  CHECK_FALSE(logged.records[0].error);
+  CHECK_FALSE(logged.records[1].error);
   // Only at the start of a line: the same words after a record are a malformed record.
   const Framed after = frame_all_ways(doc + " % not a diagnostic\n");
   REQUIRE(after.records.size() == 2);
@@ -277,11 +290,60 @@ TEST_CASE("the elements of a top-level array are the records") {
   check_document(out.records[2], "{\"c\":3}", 2, text.find("{\"c\""), 2);
   check_document(out.records[3], "{\"d\":4}", 4, text.find("{\"d\""), 3);
 
-  const Framed unclosed = frame_all_ways("[{\"a\":1},\n{\"b\":2}");
-  REQUIRE(unclosed.records.size() == 3);
-  CHECK(unclosed.records[2].text.empty());
-  check_malformed(unclosed.records[2], RejectCode::kInvalidJson,
-                  "truncated JSON: top-level array not closed at end of input", 2, 17);
+  // Reported at its '[', not at the end of the input.
+  const Framed unclosed = frame_all_ways("{\"z\":0}\n[{\"a\":1},\n{\"b\":2}");
+  REQUIRE(unclosed.records.size() == 4);
+  CHECK(unclosed.records[3].text.empty());
+  check_malformed(
+      unclosed.records[3], RejectCode::kInvalidJson,
+      "truncated JSON: the top-level array that starts here is not closed at end of input", 2, 8);
+
+  // Pretty-printed: the first element on a later line.
+  const Framed pretty = frame_all_ways("[\n  {\"a\":1},\n  {\"b\":2}\n]\n");
+  REQUIRE(pretty.records.size() == 2);
+  CHECK_FALSE(pretty.records[0].error);
+  CHECK_FALSE(pretty.records[1].error);
+}
+
+TEST_CASE("a line that starts with '[' but no object is one record, not an array") {
+  // A log line of a consumer: every later record would otherwise be an element missing its ','.
+  const std::string a = "{\"a\":1}", b = "{\"b\":2}";
+  for (const std::string stray :
+       {std::string("[Consumer clientId=c1, groupId=g1] Error while fetching"),
+        std::string("[1, 2]"), std::string("[\"x\"]")}) {
+    CAPTURE(stray);
+    const std::string text = a + "\n" + stray + "\n" + b + "\n" + a + "\n";
+    const Framed out = frame_all_ways(text);
+    REQUIRE(out.records.size() == 4);
+    CHECK_FALSE(out.records[0].error);
+    const Record& r = out.records[1];
+    CHECK(r.error == RejectCode::kNotJson);
+    CHECK(r.reason.starts_with("not a JSON object: \"" + stray.substr(0, 6)));
+    CHECK(r.text == stray);
+    CHECK(r.line == 2);
+    CHECK(r.offset == a.size() + 1);
+    CHECK_FALSE(out.records[2].error);
+    CHECK_FALSE(out.records[3].error);
+  }
+}
+
+TEST_CASE("an array element cut short at its line end takes no ',' from the next") {
+  // The cut took the element's ',' along (or a ',' follows on the next line): the next element
+  // is read as usual, not rejected a second time for a missing comma.
+  const std::string a = "{\"a\":1}", b = "{\"b\":2}", cut = "{\"x\":{\"y\":1},";
+  for (const std::string& text :
+       {"[" + a + ",\n" + cut + "\n" + b + "]\n", "[" + a + ",\n" + cut + "\n," + b + "]\n"}) {
+    CAPTURE(text);
+    const Framed out = frame_all_ways(text);
+    REQUIRE(out.records.size() == 3);
+    CHECK_FALSE(out.records[0].error);
+    check_malformed(out.records[1], RejectCode::kInvalidJson,
+                    "truncated JSON: 1 unclosed bracket(s) at end of line (a document that goes on "
+                    "over several lines must have its opening brace alone on its first line)",
+                    2, text.find(cut));
+    CHECK(out.records[2].text == b);
+    CHECK_FALSE(out.records[2].error);
+  }
 }
 
 TEST_CASE("an array's commas follow RFC 8259: no trailing, doubled, leading or missing comma") {
@@ -295,7 +357,7 @@ TEST_CASE("an array's commas follow RFC 8259: no trailing, doubled, leading or m
   };
   for (const Case& c : {
            Case{"[" + a + "," + b + ",]\n", "invalid JSON array: ',' before ']' (a trailing comma)",
-                2, "]"},
+                2, ",]"},
            Case{"[" + a + ",," + b + "]\n", "invalid JSON array: ',' where an element was expected",
                 1, ",{\"b"},
            Case{"[," + a + "," + b + "]\n", "invalid JSON array: ',' where an element was expected",

@@ -630,7 +630,8 @@ TEST_CASE("framing: truncation is found on its own line, pretty documents span l
   CHECK(out.events.size() == 2);
   REQUIRE(out.diagnostics.size() == 1);
   CHECK(
-      out.diagnostics[0].ends_with("truncated JSON: top-level array not closed at end of input "
+      out.diagnostics[0].ends_with("truncated JSON: the top-level array that starts here is not "
+                                   "closed at end of input "
                                    "(the last record, cut short by the end of the input: was "
                                    "the input still being written?)"));
   // A lone "{" opens a document that spans lines: never closed, it takes in the lines after it
