@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <map>
@@ -30,28 +31,43 @@ std::string label_value(std::string_view text) {
   return out;
 }
 
-// One metric family: HELP, TYPE, then its samples, each `{command="...",extra} value`.
+// The series `metric{command="COMMAND"[,table="TABLE"]}` as it appears in the text.
+std::string series(std::string_view metric, std::string_view command, std::string_view table) {
+  return fmt::format("{}{{command=\"{}\"{}}}", metric, label_value(command),
+                     table.empty() ? "" : fmt::format(",table=\"{}\"", label_value(table)));
+}
+
+// One metric family: HELP, TYPE, then its samples, each `{command="...",extra} value`. A counter's
+// sample adds this run's figure to the value the file held for the same series (`previous`).
 class Family {
  public:
   Family(std::string& out, std::string_view name, std::string_view type, std::string_view help,
-         std::string_view command)
-      : out_(out), name_(name), command_(label_value(command)) {
+         std::string_view command, std::string_view previous)
+      : out_(out),
+        name_(name),
+        command_(command),
+        counter_(type == "counter"),
+        previous_(previous) {
     out_ += fmt::format("# HELP {} {}\n# TYPE {} {}\n", name, help, name, type);
   }
-  void sample(std::uint64_t value) { line("", std::to_string(value)); }
+  void sample(std::uint64_t value) { count("", value); }
   void sample(std::int64_t value) { line("", std::to_string(value)); }
   void seconds(double value) { line("", fmt::format("{:.3f}", value)); }
-  void per_table(std::string_view table, std::int64_t value) {
-    line(fmt::format(",table=\"{}\"", label_value(table)), std::to_string(value));
-  }
+  void per_table(std::string_view table, std::uint64_t value) { count(table, value); }
 
  private:
-  void line(const std::string& labels, const std::string& value) {
-    out_ += fmt::format("{}{{command=\"{}\"{}}} {}\n", name_, command_, labels, value);
+  void count(std::string_view table, std::uint64_t value) {
+    if (counter_) value += previous_count(previous_, series(name_, command_, table));
+    line(table, std::to_string(value));
+  }
+  void line(std::string_view table, const std::string& value) {
+    out_ += fmt::format("{} {}\n", series(name_, command_, table), value);
   }
   std::string& out_;
   std::string_view name_;
-  std::string command_;
+  std::string_view command_;
+  bool counter_;
+  std::string_view previous_;
 };
 
 std::string read_text(const std::string& path) {
@@ -65,8 +81,12 @@ std::string read_text(const std::string& path) {
 }  // namespace
 
 std::optional<double> metric_value(std::string_view text, std::string_view metric,
-                                   std::string_view command) {
-  const std::string prefix = fmt::format("{}{{command=\"{}\"}} ", metric, label_value(command));
+                                   std::string_view command, std::string_view table) {
+  return series_value(text, series(metric, command, table));
+}
+
+std::optional<double> series_value(std::string_view text, std::string_view series) {
+  const std::string prefix = fmt::format("{} ", series);
   for (std::size_t at = 0; at < text.size();) {
     const std::size_t end = std::min(text.find('\n', at), text.size());
     const std::string_view line = text.substr(at, end - at);
@@ -81,10 +101,19 @@ std::optional<double> metric_value(std::string_view text, std::string_view metri
   return std::nullopt;
 }
 
+std::uint64_t previous_count(std::string_view text, std::string_view series) {
+  const std::optional<double> value = series_value(text, series);
+  // A count as written (a whole number a double holds exactly), else none: a file edited by hand
+  // starts the counter again, which Prometheus takes as a reset.
+  if (!value || !(*value >= 0 && *value <= 9007199254740992.0) || *value != std::floor(*value))
+    return 0;
+  return static_cast<std::uint64_t>(*value);
+}
+
 std::string metrics_text(const RunReport& r, std::string_view previous) {
   std::string out;
   const auto family = [&](std::string_view name, std::string_view type, std::string_view help) {
-    return Family(out, name, type, help, r.command);
+    return Family(out, name, type, help, r.command, previous);
   };
   const double ended = static_cast<double>(r.end_micros) / 1e6;
   const std::optional<double> last_success =
@@ -116,60 +145,56 @@ std::string metrics_text(const RunReport& r, std::string_view previous) {
       .sample(static_cast<std::int64_t>(r.exit_status));
   family("atlas2kudu_duration_seconds", "gauge", "How long the last run took.").seconds(r.seconds);
   if (r.read) {
-    family("atlas2kudu_records_total", "counter", "Records the last run read.")
-        .sample(r.read->records);
-    family("atlas2kudu_events_total", "counter", "Events the last run accepted.")
-        .sample(r.read->events);
-    family("atlas2kudu_rejected_total", "counter", "Records the last run rejected.")
-        .sample(r.read->rejected);
+    family("atlas2kudu_records_total", "counter", "Records read.").sample(r.read->records);
+    family("atlas2kudu_events_total", "counter", "Events accepted.").sample(r.read->events);
+    family("atlas2kudu_rejected_total", "counter", "Records rejected.").sample(r.read->rejected);
   }
   if (r.write) {
     family("atlas2kudu_windows_total", "counter",
-           "Windows the last run wrote (compile) or applied in full (apply).")
+           "Windows written (compile) or applied in full (apply).")
         .sample(r.write->windows);
-    Family statements =
-        family("atlas2kudu_statements_total", "counter",
-               "Statements of the windows the last run wrote or applied, per table.");
+    Family statements = family("atlas2kudu_statements_total", "counter",
+                               "Statements of the windows written or applied, per table.");
     for (const auto& [table, t] : r.write->tables) {
-      statements.per_table(table,
-                           static_cast<std::int64_t>(t.delete_statements + t.upsert_statements));
+      statements.per_table(table, t.delete_statements + t.upsert_statements);
     }
   }
   if (r.execution) {
-    Family rows = family("atlas2kudu_rows_total", "counter",
-                         "Rows the server reported modified by the last run, per table.");
+    Family rows =
+        family("atlas2kudu_rows_total", "counter", "Rows the server reported modified, per table.");
     for (const auto& [table, n] : r.execution->rows_by_table) rows.per_table(table, n);
-    Family errors = family("atlas2kudu_row_errors_total", "counter",
-                           "Rows the server skipped and only counted (Kudu row errors) in the "
-                           "last run, per table.");
+    Family errors =
+        family("atlas2kudu_row_errors_total", "counter",
+               "Rows the server skipped and only counted (Kudu row errors), per table.");
     for (const auto& [table, n] : r.execution->rows_by_table) {
       const auto it = r.execution->row_errors_by_table.find(table);
       errors.per_table(table, it == r.execution->row_errors_by_table.end() ? 0 : it->second);
     }
-    family("atlas2kudu_retries_total", "counter",
-           "Statements the last run re-ran after a retryable failure.")
+    family("atlas2kudu_rows_refused_total", "counter",
+           "Rows the server refused (set aside in --reject-file, or stopping the run).")
+        .sample(r.execution->rows_refused);
+    family("atlas2kudu_retries_total", "counter", "Statements re-run after a retryable failure.")
         .sample(r.execution->retries);
-    family("atlas2kudu_reconnects_total", "counter",
-           "Sessions the last run opened again after a failure.")
+    family("atlas2kudu_reconnects_total", "counter", "Sessions opened again after a failure.")
         .sample(r.execution->reconnects);
   } else if (r.write) {
     Family rows = family("atlas2kudu_rows_total", "counter",
-                         "Rows and keys in the statements the last run wrote, per table.");
+                         "Rows and keys in the statements written, per table.");
     for (const auto& [table, t] : r.write->tables) {
-      rows.per_table(table, static_cast<std::int64_t>(t.delete_rows + t.upsert_rows));
+      rows.per_table(table, t.delete_rows + t.upsert_rows);
     }
   }
   if (r.lookups) {
     family("atlas2kudu_lookup_queries_total", "counter",
-           "SELECTs the last run's prior-state lookups (--prior impala) ran.")
+           "SELECTs the prior-state lookups (--prior impala) ran.")
         .sample(r.lookups->queries);
     family("atlas2kudu_lookup_retries_total", "counter",
-           "Prior-state lookup SELECTs the last run re-ran after a retryable failure.")
+           "Prior-state lookup SELECTs re-run after a retryable failure.")
         .sample(r.lookups->retries);
   }
   if (r.http_waits) {
     family("atlas2kudu_http_waits_total", "counter",
-           "HTTP 502, 503 and 504 replies the last run waited out and sent again (hs2-http).")
+           "HTTP 502, 503 and 504 replies waited out and sent again (hs2-http).")
         .sample(*r.http_waits);
   }
   return out;

@@ -10,14 +10,18 @@
 //   # TYPE atlas2kudu_rows_total counter
 //   atlas2kudu_rows_total{command="apply",table="entity_flat"} 61234
 //
-// The *_total counters count the last run only (each run starts again from zero, which
-// Prometheus's rate() and increase() take as a counter reset). A failed run keeps the previous
+// The *_total counters add up over the runs that write FILE: each run adds its own figures to the
+// values FILE held for its command (read back, as the last success is), so that Prometheus's
+// increase() and rate() see every run, also two runs that count the same. A file removed (or
+// edited) starts them again from zero, which Prometheus takes as a counter reset; the last run's
+// own figures are those of --stats. A failed run keeps the previous
 // run's atlas2kudu_last_success_timestamp_seconds (read back from FILE), so that an alert on
 // `time() - atlas2kudu_last_success_timestamp_seconds > 2 * 3600` fires however the runs fail; a
 // file that never saw a success has no such sample (alert on its absence too). The full list is in
 // man atlas2kudu, METRICS.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -30,9 +34,15 @@ namespace atlas2kudu {
 // there was none), for the last success time of a failed run.
 std::string metrics_text(const RunReport& report, std::string_view previous);
 
-// The value of `metric{command="COMMAND"}` in a metrics text, if there is one.
+// The value of `metric{command="COMMAND"}` (with `table`: `metric{command=...,table="TABLE"}`)
+// in a metrics text, if there is one.
 std::optional<double> metric_value(std::string_view text, std::string_view metric,
-                                   std::string_view command);
+                                   std::string_view command, std::string_view table = {});
+// The value of the series written exactly as `series` (name and labels), if there is one.
+std::optional<double> series_value(std::string_view text, std::string_view series);
+// A counter's value in a metrics text: series_value when it is a whole number a double holds
+// exactly, else 0.
+std::uint64_t previous_count(std::string_view text, std::string_view series);
 
 // Replaces `path` atomically with metrics_text(report, <path's current text>).
 void write_metrics_textfile(const std::string& path, const RunReport& report);

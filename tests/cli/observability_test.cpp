@@ -376,7 +376,7 @@ TEST_CASE("--metrics-textfile: Prometheus text a parser reads, last success kept
   CHECK(sample(samples, "atlas2kudu_windows_total", apply) == json_number(json, "applied_windows"));
   CHECK(sample(samples, "atlas2kudu_retries_total", apply) == 0);
   CHECK(sample(samples, "atlas2kudu_reconnects_total", apply) == 0);
-  const auto success = sample(samples, "atlas2kudu_last_success_timestamp_seconds", apply);
+  auto success = sample(samples, "atlas2kudu_last_success_timestamp_seconds", apply);
   REQUIRE(success);
   CHECK(success == sample(samples, "atlas2kudu_last_run_timestamp_seconds", apply));
   CHECK(*success > 1.7e9);
@@ -394,8 +394,30 @@ TEST_CASE("--metrics-textfile: Prometheus text a parser reads, last success kept
   }
   CHECK(rows == json_number(json, "rows_modified"));
   CHECK(statements == json_number(json, "statements"));
+  CHECK(sample(samples, "atlas2kudu_rows_refused_total", apply) == 0);
   CHECK(contains(slurp(metrics), "# TYPE atlas2kudu_events_total counter\n"));
   CHECK(contains(slurp(metrics), "# TYPE atlas2kudu_last_exit_status gauge\n"));
+
+  // The counters add up over the runs: the same run again doubles them (a counter that stayed
+  // the same would hide the second run from increase()).
+  const Run again = run("apply -i " + server.address() + " --window-events 5 --stats " + stats +
+                        " --metrics-textfile " + metrics + examples());
+  REQUIRE_MESSAGE(again.status == 0, again.err);
+  samples = scrape(metrics);
+  CHECK(sample(samples, "atlas2kudu_events_total", apply) == 2 * json_number(json, "events"));
+  CHECK(sample(samples, "atlas2kudu_records_total", apply) == 2 * json_number(json, "records"));
+  CHECK(sample(samples, "atlas2kudu_windows_total", apply) ==
+        2 * json_number(json, "applied_windows"));
+  double rows_again = 0;
+  for (const char* t : {"edge_in", "edge_out", "entity_audit", "entity_by_qn",
+                        "entity_classifications", "entity_flat"}) {
+    rows_again += *sample(samples, "atlas2kudu_rows_total", table(t));
+  }
+  CHECK(rows_again == rows + json_number(slurp(stats), "rows_modified"));
+  // A gauge is the last run's.
+  CHECK(sample(samples, "atlas2kudu_last_exit_status", apply) == 0);
+  success = sample(samples, "atlas2kudu_last_success_timestamp_seconds", apply);
+  REQUIRE(success);
 
   // A failed run: its exit status and time, the last success carried over.
   std::this_thread::sleep_for(std::chrono::milliseconds(1100));  // a later second
