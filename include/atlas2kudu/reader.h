@@ -146,9 +146,13 @@ struct RowRefusal {
 //
 // The reject file is created mode 0600 (it holds input data), never through a symbolic link, and
 // only as a regular file: Error(kIo) for anything else at the path.
+//
+// `over_progress_line`: each message first clears the terminal's line, where the progress line
+// is drawn (cli/progress.h), so that "SOURCE:LINE:OFFSET: reason" starts its own line.
 class RejectSink {
  public:
-  explicit RejectSink(RejectPolicy policy, std::FILE* diagnostics = stderr);
+  explicit RejectSink(RejectPolicy policy, std::FILE* diagnostics = stderr,
+                      bool over_progress_line = false);
   ~RejectSink();
   void reject(const Rejection& r);
   // The rows the server refused in one window (`window`: "window 3"): needs a reject file (the
@@ -168,6 +172,7 @@ class RejectSink {
 
   RejectPolicy policy_;
   std::FILE* diagnostics_;
+  bool over_progress_line_;
   std::FILE* file_ = nullptr;
   std::uint64_t count_ = 0;
   std::uint64_t printed_ = 0;

@@ -380,7 +380,8 @@ namespace {
 
 int check_run(InputOptions& in) {
   fit_record_limits(in);
-  RejectSink rejects(RejectPolicy{in.max_rejects, in.reject_file});
+  RejectSink rejects(RejectPolicy{in.max_rejects, in.reject_file}, stderr,
+                     Progress::default_enabled());
   Reader reader(in.files, rejects, in.limits);
   reader.validation_only();  // check writes no rows
   Progress progress("check", Progress::Counts::kRecords);
@@ -448,7 +449,7 @@ int compile_run(CompileCommand& c) {
   const std::unique_ptr<PriorState> prior =
       make_prior_state(c, settings ? &*settings : nullptr, sessions, watch ? &*watch : nullptr);
   Compiler compiler(c.options);
-  RejectSink rejects(RejectPolicy{c.in.max_rejects, c.in.reject_file});
+  RejectSink rejects(RejectPolicy{c.in.max_rejects, c.in.reject_file}, stderr, progress_line(c));
   Reader reader(c.in.files, rejects, c.in.limits);
   OutputFile output(c.output);
   PrintExecutor printer(output.get());
@@ -508,7 +509,8 @@ int apply_run(ApplyCommand& a) {
   const std::unique_ptr<PriorState> prior = make_prior_state(c, &settings, sessions, &watch);
   Compiler compiler(c.options);
   // A resumed run appends: the reject file's earlier lines describe records it skips.
-  RejectSink rejects(RejectPolicy{c.in.max_rejects, c.in.reject_file, !a.checkpoint.empty()});
+  RejectSink rejects(RejectPolicy{c.in.max_rejects, c.in.reject_file, !a.checkpoint.empty()},
+                     stderr, progress_line(c));
   Reader reader(c.in.files, rejects, c.in.limits);
   std::optional<CheckpointFile> checkpoint;
   if (!a.checkpoint.empty()) {

@@ -161,8 +161,10 @@ constexpr std::string_view kMalformedRecord = "malformed record";
 constexpr std::string_view kRefusedRow = "row the server refused";
 }  // namespace
 
-RejectSink::RejectSink(RejectPolicy policy, std::FILE* diagnostics)
-    : policy_(std::move(policy)), diagnostics_(diagnostics) {
+RejectSink::RejectSink(RejectPolicy policy, std::FILE* diagnostics, bool over_progress_line)
+    : policy_(std::move(policy)),
+      diagnostics_(diagnostics),
+      over_progress_line_(over_progress_line) {
   if (!policy_.reject_file.empty()) file_ = open_reject_file(policy_.reject_file, policy_.append);
 }
 
@@ -198,13 +200,14 @@ void RejectSink::count_one(const std::string& where, std::string_view what) {
 
 void RejectSink::print(std::string_view line) {
   if (diagnostics_ == nullptr) return;
+  const std::string_view clear = over_progress_line_ ? "\r\x1b[K" : "";
   if (file_ == nullptr || printed_ < kRejectionsOnStderr) {
-    print_diagnostic(diagnostics_, "{}\n", line);
+    print_diagnostic(diagnostics_, "{}{}\n", clear, line);
   } else if (printed_ == kRejectionsOnStderr) {
     print_diagnostic(diagnostics_,
-                     "atlas2kudu: more rejections: only in {} from here on (the first {} are "
+                     "{}atlas2kudu: more rejections: only in {} from here on (the first {} are "
                      "above; the summary counts them all)\n",
-                     one_line(policy_.reject_file), kRejectionsOnStderr);
+                     clear, one_line(policy_.reject_file), kRejectionsOnStderr);
   }
   ++printed_;
 }

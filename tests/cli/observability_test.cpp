@@ -509,6 +509,28 @@ TEST_CASE("on a terminal: the progress line shows percent and ETA for files, not
   std::remove(terminal.c_str());
 }
 
+TEST_CASE("on a terminal: rejections start a line of their own, over the progress line") {
+  // The progress line ends without a line end: a rejection printed after it was glued to it.
+  const std::string input =
+      write_temp(".jsonl", create_table_line(1, "", 1700000000000LL) + "\n{\"bad\": 1}\n" +
+                               create_table_line(2, "", 1700000000001LL) + "\n");
+  const std::string terminal = tmp_path(".tty");
+  const std::string sql = tmp_path(".sql");
+  for (const std::string& command : {std::string("check"), "compile --prior none -o " + sql}) {
+    CAPTURE(command);
+    const std::string cmd = "timeout 60 script -qec '" + std::string(ATLAS2KUDU_BINARY) + " " +
+                            command + " --max-rejects 5 " + input + "' /dev/null > " + terminal +
+                            " 2>&1";
+    std::system(cmd.c_str());
+    const std::string shown = slurp(terminal);
+    INFO(shown);
+    CHECK(contains(shown, "\r\x1b[K" + input + ":3:277: message.operationType: missing\r\n"));
+  }
+  std::remove(sql.c_str());
+  std::remove(input.c_str());
+  std::remove(terminal.c_str());
+}
+
 TEST_CASE("on a terminal: retries and reconnects are shown, over the progress line") {
   // The second statement's connection drops: a retry and a reconnect, which a user watching the
   // terminal must see (they were once logged only when stderr was not a terminal).
