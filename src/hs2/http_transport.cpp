@@ -261,7 +261,39 @@ void HttpClientTransport::perform_once(long* status, long* retry_after) {
           " (no answer to the connect or the TLS handshake: a silent server, or no TLS on "
           "this port: try without --ssl)";
     }
-    // Connect failures, resets, EOF, timeouts: the reply is lost; a reconnect may succeed.
+    if (rc == CURLE_OPERATION_TIMEDOUT) {
+      // Named as on the binary protocol: which limit ran out, and what to change. Still
+      // transient: the reply is lost, and a reconnect may succeed.
+      const int ms = config_.request_timeout_ms;
+      if (detail.find("Connection timed out") != std::string::npos) {
+        throw Hs2Error(Hs2ErrorKind::kTransient,
+                       cannot_connect(endpoint,
+                                      fmt::format("no answer to the connect within -t {} ms ({})",
+                                                  config_.connect_timeout_ms, detail),
+                                      "-t MS with more time, if the network is slow"));
+      }
+      if (replies_ == 0 && ms == config_.connect_timeout_ms) {
+        // The first request, OpenSession: a binary HS2 port reads "POST ..." as the length of a
+        // Thrift message and waits for the rest of it.
+        throw Hs2Error(
+            Hs2ErrorKind::kTransient,
+            cannot_connect(endpoint,
+                           fmt::format("it accepted the connection but sent no HTTP reply within "
+                                       "-t {} ms ({}): a silent server, or not an hs2-http port",
+                                       ms, detail),
+                           fmt::format("--protocol hs2 if it is a binary HS2 port (impalad: {}), "
+                                       "or -t MS with more time",
+                                       kImpaladBinaryPort)));
+      }
+      throw Hs2Error(
+          Hs2ErrorKind::kTransient,
+          ms == config_.socket_timeout_ms
+              ? fmt::format("no HTTP reply from {} within --socket_timeout_ms {} ms ({}; raise it "
+                            "for a server slow to answer; 0: no limit)",
+                            endpoint, ms, detail)
+              : fmt::format("no HTTP reply from {} within {} ms ({})", endpoint, ms, detail));
+    }
+    // Connect failures, resets, EOF: the reply is lost; a reconnect may succeed.
     throw Hs2Error(Hs2ErrorKind::kTransient, fmt::format("HTTP request failed: {}", detail));
   }
   curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, status);

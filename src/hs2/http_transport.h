@@ -59,6 +59,9 @@ struct HttpTransportConfig {
   bool verify_tls = true;
   int connect_timeout_ms = 60000;
   int request_timeout_ms = 0;  // whole request, 0 = none
+  // --socket_timeout_ms, to name it when a request runs out of it (the request timeout is -t for
+  // OpenSession, the close timeout for the clean-up, this otherwise).
+  int socket_timeout_ms = 0;
   int max_tries = 4;
   // Waits between 502/503/504 retries, so tests observe Retry-After without waiting; empty:
   // really sleeps.

@@ -336,6 +336,7 @@ std::shared_ptr<Hs2Transport> make_hs2_transport(const Hs2Settings& settings,
     cfg.verify_tls = !o.ssl_insecure_skip_verify;
     cfg.connect_timeout_ms = o.connect_timeout_ms;
     cfg.request_timeout_ms = o.socket_timeout_ms;
+    cfg.socket_timeout_ms = o.socket_timeout_ms;
     cfg.max_tries = o.connect_max_tries;
     cfg.sleep = std::move(sleep);
     cfg.on_wait = std::move(on_wait);

@@ -278,6 +278,16 @@ TEST_CASE("a reply slower than --socket_timeout_ms: the limit is named (exit 4)"
   CHECK(contains(r.err, "ExecuteStatement: no reply from " + slow.address() +
                             " within --socket_timeout_ms 300 ms (raise it for a server slow to "
                             "answer; 0: no limit)\n"));
+  // hs2-http names it too (it was libcurl's "HTTP request failed: Operation timed out ...").
+  TestServer slow_http("--transport http --latency-ms 3000");
+  const Run http =
+      run("apply --protocol hs2-http --prior none --socket_timeout_ms 300 "
+          "--max_retries 0 -i " +
+          slow_http.address() + " " + kInput);
+  CHECK(http.status == 4);
+  CHECK(contains(http.err, "no HTTP reply from " + slow_http.address() +
+                               " within --socket_timeout_ms 300 ms (Operation timed out after "));
+  CHECK(contains(http.err, "; raise it for a server slow to answer; 0: no limit)\n"));
 }
 
 TEST_SUITE_END();
