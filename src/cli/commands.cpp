@@ -590,7 +590,11 @@ int apply_run(ApplyCommand& a) {
   const std::optional<Hs2PriorStats> lookups = lookup_stats(*prior);
   if (lookups) report.lookups = &*lookups;
   report.http_waits = log.http_waits();
-  if (!c.quiet) print_apply_summary(stderr, report, a.checkpoint);
+  if (!c.quiet) {
+    print_apply_summary(stderr, report, a.checkpoint);
+  } else {
+    print_rerun_point(stderr, report, a.checkpoint);
+  }
   if (!c.in.stats_file.empty()) write_text_file(c.in.stats_file, stats_json(report));
   if (!c.in.metrics_file.empty()) write_metrics_textfile(c.in.metrics_file, report);
   return outcome.status;

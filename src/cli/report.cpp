@@ -274,6 +274,10 @@ void print_apply_summary(std::FILE* out, const RunReport& r, const std::string& 
   for (const auto& [table, line] : table_lines(hs2)) {
     print_diagnostic(out, "  {:<24}{}\n", table, line);
   }
+  print_rerun_point(out, r, checkpoint_path);
+}
+
+void print_rerun_point(std::FILE* out, const RunReport& r, const std::string& checkpoint_path) {
   if (!r.completed && r.checkpoint != nullptr) {
     // What the file holds, not what the executor ran: a window whose refused rows then stopped
     // the run ran, but was not recorded.

@@ -97,9 +97,11 @@ std::string read_summary(const ReadStats& stats);
 enum class SqlDestination { kFile, kStdout, kStdoutFailed };
 void print_compile_summary(std::FILE* out, const RunReport& report, SqlDestination sql);
 
-// `apply`'s summary: the totals, one line per table, and for a run that did not complete, what
-// the checkpoint (`checkpoint_path`, empty: none) holds.
+// `apply`'s summary: the totals, one line per table, and print_rerun_point.
 void print_apply_summary(std::FILE* out, const RunReport& report,
                          const std::string& checkpoint_path);
+// For an apply that did not complete: what the checkpoint (`checkpoint_path`, empty: none) holds,
+// and where the same command run again starts. Part of the failure's report, so also under -q.
+void print_rerun_point(std::FILE* out, const RunReport& report, const std::string& checkpoint_path);
 
 }  // namespace atlas2kudu

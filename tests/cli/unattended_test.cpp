@@ -326,6 +326,25 @@ TEST_CASE("a server that accepts and never answers ends the run with exit 4 by i
   CHECK(contains(r.err, "TLS handshake"));
 }
 
+TEST_CASE("-q: a stopped run still says where the rerun starts; no summary, no resume notice") {
+  TestServer server("--handler kit --fail-at '12:AnalysisException: Could not resolve table'");
+  const std::string ckpt = tmp_path(".ckpt");
+  std::remove(ckpt.c_str());
+  const std::vector<std::string> files = example_files();
+  const std::string args = "apply -q --window-events 5 --checkpoint " + ckpt;
+  const Run failed = run(args + " -i " + server.address() + joined(files));
+  CHECK(failed.status == 3);
+  CHECK(contains(failed.err, ckpt + " records the "));
+  CHECK(contains(failed.err, " this run applied; the same command run again continues with "));
+  CHECK_FALSE(contains(failed.err, " events ("));  // the summary line
+  // The same server (the checkpoint names it): its 12th statement has run.
+  const Run resumed = run(args + " -i " + server.address() + joined(files));
+  CHECK(resumed.status == 0);
+  INFO(resumed.err);
+  CHECK(resumed.err.empty());
+  for (const auto& f : {ckpt, ckpt + ".lock"}) std::remove(f.c_str());
+}
+
 TEST_CASE("--deadline stops a run like SIGTERM, cancelling the running statement, exit 4") {
   TestServer server("--handler kit --hang-at 1");
   const std::string stats = tmp_path(".json");
