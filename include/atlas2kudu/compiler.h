@@ -79,6 +79,9 @@ struct MemoryShares {
 // Sets aside what the process needs whatever the input (code, libraries, read buffers, the JSON
 // parser, allocator slack) and shares the rest between the knowledge cache and the window.
 MemoryShares split_memory_budget(std::size_t budget);
+// A budget as --memory-budget takes it, exactly: "256M", "2G", or bytes when it is no whole MiB
+// ("1000000000"), so that the figure can be found in the command line or the --config file.
+std::string memory_budget_text(std::size_t budget);
 // The longest record (--max-record-bytes) and message (--max-message-bytes) that compile, apply
 // (and check, to reject what they would) read within a budget are 1/kRecordShare of it (8 MiB at
 // the default 256M, 2 MiB at 64M), and the chunk records of split messages waiting for the rest
@@ -109,6 +112,9 @@ struct CompileOptions {
   // a window that would outgrow window_budget closes early (window_fits).
   std::size_t knowledge_budget = split_memory_budget(kDefaultMemoryBudget).knowledge;
   std::size_t window_budget = split_memory_budget(kDefaultMemoryBudget).window;
+  // The --memory-budget the shares come from. The SQL header names it when it is not the default:
+  // where a window closes early, and so the statements, depend on it.
+  std::size_t memory_budget = kDefaultMemoryBudget;
   EvictedKnowledge evicted = EvictedKnowledge::kSpill;
   std::string spill_dir;  // where the spill file goes; empty: $TMPDIR, else /tmp
   // compile --annotate: each statement carries a comment naming the input positions of the

@@ -197,6 +197,7 @@ void use_memory_budget(CompileCommand& c, bool applies) {
   const MemoryShares shares = split_memory_budget(c.in.memory_budget);
   c.options.knowledge_budget = shares.knowledge;
   c.options.window_budget = shares.window;
+  c.options.memory_budget = c.in.memory_budget;
   c.options.evicted = applies && c.options.prior == PriorSource::kImpala
                           ? EvictedKnowledge::kLookUpAgain
                           : EvictedKnowledge::kSpill;
@@ -331,19 +332,6 @@ std::optional<std::chrono::milliseconds> parse_duration(std::string_view text) {
   return total;
 }
 
-namespace {
-
-// The budget as a reason shows it: exactly, as the option is written ("256M", "1G",
-// "1000000000"), so that the figure can be found in the command line or the --config file.
-std::string budget_text(std::uint64_t budget) {
-  const std::uint64_t mib = std::uint64_t{1} << 20;
-  if (budget % (mib << 10) == 0) return fmt::format("{}G", budget / (mib << 10));
-  if (budget % mib == 0) return fmt::format("{}M", budget / mib);
-  return std::to_string(budget);
-}
-
-}  // namespace
-
 void fit_record_limits(InputOptions& in) {
   // The longest record and message must be readable within the budget: lowered to fit when left
   // at their defaults, refused when given larger.
@@ -354,15 +342,15 @@ void fit_record_limits(InputOptions& in) {
     if (!given) {
       limit = largest;
       source = fmt::format("{}, 1/{} of --memory-budget {}", option, share,
-                           budget_text(in.memory_budget));
+                           memory_budget_text(in.memory_budget));
       return;
     }
     const std::uint64_t mib = std::uint64_t{1} << 20;
     throw Error(ErrorCategory::kUsage,
                 fmt::format("{} {}: {}, more than --memory-budget {} allows; give at most {} (1/{} "
                             "of the budget), or --memory-budget {}M or more",
-                            option, limit, why, budget_text(in.memory_budget), largest, share,
-                            (std::uint64_t{limit} * share + mib - 1) / mib));
+                            option, limit, why, memory_budget_text(in.memory_budget), largest,
+                            share, (std::uint64_t{limit} * share + mib - 1) / mib));
   };
   ReaderLimits& l = in.limits;
   fit(l.max_record_bytes, l.record_limit_source, in.record_limit_given, "--max-record-bytes",

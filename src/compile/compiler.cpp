@@ -57,6 +57,13 @@ MemoryShares split_memory_budget(std::size_t budget) {
   return MemoryShares{.knowledge = shared / 20 * 6, .window = shared / 20 * 11};
 }
 
+std::string memory_budget_text(std::size_t budget) {
+  constexpr std::size_t kMib = std::size_t{1} << 20;
+  if (budget % (kMib << 10) == 0) return fmt::format("{}G", budget / (kMib << 10));
+  if (budget % kMib == 0) return fmt::format("{}M", budget / kMib);
+  return std::to_string(budget);
+}
+
 std::size_t window_footprint(const Event& e) {
   // Text the event carries; the window holds it up to four times: in the event, in its folded
   // rows (props_json, detail_json; names and types are views of the event's), in the
@@ -130,10 +137,13 @@ std::string Compiler::header(std::string_view prior_description) const {
   return fmt::format(
       "-- atlas2kudu {} compile\n"
       "-- options: --database {} --key-encoding {} --tombstone {} --prior {} "
-      "--props-max-bytes {} --window-events {} --batch-rows {} --batch-bytes {}{}\n"
+      "--props-max-bytes {} --window-events {} --batch-rows {} --batch-bytes {}{}{}\n"
       "-- prior state: {}\n",
       kVersion, o.database, to_string(o.key_encoding), to_string(o.tombstone), to_string(o.prior),
       o.props_max_bytes, o.window_events, o.batch_rows, o.batch_bytes,
+      o.memory_budget == kDefaultMemoryBudget
+          ? std::string()
+          : " --memory-budget " + memory_budget_text(o.memory_budget),
       o.annotate ? " --annotate" : "", comment_text(prior_description));
 }
 

@@ -59,6 +59,14 @@ TEST_CASE("header names the version, every option and the prior source") {
         "--props-max-bytes 1000 --window-events 7 --batch-rows 3 --batch-bytes 9999\n"
         "-- prior state: none (only what this input establishes; renames and tag removals use "
         "predicate deletes, props of entities first seen here merge from {})\n");
+  // --memory-budget decides where windows close early: named when it is not the default (the
+  // default's header stays as it was).
+  o.memory_budget = std::size_t{64} << 20;
+  CHECK(Compiler(o).header(prior.describe()).find("--batch-bytes 9999 --memory-budget 64M\n") !=
+        std::string::npos);
+  CHECK(memory_budget_text(std::size_t{2} << 30) == "2G");
+  CHECK(memory_budget_text(std::size_t{1100} << 20) == "1100M");
+  CHECK(memory_budget_text(1000000000) == "1000000000");
 }
 
 TEST_CASE("options no SQL can be written for are refused") {
