@@ -90,7 +90,8 @@ ClassificationFields parse_classification(od::value& v, const Path& path, Nestin
     }
   }
   if (!has_type || c.type_name.empty()) {
-    throw InputError(RejectCode::kMissingField, fmt::format("{}.typeName: missing", path.str()));
+    throw InputError(RejectCode::kMissingField,
+                     fmt::format("{}.typeName: {}", path.str(), has_type ? "empty" : "missing"));
   }
   return c;
 }
@@ -354,9 +355,12 @@ void payload_to_event(PayloadFields& p, const EventTimeFallbacks& fallbacks, Eve
   } else if (fallbacks.kafka_timestamp_ms) {
     event.event_time_us = ms_to_us(*fallbacks.kafka_timestamp_ms, "ts");
   } else {
-    throw InputError(
-        RejectCode::kMissingField,
-        "message.eventTime: missing, and no msgCreationTime or Kafka timestamp to use");
+    throw InputError(RejectCode::kMissingField,
+                     v1 ? "no event time: a V1 message has no eventTime, and it has no "
+                          "message.entity.systemAttributes.modifiedTime, msgCreationTime or Kafka "
+                          "timestamp to use"
+                        : "message.eventTime: missing, and no msgCreationTime or Kafka timestamp "
+                          "to use");
   }
 
   if (is_relationship_op(event.op)) {
@@ -402,7 +406,8 @@ void payload_to_event(PayloadFields& p, const EventTimeFallbacks& fallbacks, Eve
       get_guid(*guid_text, v1 && e.v1_id_guid ? "message.entity.id.id" : "message.entity.guid");
   std::optional<std::string>& type_name = e.type_name ? e.type_name : e.v1_id_type_name;
   if (!type_name || type_name->empty()) {
-    throw InputError(RejectCode::kMissingField, "message.entity.typeName: missing");
+    throw InputError(RejectCode::kMissingField, type_name ? "message.entity.typeName: empty"
+                                                          : "message.entity.typeName: missing");
   }
   event.type_name = std::move(*type_name);
 

@@ -135,8 +135,8 @@ TEST_CASE("the event time: eventTime, V1 modifiedTime, msgCreationTime, Kafka ti
                  EventTimeFallbacks{.kafka_timestamp_ms = 4})
             .event_time_us == 4000);
   CHECK(failure(R"({"operationType":"ENTITY_UPDATE",)" + v1_entity() + "}") ==
-        "missing-field: message.eventTime: missing, and no msgCreationTime or Kafka timestamp to "
-        "use");
+        "missing-field: no event time: a V1 message has no eventTime, and it has no "
+        "message.entity.systemAttributes.modifiedTime, msgCreationTime or Kafka timestamp to use");
   CHECK(failure(R"({"operationType":"ENTITY_UPDATE",)" + v1_entity() + "}",
                 EventTimeFallbacks{.msg_creation_time_ms = INT64_MAX}) ==
         "wrong-type: msgCreationTime: 9223372036854775807 is out of range");
