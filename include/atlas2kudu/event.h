@@ -156,7 +156,8 @@ struct Relationship {
   friend bool operator==(const Relationship&, const Relationship&) = default;
 };
 
-// "events.jsonl:12:3456" (kcat records add " (topic/partition@offset)"). A name or topic that
+// "events.jsonl:12:3456" (kcat records add " (topic/partition@offset)", console records with
+// partition and offset prefixes " (partition 0, offset 41)"). A name or topic that
 // holds a control character is written in its one-line form (util/utf8.h), so that a position
 // never spans lines.
 std::string format_position(const SourcePosition& pos);

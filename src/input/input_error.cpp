@@ -22,7 +22,11 @@ std::string format_position(const SourcePosition& pos) {
   // Names and topics may hold anything, a newline included: the position stays on its line.
   std::string out = one_line(pos.source);
   fmt::format_to(std::back_inserter(out), ":{}:{}", pos.line, pos.offset);
-  if (pos.kafka) {
+  if (pos.kafka && pos.kafka->topic.empty()) {
+    // A console consumer's prefixes name no topic.
+    fmt::format_to(std::back_inserter(out), " (partition {}, offset {})", pos.kafka->partition,
+                   pos.kafka->offset);
+  } else if (pos.kafka) {
     fmt::format_to(std::back_inserter(out), " ({}/{}@{})", one_line(pos.kafka->topic),
                    pos.kafka->partition, pos.kafka->offset);
   }

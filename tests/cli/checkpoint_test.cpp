@@ -380,7 +380,7 @@ TEST_CASE("Kafka positions this run has read are passed over as replayed; nothin
         "older.txt:3:" +
             std::to_string(at(0, 8, 20).size() + at(0, 9, 21).size() +
                            std::string("Partition:0\tOffset:10\t").size()) +
-            " (/0@10)");
+            " (partition 0, offset 10)");
   CHECK(reader.stats().out_of_order == 2);
   CHECK(reader.stats().skipped == 0);
   CHECK(reader.stats().records == 9);

@@ -384,6 +384,8 @@ TEST_CASE("a position stays on one line whatever its file name or topic holds") 
   CHECK(format_position(pos) == "ex\\nport\\\\.jsonl:7:99");
   pos.kafka = SourcePosition::Kafka{"ATLAS\r_ENTITIES\xff", 2, 41};
   CHECK(format_position(pos) == "ex\\nport\\\\.jsonl:7:99 (ATLAS\\r_ENTITIES\\xff/2@41)");
+  pos.kafka->topic.clear();  // console prefixes: no topic
+  CHECK(format_position(pos) == "ex\\nport\\\\.jsonl:7:99 (partition 2, offset 41)");
 }
 
 TEST_CASE("a large file reads as the same bytes in memory, and bytes_read ends at its size") {
