@@ -62,7 +62,21 @@ void WindowEvents::of_row(std::string_view table, std::size_t net_row,
              (table == schema::kEdgeIn.name && net_row < net.edge_in.size())) {
     const bool out_edge = table == schema::kEdgeOut.name;
     const EdgeRow& r = out_edge ? net.edge_out[net_row] : net.edge_in[net_row];
+    const std::size_t first = out.size();
     append_all(find(edge_, EdgeKey{out_edge ? r.a : r.b, out_edge ? r.b : r.a, r.elabel}), out);
+    if (!r.upsert) {
+      // An edge deleted by the delete of one of its ends: that event too.
+      for (const Guid* end : {&r.a, &r.b}) {
+        const std::vector<std::uint32_t>* events = find(entity_, *end);
+        if (events == nullptr) continue;
+        for (const std::uint32_t i : *events) {
+          if (net.events[i].op == Operation::kEntityDelete) out.push_back(i);
+        }
+      }
+      const auto from = out.begin() + static_cast<std::ptrdiff_t>(first);
+      std::sort(from, out.end());
+      out.erase(std::unique(from, out.end()), out.end());  // an edge from an entity to itself
+    }
   } else if (table == schema::kEntityClassifications.name && net_row < net.tags.size()) {
     const TagRow& r = net.tags[net_row];
     const std::vector<std::uint32_t>* events = find(entity_, r.guid);

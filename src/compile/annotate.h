@@ -36,7 +36,8 @@ class WindowEvents {
   // Appends to `out` the indexes (into net.events, ascending) of the events that wrote row
   // `net_row` of `table`: the entity's events for entity_flat and entity_by_qn, the classification
   // events naming the tag for entity_classifications (else the entity's), the relationship events
-  // of the edge, the one event of an entity_audit row. Nothing for a row out of range.
+  // of the edge (and, for an edge deleted, the ENTITY_DELETE events of its ends, which delete it
+  // too), the one event of an entity_audit row. Nothing for a row out of range.
   void of_row(std::string_view table, std::size_t net_row, std::vector<std::uint32_t>& out) const;
   // Appends the indexes of the entity and classification events of `guid`.
   void of_entity(const Guid& guid, std::vector<std::uint32_t>& out) const;

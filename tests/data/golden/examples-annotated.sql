@@ -9,13 +9,13 @@ DELETE FROM `atlas`.`entity_by_qn` WHERE `qn_digest` IN ('204aed264bf63d51b9e8f3
 DELETE FROM `atlas`.`entity_by_qn` WHERE `qn_digest` IN ('204aed264bf63d51b9e8f3a9c0fa7c76', '462ed479747bd5bbf0c1a3610874fe6e', 'de09793dfc2386f36591aaf9fc831606') AND `guid` IN ('00000001000040008000000000000001');
 -- entity_by_qn: 8 keys from 20 events, examples/01-create-table-atlas21.jsonl:1 .. examples/04-kcat-export.jsonl:4
 DELETE FROM `atlas`.`entity_by_qn` WHERE `guid` IN ('00000001000040008000000000000001', '00000002000040008000000000000002', '00000003000040008000000000000003', '06146bc1a6314f9d8d0cf1c7b71a9c0a', '0b6f3c1e2a4d4e8f9c1b5d7e8f9a0b1c', '2237918c91544725bfc430b9d82cbddd', '81f18e763257450cb1963b50c7e273be', 'd278a8045ccf47809e69a335f3b40449') AND `qn_digest` NOT IN ('25e7dff921eb57a98ffea22c1a1086f4', '3121cad19ea632f22154c6589a6c5127', '5deefa138f365651520fb4c4319575ff', 'a21efddc5025ca1afaa82cc8176a40f2', 'b7a8812245539a37ff921447e3af6cc3', 'd54571ed41567996375da23e0528ebdf', 'de09793dfc2386f36591aaf9fc831606', 'e3c3856f005ba5c45136866926ec8be2');
--- edge_out: edge 00000003-0000-4000-8000-000000000003 -> 00000001-0000-4000-8000-000000000001 (owns); event examples/02-rename-tags-edges-delete.jsonl:8
+-- edge_out: edge 00000003-0000-4000-8000-000000000003 -> 00000001-0000-4000-8000-000000000001 (owns); 2 events, examples/02-rename-tags-edges-delete.jsonl:8 .. examples/02-rename-tags-edges-delete.jsonl:11
 DELETE FROM `atlas`.`edge_out` WHERE `src` IN ('00000003000040008000000000000003') AND `elabel` IN ('owns') AND `dst` IN ('00000001000040008000000000000001');
--- edge_out: edge 00000001-0000-4000-8000-000000000001 -> 00000002-0000-4000-8000-000000000002 (r:ab); event examples/02-rename-tags-edges-delete.jsonl:7
+-- edge_out: edge 00000001-0000-4000-8000-000000000001 -> 00000002-0000-4000-8000-000000000002 (r:ab); 2 events, examples/02-rename-tags-edges-delete.jsonl:7 .. examples/02-rename-tags-edges-delete.jsonl:11
 DELETE FROM `atlas`.`edge_out` WHERE `src` IN ('00000001000040008000000000000001') AND `elabel` IN ('r:ab') AND `dst` IN ('00000002000040008000000000000002');
--- edge_in: edge 00000003-0000-4000-8000-000000000003 -> 00000001-0000-4000-8000-000000000001 (owns); event examples/02-rename-tags-edges-delete.jsonl:8
+-- edge_in: edge 00000003-0000-4000-8000-000000000003 -> 00000001-0000-4000-8000-000000000001 (owns); 2 events, examples/02-rename-tags-edges-delete.jsonl:8 .. examples/02-rename-tags-edges-delete.jsonl:11
 DELETE FROM `atlas`.`edge_in` WHERE `dst` IN ('00000001000040008000000000000001') AND `elabel` IN ('owns') AND `src` IN ('00000003000040008000000000000003');
--- edge_in: edge 00000001-0000-4000-8000-000000000001 -> 00000002-0000-4000-8000-000000000002 (r:ab); event examples/02-rename-tags-edges-delete.jsonl:7
+-- edge_in: edge 00000001-0000-4000-8000-000000000001 -> 00000002-0000-4000-8000-000000000002 (r:ab); 2 events, examples/02-rename-tags-edges-delete.jsonl:7 .. examples/02-rename-tags-edges-delete.jsonl:11
 DELETE FROM `atlas`.`edge_in` WHERE `dst` IN ('00000002000040008000000000000002') AND `elabel` IN ('r:ab') AND `src` IN ('00000001000040008000000000000001');
 -- edge_out: guid 00000001-0000-4000-8000-000000000001; 6 events, examples/02-rename-tags-edges-delete.jsonl:1 .. examples/02-rename-tags-edges-delete.jsonl:11
 DELETE FROM `atlas`.`edge_out` WHERE `src` IN ('00000001000040008000000000000001');
