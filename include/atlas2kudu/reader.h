@@ -53,11 +53,19 @@ std::string_view to_string(RejectCode code);
 
 // How far the input has been read or applied, per source and per Kafka partition: what a
 // --checkpoint file records (cli/checkpoint.h) and Reader::resume_from() takes back.
+// How records are counted (next_record), for resume points written by one release and read by
+// another. Framing 1 (checkpoints of format 1 and 2) counted a Kafka tool's log line as one or
+// more records, opened an array at any '[' and counted a ',' missing after an array element cut
+// short as a record; framing 2 skips such a log line, takes a '[' with no object after it as one
+// record, and counts no missing ','. Everything else is counted alike.
+inline constexpr std::uint32_t kFraming = 2;
+
 struct SourceMark {
   std::string name;
   std::string identity;  // empty for stdin: it is skipped by Kafka offsets only
   std::uint64_t next_record = 0;
   bool complete = false;
+  std::uint32_t framing = kFraming;  // how next_record was counted
 
   friend bool operator==(const SourceMark&, const SourceMark&) = default;
 };

@@ -24,7 +24,10 @@ namespace od = simdjson::ondemand;
 
 namespace {
 
-constexpr std::string_view kFormat = "atlas2kudu-checkpoint/2";
+// Format 3 adds each source's framing (reader.h, kFraming): the resume points of formats 1 and 2
+// were counted by framing 1.
+constexpr std::string_view kFormat = "atlas2kudu-checkpoint/3";
+constexpr std::string_view kFormatV2 = "atlas2kudu-checkpoint/2";  // read, never written
 constexpr std::string_view kFormatV1 = "atlas2kudu-checkpoint/1";  // read, never written
 
 }  // namespace
@@ -49,6 +52,7 @@ std::string checkpoint_json(const Checkpoint& c) {
     w.key("identity").value(s.identity);
     w.key("next_record").value(s.next_record);
     w.key("complete").value(s.complete);
+    w.key("framing").value(s.framing);
     if (const auto it = c.last_run.find(s.identity);
         !s.identity.empty() && it != c.last_run.end()) {
       w.key("last_run").value(it->second);
@@ -104,12 +108,15 @@ Checkpoint load_checkpoint(const std::string& path) {
         throw refuse(fmt::format("malformed checkpoint at {}: \"{}\" missing", entry, member));
     };
     bool format_ok = false;
+    bool older_format = false;
+    std::vector<bool> framings_seen;  // per source
     for (auto field : doc.get_object()) {
       const std::string_view key = field.unescaped_key();
       at = std::string(key);
       if (key == "format") {
         const std::string_view format = field.value().get_string();
-        format_ok = format == kFormat || format == kFormatV1;
+        format_ok = format == kFormat || format == kFormatV2 || format == kFormatV1;
+        older_format = format != kFormat;
       } else if (key == "target") {
         for (auto f : field.value().get_object()) {
           const std::string_view k = f.unescaped_key();
@@ -131,6 +138,7 @@ Checkpoint load_checkpoint(const std::string& path) {
           SourceMark mark;
           std::uint64_t last_run = 0;
           bool name = false, identity = false, next_record = false, complete = false;
+          bool framing = false;
           const std::string entry = fmt::format("sources[{}]", i);
           at = entry;
           for (auto f : item.get_object()) {
@@ -148,6 +156,13 @@ Checkpoint load_checkpoint(const std::string& path) {
             } else if (k == "complete") {
               mark.complete = f.value().get_bool();
               complete = true;
+            } else if (k == "framing") {
+              const std::uint64_t n = f.value().get_uint64();
+              if (n < 1 || n > kFraming)
+                throw refuse(fmt::format("malformed checkpoint at {}: framing {} (1 to {})", at, n,
+                                         kFraming));
+              mark.framing = static_cast<std::uint32_t>(n);
+              framing = true;
             } else if (k == "last_run") {
               last_run = f.value().get_uint64();
             }
@@ -156,6 +171,7 @@ Checkpoint load_checkpoint(const std::string& path) {
           require(identity, entry, "identity");
           require(next_record, entry, "next_record");
           require(complete, entry, "complete");
+          framings_seen.push_back(framing);
           if (!mark.identity.empty()) c.last_run.emplace(mark.identity, last_run);
           c.progress.sources.push_back(std::move(mark));
           ++i;
@@ -192,8 +208,15 @@ Checkpoint load_checkpoint(const std::string& path) {
       at = "the document";
     }
     if (!format_ok) {
-      throw refuse(
-          fmt::format("not an atlas2kudu checkpoint ({} or {} expected)", kFormat, kFormatV1));
+      throw refuse(fmt::format("not an atlas2kudu checkpoint ({}, {} or {} expected)", kFormat,
+                               kFormatV2, kFormatV1));
+    }
+    for (std::size_t i = 0; i < c.progress.sources.size(); ++i) {
+      if (older_format) {
+        c.progress.sources[i].framing = 1;  // counted by the releases that wrote them
+      } else {
+        require(framings_seen[i], fmt::format("sources[{}]", i), "framing");
+      }
     }
   } catch (const simdjson::simdjson_error& e) {
     std::string_view why = e.what();

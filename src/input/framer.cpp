@@ -210,6 +210,8 @@ bool Framer::skip_prefixes_and_diagnostics(FramedRecord& out) {
   std::string_view ahead(p, end_ - pos_);
   if (ahead.starts_with("Processed a total of ") || ahead.starts_with("% ") ||
       is_consumer_log_line(ahead)) {
+    if (!ahead.starts_with("Processed a total of ") && !ahead.starts_with("% "))
+      ++counted_differently_;
     // Drop the whole line, however long, without holding it in memory.
     for (;;) {
       const char* nl = static_cast<const char*>(std::memchr(buf_.get() + pos_, '\n', end_ - pos_));
@@ -674,15 +676,21 @@ bool Framer::next(FramedRecord& out) {
       continue;
     }
     if (is_space(d)) continue;
-    if (d == '[' && !in_array_ && opens_array_of_records()) {
-      in_array_ = true;
-      array_wants_element_ = true;
-      array_opened_ = true;
-      array_resync_ = false;
-      array_line_ = line_;
-      array_offset_ = base_offset_ + pos_;
-      ++pos_;
-      continue;
+    if (d == '[' && !in_array_) {
+      if (opens_array_of_records()) {
+        in_array_ = true;
+        array_wants_element_ = true;
+        array_opened_ = true;
+        array_resync_ = false;
+        array_line_ = line_;
+        array_offset_ = base_offset_ + pos_;
+        ++pos_;
+        continue;
+      }
+      ++counted_differently_;  // framing 1 opened an array here
+    }
+    if (in_array_ && !array_wants_element_ && array_resync_) {
+      ++counted_differently_;  // framing 1 counted a missing ',' here
     }
     if (in_array_ && !array_wants_element_ && !array_resync_) {
       array_wants_element_ = true;  // the element is read next, as the records around it are

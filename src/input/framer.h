@@ -83,6 +83,9 @@ class Framer {
 
   // Tool diagnostics skipped so far ("Processed a total of ...", "% ..." lines).
   std::uint64_t ignored_lines() const { return ignored_lines_; }
+  // Places so far where framing 1 counted records otherwise (reader.h, kFraming): a consumer's
+  // log line skipped, a '[' that opens no array, a ',' not missed after an element cut short.
+  std::uint64_t counted_differently() const { return counted_differently_; }
 
   // True when the record last returned ran to the end of the input: nothing follows it, not even a
   // line end (a document never closed takes in the line ends after it).
@@ -217,6 +220,7 @@ class Framer {
   std::string prefix_error_;  // a console prefix of the record being framed that is out of range
   std::uint64_t records_ = 0;
   std::uint64_t ignored_lines_ = 0;
+  std::uint64_t counted_differently_ = 0;
   Kernel kernel_ = default_kernel();
 };
 

@@ -298,8 +298,13 @@ struct Reader::Impl {
   InputProgress resume_;
   Reader::ResumeNotice on_resumed_;
   std::vector<bool> resume_used_;
-  std::uint64_t skip_records_ = 0;  // of the current source
-  std::uint64_t bytes_done_ = 0;    // consumed() of the sources closed
+  std::uint64_t skip_records_ = 0;         // of the current source
+  std::uint32_t skip_framing_ = kFraming;  // how skip_records_ was counted
+  // Throws when lines before the record being skipped were counted otherwise by the framing of
+  // the resume point (an earlier release's checkpoint): skipping by count could pass over records
+  // never applied.
+  void check_skip_framing() const;
+  std::uint64_t bytes_done_ = 0;  // consumed() of the sources closed
 };
 
 Reader::Reader(std::vector<std::string> paths, RejectSink& rejects, ReaderLimits limits)
@@ -363,17 +368,34 @@ bool Reader::Impl::open_next_source() {
   marks_.push_back(SourceMark{source_->name(), source_->identity(), 0, false});
   cut_at_end_.push_back(false);
   skip_records_ = 0;
+  skip_framing_ = kFraming;
   if (!marks_.back().identity.empty()) {
     for (std::size_t i = 0; i < resume_.sources.size(); ++i) {
       if (!resume_used_[i] && resume_.sources[i].identity == marks_.back().identity) {
         resume_used_[i] = true;
         skip_records_ = resume_.sources[i].next_record;
+        skip_framing_ = resume_.sources[i].framing;
         if (on_resumed_) on_resumed_(source_name_, resume_.sources[i]);
         break;
       }
     }
   }
   return true;
+}
+
+void Reader::Impl::check_skip_framing() const {
+  if (skip_framing_ >= kFraming || framer_->counted_differently() == 0) return;
+  throw Error(
+      ErrorCategory::kCheckpoint,
+      fmt::format("{}: the checkpoint's resume point, after {} record{}, was counted by an "
+                  "earlier atlas2kudu, and this input has lines it counted otherwise before "
+                  "that point (a Kafka tool's log line, a line starting with '[' that "
+                  "opens no array, or an array element cut short): skipping by that count "
+                  "could pass over records never applied. Finish this input with the "
+                  "release that wrote the checkpoint, or apply it again from its start "
+                  "with a new --checkpoint (what was applied already changes nothing when "
+                  "applied again)",
+                  one_line(source_name_), skip_records_, skip_records_ == 1 ? "" : "s"));
 }
 
 bool Reader::Impl::kafka_applied(const SourcePosition::Kafka& k) const {
@@ -510,6 +532,9 @@ bool Reader::Impl::next(Event& out) {
       pos.kafka = SourcePosition::Kafka{"", *record_.console_partition, *record_.console_offset};
     }
     if (record_.index < skip_records_) {
+      // Lines counted otherwise before a record the count skips shift the resume point; after
+      // the last one skipped, they do not.
+      check_skip_framing();
       ++stats_.skipped;
       continue;
     }

@@ -511,7 +511,8 @@ TEST_CASE("the checkpoint remembers every input applied: A, then B, then A again
   CHECK(c.progress.sources[0].name == "renamed-b.jsonl");
   CHECK(c.last_run.at(c.progress.sources[0].identity) == 4);
   const std::string text = slurp(path);
-  CHECK(text.find("\"format\":\"atlas2kudu-checkpoint/2\"") != std::string::npos);
+  CHECK(text.find("\"format\":\"atlas2kudu-checkpoint/3\"") != std::string::npos);
+  CHECK(text.find("\"framing\":2") != std::string::npos);
   CHECK(text.find("\"last_run\":4") != std::string::npos);
   std::filesystem::remove_all(dir_template);
 }
@@ -612,7 +613,7 @@ TEST_CASE("remembered inputs are bounded: those read longest ago are forgotten f
   CHECK(oldest == 1);
 }
 
-TEST_CASE("a version 1 checkpoint is read and rewritten as version 2") {
+TEST_CASE("a version 1 checkpoint is read and rewritten in the current format") {
   char dir_template[] = "/tmp/atlas2kudu-ckpt-XXXXXX";
   REQUIRE(mkdtemp(dir_template) != nullptr);
   const std::string path = std::string(dir_template) + "/old.ckpt";
@@ -630,6 +631,7 @@ TEST_CASE("a version 1 checkpoint is read and rewritten as version 2") {
   CHECK(v1.runs == 0);
   REQUIRE(v1.progress.sources.size() == 1);
   CHECK(v1.progress.sources[0].next_record == 9);
+  CHECK(v1.progress.sources[0].framing == 1);  // counted by the release that wrote it
   CHECK(v1.progress.kafka_next_offset.at({"T", 1}) == 7);
   {
     RejectSink sink(RejectPolicy{}, nullptr);
@@ -643,8 +645,55 @@ TEST_CASE("a version 1 checkpoint is read and rewritten as version 2") {
   CHECK(v2.windows_applied == 3);
   REQUIRE(v2.progress.sources.size() == 2);
   CHECK(v2.progress.sources[1].identity == "abc");  // remembered from the version 1 file
+  CHECK(v2.progress.sources[1].framing == 1);       // and still counted as it was
+  CHECK(v2.progress.sources[0].framing == kFraming);
+  CHECK(slurp(path).find("\"format\":\"atlas2kudu-checkpoint/3\"") != std::string::npos);
   CHECK(v2.progress.kafka_next_offset.at({"T", 1}) == 7);
   std::filesystem::remove_all(dir_template);
+}
+
+TEST_CASE("a resume point counted by an earlier framing is refused where the counts differ") {
+  // Framing 1 counted a Kafka tool's log line as records; framing 2 skips it. A resume point
+  // after such a line, counted the old way, would skip a record never applied.
+  const std::string log = "[2024-01-02 03:04:05,006] WARN lost the leader (c)\n";
+  const std::string text = line(0) + log + line(1) + line(2) + line(3);
+  InputProgress old;
+  RejectSink sink(RejectPolicy{}, nullptr);
+  {
+    Reader first(sources({{"a.jsonl", text}}), sink);
+    take(first);
+    old = first.progress();
+  }
+  REQUIRE(old.sources.size() == 1);
+  old.sources[0].next_record = 3;  // as framing 1 counted q0 and q1 (the log line: 1 record)
+  old.sources[0].complete = false;
+  old.sources[0].framing = 1;
+  Reader resumed(sources({{"a.jsonl", text}}), sink);
+  resumed.resume_from(old);
+  try {
+    take(resumed);
+    FAIL("expected Error(kCheckpoint)");
+  } catch (const Error& e) {
+    CHECK(e.category() == ErrorCategory::kCheckpoint);
+    CHECK(std::string(e.what()).starts_with(
+        "a.jsonl: the checkpoint's resume point, after 3 records, was counted by an earlier "
+        "atlas2kudu"));
+  }
+  // Where nothing before the resume point is counted otherwise, it resumes as before, also past
+  // such a line after it.
+  const std::string later = line(0) + line(1) + log + line(2) + line(3);
+  {
+    Reader first(sources({{"b.jsonl", later}}), sink);
+    take(first);
+    old = first.progress();
+  }
+  old.sources[0].next_record = 2;
+  old.sources[0].complete = false;
+  old.sources[0].framing = 1;
+  Reader fine(sources({{"b.jsonl", later}}), sink);
+  fine.resume_from(old);
+  CHECK(take(fine) == std::vector<std::string>{"q2", "q3"});
+  CHECK(fine.stats().skipped == 2);
 }
 
 TEST_CASE("one run at a time: a second lock on the checkpoint fails at once, naming the owner") {

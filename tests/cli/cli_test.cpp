@@ -1096,7 +1096,7 @@ TEST_CASE(
     CHECK(r.status == 3);
     CHECK(r.err.find("AnalysisException:boom") != std::string::npos);
     const std::string saved = slurp(ckpt);
-    CHECK(saved.find("\"format\":\"atlas2kudu-checkpoint/2\"") != std::string::npos);
+    CHECK(saved.find("\"format\":\"atlas2kudu-checkpoint/3\"") != std::string::npos);
     CHECK(saved.find("\"windows_applied\":0") == std::string::npos);
     CHECK((::access(ckpt.c_str(), F_OK) == 0));
     // The same server again (the failure was the 12th statement only): the run resumes.
