@@ -2,11 +2,15 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <deque>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
+#include <vector>
 
 #include "cli/output_guard.h"
 #include "util/atomic_file.h"
@@ -37,19 +41,18 @@ std::string series(std::string_view metric, std::string_view command, std::strin
                      table.empty() ? "" : fmt::format(",table=\"{}\"", label_value(table)));
 }
 
-// One metric family: HELP, TYPE, then its samples, each `{command="...",extra} value`. A counter's
-// sample adds this run's figure to the value the file held for the same series (`previous`).
+// A metric family as the file shows it: HELP, TYPE, then its samples ("series value").
+struct FamilyText {
+  std::string name, type, help;
+  std::vector<std::pair<std::string, std::string>> samples;
+};
+
+// Adds the samples of one family, each `{command="...",extra} value`. A counter's sample adds this
+// run's figure to the value the file held for the same series (`previous`).
 class Family {
  public:
-  Family(std::string& out, std::string_view name, std::string_view type, std::string_view help,
-         std::string_view command, std::string_view previous)
-      : out_(out),
-        name_(name),
-        command_(command),
-        counter_(type == "counter"),
-        previous_(previous) {
-    out_ += fmt::format("# HELP {} {}\n# TYPE {} {}\n", name, help, name, type);
-  }
+  Family(FamilyText& text, std::string_view command, std::string_view previous)
+      : text_(text), command_(command), counter_(text.type == "counter"), previous_(previous) {}
   void sample(std::uint64_t value) { count("", value); }
   void sample(std::int64_t value) { line("", std::to_string(value)); }
   void seconds(double value) { line("", fmt::format("{:.3f}", value)); }
@@ -57,18 +60,65 @@ class Family {
 
  private:
   void count(std::string_view table, std::uint64_t value) {
-    if (counter_) value += previous_count(previous_, series(name_, command_, table));
+    if (counter_) value += previous_count(previous_, series(text_.name, command_, table));
     line(table, std::to_string(value));
   }
-  void line(std::string_view table, const std::string& value) {
-    out_ += fmt::format("{} {}\n", series(name_, command_, table), value);
+  void line(std::string_view table, std::string value) {
+    text_.samples.emplace_back(series(text_.name, command_, table), std::move(value));
   }
-  std::string& out_;
-  std::string_view name_;
+  FamilyText& text_;
   std::string_view command_;
   bool counter_;
   std::string_view previous_;
 };
+
+// The counter series of `command` the file held that this run did not write (a run that failed
+// before reading, one that touched fewer tables, one without lookups): kept with their values, so
+// that a counter never goes down while the file stays.
+void carry_over_counters(std::deque<FamilyText>& families, std::string_view previous,
+                         std::string_view command) {
+  std::set<std::string, std::less<>> written;
+  for (const FamilyText& f : families) {
+    for (const auto& [series, value] : f.samples) written.insert(series);
+  }
+  std::map<std::string, std::pair<std::string, std::string>, std::less<>> declared;  // type, help
+  const std::string label = fmt::format("{{command=\"{}\"", label_value(command));
+  for (std::size_t at = 0; at < previous.size();) {
+    const std::size_t end = std::min(previous.find('\n', at), previous.size());
+    const std::string_view line = previous.substr(at, end - at);
+    at = end + 1;
+    if (line.starts_with("# HELP ") || line.starts_with("# TYPE ")) {
+      const std::string_view rest = line.substr(7);
+      const std::size_t space = rest.find(' ');
+      if (space == std::string_view::npos) continue;
+      auto& [type, help] = declared[std::string(rest.substr(0, space))];
+      (line[2] == 'T' ? type : help) = std::string(rest.substr(space + 1));
+      continue;
+    }
+    const std::size_t brace = line.find('{');
+    const std::size_t space = line.rfind(' ');
+    if (brace == std::string_view::npos || space == std::string_view::npos || space < brace) {
+      continue;
+    }
+    const std::string_view name = line.substr(0, brace);
+    const std::string_view series = line.substr(0, space);
+    const auto it = declared.find(name);
+    if (it == declared.end() || it->second.first != "counter" || written.contains(series) ||
+        !series.substr(brace).starts_with(label) || series.size() <= brace + label.size() ||
+        (series[brace + label.size()] != '}' && series[brace + label.size()] != ',')) {
+      continue;
+    }
+    const std::uint64_t value = previous_count(previous, series);
+    auto family = std::find_if(families.begin(), families.end(),
+                               [&](const FamilyText& f) { return f.name == name; });
+    if (family == families.end()) {
+      families.push_back(FamilyText{std::string(name), "counter", it->second.second, {}});
+      family = families.end() - 1;
+    }
+    family->samples.emplace_back(std::string(series), std::to_string(value));
+    written.insert(std::string(series));
+  }
+}
 
 std::string read_text(const std::string& path) {
   std::ifstream in(path);
@@ -111,9 +161,10 @@ std::uint64_t previous_count(std::string_view text, std::string_view series) {
 }
 
 std::string metrics_text(const RunReport& r, std::string_view previous) {
-  std::string out;
+  std::deque<FamilyText> families;  // never moves an element: Family holds one
   const auto family = [&](std::string_view name, std::string_view type, std::string_view help) {
-    return Family(out, name, type, help, r.command, previous);
+    families.push_back(FamilyText{std::string(name), std::string(type), std::string(help), {}});
+    return Family(families.back(), r.command, previous);
   };
   const double ended = static_cast<double>(r.end_micros) / 1e6;
   const std::optional<double> last_success =
@@ -196,6 +247,12 @@ std::string metrics_text(const RunReport& r, std::string_view previous) {
     family("atlas2kudu_http_waits_total", "counter",
            "HTTP 502, 503 and 504 replies waited out and sent again (hs2-http).")
         .sample(*r.http_waits);
+  }
+  carry_over_counters(families, previous, r.command);
+  std::string out;
+  for (const FamilyText& f : families) {
+    out += fmt::format("# HELP {} {}\n# TYPE {} {}\n", f.name, f.help, f.name, f.type);
+    for (const auto& [series, value] : f.samples) out += fmt::format("{} {}\n", series, value);
   }
   return out;
 }

@@ -12,9 +12,11 @@
 //
 // The *_total counters add up over the runs that write FILE: each run adds its own figures to the
 // values FILE held for its command (read back, as the last success is), so that Prometheus's
-// increase() and rate() see every run, also two runs that count the same. A file removed (or
-// edited) starts them again from zero, which Prometheus takes as a counter reset; the last run's
-// own figures are those of --stats. A failed run keeps the previous
+// increase() and rate() see every run, also two runs that count the same. A series this run does
+// not write (a run that failed before reading, fewer tables, no lookups) keeps the value FILE
+// held: a counter never goes down while FILE stays. A file removed (or edited) starts them again
+// from zero, which Prometheus takes as a counter reset; the last run's own figures are those of
+// --stats. A failed run keeps the previous
 // run's atlas2kudu_last_success_timestamp_seconds (read back from FILE), so that an alert on
 // `time() - atlas2kudu_last_success_timestamp_seconds > 2 * 3600` fires however the runs fail; a
 // file that never saw a success has no such sample (alert on its absence too). The full list is in

@@ -452,6 +452,13 @@ TEST_CASE("--metrics-textfile: Prometheus text a parser reads, last success kept
   samples = scrape(metrics);
   CHECK(sample(samples, "atlas2kudu_last_exit_status", apply) == refused.status);
   CHECK(sample(samples, "atlas2kudu_last_success_timestamp_seconds", apply) == success);
+  // It wrote no counter of its own: those the file held stay, none goes down (a series left out
+  // would read as a reset, and increase() would miss the runs before it).
+  CHECK(*sample(samples, "atlas2kudu_events_total", apply) >= 2 * json_number(json, "events"));
+  CHECK(*sample(samples, "atlas2kudu_windows_total", apply) >=
+        2 * json_number(json, "applied_windows"));
+  CHECK(*sample(samples, "atlas2kudu_rows_total", table("entity_flat")) > 0);
+  CHECK(*sample(samples, "atlas2kudu_statements_total", table("edge_out")) > 0);
 
   // compile and check: rows are those in the statements; check has no per-table samples.
   const Run compiled = run("compile --window-events 5 --stats " + stats + " --metrics-textfile " +
