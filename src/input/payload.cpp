@@ -406,8 +406,11 @@ void payload_to_event(PayloadFields& p, const EventTimeFallbacks& fallbacks, Eve
       get_guid(*guid_text, v1 && e.v1_id_guid ? "message.entity.id.id" : "message.entity.guid");
   std::optional<std::string>& type_name = e.type_name ? e.type_name : e.v1_id_type_name;
   if (!type_name || type_name->empty()) {
-    throw InputError(RejectCode::kMissingField, type_name ? "message.entity.typeName: empty"
-                                                          : "message.entity.typeName: missing");
+    // A V1 entity without its own typeName has it in its id: the field named is the one read.
+    const bool in_id = !e.type_name && e.v1_id_type_name;
+    throw InputError(RejectCode::kMissingField, !type_name ? "message.entity.typeName: missing"
+                                                : in_id    ? "message.entity.id.typeName: empty"
+                                                           : "message.entity.typeName: empty");
   }
   event.type_name = std::move(*type_name);
 

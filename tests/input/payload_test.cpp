@@ -67,6 +67,13 @@ std::string v1_entity(const std::string& extra = "") {
 
 }  // namespace
 
+TEST_CASE("an empty V1 typeName is named where it was read: the entity's, else its id's") {
+  const std::string v1_empty_id = R"("entity":{"id":{"id":")" + std::string(kGuid) +
+                                  R"(","typeName":""},"values":{"qualifiedName":"q"}})";
+  CHECK(failure(R"({"operationType":"ENTITY_UPDATE","eventTime":1,)" + v1_empty_id + "}") ==
+        "missing-field: message.entity.id.typeName: empty");
+}
+
 TEST_CASE("V1 operations map onto the V2 set; a payload without type is V1") {
   const struct {
     const char* v1;
