@@ -55,9 +55,10 @@ std::string_view to_string(RejectCode code);
 // --checkpoint file records (cli/checkpoint.h) and Reader::resume_from() takes back.
 // How records are counted (next_record), for resume points written by one release and read by
 // another. Framing 1 (checkpoints of format 1 and 2) counted a Kafka tool's log line as one or
-// more records, opened an array at any '[' and counted a ',' missing after an array element cut
-// short as a record; framing 2 skips such a log line, takes a '[' with no object after it as one
-// record, and counts no missing ','. Everything else is counted alike.
+// more records (and the exception lines after it one each), opened an array at any '[' and
+// counted a ',' missing after an array element cut short as a record; framing 2 skips such log
+// and exception lines, takes a '[' with no object after it as one record, and counts no missing
+// ','. Everything else is counted alike.
 inline constexpr std::uint32_t kFraming = 2;
 
 struct SourceMark {

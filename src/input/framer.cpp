@@ -74,6 +74,34 @@ bool is_consumer_log_line(std::string_view line) {
          level.starts_with("WARN ") || level.starts_with("ERROR ") || level.starts_with("FATAL ");
 }
 
+// The lines log4j writes after a log line for the exception it carries: "Caused by: ...",
+// "\tat ...", "\t... 5 more", or the exception's class name, alone or before ': message' (as
+// kafka-console-consumer ends on --timeout-ms: "org.apache.kafka.common.errors.TimeoutException").
+bool is_exception_line(std::string_view line) {
+  for (const std::string_view start :
+       {"\tat ", "\t... ", "Caused by: ", "\tCaused by: ", "Suppressed: ", "\tSuppressed: "}) {
+    if (line.starts_with(start)) return true;
+  }
+  const std::string_view name = line.substr(0, line.find_first_of(":\r\n"));
+  if (name.empty() || name.find('.') == std::string_view::npos) return false;
+  if (!name.ends_with("Exception") && !name.ends_with("Error") && !name.ends_with("Throwable"))
+    return false;
+  bool segment_start = true;
+  for (const char c : name) {
+    const bool letter = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_' || c == '$';
+    const bool digit = c >= '0' && c <= '9';
+    if (c == '.') {
+      if (segment_start) return false;
+      segment_start = true;
+    } else if (letter || (digit && !segment_start)) {
+      segment_start = false;
+    } else {
+      return false;
+    }
+  }
+  return !segment_start;
+}
+
 inline bool is_space(char c) {
   return c == ' ' || c == '\t' || c == '\r' || c == '\n';
 }
@@ -212,17 +240,8 @@ bool Framer::skip_prefixes_and_diagnostics(FramedRecord& out) {
       is_consumer_log_line(ahead)) {
     if (!ahead.starts_with("Processed a total of ") && !ahead.starts_with("% "))
       ++counted_differently_;
-    // Drop the whole line, however long, without holding it in memory.
-    for (;;) {
-      const char* nl = static_cast<const char*>(std::memchr(buf_.get() + pos_, '\n', end_ - pos_));
-      if (nl != nullptr) {
-        pos_ = static_cast<std::size_t>(nl - buf_.get());
-        break;
-      }
-      pos_ = end_;
-      if (fill(pos_, 1) == 0) break;
-    }
-    ++ignored_lines_;
+    in_log_event_ = ahead.starts_with('[');  // a log4j line: an exception's lines may follow
+    drop_line();
     return true;
   }
   // kafka-console-consumer's optional prefixes, in the order it prints them, each ending in a tab.
@@ -325,6 +344,20 @@ void Framer::start_dropping(std::size_t start) {
   std::size_t n = std::min(max_record_bytes_, kExcerptBytes);
   while (n > 0 && (static_cast<unsigned char>(buf_[start + n]) & 0xC0) == 0x80) --n;
   overflow_excerpt_.assign(buf_.get() + start, n);
+}
+
+void Framer::drop_line() {
+  // The whole line, however long, without holding it in memory.
+  for (;;) {
+    const char* nl = static_cast<const char*>(std::memchr(buf_.get() + pos_, '\n', end_ - pos_));
+    if (nl != nullptr) {
+      pos_ = static_cast<std::size_t>(nl - buf_.get());
+      break;
+    }
+    pos_ = end_;
+    if (fill(pos_, 1) == 0) break;
+  }
+  ++ignored_lines_;
 }
 
 void Framer::take_rest_of_line(std::size_t& start) {
@@ -640,6 +673,15 @@ bool Framer::next(FramedRecord& out) {
       ++pos_;
       line_start_ = true;
       continue;
+    }
+    if (line_start_ && in_log_event_) {
+      fill(pos_, kPrefixLookahead);
+      if (!in_array_ && is_exception_line(std::string_view(buf_.get() + pos_, end_ - pos_))) {
+        ++counted_differently_;
+        drop_line();
+        continue;
+      }
+      in_log_event_ = false;
     }
     if (c == ' ' || c == '\t' || c == '\r') {
       line_start_ = false;

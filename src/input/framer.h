@@ -179,6 +179,8 @@ class Framer {
                  std::string_view reason);
   // Moves pos_ to the end of the line.
   void take_rest_of_line(std::size_t& start);
+  // Skips the line from pos_ to its line end (kept), counted in ignored_lines_.
+  void drop_line();
   // Fills out.text and out.size for the record that started at `start` and ends at pos_.
   void finish_record(std::size_t start, FramedRecord& out);
   // Parses a console prefix's number; false (with prefix_error_ set) when it is out of range.
@@ -221,6 +223,8 @@ class Framer {
   std::uint64_t records_ = 0;
   std::uint64_t ignored_lines_ = 0;
   std::uint64_t counted_differently_ = 0;
+  // The last line skipped was a log4j line: the lines of the exception it logged may follow.
+  bool in_log_event_ = false;
   Kernel kernel_ = default_kernel();
 };
 

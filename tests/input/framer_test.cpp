@@ -239,6 +239,23 @@ TEST_CASE("tool diagnostics are counted and skipped, wherever they fall") {
   REQUIRE(logged.records.size() == 2);
   CHECK_FALSE(logged.records[0].error);
   CHECK_FALSE(logged.records[1].error);
+  // The exception a log4j line carries: its class, "at" lines, causes. As kafka-console-consumer
+  // ends on --timeout-ms, and with a stack trace.
+  const std::string ended =
+      doc +
+      "\n[2022-04-12 22:19:10,904] ERROR Error processing message, terminating consumer process:  "
+      "(kafka.tools.ConsoleConsumer$)\norg.apache.kafka.common.errors.TimeoutException\n"
+      "Processed a total of 1 messages\n" +
+      "[2022-04-12 22:19:11,000] WARN failed (c)\njava.lang.IllegalStateException: no leader\n"
+      "\tat org.apache.kafka.Foo.bar(Foo.java:12)\n\t... 5 more\nCaused by: java.io.IOException\n" +
+      doc + "\norg.apache.kafka.common.errors.TimeoutException\n";
+  const Framed timed_out = frame_all_ways(ended);
+  CHECK(timed_out.ignored_lines == 8);
+  REQUIRE(timed_out.records.size() == 3);
+  CHECK_FALSE(timed_out.records[0].error);
+  CHECK_FALSE(timed_out.records[1].error);
+  // Not after a log line: a record of its own, rejected.
+  CHECK(timed_out.records[2].error == RejectCode::kNotJson);
   // Only at the start of a line: the same words after a record are a malformed record.
   const Framed after = frame_all_ways(doc + " % not a diagnostic\n");
   REQUIRE(after.records.size() == 2);
