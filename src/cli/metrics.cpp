@@ -95,13 +95,11 @@ void carry_over_counters(std::deque<FamilyText>& families, std::string_view prev
       (line[2] == 'T' ? type : help) = std::string(rest.substr(space + 1));
       continue;
     }
-    const std::size_t brace = line.find('{');
-    const std::size_t space = line.rfind(' ');
-    if (brace == std::string_view::npos || space == std::string_view::npos || space < brace) {
-      continue;
-    }
-    const std::string_view name = line.substr(0, brace);
-    const std::string_view series = line.substr(0, space);
+    const std::optional<MetricSample> sample = parse_sample(line);
+    if (!sample) continue;
+    const std::string_view name = sample->name;
+    const std::string_view series = sample->series;
+    const std::size_t brace = name.size();
     const auto it = declared.find(name);
     if (it == declared.end() || it->second.first != "counter" || written.contains(series) ||
         !series.substr(brace).starts_with(label) || series.size() <= brace + label.size() ||
@@ -135,18 +133,53 @@ std::optional<double> metric_value(std::string_view text, std::string_view metri
   return series_value(text, series(metric, command, table));
 }
 
+std::optional<MetricSample> parse_sample(std::string_view line) {
+  // name{label="value",...} VALUE [TIMESTAMP]: a label value may hold '}' and escaped quotes.
+  const std::size_t brace = line.find_first_of("{ ");
+  if (brace == 0 || brace == std::string_view::npos) return std::nullopt;
+  std::size_t end = brace;
+  if (line[brace] == '{') {
+    bool quoted = false;
+    for (++end; end < line.size(); ++end) {
+      if (quoted && line[end] == '\\') {
+        ++end;
+      } else if (line[end] == '"') {
+        quoted = !quoted;
+      } else if (!quoted && line[end] == '}') {
+        break;
+      }
+    }
+    if (end >= line.size()) return std::nullopt;
+    ++end;
+  }
+  std::string_view rest = line.substr(end);
+  const auto skip_spaces = [&] {
+    while (!rest.empty() && (rest.front() == ' ' || rest.front() == '\t')) rest.remove_prefix(1);
+  };
+  if (rest.empty() || (rest.front() != ' ' && rest.front() != '\t')) return std::nullopt;
+  skip_spaces();
+  const std::string value(rest.substr(0, rest.find_first_of(" \t")));
+  rest.remove_prefix(value.size());
+  char* parsed_to = nullptr;
+  const double x = std::strtod(value.c_str(), &parsed_to);
+  if (value.empty() || *parsed_to != '\0') return std::nullopt;
+  skip_spaces();
+  // A timestamp, which the file may hold if edited by hand (atlas2kudu writes none), then blanks.
+  const std::size_t timestamp = std::min(rest.find_first_not_of("-0123456789"), rest.size());
+  rest.remove_prefix(timestamp);
+  skip_spaces();
+  if (!rest.empty() && rest != "\r") return std::nullopt;
+  return MetricSample{line.substr(0, brace), line.substr(0, end), x};
+}
+
 std::optional<double> series_value(std::string_view text, std::string_view series) {
-  const std::string prefix = fmt::format("{} ", series);
   for (std::size_t at = 0; at < text.size();) {
     const std::size_t end = std::min(text.find('\n', at), text.size());
     const std::string_view line = text.substr(at, end - at);
-    if (line.starts_with(prefix)) {
-      const std::string value(line.substr(prefix.size()));
-      char* rest = nullptr;
-      const double x = std::strtod(value.c_str(), &rest);
-      if (rest != value.c_str() && *rest == '\0') return x;
-    }
     at = end + 1;
+    if (!line.starts_with(series)) continue;
+    const std::optional<MetricSample> sample = parse_sample(line);
+    if (sample && sample->series == series) return sample->value;
   }
   return std::nullopt;
 }

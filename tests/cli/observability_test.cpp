@@ -419,6 +419,36 @@ TEST_CASE("--metrics-textfile: Prometheus text a parser reads, last success kept
   success = sample(samples, "atlas2kudu_last_success_timestamp_seconds", apply);
   REQUIRE(success);
 
+  // A file edited by hand: a sample with a timestamp and trailing blanks is read as its series
+  // (not kept beside this run's sample as a second one), and a '}' inside a label value is no
+  // end of the labels.
+  {
+    std::string text = slurp(metrics);
+    const std::string refused = "atlas2kudu_rows_refused_total{command=\"apply\"} 0\n";
+    const std::size_t at = text.find(refused);
+    REQUIRE(at != std::string::npos);
+    text.replace(at, refused.size(),
+                 "atlas2kudu_rows_refused_total{command=\"apply\"} 7 1700000000000  \n");
+    text +=
+        "# HELP atlas2kudu_odd_total x\n# TYPE atlas2kudu_odd_total counter\n"
+        "atlas2kudu_odd_total{command=\"apply\",table=\"a} 1\"} 5\n";
+    std::FILE* f = std::fopen(metrics.c_str(), "w");
+    REQUIRE(f != nullptr);
+    std::fputs(text.c_str(), f);
+    std::fclose(f);
+    REQUIRE(run("apply -i " + server.address() + " --window-events 5 --metrics-textfile " +
+                metrics + examples())
+                .status == 0);
+    const std::string after = slurp(metrics);
+    CHECK(contains(after, "atlas2kudu_rows_refused_total{command=\"apply\"} 7\n"));
+    CHECK(after.find("atlas2kudu_rows_refused_total{") ==
+          after.rfind("atlas2kudu_rows_refused_total{"));
+    CHECK(contains(after, "atlas2kudu_odd_total{command=\"apply\",table=\"a} 1\"} 5\n"));
+    samples = scrape(metrics);  // still what Prometheus's parser reads
+    CHECK(sample(samples, "atlas2kudu_rows_refused_total", apply) == 7);
+    success = sample(samples, "atlas2kudu_last_success_timestamp_seconds", apply);
+  }
+
   // A failed run: its exit status and time, the last success carried over.
   std::this_thread::sleep_for(std::chrono::milliseconds(1100));  // a later second
   TestServer failing("--handler kit --fail-at '1:AnalysisException: Could not resolve table'");
