@@ -41,6 +41,73 @@ std::string series(std::string_view metric, std::string_view command, std::strin
                      table.empty() ? "" : fmt::format(",table=\"{}\"", label_value(table)));
 }
 
+// One sample line of a metrics text: "name{labels} value" and an optional timestamp.
+struct MetricSample {
+  std::string_view name;    // atlas2kudu_rows_total
+  std::string_view series;  // atlas2kudu_rows_total{command="apply",table="edge_in"}
+  double value = 0;
+};
+
+std::optional<MetricSample> parse_sample(std::string_view line) {
+  // name{label="value",...} VALUE [TIMESTAMP]: a label value may hold '}' and escaped quotes.
+  const std::size_t brace = line.find_first_of("{ ");
+  if (brace == 0 || brace == std::string_view::npos) return std::nullopt;
+  std::size_t end = brace;
+  if (line[brace] == '{') {
+    bool quoted = false;
+    for (++end; end < line.size(); ++end) {
+      if (quoted && line[end] == '\\') {
+        ++end;
+      } else if (line[end] == '"') {
+        quoted = !quoted;
+      } else if (!quoted && line[end] == '}') {
+        break;
+      }
+    }
+    if (end >= line.size()) return std::nullopt;
+    ++end;
+  }
+  std::string_view rest = line.substr(end);
+  const auto skip_spaces = [&] {
+    while (!rest.empty() && (rest.front() == ' ' || rest.front() == '\t')) rest.remove_prefix(1);
+  };
+  if (rest.empty() || (rest.front() != ' ' && rest.front() != '\t')) return std::nullopt;
+  skip_spaces();
+  const std::string value(rest.substr(0, rest.find_first_of(" \t")));
+  rest.remove_prefix(value.size());
+  char* parsed_to = nullptr;
+  const double x = std::strtod(value.c_str(), &parsed_to);
+  if (value.empty() || *parsed_to != '\0') return std::nullopt;
+  skip_spaces();
+  // A timestamp, which the file may hold if edited by hand (atlas2kudu writes none), then blanks.
+  const std::size_t timestamp = std::min(rest.find_first_not_of("-0123456789"), rest.size());
+  rest.remove_prefix(timestamp);
+  skip_spaces();
+  if (!rest.empty() && rest != "\r") return std::nullopt;
+  return MetricSample{line.substr(0, brace), line.substr(0, end), x};
+}
+
+// The value of the series written exactly as `series` (name and labels), if there is one.
+std::optional<double> series_value(std::string_view text, std::string_view series) {
+  for (std::size_t at = 0; at < text.size();) {
+    const std::size_t end = std::min(text.find('\n', at), text.size());
+    const std::string_view line = text.substr(at, end - at);
+    at = end + 1;
+    if (!line.starts_with(series)) continue;
+    const std::optional<MetricSample> sample = parse_sample(line);
+    if (sample && sample->series == series) return sample->value;
+  }
+  return std::nullopt;
+}
+
+// A counter's value as the file holds it: a whole number a double holds exactly, else 0 (a file
+// edited by hand starts the counter again, which Prometheus takes as a reset).
+std::uint64_t count_value(std::optional<double> value) {
+  if (!value || !(*value >= 0 && *value <= 9007199254740992.0) || *value != std::floor(*value))
+    return 0;
+  return static_cast<std::uint64_t>(*value);
+}
+
 // A metric family as the file shows it: HELP, TYPE, then its samples ("series value").
 struct FamilyText {
   std::string name, type, help;
@@ -60,7 +127,8 @@ class Family {
 
  private:
   void count(std::string_view table, std::uint64_t value) {
-    if (counter_) value += previous_count(previous_, series(text_.name, command_, table));
+    if (counter_)
+      value += count_value(series_value(previous_, series(text_.name, command_, table)));
     line(table, std::to_string(value));
   }
   void line(std::string_view table, std::string value) {
@@ -106,7 +174,7 @@ void carry_over_counters(std::deque<FamilyText>& families, std::string_view prev
         (series[brace + label.size()] != '}' && series[brace + label.size()] != ',')) {
       continue;
     }
-    const std::uint64_t value = previous_count(previous, series);
+    const std::uint64_t value = count_value(sample->value);
     auto family = std::find_if(families.begin(), families.end(),
                                [&](const FamilyText& f) { return f.name == name; });
     if (family == families.end()) {
@@ -131,66 +199,6 @@ std::string read_text(const std::string& path) {
 std::optional<double> metric_value(std::string_view text, std::string_view metric,
                                    std::string_view command, std::string_view table) {
   return series_value(text, series(metric, command, table));
-}
-
-std::optional<MetricSample> parse_sample(std::string_view line) {
-  // name{label="value",...} VALUE [TIMESTAMP]: a label value may hold '}' and escaped quotes.
-  const std::size_t brace = line.find_first_of("{ ");
-  if (brace == 0 || brace == std::string_view::npos) return std::nullopt;
-  std::size_t end = brace;
-  if (line[brace] == '{') {
-    bool quoted = false;
-    for (++end; end < line.size(); ++end) {
-      if (quoted && line[end] == '\\') {
-        ++end;
-      } else if (line[end] == '"') {
-        quoted = !quoted;
-      } else if (!quoted && line[end] == '}') {
-        break;
-      }
-    }
-    if (end >= line.size()) return std::nullopt;
-    ++end;
-  }
-  std::string_view rest = line.substr(end);
-  const auto skip_spaces = [&] {
-    while (!rest.empty() && (rest.front() == ' ' || rest.front() == '\t')) rest.remove_prefix(1);
-  };
-  if (rest.empty() || (rest.front() != ' ' && rest.front() != '\t')) return std::nullopt;
-  skip_spaces();
-  const std::string value(rest.substr(0, rest.find_first_of(" \t")));
-  rest.remove_prefix(value.size());
-  char* parsed_to = nullptr;
-  const double x = std::strtod(value.c_str(), &parsed_to);
-  if (value.empty() || *parsed_to != '\0') return std::nullopt;
-  skip_spaces();
-  // A timestamp, which the file may hold if edited by hand (atlas2kudu writes none), then blanks.
-  const std::size_t timestamp = std::min(rest.find_first_not_of("-0123456789"), rest.size());
-  rest.remove_prefix(timestamp);
-  skip_spaces();
-  if (!rest.empty() && rest != "\r") return std::nullopt;
-  return MetricSample{line.substr(0, brace), line.substr(0, end), x};
-}
-
-std::optional<double> series_value(std::string_view text, std::string_view series) {
-  for (std::size_t at = 0; at < text.size();) {
-    const std::size_t end = std::min(text.find('\n', at), text.size());
-    const std::string_view line = text.substr(at, end - at);
-    at = end + 1;
-    if (!line.starts_with(series)) continue;
-    const std::optional<MetricSample> sample = parse_sample(line);
-    if (sample && sample->series == series) return sample->value;
-  }
-  return std::nullopt;
-}
-
-std::uint64_t previous_count(std::string_view text, std::string_view series) {
-  const std::optional<double> value = series_value(text, series);
-  // A count as written (a whole number a double holds exactly), else none: a file edited by hand
-  // starts the counter again, which Prometheus takes as a reset.
-  if (!value || !(*value >= 0 && *value <= 9007199254740992.0) || *value != std::floor(*value))
-    return 0;
-  return static_cast<std::uint64_t>(*value);
 }
 
 std::string metrics_text(const RunReport& r, std::string_view previous) {

@@ -23,7 +23,6 @@
 // man atlas2kudu, METRICS.
 #pragma once
 
-#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -40,18 +39,6 @@ std::string metrics_text(const RunReport& report, std::string_view previous);
 // in a metrics text, if there is one.
 std::optional<double> metric_value(std::string_view text, std::string_view metric,
                                    std::string_view command, std::string_view table = {});
-// One sample line of a metrics text: "name{labels} value" and an optional timestamp.
-struct MetricSample {
-  std::string_view name;    // atlas2kudu_rows_total
-  std::string_view series;  // atlas2kudu_rows_total{command="apply",table="edge_in"}
-  double value = 0;
-};
-std::optional<MetricSample> parse_sample(std::string_view line);
-// The value of the series written exactly as `series` (name and labels), if there is one.
-std::optional<double> series_value(std::string_view text, std::string_view series);
-// A counter's value in a metrics text: series_value when it is a whole number a double holds
-// exactly, else 0.
-std::uint64_t previous_count(std::string_view text, std::string_view series);
 
 // Replaces `path` atomically with metrics_text(report, <path's current text>).
 void write_metrics_textfile(const std::string& path, const RunReport& report);
