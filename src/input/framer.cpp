@@ -236,10 +236,10 @@ bool Framer::skip_prefixes_and_diagnostics(FramedRecord& out) {
   fill(pos_, kPrefixLookahead);
   const char* p = buf_.get() + pos_;
   std::string_view ahead(p, end_ - pos_);
-  if (ahead.starts_with("Processed a total of ") || ahead.starts_with("% ") ||
-      is_consumer_log_line(ahead)) {
-    if (!ahead.starts_with("Processed a total of ") && !ahead.starts_with("% "))
-      ++counted_differently_;
+  const bool tool_line = ahead.starts_with("Processed a total of ") || ahead.starts_with("% ");
+  const bool log_line = !tool_line && is_consumer_log_line(ahead);
+  if (tool_line || log_line) {
+    if (log_line) ++counted_differently_;
     in_log_event_ = ahead.starts_with('[');  // a log4j line: an exception's lines may follow
     drop_line();
     return true;
