@@ -61,8 +61,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (text.size() > cap) std::abort();
   const std::optional<Props> back = parse_props(text);
   if (!back || *back != props) std::abort();
-  for (std::size_t i = 1; i < props.members.size(); ++i) {
-    if (!(props.members[i - 1].first < props.members[i].first)) std::abort();
+  for (std::size_t i = 1; i < props.size(); ++i) {
+    if (!(props.key(i - 1) < props.key(i))) std::abort();
   }
   return 0;
 }

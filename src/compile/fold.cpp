@@ -174,8 +174,7 @@ class Folder::Window {
         k.props_known = true;
       }
       merge_attributes(k.props, e.attributes, options_.props_max_bytes);
-      f.props_json.clear();
-      append_json(f.props_json, k.props);
+      f.props_json.assign(k.props.json());
       f.mask |= FlatRow::kPropsJson;
     }
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 #include <utility>
 #include <vector>
 
@@ -36,6 +37,10 @@ void put_varint(std::string& out, std::size_t n) {
 void put_text(std::string& out, std::string_view text) {
   put_varint(out, text.size());
   out.append(text);
+}
+
+[[noreturn]] void corrupt() {
+  throw Error(ErrorCategory::kInternal, "corrupt entity knowledge record in the spill file");
 }
 
 class ByteReader {
@@ -73,10 +78,6 @@ class ByteReader {
   void need(std::size_t n) const {
     if (static_cast<std::size_t>(end_ - p_) < n) corrupt();
   }
-  [[noreturn]] static void corrupt() {
-    throw Error(ErrorCategory::kInternal, "corrupt entity knowledge record in the spill file");
-  }
-
   const char* p_;
   const char* end_;
 };
@@ -95,13 +96,18 @@ void encode_knowledge(const EntityKnowledge& k, std::string& out) {
   put_text(out, k.qualified_name);
   if (k.digest_valid) out.append(reinterpret_cast<const char*>(k.digest.data()), k.digest.size());
   if (k.props_known) {
-    put_varint(out, k.props.members.size());
-    for (const auto& [key, value] : k.props.members) {
-      put_text(out, key);
-      put_text(out, value);
+    const Props& p = k.props;
+    put_text(out, p.json_);
+    put_varint(out, p.members_.size());
+    for (const Props::Member& m : p.members_) {
+      put_varint(out, m.begin);
+      put_varint(out, m.value_begin - m.begin);
+      put_varint(out, m.value_end - m.value_begin);
+      put_varint(out, m.escaped_at == Props::kPlainKey ? 0 : std::size_t{m.escaped_at} + 1);
     }
-    put_varint(out, k.props.truncated.size());
-    for (const std::string& key : k.props.truncated) put_text(out, key);
+    put_text(out, p.escaped_keys_);
+    put_varint(out, p.truncated_.size());
+    for (const std::string& key : p.truncated_) put_text(out, key);
   }
   if (k.tags_known) {
     put_varint(out, k.tags.size());
@@ -113,9 +119,7 @@ void decode_knowledge(std::string_view bytes, EntityKnowledge& k) {
   ByteReader in(bytes);
   const std::uint8_t flags = in.byte();
   const auto cell = [](unsigned v) {
-    if (v > static_cast<unsigned>(Cell::kValue)) {
-      throw Error(ErrorCategory::kInternal, "corrupt entity knowledge record in the spill file");
-    }
+    if (v > static_cast<unsigned>(Cell::kValue)) corrupt();
     return static_cast<Cell>(v);
   };
   k.type_state = cell(flags & 3);
@@ -126,19 +130,44 @@ void decode_knowledge(std::string_view bytes, EntityKnowledge& k) {
   k.digest = {};
   if (k.digest_valid) in.bytes(k.digest.data(), k.digest.size());
   k.props_known = flags & kPropsKnown;
-  k.props.members.resize(k.props_known ? in.varint() : 0);
-  for (auto& [key, value] : k.props.members) {
-    key.assign(in.text());
-    value.assign(in.text());
+  Props& p = k.props;
+  p = Props{};
+  if (k.props_known) {
+    p.json_.assign(in.text());
+    p.members_.resize(in.varint());
+    // Offsets checked against the text, so that a corrupt record cannot read outside it.
+    std::size_t end = 1;
+    for (Props::Member& m : p.members_) {
+      const std::size_t begin = in.varint();
+      const std::size_t key_bytes = in.varint();  // "key":
+      const std::size_t value_bytes = in.varint();
+      const std::size_t escaped_at = in.varint();
+      const std::size_t size = p.json_.size();
+      if (begin < end || begin > size || key_bytes < 3 || key_bytes > size - begin ||
+          value_bytes > size - begin - key_bytes ||
+          escaped_at > std::numeric_limits<std::uint32_t>::max()) {
+        corrupt();
+      }
+      m = {static_cast<std::uint32_t>(begin), static_cast<std::uint32_t>(begin + key_bytes),
+           static_cast<std::uint32_t>(begin + key_bytes + value_bytes),
+           escaped_at ? static_cast<std::uint32_t>(escaped_at - 1) : Props::kPlainKey};
+      end = m.value_end;
+    }
+    p.escaped_keys_.assign(in.text());
+    for (const Props::Member& m : p.members_) {
+      if (m.escaped_at == Props::kPlainKey) continue;
+      std::uint32_t size = 0;
+      if (std::size_t{m.escaped_at} + sizeof size > p.escaped_keys_.size()) corrupt();
+      std::memcpy(&size, p.escaped_keys_.data() + m.escaped_at, sizeof size);
+      if (p.escaped_keys_.size() - m.escaped_at - sizeof size < size) corrupt();
+    }
+    p.truncated_.resize(in.varint());
+    for (std::string& key : p.truncated_) key.assign(in.text());
   }
-  k.props.truncated.resize(k.props_known ? in.varint() : 0);
-  for (std::string& key : k.props.truncated) key.assign(in.text());
   k.tags_known = flags & kTagsKnown;
   k.tags.resize(k.tags_known ? in.varint() : 0);
   for (std::string& tag : k.tags) tag.assign(in.text());
-  if (!in.done()) {
-    throw Error(ErrorCategory::kInternal, "corrupt entity knowledge record in the spill file");
-  }
+  if (!in.done()) corrupt();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -183,9 +212,7 @@ std::size_t KnowledgeStore::footprint(const EntityKnowledge& k) {
     return v.capacity() ? v.capacity() * sizeof(v[0]) + kMallocHeader : 0;
   };
   std::size_t n = Entries::kBytesPerEntry + text(k.type_name) + text(k.qualified_name);
-  n += array(k.props.members) + array(k.props.truncated) + array(k.tags);
-  for (const auto& [key, value] : k.props.members) n += text(key) + text(value);
-  for (const std::string& key : k.props.truncated) n += text(key);
+  n += k.props.heap_bytes(kMallocHeader) + array(k.tags);
   for (const std::string& tag : k.tags) n += text(tag);
   return n;
 }

@@ -67,7 +67,8 @@ struct EntityKnowledge {
 // The compact byte form of an entry in the spill file:
 //   flags (1 byte: type_state, qn_state, digest_valid, props_known, tags_known),
 //   type_name, qualified_name (varint length + bytes each), digest (16 bytes, when valid),
-//   props (when known: member count, key/value pairs, truncated count, keys),
+//   props (when known: the cell's text, member count, each member's offsets (begin, key and
+//   value sizes, escaped key's place + 1 or 0), the escaped keys, truncated count, keys),
 //   tags (when known: count, names).
 void encode_knowledge(const EntityKnowledge& k, std::string& out);
 // Throws Error(kInternal) on bytes encode_knowledge did not write.

@@ -3,8 +3,11 @@
 #include <simdjson.h>
 
 #include <algorithm>
+#include <cstring>
+#include <limits>
 #include <numeric>
 
+#include "atlas2kudu/error.h"
 #include "input/json_path.h"
 #include "input/json_text.h"
 #include "util/json_writer.h"
@@ -43,64 +46,111 @@ struct SizeModel {
   }
 };
 
-void apply_cap(Props& props, std::size_t max_bytes) {
-  SizeModel size;
-  for (const auto& [key, value] : props.members)
-    size.member_bytes += json_string_size(key) + 1 + value.size();
-  size.members = props.members.size();
-  for (const auto& k : props.truncated) size.truncated_bytes += json_string_size(k);
-  size.truncated = props.truncated.size();
-  if (size.total() <= max_bytes) return;  // nearly always: nothing to drop, nothing allocated
-  std::vector<std::size_t> key_sizes(props.members.size());
-  for (std::size_t i = 0; i < props.members.size(); ++i) {
-    key_sizes[i] = json_string_size(props.members[i].first);
-  }
+// One member of the merged object before it is written: an old member (its `"key":value` bytes
+// are copied as they are) or an attribute of the event.
+struct Merged {
+  static constexpr std::uint32_t kAttribute = 0xFFFFFFFF;
+  std::string_view key;    // decoded
+  std::string_view value;  // JSON text
+  std::uint32_t old_index = kAttribute;
+  bool dropped = false;
+};
 
-  // Largest value first; ties broken by key so the choice never depends on input order.
-  std::vector<std::size_t> order(props.members.size());
+// Drops members while the object is over `max_bytes`: the largest value first, ties broken by
+// key so the choice never depends on input order; their keys join `truncated`. Only called when
+// the text written without drops is over the cap.
+void apply_cap(const Props& props, std::vector<Merged>& merged, std::vector<std::string>& truncated,
+               std::size_t max_bytes) {
+  std::vector<std::size_t> key_bytes(merged.size());
+  SizeModel size;
+  for (std::size_t i = 0; i < merged.size(); ++i) {
+    const Merged& m = merged[i];
+    key_bytes[i] = m.old_index == Merged::kAttribute ? json_string_size(m.key)
+                                                     : props.key_json_size(m.old_index);
+    size.member_bytes += key_bytes[i] + 1 + m.value.size();
+  }
+  size.members = merged.size();
+  for (const auto& k : truncated) size.truncated_bytes += json_string_size(k);
+  size.truncated = truncated.size();
+  if (size.total() <= max_bytes) return;
+
+  std::vector<std::size_t> order(merged.size());
   std::iota(order.begin(), order.end(), 0);
   std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-    const auto& ma = props.members[a];
-    const auto& mb = props.members[b];
-    if (ma.second.size() != mb.second.size()) return ma.second.size() > mb.second.size();
-    return ma.first < mb.first;
+    const Merged& ma = merged[a];
+    const Merged& mb = merged[b];
+    if (ma.value.size() != mb.value.size()) return ma.value.size() > mb.value.size();
+    return ma.key < mb.key;
   });
-  std::vector<bool> dropped(props.members.size(), false);
   for (const std::size_t i : order) {
     if (size.total() <= max_bytes) break;
-    dropped[i] = true;
-    size.member_bytes -= key_sizes[i] + 1 + props.members[i].second.size();
+    Merged& m = merged[i];
+    m.dropped = true;
+    size.member_bytes -= key_bytes[i] + 1 + m.value.size();
     --size.members;
-    size.truncated_bytes += key_sizes[i];
+    size.truncated_bytes += key_bytes[i];
     ++size.truncated;
+    truncated.emplace_back(m.key);
   }
-  std::vector<std::pair<std::string, std::string>> kept;
-  kept.reserve(size.members);
-  for (std::size_t i = 0; i < props.members.size(); ++i) {
-    if (dropped[i]) {
-      props.truncated.push_back(std::move(props.members[i].first));
-    } else {
-      kept.push_back(std::move(props.members[i]));
-    }
-  }
-  props.members = std::move(kept);
-  std::sort(props.truncated.begin(), props.truncated.end());
+  std::sort(truncated.begin(), truncated.end());
   // Last resort for absurdly small caps: keep the sorted prefix of dropped keys that fits.
-  while (!props.truncated.empty() && size.total() > max_bytes) {
-    size.truncated_bytes -= json_string_size(props.truncated.back());
+  while (!truncated.empty() && size.total() > max_bytes) {
+    size.truncated_bytes -= json_string_size(truncated.back());
     --size.truncated;
-    props.truncated.pop_back();
+    truncated.pop_back();
   }
+}
+
+void append_truncated(std::string& out, const std::vector<std::string>& truncated) {
+  append_json_string(kTruncatedKey, out);
+  out += ":[";
+  for (std::size_t i = 0; i < truncated.size(); ++i) {
+    if (i) out.push_back(',');
+    append_json_string(truncated[i], out);
+  }
+  out.push_back(']');
+}
+
+std::uint32_t offset(std::size_t n) {
+  if (n > std::numeric_limits<std::uint32_t>::max()) {
+    throw Error(ErrorCategory::kInternal, "a props_json cell of 4 GiB or more");
+  }
+  return static_cast<std::uint32_t>(n);
 }
 
 }  // namespace
 
+std::string_view Props::key(std::size_t i) const {
+  const Member& m = members_[i];
+  if (m.escaped_at == kPlainKey) {
+    return std::string_view(json_).substr(m.begin + 1, m.value_begin - m.begin - 3);
+  }
+  std::uint32_t size = 0;
+  std::memcpy(&size, escaped_keys_.data() + m.escaped_at, sizeof size);
+  return std::string_view(escaped_keys_).substr(m.escaped_at + sizeof size, size);
+}
+
+std::size_t Props::heap_bytes(std::size_t malloc_header) const {
+  const auto text = [&](const std::string& s) {
+    return s.capacity() > 15 ? s.capacity() + 1 + malloc_header : 0;
+  };
+  const auto array = [&](const auto& v) {
+    return v.capacity() ? v.capacity() * sizeof(v[0]) + malloc_header : 0;
+  };
+  std::size_t n = text(json_) + array(members_) + text(escaped_keys_) + array(truncated_);
+  for (const std::string& key : truncated_) n += text(key);
+  return n;
+}
+
 void merge_attributes(Props& props, std::span<const Attribute> attributes, std::size_t max_bytes) {
   // Sorting the event's attributes and merging them with the sorted members keeps this
   // O(n log n): inserting one by one into the sorted vector was quadratic (an event with 100,000
-  // attributes took minutes). Called for every entity event: the pointer lists reuse their
-  // memory, and the members are updated in place when the event brings no new key.
+  // attributes took minutes). Called for every entity event: the scratch lists and the text
+  // being written reuse their memory, and the result is copied into the props' own blocks.
   thread_local std::vector<const Attribute*> incoming, latest;
+  thread_local std::vector<Merged> merged;
+  thread_local std::vector<Props::Member> members;
+  thread_local std::string json, escaped_keys;
   incoming.clear();
   latest.clear();
   bool reserved_key = false;
@@ -132,74 +182,106 @@ void merge_attributes(Props& props, std::span<const Attribute> attributes, std::
     }
   }
 
-  // Values of keys that are members already are set in place (an update of the same
-  // attributes, nearly always); the first new key rebuilds the list, where the event's values
-  // win again.
-  bool all_known = true;
-  for (auto m = props.members.begin(); const Attribute* a : latest) {
-    while (m != props.members.end() && m->first < a->name) ++m;
-    if (m == props.members.end() || m->first != a->name) {
-      all_known = false;
-      break;
-    }
-    (m++)->second = a->json;
+  // The members after the merge, in key order: the event's value wins.
+  merged.clear();
+  std::size_t old = 0;
+  const auto keep_old = [&] {
+    Merged m;
+    m.key = props.key(old);
+    m.value = props.value(old);
+    m.old_index = static_cast<std::uint32_t>(old++);
+    merged.push_back(m);
+  };
+  for (const Attribute* a : latest) {
+    while (old < props.members_.size() && props.key(old) < a->name) keep_old();
+    if (old < props.members_.size() && props.key(old) == a->name) ++old;
+    Merged m;
+    m.key = a->name;
+    m.value = a->json;
+    merged.push_back(m);
   }
-  if (!all_known) {
-    std::vector<std::pair<std::string, std::string>> members;
-    members.reserve(props.members.size() + latest.size());
-    auto old = props.members.begin();
-    for (const Attribute* a : latest) {
-      while (old != props.members.end() && old->first < a->name) {
-        members.push_back(std::move(*old++));
-      }
-      if (old != props.members.end() && old->first == a->name) ++old;
-      members.emplace_back(a->name, a->json);
-    }
-    while (old != props.members.end()) members.push_back(std::move(*old++));
-    props.members = std::move(members);
-  }
+  while (old < props.members_.size()) keep_old();
 
   // A key that comes back is no longer dropped.
-  if (!props.truncated.empty() || reserved_key) {
-    std::vector<std::string> truncated;
-    truncated.reserve(props.truncated.size() + 1);
+  std::vector<std::string> truncated;
+  if (!props.truncated_.empty() || reserved_key) {
+    truncated.reserve(props.truncated_.size() + 1);
     auto back = latest.begin();
-    for (std::string& key : props.truncated) {
+    for (const std::string& key : props.truncated_) {
       while (back != latest.end() && (*back)->name < key) ++back;
       if (back != latest.end() && (*back)->name == key) continue;
-      truncated.push_back(std::move(key));
+      truncated.push_back(key);
     }
     if (reserved_key) {
       auto at = std::lower_bound(truncated.begin(), truncated.end(), kTruncatedKey);
       if (at == truncated.end() || *at != kTruncatedKey) truncated.emplace(at, kTruncatedKey);
     }
-    props.truncated = std::move(truncated);
   }
-  apply_cap(props, max_bytes);
+
+  // The text, with "_truncated" in its sorted place; written again without the dropped members
+  // in the rare case that it is over the cap.
+  const auto write = [&] {
+    json.clear();
+    members.clear();
+    escaped_keys.clear();
+    json.push_back('{');
+    bool truncated_written = truncated.empty();
+    for (const Merged& m : merged) {
+      if (m.dropped) continue;
+      if (!truncated_written && m.key > kTruncatedKey) {
+        append_truncated(json, truncated);
+        json.push_back(',');
+        truncated_written = true;
+      }
+      Props::Member member;
+      member.begin = offset(json.size());
+      if (m.old_index != Merged::kAttribute) {
+        const Props::Member& was = props.members_[m.old_index];
+        json.append(props.json_, was.begin, was.value_end - was.begin);
+        member.value_begin = offset(json.size() - m.value.size());
+        member.escaped_at = was.escaped_at == Props::kPlainKey ? Props::kPlainKey : 0;
+      } else {
+        append_json_string(m.key, json);
+        member.escaped_at = json.size() - member.begin == m.key.size() + 2 ? Props::kPlainKey : 0;
+        json.push_back(':');
+        member.value_begin = offset(json.size());
+        json.append(m.value);
+      }
+      if (member.escaped_at != Props::kPlainKey) {
+        member.escaped_at = offset(escaped_keys.size());
+        const std::uint32_t size = offset(m.key.size());
+        escaped_keys.append(reinterpret_cast<const char*>(&size), sizeof size);
+        escaped_keys.append(m.key);
+      }
+      member.value_end = offset(json.size());
+      members.push_back(member);
+      json.push_back(',');
+    }
+    if (!truncated_written) {
+      append_truncated(json, truncated);
+      json.push_back(',');
+    }
+    if (json.size() > 1) json.pop_back();  // the last comma
+    json.push_back('}');
+  };
+  write();
+  if (json.size() > max_bytes) {
+    apply_cap(props, merged, truncated, max_bytes);
+    write();
+  }
+
+  props.json_.assign(json);
+  props.members_.assign(members.begin(), members.end());
+  props.escaped_keys_.assign(escaped_keys);
+  props.truncated_ = std::move(truncated);
 }
 
 void append_json(std::string& out, const Props& props) {
-  JsonWriter w(out);
-  w.begin_object();
-  bool truncated_written = props.truncated.empty();
-  const auto write_truncated = [&] {
-    w.key(kTruncatedKey).begin_array();
-    for (const std::string& key : props.truncated) w.value(key);
-    w.end_array();
-    truncated_written = true;
-  };
-  for (const auto& [key, value] : props.members) {
-    if (!truncated_written && std::string_view(key) > kTruncatedKey) write_truncated();
-    w.key(key).raw(value);
-  }
-  if (!truncated_written) write_truncated();
-  w.end_object();
+  out.append(props.json());
 }
 
 std::string to_json(const Props& props) {
-  std::string out;
-  append_json(out, props);
-  return out;
+  return std::string(props.json());
 }
 
 namespace {
@@ -242,7 +324,7 @@ std::optional<Props> parse_props(std::string_view text) {
       simdjson::ondemand::value value = field.value();
       if (a.name == kTruncatedKey) {
         for (auto item : value.get_array()) {
-          props.truncated.emplace_back(std::string_view(item.get_string()));
+          props.truncated_.emplace_back(std::string_view(item.get_string()));
         }
         continue;
       }
@@ -256,9 +338,9 @@ std::optional<Props> parse_props(std::string_view text) {
   } catch (const InputError&) {
     return std::nullopt;  // nested deeper than any props_json we write
   }
-  std::sort(props.truncated.begin(), props.truncated.end());
-  props.truncated.erase(std::unique(props.truncated.begin(), props.truncated.end()),
-                        props.truncated.end());
+  std::sort(props.truncated_.begin(), props.truncated_.end());
+  props.truncated_.erase(std::unique(props.truncated_.begin(), props.truncated_.end()),
+                         props.truncated_.end());
   // No cap: a stored cell is taken as it is.
   merge_attributes(props, attrs, static_cast<std::size_t>(-1));
   return props;

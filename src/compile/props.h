@@ -22,6 +22,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <span>
 #include <string>
@@ -35,13 +36,56 @@ namespace atlas2kudu {
 
 inline constexpr std::string_view kTruncatedKey = "_truncated";
 
-struct Props {
-  // (decoded key, value JSON text), sorted by key, keys distinct, never kTruncatedKey.
-  std::vector<std::pair<std::string, std::string>> members;
-  // Keys dropped by the cap, sorted, distinct, none of them in `members`.
-  std::vector<std::string> truncated;
+struct EntityKnowledge;  // compile/knowledge_store.h
 
-  friend bool operator==(const Props&, const Props&) = default;
+// The members live in the cell's own text: writing the cell is one copy, and an entity's props
+// are at most four heap blocks however many attributes it has (the knowledge store keeps one per
+// entity it knows, so their size decides how many fit in --memory-budget).
+class Props {
+ public:
+  // to_json(*this): {"key":value,...}, keys sorted, "_truncated" in its sorted place.
+  std::string_view json() const { return json_.empty() ? std::string_view("{}") : json_; }
+  // The members in key order: the decoded key and the value's JSON text. Keys are distinct and
+  // never kTruncatedKey.
+  std::size_t size() const { return members_.size(); }
+  std::string_view key(std::size_t i) const;
+  std::string_view value(std::size_t i) const {
+    const Member& m = members_[i];
+    return std::string_view(json_).substr(m.value_begin, m.value_end - m.value_begin);
+  }
+  // Keys dropped by the cap, sorted, distinct, none of them a member.
+  const std::vector<std::string>& truncated() const { return truncated_; }
+
+  // The size of key(i) as written in json(), with its quotes.
+  std::size_t key_json_size(std::size_t i) const {
+    return members_[i].value_begin - 1 - members_[i].begin;
+  }
+  // Heap bytes held (capacities, plus `malloc_header` per block), for the knowledge store's budget.
+  std::size_t heap_bytes(std::size_t malloc_header) const;
+
+  friend bool operator==(const Props& a, const Props& b) { return a.json() == b.json(); }
+
+ private:
+  friend void merge_attributes(Props&, std::span<const Attribute>, std::size_t);
+  friend std::optional<Props> parse_props(std::string_view);
+  // The spill file's byte form of an entity's knowledge (knowledge_store.cpp).
+  friend void encode_knowledge(const EntityKnowledge&, std::string&);
+  friend void decode_knowledge(std::string_view, EntityKnowledge&);
+
+  // One member: `"key":value` is json_[begin, value_end). A key written with escapes is kept
+  // decoded in escaped_keys_ at escaped_at (a 4-byte length, then the bytes); the others are
+  // the bytes between their quotes.
+  static constexpr std::uint32_t kPlainKey = 0xFFFFFFFF;
+  struct Member {
+    std::uint32_t begin;
+    std::uint32_t value_begin;
+    std::uint32_t value_end;
+    std::uint32_t escaped_at;
+  };
+  std::string json_;
+  std::vector<Member> members_;
+  std::string escaped_keys_;
+  std::vector<std::string> truncated_;
 };
 
 // Merges `attributes` (event order; a repeated name: the last wins) into `props`, then applies

@@ -41,10 +41,11 @@ EntityKnowledge full_knowledge(int n) {
     k.digest[15] = 0xFF;
   }
   k.props_known = true;
-  k.props.members = {{"createTime", std::to_string(1000 + n)},
-                     {"description", std::string(static_cast<std::size_t>(n % 300), 'x')},
-                     {"owner", "\"a\\u00e9\""}};
-  k.props.truncated = {"big"};
+  // A key written with escapes too: the byte form keeps its decoded form beside the text.
+  k.props = *parse_props("{\"createTime\":" + std::to_string(1000 + n) + ",\"description\":\"" +
+                         std::string(static_cast<std::size_t>(n % 300), 'x') +
+                         "\",\"owner\":\"a\\u00e9\",\"q\\\"k\\n\":1,\"_truncated\":[\"big\"]}");
+  REQUIRE(k.props.size() == 4);
   k.tags_known = n % 4 != 0;
   if (k.tags_known) k.tags = {"PII", "TIER1"};
   return k;
@@ -112,6 +113,24 @@ TEST_CASE("bytes that are not an entry are an internal error, not a crash") {
   }
   CHECK_THROWS_AS(decode_knowledge(bytes + "x", k), Error);
   CHECK_THROWS_AS(decode_knowledge(std::string(1, '\x0F'), k), Error);  // cell state 3
+  // Any byte changed: an Error, or an entry whose props read within their own text (the
+  // sanitizer build checks every access).
+  for (std::size_t at = 0; at < bytes.size(); ++at) {
+    for (const int change : {0x00, 0x01, 0x7F, 0x80, 0xFF}) {
+      std::string bad = bytes;
+      bad[at] = static_cast<char>(change);
+      try {
+        decode_knowledge(bad, k);
+      } catch (const Error&) {
+        continue;
+      }
+      std::size_t total = k.props.json().size();
+      for (std::size_t i = 0; i < k.props.size(); ++i) {
+        total += k.props.key(i).size() + k.props.value(i).size();
+      }
+      CHECK(total >= 2);
+    }
+  }
 }
 
 TEST_CASE("evicted knowledge spills to an unlinked file and comes back unchanged") {
