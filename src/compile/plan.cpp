@@ -457,18 +457,9 @@ class Planner {
     flush();
   }
 
+  // entity_flat's statements come last in each phase and run after the rest of it
+  // (CompiledWindow).
   void deletes(const NetWindow& net) {
-    {  // entity_flat
-      std::vector<std::string> keys;
-      DeleteSubjects subjects;
-      for (const std::uint32_t i : flat_order_) {
-        if (!net.flat[i].delete_first) continue;
-        keys.push_back(key(net.flat[i].guid.bytes));
-        if (annotate_) subjects.rows.push_back(i);
-      }
-      delete_in(schema::kEntityFlat.name, schema::kEntityFlat.column(schema::kFlatGuid), keys,
-                subjects);
-    }
     {  // entity_by_qn: keyed, guarded, clean-ups
       std::vector<std::string> keys;
       DeleteSubjects subjects;
@@ -553,6 +544,19 @@ class Planner {
                   schema::kEntityClassifications.column(schema::kTagGuid), guids_subjects.first,
                   guids_subjects.second, tail);
       }
+    }
+    {  // entity_flat
+      std::vector<std::string> keys;
+      DeleteSubjects subjects;
+      for (const std::uint32_t i : flat_order_) {
+        if (!net.flat[i].delete_first) continue;
+        keys.push_back(key(net.flat[i].guid.bytes));
+        if (annotate_) subjects.rows.push_back(i);
+      }
+      const std::size_t first = w_.deletes.size();
+      delete_in(schema::kEntityFlat.name, schema::kEntityFlat.column(schema::kFlatGuid), keys,
+                subjects);
+      for (std::size_t i = first; i < w_.deletes.size(); ++i) w_.deletes[i].after_the_rest = true;
     }
   }
 
@@ -653,7 +657,6 @@ class Planner {
   }
 
   void upserts(const NetWindow& net) {
-    flat_upserts(net.flat);
     {
       Batcher b(w_.upserts, schema::kEntityByQn.name, upsert_head(schema::kEntityByQn), ",\n", "",
                 options_);
@@ -737,6 +740,9 @@ class Planner {
       }
       b.flush();
     }
+    const std::size_t first = w_.upserts.size();
+    flat_upserts(net.flat);
+    for (std::size_t i = first; i < w_.upserts.size(); ++i) w_.upserts[i].after_the_rest = true;
   }
 
   void edge_upserts(const schema::Table& t, const std::vector<EdgeRow>& rows) {
@@ -867,6 +873,7 @@ Statement Statement::part(std::size_t first, std::size_t last) const {
                            : std::string_view();
   Statement out;
   out.table = table;
+  out.after_the_rest = after_the_rest;
   out.sql = std::string(head);
   out.rows = last - first;
   out.row_spans.reserve(last - first);

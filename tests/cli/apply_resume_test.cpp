@@ -32,13 +32,41 @@ using namespace atlas2kudu::testing;
 
 namespace {
 
-// Three scenario files as three inputs: renames, tag sets shrinking, edges, deletes.
+// An entity whose type changes in a later window by an event without its qualifiedName: its
+// entity_by_qn row is re-keyed under the new type with the qualifiedName the store holds. Five
+// other entities between the two events put them in different windows.
+std::string retype() {
+  const auto event = [](const std::string& guid, const std::string& op, const std::string& type,
+                        const std::string& attributes, int second) {
+    return R"({"version":{"version":"1.0.0","versionParts":[1]},"msgCompressionKind":"NONE",)"
+           R"("msgSplitIdx":1,"msgSplitCount":1,"msgCreationTime":17000000)" +
+           std::to_string(10 + second) +
+           R"(000,"message":{"type":"ENTITY_NOTIFICATION_V2",)"
+           R"("entity":{"typeName":")" +
+           type + R"(","attributes":{)" + attributes + R"(},"guid":")" + guid +
+           R"("},"operationType":")" + op + R"(","eventTime":17000000)" +
+           std::to_string(10 + second) + "000}}\n";
+  };
+  std::string out = event("11111111-1111-4111-8111-111111111111", "ENTITY_CREATE", "DataSet",
+                          R"("qualifiedName":"db.x@c","name":"x")", 0);
+  for (int i = 1; i <= 5; ++i) {
+    out += event("2222222" + std::to_string(i) + "-2222-4222-8222-222222222222", "ENTITY_CREATE",
+                 "DataSet", R"("qualifiedName":"db.f)" + std::to_string(i) + R"(@c")", i);
+  }
+  out += event("11111111-1111-4111-8111-111111111111", "ENTITY_UPDATE", "hive_table",
+               R"("owner":"etl")", 6);
+  return out;
+}
+
+// Four scenario files and the type change above as five inputs: renames, tag sets shrinking, edges,
+// deletes.
 std::vector<std::pair<std::string, std::string>> inputs() {
   const std::string dir = std::string(ATLAS2KUDU_TEST_DATA) + "/scenarios/";
   return {{"s01.jsonl", slurp(dir + "01-partial-update-and-rename.jsonl")},
           {"s04.jsonl", slurp(dir + "04-soft-delete-cascades-edges-keeps-tags.jsonl")},
           {"s06.jsonl", slurp(dir + "06-tag-set-shrinks-to-empty.jsonl")},
-          {"s02.jsonl", slurp(dir + "02-qualified-name-trade.jsonl")}};
+          {"s02.jsonl", slurp(dir + "02-qualified-name-trade.jsonl")},
+          {"retype.jsonl", retype()}};
 }
 
 std::vector<std::unique_ptr<ByteSource>> open_inputs() {

@@ -42,12 +42,12 @@ TEST_CASE(
 -- window 1 phase 1: deletes (1 statement)
 DELETE FROM `atlas`.`entity_by_qn` WHERE `guid` IN ('00000001000040008000000000000001') AND `qn_digest` NOT IN ('de09793dfc2386f36591aaf9fc831606');
 -- window 1 phase 2: upserts (3 statements)
-UPSERT INTO `atlas`.`entity_flat` (`guid`, `type_name`, `qualified_name`, `name`, `state`, `created_ts`, `updated_ts`, `props_json`) VALUES
-('00000001000040008000000000000001', 'hive_table', 'db.t1@c', 't1', 'ACTIVE', 1000, 1000, '{"createTime":5,"owner":"a"}');
 UPSERT INTO `atlas`.`entity_by_qn` (`qn_digest`, `guid`, `type_name`) VALUES
 ('de09793dfc2386f36591aaf9fc831606', '00000001000040008000000000000001', 'hive_table');
 UPSERT INTO `atlas`.`entity_audit` (`guid`, `event_ts`, `seq`, `op`, `type_name`, `qualified_name`, `detail_json`) VALUES
 ('00000001000040008000000000000001', 1000, 1000004, 'ENTITY_CREATE', 'hive_table', 'db.t1@c', '{"attributes":["createTime","name","owner","qualifiedName"]}');
+UPSERT INTO `atlas`.`entity_flat` (`guid`, `type_name`, `qualified_name`, `name`, `state`, `created_ts`, `updated_ts`, `props_json`) VALUES
+('00000001000040008000000000000001', 'hive_table', 'db.t1@c', 't1', 'ACTIVE', 1000, 1000, '{"createTime":5,"owner":"a"}');
 )sql");
 }
 
@@ -61,13 +61,13 @@ TEST_CASE("golden: a partial update merges props and keeps created_ts and the qu
 -- window 1 phase 1: deletes (1 statement)
 DELETE FROM `atlas`.`entity_by_qn` WHERE `guid` IN ('00000001000040008000000000000001') AND `qn_digest` NOT IN ('eef327bfae727eb455798d61bf64a11c');
 -- window 1 phase 2: upserts (3 statements)
-UPSERT INTO `atlas`.`entity_flat` (`guid`, `type_name`, `qualified_name`, `name`, `state`, `created_ts`, `updated_ts`, `props_json`) VALUES
-('00000001000040008000000000000001', 'hive_table', 'q', 't2', 'ACTIVE', 1000, 2000, '{"n":1,"owner":"b"}');
 UPSERT INTO `atlas`.`entity_by_qn` (`qn_digest`, `guid`, `type_name`) VALUES
 ('eef327bfae727eb455798d61bf64a11c', '00000001000040008000000000000001', 'hive_table');
 UPSERT INTO `atlas`.`entity_audit` (`guid`, `event_ts`, `seq`, `op`, `type_name`, `qualified_name`, `detail_json`) VALUES
 ('00000001000040008000000000000001', 1000, 1000004, 'ENTITY_CREATE', 'hive_table', 'q', '{"attributes":["name","owner","qualifiedName"]}'),
 ('00000001000040008000000000000001', 2000, 2000108, 'ENTITY_UPDATE', 'hive_table', NULL, '{"attributes":["n","name","owner"]}');
+UPSERT INTO `atlas`.`entity_flat` (`guid`, `type_name`, `qualified_name`, `name`, `state`, `created_ts`, `updated_ts`, `props_json`) VALUES
+('00000001000040008000000000000001', 'hive_table', 'q', 't2', 'ACTIVE', 1000, 2000, '{"n":1,"owner":"b"}');
 )sql");
 }
 
@@ -81,10 +81,10 @@ TEST_CASE(
 -- window 1 phase 1: deletes (1 statement)
 DELETE FROM `atlas`.`entity_by_qn` WHERE `guid` IN ('00000001000040008000000000000001') AND `type_name` NOT IN ('hive_table');
 -- window 1 phase 2: upserts (2 statements)
-UPSERT INTO `atlas`.`entity_flat` (`guid`, `type_name`, `name`, `state`, `updated_ts`) VALUES
-('00000001000040008000000000000001', 'hive_table', 't2', 'ACTIVE', 2000);
 UPSERT INTO `atlas`.`entity_audit` (`guid`, `event_ts`, `seq`, `op`, `type_name`, `qualified_name`, `detail_json`) VALUES
 ('00000001000040008000000000000001', 2000, 2000108, 'ENTITY_UPDATE', 'hive_table', NULL, '{"attributes":["name"]}');
+UPSERT INTO `atlas`.`entity_flat` (`guid`, `type_name`, `name`, `state`, `updated_ts`) VALUES
+('00000001000040008000000000000001', 'hive_table', 't2', 'ACTIVE', 2000);
 )sql");
 }
 
@@ -103,12 +103,12 @@ DELETE FROM `atlas`.`edge_out` WHERE `dst` IN ('00000001000040008000000000000001
 DELETE FROM `atlas`.`edge_in` WHERE `dst` IN ('00000001000040008000000000000001');
 DELETE FROM `atlas`.`edge_in` WHERE `src` IN ('00000001000040008000000000000001');
 -- window 1 phase 2: upserts (2 statements)
-UPSERT INTO `atlas`.`entity_flat` (`guid`, `type_name`, `qualified_name`, `state`, `updated_ts`, `props_json`) VALUES
-('00000001000040008000000000000001', 'hive_table', 'q', 'ACTIVE', 3000, '{"a":1,"c":3}');
 UPSERT INTO `atlas`.`entity_audit` (`guid`, `event_ts`, `seq`, `op`, `type_name`, `qualified_name`, `detail_json`) VALUES
 ('00000001000040008000000000000001', 1000, 1000105, 'ENTITY_UPDATE', 'hive_table', 'q', '{"attributes":["a","qualifiedName"]}'),
 ('00000001000040008000000000000001', 2000, 2000209, 'ENTITY_DELETE', 'hive_table', 'q', '{"attributes":["b","qualifiedName"]}'),
 ('00000001000040008000000000000001', 3000, 3000111, 'ENTITY_UPDATE', 'hive_table', NULL, '{"attributes":["c"]}');
+UPSERT INTO `atlas`.`entity_flat` (`guid`, `type_name`, `qualified_name`, `state`, `updated_ts`, `props_json`) VALUES
+('00000001000040008000000000000001', 'hive_table', 'q', 'ACTIVE', 3000, '{"a":1,"c":3}');
 )sql");
 }
 
@@ -119,7 +119,6 @@ TEST_CASE(
              hard_tombstones()) ==
         R"sql(-- window 1: events 1-3
 -- window 1 phase 1: deletes (9 statements)
-DELETE FROM `atlas`.`entity_flat` WHERE `guid` IN ('00000001000040008000000000000001');
 DELETE FROM `atlas`.`entity_by_qn` WHERE `qn_digest` IN ('eef327bfae727eb455798d61bf64a11c');
 DELETE FROM `atlas`.`entity_by_qn` WHERE `qn_digest` IN ('eef327bfae727eb455798d61bf64a11c') AND `guid` IN ('00000001000040008000000000000001');
 DELETE FROM `atlas`.`entity_by_qn` WHERE `guid` IN ('00000001000040008000000000000001') AND `qn_digest` NOT IN ('eef327bfae727eb455798d61bf64a11c');
@@ -128,15 +127,16 @@ DELETE FROM `atlas`.`edge_out` WHERE `dst` IN ('00000001000040008000000000000001
 DELETE FROM `atlas`.`edge_in` WHERE `dst` IN ('00000001000040008000000000000001');
 DELETE FROM `atlas`.`edge_in` WHERE `src` IN ('00000001000040008000000000000001');
 DELETE FROM `atlas`.`entity_classifications` WHERE `guid` IN ('00000001000040008000000000000001');
+DELETE FROM `atlas`.`entity_flat` WHERE `guid` IN ('00000001000040008000000000000001');
 -- window 1 phase 2: upserts (3 statements)
-UPSERT INTO `atlas`.`entity_flat` (`guid`, `type_name`, `qualified_name`, `name`, `state`, `created_ts`, `updated_ts`, `props_json`) VALUES
-('00000001000040008000000000000001', 'hive_table', 'q', NULL, 'ACTIVE', 3000, 3000, '{}');
 UPSERT INTO `atlas`.`entity_by_qn` (`qn_digest`, `guid`, `type_name`) VALUES
 ('eef327bfae727eb455798d61bf64a11c', '00000001000040008000000000000001', 'hive_table');
 UPSERT INTO `atlas`.`entity_audit` (`guid`, `event_ts`, `seq`, `op`, `type_name`, `qualified_name`, `detail_json`) VALUES
 ('00000001000040008000000000000001', 1000, 1000004, 'ENTITY_CREATE', 'hive_table', 'q', '{"attributes":["a","name","qualifiedName"]}'),
 ('00000001000040008000000000000001', 2000, 2000209, 'ENTITY_DELETE', 'hive_table', NULL, '{"attributes":[]}'),
 ('00000001000040008000000000000001', 3000, 3000010, 'ENTITY_CREATE', 'hive_table', 'q', '{"attributes":["qualifiedName"]}');
+UPSERT INTO `atlas`.`entity_flat` (`guid`, `type_name`, `qualified_name`, `name`, `state`, `created_ts`, `updated_ts`, `props_json`) VALUES
+('00000001000040008000000000000001', 'hive_table', 'q', NULL, 'ACTIVE', 3000, 3000, '{}');
 )sql");
 }
 
@@ -150,9 +150,6 @@ DELETE FROM `atlas`.`entity_by_qn` WHERE `qn_digest` IN ('a133b929d025382590861f
 DELETE FROM `atlas`.`entity_by_qn` WHERE `qn_digest` IN ('a133b929d025382590861f24933d3adc', 'f61685ff936da65f8ed7ca69a5bdd180') AND `guid` IN ('00000001000040008000000000000001', '00000002000040008000000000000002');
 DELETE FROM `atlas`.`entity_by_qn` WHERE `guid` IN ('00000001000040008000000000000001', '00000002000040008000000000000002') AND `qn_digest` NOT IN ('a133b929d025382590861f24933d3adc', 'f61685ff936da65f8ed7ca69a5bdd180');
 -- window 1 phase 2: upserts (3 statements)
-UPSERT INTO `atlas`.`entity_flat` (`guid`, `type_name`, `qualified_name`, `name`, `state`, `created_ts`, `updated_ts`) VALUES
-('00000001000040008000000000000001', 'hive_table', 'y', 'a', 'ACTIVE', 1000, 10000),
-('00000002000040008000000000000002', 'hive_table', 'x', 'b', 'ACTIVE', 2000, 11000);
 UPSERT INTO `atlas`.`entity_by_qn` (`qn_digest`, `guid`, `type_name`) VALUES
 ('a133b929d025382590861f24933d3adc', '00000002000040008000000000000002', 'hive_table'),
 ('f61685ff936da65f8ed7ca69a5bdd180', '00000001000040008000000000000001', 'hive_table');
@@ -161,6 +158,9 @@ UPSERT INTO `atlas`.`entity_audit` (`guid`, `event_ts`, `seq`, `op`, `type_name`
 ('00000001000040008000000000000001', 10000, 10000132, 'ENTITY_UPDATE', 'hive_table', 'y', '{"attributes":["qualifiedName"]}'),
 ('00000002000040008000000000000002', 2000, 2000008, 'ENTITY_CREATE', 'hive_table', 'y', '{"attributes":["name","qualifiedName"]}'),
 ('00000002000040008000000000000002', 11000, 11000136, 'ENTITY_UPDATE', 'hive_table', 'x', '{"attributes":["qualifiedName"]}');
+UPSERT INTO `atlas`.`entity_flat` (`guid`, `type_name`, `qualified_name`, `name`, `state`, `created_ts`, `updated_ts`) VALUES
+('00000001000040008000000000000001', 'hive_table', 'y', 'a', 'ACTIVE', 1000, 10000),
+('00000002000040008000000000000002', 'hive_table', 'x', 'b', 'ACTIVE', 2000, 11000);
 )sql");
 }
 
@@ -175,13 +175,13 @@ DELETE FROM `atlas`.`entity_by_qn` WHERE `qn_digest` IN ('19d05313d5055027c10696
 DELETE FROM `atlas`.`entity_by_qn` WHERE `qn_digest` IN ('19d05313d5055027c106969bcd9a6759') AND `guid` IN ('0000000b00004000800000000000000b');
 DELETE FROM `atlas`.`entity_by_qn` WHERE `guid` IN ('0000000b00004000800000000000000b') AND `qn_digest` NOT IN ('19d05313d5055027c106969bcd9a6759');
 -- window 1 phase 2: upserts (3 statements)
-UPSERT INTO `atlas`.`entity_flat` (`guid`, `type_name`, `qualified_name`, `name`, `state`, `created_ts`, `updated_ts`) VALUES
-('0000000b00004000800000000000000b', 'hdfs_path', 'qx', 'x', 'ACTIVE', 1000, 2000);
 UPSERT INTO `atlas`.`entity_by_qn` (`qn_digest`, `guid`, `type_name`) VALUES
 ('756e1a2efd40e565cd4fef33a12737d8', '0000000b00004000800000000000000b', 'hdfs_path');
 UPSERT INTO `atlas`.`entity_audit` (`guid`, `event_ts`, `seq`, `op`, `type_name`, `qualified_name`, `detail_json`) VALUES
 ('0000000b00004000800000000000000b', 1000, 1000014, 'ENTITY_CREATE', 'DataSet', 'qx', '{"attributes":["name","qualifiedName"]}'),
 ('0000000b00004000800000000000000b', 2000, 2000118, 'ENTITY_UPDATE', 'hdfs_path', NULL, '{"attributes":["name"]}');
+UPSERT INTO `atlas`.`entity_flat` (`guid`, `type_name`, `qualified_name`, `name`, `state`, `created_ts`, `updated_ts`) VALUES
+('0000000b00004000800000000000000b', 'hdfs_path', 'qx', 'x', 'ACTIVE', 1000, 2000);
 )sql");
 }
 
@@ -196,12 +196,12 @@ DELETE FROM `atlas`.`entity_by_qn` WHERE `guid` IN ('000000070000400080000000000
 DELETE FROM `atlas`.`entity_classifications` WHERE `tag_name` IN ('GDPR', 'PII', 'PII_EMAIL') AND `guid` IN ('00000007000040008000000000000007');
 DELETE FROM `atlas`.`entity_classifications` WHERE `guid` IN ('00000007000040008000000000000007') AND `tag_name` NOT IN ('GDPR', 'PII', 'PII_EMAIL');
 -- window 1 phase 2: upserts (2 statements)
-UPSERT INTO `atlas`.`entity_flat` (`guid`, `type_name`, `state`, `updated_ts`) VALUES
-('00000007000040008000000000000007', 'hive_table', 'ACTIVE', 5000);
 UPSERT INTO `atlas`.`entity_audit` (`guid`, `event_ts`, `seq`, `op`, `type_name`, `qualified_name`, `detail_json`) VALUES
 ('00000007000040008000000000000007', 3000, 3000319, 'CLASSIFICATION_ADD', 'hive_table', NULL, '{"attributes":[],"classifications":["GDPR","PII","PII_EMAIL"]}'),
 ('00000007000040008000000000000007', 4000, 4000423, 'CLASSIFICATION_DELETE', 'hive_table', NULL, '{"attributes":[],"classifications":["PII","PII_EMAIL"]}'),
 ('00000007000040008000000000000007', 5000, 5000426, 'CLASSIFICATION_DELETE', 'hive_table', NULL, '{"attributes":[],"classifications":[]}');
+UPSERT INTO `atlas`.`entity_flat` (`guid`, `type_name`, `state`, `updated_ts`) VALUES
+('00000007000040008000000000000007', 'hive_table', 'ACTIVE', 5000);
 )sql");
 }
 
@@ -221,14 +221,14 @@ DELETE FROM `atlas`.`edge_out` WHERE `dst` IN ('00000001000040008000000000000001
 DELETE FROM `atlas`.`edge_in` WHERE `dst` IN ('00000001000040008000000000000001');
 DELETE FROM `atlas`.`edge_in` WHERE `src` IN ('00000001000040008000000000000001');
 -- window 1 phase 2: upserts (4 statements)
-UPSERT INTO `atlas`.`entity_flat` (`guid`, `state`, `updated_ts`) VALUES
-('00000001000040008000000000000001', 'DELETED', 3000);
 UPSERT INTO `atlas`.`edge_out` (`src`, `elabel`, `dst`, `dst_type`) VALUES
 ('00000001000040008000000000000001', 'r:ac', '00000003000040008000000000000003', 't3');
 UPSERT INTO `atlas`.`edge_in` (`dst`, `elabel`, `src`, `src_type`) VALUES
 ('00000003000040008000000000000003', 'r:ac', '00000001000040008000000000000001', 't1');
 UPSERT INTO `atlas`.`entity_audit` (`guid`, `event_ts`, `seq`, `op`, `type_name`, `qualified_name`, `detail_json`) VALUES
 ('00000001000040008000000000000001', 3000, 3000212, 'ENTITY_DELETE', 'hive_table', NULL, '{"attributes":[]}');
+UPSERT INTO `atlas`.`entity_flat` (`guid`, `state`, `updated_ts`) VALUES
+('00000001000040008000000000000001', 'DELETED', 3000);
 )sql");
 }
 

@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <future>
 
 #include "hs2/executor.h"
 #include "hs2/phase_schedule.h"
@@ -96,27 +97,57 @@ TEST_CASE("hs2 executor: --sessions 4 and --sessions 1 produce the same tables a
   CHECK(four.server.sessions_opened == 4);
 }
 
-TEST_CASE("hs2 executor: deletes of a window run before its upserts") {
+namespace {
+
+// Runs the one window `w` over `sessions` sessions; the server's handler, to look at.
+std::shared_ptr<KeySetHandler> run_one_window(const CompiledWindow& w, int sessions) {
   auto handler = std::make_shared<KeySetHandler>();
   Hs2TestServer server({}, handler);
   auto o = test_options(server.start());
-  o.sessions = 3;
+  o.sessions = sessions;
   Hs2Executor ex(validate_hs2_options(o), hs2_sessions(o));
   ex.start("");
+  ex.run_window(w);
+  ex.finish();
+  return handler;
+}
+
+}  // namespace
+
+TEST_CASE("hs2 executor: deletes of a window run before its upserts") {
   CompiledWindow w;
   w.index = 1;
   w.upserts = {{"t", "UPSERT INTO t VALUES ('a', 1)", 1, {}},
                {"t", "UPSERT INTO t VALUES ('b', 1)", 1, {}}};
   w.deletes = {{"t", "DELETE FROM t WHERE k IN ('a')", 1, {}},
                {"t", "DELETE FROM t WHERE k IN ('b')", 1, {}}};
-  ex.run_window(w);
-  ex.finish();
+  const auto handler = run_one_window(w, 3);
   // Key re-created in the same window survives: the deletes came first.
   CHECK(handler->tables().at("t") == std::set<std::string>{"a", "b"});
   auto st = handler->statements();
   REQUIRE(st.size() == 4);
   CHECK(st[0].rfind("DELETE", 0) == 0);
   CHECK(st[1].rfind("DELETE", 0) == 0);
+}
+
+TEST_CASE("hs2 executor: entity_flat's statements run after the rest of their phase") {
+  CompiledWindow w;
+  w.index = 1;
+  for (int i = 0; i < 6; ++i) {
+    // The large flat statements would otherwise go first (the most bytes waiting).
+    Statement flat{
+        "f", fmt::format("UPSERT INTO f VALUES ('{}{}', 1)", i, std::string(900, 'x')), 1, {}};
+    flat.after_the_rest = true;
+    w.upserts.push_back(flat);
+    w.upserts.push_back(
+        {"t" + std::to_string(i % 3), fmt::format("UPSERT INTO t VALUES ('{}', 1)", i), 1, {}});
+  }
+  const auto st = run_one_window(w, 4)->statements();
+  REQUIRE(st.size() == 12);
+  for (std::size_t i = 0; i < st.size(); ++i) {
+    CAPTURE(st[i]);
+    CHECK((st[i].rfind("UPSERT INTO f", 0) == 0) == (i >= 6));
+  }
 }
 
 TEST_CASE("hs2 executor: dropped connections are reconnected and the statements re-run") {
@@ -154,9 +185,10 @@ TEST_CASE("hs2 executor: the phase schedule (phase_schedule.h's worked example)"
     s.sql = std::string(kib * 1024, 'x');
     return s;
   };
-  const std::vector<Statement> statements = {
-      statement("entity_audit", 9), statement("entity_audit", 2), statement("entity_flat", 6),
-      statement("edge_in", 1), statement("entity_flat", 6)};
+  std::vector<Statement> statements = {statement("entity_audit", 9), statement("entity_audit", 2),
+                                       statement("entity_by_qn", 6), statement("edge_in", 1),
+                                       statement("entity_by_qn", 6), statement("entity_flat", 8)};
+  statements[5].after_the_rest = true;
   PhaseSchedule schedule(statements, 3);
   CHECK(schedule.next() == 2u);
   CHECK(schedule.next() == 0u);
@@ -164,16 +196,41 @@ TEST_CASE("hs2 executor: the phase schedule (phase_schedule.h's worked example)"
   schedule.done(3);
   CHECK(schedule.next() == 4u);
   CHECK(schedule.next() == 1u);
+  // Only entity_flat's is left: it waits until the others are done.
+  auto flat = std::async(std::launch::async, [&] { return schedule.next(); });
+  for (const std::size_t i : {0u, 1u, 2u}) {
+    CHECK(flat.wait_for(std::chrono::milliseconds(20)) == std::future_status::timeout);
+    schedule.done(i);
+  }
+  CHECK(flat.wait_for(std::chrono::milliseconds(20)) == std::future_status::timeout);
+  schedule.done(4);
+  CHECK(flat.get() == 5u);
   CHECK(schedule.next() == std::nullopt);
 
+  // One session: the phase's order, which the planner ends with entity_flat's statements.
   PhaseSchedule one_session(statements, 1);
-  for (std::size_t i = 0; i < statements.size(); ++i) CHECK(one_session.next() == i);
+  for (std::size_t i = 0; i < statements.size(); ++i) {
+    CHECK(one_session.next() == i);
+    one_session.done(i);
+  }
   CHECK(one_session.next() == std::nullopt);
+  // ... and so does a phase that does not.
+  std::vector<Statement> flat_first = {statements[5], statements[0], statements[3]};
+  PhaseSchedule reordered(flat_first, 1);
+  for (const std::size_t i : {1u, 2u, 0u}) {
+    CHECK(reordered.next() == i);
+    reordered.done(i);
+  }
 
+  // A failure stops the phase: a session waiting for the rest gets nothing.
   PhaseSchedule stopped(statements, 3);
   CHECK(stopped.next() == 2u);
+  for (int i = 0; i < 4; ++i) CHECK(stopped.next().has_value());
+  auto waiting = std::async(std::launch::async, [&] { return stopped.next(); });
+  CHECK(waiting.wait_for(std::chrono::milliseconds(20)) == std::future_status::timeout);
   stopped.stop();
   CHECK(stopped.stopped());
+  CHECK(waiting.get() == std::nullopt);
   CHECK(stopped.next() == std::nullopt);
 }
 

@@ -28,22 +28,6 @@ DELETE FROM `atlas`.`edge_in` WHERE `src` IN ('00000001000040008000000000000001'
 -- entity_classifications: guid 00000001-0000-4000-8000-000000000001; 6 events, examples/02-rename-tags-edges-delete.jsonl:1 .. examples/02-rename-tags-edges-delete.jsonl:11
 DELETE FROM `atlas`.`entity_classifications` WHERE `guid` IN ('00000001000040008000000000000001') AND `tag_name` NOT IN ('Tier1');
 -- window 1 phase 2: upserts (9 statements)
--- entity_flat: guid d278a804-5ccf-4780-9e69-a335f3b40449; 3 events, examples/01-create-table-atlas21.jsonl:2 .. examples/04-kcat-export.jsonl:2
-UPSERT INTO `atlas`.`entity_flat` (`guid`, `type_name`, `qualified_name`, `state`, `created_ts`, `updated_ts`) VALUES
-('d278a8045ccf47809e69a335f3b40449', 'hive_storagedesc', 'experiments.movies_info@cm_storage', 'ACTIVE', 1619751227966000, 1619751227966000);
--- entity_flat: 2 rows from 2 events, examples/02-rename-tags-edges-delete.jsonl:5 .. examples/02-rename-tags-edges-delete.jsonl:6
-UPSERT INTO `atlas`.`entity_flat` (`guid`, `type_name`, `qualified_name`, `name`, `state`, `created_ts`, `updated_ts`) VALUES
-('00000002000040008000000000000002', 'hive_table', 'qb', 'b', 'ACTIVE', 11000, 11000),
-('00000003000040008000000000000003', 'DataSet', 'qc', 'c', 'ACTIVE', 12000, 12000);
--- entity_flat: 2 rows from 3 events, examples/01-create-table-atlas21.jsonl:4 .. examples/04-kcat-export.jsonl:4
-UPSERT INTO `atlas`.`entity_flat` (`guid`, `type_name`, `qualified_name`, `name`, `state`, `updated_ts`, `props_json`) VALUES
-('06146bc1a6314f9d8d0cf1c7b71a9c0a', 'hive_db', 'experiments@cm', 'experiments', 'ACTIVE', 1619751227966000, '{"clusterName":"cm","owner":"impala"}'),
-('0b6f3c1e2a4d4e8f9c1b5d7e8f9a0b1c', 'hive_table', 'sales.orders@cl1', 'orders', 'ACTIVE', 1700000000001000, '{"createTime":1699999990000,"owner":"etl"}');
--- entity_flat: 3 rows from 12 events, examples/01-create-table-atlas21.jsonl:1 .. examples/04-kcat-export.jsonl:3
-UPSERT INTO `atlas`.`entity_flat` (`guid`, `type_name`, `qualified_name`, `name`, `state`, `created_ts`, `updated_ts`, `props_json`) VALUES
-('00000001000040008000000000000001', 'hive_table', 'qa', 'a', 'DELETED', 10000, 17000, '{"createTime":5,"owner":"o"}'),
-('2237918c91544725bfc430b9d82cbddd', 'hive_column', 'experiments.movies_info.id@cm', 'id', 'ACTIVE', 1619751227966000, 1619751227966000, '{"owner":"impala"}'),
-('81f18e763257450cb1963b50c7e273be', 'hive_table', 'experiments.movies_info@cm', 'movies_info', 'ACTIVE', 1619751227966000, 1619751227966000, '{"createTime":1619751227000,"owner":"impala"}');
 -- entity_by_qn: 7 rows from 14 events, examples/01-create-table-atlas21.jsonl:1 .. examples/04-kcat-export.jsonl:4
 UPSERT INTO `atlas`.`entity_by_qn` (`qn_digest`, `guid`, `type_name`) VALUES
 ('25e7dff921eb57a98ffea22c1a1086f4', '0b6f3c1e2a4d4e8f9c1b5d7e8f9a0b1c', 'hive_table'),
@@ -77,3 +61,19 @@ UPSERT INTO `atlas`.`entity_audit` (`guid`, `event_ts`, `seq`, `op`, `type_name`
 ('2237918c91544725bfc430b9d82cbddd', 1619751227966000, -8204605483336678306, 'ENTITY_CREATE', 'hive_column', 'experiments.movies_info.id@cm', '{"attributes":["name","owner","qualifiedName"]}'),
 ('81f18e763257450cb1963b50c7e273be', 1619751227966000, -4076759820777536272, 'ENTITY_CREATE', 'hive_table', 'experiments.movies_info@cm', '{"attributes":["createTime","name","owner","qualifiedName"]}'),
 ('d278a8045ccf47809e69a335f3b40449', 1619751227966000, 5094382392383997176, 'ENTITY_CREATE', 'hive_storagedesc', 'experiments.movies_info@cm_storage', '{"attributes":["qualifiedName"]}');
+-- entity_flat: guid d278a804-5ccf-4780-9e69-a335f3b40449; 3 events, examples/01-create-table-atlas21.jsonl:2 .. examples/04-kcat-export.jsonl:2
+UPSERT INTO `atlas`.`entity_flat` (`guid`, `type_name`, `qualified_name`, `state`, `created_ts`, `updated_ts`) VALUES
+('d278a8045ccf47809e69a335f3b40449', 'hive_storagedesc', 'experiments.movies_info@cm_storage', 'ACTIVE', 1619751227966000, 1619751227966000);
+-- entity_flat: 2 rows from 2 events, examples/02-rename-tags-edges-delete.jsonl:5 .. examples/02-rename-tags-edges-delete.jsonl:6
+UPSERT INTO `atlas`.`entity_flat` (`guid`, `type_name`, `qualified_name`, `name`, `state`, `created_ts`, `updated_ts`) VALUES
+('00000002000040008000000000000002', 'hive_table', 'qb', 'b', 'ACTIVE', 11000, 11000),
+('00000003000040008000000000000003', 'DataSet', 'qc', 'c', 'ACTIVE', 12000, 12000);
+-- entity_flat: 2 rows from 3 events, examples/01-create-table-atlas21.jsonl:4 .. examples/04-kcat-export.jsonl:4
+UPSERT INTO `atlas`.`entity_flat` (`guid`, `type_name`, `qualified_name`, `name`, `state`, `updated_ts`, `props_json`) VALUES
+('06146bc1a6314f9d8d0cf1c7b71a9c0a', 'hive_db', 'experiments@cm', 'experiments', 'ACTIVE', 1619751227966000, '{"clusterName":"cm","owner":"impala"}'),
+('0b6f3c1e2a4d4e8f9c1b5d7e8f9a0b1c', 'hive_table', 'sales.orders@cl1', 'orders', 'ACTIVE', 1700000000001000, '{"createTime":1699999990000,"owner":"etl"}');
+-- entity_flat: 3 rows from 12 events, examples/01-create-table-atlas21.jsonl:1 .. examples/04-kcat-export.jsonl:3
+UPSERT INTO `atlas`.`entity_flat` (`guid`, `type_name`, `qualified_name`, `name`, `state`, `created_ts`, `updated_ts`, `props_json`) VALUES
+('00000001000040008000000000000001', 'hive_table', 'qa', 'a', 'DELETED', 10000, 17000, '{"createTime":5,"owner":"o"}'),
+('2237918c91544725bfc430b9d82cbddd', 'hive_column', 'experiments.movies_info.id@cm', 'id', 'ACTIVE', 1619751227966000, 1619751227966000, '{"owner":"impala"}'),
+('81f18e763257450cb1963b50c7e273be', 'hive_table', 'experiments.movies_info@cm', 'movies_info', 'ACTIVE', 1619751227966000, 1619751227966000, '{"createTime":1619751227000,"owner":"impala"}');

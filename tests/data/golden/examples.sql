@@ -16,18 +16,6 @@ DELETE FROM `atlas`.`edge_in` WHERE `dst` IN ('00000001000040008000000000000001'
 DELETE FROM `atlas`.`edge_in` WHERE `src` IN ('00000001000040008000000000000001');
 DELETE FROM `atlas`.`entity_classifications` WHERE `guid` IN ('00000001000040008000000000000001') AND `tag_name` NOT IN ('Tier1');
 -- window 1 phase 2: upserts (9 statements)
-UPSERT INTO `atlas`.`entity_flat` (`guid`, `type_name`, `qualified_name`, `state`, `created_ts`, `updated_ts`) VALUES
-('d278a8045ccf47809e69a335f3b40449', 'hive_storagedesc', 'experiments.movies_info@cm_storage', 'ACTIVE', 1619751227966000, 1619751227966000);
-UPSERT INTO `atlas`.`entity_flat` (`guid`, `type_name`, `qualified_name`, `name`, `state`, `created_ts`, `updated_ts`) VALUES
-('00000002000040008000000000000002', 'hive_table', 'qb', 'b', 'ACTIVE', 11000, 11000),
-('00000003000040008000000000000003', 'DataSet', 'qc', 'c', 'ACTIVE', 12000, 12000);
-UPSERT INTO `atlas`.`entity_flat` (`guid`, `type_name`, `qualified_name`, `name`, `state`, `updated_ts`, `props_json`) VALUES
-('06146bc1a6314f9d8d0cf1c7b71a9c0a', 'hive_db', 'experiments@cm', 'experiments', 'ACTIVE', 1619751227966000, '{"clusterName":"cm","owner":"impala"}'),
-('0b6f3c1e2a4d4e8f9c1b5d7e8f9a0b1c', 'hive_table', 'sales.orders@cl1', 'orders', 'ACTIVE', 1700000000001000, '{"createTime":1699999990000,"owner":"etl"}');
-UPSERT INTO `atlas`.`entity_flat` (`guid`, `type_name`, `qualified_name`, `name`, `state`, `created_ts`, `updated_ts`, `props_json`) VALUES
-('00000001000040008000000000000001', 'hive_table', 'qa', 'a', 'DELETED', 10000, 17000, '{"createTime":5,"owner":"o"}'),
-('2237918c91544725bfc430b9d82cbddd', 'hive_column', 'experiments.movies_info.id@cm', 'id', 'ACTIVE', 1619751227966000, 1619751227966000, '{"owner":"impala"}'),
-('81f18e763257450cb1963b50c7e273be', 'hive_table', 'experiments.movies_info@cm', 'movies_info', 'ACTIVE', 1619751227966000, 1619751227966000, '{"createTime":1619751227000,"owner":"impala"}');
 UPSERT INTO `atlas`.`entity_by_qn` (`qn_digest`, `guid`, `type_name`) VALUES
 ('25e7dff921eb57a98ffea22c1a1086f4', '0b6f3c1e2a4d4e8f9c1b5d7e8f9a0b1c', 'hive_table'),
 ('3121cad19ea632f22154c6589a6c5127', '81f18e763257450cb1963b50c7e273be', 'hive_table'),
@@ -56,3 +44,15 @@ UPSERT INTO `atlas`.`entity_audit` (`guid`, `event_ts`, `seq`, `op`, `type_name`
 ('2237918c91544725bfc430b9d82cbddd', 1619751227966000, -8204605483336678306, 'ENTITY_CREATE', 'hive_column', 'experiments.movies_info.id@cm', '{"attributes":["name","owner","qualifiedName"]}'),
 ('81f18e763257450cb1963b50c7e273be', 1619751227966000, -4076759820777536272, 'ENTITY_CREATE', 'hive_table', 'experiments.movies_info@cm', '{"attributes":["createTime","name","owner","qualifiedName"]}'),
 ('d278a8045ccf47809e69a335f3b40449', 1619751227966000, 5094382392383997176, 'ENTITY_CREATE', 'hive_storagedesc', 'experiments.movies_info@cm_storage', '{"attributes":["qualifiedName"]}');
+UPSERT INTO `atlas`.`entity_flat` (`guid`, `type_name`, `qualified_name`, `state`, `created_ts`, `updated_ts`) VALUES
+('d278a8045ccf47809e69a335f3b40449', 'hive_storagedesc', 'experiments.movies_info@cm_storage', 'ACTIVE', 1619751227966000, 1619751227966000);
+UPSERT INTO `atlas`.`entity_flat` (`guid`, `type_name`, `qualified_name`, `name`, `state`, `created_ts`, `updated_ts`) VALUES
+('00000002000040008000000000000002', 'hive_table', 'qb', 'b', 'ACTIVE', 11000, 11000),
+('00000003000040008000000000000003', 'DataSet', 'qc', 'c', 'ACTIVE', 12000, 12000);
+UPSERT INTO `atlas`.`entity_flat` (`guid`, `type_name`, `qualified_name`, `name`, `state`, `updated_ts`, `props_json`) VALUES
+('06146bc1a6314f9d8d0cf1c7b71a9c0a', 'hive_db', 'experiments@cm', 'experiments', 'ACTIVE', 1619751227966000, '{"clusterName":"cm","owner":"impala"}'),
+('0b6f3c1e2a4d4e8f9c1b5d7e8f9a0b1c', 'hive_table', 'sales.orders@cl1', 'orders', 'ACTIVE', 1700000000001000, '{"createTime":1699999990000,"owner":"etl"}');
+UPSERT INTO `atlas`.`entity_flat` (`guid`, `type_name`, `qualified_name`, `name`, `state`, `created_ts`, `updated_ts`, `props_json`) VALUES
+('00000001000040008000000000000001', 'hive_table', 'qa', 'a', 'DELETED', 10000, 17000, '{"createTime":5,"owner":"o"}'),
+('2237918c91544725bfc430b9d82cbddd', 'hive_column', 'experiments.movies_info.id@cm', 'id', 'ACTIVE', 1619751227966000, 1619751227966000, '{"owner":"impala"}'),
+('81f18e763257450cb1963b50c7e273be', 'hive_table', 'experiments.movies_info@cm', 'movies_info', 'ACTIVE', 1619751227966000, 1619751227966000, '{"createTime":1619751227000,"owner":"impala"}');
