@@ -369,6 +369,17 @@ class Compiler {
   // left out stay unknown: the fold then writes predicate deletes and merges props from {}.
   void learn(std::span<const PriorEntity> prior);
 
+  // What the compiler knows, after learn() and before fold(), of the entities of `window`'s entity
+  // and classification events, as bytes. A window applied again after a failure part way through
+  // it must be folded from this, not from what the tables hold by then (CompiledWindow says why):
+  // cli keeps it beside the checkpoint (FILE.window) while the window runs, and a resumed run
+  // hands it to assume() before its first window.
+  std::string knowledge_snapshot(std::span<const Event> window);
+  // Takes the knowledge in `snapshot` (knowledge_snapshot's bytes, or several merged by
+  // merge_knowledge_snapshots) of every entity it names that nothing is known of yet. Throws
+  // Error(kCheckpoint) on other bytes.
+  void assume(std::string_view snapshot);
+
   // How the next window will be named in messages (window_name), from its events.
   std::string next_window_name(std::span<const Event> window) const;
 
@@ -398,8 +409,14 @@ class Compiler {
 };
 
 // Steps 1-3: asks `prior` about the window's unknown entities (once per window, only when there
-// are any), then folds. Lets exceptions of `prior` through, having folded nothing.
-NetWindow fold_window(Compiler& compiler, PriorState& prior, std::span<const Event> window);
+// are any), then folds. Lets exceptions of `prior` through, having folded nothing. With
+// `snapshot`, sets it to compiler.knowledge_snapshot(window) before folding.
+NetWindow fold_window(Compiler& compiler, PriorState& prior, std::span<const Event> window,
+                      std::string* snapshot = nullptr);
+
+// Both snapshots' entries, `earlier`'s where both name an entity (each holds the state before the
+// same window, so they agree there). Throws Error(kCheckpoint) on bytes not of that form.
+std::string merge_knowledge_snapshots(std::string_view earlier, std::string_view later);
 
 // ---------------------------------------------------------------------------------------------
 // SQL

@@ -10,11 +10,13 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <stdexcept>
 
 #include "atlas2kudu/error.h"
 #include "util/ascii_case.h"
 #include "util/atomic_file.h"
+#include "util/digest.h"
 #include "util/json_writer.h"
 #include "util/utf8.h"
 
@@ -327,6 +329,8 @@ CheckpointFile::CheckpointFile(std::string path, Reader& reader,
                             one_line(path_), recorded.database, one_line(recorded.endpoint),
                             target.database, one_line(target.endpoint), one_line(target.endpoint)));
   }
+  file_digest_ = digest_of_file(path_);
+  load_window_knowledge();
   checkpoint_ = previous_;
   // Recorded once, as first given (a later run may spell the database in another case).
   if (recorded.endpoint.empty()) checkpoint_.target = std::move(target);
@@ -337,12 +341,18 @@ CheckpointFile::CheckpointFile(std::string path, Reader& reader,
 void CheckpointFile::record(Checkpoint next, const Reader& reader) {
   InputProgress progress = reader.progress();
   remember_inputs(previous_, progress, next.runs, next);
-  save_checkpoint(path_, next);
+  const std::string text = checkpoint_json(next);
+  write_file_atomically(path_, text, 0600);
+  file_digest_ = to_hex(sha256(text));
+  window_knowledge_.clear();
   // Only once the file holds it: a save that fails leaves state() and resume_point() saying what
   // the file still holds (--stats and the stopped run's message report them).
   checkpoint_ = std::move(next);
   recorded_ = std::move(progress);
   written_ = true;
+  // The window it records is applied: nothing is left to fold again (a FILE.window left by a
+  // failure here is tied to the checkpoint before, and ignored).
+  remove_window_knowledge();
 }
 
 void CheckpointFile::window_applied(const WindowInfo& window, const Reader& reader) {
@@ -359,6 +369,90 @@ void CheckpointFile::run_completed(const Reader& reader) {
   // far it read (the marks of inputs it skipped entirely stay current).
   if (written_ && reader.progress() == recorded_) return;
   record(checkpoint_, reader);
+}
+
+namespace {
+
+constexpr std::string_view kWindowKnowledgeMagic = "atlas2kudu-window-knowledge/1\n";
+
+// The bytes of `path`, or nullopt if it does not exist. Throws Error(kCheckpoint) if it cannot be
+// read.
+std::optional<std::string> read_whole_file(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) return std::nullopt;
+    throw Error(ErrorCategory::kCheckpoint,
+                fmt::format("{}: cannot be read: {}", one_line(path), std::strerror(errno)));
+  }
+  std::string out;
+  char buffer[65536];
+  for (;;) {
+    const ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int error = errno;
+      ::close(fd);
+      throw Error(ErrorCategory::kCheckpoint,
+                  fmt::format("{}: cannot be read: {}", one_line(path), std::strerror(error)));
+    }
+    if (n == 0) break;
+    out.append(buffer, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+  return out;
+}
+
+}  // namespace
+
+std::string CheckpointFile::digest_of_file(const std::string& path) {
+  const std::optional<std::string> bytes = read_whole_file(path);
+  return bytes ? to_hex(sha256(*bytes)) : std::string();
+}
+
+void CheckpointFile::load_window_knowledge() {
+  const std::string path = window_knowledge_path();
+  const std::optional<std::string> bytes = read_whole_file(path);
+  if (!bytes) return;
+  std::string_view rest(*bytes);
+  const std::string header = std::string(kWindowKnowledgeMagic) + file_digest_ + "\n";
+  if (rest.substr(0, header.size()) != header) {
+    // Left for another state of the checkpoint (it was replaced or removed since): of no use.
+    remove_window_knowledge();
+    return;
+  }
+  window_knowledge_ = std::string(rest.substr(header.size()));
+}
+
+void CheckpointFile::window_starting(std::string_view knowledge) {
+  // A window stopped in before, at this same checkpoint, may have written rows of entities this
+  // window does not name (it was cut longer): what was known of them stays.
+  window_knowledge_ = window_knowledge_.empty()
+                          ? std::string(knowledge)
+                          : merge_knowledge_snapshots(window_knowledge_, knowledge);
+  std::string text(kWindowKnowledgeMagic);
+  text += file_digest_;
+  text += '\n';
+  text += window_knowledge_;
+  write_file_atomically(window_knowledge_path(), text, 0600);
+}
+
+bool CheckpointFile::assume_window_knowledge(Compiler& compiler) const {
+  if (window_knowledge_.empty()) return false;
+  try {
+    compiler.assume(window_knowledge_);
+  } catch (Error& e) {
+    e.add_context(one_line(window_knowledge_path()) + ": ");
+    throw;
+  }
+  return true;
+}
+
+void CheckpointFile::remove_window_knowledge() {
+  const std::string path = window_knowledge_path();
+  if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
+    throw Error(ErrorCategory::kIo,
+                fmt::format("{}: cannot be removed: {}", one_line(path), std::strerror(errno)));
+  }
 }
 
 std::string CheckpointFile::resume_point() const {

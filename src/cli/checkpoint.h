@@ -124,6 +124,24 @@ class CheckpointFile {
   // The windows this run recorded: a window the executor ran but whose rows then stopped the run
   // (refused past --max-rejects, say) is not among them.
   std::uint64_t windows_recorded() const { return windows_recorded_; }
+  // FILE.window, beside the checkpoint: what the compiler knew of a window's entities before
+  // folding it (Compiler::knowledge_snapshot), saved before the window's first statement runs and
+  // removed once the window is recorded. A run stopped inside a window leaves it, tied to the
+  // checkpoint as the file then holds it (a SHA-256 of its bytes; an absent checkpoint too); the
+  // same command run again finds the checkpoint unchanged, folds that window again from the same
+  // knowledge (Compiler::assume), not from tables that hold part of it, and so writes what an
+  // uninterrupted run writes. A file tied to another state of the checkpoint is ignored.
+  //   checkpoint.window_knowledge();         // what an earlier run left, or ""
+  //   checkpoint.window_starting(snapshot);  // before each window runs (merged with that)
+  //   checkpoint.window_applied(w, reader);  // records the window, removes FILE.window
+  const std::string& window_knowledge() const { return window_knowledge_; }
+  // Saves FILE.window (mode 0600). Throws Error(kIo).
+  void window_starting(std::string_view knowledge);
+  // Hands window_knowledge() to `compiler` (Compiler::assume): true if there was any. Throws
+  // Error(kCheckpoint) naming FILE.window if it is not what window_starting() writes.
+  bool assume_window_knowledge(Compiler& compiler) const;
+  std::string window_knowledge_path() const { return path_ + ".window"; }
+
   // Where the same command run again would start, from this run's inputs as last recorded (once
   // it recorded a window): "a.jsonl after its first 5000 records", "standard input from its start
   // (...)", or "nothing of these inputs (all of them are applied)".
@@ -132,14 +150,19 @@ class CheckpointFile {
  private:
   // Saves `next` with the reader's progress; state() becomes it once the file holds it.
   void record(Checkpoint next, const Reader& reader);
+  static std::string digest_of_file(const std::string& path);
+  void load_window_knowledge();
+  void remove_window_knowledge();
 
   std::string path_;
   Checkpoint previous_;  // as loaded
   Checkpoint checkpoint_;
   InputProgress recorded_;  // this run's inputs, as last recorded
   std::uint64_t windows_recorded_ = 0;
-  bool written_ = false;  // the file was replaced by this run
-  bool existed_ = false;  // when the run started
+  std::string file_digest_;       // hex SHA-256 of what the checkpoint file holds ("" if absent)
+  std::string window_knowledge_;  // FILE.window's snapshot, when tied to file_digest_
+  bool written_ = false;          // the file was replaced by this run
+  bool existed_ = false;          // when the run started
 };
 
 }  // namespace atlas2kudu

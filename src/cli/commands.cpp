@@ -525,6 +525,14 @@ int apply_run(ApplyCommand& a) {
         a.checkpoint, reader, std::move(resumed),
         CheckpointTarget{format_endpoint(settings.endpoint().host, settings.endpoint().port),
                          c.options.database});
+    if (c.options.prior == PriorSource::kImpala && checkpoint->assume_window_knowledge(compiler)) {
+      if (!c.quiet) {
+        print_diagnostic(stderr,
+                         "atlas2kudu apply: the window an earlier run stopped in is folded again "
+                         "from what that run read before it ({}), not from the rows it wrote\n",
+                         one_line(checkpoint->window_knowledge_path()));
+      }
+    }
   }
   Hs2Executor executor(settings, sessions);
   executor.observe(&watch);
@@ -544,8 +552,12 @@ int apply_run(ApplyCommand& a) {
   };
   PipelineStats pipeline;
   const RunOutcome outcome = run_reporting_failures(progress, [&] {
+    WindowStarting starting;
+    if (checkpoint && c.options.prior == PriorSource::kImpala) {
+      starting = [&](std::string_view knowledge) { checkpoint->window_starting(knowledge); };
+    }
     run_pipeline(reader, compiler, *prior, writer, &progress, applied, &pipeline,
-                 read_ahead_wanted(c, input_bytes));
+                 read_ahead_wanted(c, input_bytes), starting);
     if (checkpoint) checkpoint->run_completed(reader);
   });
   // Sessions end before the report: a stopped run's statements were cancelled and closed, and

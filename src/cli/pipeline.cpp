@@ -52,7 +52,8 @@ ReadStep read_event(Reader& reader, std::vector<Event>& window, Progress* progre
 }
 
 void run_in_turn(Reader& reader, Compiler& compiler, PriorState& prior, WindowWriter& writer,
-                 Progress* progress, const WindowApplied& on_applied, PipelineStats* stats) {
+                 Progress* progress, const WindowApplied& on_applied, PipelineStats* stats,
+                 const WindowStarting& on_starting) {
   const std::size_t window_events = compiler.options().window_events;
   std::vector<Event> window;
   window.reserve(std::min<std::size_t>(window_events, 1 << 16));
@@ -66,7 +67,9 @@ void run_in_turn(Reader& reader, Compiler& compiler, PriorState& prior, WindowWr
     more = step != ReadStep::kEnd;
     throw_if_stopped();
     if (window.empty()) break;
-    NetWindow net = fold_window(compiler, prior, window);
+    std::string knowledge;
+    NetWindow net = fold_window(compiler, prior, window, on_starting ? &knowledge : nullptr);
+    if (on_starting) on_starting(knowledge);
     hand_over(net, writer, cut, reader, on_applied, stats);
   }
 }
@@ -218,12 +221,12 @@ bool read_ahead_possible(const Compiler& compiler, const PriorState& prior) {
 
 void run_pipeline(Reader& reader, Compiler& compiler, PriorState& prior, WindowWriter& writer,
                   Progress* progress, const WindowApplied& on_applied, PipelineStats* stats,
-                  bool read_ahead) {
+                  bool read_ahead, const WindowStarting& on_starting) {
   writer.start(compiler.header(prior.describe()));
-  if (read_ahead && read_ahead_possible(compiler, prior)) {
+  if (read_ahead && !on_starting && read_ahead_possible(compiler, prior)) {
     run_read_ahead(reader, compiler, writer, progress, on_applied, stats);
   } else {
-    run_in_turn(reader, compiler, prior, writer, progress, on_applied, stats);
+    run_in_turn(reader, compiler, prior, writer, progress, on_applied, stats, on_starting);
   }
   writer.finish();
 }

@@ -31,6 +31,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <string_view>
 
 #include "atlas2kudu/compiler.h"
 #include "atlas2kudu/prior_state.h"
@@ -43,6 +44,12 @@ namespace atlas2kudu {
 // progress() at that moment is exactly what the window completed.
 using WindowApplied = std::function<void(const WindowInfo&, const Reader&)>;
 
+// Called with what the compiler knew of a window's entities before folding it
+// (Compiler::knowledge_snapshot), once the window is folded and before any of it is written (e.g.
+// to keep it beside the checkpoint: a window applied again after a failure inside it is folded
+// from it).
+using WindowStarting = std::function<void(std::string_view knowledge)>;
+
 struct PipelineStats {
   std::uint64_t windows = 0;       // windows handed to the writer
   std::uint64_t closed_early = 0;  // ... of which closed by the memory budget
@@ -51,9 +58,11 @@ struct PipelineStats {
 // Runs the whole input through `compiler` into `writer`. `progress`, `on_applied` and `stats` may
 // be null; `stats` is kept up to date as windows are written, so it is complete even when the run
 // stops with an exception.
+// `on_starting` rules out the read-ahead (which folds events before the window is whole).
 void run_pipeline(Reader& reader, Compiler& compiler, PriorState& prior, WindowWriter& writer,
                   Progress* progress = nullptr, const WindowApplied& on_applied = nullptr,
-                  PipelineStats* stats = nullptr, bool read_ahead = false);
+                  PipelineStats* stats = nullptr, bool read_ahead = false,
+                  const WindowStarting& on_starting = nullptr);
 
 // The largest --window-events the read-ahead takes (a window's events are allocated up front).
 inline constexpr std::size_t kMaxReadAheadWindow = std::size_t{1} << 16;

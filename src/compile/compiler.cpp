@@ -5,6 +5,7 @@
 #include "atlas2kudu/error.h"
 #include "compile/fold.h"
 #include "compile/impala_sql.h"
+#include "compile/knowledge_store.h"
 #include "compile/plan.h"
 #include "compile/print_executor.h"
 #include "compile/sql_writer.h"
@@ -155,6 +156,43 @@ void Compiler::learn(std::span<const PriorEntity> prior) {
   impl_->folder.learn(prior);
 }
 
+std::string Compiler::knowledge_snapshot(std::span<const Event> window) {
+  return impl_->folder.knowledge_snapshot(window);
+}
+
+void Compiler::assume(std::string_view snapshot) {
+  impl_->folder.assume(snapshot);
+}
+
+std::string merge_knowledge_snapshots(std::string_view earlier, std::string_view later) {
+  std::vector<std::pair<Guid, std::string_view>> a, b;
+  // Each entry's knowledge is checked as it is read (a snapshot's entries are decoded when used).
+  const auto read = [](std::string_view snapshot, auto& into) {
+    for_each_snapshot_entry(snapshot, [&](const Guid& g, std::string_view k) {
+      EntityKnowledge check;
+      decode_knowledge(k, check);
+      into.emplace_back(g, k);
+    });
+  };
+  read(earlier, a);
+  read(later, b);
+  std::string out;
+  const auto put = [&](const Guid& g, std::string_view k) { append_snapshot_entry(out, g, k); };
+  auto x = a.begin();
+  auto y = b.begin();
+  while (x != a.end() || y != b.end()) {
+    if (y == b.end() || (x != a.end() && x->first <= y->first)) {
+      if (y != b.end() && x->first == y->first) ++y;
+      put(x->first, x->second);
+      ++x;
+    } else {
+      put(y->first, y->second);
+      ++y;
+    }
+  }
+  return out;
+}
+
 const KnowledgeStats& Compiler::knowledge_stats() const {
   return impl_->folder.knowledge_stats();
 }
@@ -201,9 +239,10 @@ std::string Compiler::next_window_name(std::span<const Event> window) const {
                      span_of(window));
 }
 
-NetWindow fold_window(Compiler& compiler, PriorState& prior, std::span<const Event> window) {
+NetWindow fold_window(Compiler& compiler, PriorState& prior, std::span<const Event> window,
+                      std::string* snapshot) {
   // Sorting a window's guids to ask a source that never answers is a few percent of --prior none.
-  if (prior.knows_nothing()) return compiler.fold(window);
+  if (prior.knows_nothing() && !snapshot) return compiler.fold(window);
   const std::vector<Guid> unknown = compiler.unknown_entities(window);
   if (!unknown.empty()) {
     std::vector<PriorEntity> found;
@@ -219,6 +258,7 @@ NetWindow fold_window(Compiler& compiler, PriorState& prior, std::span<const Eve
     }
     compiler.learn(found);
   }
+  if (snapshot) *snapshot = compiler.knowledge_snapshot(window);
   return compiler.fold(window);
 }
 

@@ -544,6 +544,31 @@ void Folder::learn(std::span<const PriorEntity> found) {
   }
 }
 
+std::string Folder::knowledge_snapshot(std::span<const Event> events) {
+  std::vector<Guid> guids;
+  guids.reserve(events.size());
+  for (const Event& e : events) {
+    if (!is_relationship_op(e.op)) guids.push_back(e.guid);
+  }
+  std::sort(guids.begin(), guids.end());
+  guids.erase(std::unique(guids.begin(), guids.end()), guids.end());
+  std::string out;
+  EntityKnowledge k;
+  for (const Guid& g : guids) {
+    if (knowledge_.load(g, k)) append_snapshot_entry(out, g, k);
+  }
+  return out;
+}
+
+void Folder::assume(std::string_view snapshot) {
+  for_each_snapshot_entry(snapshot, [&](const Guid& guid, std::string_view bytes) {
+    if (knowledge_.contains(guid)) return;
+    EntityKnowledge k;
+    decode_knowledge(bytes, k);
+    knowledge_.save(guid, k);
+  });
+}
+
 Folder::~Folder() = default;
 
 void Folder::begin_window(NetWindow& net, std::size_t expected_events) {

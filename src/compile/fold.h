@@ -37,6 +37,9 @@ class Folder {
   std::vector<Guid> unknown_entities(std::span<const Event> events) const;
   // Compiler::learn.
   void learn(std::span<const PriorEntity> prior);
+  // Compiler::knowledge_snapshot and Compiler::assume.
+  std::string knowledge_snapshot(std::span<const Event> events);
+  void assume(std::string_view snapshot);
   // Folds `events` (one window, input order) into `net` (empty rows), then lets the store evict
   // past its budget. The same as begin_window(net, events.size()), add() of each event, then
   // end_window().

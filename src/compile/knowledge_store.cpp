@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -168,6 +169,35 @@ void decode_knowledge(std::string_view bytes, EntityKnowledge& k) {
   k.tags.resize(k.tags_known ? in.varint() : 0);
   for (std::string& tag : k.tags) tag.assign(in.text());
   if (!in.done()) corrupt();
+}
+
+void append_snapshot_entry(std::string& out, const Guid& guid, std::string_view knowledge) {
+  out.append(reinterpret_cast<const char*>(guid.bytes.data()), guid.bytes.size());
+  put_text(out, knowledge);
+}
+
+void append_snapshot_entry(std::string& out, const Guid& guid, const EntityKnowledge& k) {
+  thread_local std::string bytes;
+  encode_knowledge(k, bytes);
+  append_snapshot_entry(out, guid, bytes);
+}
+
+void for_each_snapshot_entry(std::string_view snapshot,
+                             const std::function<void(const Guid&, std::string_view)>& each) {
+  ByteReader in(snapshot);
+  std::optional<Guid> previous;
+  try {
+    while (!in.done()) {
+      Guid guid;
+      in.bytes(guid.bytes.data(), guid.bytes.size());
+      if (previous && !(*previous < guid)) corrupt();
+      previous = guid;
+      each(guid, in.text());  // decode_knowledge's kInternal, if it decodes, is corruption too
+    }
+  } catch (const Error& e) {
+    if (e.category() != ErrorCategory::kInternal) throw;
+    throw Error(ErrorCategory::kCheckpoint, "not a knowledge snapshot written by this version");
+  }
 }
 
 // ---------------------------------------------------------------------------------------------

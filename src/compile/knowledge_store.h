@@ -32,6 +32,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -73,6 +74,17 @@ struct EntityKnowledge {
 void encode_knowledge(const EntityKnowledge& k, std::string& out);
 // Throws Error(kInternal) on bytes encode_knowledge did not write.
 void decode_knowledge(std::string_view bytes, EntityKnowledge& out);
+
+// The knowledge of several entities as bytes (Compiler::knowledge_snapshot): for each entity,
+// ascending by guid and distinct, its 16 guid bytes, then the varint length and the bytes of
+// encode_knowledge.
+void append_snapshot_entry(std::string& out, const Guid& guid, const EntityKnowledge& k);
+void append_snapshot_entry(std::string& out, const Guid& guid, std::string_view knowledge);
+// Calls `each` with every entry's guid and its knowledge bytes, in order. Throws
+// Error(kCheckpoint) on bytes not of that form, also when `each` finds the knowledge corrupt
+// (decode_knowledge's Error(kInternal)).
+void for_each_snapshot_entry(std::string_view snapshot,
+                             const std::function<void(const Guid&, std::string_view)>& each);
 
 class SpillStore;  // compile/spill_store.h
 

@@ -2,13 +2,17 @@
 #include "cli/checkpoint.h"
 
 #include <doctest/doctest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
+#include "atlas2kudu/compiler.h"
+#include "atlas2kudu/error.h"
 #include "atlas2kudu/reader.h"
 #include "input/byte_source.h"
 #include "test_support.h"
@@ -514,6 +518,111 @@ TEST_CASE("the checkpoint remembers every input applied: A, then B, then A again
   CHECK(text.find("\"format\":\"atlas2kudu-checkpoint/3\"") != std::string::npos);
   CHECK(text.find("\"framing\":2") != std::string::npos);
   CHECK(text.find("\"last_run\":4") != std::string::npos);
+  std::filesystem::remove_all(dir_template);
+}
+
+TEST_CASE("FILE.window: kept while a window runs, tied to the checkpoint, removed once recorded") {
+  char dir_template[] = "/tmp/atlas2kudu-ckpt-XXXXXX";
+  REQUIRE(mkdtemp(dir_template) != nullptr);
+  const std::string path = std::string(dir_template) + "/run.ckpt";
+  const std::string window_file = path + ".window";
+  std::string a;
+  for (int i = 0; i < 3; ++i) a += line(i);
+  CompileOptions o;
+  o.prior = PriorSource::kImpala;
+  // What a compiler knew of the entities of the events it read, before folding them.
+  const auto knowledge_of = [&](Compiler& compiler, const std::vector<Event>& events) {
+    std::vector<PriorEntity> found;
+    for (const Guid& g : compiler.unknown_entities(events)) {
+      found.emplace_back().guid = g;
+      found.back().exists = true;
+      found.back().type_name = "DataSet";
+    }
+    compiler.learn(found);
+    return compiler.knowledge_snapshot(events);
+  };
+  const auto read_all = [](Reader& reader) {
+    std::vector<Event> events;
+    for (Event e; reader.next(e);) events.push_back(std::move(e));
+    return events;
+  };
+
+  // Run 1 stops inside its first window: FILE.window stays, owner-only.
+  std::string first_knowledge;
+  {
+    RejectSink sink(RejectPolicy{}, nullptr);
+    Reader reader(sources({{"a.jsonl", a}}), sink);
+    CheckpointFile checkpoint(path, reader);
+    CHECK(checkpoint.window_knowledge().empty());
+    Compiler compiler(o);
+    first_knowledge = knowledge_of(compiler, read_all(reader));
+    REQUIRE_FALSE(first_knowledge.empty());
+    checkpoint.window_starting(first_knowledge);
+    struct stat st {};
+    REQUIRE(stat(window_file.c_str(), &st) == 0);
+    CHECK((st.st_mode & 0777) == 0600);
+  }
+  // Run 2 finds it (the checkpoint is as run 1 left it), hands it to its compiler, keeps it while
+  // its own window runs, and removes it once the window is recorded.
+  {
+    RejectSink sink(RejectPolicy{}, nullptr);
+    Reader reader(sources({{"a.jsonl", a}}), sink);
+    CheckpointFile checkpoint(path, reader);
+    CHECK(checkpoint.window_knowledge() == first_knowledge);
+    Compiler compiler(o);
+    CHECK(checkpoint.assume_window_knowledge(compiler));
+    const std::vector<Event> events = read_all(reader);
+    CHECK(compiler.unknown_entities(events).empty());
+    checkpoint.window_starting(compiler.knowledge_snapshot(events));
+    CHECK(checkpoint.window_knowledge() == first_knowledge);
+    CHECK(std::filesystem::exists(window_file));
+    checkpoint.window_applied(WindowInfo{1, 1, events.size(), "", ""}, reader);
+    CHECK_FALSE(std::filesystem::exists(window_file));
+    CHECK(checkpoint.window_knowledge().empty());
+    // A window stopped in now is tied to the checkpoint as it is now.
+    checkpoint.window_starting(first_knowledge);
+  }
+  // A file tied to another state of the checkpoint (it was replaced since) is ignored and removed.
+  {
+    const std::string kept = slurp(window_file);
+    {
+      RejectSink sink(RejectPolicy{}, nullptr);
+      Reader reader(sources({{"b.jsonl", line(7)}}), sink);
+      CheckpointFile checkpoint(path, reader);
+      CHECK(checkpoint.window_knowledge() == first_knowledge);
+      take(reader);
+      checkpoint.window_applied(WindowInfo{1, 1, 1, "", ""}, reader);
+    }
+    std::ofstream(window_file, std::ios::binary) << kept;  // as if the removal had not happened
+    RejectSink sink(RejectPolicy{}, nullptr);
+    Reader reader(sources({{"b.jsonl", line(7)}}), sink);
+    CheckpointFile checkpoint(path, reader);
+    CHECK(checkpoint.window_knowledge().empty());
+    CHECK_FALSE(std::filesystem::exists(window_file));
+  }
+  // Bytes that are no snapshot: a checkpoint error naming FILE.window.
+  {
+    {
+      RejectSink sink(RejectPolicy{}, nullptr);
+      Reader reader(sources({{"b.jsonl", line(7)}}), sink);
+      CheckpointFile checkpoint(path, reader);
+      checkpoint.window_starting(first_knowledge);
+    }
+    const std::string text = slurp(window_file);
+    std::ofstream(window_file, std::ios::binary | std::ios::trunc)
+        << text.substr(0, text.size() - 3);
+    RejectSink sink(RejectPolicy{}, nullptr);
+    Reader reader(sources({{"b.jsonl", line(7)}}), sink);
+    CheckpointFile checkpoint(path, reader);
+    Compiler compiler(o);
+    try {
+      checkpoint.assume_window_knowledge(compiler);
+      FAIL("accepted");
+    } catch (const Error& e) {
+      CHECK(e.category() == ErrorCategory::kCheckpoint);
+      CHECK(std::string(e.what()).find(window_file) != std::string::npos);
+    }
+  }
   std::filesystem::remove_all(dir_template);
 }
 

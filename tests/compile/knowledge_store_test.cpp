@@ -17,6 +17,7 @@
 
 #include "atlas2kudu/compiler.h"
 #include "atlas2kudu/error.h"
+#include "compile/plan.h"
 #include "compiler_events.h"
 #include "stream_generator.h"
 
@@ -372,6 +373,83 @@ TEST_CASE("--memory-budget shares: a default window of typical events fits its s
   const MemoryShares small = split_memory_budget(kMinMemoryBudget);
   CHECK(small.knowledge > 0);
   CHECK(small.window > 0);
+}
+
+TEST_CASE("a window's knowledge snapshot: what was known before it, assumed by a resumed run") {
+  CompileOptions o;
+  o.prior = PriorSource::kImpala;
+  Compiler first(o);
+  const std::vector<Event> window = {
+      test::update({.id = 1, .qn = "db.a@c", .ms = 1}), test::tags(2, {{"PII", 2}}, 2),
+      test::relationship(Operation::kRelationshipCreate, 1, 3, "r", 3)};
+  // What the tables held: entity 1 a DataSet, entity 2 nothing. Entity 3 is only an edge's end.
+  std::vector<PriorEntity> found(2);
+  found[0].guid = test::guid(1);
+  found[0].exists = true;
+  found[0].type_name = "DataSet";
+  found[0].qualified_name = "db.a@c";
+  found[0].props_json = R"({"owner":"x"})";
+  found[1].guid = test::guid(2);
+  REQUIRE(first.unknown_entities(window) == std::vector<Guid>{test::guid(1), test::guid(2)});
+  first.learn(found);
+  const std::string snapshot = first.knowledge_snapshot(window);
+  first.fold(window);  // entity 1 becomes a hive_table: the snapshot still says DataSet
+
+  // A resumed run folds the window from the snapshot, not from tables holding part of it, and
+  // gives the same statements.
+  Compiler again(o);
+  again.assume(snapshot);
+  CHECK(again.unknown_entities(window).empty());
+  Compiler direct(o);
+  direct.learn(found);
+  const auto sql = [&](Compiler& c) {
+    std::string out;
+    NetWindow net = c.fold(window);
+    const CompiledWindow compiled = plan_window(net, o);
+    for (const Statement& s : compiled.deletes) out += s.sql + ";\n";
+    for (const Statement& s : compiled.upserts) out += s.sql + ";\n";
+    return out;
+  };
+  CHECK(sql(again) == sql(direct));
+
+  // What is known already wins over a snapshot.
+  Compiler known(o);
+  std::vector<PriorEntity> other(1);
+  other[0].guid = test::guid(1);
+  known.learn(other);  // entity 1: no row
+  known.assume(snapshot);
+  CHECK(known.knowledge_snapshot(window) != snapshot);
+
+  // Merging keeps the earlier snapshot's entry where both name an entity, and every entity.
+  Compiler later(o);
+  std::vector<PriorEntity> third(1);
+  third[0].guid = test::guid(1);
+  later.learn(third);
+  const std::vector<Event> one = {test::update({.id = 1, .qn = "db.a@c", .ms = 5}),
+                                  test::update({.id = 4, .qn = "db.d@c", .ms = 6})};
+  std::vector<PriorEntity> fourth(1);
+  fourth[0].guid = test::guid(4);
+  later.learn(fourth);
+  const std::string merged = merge_knowledge_snapshots(snapshot, later.knowledge_snapshot(one));
+  Compiler from_merged(o);
+  from_merged.assume(merged);
+  CHECK(from_merged.knowledge_snapshot(window) == snapshot);  // entity 1 as the earlier one has it
+  CHECK(from_merged.unknown_entities(one).empty());           // entity 4 from the later one
+  CHECK(merge_knowledge_snapshots(snapshot, "") == snapshot);
+  CHECK(merge_knowledge_snapshots("", snapshot) == snapshot);
+
+  // Bytes of no snapshot are a checkpoint error, never a crash.
+  for (const std::size_t cut : {std::size_t{1}, std::size_t{16}, snapshot.size() - 1}) {
+    Compiler c(o);
+    CHECK_THROWS_AS(c.assume(std::string_view(snapshot).substr(0, cut)), Error);
+  }
+  try {
+    Compiler c(o);
+    c.assume(snapshot + snapshot);  // entries out of order
+    FAIL("accepted");
+  } catch (const Error& e) {
+    CHECK(e.category() == ErrorCategory::kCheckpoint);
+  }
 }
 
 TEST_SUITE_END();
