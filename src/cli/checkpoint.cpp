@@ -82,19 +82,31 @@ Checkpoint load_checkpoint(const std::string& path) {
   c.found = true;
   // Every refusal says what an operator can do: the file is only ever replaced whole, so a bad one
   // was not written by atlas2kudu, and starting over is always safe, only slower.
-  const auto refuse = [&](const std::string& what) {
-    return Error(ErrorCategory::kCheckpoint,
-                 fmt::format("{}: {}; move it away to start over (every input is then applied "
-                             "again)",
-                             one_line(path), what));
-  };
   simdjson::padded_string text;
+  // A file that names no checkpoint format at all is most often an input that became the value of
+  // --checkpoint (its own value left out): moving it away would lose the user's file.
+  bool names_a_format = true;
+  const auto refuse = [&](const std::string& what) {
+    return Error(
+        ErrorCategory::kCheckpoint,
+        names_a_format
+            ? fmt::format("{}: {}; move it away to start over (every input is then applied again)",
+                          one_line(path), what)
+            : fmt::format("{}: not an atlas2kudu checkpoint (it names no "
+                          "atlas2kudu-checkpoint format): if it is an input, the value of "
+                          "--checkpoint was left out (nothing was applied; give the checkpoint's "
+                          "own path); if it is a checkpoint something else wrote over, move it "
+                          "away to start over (every input is then applied again)",
+                          one_line(path)));
+  };
   errno = 0;
   if (const auto error = simdjson::padded_string::load(path).get(text)) {
     throw refuse(fmt::format("cannot read checkpoint: {}",
                              errno != 0 ? std::strerror(errno) : simdjson::error_message(error)));
   }
   if (text.size() == 0) throw refuse("the checkpoint is empty");
+  names_a_format =
+      std::string_view(text).find("\"atlas2kudu-checkpoint/") != std::string_view::npos;
   std::string at = "the document";  // where the parser is, for a malformed file's message
   try {
     od::parser parser;

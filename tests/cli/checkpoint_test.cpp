@@ -454,14 +454,34 @@ TEST_CASE("checkpoint files round-trip and are replaced atomically") {
   }
   CHECK_THROWS_WITH_AS(load_checkpoint(path), doctest::Contains("not an atlas2kudu checkpoint"),
                        std::runtime_error);
-  // Not JSON, or not an object; an entry without a member the writer always writes (it would
-  // otherwise read as "nothing applied" and be overwritten silently).
+  // A file that names no checkpoint format is most often an input that became the value of
+  // --checkpoint: the message says so before it suggests moving the file away.
+  for (const std::string& text :
+       {std::string("hello\n"), std::string("[1,2]\n"), line(1) + line(2)}) {
+    CAPTURE(text);
+    {
+      std::FILE* f = std::fopen(path.c_str(), "w");
+      std::fputs(text.c_str(), f);
+      std::fclose(f);
+    }
+    try {
+      (void)load_checkpoint(path);
+      FAIL("expected a refusal");
+    } catch (const Error& e) {
+      CHECK(e.category() == ErrorCategory::kCheckpoint);
+      CHECK(contains(e.what(),
+                     ": not an atlas2kudu checkpoint (it names no atlas2kudu-checkpoint "
+                     "format): if it is an input, the value of --checkpoint was left "
+                     "out (nothing was applied; give the checkpoint's own path)"));
+    }
+  }
+  // Not an object; an entry without a member the writer always writes (it would otherwise read
+  // as "nothing applied" and be overwritten silently).
   struct Bad {
     std::string text, message;
   };
   for (const Bad& bad : std::vector<Bad>{
-           {"hello\n", "not a JSON object, so not an atlas2kudu checkpoint"},
-           {"[1,2]\n", "not a JSON object, so not an atlas2kudu checkpoint"},
+           {R"(["atlas2kudu-checkpoint/3"])", "not a JSON object, so not an atlas2kudu checkpoint"},
            {R"({"format":"atlas2kudu-checkpoint/2","sources":[{"name":"a"}]})",
             R"(malformed checkpoint at sources[0]: "identity" missing)"},
            {R"({"format":"atlas2kudu-checkpoint/2","sources":[{"name":"a","identity":"i",)"
