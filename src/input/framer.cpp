@@ -295,6 +295,14 @@ bool Framer::skip_prefixes_and_diagnostics(FramedRecord& out) {
         // The next offset (offset + 1) must be an int64 too.
         read_prefix_number("Offset", value, std::numeric_limits<std::int64_t>::max() - 1,
                            out.console_offset);
+      } else if (prefix == "CreateTime:" || prefix == "LogAppendTime:") {
+        // Only a fallback for the event time: -1 (a record without one) or anything else that
+        // is no time is left out rather than rejected.
+        std::int64_t ms = 0;
+        const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), ms);
+        if (ec == std::errc() && end == value.data() + value.size() && ms >= 0) {
+          out.console_timestamp_ms = ms;
+        }
       }
       if (prefix == "NO_HEADERS" || prefix == "null\t") {
         ++headers_and_key;
@@ -651,6 +659,7 @@ bool Framer::next(FramedRecord& out) {
   out.reason.clear();
   out.console_partition.reset();
   out.console_offset.reset();
+  out.console_timestamp_ms.reset();
   prefix_error_.clear();
   if (at_source_start_) {
     at_source_start_ = false;

@@ -64,6 +64,9 @@ struct FramedRecord {
   // kafka-console-consumer prefixes, when the export was made with print.partition/print.offset.
   std::optional<std::int32_t> console_partition;
   std::optional<std::int64_t> console_offset;
+  // ... and print.timestamp: the record's CreateTime or LogAppendTime (milliseconds), the event
+  // time of last resort as kcat's "ts" is (a value that is no such number is left out).
+  std::optional<std::int64_t> console_timestamp_ms;
 };
 
 inline constexpr std::size_t kRecordPadding = 64;   // == SIMDJSON_PADDING

@@ -213,7 +213,8 @@ const std::vector<HeldRecord>& NotificationDecoder::completed_records() const {
 }
 
 std::optional<Event> NotificationDecoder::decode(std::string_view text, const SourcePosition& pos,
-                                                 bool compact) {
+                                                 bool compact,
+                                                 std::optional<std::int64_t> kafka_timestamp_ms) {
   SourcePosition where = pos;
   where.first_source_index = pos.source_index;
   where.first_record = pos.record;
@@ -222,7 +223,7 @@ std::optional<Event> NotificationDecoder::decode(std::string_view text, const So
   impl_->completed_records.clear();
   try {
     Envelope env = impl_->parse(text, "record");
-    return impl_->decode_level(env, text, where, 0, std::nullopt);
+    return impl_->decode_level(env, text, where, 0, kafka_timestamp_ms);
   } catch (const simdjson::simdjson_error& e) {
     // Inside a record ("message (decompressed): invalid JSON: ..."): the record's own text may be
     // fine, and the reader needs to know which text to look at.

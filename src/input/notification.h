@@ -62,9 +62,11 @@ class NotificationDecoder {
   // rest (or a redelivered copy of one); throws InputError for a malformed record. `pos` is copied
   // into the event; kcat records add their Kafka coordinates to it. `compact`: the text has no
   // whitespace outside its strings (FramedRecord::compact), so a message taken from it verbatim
-  // is hashed for its audit seq as it is.
+  // is hashed for its audit seq as it is. `kafka_timestamp_ms`: the record's Kafka timestamp
+  // as the framing gave it (kafka-console-consumer's CreateTime:), the event time of last resort.
   std::optional<Event> decode(std::string_view text, const SourcePosition& pos,
-                              bool compact = false);
+                              bool compact = false,
+                              std::optional<std::int64_t> kafka_timestamp_ms = std::nullopt);
 
   // Asked of each kcat record's Kafka position before its payload is decoded: true passes the
   // record over (decode() returns nullopt; the filter counts it). The reader's: records an

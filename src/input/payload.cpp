@@ -338,7 +338,7 @@ void payload_to_event(PayloadFields& p, const EventTimeFallbacks& fallbacks, Eve
   event.op = *op;
 
   // Event time: eventTime; V1 systemAttributes.modifiedTime; the envelope's creation time; the
-  // Kafka record timestamp (kcat), in that order.
+  // Kafka record timestamp (kcat's "ts", kafka-console-consumer's CreateTime:), in that order.
   if (p.event_time_ms) {
     event.event_time_us = ms_to_us(*p.event_time_ms, "message.eventTime");
   } else if (p.entity.modified_time) {
@@ -353,7 +353,7 @@ void payload_to_event(PayloadFields& p, const EventTimeFallbacks& fallbacks, Eve
   } else if (fallbacks.msg_creation_time_ms) {
     event.event_time_us = ms_to_us(*fallbacks.msg_creation_time_ms, "msgCreationTime");
   } else if (fallbacks.kafka_timestamp_ms) {
-    event.event_time_us = ms_to_us(*fallbacks.kafka_timestamp_ms, "ts");
+    event.event_time_us = ms_to_us(*fallbacks.kafka_timestamp_ms, "the Kafka timestamp");
   } else {
     throw InputError(RejectCode::kMissingField,
                      v1 ? "no event time: a V1 message has no eventTime, and it has no "

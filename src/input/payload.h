@@ -119,7 +119,8 @@ void parse_payload(simdjson::ondemand::value& value, PayloadFields& fields, Nest
 
 // Where the event time comes from when the payload has no eventTime (and, for V1, no
 // systemAttributes.modifiedTime): the envelope's msgCreationTime, then the Kafka record's
-// timestamp (kcat's "ts"). Both in milliseconds since the epoch.
+// timestamp (kcat's "ts", kafka-console-consumer's CreateTime:). Both in milliseconds since the
+// epoch.
 struct EventTimeFallbacks {
   std::optional<std::int64_t> msg_creation_time_ms = std::nullopt;
   std::optional<std::int64_t> kafka_timestamp_ms = std::nullopt;

@@ -555,7 +555,8 @@ bool Reader::Impl::next(Event& out) {
     try {
       // nullopt: a split chunk, held (or a redelivered copy of one), or a kcat record passed over
       // (passed_over, asked by the decoder once it has read the record's Kafka position).
-      std::optional<Event> event = decoder_.decode(record_.text, pos, record_.compact);
+      std::optional<Event> event =
+          decoder_.decode(record_.text, pos, record_.compact, record_.console_timestamp_ms);
       if (!event) continue;
       mark_read(*event);
       // The other records of a completed split message count once its event is accepted.

@@ -327,6 +327,30 @@ TEST_CASE("console prefixes are stripped and tool diagnostics skipped") {
   CHECK(out.events[1].pos.kafka->partition == 0);
 }
 
+TEST_CASE("a console record's CreateTime: is the event time of last resort, as kcat's ts is") {
+  // No eventTime and no msgCreationTime: the Kafka timestamp is all there is.
+  const std::string bare =
+      "{\"version\":{\"version\":\"1.0.0\",\"versionParts\":[1]},\"msgCompressionKind\":\"NONE\","
+      "\"msgSplitIdx\":1,\"msgSplitCount\":1,\"message\":" +
+      entity_message("ENTITY_UPDATE", "{\"qualifiedName\":\"q\"}", "") + "}";
+  const auto out = read_text("CreateTime:1700000001555\tPartition:0\tOffset:7\t" + bare +
+                             "\nLogAppendTime:1700000002666\t" + bare + "\nCreateTime:-1\t" + bare +
+                             "\n" + bare + "\n");
+  REQUIRE(out.events.size() == 2);
+  CHECK(out.events[0].event_time_us == 1700000001555000);
+  CHECK(out.events[1].event_time_us == 1700000002666000);
+  // A record without a timestamp (-1), and one without the prefix: nothing to fall back on.
+  REQUIRE(out.diagnostics.size() == 2);
+  for (const std::string& d : out.diagnostics) {
+    CHECK(contains(d, "message.eventTime: missing, and no msgCreationTime or Kafka timestamp"));
+  }
+  // msgCreationTime comes first.
+  const auto created = read_text("CreateTime:1700000001555\t" +
+                                 envelope(entity_message("ENTITY_UPDATE", "{}", "")) + "\n");
+  REQUIRE(created.events.size() == 1);
+  CHECK(created.events[0].event_time_us == 1700000000000000);
+}
+
 TEST_CASE("a top-level array and concatenated pretty-printed documents read alike") {
   const auto lines = read_file("atlas21-console.jsonl");
   for (const char* name : {"array-pretty.json", "concatenated-pretty.json"}) {
