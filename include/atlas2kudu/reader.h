@@ -275,7 +275,8 @@ class Reader {
   const ReadStats& stats() const;
 
   // Bytes of the inputs as stored (gzip still compressed) read so far, over all sources: against
-  // the files' sizes, how far the run is (the live progress line's percent and ETA).
+  // the files' sizes, how far the run is (the live progress line's percent and ETA). In a plain
+  // input, up to the end of the last record read, not what the framer has buffered ahead of it.
   std::uint64_t bytes_read() const;
 
   // How far the input has been read, as a resume point: every record read so far counts as done

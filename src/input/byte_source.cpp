@@ -53,6 +53,7 @@ class FileByteSource final : public ByteSource {
   }
 
   std::uint64_t consumed() const override { return offset_ + in_begin_; }
+  bool inflates() const override { return gzip_; }
   const std::string& name() const override { return name_; }
   std::string identity() const override { return identity_; }
 
@@ -210,6 +211,7 @@ class MemoryByteSource final : public ByteSource {
     return n;
   }
   std::uint64_t consumed() const override { return pos_; }
+  bool inflates() const override { return false; }
   const std::string& name() const override { return name_; }
   std::string identity() const override {
     return "mem:" + to_hex(sha256(std::string_view(data_).substr(0, 64 * 1024))).substr(0, 28);

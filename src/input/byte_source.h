@@ -23,6 +23,9 @@ class ByteSource {
   // Bytes of the input as stored (still compressed, for gzip) used so far: with the file's size,
   // how far through it the reader is.
   virtual std::uint64_t consumed() const = 0;
+  // Whether read() hands out other bytes than those stored (a gzip input, inflated): the offsets
+  // of what was read are then no position in the stored input.
+  virtual bool inflates() const = 0;
   // The name used in messages: the path as given, or "-" for stdin.
   virtual const std::string& name() const = 0;
   // What recognises this input on a later run (checkpoint.h): a hash of its first 64 KiB for

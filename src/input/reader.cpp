@@ -305,6 +305,7 @@ struct Reader::Impl {
   // never applied.
   void check_skip_framing() const;
   std::uint64_t bytes_done_ = 0;  // consumed() of the sources closed
+  std::uint64_t framed_end_ = 0;  // offset of the end of the source's last record framed
 };
 
 Reader::Reader(std::vector<std::string> paths, RejectSink& rejects, ReaderLimits limits)
@@ -334,7 +335,14 @@ void Reader::validation_only() {
 }
 
 std::uint64_t Reader::bytes_read() const {
-  return impl_->bytes_done_ + (impl_->source_ ? impl_->source_->consumed() : 0);
+  const Impl& r = *impl_;
+  if (!r.source_) return r.bytes_done_;
+  // The framer reads ahead of the records it hands out (a buffer of up to a few MiB): up to the
+  // end of the last record framed, when that is a position in the stored input.
+  if (!r.source_->inflates() && r.framed_end_ > 0) {
+    return r.bytes_done_ + std::min(r.framed_end_, r.source_->consumed());
+  }
+  return r.bytes_done_ + r.source_->consumed();
 }
 
 InputProgress Reader::progress() const {
@@ -354,6 +362,7 @@ bool Reader::Impl::open_next_source() {
     framer_.reset();
     bytes_done_ += source_->consumed();
     source_.reset();
+    framed_end_ = 0;
   }
   if (next_path_ < opened_.size()) {
     source_ = std::move(opened_[next_path_++]);
@@ -518,6 +527,7 @@ bool Reader::Impl::next(Event& out) {
       return false;
     }
     ++stats_.records;
+    framed_end_ = record_.offset + record_.size;
     marks_.back().next_record = record_.index + 1;
     SourcePosition pos;
     pos.source = source_name_;

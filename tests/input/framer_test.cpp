@@ -174,6 +174,7 @@ TEST_CASE("a record with console headers is framed from what has arrived: a quie
       return text_.size();
     }
     std::uint64_t consumed() const override { return sent_ ? text_.size() : 0; }
+    bool inflates() const override { return false; }
     const std::string& name() const override { return name_; }
     std::string identity() const override { return {}; }
 
