@@ -4,7 +4,8 @@ namespace atlas2kudu {
 
 std::string NoPriorState::describe() const {
   return "none (only what this input establishes; renames and tag removals use predicate "
-         "deletes, props of entities first seen here merge from {})";
+         "deletes, props of entities first seen here merge from {}, and a type change of one "
+         "without its qualifiedName drops its entity_by_qn row)";
 }
 
 void NoPriorState::lookup(std::span<const Guid>, std::vector<PriorEntity>&) {}

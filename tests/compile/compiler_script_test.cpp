@@ -58,7 +58,8 @@ TEST_CASE("header names the version, every option and the prior source") {
         "-- options: --database meta --key-encoding binary --tombstone hard --prior none "
         "--props-max-bytes 1000 --window-events 7 --batch-rows 3 --batch-bytes 9999\n"
         "-- prior state: none (only what this input establishes; renames and tag removals use "
-        "predicate deletes, props of entities first seen here merge from {})\n");
+        "predicate deletes, props of entities first seen here merge from {}, and a type change "
+        "of one without its qualifiedName drops its entity_by_qn row)\n");
   // --memory-budget decides where windows close early: named when it is not the default (the
   // default's header stays as it was).
   o.memory_budget = std::size_t{64} << 20;

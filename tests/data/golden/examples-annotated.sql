@@ -1,6 +1,6 @@
 -- atlas2kudu 0.1.0 compile
 -- options: --database atlas --key-encoding hex --tombstone soft --prior none --props-max-bytes 60000 --window-events 50000 --batch-rows 1000 --batch-bytes 4194304 --annotate
--- prior state: none (only what this input establishes; renames and tag removals use predicate deletes, props of entities first seen here merge from {})
+-- prior state: none (only what this input establishes; renames and tag removals use predicate deletes, props of entities first seen here merge from {}, and a type change of one without its qualifiedName drops its entity_by_qn row)
 -- window 1: events 1-23 (examples/01-create-table-atlas21.jsonl:1 .. examples/04-kcat-export.jsonl:4)
 -- window 1 phase 1: deletes (12 statements)
 -- entity_by_qn: 3 keys from 6 events, examples/02-rename-tags-edges-delete.jsonl:1 .. examples/02-rename-tags-edges-delete.jsonl:11

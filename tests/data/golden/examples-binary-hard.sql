@@ -1,6 +1,6 @@
 -- atlas2kudu 0.1.0 compile
 -- options: --database atlas --key-encoding binary --tombstone hard --prior none --props-max-bytes 60000 --window-events 50000 --batch-rows 1000 --batch-bytes 4194304
--- prior state: none (only what this input establishes; renames and tag removals use predicate deletes, props of entities first seen here merge from {})
+-- prior state: none (only what this input establishes; renames and tag removals use predicate deletes, props of entities first seen here merge from {}, and a type change of one without its qualifiedName drops its entity_by_qn row)
 -- window 1: events 1-23 (examples/01-create-table-atlas21.jsonl:1 .. examples/04-kcat-export.jsonl:4)
 -- window 1 phase 1: deletes (14 statements)
 DELETE FROM `atlas`.`entity_by_qn` WHERE `qn_digest` IN (CAST(unhex('204aed264bf63d51b9e8f3a9c0fa7c76') AS BINARY), CAST(unhex('462ed479747bd5bbf0c1a3610874fe6e') AS BINARY), CAST(unhex('de09793dfc2386f36591aaf9fc831606') AS BINARY));
