@@ -417,6 +417,9 @@ NetWindow fold_window(Compiler& compiler, PriorState& prior, std::span<const Eve
 // Both snapshots' entries, `earlier`'s where both name an entity (each holds the state before the
 // same window, so they agree there). Throws Error(kCheckpoint) on bytes not of that form.
 std::string merge_knowledge_snapshots(std::string_view earlier, std::string_view later);
+// The entries of `snapshot` for entities `without` does not name. Throws Error(kCheckpoint) as
+// merge_knowledge_snapshots.
+std::string knowledge_snapshot_without(std::string_view snapshot, std::string_view without);
 
 // ---------------------------------------------------------------------------------------------
 // SQL

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <cstdio>
 #include <cstring>
 #include <optional>
@@ -342,6 +343,9 @@ CheckpointFile::CheckpointFile(std::string path, Reader& reader,
                             target.database, one_line(target.endpoint), one_line(target.endpoint)));
   }
   file_digest_ = digest_of_file(path_);
+  // The target FILE.window was written for: the recorded one, else this run's (a first run).
+  const CheckpointTarget& tied = recorded.endpoint.empty() ? target : recorded;
+  target_ = tied.endpoint + "\t" + to_lower_ascii(tied.database);
   load_window_knowledge();
   checkpoint_ = previous_;
   // Recorded once, as first given (a later run may spell the database in another case).
@@ -354,17 +358,27 @@ void CheckpointFile::record(Checkpoint next, const Reader& reader) {
   InputProgress progress = reader.progress();
   remember_inputs(previous_, progress, next.runs, next);
   const std::string text = checkpoint_json(next);
+  const std::string next_digest = to_hex(sha256(text));
+  // What an earlier run left and the recorded window did not fold stays, for the checkpoint
+  // after this record: written before the checkpoint, with a section for each of the two.
+  std::string remaining =
+      assumed_.empty() ? std::string() : knowledge_snapshot_without(assumed_, window_);
+  if (!remaining.empty()) {
+    write_window_knowledge({{file_digest_, window_knowledge_}, {next_digest, remaining}});
+  }
   write_file_atomically(path_, text, 0600);
-  file_digest_ = to_hex(sha256(text));
-  window_knowledge_.clear();
+  file_digest_ = next_digest;
+  assumed_ = remaining;
+  window_knowledge_ = std::move(remaining);
+  window_.clear();
   // Only once the file holds it: a save that fails leaves state() and resume_point() saying what
   // the file still holds (--stats and the stopped run's message report them).
   checkpoint_ = std::move(next);
   recorded_ = std::move(progress);
   written_ = true;
-  // The window it records is applied: nothing is left to fold again (a FILE.window left by a
-  // failure here is tied to the checkpoint before, and ignored).
-  remove_window_knowledge();
+  // The window it records is applied: nothing of it is left to fold again (a FILE.window left
+  // by a failure here is tied to the checkpoint before, and ignored).
+  if (assumed_.empty()) remove_window_knowledge();
 }
 
 void CheckpointFile::window_applied(const WindowInfo& window, const Reader& reader) {
@@ -425,27 +439,72 @@ void CheckpointFile::load_window_knowledge() {
   const std::string path = window_knowledge_path();
   const std::optional<std::string> bytes = read_whole_file(path);
   if (!bytes) return;
+  // magic, target line, then sections: digest line, size line, that many bytes.
   std::string_view rest(*bytes);
-  const std::string header = std::string(kWindowKnowledgeMagic) + file_digest_ + "\n";
-  if (rest.substr(0, header.size()) != header) {
-    // Left for another state of the checkpoint (it was replaced or removed since): of no use.
+  const auto line = [&]() -> std::optional<std::string_view> {
+    const std::size_t end = rest.find('\n');
+    if (end == std::string_view::npos) return std::nullopt;
+    const std::string_view out = rest.substr(0, end);
+    rest.remove_prefix(end + 1);
+    return out;
+  };
+  const auto corrupt = [&] {
+    return Error(ErrorCategory::kCheckpoint,
+                 fmt::format("{}: not what atlas2kudu writes there; move it and {} away to "
+                             "start over (every input is then applied again)",
+                             one_line(path), one_line(path_)));
+  };
+  if (line() != kWindowKnowledgeMagic.substr(0, kWindowKnowledgeMagic.size() - 1)) throw corrupt();
+  const std::optional<std::string_view> target = line();
+  if (!target) throw corrupt();
+  if (*target != target_) {
+    // Written for another target (the same path given to runs against two clusters): of no use.
     remove_window_knowledge();
     return;
   }
-  window_knowledge_ = std::string(rest.substr(header.size()));
+  while (!rest.empty()) {
+    const std::optional<std::string_view> digest = line();
+    const std::optional<std::string_view> size_text = line();
+    if (!digest || !size_text) throw corrupt();
+    std::size_t size = 0;
+    const auto [end, ec] =
+        std::from_chars(size_text->data(), size_text->data() + size_text->size(), size);
+    if (ec != std::errc() || end != size_text->data() + size_text->size() || size > rest.size()) {
+      throw corrupt();
+    }
+    if (*digest == file_digest_) {
+      window_knowledge_ = std::string(rest.substr(0, size));
+      assumed_ = window_knowledge_;
+      return;
+    }
+    rest.remove_prefix(size);
+  }
+  // Left for another state of the checkpoint (it was replaced or removed since): of no use.
+  remove_window_knowledge();
+}
+
+void CheckpointFile::write_window_knowledge(
+    const std::vector<std::pair<std::string, std::string_view>>& sections) const {
+  std::string text(kWindowKnowledgeMagic);
+  text += target_;
+  text += '\n';
+  for (const auto& [digest, knowledge] : sections) {
+    text += digest;
+    text += '\n';
+    text += std::to_string(knowledge.size());
+    text += '\n';
+    text += knowledge;
+  }
+  write_file_atomically(window_knowledge_path(), text, 0600);
 }
 
 void CheckpointFile::window_starting(std::string_view knowledge) {
-  // A window stopped in before, at this same checkpoint, may have written rows of entities this
-  // window does not name (it was cut longer): what was known of them stays.
-  window_knowledge_ = window_knowledge_.empty()
-                          ? std::string(knowledge)
-                          : merge_knowledge_snapshots(window_knowledge_, knowledge);
-  std::string text(kWindowKnowledgeMagic);
-  text += file_digest_;
-  text += '\n';
-  text += window_knowledge_;
-  write_file_atomically(window_knowledge_path(), text, 0600);
+  // What an earlier run knew before the window it stopped in comes first: it may have written
+  // rows of entities this window does not name (it was cut longer), and of those it does, it
+  // knew them before any of their rows were written.
+  window_ = std::string(knowledge);
+  window_knowledge_ = assumed_.empty() ? window_ : merge_knowledge_snapshots(assumed_, knowledge);
+  write_window_knowledge({{file_digest_, window_knowledge_}});
 }
 
 bool CheckpointFile::assume_window_knowledge(Compiler& compiler) const {

@@ -32,6 +32,8 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "atlas2kudu/compiler.h"
 #include "atlas2kudu/reader.h"
@@ -125,15 +127,20 @@ class CheckpointFile {
   // (refused past --max-rejects, say) is not among them.
   std::uint64_t windows_recorded() const { return windows_recorded_; }
   // FILE.window, beside the checkpoint: what the compiler knew of a window's entities before
-  // folding it (Compiler::knowledge_snapshot), saved before the window's first statement runs and
-  // removed once the window is recorded. A run stopped inside a window leaves it, tied to the
-  // checkpoint as the file then holds it (a SHA-256 of its bytes; an absent checkpoint too); the
-  // same command run again finds the checkpoint unchanged, folds that window again from the same
-  // knowledge (Compiler::assume), not from tables that hold part of it, and so writes what an
-  // uninterrupted run writes. A file tied to another state of the checkpoint is ignored.
+  // folding it (Compiler::knowledge_snapshot), saved before the window's first statement runs. A
+  // run stopped inside a window leaves it, tied to the checkpoint as the file then holds it (a
+  // SHA-256 of its bytes; an absent checkpoint too) and to the target; the same command run again
+  // finds both unchanged, folds that window again from the same knowledge (Compiler::assume), not
+  // from tables that hold part of it, and so writes what an uninterrupted run writes. A file tied
+  // to another state of the checkpoint or another target is ignored (and removed).
+  // What a run assumed stays in the file, tied to each checkpoint it records, until a recorded
+  // window has folded each entity: a rerun cut into shorter windows and stopped again still
+  // finds what it had not folded yet. Each record of the checkpoint writes the file first with
+  // a section for the checkpoint before and one for the checkpoint after (crash-safe: whichever
+  // the checkpoint file holds finds its own), and it is removed once nothing is left.
   //   checkpoint.window_knowledge();         // what an earlier run left, or ""
   //   checkpoint.window_starting(snapshot);  // before each window runs (merged with that)
-  //   checkpoint.window_applied(w, reader);  // records the window, removes FILE.window
+  //   checkpoint.window_applied(w, reader);  // records the window; FILE.window keeps the rest
   const std::string& window_knowledge() const { return window_knowledge_; }
   // Saves FILE.window (mode 0600). Throws Error(kIo).
   void window_starting(std::string_view knowledge);
@@ -152,6 +159,9 @@ class CheckpointFile {
   void record(Checkpoint next, const Reader& reader);
   static std::string digest_of_file(const std::string& path);
   void load_window_knowledge();
+  // Replaces FILE.window with one section per (checkpoint digest, snapshot).
+  void write_window_knowledge(
+      const std::vector<std::pair<std::string, std::string_view>>& sections) const;
   void remove_window_knowledge();
 
   std::string path_;
@@ -159,10 +169,13 @@ class CheckpointFile {
   Checkpoint checkpoint_;
   InputProgress recorded_;  // this run's inputs, as last recorded
   std::uint64_t windows_recorded_ = 0;
+  std::string target_;            // endpoint and database, as FILE.window names them
   std::string file_digest_;       // hex SHA-256 of what the checkpoint file holds ("" if absent)
-  std::string window_knowledge_;  // FILE.window's snapshot, when tied to file_digest_
-  bool written_ = false;          // the file was replaced by this run
-  bool existed_ = false;          // when the run started
+  std::string window_knowledge_;  // what FILE.window holds for file_digest_
+  std::string assumed_;   // ... of which: from an earlier run, not folded by a recorded window
+  std::string window_;    // ... of which: the knowledge of the window now running
+  bool written_ = false;  // the file was replaced by this run
+  bool existed_ = false;  // when the run started
 };
 
 }  // namespace atlas2kudu

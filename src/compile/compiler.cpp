@@ -193,6 +193,19 @@ std::string merge_knowledge_snapshots(std::string_view earlier, std::string_view
   return out;
 }
 
+std::string knowledge_snapshot_without(std::string_view snapshot, std::string_view without) {
+  std::vector<Guid> drop;
+  for_each_snapshot_entry(without, [&](const Guid& g, std::string_view) { drop.push_back(g); });
+  std::string out;
+  auto d = drop.begin();  // both ascending
+  for_each_snapshot_entry(snapshot, [&](const Guid& g, std::string_view k) {
+    while (d != drop.end() && *d < g) ++d;
+    if (d != drop.end() && *d == g) return;
+    append_snapshot_entry(out, g, k);
+  });
+  return out;
+}
+
 const KnowledgeStats& Compiler::knowledge_stats() const {
   return impl_->folder.knowledge_stats();
 }

@@ -2,12 +2,15 @@
 #include "cli/checkpoint.h"
 
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -620,7 +623,8 @@ TEST_CASE("FILE.window: kept while a window runs, tied to the checkpoint, remove
     CHECK(checkpoint.window_knowledge().empty());
     CHECK_FALSE(std::filesystem::exists(window_file));
   }
-  // Bytes that are no snapshot: a checkpoint error naming FILE.window.
+  // Bytes that are not what atlas2kudu writes there: a checkpoint error naming FILE.window,
+  // whether the file's layout is cut short or the knowledge in it is not a snapshot.
   {
     {
       RejectSink sink(RejectPolicy{}, nullptr);
@@ -629,19 +633,121 @@ TEST_CASE("FILE.window: kept while a window runs, tied to the checkpoint, remove
       checkpoint.window_starting(first_knowledge);
     }
     const std::string text = slurp(window_file);
+    const auto refused = [&](const std::function<void()>& run) {
+      try {
+        run();
+        FAIL("accepted");
+      } catch (const Error& e) {
+        CHECK(e.category() == ErrorCategory::kCheckpoint);
+        CHECK(std::string(e.what()).find(window_file) != std::string::npos);
+      }
+    };
     std::ofstream(window_file, std::ios::binary | std::ios::trunc)
         << text.substr(0, text.size() - 3);
-    RejectSink sink(RejectPolicy{}, nullptr);
-    Reader reader(sources({{"b.jsonl", line(7)}}), sink);
-    CheckpointFile checkpoint(path, reader);
-    Compiler compiler(o);
-    try {
+    refused([&] {
+      RejectSink sink(RejectPolicy{}, nullptr);
+      Reader reader(sources({{"b.jsonl", line(7)}}), sink);
+      CheckpointFile checkpoint(path, reader);
+    });
+    // magic, target, digest lines kept; a section of three bytes that are no snapshot.
+    std::size_t at = 0;
+    for (int i = 0; i < 3; ++i) at = text.find('\n', at) + 1;
+    std::ofstream(window_file, std::ios::binary | std::ios::trunc)
+        << text.substr(0, at) << "3\nxyz";
+    refused([&] {
+      RejectSink sink(RejectPolicy{}, nullptr);
+      Reader reader(sources({{"b.jsonl", line(7)}}), sink);
+      CheckpointFile checkpoint(path, reader);
+      Compiler compiler(o);
       checkpoint.assume_window_knowledge(compiler);
-      FAIL("accepted");
-    } catch (const Error& e) {
-      CHECK(e.category() == ErrorCategory::kCheckpoint);
-      CHECK(std::string(e.what()).find(window_file) != std::string::npos);
+    });
+  }
+  std::filesystem::remove_all(dir_template);
+}
+
+TEST_CASE("FILE.window belongs to its target, and keeps what a shorter rerun has not folded yet") {
+  char dir_template[] = "/tmp/atlas2kudu-ckpt-XXXXXX";
+  REQUIRE(mkdtemp(dir_template) != nullptr);
+  const std::string path = std::string(dir_template) + "/run.ckpt";
+  const std::string window_file = path + ".window";
+  std::string a;
+  for (int i = 0; i < 4; ++i) a += line(i);
+  CompileOptions o;
+  o.prior = PriorSource::kImpala;
+  // Events of entities n...: what a compiler that looked them up (rows of DataSets) knows.
+  const auto entities = [](std::initializer_list<int> ns) {
+    std::vector<Event> out;
+    for (const int n : ns) {
+      Event& e = out.emplace_back();
+      e.op = Operation::kEntityUpdate;
+      e.guid = *Guid::parse(fmt::format("0000000{}-0000-4000-8000-00000000000{}", n, n));
     }
+    return out;
+  };
+  const auto knowledge_of = [&](std::initializer_list<int> ns) {
+    Compiler compiler(o);
+    const std::vector<Event> events = entities(ns);
+    std::vector<PriorEntity> found;
+    for (const Event& e : events) {
+      found.emplace_back().guid = e.guid;
+      found.back().exists = true;
+      found.back().type_name = "DataSet";
+    }
+    compiler.learn(found);
+    return compiler.knowledge_snapshot(events);
+  };
+  const CheckpointTarget cluster_a{"a.example.com:21050", "atlas"};
+  const CheckpointTarget cluster_b{"b.example.com:21050", "atlas"};
+  const auto open = [&](Reader& reader, const CheckpointTarget& target) {
+    return std::make_unique<CheckpointFile>(path, reader, Reader::ResumeNotice{}, target);
+  };
+  const std::string first = knowledge_of({1, 2, 3});
+  // A first run against cluster A stops in its first window: no checkpoint file, FILE.window.
+  {
+    RejectSink sink(RejectPolicy{}, nullptr);
+    Reader reader(sources({{"a.jsonl", a}}), sink);
+    open(reader, cluster_a)->window_starting(first);
+  }
+  REQUIRE_FALSE(std::filesystem::exists(path));
+  // A run against cluster B with the same path knows nothing of it, and removes it.
+  {
+    RejectSink sink(RejectPolicy{}, nullptr);
+    Reader reader(sources({{"a.jsonl", a}}), sink);
+    CHECK(open(reader, cluster_b)->window_knowledge().empty());
+    CHECK_FALSE(std::filesystem::exists(window_file));
+  }
+  {
+    RejectSink sink(RejectPolicy{}, nullptr);
+    Reader reader(sources({{"a.jsonl", a}}), sink);
+    open(reader, cluster_a)->window_starting(first);
+  }
+  // The rerun against A cuts a shorter window (entity 1 only), records it, and stops in the next:
+  // what it assumed of entities 2 and 3 stays in FILE.window, tied to the new checkpoint.
+  {
+    RejectSink sink(RejectPolicy{}, nullptr);
+    Reader reader(sources({{"a.jsonl", a}}), sink);
+    auto checkpoint = open(reader, cluster_a);
+    CHECK(checkpoint->window_knowledge() == first);
+    take(reader, 2);
+    checkpoint->window_starting(knowledge_of({1}));
+    checkpoint->window_applied(WindowInfo{1, 1, 2, "", ""}, reader);
+    CHECK(checkpoint->window_knowledge() == knowledge_of({2, 3}));
+    CHECK(std::filesystem::exists(window_file));
+    checkpoint->window_starting(knowledge_of({2, 4}));
+    CHECK(checkpoint->window_knowledge() ==
+          merge_knowledge_snapshots(knowledge_of({2, 3}), knowledge_of({2, 4})));
+  }
+  {
+    RejectSink sink(RejectPolicy{}, nullptr);
+    Reader reader(sources({{"a.jsonl", a}}), sink);
+    auto checkpoint = open(reader, cluster_a);
+    CHECK(checkpoint->window_knowledge() == knowledge_of({2, 3, 4}));
+    take(reader);
+    checkpoint->window_starting(knowledge_of({2, 3, 4}));
+    checkpoint->window_applied(WindowInfo{1, 3, 4, "", ""}, reader);
+    // Everything assumed is folded: nothing left to keep.
+    CHECK(checkpoint->window_knowledge().empty());
+    CHECK_FALSE(std::filesystem::exists(window_file));
   }
   std::filesystem::remove_all(dir_template);
 }
