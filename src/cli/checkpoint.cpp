@@ -437,6 +437,7 @@ std::string CheckpointFile::digest_of_file(const std::string& path) {
 
 void CheckpointFile::load_window_knowledge() {
   const std::string path = window_knowledge_path();
+  require_regular_or_absent(path);  // a FIFO there would hold the run in open(2)
   const std::optional<std::string> bytes = read_whole_file(path);
   if (!bytes) return;
   // magic, target line, then sections: digest line, size line, that many bytes.
@@ -459,6 +460,7 @@ void CheckpointFile::load_window_knowledge() {
   if (!target) throw corrupt();
   if (*target != target_) {
     // Written for another target (the same path given to runs against two clusters): of no use.
+    discarded_ = "it was written for another target";
     remove_window_knowledge();
     return;
   }
@@ -474,12 +476,27 @@ void CheckpointFile::load_window_knowledge() {
     }
     if (*digest == file_digest_) {
       window_knowledge_ = std::string(rest.substr(0, size));
+      try {
+        // Every entry decoded now, before anything runs (merging with nothing checks each).
+        (void)merge_knowledge_snapshots(window_knowledge_, "");
+      } catch (const Error&) {
+        throw corrupt();
+      }
       assumed_ = window_knowledge_;
       return;
     }
     rest.remove_prefix(size);
   }
   // Left for another state of the checkpoint (it was replaced or removed since): of no use.
+  discarded_ = fmt::format("it was written when {} held another state", one_line(path_));
+  remove_window_knowledge();
+}
+
+void CheckpointFile::forget_window_knowledge() {
+  if (window_knowledge_.empty()) return;
+  discarded_ = "this run does not read the prior state from the tables (--prior none)";
+  window_knowledge_.clear();
+  assumed_.clear();
   remove_window_knowledge();
 }
 

@@ -147,6 +147,11 @@ class CheckpointFile {
   // Hands window_knowledge() to `compiler` (Compiler::assume): true if there was any. Throws
   // Error(kCheckpoint) naming FILE.window if it is not what window_starting() writes.
   bool assume_window_knowledge(Compiler& compiler) const;
+  // For a run that will not assume it (--prior none): removes FILE.window, so that it is never
+  // tied to a checkpoint recorded without it.
+  void forget_window_knowledge();
+  // Why a FILE.window found at the start was removed unused, or "" (for the run's message).
+  const std::string& discarded_window_knowledge() const { return discarded_; }
   std::string window_knowledge_path() const { return path_ + ".window"; }
 
   // Where the same command run again would start, from this run's inputs as last recorded (once
@@ -172,10 +177,11 @@ class CheckpointFile {
   std::string target_;            // endpoint and database, as FILE.window names them
   std::string file_digest_;       // hex SHA-256 of what the checkpoint file holds ("" if absent)
   std::string window_knowledge_;  // what FILE.window holds for file_digest_
-  std::string assumed_;   // ... of which: from an earlier run, not folded by a recorded window
-  std::string window_;    // ... of which: the knowledge of the window now running
-  bool written_ = false;  // the file was replaced by this run
-  bool existed_ = false;  // when the run started
+  std::string assumed_;    // ... of which: from an earlier run, not folded by a recorded window
+  std::string window_;     // ... of which: the knowledge of the window now running
+  std::string discarded_;  // discarded_window_knowledge()
+  bool written_ = false;   // the file was replaced by this run
+  bool existed_ = false;   // when the run started
 };
 
 }  // namespace atlas2kudu

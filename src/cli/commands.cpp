@@ -525,6 +525,15 @@ int apply_run(ApplyCommand& a) {
         a.checkpoint, reader, std::move(resumed),
         CheckpointTarget{format_endpoint(settings.endpoint().host, settings.endpoint().port),
                          c.options.database});
+    if (c.options.prior != PriorSource::kImpala) checkpoint->forget_window_knowledge();
+    if (!checkpoint->discarded_window_knowledge().empty()) {
+      // Said even with -q: a window an earlier run stopped in is now folded from the tables.
+      print_diagnostic(stderr,
+                       "atlas2kudu apply: warning: {} was removed unused: {}; a window an "
+                       "earlier run stopped in is folded from what the tables hold now\n",
+                       one_line(checkpoint->window_knowledge_path()),
+                       checkpoint->discarded_window_knowledge());
+    }
     if (c.options.prior == PriorSource::kImpala && checkpoint->assume_window_knowledge(compiler)) {
       if (!c.quiet) {
         print_diagnostic(stderr,

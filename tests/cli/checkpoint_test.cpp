@@ -713,7 +713,26 @@ TEST_CASE("FILE.window belongs to its target, and keeps what a shorter rerun has
   {
     RejectSink sink(RejectPolicy{}, nullptr);
     Reader reader(sources({{"a.jsonl", a}}), sink);
-    CHECK(open(reader, cluster_b)->window_knowledge().empty());
+    const auto checkpoint = open(reader, cluster_b);
+    CHECK(checkpoint->window_knowledge().empty());
+    CHECK(checkpoint->discarded_window_knowledge() == "it was written for another target");
+    CHECK_FALSE(std::filesystem::exists(window_file));
+  }
+  {
+    RejectSink sink(RejectPolicy{}, nullptr);
+    Reader reader(sources({{"a.jsonl", a}}), sink);
+    open(reader, cluster_a)->window_starting(first);
+  }
+  // A --prior none run does not use it, so it removes it (it would be re-tied to each checkpoint
+  // that run records, and a later run would fold stale knowledge).
+  {
+    RejectSink sink(RejectPolicy{}, nullptr);
+    Reader reader(sources({{"a.jsonl", a}}), sink);
+    const auto checkpoint = open(reader, cluster_a);
+    CHECK(checkpoint->window_knowledge() == first);
+    checkpoint->forget_window_knowledge();
+    CHECK(checkpoint->window_knowledge().empty());
+    CHECK_FALSE(checkpoint->discarded_window_knowledge().empty());
     CHECK_FALSE(std::filesystem::exists(window_file));
   }
   {
