@@ -702,12 +702,14 @@ TEST_CASE("FILE.window belongs to its target, and keeps what a shorter rerun has
     return std::make_unique<CheckpointFile>(path, reader, Reader::ResumeNotice{}, target);
   };
   const std::string first = knowledge_of({1, 2, 3});
-  // A first run against cluster A stops in its first window: no checkpoint file, FILE.window.
-  {
+  // A run against cluster A stops in its first window: FILE.window holds `first`.
+  const auto stop_in_first_window = [&] {
     RejectSink sink(RejectPolicy{}, nullptr);
     Reader reader(sources({{"a.jsonl", a}}), sink);
     open(reader, cluster_a)->window_starting(first);
-  }
+  };
+  // A first run against cluster A stops in its first window: no checkpoint file, FILE.window.
+  stop_in_first_window();
   REQUIRE_FALSE(std::filesystem::exists(path));
   // A run against cluster B with the same path knows nothing of it, and removes it.
   {
@@ -718,11 +720,7 @@ TEST_CASE("FILE.window belongs to its target, and keeps what a shorter rerun has
     CHECK(checkpoint->discarded_window_knowledge() == "it was written for another target");
     CHECK_FALSE(std::filesystem::exists(window_file));
   }
-  {
-    RejectSink sink(RejectPolicy{}, nullptr);
-    Reader reader(sources({{"a.jsonl", a}}), sink);
-    open(reader, cluster_a)->window_starting(first);
-  }
+  stop_in_first_window();
   // A --prior none run does not use it, so it removes it (it would be re-tied to each checkpoint
   // that run records, and a later run would fold stale knowledge).
   {
@@ -735,11 +733,7 @@ TEST_CASE("FILE.window belongs to its target, and keeps what a shorter rerun has
     CHECK_FALSE(checkpoint->discarded_window_knowledge().empty());
     CHECK_FALSE(std::filesystem::exists(window_file));
   }
-  {
-    RejectSink sink(RejectPolicy{}, nullptr);
-    Reader reader(sources({{"a.jsonl", a}}), sink);
-    open(reader, cluster_a)->window_starting(first);
-  }
+  stop_in_first_window();
   // The rerun against A cuts a shorter window (entity 1 only), records it, and stops in the next:
   // what it assumed of entities 2 and 3 stays in FILE.window, tied to the new checkpoint.
   {
