@@ -244,8 +244,20 @@ void HttpClientTransport::perform_once(long* status, long* retry_after) {
     if (rc == CURLE_COULDNT_RESOLVE_HOST || rc == CURLE_COULDNT_CONNECT) {
       throw CouldNotConnect{detail};
     }
-    if (rc == CURLE_OPERATION_TIMEDOUT && tls &&
-        detail.find("Connection timed out") != std::string::npos) {
+    // Whether -t ran out before the connection (with TLS, its handshake) was made. libcurl says
+    // "Connection timed out" then, but on the first request -t bounds the whole request as well,
+    // and under load either timer may fire first ("Operation timed out ... 0 bytes received"):
+    // there the timings say which phase never finished. (Only there: a reused connection's
+    // timings are not the request's.)
+    bool connect_unfinished = detail.find("Connection timed out") != std::string::npos;
+    if (rc == CURLE_OPERATION_TIMEDOUT && !connect_unfinished && replies_ == 0) {
+      curl_off_t connected_us = 0;
+      curl_off_t handshake_done_us = 0;
+      curl_easy_getinfo(c, CURLINFO_CONNECT_TIME_T, &connected_us);
+      curl_easy_getinfo(c, CURLINFO_APPCONNECT_TIME_T, &handshake_done_us);
+      connect_unfinished = connected_us == 0 || (tls && handshake_done_us == 0);
+    }
+    if (rc == CURLE_OPERATION_TIMEDOUT && tls && connect_unfinished) {
       // libcurl's connect phase includes the TLS handshake. A plain HTTP port reads the
       // ClientHello as the start of a request and waits for the rest; a plain request on a
       // second connection tells it from a silent server.
@@ -265,7 +277,7 @@ void HttpClientTransport::perform_once(long* status, long* retry_after) {
       // Named as on the binary protocol: which limit ran out, and what to change. Still
       // transient: the reply is lost, and a reconnect may succeed.
       const int ms = config_.request_timeout_ms;
-      if (detail.find("Connection timed out") != std::string::npos) {
+      if (connect_unfinished) {
         throw Hs2Error(Hs2ErrorKind::kTransient,
                        cannot_connect(endpoint,
                                       fmt::format("no answer to the connect within -t {} ms ({})",

@@ -201,7 +201,7 @@ TEST_CASE("hs2-http without --ssl against a TLS port, and --ssl against a plain 
           " " + kInput);
   CHECK(r.status == 5);
   CHECK(error_line(r).starts_with("atlas2kudu: cannot connect to " + http.address() +
-                                  ": no answer to the TLS handshake (Connection timed out after "));
+                                  ": no answer to the TLS handshake ("));
   CHECK(error_line(r).ends_with(
       " milliseconds), and it answers plain HTTP: it does not speak TLS; try without --ssl"));
   // A silent server is still only a timeout (exit 4).
