@@ -565,7 +565,7 @@ void Folder::assume(std::string_view snapshot) {
     if (knowledge_.contains(guid)) return;
     EntityKnowledge k;
     decode_knowledge(bytes, k);
-    knowledge_.save(guid, k);
+    knowledge_.assume(guid, std::move(k));
   });
 }
 

@@ -295,6 +295,20 @@ EntityKnowledge& KnowledgeStore::get(const Guid& guid) {
   return touch(e).knowledge;
 }
 
+void KnowledgeStore::assume(const Guid& guid, EntityKnowledge k) {
+  bool made = false;
+  Entry& e = entries_.find_or_make(guid, made);
+  if (!made || e.touched) {
+    throw Error(ErrorCategory::kInternal,
+                "knowledge assumed for an entity the store already knows");
+  }
+  e.knowledge = std::move(k);
+  e.bytes = static_cast<std::uint32_t>(footprint(e.knowledge));
+  // Not touched, so not in the recency list until a window touches it (end_window links it).
+  bytes_ += e.bytes;
+  stats_.entries = entries_.size();
+}
+
 bool KnowledgeStore::load(const Guid& guid, EntityKnowledge& out) {
   Entry* e = bring_back(guid);
   if (e == nullptr) {

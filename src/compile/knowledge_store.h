@@ -105,6 +105,16 @@ class KnowledgeStore {
   // Copies of get(), for callers that only look: false (and `out` all-unknown) if nothing known.
   bool load(const Guid& guid, EntityKnowledge& out);
   void save(const Guid& guid, const EntityKnowledge& k) { get(guid) = k; }
+  // Knowledge a resumed run takes from the window that failed (Compiler::assume): held in memory,
+  // never evicted, until a window touches the entity. Under kLookUpAgain an evicted entry is read
+  // from the tables again, and those hold the failed window's partial writes, not what its fold
+  // started from; once a window has folded the entity and run, they hold its truth again. It is
+  // at most one window's entities, counted against the budget like any other entry.
+  //   store.assume(a, ka);    // before the first window
+  //   store.end_window();     // a window without `a`: `a` stays, whatever the budget
+  //   store.get(a);           // a window folds `a` ...
+  //   store.end_window();     // ... and from now on `a` may be evicted like any entry
+  void assume(const Guid& guid, EntityKnowledge k);
   // After each window: re-estimates what the window touched and evicts the entries touched
   // longest ago while over the budget. Throws Error(kIo) if the spill file cannot be created or
   // written.
@@ -123,7 +133,9 @@ class KnowledgeStore {
     std::uint32_t window = 0;  // last window that touched it
     std::uint32_t bytes = 0;   // footprint when last estimated
     bool touched = false;      // by the current window
-    bool linked = false;       // in the recency list (from the end of its first window on)
+    // In the recency list, so evictable: from the end of the first window that touched it on
+    // (an entry assume() made is not, until then).
+    bool linked = false;
   };
 
   // What the footprint estimate adds to each heap block for the allocator's own bookkeeping.

@@ -3,6 +3,7 @@
 // run, and those equal the sequential reference projector. Uses the real reader (JSON input),
 // compiler with --prior impala, HS2 executor and test server with the kit's Kudu store.
 #include <doctest/doctest.h>
+#include <fmt/core.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -131,6 +132,7 @@ std::vector<std::unique_ptr<ByteSource>> open_inputs() {
 CompileOptions options() {
   CompileOptions o;
   o.prior = PriorSource::kImpala;
+  o.evicted = EvictedKnowledge::kLookUpAgain;  // as apply --prior impala sets it
   o.window_events = 4;
   o.batch_rows = 3;
   return o;
@@ -142,13 +144,23 @@ struct RunResult {
   std::uint64_t statements = 0;
 };
 
+// A rerun with a smaller --memory-budget and shorter windows than the run it resumes: every entry
+// is evicted after every window (and looked up again in the tables), and the failed window's
+// entities are folded over several windows.
+CompileOptions tight_options() {
+  CompileOptions o = options();
+  o.window_events = 1;
+  o.knowledge_budget = 1;
+  return o;
+}
+
 // One `apply --prior impala --checkpoint FILE` over the inputs against `port`.
-RunResult apply_once(int port, const std::string& checkpoint_path) {
+RunResult apply_once(int port, const std::string& checkpoint_path,
+                     const CompileOptions& o = options()) {
   RunResult result;
   Hs2Options hs2 = test_options(port);
   hs2.max_retries = 0;  // a lost reply ends the run, as a killed process would
   hs2.connect_max_tries = 1;
-  const CompileOptions o = options();
   RejectSink rejects(RejectPolicy{}, nullptr);
   Reader reader(open_inputs(), rejects);
   CheckpointFile checkpoint(checkpoint_path, reader);
@@ -211,9 +223,11 @@ TEST_CASE("apply killed at every statement position, then resumed, equals an uni
   REQUIRE(total > 10);
   int resumed = 0;
   for (int n = 1; n <= total; ++n) {
-    for (const bool after_run : {false, true}) {
+    for (const auto& [after_run, tight_rerun] :
+         {std::pair{false, false}, {true, false}, {false, true}, {true, true}}) {
       CAPTURE(n);
       CAPTURE(after_run);
+      CAPTURE(tight_rerun);
       FaultPlan faults;
       (after_run ? faults.drop_after_run_at : faults.drop_at).insert(n);
       auto killed_kit = std::make_shared<KitHandler>(KeyEncoding::kHex);
@@ -222,10 +236,12 @@ TEST_CASE("apply killed at every statement position, then resumed, equals an uni
       Hs2TestServer killed_server(cfg, killed_kit);
       const int killed_port = killed_server.start();
       const std::string path =
-          (dir / ("run-" + std::to_string(n) + (after_run ? "a" : "b"))).string();
+          (dir / fmt::format("run-{}{}{}", n, after_run ? "a" : "b", tight_rerun ? "t" : ""))
+              .string();
       const RunResult first = apply_once(killed_port, path);
       CHECK_FALSE(first.completed);
-      const RunResult second = apply_once(killed_port, path);
+      const RunResult second =
+          apply_once(killed_port, path, tight_rerun ? tight_options() : options());
       REQUIRE(second.completed);
       const auto diff = testkit::compare_stores(expected, snapshot(*killed_kit));
       CHECK_MESSAGE(!diff, diff.value_or(""));

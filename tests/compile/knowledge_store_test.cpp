@@ -191,6 +191,30 @@ TEST_CASE("with kLookUpAgain, evicted knowledge is forgotten (the prior state te
   CHECK(dir.entries().empty());
 }
 
+TEST_CASE("assumed knowledge is not evicted until a window has folded the entity") {
+  // A resumed apply --prior impala: the tables hold the failed window's partial writes, so an
+  // assumed entry dropped and looked up again would be read from them. A rerun with a smaller
+  // --memory-budget, or cut into shorter windows, must keep it until a window touches it.
+  TempDir dir;
+  KnowledgeStore store(tiny(EvictedKnowledge::kLookUpAgain, dir.path));
+  store.assume(guid(1), full_knowledge(1));
+  store.assume(guid(2), full_knowledge(2));
+  CHECK_THROWS_AS(store.assume(guid(2), full_knowledge(3)), Error);
+  for (int window = 0; window < 3; ++window) {  // windows of other entities only
+    store.save(guid(100 + window), full_knowledge(window));
+    store.end_window();
+  }
+  CHECK(store.stats().evicted == 3);
+  EntityKnowledge k;
+  CHECK(store.load(guid(2), k));  // a window touches entity 2 ...
+  CHECK(k == full_knowledge(2));
+  store.end_window();  // ... so it is evictable again, as any entry
+  CHECK(store.stats().evicted == 4);
+  CHECK_FALSE(store.contains(guid(2)));
+  CHECK(store.load(guid(1), k));  // never touched: still held
+  CHECK(k == full_knowledge(1));
+}
+
 TEST_CASE("within the budget, the most recently touched entries stay in memory") {
   CompileOptions o;
   o.knowledge_budget = 64 << 10;
