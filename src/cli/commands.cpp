@@ -241,9 +241,11 @@ struct RunTotals {
 class WindowLogger {
  public:
   explicit WindowLogger(RunLog& log) : log_(log), last_(std::chrono::steady_clock::now()) {}
-  void applied(const WindowInfo& window, const RunTotals& now) {
+  // `executed`: false for compile (WindowLogLine::executed).
+  void applied(const WindowInfo& window, const RunTotals& now, bool executed = true) {
     const auto at = std::chrono::steady_clock::now();
-    log_.window(WindowLogLine{.index = window.index,
+    log_.window(WindowLogLine{.executed = executed,
+                              .index = window.index,
                               .events = window.last_event + 1 - window.first_event,
                               .statements = now.statements - before_.statements,
                               .rows = now.rows - before_.rows,
@@ -451,7 +453,7 @@ int compile_run(CompileCommand& c) {
         reader, compiler, *prior, writer, &progress,
         [&](const WindowInfo& window, const Reader&) {
           progress.set_statements(writer.stats().statements);
-          windows.applied(window, {writer.stats().statements, planned_rows(writer.stats())});
+          windows.applied(window, {writer.stats().statements, planned_rows(writer.stats())}, false);
           if (watch) watch->reading(window.index + 1);
         },
         &pipeline, read_ahead_wanted(c, input_bytes));

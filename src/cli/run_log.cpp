@@ -74,16 +74,19 @@ void RunLog::http_wait(std::string_view text) {
 
 void RunLog::window(const WindowLogLine& l) {
   if (!enabled_ || !windows_) return;
+  const std::string server_counts =
+      l.executed ? fmt::format(", {}, {}", counted(l.row_errors, "row error", "row errors"),
+                               counted(l.retries, "retry", "retries"))
+                 : std::string();
   write("window",
-        fmt::format(
-            "window {}: {}, {}, {}, {}, {}, {:.2f} s", l.index,
-            counted(l.events, "event", "events"), counted(l.statements, "statement", "statements"),
-            counted(l.rows, "row", "rows"), counted(l.row_errors, "row error", "row errors"),
-            counted(l.retries, "retry", "retries"), l.seconds),
+        fmt::format("window {}: {}, {}, {}{}, {:.2f} s", l.index,
+                    counted(l.events, "event", "events"),
+                    counted(l.statements, "statement", "statements"),
+                    counted(l.rows, "row", "rows"), server_counts, l.seconds),
         [&](JsonWriter& w) {
           w.key("window").value(l.index).key("events").value(l.events);
           w.key("statements").value(l.statements).key("rows").value(l.rows);
-          w.key("row_errors").value(l.row_errors).key("retries").value(l.retries);
+          if (l.executed) w.key("row_errors").value(l.row_errors).key("retries").value(l.retries);
           w.key("elapsed_seconds").fixed(l.seconds, 2);
         });
 }

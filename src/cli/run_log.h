@@ -52,6 +52,9 @@ enum class LogFormat { kText, kJson };
 
 // One window's counts for the log.
 struct WindowLogLine {
+  // False for compile: nothing ran, so there are no row errors or retries to report, and the line
+  // leaves them out rather than print zeros.
+  bool executed = true;
   std::uint64_t index = 0;
   std::uint64_t events = 0;
   std::uint64_t statements = 0;

@@ -40,17 +40,23 @@ struct WindowLine {
 };
 
 std::vector<WindowLine> window_lines(const std::string& err, const std::string& command) {
+  // compile ran nothing: its lines leave out the row errors and retries (read as 0 here).
+  const std::string server_counts =
+      command == "compile" ? "()()" : R"((\d+) row errors?, (\d+) retr(?:y|ies), )";
   const std::regex line("^" + kTime + " atlas2kudu " + command +
-                        R"(: window (\d+): (\d+) events?, (\d+) statements?, (\d+) rows?, )"
-                        R"((\d+) row errors?, (\d+) retr(?:y|ies), \d+\.\d\d s$)");
+                        R"(: window (\d+): (\d+) events?, (\d+) statements?, (\d+) rows?, )" +
+                        server_counts + R"(\d+\.\d\d s$)");
   std::vector<WindowLine> out;
   for (const std::string& l : lines_of(err)) {
     if (l.find("atlas2kudu " + command + ": window") == std::string::npos) continue;
     if (!std::regex_search(l, std::regex(": window \\d+: \\d+ events?, "))) continue;  // waits
     std::smatch m;
     REQUIRE_MESSAGE(std::regex_match(l, m, line), l);
+    const auto count = [](const std::ssub_match& text) {
+      return text.length() ? std::stoll(text) : 0LL;
+    };
     out.push_back(WindowLine{m[1], std::stoll(m[2]), std::stoll(m[3]), std::stoll(m[4]),
-                             std::stoll(m[5]), std::stoll(m[6]), std::stoll(m[7])});
+                             std::stoll(m[5]), count(m[6]), count(m[7])});
   }
   return out;
 }
@@ -105,8 +111,6 @@ TEST_CASE("compile: one line per window when stderr is not a terminal; -q silenc
   for (std::size_t i = 0; i < lines.size(); ++i) {
     CHECK(lines[i].index == static_cast<long long>(i + 1));
     CHECK(lines[i].events == 5 - (i + 1 == lines.size() ? 5 * lines.size() - 23 : 0));
-    CHECK(lines[i].row_errors == 0);
-    CHECK(lines[i].retries == 0);
     events += lines[i].events;
     statements += lines[i].statements;
   }
@@ -145,8 +149,7 @@ TEST_CASE("compile --log-format json: the same window lines as JSON objects") {
         json_lines[i],
         std::regex(R"(^\{"time":")" + kTime.substr(1, kTime.size() - 2) +
                    R"(","command":"compile","event":"window","window":\d+,"events":\d+,)"
-                   R"("statements":\d+,"rows":\d+,"row_errors":0,"retries":0,)"
-                   R"("elapsed_seconds":\d+\.\d\d\}$)")));
+                   R"("statements":\d+,"rows":\d+,"elapsed_seconds":\d+\.\d\d\}$)")));
     simdjson::padded_string padded(json_lines[i]);
     simdjson::ondemand::document doc = parser.iterate(padded);
     CHECK(std::uint64_t(doc["window"]) == static_cast<std::uint64_t>(expected[i].index));
