@@ -59,6 +59,8 @@ void hold_closed_standard_descriptors() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Off until a command's --memory-budget says they pay (util/resident_memory.h).
+  atlas2kudu::allow_transparent_huge_pages(false);
   hold_closed_standard_descriptors();
   // A reader or server that went away must give EPIPE (an error we report), not kill the process.
   std::signal(SIGPIPE, SIG_IGN);

@@ -13,7 +13,8 @@
 //              "upsert_rows":9},...},
 //    "memory":{"budget":268435456,"windows_closed_early":0,"knowledge_entries":9,
 //              "knowledge_bytes":2304,"knowledge_evicted":0,"knowledge_spilled":0,
-//              "knowledge_spill_reads":0,"unused_memory_releases":0},
+//              "knowledge_spill_reads":0,"unused_memory_releases":0,
+//              "transparent_huge_pages":true},
 //    "applied_windows":1,"applied_statements":12,"rows_modified":40,      <- apply
 //    "row_errors":0,"retries":0,"reconnects":0,"rows_modified_by_table":{"entity_flat":9,...},
 //    "row_errors_by_table":{"entity_audit":0,...},"rows_refused":0,"split_statements":0,
@@ -55,6 +56,8 @@ struct MemoryReport {
   KnowledgeStats knowledge;
   // Times the allocator's unused pages went back to the kernel (util/resident_memory.h).
   std::uint64_t unused_memory_releases = 0;
+  // Whether the process allowed transparent huge pages (util/resident_memory.h).
+  bool transparent_huge_pages = false;
   // Evicted knowledge is looked up again (apply --prior impala), not spilled.
   bool looked_up_again = false;
 };

@@ -1,6 +1,7 @@
 #include "util/resident_memory.h"
 
 #include <fcntl.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -58,6 +59,14 @@ void keep_resident_memory_under_ceiling(bool now) {
   if (!resident || *resident <= ceiling) return;
   release();
   g_releases.fetch_add(1, std::memory_order_relaxed);
+}
+
+bool allow_transparent_huge_pages(bool allow) {
+  return ::prctl(PR_SET_THP_DISABLE, allow ? 0 : 1, 0, 0, 0) == 0;
+}
+
+bool transparent_huge_pages_allowed() {
+  return ::prctl(PR_GET_THP_DISABLE, 0, 0, 0, 0) == 0;
 }
 
 std::uint64_t unused_memory_releases() {

@@ -47,6 +47,19 @@ void keep_resident_memory_under_ceiling(bool now = false);
 // The process's resident memory in bytes (/proc/self/statm), nullopt if it cannot be read.
 std::optional<std::size_t> resident_memory_bytes();
 
+// Whether the process may have transparent huge pages, on hosts that give them to every process
+// (THP "always"; Debian's default, "madvise", gives none to jemalloc's heap). A huge page saves
+// 511 page faults of 512, but each release of unused pages splits the huge pages it touches, and
+// the heap faults them in again: with a small budget, releases come every window or more often.
+// With `--memory-budget 64M` of 1 GiB and jemalloc's heap on huge pages, compile took 21.5 s of
+// CPU instead of 14.9 and peaked at 70 MB, over its budget (bench/RESULTS.md, issue 10 part
+// twenty-six). main() turns them off before anything is allocated that matters; a command with a
+// budget large enough turns them on again. False if the kernel refused (no THP support, or a
+// sandbox that filters prctl).
+bool allow_transparent_huge_pages(bool allow);
+// Whether they are allowed now (the host's setting still decides whether any are used).
+bool transparent_huge_pages_allowed();
+
 // How many times the unused pages were released in this process (for --stats and tests).
 std::uint64_t unused_memory_releases();
 

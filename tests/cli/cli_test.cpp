@@ -936,6 +936,8 @@ TEST_CASE(
   CHECK(json.find("\"knowledge_spilled\":0,") == std::string::npos);
   CHECK(json.find("\"knowledge_spill_reads\":0,") == std::string::npos);
   CHECK(json.find("\"unused_memory_releases\":") != std::string::npos);
+  // Below the default budget, no transparent huge pages: releases would split them.
+  CHECK(json.find("\"transparent_huge_pages\":false}") != std::string::npos);
   // The spill file was unlinked while in use: nothing in the spill directory afterwards.
   CHECK(std::system(("test -z \"$(ls -A " + spill_dir + ")\"").c_str()) == 0);
 

@@ -116,6 +116,8 @@ TEST_CASE("compile: one line per window when stderr is not a terminal; -q silenc
   }
   CHECK(events == json_number(json, "events"));
   CHECK(statements == json_number(json, "statements"));
+  // At the default --memory-budget the host's setting decides on transparent huge pages.
+  CHECK(contains(json, "\"transparent_huge_pages\":true}"));
   // The summary stays the last line.
   CHECK(lines_of(r.err).back().starts_with("atlas2kudu compile: 23 events"));
   // One of a kind is said in the singular.

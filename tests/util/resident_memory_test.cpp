@@ -66,6 +66,15 @@ TEST_CASE("unused pages are released only above the ceiling") {
   CHECK(unused_memory_releases() == releases + 1);
 }
 
+TEST_CASE("transparent huge pages: turned off and on again for the process") {
+  const bool before = transparent_huge_pages_allowed();
+  REQUIRE(allow_transparent_huge_pages(false));
+  CHECK_FALSE(transparent_huge_pages_allowed());
+  REQUIRE(allow_transparent_huge_pages(true));
+  CHECK(transparent_huge_pages_allowed());
+  allow_transparent_huge_pages(before);
+}
+
 TEST_CASE("without `now`, one call in kResidentCheckInterval looks") {
   const Reset reset;
   g_released = 0;
