@@ -54,8 +54,9 @@ std::optional<std::size_t> resident_memory_bytes();
 // With `--memory-budget 64M` of 1 GiB and jemalloc's heap on huge pages, compile took 21.5 s of
 // CPU instead of 14.9 and peaked at 70 MB, over its budget (bench/RESULTS.md, issue 10 part
 // twenty-six). main() turns them off before anything is allocated that matters; a command with a
-// budget large enough turns them on again. False if the kernel refused (no THP support, or a
-// sandbox that filters prctl).
+// budget large enough turns them on again. (A password command the run starts inherits the
+// setting: no matter for a short-lived process.) False if the kernel refused (no THP support, or
+// a sandbox that filters prctl).
 bool allow_transparent_huge_pages(bool allow);
 // Whether they are allowed now (the host's setting still decides whether any are used).
 bool transparent_huge_pages_allowed();
