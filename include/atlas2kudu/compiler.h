@@ -414,6 +414,9 @@ class Compiler {
 NetWindow fold_window(Compiler& compiler, PriorState& prior, std::span<const Event> window,
                       std::string* snapshot = nullptr);
 
+// Throws Error(kCheckpoint) unless `snapshot` is of knowledge_snapshot's form, with every entry's
+// knowledge decoded (a resumed run checks FILE.window so before anything runs).
+void check_knowledge_snapshot(std::string_view snapshot);
 // Both snapshots' entries, `earlier`'s where both name an entity (each holds the state before the
 // same window, so they agree there). Throws Error(kCheckpoint) on bytes not of that form.
 std::string merge_knowledge_snapshots(std::string_view earlier, std::string_view later);

@@ -477,8 +477,7 @@ void CheckpointFile::load_window_knowledge() {
     if (*digest == file_digest_) {
       window_knowledge_ = std::string(rest.substr(0, size));
       try {
-        // Every entry decoded now, before anything runs (merging with nothing checks each).
-        (void)merge_knowledge_snapshots(window_knowledge_, "");
+        check_knowledge_snapshot(window_knowledge_);  // now, before anything runs
       } catch (const Error&) {
         throw corrupt();
       }

@@ -164,15 +164,30 @@ void Compiler::assume(std::string_view snapshot) {
   impl_->folder.assume(snapshot);
 }
 
+namespace {
+
+// Calls `each` with every entry of `snapshot`, its knowledge decoded first, so that bytes that do
+// not decode are refused (for_each_snapshot_entry: Error(kCheckpoint)) before they are used.
+template <typename Each>
+void for_each_checked_entry(std::string_view snapshot, Each&& each) {
+  EntityKnowledge decoded;
+  for_each_snapshot_entry(snapshot, [&](const Guid& g, std::string_view k) {
+    decode_knowledge(k, decoded);
+    each(g, k);
+  });
+}
+
+}  // namespace
+
+void check_knowledge_snapshot(std::string_view snapshot) {
+  for_each_checked_entry(snapshot, [](const Guid&, std::string_view) {});
+}
+
 std::string merge_knowledge_snapshots(std::string_view earlier, std::string_view later) {
   std::vector<std::pair<Guid, std::string_view>> a, b;
-  // Each entry's knowledge is checked as it is read (a snapshot's entries are decoded when used).
   const auto read = [](std::string_view snapshot, auto& into) {
-    for_each_snapshot_entry(snapshot, [&](const Guid& g, std::string_view k) {
-      EntityKnowledge check;
-      decode_knowledge(k, check);
-      into.emplace_back(g, k);
-    });
+    for_each_checked_entry(snapshot,
+                           [&](const Guid& g, std::string_view k) { into.emplace_back(g, k); });
   };
   read(earlier, a);
   read(later, b);
