@@ -247,10 +247,13 @@ void HttpClientTransport::perform_once(long* status, long* retry_after) {
     // Whether -t ran out before the connection (with TLS, its handshake) was made. libcurl says
     // "Connection timed out" then, but on the first request -t bounds the whole request as well,
     // and under load either timer may fire first ("Operation timed out ... 0 bytes received"):
-    // there the timings say which phase never finished. (Only there: a reused connection's
-    // timings are not the request's.)
+    // there the timings say which phase never finished. Only for a connection this request
+    // opened: a reused one (the first request retried after an HTTP 503) reports 0 for both.
     bool connect_unfinished = detail.find("Connection timed out") != std::string::npos;
-    if (rc == CURLE_OPERATION_TIMEDOUT && !connect_unfinished && replies_ == 0) {
+    long connections_opened = 0;
+    curl_easy_getinfo(c, CURLINFO_NUM_CONNECTS, &connections_opened);
+    if (rc == CURLE_OPERATION_TIMEDOUT && !connect_unfinished && replies_ == 0 &&
+        connections_opened > 0) {
       curl_off_t connected_us = 0;
       curl_off_t handshake_done_us = 0;
       curl_easy_getinfo(c, CURLINFO_CONNECT_TIME_T, &connected_us);

@@ -212,6 +212,31 @@ TEST_CASE("hs2-http without --ssl against a TLS port, and --ssl against a plain 
   CHECK(contains(r.err, "a silent server, or no TLS on this port"));
 }
 
+TEST_CASE(
+    "hs2-http: a first request that -t cuts after a 503 on the same connection is no connect "
+    "failure (exit 4)") {
+  // The 503's connection is reused for the retry: libcurl reports no connect or TLS handshake
+  // for it, and none failed (they were taken for a connect that never finished, and with --ssl
+  // a second connection probed for plain HTTP). Without TLS and with it.
+  const TlsFiles& tls = tls_files();
+  const std::string hangs = " --http-503 1 --retry-after 0 --http-silent-after-503";
+  for (const bool with_tls : {false, true}) {
+    CAPTURE(with_tls);
+    TestServer server(
+        "--transport http" + hangs +
+        (with_tls ? " --tls-cert " + tls.cert + " --tls-key " + tls.key : std::string()));
+    const Run r = run("apply --protocol hs2-http -t 1000 --connect_max_tries 2 " +
+                      (with_tls ? "--ssl --ca_cert " + tls.ca + " " : std::string()) + "-i " +
+                      server.address() + " " + kInput);
+    CHECK(r.status == 4);
+    CHECK(contains(error_line(r), "atlas2kudu: cannot connect to " + server.address() +
+                                      ": it accepted the connection but sent no HTTP reply within "
+                                      "-t 1000 ms ("));
+    CHECK_FALSE(contains(r.err, "no answer to the connect"));
+    CHECK_FALSE(contains(r.err, "TLS"));
+  }
+}
+
 TEST_CASE("hs2-http: what other HTTP statuses say, and their exit status") {
   struct Case {
     int status;

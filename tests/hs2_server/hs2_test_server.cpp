@@ -214,6 +214,8 @@ struct Hs2TestServer::Impl : public std::enable_shared_from_this<Impl> {
 
   // Connection-level faults (FaultPlan::silent, http_reject_non_http, hang_at).
   void serve_silently(int fd);
+  // Holds `fd` open until the client closes it or the server stops.
+  void hold_until_closed(int fd);
   bool reply_400_unless_http(TTransport& wire, const std::string& received);
   void start_held_operation(t::TExecuteStatementResp& r, const t::TExecuteStatementReq& req, int n);
 
@@ -738,6 +740,10 @@ void Hs2TestServer::Impl::serve_http(TTransport& wire, ConnState& conn) {
         ++stats.http_503_sent;
         respond("503 Service Unavailable",
                 {fmt::format("Retry-After: {}", config.faults.retry_after_s)}, "");
+        if (http_503_left == 0 && config.faults.http_silent_after_503) {
+          hold_until_closed(conn.fd);
+          return;
+        }
         continue;
       }
     }
@@ -804,12 +810,16 @@ void Hs2TestServer::Impl::serve_http(TTransport& wire, ConnState& conn) {
   }
 }
 
-void Hs2TestServer::Impl::serve_silently(int fd) {
-  // Hold the connection open, reading nothing, until the client gives up or the server stops.
+void Hs2TestServer::Impl::hold_until_closed(int fd) {
+  // Reading nothing, until the client gives up or the server stops.
   while (!stopping) {
     pollfd p{fd, POLLRDHUP, 0};
     if (::poll(&p, 1, 100) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR))) break;
   }
+}
+
+void Hs2TestServer::Impl::serve_silently(int fd) {
+  hold_until_closed(fd);
   ::close(fd);
 }
 

@@ -57,6 +57,9 @@ struct FaultPlan {
   // HTTP only: the first N requests get "503 Service Unavailable" with Retry-After.
   int http_503 = 0;
   int retry_after_s = 1;
+  // HTTP only: after the last of those 503s, answer nothing more on that connection (kept open):
+  // a daemon that hung while the client waited out its Retry-After.
+  bool http_silent_after_503 = false;
   // SASL only: send each reply as several small frames, each written in pieces, to prove the
   // client reassembles replies split across frames and reads.
   bool sasl_split_frames = false;

@@ -88,6 +88,8 @@ int main(int argc, char** argv) {
                  "(execution time, as Impala runs a statement after planning it)");
   app.add_option("--running-polls", cfg.faults.running_polls, "RUNNING answers before the end");
   app.add_option("--http-503", cfg.faults.http_503, "First N HTTP requests get 503");
+  app.add_flag("--http-silent-after-503", cfg.faults.http_silent_after_503,
+               "After the last --http-503 reply, answer nothing more on that connection");
   app.add_option("--retry-after", cfg.faults.retry_after_s, "Retry-After seconds with 503");
   app.add_flag("--sasl-split-frames", cfg.faults.sasl_split_frames,
                "Split replies into small frames");
