@@ -364,7 +364,8 @@ void CheckpointFile::record(Checkpoint next, const Reader& reader) {
   std::string remaining =
       assumed_.empty() ? std::string() : knowledge_snapshot_without(assumed_, window_);
   if (!remaining.empty()) {
-    write_window_knowledge({{file_digest_, window_knowledge_}, {next_digest, remaining}});
+    write_window_knowledge(
+        {{file_digest_, window_events_, window_knowledge_}, {next_digest, 0, remaining}});
   }
   write_file_atomically(path_, text, 0600);
   file_digest_ = next_digest;
@@ -399,7 +400,10 @@ void CheckpointFile::run_completed(const Reader& reader) {
 
 namespace {
 
-constexpr std::string_view kWindowKnowledgeMagic = "atlas2kudu-window-knowledge/1\n";
+// Version 2 adds each section's number of events (the window's, so that a rerun's first window
+// covers it); a version 1 file's sections have none (0: no least length).
+constexpr std::string_view kWindowKnowledgeMagic = "atlas2kudu-window-knowledge/2\n";
+constexpr std::string_view kWindowKnowledgeMagicV1 = "atlas2kudu-window-knowledge/1\n";
 
 // The bytes of `path`, or nullopt if it does not exist. Throws Error(kCheckpoint) if it cannot be
 // read.
@@ -440,7 +444,8 @@ void CheckpointFile::load_window_knowledge() {
   require_regular_or_absent(path);  // a FIFO there would hold the run in open(2)
   const std::optional<std::string> bytes = read_whole_file(path);
   if (!bytes) return;
-  // magic, target line, then sections: digest line, size line, that many bytes.
+  // magic, target line, then sections: digest line, events line (not in version 1), size line,
+  // that many bytes.
   std::string_view rest(*bytes);
   const auto line = [&]() -> std::optional<std::string_view> {
     const std::size_t end = rest.find('\n');
@@ -455,7 +460,16 @@ void CheckpointFile::load_window_knowledge() {
                              "start over (every input is then applied again)",
                              one_line(path), one_line(path_)));
   };
-  if (line() != kWindowKnowledgeMagic.substr(0, kWindowKnowledgeMagic.size() - 1)) throw corrupt();
+  const std::optional<std::string_view> magic = line();
+  const auto is = [&](std::string_view m) { return magic == m.substr(0, m.size() - 1); };
+  const bool with_events = is(kWindowKnowledgeMagic);
+  if (!with_events && !is(kWindowKnowledgeMagicV1)) throw corrupt();
+  const auto number = [&](std::string_view text) {
+    std::size_t n = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+    if (ec != std::errc() || end != text.data() + text.size() || text.empty()) throw corrupt();
+    return n;
+  };
   const std::optional<std::string_view> target = line();
   if (!target) throw corrupt();
   if (*target != target_) {
@@ -466,16 +480,16 @@ void CheckpointFile::load_window_knowledge() {
   }
   while (!rest.empty()) {
     const std::optional<std::string_view> digest = line();
+    const std::optional<std::string_view> events_text =
+        with_events ? line() : std::optional<std::string_view>("0");
     const std::optional<std::string_view> size_text = line();
-    if (!digest || !size_text) throw corrupt();
-    std::size_t size = 0;
-    const auto [end, ec] =
-        std::from_chars(size_text->data(), size_text->data() + size_text->size(), size);
-    if (ec != std::errc() || end != size_text->data() + size_text->size() || size > rest.size()) {
-      throw corrupt();
-    }
+    if (!digest || !events_text || !size_text) throw corrupt();
+    const std::size_t events = number(*events_text);
+    const std::size_t size = number(*size_text);
+    if (size > rest.size()) throw corrupt();
     if (*digest == file_digest_) {
       window_knowledge_ = std::string(rest.substr(0, size));
+      stopped_window_events_ = events;
       try {
         check_knowledge_snapshot(window_knowledge_);  // now, before anything runs
       } catch (const Error&) {
@@ -492,20 +506,23 @@ void CheckpointFile::load_window_knowledge() {
 }
 
 void CheckpointFile::forget_window_knowledge() {
-  if (window_knowledge_.empty()) return;
+  const bool loaded = !window_knowledge_.empty() || stopped_window_events_ > 0;
+  stopped_window_events_ = 0;
+  if (!loaded) return;
   discarded_ = "this run does not read the prior state from the tables (--prior none)";
   window_knowledge_.clear();
   assumed_.clear();
   remove_window_knowledge();
 }
 
-void CheckpointFile::write_window_knowledge(
-    const std::vector<std::pair<std::string, std::string_view>>& sections) const {
+void CheckpointFile::write_window_knowledge(const std::vector<WindowSection>& sections) const {
   std::string text(kWindowKnowledgeMagic);
   text += target_;
   text += '\n';
-  for (const auto& [digest, knowledge] : sections) {
+  for (const auto& [digest, events, knowledge] : sections) {
     text += digest;
+    text += '\n';
+    text += std::to_string(events);
     text += '\n';
     text += std::to_string(knowledge.size());
     text += '\n';
@@ -514,13 +531,14 @@ void CheckpointFile::write_window_knowledge(
   write_file_atomically(window_knowledge_path(), text, 0600);
 }
 
-void CheckpointFile::window_starting(std::string_view knowledge) {
+void CheckpointFile::window_starting(std::string_view knowledge, std::size_t events) {
   // What an earlier run knew before the window it stopped in comes first: it may have written
   // rows of entities this window does not name (it was cut longer), and of those it does, it
   // knew them before any of their rows were written.
   window_ = std::string(knowledge);
+  window_events_ = events;
   window_knowledge_ = assumed_.empty() ? window_ : merge_knowledge_snapshots(assumed_, knowledge);
-  write_window_knowledge({{file_digest_, window_knowledge_}});
+  write_window_knowledge({{file_digest_, window_events_, window_knowledge_}});
 }
 
 bool CheckpointFile::assume_window_knowledge(Compiler& compiler) const {

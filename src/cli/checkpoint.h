@@ -133,17 +133,25 @@ class CheckpointFile {
   // finds both unchanged, folds that window again from the same knowledge (Compiler::assume), not
   // from tables that hold part of it, and so writes what an uninterrupted run writes. A file tied
   // to another state of the checkpoint or another target is ignored (and removed).
-  // What a run assumed stays in the file, tied to each checkpoint it records, until a recorded
-  // window has folded each entity: a rerun cut into shorter windows and stopped again still
-  // finds what it had not folded yet. Each record of the checkpoint writes the file first with
-  // a section for the checkpoint before and one for the checkpoint after (crash-safe: whichever
-  // the checkpoint file holds finds its own), and it is removed once nothing is left.
+  // The file also holds the window's number of events: the rerun's first window holds at least
+  // as many (stopped_window_events), however its --window-events and --memory-budget would cut
+  // it, since the run it resumes may have written cells of any of those events; a shorter window
+  // would fold the entities of the rest from tables that hold them. What a run assumed and a
+  // recorded window has not folded stays in the file, tied to each checkpoint it records (only
+  // a file of version 1, without the number, leaves any). Each record of the checkpoint writes the
+  // file first with a section for the checkpoint before and one for the checkpoint after
+  // (crash-safe: whichever the checkpoint file holds finds its own), and it is removed once nothing
+  // is left.
   //   checkpoint.window_knowledge();         // what an earlier run left, or ""
-  //   checkpoint.window_starting(snapshot);  // before each window runs (merged with that)
+  //   checkpoint.window_starting(snapshot, n);  // before each window runs (merged with that)
   //   checkpoint.window_applied(w, reader);  // records the window; FILE.window keeps the rest
   const std::string& window_knowledge() const { return window_knowledge_; }
-  // Saves FILE.window (mode 0600). Throws Error(kIo).
-  void window_starting(std::string_view knowledge);
+  // Saves FILE.window (mode 0600), with the window's number of events. Throws Error(kIo).
+  void window_starting(std::string_view knowledge, std::size_t events);
+  // The number of events of the window an earlier run stopped in (FILE.window), or 0: this run's
+  // first window must hold at least as many (CompileOptions::first_window_events), so that it
+  // writes again every cell that run may have written.
+  std::size_t stopped_window_events() const { return stopped_window_events_; }
   // Hands window_knowledge() to `compiler` (Compiler::assume): true if there was any. Throws
   // Error(kCheckpoint) naming FILE.window if it is not what window_starting() writes.
   bool assume_window_knowledge(Compiler& compiler) const;
@@ -164,9 +172,15 @@ class CheckpointFile {
   void record(Checkpoint next, const Reader& reader);
   static std::string digest_of_file(const std::string& path);
   void load_window_knowledge();
-  // Replaces FILE.window with one section per (checkpoint digest, snapshot).
-  void write_window_knowledge(
-      const std::vector<std::pair<std::string, std::string_view>>& sections) const;
+  // One section of FILE.window: the checkpoint's digest, the window's number of events, and what
+  // was known before it.
+  struct WindowSection {
+    std::string digest;
+    std::size_t events = 0;
+    std::string_view knowledge;
+  };
+  // Replaces FILE.window with these sections.
+  void write_window_knowledge(const std::vector<WindowSection>& sections) const;
   void remove_window_knowledge();
 
   std::string path_;
@@ -177,11 +191,13 @@ class CheckpointFile {
   std::string target_;            // endpoint and database, as FILE.window names them
   std::string file_digest_;       // hex SHA-256 of what the checkpoint file holds ("" if absent)
   std::string window_knowledge_;  // what FILE.window holds for file_digest_
-  std::string assumed_;    // ... of which: from an earlier run, not folded by a recorded window
-  std::string window_;     // ... of which: the knowledge of the window now running
-  std::string discarded_;  // discarded_window_knowledge()
-  bool written_ = false;   // the file was replaced by this run
-  bool existed_ = false;   // when the run started
+  std::string assumed_;  // ... of which: from an earlier run, not folded by a recorded window
+  std::string window_;   // ... of which: the knowledge of the window now running
+  std::size_t window_events_ = 0;          // the events of the window now running
+  std::size_t stopped_window_events_ = 0;  // of the window an earlier run stopped in
+  std::string discarded_;                  // discarded_window_knowledge()
+  bool written_ = false;                   // the file was replaced by this run
+  bool existed_ = false;                   // when the run started
 };
 
 }  // namespace atlas2kudu

@@ -505,7 +505,6 @@ int apply_run(ApplyCommand& a) {
   ServerWatch watch(log);  // outlives the prior state and the executor, which report to it
   WindowLogger windows(log);
   const std::unique_ptr<PriorState> prior = make_prior_state(c, &settings, sessions, &watch);
-  Compiler compiler(c.options);
   // A resumed run appends: the reject file's earlier lines describe records it skips.
   RejectSink rejects(RejectPolicy{c.in.max_rejects, c.in.reject_file, !a.checkpoint.empty()},
                      stderr, progress_line(c));
@@ -544,12 +543,20 @@ int apply_run(ApplyCommand& a) {
                        one_line(checkpoint->window_knowledge_path()),
                        checkpoint->discarded_window_knowledge());
     }
+  }
+  // The first window covers the one an earlier run stopped in (CheckpointFile).
+  if (checkpoint) c.options.first_window_events = checkpoint->stopped_window_events();
+  Compiler compiler(c.options);
+  if (checkpoint) {
     if (c.options.prior == PriorSource::kImpala && checkpoint->assume_window_knowledge(compiler)) {
       if (!c.quiet) {
-        print_diagnostic(stderr,
-                         "atlas2kudu apply: the window an earlier run stopped in is folded again "
-                         "from what that run read before it ({}), not from the rows it wrote\n",
-                         one_line(checkpoint->window_knowledge_path()));
+        const std::size_t events = checkpoint->stopped_window_events();
+        print_diagnostic(
+            stderr,
+            "atlas2kudu apply: the window an earlier run stopped in{} is folded again{} "
+            "from what that run read before it ({}), not from the rows it wrote\n",
+            events ? fmt::format(" ({} event{})", events, events == 1 ? "" : "s") : std::string(),
+            events ? ", as one window," : "", one_line(checkpoint->window_knowledge_path()));
       }
     }
   }
@@ -573,7 +580,9 @@ int apply_run(ApplyCommand& a) {
   const RunOutcome outcome = run_reporting_failures(progress, [&] {
     WindowStarting starting;
     if (checkpoint && c.options.prior == PriorSource::kImpala) {
-      starting = [&](std::string_view knowledge) { checkpoint->window_starting(knowledge); };
+      starting = [&](std::string_view knowledge, std::size_t events) {
+        checkpoint->window_starting(knowledge, events);
+      };
     }
     run_pipeline(reader, compiler, *prior, writer, &progress, applied, &pipeline,
                  read_ahead_wanted(c, input_bytes), starting);

@@ -69,7 +69,7 @@ void run_in_turn(Reader& reader, Compiler& compiler, PriorState& prior, WindowWr
     if (window.empty()) break;
     std::string knowledge;
     NetWindow net = fold_window(compiler, prior, window, on_starting ? &knowledge : nullptr);
-    if (on_starting) on_starting(knowledge);
+    if (on_starting) on_starting(knowledge, window.size());
     hand_over(net, writer, cut, reader, on_applied, stats);
   }
 }

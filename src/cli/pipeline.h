@@ -45,10 +45,10 @@ namespace atlas2kudu {
 using WindowApplied = std::function<void(const WindowInfo&, const Reader&)>;
 
 // Called with what the compiler knew of a window's entities before folding it
-// (Compiler::knowledge_snapshot), once the window is folded and before any of it is written (e.g.
-// to keep it beside the checkpoint: a window applied again after a failure inside it is folded
-// from it).
-using WindowStarting = std::function<void(std::string_view knowledge)>;
+// (Compiler::knowledge_snapshot) and the window's number of events, once the window is folded and
+// before any of it is written (e.g. to keep it beside the checkpoint: a window applied again after
+// a failure inside it is folded from it, in a window at least as long).
+using WindowStarting = std::function<void(std::string_view knowledge, std::size_t events)>;
 
 struct PipelineStats {
   std::uint64_t windows = 0;       // windows handed to the writer

@@ -1086,6 +1086,35 @@ TEST_CASE(
 }
 
 TEST_CASE(
+    "apply --checkpoint through the binary: a rerun with shorter windows folds the window the run "
+    "stopped in as one") {
+  const std::string input = write_temp(
+      ".jsonl",
+      slurp(std::string(ATLAS2KUDU_SOURCE_DIR) + "/examples/01-create-table-atlas21.jsonl") +
+          slurp(std::string(ATLAS2KUDU_SOURCE_DIR) +
+                "/examples/02-rename-tags-edges-delete.jsonl"));
+  const std::string ckpt = tmp_path(".ckpt");
+  std::remove(ckpt.c_str());
+  // The 12th statement fails for good: the second window of four events is left half applied.
+  TestServer server("--transport binary --handler kit --fail-at 12:AnalysisException:boom");
+  Run r =
+      run("apply -i " + server.address() + " --window-events 4 --checkpoint " + ckpt + " " + input);
+  CHECK(r.status == 3);
+  // Windows of one event now: the first holds the four events of the window it stopped in.
+  r = run("apply -i " + server.address() + " --window-events 1 --checkpoint " + ckpt + " " + input);
+  CHECK(r.status == 0);
+  CHECK(contains(r.err,
+                 "atlas2kudu apply: the window an earlier run stopped in (4 events) is "
+                 "folded again, as one window, from what that run read before it (" +
+                     ckpt + ".window), not from the rows it wrote\n"));
+  CHECK(contains(r.err, " atlas2kudu apply: window 1: 4 events, "));
+  CHECK(contains(r.err, " atlas2kudu apply: window 2: 1 event, "));
+  CHECK((::access((ckpt + ".window").c_str(), F_OK) != 0));  // recorded: removed
+  std::remove(input.c_str());
+  std::remove(ckpt.c_str());
+}
+
+TEST_CASE(
     "apply --checkpoint through the binary: a failed run resumes, a finished one is a no-op") {
   const std::string examples = std::string(ATLAS2KUDU_SOURCE_DIR) + "/examples/*.jsonl";
   const std::string ckpt = tmp_path(".ckpt");
