@@ -27,8 +27,11 @@
 # appears on a command line, in the environment or in the logs.
 #
 # Exit status: atlas2kudu's (see `man atlas2kudu`, EXIT STATUS), 75 when another backfill holds
-# the lock, 64 for a bad setting, 0 when the inbox is empty. Applied exports move to
-# $ATLAS2KUDU_INBOX/done.
+# the lock, 64 for a bad setting, 66 when the inbox does not exist, 73 when the state directory or
+# its lock cannot be created, 74 when the inbox cannot be listed or an export cannot be moved, 77
+# when kinit fails, 143 (130) when stopped by SIGTERM (SIGINT), 0 when the inbox is empty.
+# Exports the run applied to their end, and that did not change while it ran, move to
+# $ATLAS2KUDU_INBOX/done; the others stay for the next run, which resumes them from the checkpoint.
 set -euo pipefail
 umask 077
 export LC_ALL=C  # the inbox is applied in byte order of the file names
@@ -64,6 +67,10 @@ case "$report" in
     trap 'status=$?
           if [ "$status" -ne 0 ] && ! progressed_to_deadline "$status"; then cat "$run_log" >&8; fi
           rm -f "$run_log"' EXIT
+    # A signal ends the script with its status, so that the EXIT trap sees a failure (bash would
+    # otherwise run it with the status of the last command, often 0).
+    trap 'exit 143' TERM
+    trap 'exit 130' INT
     ;;
   *)
     log "ATLAS2KUDU_REPORT=$report: give all or failures"
@@ -71,16 +78,29 @@ case "$report" in
     ;;
 esac
 
+# A missing inbox is a typo or a spool that is not mounted, not an empty day: made here, it would
+# stay empty for ever.
+if [ ! -d "$inbox" ]; then
+  log "the inbox $inbox does not exist (ATLAS2KUDU_INBOX); create it, or mount its file system"
+  exit 66
+fi
 # find runs in a process substitution, whose failure would read as an empty inbox.
-if [ -d "$inbox" ] && { [ ! -r "$inbox" ] || [ ! -x "$inbox" ]; }; then
+if [ ! -r "$inbox" ] || [ ! -x "$inbox" ]; then
   log "cannot list the inbox $inbox"
   exit 74
 fi
-mkdir -p "$state/rejects" "$state/stats" "$inbox/done"
+if ! mkdir -p "$state/rejects" "$state/stats" "$inbox/done"; then
+  log "cannot create the state directories under $state (ATLAS2KUDU_STATE) or $inbox/done"
+  exit 73
+fi
 
 # One backfill at a time. atlas2kudu also locks its checkpoint (exit 75), but this lock covers
-# moving the applied files too.
-exec 9>>"$state/backfill.lock"
+# moving the applied files too. Descriptor 9 is closed for every command the script starts, so
+# that a process left behind (by a password helper, say) never holds the lock.
+if ! { exec 9>>"$state/backfill.lock"; } 2>/dev/null; then
+  log "cannot open the lock $state/backfill.lock (run as the service user?)"
+  exit 73
+fi
 if ! flock -n 9; then
   log "another backfill is running; nothing done"
   exit 75
@@ -110,11 +130,21 @@ fi
 
 if [ -n "${ATLAS2KUDU_KEYTAB:-}" ]; then
   export KRB5CCNAME="FILE:$state/krb5cc"
-  kinit -k -t "$ATLAS2KUDU_KEYTAB" "${ATLAS2KUDU_PRINCIPAL:?set ATLAS2KUDU_PRINCIPAL with ATLAS2KUDU_KEYTAB}"
+  if ! kinit -k -t "$ATLAS2KUDU_KEYTAB" \
+      "${ATLAS2KUDU_PRINCIPAL:?set ATLAS2KUDU_PRINCIPAL with ATLAS2KUDU_KEYTAB}" 9>&-; then
+    log "kinit with $ATLAS2KUDU_KEYTAB failed; nothing applied"
+    exit 77
+  fi
 fi
 
+# What each export is when the run starts (device, inode, size, modification time): one that
+# changes while the run reads it (appended to, or replaced by a new export of the same name) is
+# not moved afterwards.
+declare -A identity_at_start
+for f in "${inputs[@]}"; do identity_at_start[$f]=$(stat -c '%d:%i:%s:%Y' -- "$f"); done
+
 started=$(date -u +%Y%m%dT%H%M%SZ)
-stats_file="$state/stats/$started.json"
+stats_file="$state/stats/$started-$$.json"  # the PID: two runs in one second keep both
 args=(apply --config "$conf"
       --checkpoint "$state/checkpoint"
       --reject-file "$state/rejects/$(date -u +%F).jsonl"
@@ -124,12 +154,45 @@ if [ -n "$metrics" ]; then args+=(--metrics-textfile "$metrics"); fi
 
 log "applying ${#inputs[@]} export(s), stats in $stats_file"
 status=0
-"$bin" "${args[@]}" -- "${inputs[@]}" || status=$?
+"$bin" "${args[@]}" -- "${inputs[@]}" 9>&- || status=$?
+
+# Whether the checkpoint records export $1 as applied to its end by this run (its entry in the
+# file, atlas2kudu-checkpoint/3: {"name":...,"identity":...,"next_record":N,"complete":true,
+# "framing":F,"last_run":R} with R this run). Not so for an export whose last records wait for
+# the rest of a split message in a later export, nor for a name JSON writes with escapes (left in
+# the inbox, said in the log).
+applied_to_its_end() {
+  local text run pattern
+  case "$1" in *[\"\\]* | *[[:cntrl:]]*) return 1 ;; esac
+  text=$(cat -- "$state/checkpoint") || return 1
+  [[ "$text" =~ \{\"format\":\"atlas2kudu-checkpoint/3\".*\"runs\":([0-9]+), ]] || return 1
+  run=${BASH_REMATCH[1]}
+  pattern=$(printf '%s' "$1" | sed 's/[][\.*^$+?(){}|]/\\&/g')
+  grep -Eq "\\{\"name\":\"$pattern\",\"identity\":\"[0-9a-f]+\",\"next_record\":[0-9]+,\"complete\":true,\"framing\":[0-9]+,\"last_run\":$run\\}" \
+    <<<"$text"
+}
 
 if [ "$status" -eq 0 ]; then
-  # An export of the same name applied before is kept as NAME.~1~, not overwritten.
-  mv --backup=numbered -- "${inputs[@]}" "$inbox/done/"
-  log "done; ${#inputs[@]} export(s) moved to $inbox/done"
+  done_now=() left=()
+  for f in "${inputs[@]}"; do
+    if [ "$(stat -c '%d:%i:%s:%Y' -- "$f" 2>/dev/null)" != "${identity_at_start[$f]}" ]; then
+      log "$f changed while the run read it; it stays for the next run"
+      left+=("$f")
+    elif ! applied_to_its_end "$f"; then
+      log "$f is not applied to its end (a split message waits for its other parts, or its name" \
+          "is not one the checkpoint can be read for); it stays for the next run"
+      left+=("$f")
+    else
+      done_now+=("$f")
+    fi
+  done
+  # An export of the same name applied before becomes NAME.~1~ (NAME.~2~, ...) in done/, and
+  # this one takes NAME.
+  if [ ${#done_now[@]} -gt 0 ] && ! mv --backup=numbered -- "${done_now[@]}" "$inbox/done/"; then
+    log "cannot move the applied exports to $inbox/done; the next run skips what they hold"
+    exit 74
+  fi
+  log "done; ${#done_now[@]} export(s) moved to $inbox/done, ${#left[@]} left in the inbox"
 else
   # Nothing moves: the next run resumes from the checkpoint, after the last applied window.
   log "atlas2kudu exited $status; the exports stay in the inbox for the next run"

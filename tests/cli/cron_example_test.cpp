@@ -221,4 +221,76 @@ TEST_CASE("the backfill script applies the inbox once, then idles, locks and kee
   CHECK(contains(after, "atlas2kudu_last_success_timestamp_seconds{command=\"apply\"} "));
 }
 
+TEST_CASE("the backfill script moves only the exports applied to their end and unchanged since") {
+  const std::string env = std::string("HS2_TEST_SERVER_PASSWORD=") + kPassword;
+  TestServer server("--transport sasl --user etl", env);
+  Dirs d;
+  const std::string conf = write_conf(d, server.address(), kPassword);
+  // A split message cut across two hourly exports: the first ends with three of its five parts.
+  const std::string split =
+      std::string(ATLAS2KUDU_SOURCE_DIR) + "/examples/03-split-message-interleaved.jsonl";
+  const std::vector<std::string> lines = lines_of(slurp(split));
+  REQUIRE(lines.size() == 8);
+  std::string early, late;
+  for (std::size_t i = 0; i < lines.size(); ++i) (i < 4 ? early : late) += lines[i] + "\n";
+  write_file(d.inbox + "/2026120501.jsonl", early, fs::perms::owner_all);
+  const Run first = backfill(d, conf);
+  INFO(first.err);
+  CHECK(first.status == 0);
+  CHECK(contains(first.err, d.inbox + "/2026120501.jsonl is not applied to its end"));
+  CHECK(
+      contains(first.err, "done; 0 export(s) moved to " + d.inbox + "/done, 1 left in the inbox"));
+  CHECK(names_in(d.inbox) == std::vector<std::string>{"2026120501.jsonl"});
+  // The next hour's export brings the other parts: both are applied, and both move.
+  write_file(d.inbox + "/2026120502.jsonl", late, fs::perms::owner_all);
+  const Run second = backfill(d, conf);
+  INFO(second.err);
+  CHECK(second.status == 0);
+  CHECK(names_in(d.inbox).empty());
+  CHECK(names_in(d.inbox + "/done") ==
+        std::vector<std::string>{"2026120501.jsonl", "2026120502.jsonl"});
+  // The tables equal a direct apply of the whole file: the split message was applied.
+  std::string via_script, direct;
+  server.report(&via_script);
+  {
+    TestServer reference("");
+    const Run r = run("apply -q --max-rejects 10 -i " + reference.address() + " " + split);
+    CHECK(r.status == 0);
+    reference.report(&direct);
+  }
+  CHECK(via_script == direct);
+
+  // An export that changes while the run reads it (a stand-in appends to it, then runs
+  // atlas2kudu) stays for the next run, which moves it. The stand-in also says whether it
+  // inherited the script's lock.
+  const std::string stand_in = d.root + "/appending-stand-in";
+  write_file(stand_in,
+             std::string("#!/bin/bash\nfor last; do :; done\nprintf '\\n' >> \"$last\"\n") +
+                 "if [ -e /proc/self/fd/9 ]; then echo 'descriptor 9 inherited' >&2; fi\n" +
+                 "exec " + ATLAS2KUDU_BINARY + " \"$@\"\n",
+             fs::perms::owner_all);
+  fs::copy_file(examples().front(), d.inbox + "/2026120503.jsonl");
+  const Run changed = backfill(d, conf, "ATLAS2KUDU=" + stand_in);
+  INFO(changed.err);
+  CHECK(changed.status == 0);
+  CHECK(contains(changed.err, d.inbox + "/2026120503.jsonl changed while the run read it"));
+  CHECK_FALSE(contains(changed.err, "descriptor 9 inherited"));
+  CHECK(names_in(d.inbox) == std::vector<std::string>{"2026120503.jsonl"});
+  const Run after = backfill(d, conf);
+  CHECK(after.status == 0);
+  CHECK(names_in(d.inbox).empty());
+
+  // Each run keeps its own stats file (named by its start second and its PID).
+  const std::vector<std::string> stats = names_in(d.state + "/stats");
+  CHECK(stats.size() == 4);
+
+  // An inbox that is not there is a mistake (a typo, a spool not mounted), not an empty day.
+  Dirs missing;
+  fs::remove_all(missing.inbox);
+  const Run absent = backfill(missing, conf);
+  CHECK(absent.status == 66);
+  CHECK(contains(absent.err, "the inbox " + missing.inbox + " does not exist"));
+  CHECK_FALSE(fs::exists(missing.inbox));
+}
+
 TEST_SUITE_END();
