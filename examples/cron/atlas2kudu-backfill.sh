@@ -29,7 +29,8 @@
 # Exit status: atlas2kudu's (see `man atlas2kudu`, EXIT STATUS), 75 when another backfill holds
 # the lock, 64 for a bad setting, 66 when the inbox does not exist, 73 when the state directory or
 # its lock cannot be created, 74 when the inbox cannot be listed or an export cannot be moved, 77
-# when kinit fails, 143 (130) when stopped by SIGTERM (SIGINT), 0 when the inbox is empty.
+# when kinit fails, 65 when an export stays unfinished and unchanged for 3 runs in a row (after
+# atlas2kudu exited 0), 143 (130) when stopped by SIGTERM (SIGINT), 0 when the inbox is empty.
 # Exports the run applied to their end, and that did not change while it ran, move to
 # $ATLAS2KUDU_INBOX/done; the others stay for the next run, which resumes them from the checkpoint.
 set -euo pipefail
@@ -172,20 +173,46 @@ applied_to_its_end() {
     <<<"$text"
 }
 
+# Exports left unfinished, unchanged, run after run: "identity count" lines (stat's identity
+# above), kept in $state/unfinished from one run to the next.
+declare -A unfinished_before
+if [ -f "$state/unfinished" ]; then
+  while read -r id count; do
+    if [ -n "$id" ]; then unfinished_before[$id]=$count; fi
+  done <"$state/unfinished"
+fi
+stuck_after=3  # runs: a split message's other parts may still be settling in the second
+
 if [ "$status" -eq 0 ]; then
-  done_now=() left=()
+  done_now=() left=() unfinished_now=() stuck=0
   for f in "${inputs[@]}"; do
     if [ "$(stat -c '%d:%i:%s:%Y' -- "$f" 2>/dev/null)" != "${identity_at_start[$f]}" ]; then
       log "$f changed while the run read it; it stays for the next run"
       left+=("$f")
     elif ! applied_to_its_end "$f"; then
-      log "$f is not applied to its end (a split message waits for its other parts, or its name" \
-          "is not one the checkpoint can be read for); it stays for the next run"
+      id=${identity_at_start[$f]}
+      count=$(( ${unfinished_before[$id]:-0} + 1 ))
+      unfinished_now+=("$id $count")
       left+=("$f")
+      if [ "$count" -ge "$stuck_after" ]; then
+        log "$f is not applied to its end in $count runs in a row, unchanged: a split message" \
+            "whose other parts never came, or a last record that is bad (see $state/rejects);" \
+            "once looked at, move it out of the inbox"
+        stuck=1
+      else
+        log "$f is not applied to its end (a split message waits for its other parts, or its" \
+            "last record is bad, or its name is not one the checkpoint can be read for); it stays" \
+            "for the next run"
+      fi
     else
       done_now+=("$f")
     fi
   done
+  if [ ${#unfinished_now[@]} -gt 0 ]; then
+    printf '%s\n' "${unfinished_now[@]}" >"$state/unfinished"
+  else
+    rm -f "$state/unfinished"
+  fi
   # An export of the same name applied before becomes NAME.~1~ (NAME.~2~, ...) in done/, and
   # this one takes NAME.
   if [ ${#done_now[@]} -gt 0 ] && ! mv --backup=numbered -- "${done_now[@]}" "$inbox/done/"; then
@@ -193,6 +220,7 @@ if [ "$status" -eq 0 ]; then
     exit 74
   fi
   log "done; ${#done_now[@]} export(s) moved to $inbox/done, ${#left[@]} left in the inbox"
+  if [ "$stuck" -eq 1 ]; then exit 65; fi
 else
   # Nothing moves: the next run resumes from the checkpoint, after the last applied window.
   log "atlas2kudu exited $status; the exports stay in the inbox for the next run"

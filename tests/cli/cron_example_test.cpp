@@ -284,6 +284,26 @@ TEST_CASE("the backfill script moves only the exports applied to their end and u
   const std::vector<std::string> stats = names_in(d.state + "/stats");
   CHECK(stats.size() == 4);
 
+  // A stray line holding only '{' takes the rest of its export into one bad record at its end,
+  // which the checkpoint leaves to be read again: the export stays, and after 3 runs in a row
+  // unchanged the script says so, exit 65 (mailed even with ATLAS2KUDU_REPORT=failures).
+  const std::vector<std::string> good = lines_of(slurp(examples().front()));
+  REQUIRE(good.size() >= 2);
+  write_file(d.inbox + "/2026120504.jsonl", good[0] + "\n{\n" + good[1] + "\n",
+             fs::perms::owner_all);
+  for (int run = 1; run <= 3; ++run) {
+    CAPTURE(run);
+    const Run r = backfill(d, conf, "ATLAS2KUDU_REPORT=failures");
+    CHECK(r.status == (run < 3 ? 0 : 65));
+    CHECK(r.err.empty() == (run < 3));
+    CHECK(names_in(d.inbox) == std::vector<std::string>{"2026120504.jsonl"});
+    if (run == 3) {
+      CHECK(contains(r.err, d.inbox + "/2026120504.jsonl is not applied to its end in 3 runs in "
+                                      "a row, unchanged"));
+    }
+  }
+  fs::remove(d.inbox + "/2026120504.jsonl");  // looked at
+
   // An inbox that is not there is a mistake (a typo, a spool not mounted), not an empty day.
   Dirs missing;
   fs::remove_all(missing.inbox);
