@@ -11,7 +11,9 @@
 #   ATLAS2KUDU_INBOX     exports to apply, *.jsonl[.gz]  (/var/spool/atlas2kudu/inbox)
 #   ATLAS2KUDU_DEADLINE  stop the run after this long    (50m; keep it under the schedule's period)
 #   ATLAS2KUDU_METRICS   Prometheus textfile to write    (none; e.g.
-#                        /var/lib/prometheus/node-exporter/atlas2kudu.prom)
+#                        /var/lib/prometheus/node-exporter/atlas2kudu.prom); the script's own
+#                        (last run, exit status, exports waiting) go beside it, in
+#                        atlas2kudu-backfill.prom
 #   ATLAS2KUDU_SETTLE    seconds an export must be left unmodified before it is applied (60): one
 #                        still being written waits for the next run, instead of being applied
 #                        with its last record cut short and then moved to done/
@@ -48,6 +50,45 @@ report=${ATLAS2KUDU_REPORT:-all}
 
 log() { echo "$(date -u +%Y-%m-%dT%H:%M:%SZ) atlas2kudu-backfill: $*" >&2; }
 
+# The script's own metrics, beside atlas2kudu's (NAME.prom -> NAME-backfill.prom), written however
+# it ends: when it last ran (an empty inbox, or a run that never reached atlas2kudu, moves it too),
+# its exit status, and the exports left in the inbox.
+# shellcheck disable=SC2317  # called from the EXIT trap
+write_script_metrics() {
+  local file=${metrics%.prom}-backfill.prom waiting
+  waiting=$(find "$inbox" -mindepth 1 -maxdepth 1 -type f \( -name '*.jsonl' -o -name '*.jsonl.gz' \) \
+    -printf . 2>/dev/null | wc -c) || waiting=0
+  if ! {
+    echo "# HELP atlas2kudu_backfill_last_run_timestamp_seconds When the backfill script last ended."
+    echo "# TYPE atlas2kudu_backfill_last_run_timestamp_seconds gauge"
+    echo "atlas2kudu_backfill_last_run_timestamp_seconds $(date +%s)"
+    echo "# HELP atlas2kudu_backfill_last_exit_status The backfill script's last exit status."
+    echo "# TYPE atlas2kudu_backfill_last_exit_status gauge"
+    echo "atlas2kudu_backfill_last_exit_status $1"
+    echo "# HELP atlas2kudu_backfill_exports_waiting Exports in the inbox when it last ended."
+    echo "# TYPE atlas2kudu_backfill_exports_waiting gauge"
+    echo "atlas2kudu_backfill_exports_waiting $waiting"
+  } >"$file.tmp.$$" 2>/dev/null || ! chmod 0644 "$file.tmp.$$" || ! mv -f "$file.tmp.$$" "$file"
+  then
+    rm -f "$file.tmp.$$"
+    log "cannot write $file"
+  fi
+}
+# shellcheck disable=SC2317  # called from the EXIT trap
+on_exit() {
+  local status=$1
+  if [ -n "$metrics" ]; then write_script_metrics "$status"; fi
+  if [ -n "${run_log:-}" ]; then
+    if [ "$status" -ne 0 ] && ! progressed_to_deadline "$status"; then cat "$run_log" >&8; fi
+    rm -f "$run_log"
+  fi
+}
+trap 'on_exit $?' EXIT
+# A signal ends the script with its status, so that the EXIT trap sees a failure (bash would
+# otherwise run it with the status of the last command, often 0).
+trap 'exit 143' TERM
+trap 'exit 130' INT
+
 if ! [[ "$settle" =~ ^[0-9]+$ ]]; then
   log "ATLAS2KUDU_SETTLE=$settle: give a whole number of seconds"
   exit 64
@@ -65,13 +106,6 @@ case "$report" in
         grep -q '"stopped_by":"deadline"' "$stats_file" &&
         grep -Eq '"applied_windows":[1-9]' "$stats_file"
     }
-    trap 'status=$?
-          if [ "$status" -ne 0 ] && ! progressed_to_deadline "$status"; then cat "$run_log" >&8; fi
-          rm -f "$run_log"' EXIT
-    # A signal ends the script with its status, so that the EXIT trap sees a failure (bash would
-    # otherwise run it with the status of the last command, often 0).
-    trap 'exit 143' TERM
-    trap 'exit 130' INT
     ;;
   *)
     log "ATLAS2KUDU_REPORT=$report: give all or failures"

@@ -136,6 +136,12 @@ TEST_CASE("the backfill script applies the inbox once, then idles, locks and kee
   const std::string metrics = slurp(d.state + "/atlas2kudu.prom");
   CHECK(contains(metrics, "atlas2kudu_last_exit_status{command=\"apply\"} 0\n"));
   CHECK(contains(metrics, "atlas2kudu_last_success_timestamp_seconds{command=\"apply\"} "));
+  // ... and the script's own beside it, readable by node_exporter.
+  const std::string script_metrics = d.state + "/atlas2kudu-backfill.prom";
+  CHECK(contains(slurp(script_metrics), "\natlas2kudu_backfill_last_exit_status 0\n"));
+  CHECK(contains(slurp(script_metrics), "\natlas2kudu_backfill_exports_waiting 0\n"));
+  CHECK(contains(slurp(script_metrics), "\natlas2kudu_backfill_last_run_timestamp_seconds "));
+  CHECK((fs::status(script_metrics).permissions() & fs::perms::others_read) != fs::perms::none);
   // The password stays in its file.
   CHECK_FALSE(contains(first.err, kPassword));
   CHECK_FALSE(contains(stats_text, kPassword));
@@ -192,6 +198,9 @@ TEST_CASE("the backfill script applies the inbox once, then idles, locks and kee
   const Run bad_setting = backfill(d, conf, "ATLAS2KUDU_SETTLE=1m");
   CHECK(bad_setting.status == 64);
   CHECK(contains(bad_setting.err, "ATLAS2KUDU_SETTLE=1m: give a whole number of seconds"));
+  // The script's metrics say so, although atlas2kudu never ran; one export waits.
+  CHECK(contains(slurp(script_metrics), "\natlas2kudu_backfill_last_exit_status 64\n"));
+  CHECK(contains(slurp(script_metrics), "\natlas2kudu_backfill_exports_waiting 1\n"));
 
   // Another backfill holding the lock: this one does nothing, exit 75.
   {
