@@ -518,6 +518,23 @@ void Framer::use_kernel(Kernel kernel) {
   kernel_ = static_cast<int>(kernel) < static_cast<int>(best) ? best : kernel;
 }
 
+bool Framer::next_line_opens_member_position(std::size_t& start) {
+  // Where a member name belongs: right after the object's '{' or a ',' (the bytes before the
+  // newline at pos_, outside any string since a string never holds a raw newline).
+  std::size_t back = pos_;
+  while (back > start && is_space(buf_[back - 1])) --back;
+  if (back == start || (buf_[back - 1] != '{' && buf_[back - 1] != ',')) return false;
+  // The next line's first byte other than spaces and tabs, within a few bytes.
+  constexpr std::size_t kLook = 64;
+  if (end_ - pos_ < kLook) refill(start, kLook);
+  for (std::size_t at = pos_ + 1; at < end_ && at < pos_ + kLook; ++at) {
+    const char c = buf_[at];
+    if (c == ' ' || c == '\t' || c == '\r') continue;
+    return c == '{';
+  }
+  return false;
+}
+
 Framer::Scan Framer::scan_document(std::size_t& start, std::string& reason, DocumentState& s) {
   const std::uint64_t start_line = line_;
   // Named as before the block scan, so that the byte-at-a-time path reads as it did.
@@ -582,6 +599,14 @@ Framer::Scan Framer::scan_document(std::size_t& start, std::string& reason, Docu
               "truncated JSON: {} unclosed bracket(s) at end of line (a document that goes on "
               "over several lines must have its opening brace alone on its first line)",
               depth);
+          return Scan::kTruncated;
+        }
+        if (depth == 1 && !over_limit_ && next_line_opens_member_position(start)) {
+          // A stray line holding '{' before records of one line each: without this, it would
+          // take every record after it to the end of the input into one bad record.
+          reason =
+              "not a JSON document: its next line starts with '{' where a member name belongs "
+              "(a stray line of its own before the records that follow?)";
           return Scan::kTruncated;
         }
         ++line_;

@@ -293,12 +293,12 @@ TEST_CASE("the backfill script moves only the exports applied to their end and u
   const std::vector<std::string> stats = names_in(d.state + "/stats");
   CHECK(stats.size() == 4);
 
-  // A stray line holding only '{' takes the rest of its export into one bad record at its end,
-  // which the checkpoint leaves to be read again: the export stays, and after 3 runs in a row
+  // An export whose last record is cut short at its end (its producer died mid-write) is left
+  // to be read again, as the checkpoint records it: the export stays, and after 3 runs in a row
   // unchanged the script says so, exit 65 (mailed even with ATLAS2KUDU_REPORT=failures).
   const std::vector<std::string> good = lines_of(slurp(examples().front()));
   REQUIRE(good.size() >= 2);
-  write_file(d.inbox + "/2026120504.jsonl", good[0] + "\n{\n" + good[1] + "\n",
+  write_file(d.inbox + "/2026120504.jsonl", good[0] + "\n" + good[1].substr(0, 40),
              fs::perms::owner_all);
   for (int run = 1; run <= 3; ++run) {
     CAPTURE(run);

@@ -423,6 +423,38 @@ TEST_CASE("a line cut short is found at its own line end; the next line is intac
   check_document(out.records[2], good, 3, text.find(good), 2);
 }
 
+TEST_CASE("a stray line holding '{' is one bad record; the records after it are intact") {
+  // Without the look at the next line, the stray '{' opened a pretty-printed document that took
+  // every record after it, to the end of the input, into one bad record.
+  const std::string a = "{\"a\":1}", b = "{\"b\":2}", c = "{\"c\":3}";
+  const std::string text = a + "\n{\n" + b + "\n  { \n" + c + "\n";
+  const Framed out = frame_all_ways(text);
+  REQUIRE(out.records.size() == 5);
+  check_document(out.records[0], a, 1, 0, 0);
+  const std::string says =
+      "not a JSON document: its next line starts with '{' where a member name belongs (a stray "
+      "line of its own before the records that follow?)";
+  check_malformed(out.records[1], RejectCode::kInvalidJson, says, 2, a.size() + 1);
+  CHECK(out.records[1].text == "{");
+  check_document(out.records[2], b, 3, text.find(b), 2);
+  check_malformed(out.records[3], RejectCode::kInvalidJson, says, 4, text.find("  {") + 2);
+  check_document(out.records[4], c, 5, text.find(c), 4);
+
+  // After a member and its ',', the same: the document so far is the bad record.
+  const std::string cut = "{\n  \"x\": 1,\n" + b + "\n";
+  const Framed after_member = frame_all_ways(cut);
+  REQUIRE(after_member.records.size() == 2);
+  check_malformed(after_member.records[0], RejectCode::kInvalidJson, says, 1, 0);
+  CHECK(after_member.records[0].text == "{\n  \"x\": 1,");
+  check_document(after_member.records[1], b, 3, cut.find(b), 1);
+
+  // A value on the line after its name is JSON: one document, as before.
+  const std::string value_below = "{\n  \"x\":\n  {\"y\": 1}\n}";
+  const Framed valid = frame_all_ways(value_below + "\n");
+  REQUIRE(valid.records.size() == 1);
+  check_document(valid.records[0], value_below, 1, 0, 0);
+}
+
 TEST_CASE("a document cut at the end of input is reported there") {
   const std::string good = "{\"b\":2}\n";
   Framed out = frame_all_ways(good + "{\"a\":{\"c\":1");

@@ -667,12 +667,19 @@ TEST_CASE("framing: truncation is found on its own line, pretty documents span l
                                    "closed at end of input "
                                    "(the last record, cut short by the end of the input: was "
                                    "the input still being written?)"));
-  // A lone "{" opens a document that spans lines: never closed, it takes in the lines after it
-  // and is reported at its first line, cut short by the end of the input (which has its line
-  // end: the message once said it had none).
+  // A lone "{" before records of one line each is one bad record: it once opened a document
+  // that took every line after it, to the end of the input, into one bad record.
   std::string stray = good;
   for (const std::string& line : {std::string("{"), good, good}) stray += "\n" + line;
   out = read_text(stray + "\n");
+  CHECK(out.events.size() == 3);
+  REQUIRE(out.diagnostics.size() == 1);
+  CHECK(out.diagnostics[0] == "t.jsonl:2:" + std::to_string(good.size() + 1) +
+                                  ": not a JSON document: its next line starts with '{' where a "
+                                  "member name belongs (a stray line of its own before the "
+                                  "records that follow?)");
+  // Unclosed at the end of the input, it is still reported there.
+  out = read_text(good + "\n{\n");
   CHECK(out.events.size() == 1);
   REQUIRE(out.diagnostics.size() == 1);
   CHECK(out.diagnostics[0] == "t.jsonl:2:" + std::to_string(good.size() + 1) +
