@@ -117,10 +117,6 @@ struct CompileOptions {
   std::size_t memory_budget = kDefaultMemoryBudget;
   EvictedKnowledge evicted = EvictedKnowledge::kSpill;
   std::string spill_dir;  // where the spill file goes; empty: $TMPDIR, else /tmp
-  // The first window holds at least this many events, whatever window_events and window_budget
-  // say: a resumed apply's first window covers the window the run it resumes stopped in (that
-  // run may have written cells of any of its events), so that it writes every cell again.
-  std::size_t first_window_events = 0;
   // compile --annotate: each statement carries a comment naming the input positions of the
   // events behind it (Statement::annotation). Never changes the statements themselves.
   bool annotate = false;
@@ -136,8 +132,7 @@ std::size_t window_footprint(const Event& event);
 
 // Cuts the event stream into windows: a window closes once it holds options.window_events
 // events, or early once its events' window_footprint reaches options.window_budget (so it ends
-// at most one event past the budget, and always holds at least one event; the first window holds
-// at least options.first_window_events, though). The decision comes
+// at most one event past the budget, and always holds at least one event). The decision comes
 // right after an event is added, never by looking at the next one: the reader's position after
 // a window's last event is the window's resume point (checkpoints).
 //
@@ -146,19 +141,16 @@ std::size_t window_footprint(const Event& event);
 class WindowCutter {
  public:
   explicit WindowCutter(const CompileOptions& options)
-      : max_events_(options.window_events),
-        max_bytes_(options.window_budget),
-        min_events_(options.first_window_events) {}
+      : max_events_(options.window_events), max_bytes_(options.window_budget) {}
   // Counts `e` into the current window; true if the window is now complete.
   bool add(const Event& e) {
     ++events_;
     bytes_ += window_footprint(e);
-    if (events_ < min_events_) return false;
-    if (events_ >= max_events_ || events_ == min_events_) return complete();
+    if (events_ >= max_events_) return true;
     if (bytes_ < max_bytes_) return false;
     ++closed_early_;
     this_closed_early_ = true;
-    return complete();
+    return true;
   }
   // Starts the next window.
   void start() {
@@ -173,12 +165,6 @@ class WindowCutter {
 
  private:
   std::size_t max_events_, max_bytes_;
-  bool complete() {
-    min_events_ = 0;  // only the first window has a least length
-    return true;
-  }
-
-  std::size_t min_events_;
   std::size_t events_ = 0, bytes_ = 0;
   std::uint64_t closed_early_ = 0;
   bool this_closed_early_ = false;

@@ -364,8 +364,8 @@ void CheckpointFile::record(Checkpoint next, const Reader& reader) {
   std::string remaining =
       assumed_.empty() ? std::string() : knowledge_snapshot_without(assumed_, window_);
   if (!remaining.empty()) {
-    write_window_knowledge(
-        {{file_digest_, window_events_, window_knowledge_}, {next_digest, 0, remaining}});
+    write_window_knowledge({{file_digest_, window_events_, window_end_, window_knowledge_},
+                            {next_digest, 0, {}, remaining}});
   }
   write_file_atomically(path_, text, 0600);
   file_digest_ = next_digest;
@@ -478,18 +478,43 @@ void CheckpointFile::load_window_knowledge() {
     remove_window_knowledge();
     return;
   }
+  // "identity:next_record:complete ...": where each input stood after the window's last event
+  // (an identity holds no space, and may hold ':': the numbers are read from the right).
+  const auto marks = [&](std::string_view text) {
+    std::vector<SourceMark> out;
+    while (!text.empty()) {
+      const std::string_view entry = text.substr(0, text.find(' '));
+      text.remove_prefix(std::min(text.size(), entry.size() + 1));
+      const std::size_t second = entry.rfind(':');
+      const std::size_t first =
+          second == std::string_view::npos || second == 0 ? std::string_view::npos
+                                                           : entry.rfind(':', second - 1);
+      if (first == 0 || first == std::string_view::npos) throw corrupt();
+      SourceMark& m = out.emplace_back();
+      m.identity = std::string(entry.substr(0, first));
+      m.next_record = number(entry.substr(first + 1, second - first - 1));
+      const std::string_view complete = entry.substr(second + 1);
+      if (complete != "0" && complete != "1") throw corrupt();
+      m.complete = complete == "1";
+    }
+    return out;
+  };
   while (!rest.empty()) {
     const std::optional<std::string_view> digest = line();
     const std::optional<std::string_view> events_text =
         with_events ? line() : std::optional<std::string_view>("0");
+    const std::optional<std::string_view> end_text =
+        with_events ? line() : std::optional<std::string_view>("");
     const std::optional<std::string_view> size_text = line();
-    if (!digest || !events_text || !size_text) throw corrupt();
+    if (!digest || !events_text || !end_text || !size_text) throw corrupt();
     const std::size_t events = number(*events_text);
+    std::vector<SourceMark> end = marks(*end_text);
     const std::size_t size = number(*size_text);
     if (size > rest.size()) throw corrupt();
     if (*digest == file_digest_) {
       window_knowledge_ = std::string(rest.substr(0, size));
       stopped_window_events_ = events;
+      stopped_window_end_ = std::move(end);
       try {
         check_knowledge_snapshot(window_knowledge_);  // now, before anything runs
       } catch (const Error&) {
@@ -508,6 +533,7 @@ void CheckpointFile::load_window_knowledge() {
 void CheckpointFile::forget_window_knowledge() {
   const bool loaded = !window_knowledge_.empty() || stopped_window_events_ > 0;
   stopped_window_events_ = 0;
+  stopped_window_end_.clear();
   if (!loaded) return;
   discarded_ = "this run does not read the prior state from the tables (--prior none)";
   window_knowledge_.clear();
@@ -519,10 +545,15 @@ void CheckpointFile::write_window_knowledge(const std::vector<WindowSection>& se
   std::string text(kWindowKnowledgeMagic);
   text += target_;
   text += '\n';
-  for (const auto& [digest, events, knowledge] : sections) {
+  for (const auto& [digest, events, end, knowledge] : sections) {
     text += digest;
     text += '\n';
     text += std::to_string(events);
+    text += '\n';
+    for (const SourceMark& m : end) {
+      if (&m != &end.front()) text += ' ';
+      text += fmt::format("{}:{}:{}", m.identity, m.next_record, m.complete ? 1 : 0);
+    }
     text += '\n';
     text += std::to_string(knowledge.size());
     text += '\n';
@@ -531,14 +562,36 @@ void CheckpointFile::write_window_knowledge(const std::vector<WindowSection>& se
   write_file_atomically(window_knowledge_path(), text, 0600);
 }
 
-void CheckpointFile::window_starting(std::string_view knowledge, std::size_t events) {
+void CheckpointFile::window_starting(std::string_view knowledge, std::size_t events,
+                                     const Reader& reader) {
   // What an earlier run knew before the window it stopped in comes first: it may have written
   // rows of entities this window does not name (it was cut longer), and of those it does, it
   // knew them before any of their rows were written.
   window_ = std::string(knowledge);
   window_events_ = events;
+  // Where the window ends: the inputs recognised by their identity (standard input is never
+  // resumed at a record).
+  window_end_.clear();
+  for (const SourceMark& m : reader.progress().sources) {
+    if (!m.identity.empty()) window_end_.push_back(m);
+  }
   window_knowledge_ = assumed_.empty() ? window_ : merge_knowledge_snapshots(assumed_, knowledge);
-  write_window_knowledge({{file_digest_, window_events_, window_knowledge_}});
+  write_window_knowledge({{file_digest_, window_events_, window_end_, window_knowledge_}});
+}
+
+bool CheckpointFile::stopped_window_read(const Reader& reader) const {
+  if (stopped_window_end_.empty()) return true;
+  const InputProgress now = reader.progress();
+  for (const SourceMark& end : stopped_window_end_) {
+    const auto same = std::find_if(now.sources.begin(), now.sources.end(),
+                                   [&](const SourceMark& m) { return m.identity == end.identity; });
+    // An input not opened yet (or not given again: the window then runs to the end of the
+    // input, which covers it as well).
+    if (same == now.sources.end()) return false;
+    if (same->complete) continue;
+    if (end.complete || same->next_record < end.next_record) return false;
+  }
+  return true;
 }
 
 bool CheckpointFile::assume_window_knowledge(Compiler& compiler) const {

@@ -133,25 +133,30 @@ class CheckpointFile {
   // finds both unchanged, folds that window again from the same knowledge (Compiler::assume), not
   // from tables that hold part of it, and so writes what an uninterrupted run writes. A file tied
   // to another state of the checkpoint or another target is ignored (and removed).
-  // The file also holds the window's number of events: the rerun's first window holds at least
-  // as many (stopped_window_events), however its --window-events and --memory-budget would cut
-  // it, since the run it resumes may have written cells of any of those events; a shorter window
-  // would fold the entities of the rest from tables that hold them. What a run assumed and a
-  // recorded window has not folded stays in the file, tied to each checkpoint it records (only
-  // a file of version 1, without the number, leaves any). Each record of the checkpoint writes the
+  // The file also holds where the inputs stood after the window's last event (and its number of
+  // events, for messages): the rerun's first window goes on until its reader has read that far
+  // (stopped_window_read), however its --window-events and --memory-budget would cut it, since
+  // the run it resumes may have written cells of any of those events; a shorter window would fold
+  // the entities of the rest from tables that hold them. (Not a count of events: a rerun with
+  // other reader limits rejects other records.) What a run assumed and a recorded window has not
+  // folded stays in the file, tied to each checkpoint it records (only a file of version 1,
+  // without the end, leaves any). Each record of the checkpoint writes the
   // file first with a section for the checkpoint before and one for the checkpoint after
   // (crash-safe: whichever the checkpoint file holds finds its own), and it is removed once nothing
   // is left.
   //   checkpoint.window_knowledge();         // what an earlier run left, or ""
-  //   checkpoint.window_starting(snapshot, n);  // before each window runs (merged with that)
+  //   checkpoint.window_starting(snapshot, n, reader);  // before each window runs
   //   checkpoint.window_applied(w, reader);  // records the window; FILE.window keeps the rest
   const std::string& window_knowledge() const { return window_knowledge_; }
-  // Saves FILE.window (mode 0600), with the window's number of events. Throws Error(kIo).
-  void window_starting(std::string_view knowledge, std::size_t events);
-  // The number of events of the window an earlier run stopped in (FILE.window), or 0: this run's
-  // first window must hold at least as many (CompileOptions::first_window_events), so that it
-  // writes again every cell that run may have written.
+  // Saves FILE.window (mode 0600), with the window's number of events and where `reader` stands
+  // (after the window's last event). Throws Error(kIo).
+  void window_starting(std::string_view knowledge, std::size_t events, const Reader& reader);
+  // The number of events of the window an earlier run stopped in (FILE.window), or 0.
   std::size_t stopped_window_events() const { return stopped_window_events_; }
+  // Whether `reader` has read every record of the window an earlier run stopped in (true when
+  // FILE.window names none): this run's first window goes on until it has (FirstWindowEnd in
+  // cli/pipeline.h), so that it writes again every cell that run may have written.
+  bool stopped_window_read(const Reader& reader) const;
   // Hands window_knowledge() to `compiler` (Compiler::assume): true if there was any. Throws
   // Error(kCheckpoint) naming FILE.window if it is not what window_starting() writes.
   bool assume_window_knowledge(Compiler& compiler) const;
@@ -177,6 +182,7 @@ class CheckpointFile {
   struct WindowSection {
     std::string digest;
     std::size_t events = 0;
+    std::vector<SourceMark> end;  // where the inputs stood after the window's last event
     std::string_view knowledge;
   };
   // Replaces FILE.window with these sections.
@@ -194,10 +200,12 @@ class CheckpointFile {
   std::string assumed_;  // ... of which: from an earlier run, not folded by a recorded window
   std::string window_;   // ... of which: the knowledge of the window now running
   std::size_t window_events_ = 0;          // the events of the window now running
+  std::vector<SourceMark> window_end_;     // ... and where the inputs stood after them
   std::size_t stopped_window_events_ = 0;  // of the window an earlier run stopped in
-  std::string discarded_;                  // discarded_window_knowledge()
-  bool written_ = false;                   // the file was replaced by this run
-  bool existed_ = false;                   // when the run started
+  std::vector<SourceMark> stopped_window_end_;
+  std::string discarded_;  // discarded_window_knowledge()
+  bool written_ = false;   // the file was replaced by this run
+  bool existed_ = false;   // when the run started
 };
 
 }  // namespace atlas2kudu

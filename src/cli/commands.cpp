@@ -544,8 +544,6 @@ int apply_run(ApplyCommand& a) {
                        checkpoint->discarded_window_knowledge());
     }
   }
-  // The first window covers the one an earlier run stopped in (CheckpointFile).
-  if (checkpoint) c.options.first_window_events = checkpoint->stopped_window_events();
   Compiler compiler(c.options);
   if (checkpoint) {
     if (c.options.prior == PriorSource::kImpala && checkpoint->assume_window_knowledge(compiler)) {
@@ -579,13 +577,16 @@ int apply_run(ApplyCommand& a) {
   PipelineStats pipeline;
   const RunOutcome outcome = run_reporting_failures(progress, [&] {
     WindowStarting starting;
+    FirstWindowEnd first_window_read;
     if (checkpoint && c.options.prior == PriorSource::kImpala) {
       starting = [&](std::string_view knowledge, std::size_t events) {
-        checkpoint->window_starting(knowledge, events);
+        checkpoint->window_starting(knowledge, events, reader);
       };
+      // The first window covers the one an earlier run stopped in.
+      first_window_read = [&](const Reader& r) { return checkpoint->stopped_window_read(r); };
     }
     run_pipeline(reader, compiler, *prior, writer, &progress, applied, &pipeline,
-                 read_ahead_wanted(c, input_bytes), starting);
+                 read_ahead_wanted(c, input_bytes), starting, first_window_read);
     if (checkpoint) checkpoint->run_completed(reader);
   });
   // Sessions end before the report: a stopped run's statements were cancelled and closed, and

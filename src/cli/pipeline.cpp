@@ -53,17 +53,28 @@ ReadStep read_event(Reader& reader, std::vector<Event>& window, Progress* progre
 
 void run_in_turn(Reader& reader, Compiler& compiler, PriorState& prior, WindowWriter& writer,
                  Progress* progress, const WindowApplied& on_applied, PipelineStats* stats,
-                 const WindowStarting& on_starting) {
+                 const WindowStarting& on_starting, const FirstWindowEnd& first_window_read) {
   const std::size_t window_events = compiler.options().window_events;
   std::vector<Event> window;
   window.reserve(std::min<std::size_t>(window_events, 1 << 16));
   WindowCutter cut(compiler.options());
   bool more = true;
+  bool first = true;
   while (more) {
     window.clear();
     cut.start();
     ReadStep step = ReadStep::kMore;
-    while (step == ReadStep::kMore) step = read_event(reader, window, progress, cut);
+    for (;;) {
+      while (step == ReadStep::kMore) step = read_event(reader, window, progress, cut);
+      // The first window goes on, past what --window-events and the budget say, until it holds
+      // every record of the window an earlier run stopped in (FirstWindowEnd).
+      if (!first || step != ReadStep::kWindowComplete || !first_window_read ||
+          first_window_read(reader)) {
+        break;
+      }
+      step = ReadStep::kMore;
+    }
+    first = false;
     more = step != ReadStep::kEnd;
     throw_if_stopped();
     if (window.empty()) break;
@@ -221,12 +232,14 @@ bool read_ahead_possible(const Compiler& compiler, const PriorState& prior) {
 
 void run_pipeline(Reader& reader, Compiler& compiler, PriorState& prior, WindowWriter& writer,
                   Progress* progress, const WindowApplied& on_applied, PipelineStats* stats,
-                  bool read_ahead, const WindowStarting& on_starting) {
+                  bool read_ahead, const WindowStarting& on_starting,
+                  const FirstWindowEnd& first_window_read) {
   writer.start(compiler.header(prior.describe()));
-  if (read_ahead && !on_starting && read_ahead_possible(compiler, prior)) {
+  if (read_ahead && !on_starting && !first_window_read && read_ahead_possible(compiler, prior)) {
     run_read_ahead(reader, compiler, writer, progress, on_applied, stats);
   } else {
-    run_in_turn(reader, compiler, prior, writer, progress, on_applied, stats, on_starting);
+    run_in_turn(reader, compiler, prior, writer, progress, on_applied, stats, on_starting,
+                first_window_read);
   }
   writer.finish();
 }

@@ -47,8 +47,16 @@ using WindowApplied = std::function<void(const WindowInfo&, const Reader&)>;
 // Called with what the compiler knew of a window's entities before folding it
 // (Compiler::knowledge_snapshot) and the window's number of events, once the window is folded and
 // before any of it is written (e.g. to keep it beside the checkpoint: a window applied again after
-// a failure inside it is folded from it, in a window at least as long).
+// a failure inside it is folded from it, in a first window that reads at least as far:
+// FirstWindowEnd).
 using WindowStarting = std::function<void(std::string_view knowledge, std::size_t events)>;
+
+// Whether the reader has read every record of the window an earlier run stopped in
+// (CheckpointFile::stopped_window_read): the first window does not close before, whatever
+// --window-events and --memory-budget say, since that run may have written cells of any of its
+// events, and a shorter window would fold the rest from the tables that hold them. Counting
+// events would not do: a rerun with other reader limits rejects other records.
+using FirstWindowEnd = std::function<bool(const Reader& reader)>;
 
 struct PipelineStats {
   std::uint64_t windows = 0;       // windows handed to the writer
@@ -58,11 +66,13 @@ struct PipelineStats {
 // Runs the whole input through `compiler` into `writer`. `progress`, `on_applied` and `stats` may
 // be null; `stats` is kept up to date as windows are written, so it is complete even when the run
 // stops with an exception.
-// `on_starting` rules out the read-ahead (which folds events before the window is whole).
+// `on_starting` and `first_window_read` rule out the read-ahead (which folds events before the
+// window is whole).
 void run_pipeline(Reader& reader, Compiler& compiler, PriorState& prior, WindowWriter& writer,
                   Progress* progress = nullptr, const WindowApplied& on_applied = nullptr,
                   PipelineStats* stats = nullptr, bool read_ahead = false,
-                  const WindowStarting& on_starting = nullptr);
+                  const WindowStarting& on_starting = nullptr,
+                  const FirstWindowEnd& first_window_read = nullptr);
 
 // The largest --window-events the read-ahead takes (a window's events are allocated up front).
 inline constexpr std::size_t kMaxReadAheadWindow = std::size_t{1} << 16;

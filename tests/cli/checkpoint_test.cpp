@@ -580,7 +580,7 @@ TEST_CASE("FILE.window: kept while a window runs, tied to the checkpoint, remove
     Compiler compiler(o);
     first_knowledge = knowledge_of(compiler, read_all(reader));
     REQUIRE_FALSE(first_knowledge.empty());
-    checkpoint.window_starting(first_knowledge, 3);
+    checkpoint.window_starting(first_knowledge, 3, reader);
     struct stat st {};
     REQUIRE(stat(window_file.c_str(), &st) == 0);
     CHECK((st.st_mode & 0777) == 0600);
@@ -592,20 +592,26 @@ TEST_CASE("FILE.window: kept while a window runs, tied to the checkpoint, remove
     Reader reader(sources({{"a.jsonl", a}}), sink);
     CheckpointFile checkpoint(path, reader);
     CHECK(checkpoint.window_knowledge() == first_knowledge);
-    // Its first window holds at least the 3 events of the window run 1 stopped in.
+    // Its first window goes on until its reader has read the 3 records of run 1's window.
     CHECK(checkpoint.stopped_window_events() == 3);
+    CHECK_FALSE(checkpoint.stopped_window_read(reader));
     Compiler compiler(o);
     CHECK(checkpoint.assume_window_knowledge(compiler));
-    const std::vector<Event> events = read_all(reader);
+    std::vector<Event> events(2);
+    REQUIRE(reader.next(events[0]));
+    REQUIRE(reader.next(events[1]));
+    CHECK_FALSE(checkpoint.stopped_window_read(reader));
+    for (Event& e : read_all(reader)) events.push_back(std::move(e));
+    CHECK(checkpoint.stopped_window_read(reader));
     CHECK(compiler.unknown_entities(events).empty());
-    checkpoint.window_starting(compiler.knowledge_snapshot(events), events.size());
+    checkpoint.window_starting(compiler.knowledge_snapshot(events), events.size(), reader);
     CHECK(checkpoint.window_knowledge() == first_knowledge);
     CHECK(std::filesystem::exists(window_file));
     checkpoint.window_applied(WindowInfo{1, 1, events.size(), "", ""}, reader);
     CHECK_FALSE(std::filesystem::exists(window_file));
     CHECK(checkpoint.window_knowledge().empty());
     // A window stopped in now is tied to the checkpoint as it is now.
-    checkpoint.window_starting(first_knowledge, 3);
+    checkpoint.window_starting(first_knowledge, 3, reader);
   }
   // A file tied to another state of the checkpoint (it was replaced since) is ignored and removed.
   {
@@ -632,7 +638,7 @@ TEST_CASE("FILE.window: kept while a window runs, tied to the checkpoint, remove
       RejectSink sink(RejectPolicy{}, nullptr);
       Reader reader(sources({{"b.jsonl", line(7)}}), sink);
       CheckpointFile checkpoint(path, reader);
-      checkpoint.window_starting(first_knowledge, 1);
+      checkpoint.window_starting(first_knowledge, 1, reader);
     }
     const std::string text = slurp(window_file);
     const auto refused = [&](const std::function<void()>& run) {
@@ -662,21 +668,35 @@ TEST_CASE("FILE.window: kept while a window runs, tied to the checkpoint, remove
       Reader reader(sources({{"b.jsonl", line(7)}}), sink);
       CheckpointFile checkpoint(path, reader);
     });
-    // A file of version 1 (no events line) is read: no least length for the first window.
+    // An end line that names no record.
+    {
+      std::string bad_end = text;
+      const std::size_t end_line = bad_end.find('\n', at) + 1;
+      bad_end.insert(end_line, "nocolons ");
+      std::ofstream(window_file, std::ios::binary | std::ios::trunc) << bad_end;
+      refused([&] {
+        RejectSink sink(RejectPolicy{}, nullptr);
+        Reader reader(sources({{"b.jsonl", line(7)}}), sink);
+        CheckpointFile checkpoint(path, reader);
+      });
+    }
+    // A file of version 1 (no events and end lines) is read: its window has no end to reach.
     {
       std::string v1 = text;
       v1.replace(v1.find("knowledge/2"), 11, "knowledge/1");
-      const std::size_t events_line = v1.find('\n', at);
-      v1.erase(at, events_line + 1 - at);
+      const std::size_t end_line = v1.find('\n', v1.find('\n', at) + 1);
+      v1.erase(at, end_line + 1 - at);
       std::ofstream(window_file, std::ios::binary | std::ios::trunc) << v1;
       RejectSink sink(RejectPolicy{}, nullptr);
       Reader reader(sources({{"b.jsonl", line(7)}}), sink);
       CheckpointFile checkpoint(path, reader);
       CHECK(checkpoint.window_knowledge() == first_knowledge);
       CHECK(checkpoint.stopped_window_events() == 0);
+      CHECK(checkpoint.stopped_window_read(reader));
     }
-    // magic, target, digest and events lines kept; a section of three bytes that are no snapshot.
-    for (int i = 0; i < 1; ++i) at = text.find('\n', at) + 1;
+    // magic, target, digest, events and end lines kept; a section of three bytes that are no
+    // snapshot.
+    for (int i = 0; i < 2; ++i) at = text.find('\n', at) + 1;
     std::ofstream(window_file, std::ios::binary | std::ios::trunc)
         << text.substr(0, at) << "3\nxyz";
     refused([&] {
@@ -731,7 +751,7 @@ TEST_CASE("FILE.window belongs to its target, and keeps what a shorter rerun has
   const auto stop_in_first_window = [&] {
     RejectSink sink(RejectPolicy{}, nullptr);
     Reader reader(sources({{"a.jsonl", a}}), sink);
-    open(reader, cluster_a)->window_starting(first, 3);
+    open(reader, cluster_a)->window_starting(first, 3, reader);
   };
   // A first run against cluster A stops in its first window: no checkpoint file, FILE.window.
   stop_in_first_window();
@@ -768,11 +788,11 @@ TEST_CASE("FILE.window belongs to its target, and keeps what a shorter rerun has
     CHECK(checkpoint->window_knowledge() == first);
     CHECK(checkpoint->stopped_window_events() == 3);
     take(reader, 2);
-    checkpoint->window_starting(knowledge_of({1}), 1);
+    checkpoint->window_starting(knowledge_of({1}), 1, reader);
     checkpoint->window_applied(WindowInfo{1, 1, 2, "", ""}, reader);
     CHECK(checkpoint->window_knowledge() == knowledge_of({2, 3}));
     CHECK(std::filesystem::exists(window_file));
-    checkpoint->window_starting(knowledge_of({2, 4}), 2);
+    checkpoint->window_starting(knowledge_of({2, 4}), 2, reader);
     CHECK(checkpoint->window_knowledge() ==
           merge_knowledge_snapshots(knowledge_of({2, 3}), knowledge_of({2, 4})));
   }
@@ -782,7 +802,7 @@ TEST_CASE("FILE.window belongs to its target, and keeps what a shorter rerun has
     auto checkpoint = open(reader, cluster_a);
     CHECK(checkpoint->window_knowledge() == knowledge_of({2, 3, 4}));
     take(reader);
-    checkpoint->window_starting(knowledge_of({2, 3, 4}), 3);
+    checkpoint->window_starting(knowledge_of({2, 3, 4}), 3, reader);
     checkpoint->window_applied(WindowInfo{1, 3, 4, "", ""}, reader);
     // Everything assumed is folded: nothing left to keep.
     CHECK(checkpoint->window_knowledge().empty());

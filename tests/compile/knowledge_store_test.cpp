@@ -378,30 +378,6 @@ TEST_CASE("a window closes early once its events outgrow the window budget") {
   }
   CHECK(closed == 2);
   CHECK(by_count.closed_early() == 0);
-  // A resumed run's first window holds at least the window the earlier run stopped in, past
-  // window_events and the budget; the windows after it are cut as usual.
-  const auto cut_sizes = [&](const CompileOptions& options) {
-    WindowCutter resumed(options);
-    std::vector<std::size_t> out;
-    std::size_t n = 0;
-    for (const Event& e : events) {
-      ++n;
-      if (resumed.add(e)) {
-        out.push_back(n);
-        n = 0;
-        resumed.start();
-      }
-    }
-    return out;
-  };
-  o.first_window_events = 23;
-  CHECK(cut_sizes(o) == std::vector<std::size_t>{23, 16});
-  o.window_budget = 5 * window_footprint(events.front());
-  CHECK(cut_sizes(o) == std::vector<std::size_t>{23, 5, 5, 5});
-  // Shorter than window_events: it ends there, as the earlier run's window did.
-  o.window_budget = std::numeric_limits<std::size_t>::max();
-  o.first_window_events = 3;
-  CHECK(cut_sizes(o) == std::vector<std::size_t>{3, 16, 16});
 }
 
 TEST_CASE("--memory-budget shares: a default window of typical events fits its share") {
