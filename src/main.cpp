@@ -60,7 +60,7 @@ void hold_closed_standard_descriptors() {
 
 int main(int argc, char** argv) {
   // Off until a command's --memory-budget says they pay (util/resident_memory.h).
-  atlas2kudu::allow_transparent_huge_pages(false);
+  atlas2kudu::defer_transparent_huge_pages();
   hold_closed_standard_descriptors();
   // A reader or server that went away must give EPIPE (an error we report), not kill the process.
   std::signal(SIGPIPE, SIG_IGN);

@@ -15,6 +15,7 @@ std::atomic<void (*)()> g_release{nullptr};
 std::atomic<std::size_t> g_ceiling{0};
 std::atomic<std::uint32_t> g_calls{0};
 std::atomic<std::uint64_t> g_releases{0};
+std::atomic<bool> g_huge_pages_off_by_parent{false};
 
 // Kept open: one pread per check instead of open, read and close.
 int statm_fd() {
@@ -62,7 +63,14 @@ void keep_resident_memory_under_ceiling(bool now) {
 }
 
 bool allow_transparent_huge_pages(bool allow) {
+  if (allow && g_huge_pages_off_by_parent.load(std::memory_order_relaxed)) return false;
   return ::prctl(PR_SET_THP_DISABLE, allow ? 0 : 1, 0, 0, 0) == 0;
+}
+
+void defer_transparent_huge_pages() {
+  g_huge_pages_off_by_parent.store(::prctl(PR_GET_THP_DISABLE, 0, 0, 0, 0) == 1,
+                                   std::memory_order_relaxed);
+  allow_transparent_huge_pages(false);
 }
 
 bool transparent_huge_pages_allowed() {

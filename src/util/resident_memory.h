@@ -58,6 +58,10 @@ std::optional<std::size_t> resident_memory_bytes();
 // setting: no matter for a short-lived process.) False if the kernel refused (no THP support, or
 // a sandbox that filters prctl).
 bool allow_transparent_huge_pages(bool allow);
+// For main(): turns them off until a command allows them, and remembers whether the process
+// started with them off (a parent's choice, inherited): allow_transparent_huge_pages(true) then
+// leaves them off.
+void defer_transparent_huge_pages();
 // Whether they are allowed now (the host's setting still decides whether any are used).
 bool transparent_huge_pages_allowed();
 

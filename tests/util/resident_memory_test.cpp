@@ -2,6 +2,7 @@
 #include "util/resident_memory.h"
 
 #include <doctest/doctest.h>
+#include <sys/prctl.h>
 
 #include <cstring>
 #include <memory>
@@ -74,6 +75,17 @@ TEST_CASE("transparent huge pages: turned off and on again for the process") {
   }
   CHECK_FALSE(transparent_huge_pages_allowed());
   REQUIRE(allow_transparent_huge_pages(true));
+  CHECK(transparent_huge_pages_allowed());
+  // Off when the process started (a parent's choice): they stay off.
+  REQUIRE(allow_transparent_huge_pages(false));
+  defer_transparent_huge_pages();
+  CHECK_FALSE(allow_transparent_huge_pages(true));
+  CHECK_FALSE(transparent_huge_pages_allowed());
+  // On when it started: a command may allow them.
+  ::prctl(PR_SET_THP_DISABLE, 0, 0, 0, 0);
+  defer_transparent_huge_pages();
+  CHECK_FALSE(transparent_huge_pages_allowed());
+  CHECK(allow_transparent_huge_pages(true));
   CHECK(transparent_huge_pages_allowed());
   allow_transparent_huge_pages(before);
 }
