@@ -247,13 +247,12 @@ void HttpClientTransport::perform_once(long* status, long* retry_after) {
     // Whether -t ran out before the connection (with TLS, its handshake) was made. libcurl says
     // "Connection timed out" then, but on the first request -t bounds the whole request as well,
     // and under load either timer may fire first ("Operation timed out ... 0 bytes received"):
-    // there the timings say which phase never finished. Only for a connection this request
-    // opened: a reused one (the first request retried after an HTTP 503) reports 0 for both.
+    // there the timings say which phase never finished. Only while no HTTP response has come on
+    // this transport: a connection it kept (the first request retried after an HTTP 503) is
+    // reused, and reports 0 for both. (libcurl's count of connections made counts only those
+    // completed, so it cannot tell a reused connection from one that never connected.)
     bool connect_unfinished = detail.find("Connection timed out") != std::string::npos;
-    long connections_opened = 0;
-    curl_easy_getinfo(c, CURLINFO_NUM_CONNECTS, &connections_opened);
-    if (rc == CURLE_OPERATION_TIMEDOUT && !connect_unfinished && replies_ == 0 &&
-        connections_opened > 0) {
+    if (rc == CURLE_OPERATION_TIMEDOUT && !connect_unfinished && responses_ == 0) {
       curl_off_t connected_us = 0;
       curl_off_t handshake_done_us = 0;
       curl_easy_getinfo(c, CURLINFO_CONNECT_TIME_T, &connected_us);
@@ -311,6 +310,7 @@ void HttpClientTransport::perform_once(long* status, long* retry_after) {
     // Connect failures, resets, EOF: the reply is lost; a reconnect may succeed.
     throw Hs2Error(Hs2ErrorKind::kTransient, fmt::format("HTTP request failed: {}", detail));
   }
+  ++responses_;
   curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, status);
   curl_off_t ra = -1;
   if (curl_easy_getinfo(c, CURLINFO_RETRY_AFTER, &ra) != CURLE_OK) ra = -1;

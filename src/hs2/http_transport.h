@@ -117,7 +117,8 @@ class HttpClientTransport final
   std::string rbuf_;
   std::size_t rpos_ = 0;
   int http_retries_ = 0;
-  int replies_ = 0;  // 200s received on this transport: once one came, a hang-up is a lost link
+  int replies_ = 0;    // 200s received on this transport: once one came, a hang-up is a lost link
+  int responses_ = 0;  // HTTP responses of any status received on this transport
   bool stoppable_ = true;
 };
 
