@@ -31,8 +31,9 @@
 # Exit status: atlas2kudu's (see `man atlas2kudu`, EXIT STATUS), 75 when another backfill holds
 # the lock, 64 for a bad setting, 66 when the inbox does not exist, 73 when the state directory or
 # its lock cannot be created, 74 when the inbox cannot be listed or an export cannot be moved, 77
-# when kinit fails, 65 when an export stays unfinished and unchanged for 3 runs in a row (after
-# atlas2kudu exited 0), 143 (130) when stopped by SIGTERM (SIGINT), 0 when the inbox is empty.
+# when kinit fails, 65 when an export stays unfinished and unchanged for 3 runs in a row or has a
+# name the checkpoint cannot be matched for (after atlas2kudu exited 0), 143, 130, 129 or 131 when
+# stopped by SIGTERM, SIGINT, SIGHUP or SIGQUIT, 0 when the inbox is empty.
 # Exports the run applied to their end, and that did not change while it ran, move to
 # $ATLAS2KUDU_INBOX/done; the others stay for the next run, which resumes them from the checkpoint.
 set -euo pipefail
@@ -56,9 +57,10 @@ log() { echo "$(date -u +%Y-%m-%dT%H:%M:%SZ) atlas2kudu-backfill: $*" >&2; }
 # shellcheck disable=SC2317  # called from the EXIT trap
 write_script_metrics() {
   local file=${metrics%.prom}-backfill.prom waiting
-  waiting=$(find "$inbox" -mindepth 1 -maxdepth 1 -type f \( -name '*.jsonl' -o -name '*.jsonl.gz' \) \
+  waiting=$(find -H "$inbox" -mindepth 1 -maxdepth 1 -type f \( -name '*.jsonl' -o -name '*.jsonl.gz' \) \
     -printf . 2>/dev/null | wc -c) || waiting=0
-  if ! {
+  local tmp=$file.tmp.$$
+  if { {
     echo "# HELP atlas2kudu_backfill_last_run_timestamp_seconds When the backfill script last ended."
     echo "# TYPE atlas2kudu_backfill_last_run_timestamp_seconds gauge"
     echo "atlas2kudu_backfill_last_run_timestamp_seconds $(date +%s)"
@@ -68,9 +70,11 @@ write_script_metrics() {
     echo "# HELP atlas2kudu_backfill_exports_waiting Exports in the inbox when it last ended."
     echo "# TYPE atlas2kudu_backfill_exports_waiting gauge"
     echo "atlas2kudu_backfill_exports_waiting $waiting"
-  } >"$file.tmp.$$" 2>/dev/null || ! chmod 0644 "$file.tmp.$$" || ! mv -f "$file.tmp.$$" "$file"
+  } >"$tmp"; } 2>/dev/null && chmod 0644 "$tmp" 2>/dev/null && mv -f "$tmp" "$file" 2>/dev/null
   then
-    rm -f "$file.tmp.$$"
+    :
+  else
+    rm -f "$tmp"
     log "cannot write $file"
   fi
 }
@@ -88,6 +92,8 @@ trap 'on_exit $?' EXIT
 # otherwise run it with the status of the last command, often 0).
 trap 'exit 143' TERM
 trap 'exit 130' INT
+trap 'exit 129' HUP
+trap 'exit 131' QUIT
 
 if ! [[ "$settle" =~ ^[0-9]+$ ]]; then
   log "ATLAS2KUDU_SETTLE=$settle: give a whole number of seconds"
@@ -145,7 +151,7 @@ fi
 # files interleaved); any name, newlines included, passes intact.
 cutoff=$(( $(date +%s) - 10#$settle ))  # 10#: "08" is eight seconds, not a bad octal number
 exports() {
-  find "$inbox" -mindepth 1 -maxdepth 1 -type f \( -name '*.jsonl' -o -name '*.jsonl.gz' \) "$@" \
+  find -H "$inbox" -mindepth 1 -maxdepth 1 -type f \( -name '*.jsonl' -o -name '*.jsonl.gz' \) "$@" \
     -print0 | sort -z
 }
 if [ $((10#$settle)) -eq 0 ]; then
@@ -194,17 +200,22 @@ status=0
 # Whether the checkpoint records export $1 as applied to its end by this run (its entry in the
 # file, atlas2kudu-checkpoint/3: {"name":...,"identity":...,"next_record":N,"complete":true,
 # "framing":F,"last_run":R} with R this run). Not so for an export whose last records wait for
-# the rest of a split message in a later export, nor for a name JSON writes with escapes (left in
-# the inbox, said in the log).
+# the rest of a split message in a later export. Only for a name_matchable one.
 applied_to_its_end() {
   local text run pattern
-  case "$1" in *[\"\\]* | *[[:cntrl:]]*) return 1 ;; esac
   text=$(cat -- "$state/checkpoint") || return 1
   [[ "$text" =~ \{\"format\":\"atlas2kudu-checkpoint/3\".*\"runs\":([0-9]+), ]] || return 1
   run=${BASH_REMATCH[1]}
   pattern=$(printf '%s' "$1" | sed 's/[][\.*^$+?(){}|]/\\&/g')
   grep -Eq "\\{\"name\":\"$pattern\",\"identity\":\"[0-9a-f]+\",\"next_record\":[0-9]+,\"complete\":true,\"framing\":[0-9]+,\"last_run\":$run\\}" \
     <<<"$text"
+}
+
+# Whether the checkpoint writes export $1's name as it is: not one with a quote, a backslash or a
+# control character (JSON escapes them), nor one that is not UTF-8 (written as U+FFFD).
+name_matchable() {
+  case "$1" in *[\"\\]* | *[[:cntrl:]]*) return 1 ;; esac
+  iconv -f UTF-8 -t UTF-8 <<<"$1" >/dev/null 2>&1
 }
 
 # Exports left unfinished, unchanged, run after run: "identity count" lines (stat's identity
@@ -218,11 +229,17 @@ fi
 stuck_after=3  # runs: a split message's other parts may still be settling in the second
 
 if [ "$status" -eq 0 ]; then
-  done_now=() left=() unfinished_now=() stuck=0
+  done_now=() left=() unfinished_now=() stuck=0 bad_names=0
   for f in "${inputs[@]}"; do
     if [ "$(stat -c '%d:%i:%s:%Y' -- "$f" 2>/dev/null)" != "${identity_at_start[$f]}" ]; then
       log "$f changed while the run read it; it stays for the next run"
       left+=("$f")
+    elif ! name_matchable "$f"; then
+      log "$(printf '%q' "$f"): its name holds a quote, a backslash or a control character, or is" \
+          "not UTF-8, so the checkpoint cannot say whether it was applied to its end; it stays." \
+          "Rename it: the next run recognises what it applied by the export's content"
+      left+=("$f")
+      bad_names=1
     elif ! applied_to_its_end "$f"; then
       id=${identity_at_start[$f]}
       count=$(( ${unfinished_before[$id]:-0} + 1 ))
@@ -235,8 +252,7 @@ if [ "$status" -eq 0 ]; then
         stuck=1
       else
         log "$f is not applied to its end (a split message waits for its other parts, or its" \
-            "last record is cut short, or its name is not one the checkpoint can be read for); it stays" \
-            "for the next run"
+            "last record is cut short); it stays for the next run"
       fi
     else
       done_now+=("$f")
@@ -254,7 +270,7 @@ if [ "$status" -eq 0 ]; then
     exit 74
   fi
   log "done; ${#done_now[@]} export(s) moved to $inbox/done, ${#left[@]} left in the inbox"
-  if [ "$stuck" -eq 1 ]; then exit 65; fi
+  if [ "$stuck" -eq 1 ] || [ "$bad_names" -eq 1 ]; then exit 65; fi
 else
   # Nothing moves: the next run resumes from the checkpoint, after the last applied window.
   log "atlas2kudu exited $status; the exports stay in the inbox for the next run"

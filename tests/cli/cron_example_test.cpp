@@ -313,6 +313,29 @@ TEST_CASE("the backfill script moves only the exports applied to their end and u
   }
   fs::remove(d.inbox + "/2026120504.jsonl");  // looked at
 
+  // A name the checkpoint writes escaped (a tab here) cannot be matched: the export stays, exit
+  // 65 says why; renamed, it is recognised by its content and moves.
+  fs::copy_file(examples().front(), d.inbox + "/tab\there.jsonl");
+  const Run tab = backfill(d, conf);
+  CHECK(tab.status == 65);
+  CHECK(contains(tab.err,
+                 "/tab\\there.jsonl': its name holds a quote, a backslash or a control "
+                 "character, or is not UTF-8"));
+  CHECK(names_in(d.inbox) == std::vector<std::string>{"tab\there.jsonl"});
+  fs::rename(d.inbox + "/tab\there.jsonl", d.inbox + "/tab-here.jsonl");
+  const Run renamed = backfill(d, conf);
+  CHECK(renamed.status == 0);
+  CHECK(names_in(d.inbox).empty());
+
+  // An inbox given as a symbolic link to the directory is read through it.
+  const std::string link = d.root + "/inbox-link";
+  fs::create_directory_symlink(d.inbox, link);
+  fs::copy_file(examples().back(), d.inbox + "/2026120505.jsonl");
+  const Run linked = backfill(d, conf, "ATLAS2KUDU_INBOX=" + link);
+  CHECK(linked.status == 0);
+  CHECK(contains(linked.err, "applying 1 export(s)"));
+  CHECK(names_in(d.inbox).empty());
+
   // An inbox that is not there is a mistake (a typo, a spool not mounted), not an empty day.
   Dirs missing;
   fs::remove_all(missing.inbox);
