@@ -486,9 +486,9 @@ void CheckpointFile::load_window_knowledge() {
       const std::string_view entry = text.substr(0, text.find(' '));
       text.remove_prefix(std::min(text.size(), entry.size() + 1));
       const std::size_t second = entry.rfind(':');
-      const std::size_t first =
-          second == std::string_view::npos || second == 0 ? std::string_view::npos
-                                                           : entry.rfind(':', second - 1);
+      const std::size_t first = second == std::string_view::npos || second == 0
+                                    ? std::string_view::npos
+                                    : entry.rfind(':', second - 1);
       if (first == 0 || first == std::string_view::npos) throw corrupt();
       SourceMark& m = out.emplace_back();
       m.identity = std::string(entry.substr(0, first));
@@ -526,7 +526,11 @@ void CheckpointFile::load_window_knowledge() {
     rest.remove_prefix(size);
   }
   // Left for another state of the checkpoint (it was replaced or removed since): of no use.
-  discarded_ = fmt::format("it was written when {} held another state", one_line(path_));
+  // Also left by a run that stopped between recording its window and removing it: harmless.
+  discarded_ = fmt::format(
+      "it was written when {} held another state (by a run stopped right after recording its "
+      "last window, or before {} was replaced)",
+      one_line(path_), one_line(path_));
   remove_window_knowledge();
 }
 

@@ -539,7 +539,8 @@ int apply_run(ApplyCommand& a) {
       // Said even with -q: a window an earlier run stopped in is now folded from the tables.
       print_diagnostic(stderr,
                        "atlas2kudu apply: warning: {} was removed unused: {}; a window an "
-                       "earlier run stopped in is folded from what the tables hold now\n",
+                       "earlier run stopped in and did not record, if any, is folded from what "
+                       "the tables hold now\n",
                        one_line(checkpoint->window_knowledge_path()),
                        checkpoint->discarded_window_knowledge());
     }
