@@ -212,10 +212,11 @@ applied_to_its_end() {
 }
 
 # Whether the checkpoint writes export $1's name as it is: not one with a quote, a backslash or a
-# control character (JSON escapes them), nor one that is not UTF-8 (written as U+FFFD).
+# control character below space (JSON escapes them; DEL it does not), nor one that is not UTF-8
+# (written as U+FFFD; where iconv is missing, such a name ends as an unfinished export).
 name_matchable() {
-  case "$1" in *[\"\\]* | *[[:cntrl:]]*) return 1 ;; esac
-  iconv -f UTF-8 -t UTF-8 <<<"$1" >/dev/null 2>&1
+  case "$1" in *[\"\\]* | *[$'\001'-$'\037']*) return 1 ;; esac
+  if command -v iconv >/dev/null; then iconv -f UTF-8 -t UTF-8 <<<"$1" >/dev/null 2>&1; fi
 }
 
 # Exports left unfinished, unchanged, run after run: "identity count" lines (stat's identity

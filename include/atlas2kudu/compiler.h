@@ -148,7 +148,9 @@ class WindowCutter {
     bytes_ += window_footprint(e);
     if (events_ >= max_events_) return true;
     if (bytes_ < max_bytes_) return false;
-    ++closed_early_;
+    // Once per window: a window read on past this (a resumed run's first: cli/pipeline.h) asks
+    // again after each event.
+    if (!this_closed_early_) ++closed_early_;
     this_closed_early_ = true;
     return true;
   }

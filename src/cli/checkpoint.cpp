@@ -478,26 +478,16 @@ void CheckpointFile::load_window_knowledge() {
     remove_window_knowledge();
     return;
   }
-  // "identity:next_record:complete ...": where each input stood after the window's last event
-  // (an identity holds no space, and may hold ':': the numbers are read from the right).
-  const auto marks = [&](std::string_view text) {
-    std::vector<SourceMark> out;
-    while (!text.empty()) {
-      const std::string_view entry = text.substr(0, text.find(' '));
-      text.remove_prefix(std::min(text.size(), entry.size() + 1));
-      const std::size_t second = entry.rfind(':');
-      const std::size_t first = second == std::string_view::npos || second == 0
-                                    ? std::string_view::npos
-                                    : entry.rfind(':', second - 1);
-      if (first == 0 || first == std::string_view::npos) throw corrupt();
-      SourceMark& m = out.emplace_back();
-      m.identity = std::string(entry.substr(0, first));
-      m.next_record = number(entry.substr(first + 1, second - first - 1));
-      const std::string_view complete = entry.substr(second + 1);
-      if (complete != "0" && complete != "1") throw corrupt();
-      m.complete = complete == "1";
-    }
-    return out;
+  // "identity:record": the input and record of the window's last event, or "" (standard input;
+  // an identity holds no space, and may hold ':': the number is read from the right).
+  const auto window_end = [&](std::string_view text) {
+    WindowEnd end;
+    if (text.empty()) return end;
+    const std::size_t colon = text.rfind(':');
+    if (colon == 0 || colon == std::string_view::npos) throw corrupt();
+    end.identity = std::string(text.substr(0, colon));
+    end.record = number(text.substr(colon + 1));
+    return end;
   };
   while (!rest.empty()) {
     const std::optional<std::string_view> digest = line();
@@ -508,7 +498,7 @@ void CheckpointFile::load_window_knowledge() {
     const std::optional<std::string_view> size_text = line();
     if (!digest || !events_text || !end_text || !size_text) throw corrupt();
     const std::size_t events = number(*events_text);
-    std::vector<SourceMark> end = marks(*end_text);
+    WindowEnd end = window_end(*end_text);
     const std::size_t size = number(*size_text);
     if (size > rest.size()) throw corrupt();
     if (*digest == file_digest_) {
@@ -537,7 +527,7 @@ void CheckpointFile::load_window_knowledge() {
 void CheckpointFile::forget_window_knowledge() {
   const bool loaded = !window_knowledge_.empty() || stopped_window_events_ > 0;
   stopped_window_events_ = 0;
-  stopped_window_end_.clear();
+  stopped_window_end_ = {};
   if (!loaded) return;
   discarded_ = "this run does not read the prior state from the tables (--prior none)";
   window_knowledge_.clear();
@@ -554,10 +544,7 @@ void CheckpointFile::write_window_knowledge(const std::vector<WindowSection>& se
     text += '\n';
     text += std::to_string(events);
     text += '\n';
-    for (const SourceMark& m : end) {
-      if (&m != &end.front()) text += ' ';
-      text += fmt::format("{}:{}:{}", m.identity, m.next_record, m.complete ? 1 : 0);
-    }
+    if (!end.identity.empty()) text += fmt::format("{}:{}", end.identity, end.record);
     text += '\n';
     text += std::to_string(knowledge.size());
     text += '\n';
@@ -566,36 +553,51 @@ void CheckpointFile::write_window_knowledge(const std::vector<WindowSection>& se
   write_file_atomically(window_knowledge_path(), text, 0600);
 }
 
-void CheckpointFile::window_starting(std::string_view knowledge, std::size_t events,
+void CheckpointFile::window_starting(std::string_view knowledge, std::span<const Event> window,
                                      const Reader& reader) {
   // What an earlier run knew before the window it stopped in comes first: it may have written
   // rows of entities this window does not name (it was cut longer), and of those it does, it
   // knew them before any of their rows were written.
   window_ = std::string(knowledge);
-  window_events_ = events;
-  // Where the window ends: the inputs recognised by their identity (standard input is never
-  // resumed at a record).
-  window_end_.clear();
-  for (const SourceMark& m : reader.progress().sources) {
-    if (!m.identity.empty()) window_end_.push_back(m);
+  window_events_ = window.size();
+  // The window's last event: its input, recognised by its identity (not standard input, which is
+  // never resumed at a record), and the record that made it (the last chunk of a split message).
+  window_end_ = {};
+  if (!window.empty()) {
+    const SourcePosition& last = window.back().pos;
+    const InputProgress progress = reader.progress();
+    if (last.source_index < progress.sources.size()) {
+      window_end_.identity = progress.sources[last.source_index].identity;
+      if (!window_end_.identity.empty()) window_end_.record = last.record;
+    }
   }
   window_knowledge_ = assumed_.empty() ? window_ : merge_knowledge_snapshots(assumed_, knowledge);
   write_window_knowledge({{file_digest_, window_events_, window_end_, window_knowledge_}});
 }
 
-bool CheckpointFile::stopped_window_read(const Reader& reader) const {
-  if (stopped_window_end_.empty()) return true;
-  const InputProgress now = reader.progress();
-  for (const SourceMark& end : stopped_window_end_) {
-    const auto same = std::find_if(now.sources.begin(), now.sources.end(),
-                                   [&](const SourceMark& m) { return m.identity == end.identity; });
-    // An input not opened yet (or not given again: the window then runs to the end of the
-    // input, which covers it as well).
-    if (same == now.sources.end()) return false;
-    if (same->complete) continue;
-    if (end.complete || same->next_record < end.next_record) return false;
+bool CheckpointFile::first_window_may_close(const Reader& reader,
+                                            std::span<const Event> window) const {
+  // At least as many events as the stopped window had; then on until the event of its last
+  // record is read again (a rerun with other record limits accepts or rejects other records),
+  // or its input is read to its end; but never past twice as many events (the inputs changed,
+  // or that record is rejected now): the window must end within a bounded size.
+  if (window.size() < stopped_window_events_) return false;
+  if (stopped_window_end_.identity.empty() || window.size() >= 2 * stopped_window_events_) {
+    return true;
   }
-  return true;
+  const InputProgress progress = reader.progress();
+  const SourcePosition& last = window.back().pos;
+  if (last.source_index < progress.sources.size()) {
+    const SourceMark& source = progress.sources[last.source_index];
+    if (source.identity == stopped_window_end_.identity &&
+        last.record >= stopped_window_end_.record) {
+      return true;
+    }
+  }
+  // Its input read to its end (its last records rejected this time, say).
+  return std::any_of(progress.sources.begin(), progress.sources.end(), [&](const SourceMark& m) {
+    return m.identity == stopped_window_end_.identity && m.complete;
+  });
 }
 
 bool CheckpointFile::assume_window_knowledge(Compiler& compiler) const {

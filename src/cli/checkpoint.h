@@ -31,6 +31,7 @@
 
 #include <cstdint>
 #include <map>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -133,30 +134,35 @@ class CheckpointFile {
   // finds both unchanged, folds that window again from the same knowledge (Compiler::assume), not
   // from tables that hold part of it, and so writes what an uninterrupted run writes. A file tied
   // to another state of the checkpoint or another target is ignored (and removed).
-  // The file also holds where the inputs stood after the window's last event (and its number of
-  // events, for messages): the rerun's first window goes on until its reader has read that far
-  // (stopped_window_read), however its --window-events and --memory-budget would cut it, since
-  // the run it resumes may have written cells of any of those events; a shorter window would fold
-  // the entities of the rest from tables that hold them. (Not a count of events: a rerun with
-  // other reader limits rejects other records.) What a run assumed and a recorded window has not
-  // folded stays in the file, tied to each checkpoint it records (only a file of version 1,
-  // without the end, leaves any). Each record of the checkpoint writes the
-  // file first with a section for the checkpoint before and one for the checkpoint after
-  // (crash-safe: whichever the checkpoint file holds finds its own), and it is removed once nothing
-  // is left.
+  // The file also holds the window's number of events and the input and record of its last
+  // event: the rerun's first window holds at least as many events and goes on until that record's
+  // event is read again (first_window_may_close), however its --window-events and --memory-budget
+  // would cut it, since the run it resumes may have written cells of any of those events; a
+  // shorter window would fold the entities of the rest from tables that hold them. (A count
+  // alone would not do: a rerun with other record limits rejects other records.) What a run
+  // assumed and a recorded window has not folded stays in the file, tied to each checkpoint it
+  // records (only a file of version 1, without them, leaves any). Each record of the checkpoint
+  // writes the file first with a section for the checkpoint before and one for the checkpoint
+  // after (crash-safe: whichever the checkpoint file holds finds its own), and it is removed once
+  // nothing is left.
   //   checkpoint.window_knowledge();         // what an earlier run left, or ""
-  //   checkpoint.window_starting(snapshot, n, reader);  // before each window runs
+  //   checkpoint.window_starting(snapshot, window, reader);  // before each window runs
   //   checkpoint.window_applied(w, reader);  // records the window; FILE.window keeps the rest
   const std::string& window_knowledge() const { return window_knowledge_; }
-  // Saves FILE.window (mode 0600), with the window's number of events and where `reader` stands
-  // (after the window's last event). Throws Error(kIo).
-  void window_starting(std::string_view knowledge, std::size_t events, const Reader& reader);
+  // Saves FILE.window (mode 0600), with the window's number of events and the position of its
+  // last event (`reader` tells its input's identity). Throws Error(kIo).
+  void window_starting(std::string_view knowledge, std::span<const Event> window,
+                       const Reader& reader);
   // The number of events of the window an earlier run stopped in (FILE.window), or 0.
   std::size_t stopped_window_events() const { return stopped_window_events_; }
-  // Whether `reader` has read every record of the window an earlier run stopped in (true when
-  // FILE.window names none): this run's first window goes on until it has (FirstWindowEnd in
-  // cli/pipeline.h), so that it writes again every cell that run may have written.
-  bool stopped_window_read(const Reader& reader) const;
+  // Whether this run's first window, `window` so far, may close (FirstWindowEnd in
+  // cli/pipeline.h): once it holds as many events as the window an earlier run stopped in, and
+  // the event of that window's last record (or its input's end), or twice as many events. Always
+  // true without FILE.window.
+  //   stopped in a window of 4 events, the last from record 9 of a.jsonl:
+  //   4 events read, the 4th from record 8 (record 5 was rejected then, accepted now) -> false
+  //   5 events read, the 5th from record 9                                            -> true
+  bool first_window_may_close(const Reader& reader, std::span<const Event> window) const;
   // Hands window_knowledge() to `compiler` (Compiler::assume): true if there was any. Throws
   // Error(kCheckpoint) naming FILE.window if it is not what window_starting() writes.
   bool assume_window_knowledge(Compiler& compiler) const;
@@ -177,12 +183,17 @@ class CheckpointFile {
   void record(Checkpoint next, const Reader& reader);
   static std::string digest_of_file(const std::string& path);
   void load_window_knowledge();
+  // The input (by identity; empty for standard input) and record of a window's last event.
+  struct WindowEnd {
+    std::string identity;
+    std::uint64_t record = 0;
+  };
   // One section of FILE.window: the checkpoint's digest, the window's number of events, and what
   // was known before it.
   struct WindowSection {
     std::string digest;
     std::size_t events = 0;
-    std::vector<SourceMark> end;  // where the inputs stood after the window's last event
+    WindowEnd end;
     std::string_view knowledge;
   };
   // Replaces FILE.window with these sections.
@@ -200,9 +211,9 @@ class CheckpointFile {
   std::string assumed_;  // ... of which: from an earlier run, not folded by a recorded window
   std::string window_;   // ... of which: the knowledge of the window now running
   std::size_t window_events_ = 0;          // the events of the window now running
-  std::vector<SourceMark> window_end_;     // ... and where the inputs stood after them
+  WindowEnd window_end_;                   // ... and its last event's position
   std::size_t stopped_window_events_ = 0;  // of the window an earlier run stopped in
-  std::vector<SourceMark> stopped_window_end_;
+  WindowEnd stopped_window_end_;
   std::string discarded_;  // discarded_window_knowledge()
   bool written_ = false;   // the file was replaced by this run
   bool existed_ = false;   // when the run started

@@ -580,11 +580,13 @@ int apply_run(ApplyCommand& a) {
     WindowStarting starting;
     FirstWindowEnd first_window_read;
     if (checkpoint && c.options.prior == PriorSource::kImpala) {
-      starting = [&](std::string_view knowledge, std::size_t events) {
-        checkpoint->window_starting(knowledge, events, reader);
+      starting = [&](std::string_view knowledge, std::span<const Event> window) {
+        checkpoint->window_starting(knowledge, window, reader);
       };
       // The first window covers the one an earlier run stopped in.
-      first_window_read = [&](const Reader& r) { return checkpoint->stopped_window_read(r); };
+      first_window_read = [&](const Reader& r, std::span<const Event> window) {
+        return checkpoint->first_window_may_close(r, window);
+      };
     }
     run_pipeline(reader, compiler, *prior, writer, &progress, applied, &pipeline,
                  read_ahead_wanted(c, input_bytes), starting, first_window_read);

@@ -69,7 +69,7 @@ void run_in_turn(Reader& reader, Compiler& compiler, PriorState& prior, WindowWr
       // The first window goes on, past what --window-events and the budget say, until it holds
       // every record of the window an earlier run stopped in (FirstWindowEnd).
       if (!first || step != ReadStep::kWindowComplete || !first_window_read ||
-          first_window_read(reader)) {
+          first_window_read(reader, window)) {
         break;
       }
       step = ReadStep::kMore;
@@ -80,7 +80,7 @@ void run_in_turn(Reader& reader, Compiler& compiler, PriorState& prior, WindowWr
     if (window.empty()) break;
     std::string knowledge;
     NetWindow net = fold_window(compiler, prior, window, on_starting ? &knowledge : nullptr);
-    if (on_starting) on_starting(knowledge, window.size());
+    if (on_starting) on_starting(knowledge, window);
     hand_over(net, writer, cut, reader, on_applied, stats);
   }
 }

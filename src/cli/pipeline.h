@@ -45,18 +45,18 @@ namespace atlas2kudu {
 using WindowApplied = std::function<void(const WindowInfo&, const Reader&)>;
 
 // Called with what the compiler knew of a window's entities before folding it
-// (Compiler::knowledge_snapshot) and the window's number of events, once the window is folded and
+// (Compiler::knowledge_snapshot) and the window's events, once the window is folded and
 // before any of it is written (e.g. to keep it beside the checkpoint: a window applied again after
 // a failure inside it is folded from it, in a first window that reads at least as far:
 // FirstWindowEnd).
-using WindowStarting = std::function<void(std::string_view knowledge, std::size_t events)>;
+using WindowStarting =
+    std::function<void(std::string_view knowledge, std::span<const Event> window)>;
 
-// Whether the reader has read every record of the window an earlier run stopped in
-// (CheckpointFile::stopped_window_read): the first window does not close before, whatever
-// --window-events and --memory-budget say, since that run may have written cells of any of its
-// events, and a shorter window would fold the rest from the tables that hold them. Counting
-// events would not do: a rerun with other reader limits rejects other records.
-using FirstWindowEnd = std::function<bool(const Reader& reader)>;
+// Whether the first window, `window` so far, may close once --window-events or --memory-budget
+// would close it (CheckpointFile::first_window_may_close): a resumed run's first window covers
+// the window the run it resumes stopped in, since that run may have written cells of any of its
+// events, and a shorter window would fold the rest from the tables that hold them.
+using FirstWindowEnd = std::function<bool(const Reader& reader, std::span<const Event> window)>;
 
 struct PipelineStats {
   std::uint64_t windows = 0;       // windows handed to the writer

@@ -68,9 +68,11 @@ bool allow_transparent_huge_pages(bool allow) {
 }
 
 void defer_transparent_huge_pages() {
-  g_huge_pages_off_by_parent.store(::prctl(PR_GET_THP_DISABLE, 0, 0, 0, 0) == 1,
-                                   std::memory_order_relaxed);
-  allow_transparent_huge_pages(false);
+  // Any flags set (a plain disable reads 1; with PR_THP_DISABLE_EXCEPT_ADVISED, 3): the
+  // parent's setting is left as it is.
+  const int inherited = ::prctl(PR_GET_THP_DISABLE, 0, 0, 0, 0);
+  g_huge_pages_off_by_parent.store(inherited > 0, std::memory_order_relaxed);
+  if (inherited == 0) allow_transparent_huge_pages(false);
 }
 
 bool transparent_huge_pages_allowed() {

@@ -212,7 +212,9 @@ RunResult apply_once(int port, const std::string& checkpoint_path,
   Hs2Options hs2 = test_options(port);
   hs2.max_retries = 0;  // a lost reply ends the run, as a killed process would
   hs2.connect_max_tries = 1;
-  RejectSink rejects(RejectPolicy{.max_rejects = 10}, nullptr);
+  RejectPolicy policy;
+  policy.max_rejects = 10;
+  RejectSink rejects(policy, nullptr);
   Reader reader(open_inputs(), rejects, limits);
   CheckpointFile checkpoint(checkpoint_path, reader);
   const Hs2Settings settings = validate_hs2_options(hs2);
@@ -226,10 +228,12 @@ RunResult apply_once(int port, const std::string& checkpoint_path,
         reader, compiler, prior, writer, nullptr,
         [&](const WindowInfo& w, const Reader& r) { checkpoint.window_applied(w, r); }, nullptr,
         false,
-        [&](std::string_view knowledge, std::size_t events) {
-          checkpoint.window_starting(knowledge, events, reader);
+        [&](std::string_view knowledge, std::span<const Event> window) {
+          checkpoint.window_starting(knowledge, window, reader);
         },
-        [&](const Reader& r) { return checkpoint.stopped_window_read(r); });  // as apply does
+        [&](const Reader& r, std::span<const Event> window) {  // as apply does
+          return checkpoint.first_window_may_close(r, window);
+        });
     checkpoint.run_completed(reader);
     result.completed = true;
   } catch (const Hs2Error& e) {
@@ -278,8 +282,10 @@ TEST_CASE("apply killed at every statement position, then resumed, equals an uni
   REQUIRE(total > 10);
   int resumed = 0;
   for (int n = 1; n <= total; ++n) {
-    for (const auto& [after_run, tight_rerun] :
-         {std::pair{false, false}, {true, false}, {false, true}, {true, true}}) {
+    for (int variant = 0; variant < 4; ++variant) {
+      // Named copies, not structured bindings: doctest's CAPTURE takes them in a lambda.
+      const bool after_run = variant % 2 == 1;
+      const bool tight_rerun = variant >= 2;
       CAPTURE(n);
       CAPTURE(after_run);
       CAPTURE(tight_rerun);

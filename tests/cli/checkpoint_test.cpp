@@ -578,9 +578,11 @@ TEST_CASE("FILE.window: kept while a window runs, tied to the checkpoint, remove
     CheckpointFile checkpoint(path, reader);
     CHECK(checkpoint.window_knowledge().empty());
     Compiler compiler(o);
-    first_knowledge = knowledge_of(compiler, read_all(reader));
+    const std::vector<Event> window = read_all(reader);
+    REQUIRE(window.size() == 3);
+    first_knowledge = knowledge_of(compiler, window);
     REQUIRE_FALSE(first_knowledge.empty());
-    checkpoint.window_starting(first_knowledge, 3, reader);
+    checkpoint.window_starting(first_knowledge, window, reader);
     struct stat st {};
     REQUIRE(stat(window_file.c_str(), &st) == 0);
     CHECK((st.st_mode & 0777) == 0600);
@@ -592,26 +594,26 @@ TEST_CASE("FILE.window: kept while a window runs, tied to the checkpoint, remove
     Reader reader(sources({{"a.jsonl", a}}), sink);
     CheckpointFile checkpoint(path, reader);
     CHECK(checkpoint.window_knowledge() == first_knowledge);
-    // Its first window goes on until its reader has read the 3 records of run 1's window.
+    // Its first window goes on until it holds the 3 events of run 1's window, the last from
+    // its last record.
     CHECK(checkpoint.stopped_window_events() == 3);
-    CHECK_FALSE(checkpoint.stopped_window_read(reader));
     Compiler compiler(o);
     CHECK(checkpoint.assume_window_knowledge(compiler));
     std::vector<Event> events(2);
     REQUIRE(reader.next(events[0]));
     REQUIRE(reader.next(events[1]));
-    CHECK_FALSE(checkpoint.stopped_window_read(reader));
+    CHECK_FALSE(checkpoint.first_window_may_close(reader, events));
     for (Event& e : read_all(reader)) events.push_back(std::move(e));
-    CHECK(checkpoint.stopped_window_read(reader));
+    CHECK(checkpoint.first_window_may_close(reader, events));
     CHECK(compiler.unknown_entities(events).empty());
-    checkpoint.window_starting(compiler.knowledge_snapshot(events), events.size(), reader);
+    checkpoint.window_starting(compiler.knowledge_snapshot(events), events, reader);
     CHECK(checkpoint.window_knowledge() == first_knowledge);
     CHECK(std::filesystem::exists(window_file));
     checkpoint.window_applied(WindowInfo{1, 1, events.size(), "", ""}, reader);
     CHECK_FALSE(std::filesystem::exists(window_file));
     CHECK(checkpoint.window_knowledge().empty());
     // A window stopped in now is tied to the checkpoint as it is now.
-    checkpoint.window_starting(first_knowledge, 3, reader);
+    checkpoint.window_starting(first_knowledge, events, reader);
   }
   // A file tied to another state of the checkpoint (it was replaced since) is ignored and removed.
   {
@@ -638,7 +640,7 @@ TEST_CASE("FILE.window: kept while a window runs, tied to the checkpoint, remove
       RejectSink sink(RejectPolicy{}, nullptr);
       Reader reader(sources({{"b.jsonl", line(7)}}), sink);
       CheckpointFile checkpoint(path, reader);
-      checkpoint.window_starting(first_knowledge, 1, reader);
+      checkpoint.window_starting(first_knowledge, {}, reader);
     }
     const std::string text = slurp(window_file);
     const auto refused = [&](const std::function<void()>& run) {
@@ -692,7 +694,7 @@ TEST_CASE("FILE.window: kept while a window runs, tied to the checkpoint, remove
       CheckpointFile checkpoint(path, reader);
       CHECK(checkpoint.window_knowledge() == first_knowledge);
       CHECK(checkpoint.stopped_window_events() == 0);
-      CHECK(checkpoint.stopped_window_read(reader));
+      CHECK(checkpoint.first_window_may_close(reader, {}));
     }
     // magic, target, digest, events and end lines kept; a section of three bytes that are no
     // snapshot.
@@ -751,7 +753,7 @@ TEST_CASE("FILE.window belongs to its target, and keeps what a shorter rerun has
   const auto stop_in_first_window = [&] {
     RejectSink sink(RejectPolicy{}, nullptr);
     Reader reader(sources({{"a.jsonl", a}}), sink);
-    open(reader, cluster_a)->window_starting(first, 3, reader);
+    open(reader, cluster_a)->window_starting(first, entities({1, 2, 3}), reader);
   };
   // A first run against cluster A stops in its first window: no checkpoint file, FILE.window.
   stop_in_first_window();
@@ -788,11 +790,11 @@ TEST_CASE("FILE.window belongs to its target, and keeps what a shorter rerun has
     CHECK(checkpoint->window_knowledge() == first);
     CHECK(checkpoint->stopped_window_events() == 3);
     take(reader, 2);
-    checkpoint->window_starting(knowledge_of({1}), 1, reader);
+    checkpoint->window_starting(knowledge_of({1}), entities({1}), reader);
     checkpoint->window_applied(WindowInfo{1, 1, 2, "", ""}, reader);
     CHECK(checkpoint->window_knowledge() == knowledge_of({2, 3}));
     CHECK(std::filesystem::exists(window_file));
-    checkpoint->window_starting(knowledge_of({2, 4}), 2, reader);
+    checkpoint->window_starting(knowledge_of({2, 4}), entities({2, 4}), reader);
     CHECK(checkpoint->window_knowledge() ==
           merge_knowledge_snapshots(knowledge_of({2, 3}), knowledge_of({2, 4})));
   }
@@ -802,7 +804,7 @@ TEST_CASE("FILE.window belongs to its target, and keeps what a shorter rerun has
     auto checkpoint = open(reader, cluster_a);
     CHECK(checkpoint->window_knowledge() == knowledge_of({2, 3, 4}));
     take(reader);
-    checkpoint->window_starting(knowledge_of({2, 3, 4}), 3, reader);
+    checkpoint->window_starting(knowledge_of({2, 3, 4}), entities({2, 3, 4}), reader);
     checkpoint->window_applied(WindowInfo{1, 3, 4, "", ""}, reader);
     // Everything assumed is folded: nothing left to keep.
     CHECK(checkpoint->window_knowledge().empty());
