@@ -33,20 +33,28 @@ using namespace atlas2kudu::testing;
 
 namespace {
 
+// One entity notification, one line: `stream` (one digit) keeps each stream's times apart,
+// `second` orders the events within it; `extra` is appended to the entity object.
+std::string notification(char stream, const std::string& guid, const std::string& op,
+                         const std::string& type, const std::string& attributes,
+                         const std::string& extra, int second) {
+  const std::string time = std::string("1700000") + stream + std::to_string(10 + second) + "000";
+  return R"({"version":{"version":"1.0.0","versionParts":[1]},"msgCompressionKind":"NONE",)"
+         R"("msgSplitIdx":1,"msgSplitCount":1,"msgCreationTime":)" +
+         time +
+         R"(,"message":{"type":"ENTITY_NOTIFICATION_V2",)"
+         R"("entity":{"typeName":")" +
+         type + R"(","attributes":{)" + attributes + R"(},"guid":")" + guid + "\"" + extra +
+         R"(},"operationType":")" + op + R"(","eventTime":)" + time + "}}\n";
+}
+
 // An entity whose type changes in a later window by an event without its qualifiedName: its
 // entity_by_qn row is re-keyed under the new type with the qualifiedName the store holds. Five
 // other entities between the two events put them in different windows.
 std::string retype() {
   const auto event = [](const std::string& guid, const std::string& op, const std::string& type,
                         const std::string& attributes, int second) {
-    return R"({"version":{"version":"1.0.0","versionParts":[1]},"msgCompressionKind":"NONE",)"
-           R"("msgSplitIdx":1,"msgSplitCount":1,"msgCreationTime":17000000)" +
-           std::to_string(10 + second) +
-           R"(000,"message":{"type":"ENTITY_NOTIFICATION_V2",)"
-           R"("entity":{"typeName":")" +
-           type + R"(","attributes":{)" + attributes + R"(},"guid":")" + guid +
-           R"("},"operationType":")" + op + R"(","eventTime":17000000)" +
-           std::to_string(10 + second) + "000}}\n";
+    return notification('0', guid, op, type, attributes, "", second);
   };
   std::string out = event("11111111-1111-4111-8111-111111111111", "ENTITY_CREATE", "DataSet",
                           R"("qualifiedName":"db.x@c","name":"x")", 0);
@@ -72,14 +80,7 @@ std::string contest() {
   };
   const auto event = [](const std::string& guid, const std::string& op, const std::string& type,
                         const std::string& attributes, const std::string& extra, int second) {
-    return R"({"version":{"version":"1.0.0","versionParts":[1]},"msgCompressionKind":"NONE",)"
-           R"("msgSplitIdx":1,"msgSplitCount":1,"msgCreationTime":17000001)" +
-           std::to_string(10 + second) +
-           R"(000,"message":{"type":"ENTITY_NOTIFICATION_V2",)"
-           R"("entity":{"typeName":")" +
-           type + R"(","attributes":{)" + attributes + R"(},"guid":")" + guid + "\"" + extra +
-           R"(},"operationType":")" + op + R"(","eventTime":17000001)" +
-           std::to_string(10 + second) + "000}}\n";
+    return notification('1', guid, op, type, attributes, extra, second);
   };
   std::string out;
   int second = 0;
@@ -125,14 +126,7 @@ constexpr std::size_t kSmallRecordLimit = 2000;
 std::string soft_delete_then_retype() {
   const auto event = [](const std::string& guid, const std::string& op, const std::string& type,
                         const std::string& attributes, const std::string& extra, int second) {
-    return R"({"version":{"version":"1.0.0","versionParts":[1]},"msgCompressionKind":"NONE",)"
-           R"("msgSplitIdx":1,"msgSplitCount":1,"msgCreationTime":17000002)" +
-           std::to_string(10 + second) +
-           R"(000,"message":{"type":"ENTITY_NOTIFICATION_V2",)"
-           R"("entity":{"typeName":")" +
-           type + R"(","attributes":{)" + attributes + R"(},"guid":")" + guid + "\"" + extra +
-           R"(},"operationType":")" + op + R"(","eventTime":17000002)" +
-           std::to_string(10 + second) + "000}}\n";
+    return notification('2', guid, op, type, attributes, extra, second);
   };
   const std::string x = "a1555555-5555-4555-8555-555555555555";
   const std::string y = "b1555555-5555-4555-8555-555555555555";
