@@ -298,7 +298,7 @@ EntityKnowledge& KnowledgeStore::get(const Guid& guid) {
 void KnowledgeStore::assume(const Guid& guid, EntityKnowledge k) {
   bool made = false;
   Entry& e = entries_.find_or_make(guid, made);
-  if (!made || e.touched) {
+  if (!made) {
     throw Error(ErrorCategory::kInternal,
                 "knowledge assumed for an entity the store already knows");
   }
