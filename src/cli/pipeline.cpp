@@ -66,8 +66,8 @@ void run_in_turn(Reader& reader, Compiler& compiler, PriorState& prior, WindowWr
     ReadStep step = ReadStep::kMore;
     for (;;) {
       while (step == ReadStep::kMore) step = read_event(reader, window, progress, cut);
-      // The first window goes on, past what --window-events and the budget say, until it holds
-      // every record of the window an earlier run stopped in (FirstWindowEnd).
+      // The first window goes on, past what --window-events and the budget say, until it covers
+      // the window an earlier run stopped in (FirstWindowEnd says when).
       if (!first || step != ReadStep::kWindowComplete || !first_window_read ||
           first_window_read(reader, window)) {
         break;
