@@ -70,7 +70,7 @@ write_script_metrics() {
     echo "# HELP atlas2kudu_backfill_exports_waiting Exports in the inbox when it last ended."
     echo "# TYPE atlas2kudu_backfill_exports_waiting gauge"
     echo "atlas2kudu_backfill_exports_waiting $waiting"
-  } >"$tmp"; } 2>/dev/null && chmod 0644 "$tmp" 2>/dev/null && mv -f "$tmp" "$file" 2>/dev/null
+  } >"$tmp"; } 2>/dev/null && chmod 0644 "$tmp" 2>/dev/null && mv -fT "$tmp" "$file" 2>/dev/null
   then
     :
   else
@@ -79,13 +79,17 @@ write_script_metrics() {
   fi
 }
 # shellcheck disable=SC2317  # called from the EXIT trap
+# A command failing in here neither ends the trap early (set -e) nor changes the status.
 on_exit() {
   local status=$1
-  if [ -n "$metrics" ]; then write_script_metrics "$status"; fi
+  set +e
   if [ -n "${run_log:-}" ]; then
     if [ "$status" -ne 0 ] && ! progressed_to_deadline "$status"; then cat "$run_log" >&8; fi
     rm -f "$run_log"
+    exec 2>&8  # from here on, stderr whatever the status: a failed metrics write needs a look
   fi
+  if [ -n "$metrics" ]; then write_script_metrics "$status"; fi
+  exit "$status"
 }
 trap 'on_exit $?' EXIT
 # A signal ends the script with its status, so that the EXIT trap sees a failure (bash would
@@ -216,6 +220,8 @@ applied_to_its_end() {
 # (written as U+FFFD; where iconv is missing, such a name ends as an unfinished export).
 name_matchable() {
   case "$1" in *[\"\\]* | *[$'\001'-$'\037']*) return 1 ;; esac
+  # Code points above U+10FFFF, which glibc's iconv lets through (LC_ALL=C: byte ranges).
+  case "$1" in *$'\xf4'[$'\x90'-$'\xbf']* | *[$'\xf5'-$'\xff']*) return 1 ;; esac
   if command -v iconv >/dev/null; then iconv -f UTF-8 -t UTF-8 <<<"$1" >/dev/null 2>&1; fi
 }
 

@@ -327,6 +327,28 @@ TEST_CASE("the backfill script moves only the exports applied to their end and u
   CHECK(renamed.status == 0);
   CHECK(names_in(d.inbox).empty());
 
+  // So does one that glibc's iconv takes for UTF-8 but is not: a code point above U+10FFFF.
+  const std::string beyond = "beyond-\xf4\x90\x80\x80.jsonl";
+  fs::copy_file(examples().front(), d.inbox + "/" + beyond);
+  const Run high = backfill(d, conf);
+  CHECK(high.status == 65);
+  CHECK(contains(high.err, "or is not UTF-8"));
+  CHECK(names_in(d.inbox) == std::vector<std::string>{beyond});
+  fs::remove(d.inbox + "/" + beyond);
+
+  // A run that succeeds but cannot write the script's own metrics says so, also when stderr is
+  // kept for failures; the status stays atlas2kudu's.
+  const std::string script_metrics = d.state + "/atlas2kudu-backfill.prom";
+  fs::remove(script_metrics);
+  fs::create_directory(script_metrics);  // in the way of the file
+  fs::copy_file(examples().back(), d.inbox + "/2026120506.jsonl");
+  const Run unwritable = backfill(d, conf, "ATLAS2KUDU_REPORT=failures");
+  CHECK(unwritable.status == 0);
+  CHECK(contains(unwritable.err, "cannot write " + script_metrics));
+  CHECK(fs::is_empty(script_metrics));
+  CHECK(names_in(d.inbox).empty());
+  fs::remove(script_metrics);
+
   // An inbox given as a symbolic link to the directory is read through it.
   const std::string link = d.root + "/inbox-link";
   fs::create_directory_symlink(d.inbox, link);
