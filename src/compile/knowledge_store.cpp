@@ -364,7 +364,10 @@ void KnowledgeStore::evict(std::size_t target) {
   }
   stats_.evicted += evicted;
   if (!spill.empty()) {
-    if (!spill_) spill_ = std::make_unique<SpillStore>(spill_dir_);
+    if (!spill_) {
+      spill_ = std::make_unique<SpillStore>(spill_dir_, nullptr,
+                                            SpillStore::pending_entries_for(budget_));
+    }
     spill_->put(spill);
     stats_.spilled += spill.size();
   }

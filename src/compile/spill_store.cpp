@@ -66,6 +66,10 @@ class SpillStore::Written {
   std::vector<std::uint64_t> bits_;
 };
 
+std::size_t SpillStore::pending_entries_for(std::size_t knowledge_budget) {
+  return std::clamp<std::size_t>(knowledge_budget / 8 / sizeof(Pending), 4096, kPendingEntries);
+}
+
 void SpillStore::check_parent(const std::string& parent) {
   const std::string where = parent.empty() ? default_parent() : parent;
   std::string dir = where + "/atlas2kudu-spill-XXXXXX";

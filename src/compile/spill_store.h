@@ -17,12 +17,12 @@
 //     over the old one, holding a few MiB.
 //
 // put() takes a batch (one eviction) and appends its records to the log. Their index entries wait
-// in memory, sorted by hash, until kPendingEntries have gathered (several batches: 8 MiB); then
-// they are written in home order, a chunk of buckets at a time where several fall in it (one read
-// and one write of the chunk) and slot by slot elsewhere. An eviction batch touches nearly every
-// chunk of the index: writing each batch's entries on its own rewrote the whole index every time
-// (bench/RESULTS.md, part five). A read looks in the pending entries first (a binary search), then
-// reads the home bucket and the next, then the record.
+// in memory, sorted by hash, until enough have gathered (several batches, up to 8 MiB:
+// pending_entries_for); then they are written in home order, a chunk of buckets at a time where
+// several fall in it (one read and one write of the chunk) and slot by slot elsewhere. An eviction
+// batch touches nearly every chunk of the index: writing each batch's entries on its own rewrote
+// the whole index every time (bench/RESULTS.md, part five). A read looks in the pending entries
+// first (a binary search), then reads the home bucket and the next, then the record.
 //
 // Why not a B-tree (LMDB, which this replaced; bench/RESULTS.md): every put of a ~250-byte entry
 // under a random guid rewrote a 4 KiB leaf page and the branch pages above it, and reads faulted
@@ -54,9 +54,15 @@ class SpillStore {
  public:
   using Hash = std::uint64_t (*)(const Guid&);
   static constexpr std::size_t kMaxProbe = 16;  // buckets a guid may sit past its home
-  // Index entries held in memory before they are written (32 bytes each: 8 MiB, and as much again
-  // while a batch is merged in).
+  // The most index entries held in memory before they are written (32 bytes each: 8 MiB, and as
+  // much again while a batch is merged in).
   static constexpr std::size_t kPendingEntries = std::size_t{1} << 18;
+  // The pending entries for a store beside knowledge that may hold `knowledge_budget` bytes in
+  // memory: an eighth of that, between 4096 entries and kPendingEntries (which the default
+  // --memory-budget reaches). All 8 MiB under --memory-budget 64M (a knowledge share of 7 MiB)
+  // took compile of 600,000 new entities to 64-68 MiB; with 29,000 entries, to 52-55 MiB, and no
+  // slower (the index is written more often, a few more times over).
+  static std::size_t pending_entries_for(std::size_t knowledge_budget);
 
   // Creates the files in a new directory under `parent` ($TMPDIR, else /tmp, when empty) and
   // unlinks them and the directory at once: nothing is left on disk however the process ends.

@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "atlas2kudu/compiler.h"
 #include "atlas2kudu/error.h"
 
 TEST_SUITE_BEGIN("spill_store");
@@ -241,6 +242,19 @@ TEST_CASE("more guids on one hash than a probe run holds: an I/O error, not a ha
       CHECK(std::string(e.what()).find("share a home") != std::string::npos);
     }
   }
+}
+
+TEST_CASE("the index entries held in memory are an eighth of the knowledge share, within bounds") {
+  // The default --memory-budget's knowledge share holds all of them; 64M's, an eighth of its
+  // 7.2 MiB (spill_store.h: all of them took that run over its budget); a tiny share, the floor.
+  const std::size_t mib = std::size_t{1} << 20;
+  CHECK(SpillStore::pending_entries_for(split_memory_budget(256 * mib).knowledge) ==
+        SpillStore::kPendingEntries);
+  const std::size_t at_64m =
+      SpillStore::pending_entries_for(split_memory_budget(64 * mib).knowledge);
+  CHECK(at_64m == split_memory_budget(64 * mib).knowledge / 8 / 32);
+  CHECK(at_64m * 32 < mib);
+  CHECK(SpillStore::pending_entries_for(0) == 4096);
 }
 
 TEST_CASE("a directory that cannot hold the files is an I/O error naming it") {
