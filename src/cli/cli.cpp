@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 #include <fmt/ranges.h>
+#include <sys/stat.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -423,6 +424,63 @@ std::string config_line_of(const ConfigOrigins& origins, std::string_view what,
   return {};
 }
 
+// For the flags whose secret comes from a command: where it comes from, as a hint.
+std::string where_the_secret_comes_from(const CLI::Option& flag) {
+  if (flag.check_name("--jwt")) return "; the token comes from --jwt_cmd CMD";
+  if (flag.check_name("--ldap")) return "; the password comes from --ldap_password_cmd CMD";
+  return {};
+}
+
+// The message for a flag given a value that is no boolean ("--jwt=eyJ...", "-l=hunter2"), or
+// empty when no argument is one. The value is left out: it is most often the secret itself, typed
+// by habit from tools whose flag takes it, and this message goes to cron logs. (CLI11 would print
+// "Could not convert: --jwt = eyJ...", or "-=hunter2" for a short one.)
+std::string flag_given_a_value(const CLI::App& sub, const std::vector<std::string>& args) {
+  for (const std::string& a : args) {
+    if (a == "--") break;
+    if (!a.starts_with("-") || a.size() < 3) continue;
+    const bool long_form = a.starts_with("--");
+    const std::size_t equals = a.find('=');
+    if (equals == std::string::npos || (!long_form && equals != 2)) continue;
+    const std::string name = a.substr(0, equals);
+    const CLI::Option* o = nullptr;
+    for (const CLI::Option* candidate : sub.get_options()) {
+      if (candidate->check_name(name)) o = candidate;
+    }
+    if (o == nullptr || o->get_expected_max() != 0) continue;    // not a flag
+    if (parse_config_bool(a.substr(equals + 1)) >= 0) continue;  // --ssl=true: taken as given
+    return fmt::format(
+        "{} is a flag: give it without a value (the value given is not shown: it "
+        "may be a secret){}",
+        name, where_the_secret_comes_from(*o));
+  }
+  return {};
+}
+
+// "--jwt TOKEN" and "-l PASSWORD" (the habit of tools whose flag takes the secret): the secret
+// would be read as an input file and named in "cannot open". Throws a usage error that leaves it
+// out when the argument after -j, --jwt, -l or --ldap is no option and names nothing on disk.
+void refuse_secret_after_flag(CLI::App& app, const std::vector<std::string>& args) {
+  const CLI::App* sub = chosen_subcommand(app, args);
+  if (sub == nullptr) return;
+  for (std::size_t i = 0; i + 1 < args.size() && args[i] != "--"; ++i) {
+    const std::string& next = args[i + 1];
+    if (!args[i].starts_with("-") || next.starts_with("-") || next.empty()) continue;
+    const CLI::Option* o = nullptr;
+    for (const CLI::Option* candidate : sub->get_options()) {
+      if (candidate->check_name(args[i])) o = candidate;
+    }
+    if (o == nullptr || where_the_secret_comes_from(*o).empty()) continue;
+    struct stat st {};
+    if (::stat(next.c_str(), &st) == 0) continue;  // an input file after the flag
+    throw CLI::ValidationError(
+        args[i], fmt::format("a flag: give it without a value; the argument after it names no "
+                             "file, so it is not read as an input (nor shown: it may be a "
+                             "secret){}",
+                             where_the_secret_comes_from(*o)));
+  }
+}
+
 // "atlas2kudu: <what CLI11 says>", a near match for a mistyped option or subcommand, and where
 // to look; for a bad value the --config file gave (`origins`), its FILE:LINE first.
 void report_usage_error(CLI::App& app, const CLI::ParseError& e,
@@ -431,6 +489,9 @@ void report_usage_error(CLI::App& app, const CLI::ParseError& e,
   // A bad value from the --config file: the file's line first, as for its other errors.
   std::string what = config_line_of(origins, e.what(), ":") + e.what();
   const CLI::App* sub = chosen_subcommand(app, args);
+  if (sub != nullptr) {
+    if (std::string flag = flag_given_a_value(*sub, args); !flag.empty()) what = std::move(flag);
+  }
   // An option CLI11 did not expect is named without its value: "--ldap_password=x" or "-px" may
   // hold a secret typed by habit (beeline's -p), and this message goes to cron logs.
   for (const std::string& a : args) {
@@ -542,8 +603,9 @@ std::vector<std::string> with_config_file(CommandLine& cli, const std::vector<st
       const int b = parse_config_bool(entry.value);
       if (b < 0) {
         throw Error(ErrorCategory::kUsage,
-                    fmt::format("{}: {} is a flag: expected true or false, got '{}'", entry.where,
-                                entry.key, entry.value));
+                    fmt::format("{}: {} is a flag: expected true or false (the value given is "
+                                "not shown: it may be a secret)",
+                                entry.where, entry.key));
       }
       arg = b == 1 ? name : std::string();
     } else if (entry.value.empty()) {
@@ -674,6 +736,7 @@ bool parse(CommandLine& cli, const std::vector<std::string>& args, int& exit_sta
                                    "the '=' and give the value as the next argument");
       }
     }
+    refuse_secret_after_flag(cli.app, args);
     cli.app.parse(reversed);
     return true;
   } catch (const CLI::CallForHelp& e) {

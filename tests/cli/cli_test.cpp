@@ -198,6 +198,32 @@ TEST_CASE("usage errors and missing files have their own exit codes") {
   CHECK(r.status == 64);
   CHECK(contains(r.err, "not expected: -p...\n"));
   CHECK_FALSE(contains(r.err, "Hunter2"));
+  // So is the value given to a flag, the secret by habit: after '=', or as the next argument
+  // (which would have been read as an input and named in "cannot open").
+  for (const std::string& args : {"--jwt=eyJHunter2", "-j=Hunter2", "--ldap=Hunter2", "-l=Hunter2",
+                                  "--jwt eyJHunter2", "-l Hunter2"}) {
+    CAPTURE(args);
+    r = run("apply --protocol hs2-http " + args + " " + example_files().front());
+    CHECK(r.status == 64);
+    CHECK_FALSE(contains(r.err, "Hunter2"));
+    CHECK(contains(r.err, "give it without a value"));
+    CHECK(contains(r.err, "it may be a secret"));
+    CHECK(contains(r.err, args.find('j') != std::string::npos
+                              ? "; the token comes from --jwt_cmd CMD\n"
+                              : "; the password comes from --ldap_password_cmd CMD\n"));
+  }
+  r = run("apply --ssl=Hunter2 " + example_files().front());
+  CHECK(r.status == 64);
+  CHECK(contains(r.err,
+                 "atlas2kudu: --ssl is a flag: give it without a value (the value given "
+                 "is not shown: it may be a secret)\n"));
+  // A file after the flag is an input, as before; so is a true or false after '='.
+  r = run("apply -l " + example_files().front() + " -i 127.0.0.1:1 --connect_max_tries 1");
+  CHECK(r.status == 64);
+  CHECK(contains(r.err, "refusing to send LDAP/JWT credentials without --ssl"));
+  r = run("compile -q --threads=1 --ssl=false " + example_files().front());
+  CHECK(r.status == 0);
+  CHECK(r.err.empty());
   r = run("help compil");
   CHECK(r.status == 64);
   CHECK(contains(r.err, "unknown command 'compil' (did you mean compile?)"));
@@ -504,6 +530,14 @@ TEST_CASE("--config: a directory, a byte-order mark, a nested --config, a key se
   CHECK(r.status == 64);
   CHECK(r.err.starts_with("atlas2kudu: " + bad_value +
                           ":5: --batch-rows: expected a whole number from 1 to 9999, got 'abc'\n"));
+  // A flag's value that is no boolean is not shown: it may be the password itself.
+  const std::string flag_value = write_temp(".ini", "[atlas2kudu.apply]\nldap = Hunter2\n");
+  r = run("apply --config " + flag_value + " " + example);
+  CHECK(r.status == 64);
+  CHECK(r.err == "atlas2kudu: " + flag_value +
+                     ":2: ldap is a flag: expected true or false (the value given is not shown: "
+                     "it may be a secret)\n");
+  std::remove(flag_value.c_str());
   const std::string empty_value = write_temp(".ini", "[atlas2kudu]\nmemory_budget =\n");
   r = run("compile --config " + empty_value + " " + example);
   CHECK(r.status == 64);
