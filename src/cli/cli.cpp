@@ -256,6 +256,11 @@ CommandLine::CommandLine() {
       "Dry run: compile notifications into the Impala SQL that apply would run, and "
       "print it (or write it with -o)");
   add_compile_options(compile, compile_cmd);
+  // compile's default depends on -i (commands.cpp): said so rather than "=none".
+  compile->get_option("--prior")->default_str("")->description(
+      compile->get_option("--prior")->get_description() +
+      ". Default: impala when -i (or impalad in the --config file) is given, else "
+      "none");
   compile->add_option("-o,--output", compile_cmd.output,
                       "Write the SQL to FILE (replaced only when the run succeeds)");
   compile->add_flag("-q,--quiet", compile_cmd.quiet,

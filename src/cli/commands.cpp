@@ -79,6 +79,32 @@ void write_text_file(const std::string& path, const std::string& text) {
   write_file_atomically(path, text, 0644);
 }
 
+// The end of a run that got as far as its summary: --stats, then --metrics-textfile. A file that
+// cannot be written (a full disk) is said on its own line, naming what the run did, and ends a
+// run that succeeded with 74 (also in the metrics, when they can be written); a run that failed
+// keeps its own status. Returns the run's status.
+int write_run_reports(const InputOptions& in, RunReport& report) {
+  const int run_status = report.exit_status;
+  const auto attempt = [&](const std::string& path, const auto& write) {
+    if (path.empty()) return;
+    try {
+      write();
+    } catch (const Error& e) {
+      print_diagnostic(
+          stderr, "atlas2kudu: {} (the run itself {}; only this file is missing)\n", e.what(),
+          run_status == kExitOk ? "succeeded"
+                                : fmt::format("ended with exit status {}", run_status));
+      if (report.exit_status == kExitOk) {
+        report.exit_status = exit_code_for(e.category());
+        report.error = e.what();
+      }
+    }
+  };
+  attempt(in.stats_file, [&] { write_text_file(in.stats_file, stats_json(report)); });
+  attempt(in.metrics_file, [&] { write_metrics_textfile(in.metrics_file, report); });
+  return report.exit_status;
+}
+
 // How a reading run ended. Bad input past --max-rejects, HS2 failures and stop requests (SIGINT,
 // SIGTERM, --deadline) end the run but not the report: the summary and --stats still describe
 // what was done.
@@ -405,9 +431,7 @@ int check_run(InputOptions& in) {
   RunReport report = report_of("check", outcome);
   report.read = &reader.stats();
   report.input_bytes = reader.bytes_read();
-  if (!in.stats_file.empty()) write_text_file(in.stats_file, stats_json(report));
-  if (!in.metrics_file.empty()) write_metrics_textfile(in.metrics_file, report);
-  return outcome.status;
+  return write_run_reports(in, report);
 }
 
 // Whether the pipeline should read ahead on a second thread (cli/pipeline.h): asked for, or by
@@ -485,9 +509,7 @@ int compile_run(CompileCommand& c) {
                           : std::ferror(stdout) ? SqlDestination::kStdoutFailed
                                                 : SqlDestination::kStdout);
   }
-  if (!c.in.stats_file.empty()) write_text_file(c.in.stats_file, stats_json(report));
-  if (!c.in.metrics_file.empty()) write_metrics_textfile(c.in.metrics_file, report);
-  return outcome.status;
+  return write_run_reports(c.in, report);
 }
 
 int apply_run(ApplyCommand& a) {
@@ -630,9 +652,7 @@ int apply_run(ApplyCommand& a) {
   } else {
     print_rerun_point(stderr, report, a.checkpoint);
   }
-  if (!c.in.stats_file.empty()) write_text_file(c.in.stats_file, stats_json(report));
-  if (!c.in.metrics_file.empty()) write_metrics_textfile(c.in.metrics_file, report);
-  return outcome.status;
+  return write_run_reports(c.in, report);
 }
 
 }  // namespace

@@ -665,4 +665,34 @@ TEST_CASE("--metrics-textfile is readable by node_exporter under a private umask
   std::remove(metrics.c_str());
 }
 
+TEST_CASE(
+    "--stats and --metrics-textfile that cannot be written at the end say the run's own outcome") {
+  // A full disk, here a file size limit (its signal ignored, so that the write fails with EFBIG;
+  // the SQL goes to /dev/null, which it does not bound): the run succeeded, so exit 74 says only
+  // the reports are missing; a run that failed keeps its own status.
+  const std::string stats = tmp_path(".json");
+  const std::string metrics = tmp_path(".prom");
+  std::remove(stats.c_str());
+  std::remove(metrics.c_str());
+  const auto limited = [&](const std::string& inputs) {
+    return run_shell("sh -c 'trap \"\" XFSZ; ulimit -f 1; exec " + std::string(ATLAS2KUDU_BINARY) +
+                     " compile -q --stats " + stats + " --metrics-textfile " + metrics + inputs +
+                     " >/dev/null'");
+  };
+  Run r = limited(examples());
+  CHECK(r.status == 74);
+  for (const std::string& file : {stats, metrics}) {
+    CHECK(contains(r.err, "atlas2kudu: " + file +
+                              ": cannot write: File too large (the run itself succeeded; only "
+                              "this file is missing)\n"));
+  }
+  const std::string bad = write_temp(".jsonl", "not json\n");
+  r = limited(" " + bad);
+  CHECK(r.status == 2);
+  CHECK(contains(r.err,
+                 ": cannot write: File too large (the run itself ended with exit status 2; "
+                 "only this file is missing)\n"));
+  for (const std::string& file : {stats, metrics, bad}) std::remove(file.c_str());
+}
+
 TEST_SUITE_END();
