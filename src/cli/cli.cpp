@@ -436,53 +436,96 @@ std::string where_the_secret_comes_from(const CLI::Option& flag) {
   return {};
 }
 
-// The message for a flag given a value that is no boolean ("--jwt=eyJ...", "-l=hunter2"), or
-// empty when no argument is one. The value is left out: it is most often the secret itself, typed
-// by habit from tools whose flag takes it, and this message goes to cron logs. (CLI11 would print
-// "Could not convert: --jwt = eyJ...", or "-=hunter2" for a short one.)
-std::string flag_given_a_value(const CLI::App& sub, const std::vector<std::string>& args) {
-  for (const std::string& a : args) {
-    if (a == "--") break;
-    if (!a.starts_with("-") || a.size() < 3) continue;
-    const bool long_form = a.starts_with("--");
-    const std::size_t equals = a.find('=');
-    if (equals == std::string::npos || (!long_form && equals != 2)) continue;
-    const std::string name = a.substr(0, equals);
-    const CLI::Option* o = nullptr;
-    for (const CLI::Option* candidate : sub.get_options()) {
-      if (candidate->check_name(name)) o = candidate;
-    }
-    if (o == nullptr || o->get_expected_max() != 0) continue;    // not a flag
-    if (parse_config_bool(a.substr(equals + 1)) >= 0) continue;  // --ssl=true: taken as given
-    return fmt::format(
-        "{} is a flag: give it without a value (the value given is not shown: it "
-        "may be a secret){}",
-        name, where_the_secret_comes_from(*o));
+// The option of `sub` that `name` ("--ldap", "-l") names, or null.
+const CLI::Option* option_named(const CLI::App& sub, const std::string& name) {
+  for (const CLI::Option* o : sub.get_options()) {
+    if (o->check_name(name)) return o;
   }
-  return {};
+  return nullptr;
 }
 
-// "--jwt TOKEN" and "-l PASSWORD" (the habit of tools whose flag takes the secret): the secret
-// would be read as an input file and named in "cannot open". Throws a usage error that leaves it
-// out when the argument after -j, --jwt, -l or --ldap is no option and names nothing on disk.
-void refuse_secret_after_flag(CLI::App& app, const std::vector<std::string>& args) {
+// A short-option cluster ("-ql", "-lHunter2", "-ql=x") read as CLI11 reads it: the flags it sets,
+// up to the first character that is no flag; `rest` is what follows them (empty when every
+// character is a flag, or when that character is an option taking a value, which the rest is).
+struct ShortCluster {
+  std::vector<const CLI::Option*> flags;
+  std::string rest;
+};
+ShortCluster read_short_cluster(const CLI::App& sub, const std::string& arg) {
+  ShortCluster c;
+  for (std::size_t i = 1; i < arg.size(); ++i) {
+    const CLI::Option* o = option_named(sub, std::string("-") + arg[i]);
+    if (o != nullptr && o->get_expected_max() != 0) return c;  // "-qiHOST": -i's value
+    if (o == nullptr) {
+      c.rest = arg.substr(i);
+      return c;
+    }
+    c.flags.push_back(o);
+  }
+  return c;
+}
+
+// The flags given a value, refused before CLI11 parses the command line, without the value: it is
+// most often the secret itself, typed by habit from tools whose flag takes it, and the message
+// goes to cron logs (CLI11 would print "Could not convert: --jwt = eyJ...", "-=hunter2", or the
+// characters after a short flag as an option of their own: "-Hunter2"). Throws a usage error for
+//   --FLAG=VALUE with a VALUE other than true/false, yes/no, on/off, 1/0 (as in --config);
+//   a cluster of short flags with more after them, when it holds -l or -j ("-lHunter2",
+//   "-ql=x"), or an '=' ("-q=1");
+//   an argument after -j, --jwt, -l or --ldap (alone or ending a cluster) that is no option and
+//   names nothing on disk ("--jwt eyJ..."): it would be read as an input and named in "cannot
+//   open".
+// Only for the command line as typed (the --config file's flags are checked where it is read),
+// and not when it asks for --help.
+void refuse_flag_values(CLI::App& app, const std::vector<std::string>& args) {
   const CLI::App* sub = chosen_subcommand(app, args);
   if (sub == nullptr) return;
-  for (std::size_t i = 0; i + 1 < args.size() && args[i] != "--"; ++i) {
-    const std::string& next = args[i + 1];
-    if (!args[i].starts_with("-") || next.starts_with("-") || next.empty()) continue;
-    const CLI::Option* o = nullptr;
-    for (const CLI::Option* candidate : sub->get_options()) {
-      if (candidate->check_name(args[i])) o = candidate;
+  const auto options_end = std::find(args.begin(), args.end(), "--");
+  for (auto it = args.begin(); it != options_end; ++it) {
+    if (*it == "-h" || *it == "--help") return;
+  }
+  const auto refuse = [](const std::string& flag, const char* what, const CLI::Option& o) {
+    throw CLI::ValidationError(fmt::format(
+        "{} is a flag: give it without a value{} ({} not shown: it may be a secret){}", flag,
+        std::string_view(what).starts_with("the value") ? ", or with =true or =false" : "", what,
+        where_the_secret_comes_from(o)));
+  };
+  for (auto it = args.begin(); it != options_end; ++it) {
+    const std::string& a = *it;
+    if (a.size() < 2 || a[0] != '-' || (a[1] >= '0' && a[1] <= '9')) continue;
+    const CLI::Option* secret_flag = nullptr;  // the last argument's -l or -j
+    if (a.starts_with("--")) {
+      const std::size_t equals = a.find('=');
+      const std::string name = a.substr(0, equals);
+      const CLI::Option* o = option_named(*sub, name);
+      if (o == nullptr || o->get_expected_max() != 0) continue;  // not a flag
+      if (equals != std::string::npos) {
+        if (parse_config_bool(a.substr(equals + 1)) < 0) refuse(name, "the value given is", *o);
+        continue;
+      }
+      if (!where_the_secret_comes_from(*o).empty()) secret_flag = o;
+    } else {
+      const ShortCluster c = read_short_cluster(*sub, a);
+      for (const CLI::Option* o : c.flags) {
+        if (!where_the_secret_comes_from(*o).empty()) secret_flag = o;
+      }
+      if (c.flags.empty()) continue;
+      if (!c.rest.empty()) {
+        const CLI::Option* named = secret_flag != nullptr ? secret_flag : c.flags.back();
+        if (secret_flag != nullptr || c.rest.starts_with("=")) {
+          refuse("-" + named->get_snames().front(), "what follows it is", *named);
+        }
+        continue;
+      }
     }
-    if (o == nullptr || where_the_secret_comes_from(*o).empty()) continue;
+    const auto next = it + 1;
+    if (secret_flag == nullptr || next == options_end || next->empty() || next->starts_with("-"))
+      continue;
     struct stat st {};
-    if (::stat(next.c_str(), &st) == 0) continue;  // an input file after the flag
-    throw CLI::ValidationError(
-        args[i], fmt::format("a flag: give it without a value; the argument after it names no "
-                             "file, so it is not read as an input (nor shown: it may be a "
-                             "secret){}",
-                             where_the_secret_comes_from(*o)));
+    if (::stat(next->c_str(), &st) == 0) continue;  // an input file after the flag
+    refuse(a.starts_with("--") ? a : "-" + secret_flag->get_snames().front(),
+           "the argument after it names no file, so it is not read as an input; it is",
+           *secret_flag);
   }
 }
 
@@ -494,9 +537,6 @@ void report_usage_error(CLI::App& app, const CLI::ParseError& e,
   // A bad value from the --config file: the file's line first, as for its other errors.
   std::string what = config_line_of(origins, e.what(), ":") + e.what();
   const CLI::App* sub = chosen_subcommand(app, args);
-  if (sub != nullptr) {
-    if (std::string flag = flag_given_a_value(*sub, args); !flag.empty()) what = std::move(flag);
-  }
   // An option CLI11 did not expect is named without its value: "--ldap_password=x" or "-px" may
   // hold a secret typed by habit (beeline's -p), and this message goes to cron logs.
   for (const std::string& a : args) {
@@ -509,8 +549,17 @@ void report_usage_error(CLI::App& app, const CLI::ParseError& e,
     } else {
       continue;
     }
-    for (auto at = what.find(a); at != std::string::npos; at = what.find(a, at + shown.size())) {
-      what.replace(at, a.size(), shown);
+    const auto mask = [&what](const std::string& text, const std::string& as) {
+      for (auto at = what.find(text); at != std::string::npos; at = what.find(text, at + as.size()))
+        what.replace(at, text.size(), as);
+    };
+    mask(a, shown);
+    // CLI11 names what follows the flags of a cluster as an option of its own: "-qpHunter2"
+    // gives "-pHunter2".
+    if (!a.starts_with("--")) {
+      for (std::size_t k = 2; k + 1 < a.size(); ++k) {
+        mask(" -" + a.substr(k), " -" + a.substr(k, 1) + "...");
+      }
     }
   }
   // CLI11's words for an option given twice: "--database: At Most 1 required but received 2".
@@ -727,8 +776,9 @@ int printed(int status) {
 
 // Parses `args`; returns false with `exit_status` set when parsing ended the run: --help and
 // --version (0), or a usage error (64, reported with the "atlas2kudu:" prefix and a near match).
+// `typed`: the command line as the user typed it, not merged with the --config file's options.
 bool parse(CommandLine& cli, const std::vector<std::string>& args, int& exit_status,
-           const ConfigOrigins& origins = {}) {
+           const ConfigOrigins& origins = {}, bool typed = true) {
   std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 consumes it from the end
   try {
     // "--memory-budget=" would make CLI11 take the next argument as the value: "--memory-budget=
@@ -741,7 +791,7 @@ bool parse(CommandLine& cli, const std::vector<std::string>& args, int& exit_sta
                                    "the '=' and give the value as the next argument");
       }
     }
-    refuse_secret_after_flag(cli.app, args);
+    if (typed) refuse_flag_values(cli.app, args);
     cli.app.parse(reversed);
     return true;
   } catch (const CLI::CallForHelp& e) {
@@ -784,7 +834,7 @@ int run_cli(int argc, char** argv) {
       // Again, with the file's options before the command line's (which win).
       std::vector<std::string> merged = with_config_file(*cli, args, names, origins);
       cli = std::make_unique<CommandLine>();
-      if (!parse(*cli, std::move(merged), status, origins)) return status;
+      if (!parse(*cli, std::move(merged), status, origins, false)) return status;
     }
     return cli->command();
   } catch (const Error& e) {

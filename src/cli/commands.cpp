@@ -80,28 +80,37 @@ void write_text_file(const std::string& path, const std::string& text) {
 }
 
 // The end of a run that got as far as its summary: --stats, then --metrics-textfile. A file that
-// cannot be written (a full disk) is said on its own line, naming what the run did, and ends a
-// run that succeeded with 74 (also in the metrics, when they can be written); a run that failed
-// keeps its own status. Returns the run's status.
+// cannot be written (a full disk) is said on its own line, with the run's own outcome, and ends
+// a run that succeeded with 74; then both files say 74 where they can be written (the stats file
+// is written again when only the metrics failed), so that a monitor reading either sees the
+// process's status. A run that failed keeps its own status. Returns the status.
 int write_run_reports(const InputOptions& in, RunReport& report) {
   const int run_status = report.exit_status;
+  const auto write_stats = [&] { write_text_file(in.stats_file, stats_json(report)); };
+  const auto write_metrics = [&] { write_metrics_textfile(in.metrics_file, report); };
+  // False, after saying so, when the file could not be written.
   const auto attempt = [&](const std::string& path, const auto& write) {
-    if (path.empty()) return;
+    if (path.empty()) return false;
     try {
       write();
+      return true;
     } catch (const Error& e) {
       print_diagnostic(
-          stderr, "atlas2kudu: {} (the run itself {}; only this file is missing)\n", e.what(),
+          stderr, "atlas2kudu: {} (the run itself {}; only this file was not written)\n", e.what(),
           run_status == kExitOk ? "succeeded"
                                 : fmt::format("ended with exit status {}", run_status));
       if (report.exit_status == kExitOk) {
         report.exit_status = exit_code_for(e.category());
         report.error = e.what();
       }
+      return false;
     }
   };
-  attempt(in.stats_file, [&] { write_text_file(in.stats_file, stats_json(report)); });
-  attempt(in.metrics_file, [&] { write_metrics_textfile(in.metrics_file, report); });
+  const bool stats_written = attempt(in.stats_file, write_stats);
+  if (!attempt(in.metrics_file, write_metrics) && stats_written &&
+      report.exit_status != run_status) {
+    attempt(in.stats_file, write_stats);
+  }
   return report.exit_status;
 }
 

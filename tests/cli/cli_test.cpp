@@ -200,8 +200,11 @@ TEST_CASE("usage errors and missing files have their own exit codes") {
   CHECK_FALSE(contains(r.err, "Hunter2"));
   // So is the value given to a flag, the secret by habit: after '=', or as the next argument
   // (which would have been read as an input and named in "cannot open").
-  for (const std::string& args : {"--jwt=eyJHunter2", "-j=Hunter2", "--ldap=Hunter2", "-l=Hunter2",
-                                  "--jwt eyJHunter2", "-l Hunter2"}) {
+  // Also in a cluster of short flags, which CLI11 would split ("-lHunter2": "-Hunter2").
+  for (const std::string& args :
+       {"--jwt=eyJHunter2", "-j=Hunter2", "--ldap=Hunter2", "-l=Hunter2", "--jwt eyJHunter2",
+        "-l Hunter2", "-ql Hunter2", "-lq Hunter2", "-qj Hunter2", "-ql=Hunter2", "-lHunter2",
+        "-jeyJHunter2", "-lqHunter2"}) {
     CAPTURE(args);
     r = run("apply --protocol hs2-http " + args + " " + example_files().front());
     CHECK(r.status == 64);
@@ -212,11 +215,28 @@ TEST_CASE("usage errors and missing files have their own exit codes") {
                               ? "; the token comes from --jwt_cmd CMD\n"
                               : "; the password comes from --ldap_password_cmd CMD\n"));
   }
-  r = run("apply --ssl=Hunter2 " + example_files().front());
+  // Only true/false, yes/no, on/off and 1/0 after '=', as in --config: a PIN is no boolean.
+  for (const std::string value : {"Hunter2", "enable", "2024"}) {
+    r = run("apply --ssl=" + value + " --ldap=" + value + " " + example_files().front());
+    CHECK(r.status == 64);
+    CHECK(contains(r.err,
+                   "atlas2kudu: --ssl is a flag: give it without a value, or with =true or "
+                   "=false (the value given is not shown: it may be a secret)\n"));
+  }
+  // Whatever follows the flags of a cluster is not shown either.
+  r = run("apply -qpHunter2 " + example_files().front());
   CHECK(r.status == 64);
-  CHECK(contains(r.err,
-                 "atlas2kudu: --ssl is a flag: give it without a value (the value given "
-                 "is not shown: it may be a secret)\n"));
+  CHECK(contains(r.err, "not expected: -p...\n"));
+  CHECK_FALSE(contains(r.err, "Hunter2"));
+  // --help still wins; the --config file's flags are not taken for the command line's.
+  r = run("apply -h -l Hunter2");
+  CHECK(r.status == 0);
+  CHECK(contains(r.out, "Usage: atlas2kudu apply"));
+  const std::string ldap_config = write_temp(".ini", "[atlas2kudu.apply]\nldap = true\n");
+  r = run("apply missing-input.jsonl --config " + ldap_config);
+  CHECK(r.status == 66);
+  CHECK(contains(r.err, "atlas2kudu: missing-input.jsonl: cannot open"));
+  std::remove(ldap_config.c_str());
   // A file after the flag is an input, as before; so is a true or false after '='.
   r = run("apply -l " + example_files().front() + " -i 127.0.0.1:1 --connect_max_tries 1");
   CHECK(r.status == 64);

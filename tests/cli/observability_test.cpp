@@ -665,33 +665,53 @@ TEST_CASE("--metrics-textfile is readable by node_exporter under a private umask
   std::remove(metrics.c_str());
 }
 
-TEST_CASE(
-    "--stats and --metrics-textfile that cannot be written at the end say the run's own outcome") {
-  // A full disk, here a file size limit (its signal ignored, so that the write fails with EFBIG;
-  // the SQL goes to /dev/null, which it does not bound): the run succeeded, so exit 74 says only
-  // the reports are missing; a run that failed keeps its own status.
+TEST_CASE("--stats and --metrics-textfile that cannot be written at the end: 74, both say it") {
+  // A full disk, here a file size limit of N KiB (bash counts KiB; its signal ignored, so that the
+  // write fails with EFBIG; the SQL goes to /dev/null, which it does not bound). A run that
+  // succeeded ends with 74, a line saying that only the file was not written, and the other file
+  // (the stats file written again when only the metrics failed) says 74 too; a run that failed
+  // keeps its own status.
   const std::string stats = tmp_path(".json");
   const std::string metrics = tmp_path(".prom");
-  std::remove(stats.c_str());
-  std::remove(metrics.c_str());
-  const auto limited = [&](const std::string& inputs) {
-    return run_shell("sh -c 'trap \"\" XFSZ; ulimit -f 1; exec " + std::string(ATLAS2KUDU_BINARY) +
-                     " compile -q --stats " + stats + " --metrics-textfile " + metrics + inputs +
-                     " >/dev/null'");
+  const auto limited = [&](int kib, const std::string& args) {
+    std::remove(stats.c_str());
+    std::remove(metrics.c_str());
+    return run_shell("bash -c 'trap \"\" XFSZ; ulimit -f " + std::to_string(kib) + "; exec " +
+                     std::string(ATLAS2KUDU_BINARY) + " " + args + " --stats " + stats +
+                     " --metrics-textfile " + metrics + " >/dev/null'");
   };
-  Run r = limited(examples());
+  const auto not_written = [](const std::string& file, const std::string& outcome) {
+    return "atlas2kudu: " + file + ": cannot write: File too large (the run itself " + outcome +
+           "; only this file was not written)\n";
+  };
+  // Both too large for 1 KiB (compile's stats are about 1.4 KiB, its metrics 2.3).
+  Run r = limited(1, "compile -q" + examples());
   CHECK(r.status == 74);
-  for (const std::string& file : {stats, metrics}) {
-    CHECK(contains(r.err, "atlas2kudu: " + file +
-                              ": cannot write: File too large (the run itself succeeded; only "
-                              "this file is missing)\n"));
+  CHECK(contains(r.err, not_written(stats, "succeeded")));
+  CHECK(contains(r.err, not_written(metrics, "succeeded")));
+  CHECK_FALSE(std::filesystem::exists(stats));
+  // Only the metrics: the stats file says 74 and why. So for check (0.8 and 1.5 KiB) and apply
+  // (2.2 and 4.4 KiB), whose windows were applied.
+  TestServer server("--handler kit");
+  const std::vector<std::pair<int, std::string>> runs = {
+      {2, "compile -q" + examples()},
+      {1, "check" + examples()},
+      {3, "apply -q -i " + server.address() + examples()}};
+  for (const auto& run_with_limit : runs) {
+    const std::string& args = run_with_limit.second;
+    CAPTURE(args);
+    r = limited(run_with_limit.first, args);
+    CHECK(r.status == 74);
+    CHECK(contains(r.err, not_written(metrics, "succeeded")));
+    const std::string written = slurp(stats);
+    CHECK(contains(written, "\"completed\":true,\"exit_status\":74,"));
+    CHECK(contains(written, "\"error\":\"" + metrics + ": cannot write: File too large\""));
   }
+  // A run that failed (exit 2: a bad record) keeps its status.
   const std::string bad = write_temp(".jsonl", "not json\n");
-  r = limited(" " + bad);
+  r = limited(1, "compile -q " + bad);
   CHECK(r.status == 2);
-  CHECK(contains(r.err,
-                 ": cannot write: File too large (the run itself ended with exit status 2; "
-                 "only this file is missing)\n"));
+  CHECK(contains(r.err, not_written(metrics, "ended with exit status 2")));
   for (const std::string& file : {stats, metrics, bad}) std::remove(file.c_str());
 }
 
