@@ -444,88 +444,88 @@ const CLI::Option* option_named(const CLI::App& sub, const std::string& name) {
   return nullptr;
 }
 
-// A short-option cluster ("-ql", "-lHunter2", "-ql=x") read as CLI11 reads it: the flags it sets,
-// up to the first character that is no flag; `rest` is what follows them (empty when every
-// character is a flag, or when that character is an option taking a value, which the rest is).
-struct ShortCluster {
-  std::vector<const CLI::Option*> flags;
-  std::string rest;
-};
-ShortCluster read_short_cluster(const CLI::App& sub, const std::string& arg) {
-  ShortCluster c;
-  for (std::size_t i = 1; i < arg.size(); ++i) {
-    const CLI::Option* o = option_named(sub, std::string("-") + arg[i]);
-    if (o != nullptr && o->get_expected_max() != 0) return c;  // "-qiHOST": -i's value
-    if (o == nullptr) {
-      c.rest = arg.substr(i);
-      return c;
-    }
-    c.flags.push_back(o);
+// Whether `arg` is -l, -j, --ldap or --jwt, or a cluster of short options that ends with -l or
+// -j ("-ql"): the argument after it is then no value of it, but may be the secret all the same.
+bool ends_with_secret_flag(const CLI::App& sub, const std::string& arg) {
+  if (arg.starts_with("--")) {
+    const CLI::Option* o = option_named(sub, arg);
+    return o != nullptr && !where_the_secret_comes_from(*o).empty();
   }
-  return c;
+  if (arg.size() < 2 || arg[0] != '-') return false;
+  const CLI::Option* last = option_named(sub, std::string("-") + arg.back());
+  return last != nullptr && !where_the_secret_comes_from(*last).empty();
+}
+
+// Whether `arg` reads as an option of `sub` (or "-", standard input), not as a value.
+bool reads_as_option(const CLI::App& sub, const std::string& arg) {
+  if (arg == "-") return true;
+  if (arg.starts_with("--")) return option_named(sub, arg.substr(0, arg.find('='))) != nullptr;
+  return arg.size() >= 2 && arg[0] == '-' && option_named(sub, arg.substr(0, 2)) != nullptr;
 }
 
 // The flags given a value, refused before CLI11 parses the command line, without the value: it is
 // most often the secret itself, typed by habit from tools whose flag takes it, and the message
 // goes to cron logs (CLI11 would print "Could not convert: --jwt = eyJ...", "-=hunter2", or the
 // characters after a short flag as an option of their own: "-Hunter2"). Throws a usage error for
-//   --FLAG=VALUE with a VALUE other than true/false, yes/no, on/off, 1/0 (as in --config);
-//   a cluster of short flags with more after them, when it holds -l or -j ("-lHunter2",
-//   "-ql=x"), or an '=' ("-q=1");
-//   an argument after -j, --jwt, -l or --ldap (alone or ending a cluster) that is no option and
+//   --FLAG=VALUE with a VALUE other than true/false, yes/no, on/off, 1/0 (as in --config), even
+//   with --help (CLI11 reports the value before the help);
+//   -l or -j with anything after it in a cluster of short options ("-lHunter2", "-ql=x",
+//   "-lu etl": give -l alone or last), and '=' after a short flag ("-q=1");
+//   an argument after -l, -j, --ldap or --jwt (alone or ending a cluster) that is no option and
 //   names nothing on disk ("--jwt eyJ..."): it would be read as an input and named in "cannot
 //   open".
-// Only for the command line as typed (the --config file's flags are checked where it is read),
-// and not when it asks for --help.
+// Only for the command line as typed, after the subcommand (the --config file's flags are
+// checked where it is read); the last two not when it asks for --help.
 void refuse_flag_values(CLI::App& app, const std::vector<std::string>& args) {
   const CLI::App* sub = chosen_subcommand(app, args);
   if (sub == nullptr) return;
   const auto options_end = std::find(args.begin(), args.end(), "--");
-  for (auto it = args.begin(); it != options_end; ++it) {
-    if (*it == "-h" || *it == "--help") return;
-  }
-  const auto refuse = [](const std::string& flag, const char* what, const CLI::Option& o) {
-    throw CLI::ValidationError(fmt::format(
-        "{} is a flag: give it without a value{} ({} not shown: it may be a secret){}", flag,
-        std::string_view(what).starts_with("the value") ? ", or with =true or =false" : "", what,
-        where_the_secret_comes_from(o)));
+  auto first = std::find(args.begin(), options_end, sub->get_name());
+  if (first == options_end) return;
+  ++first;
+  const auto refuse = [](const std::string& flag, const std::string& how, const char* what,
+                         const CLI::Option& o) {
+    throw CLI::ValidationError(
+        fmt::format("{} is a flag: give it {} ({} not shown: it may be a secret){}", flag, how,
+                    what, where_the_secret_comes_from(o)));
   };
-  for (auto it = args.begin(); it != options_end; ++it) {
+  bool help = false;
+  for (auto it = first; it != options_end; ++it) {
     const std::string& a = *it;
-    if (a.size() < 2 || a[0] != '-' || (a[1] >= '0' && a[1] <= '9')) continue;
-    const CLI::Option* secret_flag = nullptr;  // the last argument's -l or -j
-    if (a.starts_with("--")) {
-      const std::size_t equals = a.find('=');
-      const std::string name = a.substr(0, equals);
-      const CLI::Option* o = option_named(*sub, name);
-      if (o == nullptr || o->get_expected_max() != 0) continue;  // not a flag
-      if (equals != std::string::npos) {
-        if (parse_config_bool(a.substr(equals + 1)) < 0) refuse(name, "the value given is", *o);
-        continue;
-      }
-      if (!where_the_secret_comes_from(*o).empty()) secret_flag = o;
-    } else {
-      const ShortCluster c = read_short_cluster(*sub, a);
-      for (const CLI::Option* o : c.flags) {
-        if (!where_the_secret_comes_from(*o).empty()) secret_flag = o;
-      }
-      if (c.flags.empty()) continue;
-      if (!c.rest.empty()) {
-        const CLI::Option* named = secret_flag != nullptr ? secret_flag : c.flags.back();
-        if (secret_flag != nullptr || c.rest.starts_with("=")) {
-          refuse("-" + named->get_snames().front(), "what follows it is", *named);
+    if (a == "-h" || a == "--help") help = true;
+    if (!a.starts_with("--")) continue;
+    const std::size_t equals = a.find('=');
+    const CLI::Option* o = option_named(*sub, a.substr(0, equals));
+    if (o == nullptr || o->get_expected_max() != 0 || equals == std::string::npos) continue;
+    if (parse_config_bool(a.substr(equals + 1)) < 0) {
+      refuse(a.substr(0, equals), "without a value, or with =true or =false", "the value given is",
+             *o);
+    }
+  }
+  if (help) return;
+  for (auto it = first; it != options_end; ++it) {
+    const std::string& a = *it;
+    if (a.size() > 2 && a[0] == '-' && a[1] != '-' && !(a[1] >= '0' && a[1] <= '9')) {
+      for (std::size_t i = 1; i < a.size(); ++i) {
+        const CLI::Option* o = option_named(*sub, std::string("-") + a[i]);
+        if (o == nullptr) break;                // CLI11's own error, masked (report_usage_error)
+        if (o->get_expected_max() != 0) break;  // the rest is this option's value
+        const bool last = i + 1 == a.size();
+        if (!last && (!where_the_secret_comes_from(*o).empty() || a[i + 1] == '=')) {
+          refuse(std::string("-") + a[i], "on its own or last in a cluster of short options",
+                 "what follows it is", *o);
         }
-        continue;
       }
     }
     const auto next = it + 1;
-    if (secret_flag == nullptr || next == options_end || next->empty() || next->starts_with("-"))
+    if (next == options_end || !ends_with_secret_flag(*sub, a) || reads_as_option(*sub, *next))
       continue;
     struct stat st {};
     if (::stat(next->c_str(), &st) == 0) continue;  // an input file after the flag
-    refuse(a.starts_with("--") ? a : "-" + secret_flag->get_snames().front(),
-           "the argument after it names no file, so it is not read as an input; it is",
-           *secret_flag);
+    const CLI::Option* o =
+        option_named(*sub, a.starts_with("--") ? a : std::string("-") + a.back());
+    refuse(a.starts_with("--") ? a : std::string("-") + a.back(), "without a value",
+           "the argument after it names no file, so it is not read as an input; it is", *o);
   }
 }
 
@@ -539,7 +539,19 @@ void report_usage_error(CLI::App& app, const CLI::ParseError& e,
   const CLI::App* sub = chosen_subcommand(app, args);
   // An option CLI11 did not expect is named without its value: "--ldap_password=x" or "-px" may
   // hold a secret typed by habit (beeline's -p), and this message goes to cron logs.
-  for (const std::string& a : args) {
+  const auto mask = [&what](const std::string& text, const std::string& as) {
+    for (auto at = what.find(text); at != std::string::npos; at = what.find(text, at + as.size()))
+      what.replace(at, text.size(), as);
+  };
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    // The word after -l, -j, --ldap or --jwt, also in a command without them (ddl --ldap PW).
+    if (i > 0 && a.size() >= 3 &&
+        (args[i - 1] == "--ldap" || args[i - 1] == "--jwt" ||
+         (args[i - 1].size() >= 2 && args[i - 1][0] == '-' && args[i - 1][1] != '-' &&
+          (args[i - 1].back() == 'l' || args[i - 1].back() == 'j')))) {
+      mask(a, "...");
+    }
     if (!a.starts_with("-") || a == "-" || a == "--") continue;
     std::string shown;
     if (a.starts_with("--") && a.find('=') != std::string::npos) {
@@ -549,10 +561,6 @@ void report_usage_error(CLI::App& app, const CLI::ParseError& e,
     } else {
       continue;
     }
-    const auto mask = [&what](const std::string& text, const std::string& as) {
-      for (auto at = what.find(text); at != std::string::npos; at = what.find(text, at + as.size()))
-        what.replace(at, text.size(), as);
-    };
     mask(a, shown);
     // CLI11 names what follows the flags of a cluster as an option of its own: "-qpHunter2"
     // gives "-pHunter2".
@@ -781,6 +789,7 @@ bool parse(CommandLine& cli, const std::vector<std::string>& args, int& exit_sta
            const ConfigOrigins& origins = {}, bool typed = true) {
   std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 consumes it from the end
   try {
+    if (typed) refuse_flag_values(cli.app, args);
     // "--memory-budget=" would make CLI11 take the next argument as the value: "--memory-budget=
     // 512M" passed, and "--memory-budget= FILE" blamed the file.
     for (const std::string& a : args) {
@@ -791,7 +800,6 @@ bool parse(CommandLine& cli, const std::vector<std::string>& args, int& exit_sta
                                    "the '=' and give the value as the next argument");
       }
     }
-    if (typed) refuse_flag_values(cli.app, args);
     cli.app.parse(reversed);
     return true;
   } catch (const CLI::CallForHelp& e) {

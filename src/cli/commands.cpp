@@ -1,6 +1,7 @@
 #include "cli/commands.h"
 
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 #include <sched.h>
 #include <unistd.h>
 
@@ -80,14 +81,14 @@ void write_text_file(const std::string& path, const std::string& text) {
 }
 
 // The end of a run that got as far as its summary: --stats, then --metrics-textfile. A file that
-// cannot be written (a full disk) is said on its own line, with the run's own outcome, and ends
-// a run that succeeded with 74; then both files say 74 where they can be written (the stats file
-// is written again when only the metrics failed), so that a monitor reading either sees the
-// process's status. A run that failed keeps its own status. Returns the status.
+// cannot be written (a full disk) is named, then one line says what the run itself did and which
+// files are missing. A run that succeeded then ends with 74, and both files say so where they can
+// be written: when only the metrics failed, the stats file is written again with 74, or removed
+// if that fails, so that no file says exit status 0. A run that failed keeps its own status.
+// Returns the status.
 int write_run_reports(const InputOptions& in, RunReport& report) {
   const int run_status = report.exit_status;
-  const auto write_stats = [&] { write_text_file(in.stats_file, stats_json(report)); };
-  const auto write_metrics = [&] { write_metrics_textfile(in.metrics_file, report); };
+  std::vector<std::string> missing;
   // False, after saying so, when the file could not be written.
   const auto attempt = [&](const std::string& path, const auto& write) {
     if (path.empty()) return false;
@@ -95,10 +96,8 @@ int write_run_reports(const InputOptions& in, RunReport& report) {
       write();
       return true;
     } catch (const Error& e) {
-      print_diagnostic(
-          stderr, "atlas2kudu: {} (the run itself {}; only this file was not written)\n", e.what(),
-          run_status == kExitOk ? "succeeded"
-                                : fmt::format("ended with exit status {}", run_status));
+      print_diagnostic(stderr, "atlas2kudu: {}\n", e.what());
+      if (std::find(missing.begin(), missing.end(), path) == missing.end()) missing.push_back(path);
       if (report.exit_status == kExitOk) {
         report.exit_status = exit_code_for(e.category());
         report.error = e.what();
@@ -106,10 +105,19 @@ int write_run_reports(const InputOptions& in, RunReport& report) {
       return false;
     }
   };
+  const auto write_stats = [&] { write_text_file(in.stats_file, stats_json(report)); };
   const bool stats_written = attempt(in.stats_file, write_stats);
-  if (!attempt(in.metrics_file, write_metrics) && stats_written &&
-      report.exit_status != run_status) {
-    attempt(in.stats_file, write_stats);
+  const bool metrics_written =
+      attempt(in.metrics_file, [&] { write_metrics_textfile(in.metrics_file, report); });
+  if (stats_written && !metrics_written && report.exit_status != run_status &&
+      !attempt(in.stats_file, write_stats)) {
+    std::remove(in.stats_file.c_str());  // it says exit status 0
+  }
+  if (!missing.empty()) {
+    print_diagnostic(
+        stderr, "atlas2kudu: the run itself {}; not written: {}\n",
+        run_status == kExitOk ? "succeeded" : fmt::format("ended with exit status {}", run_status),
+        fmt::join(missing, ", "));
   }
   return report.exit_status;
 }

@@ -200,16 +200,19 @@ TEST_CASE("usage errors and missing files have their own exit codes") {
   CHECK_FALSE(contains(r.err, "Hunter2"));
   // So is the value given to a flag, the secret by habit: after '=', or as the next argument
   // (which would have been read as an input and named in "cannot open").
-  // Also in a cluster of short flags, which CLI11 would split ("-lHunter2": "-Hunter2").
+  // Also in a cluster of short flags, which CLI11 would split ("-lHunter2": "-Hunter2"), or read
+  // as another option's value ("-ltHunter2": -t's, "-luHunter2": the user name): -l and -j go
+  // last in a cluster. And with --help, which CLI11 would handle after printing the value.
   for (const std::string& args :
        {"--jwt=eyJHunter2", "-j=Hunter2", "--ldap=Hunter2", "-l=Hunter2", "--jwt eyJHunter2",
         "-l Hunter2", "-ql Hunter2", "-lq Hunter2", "-qj Hunter2", "-ql=Hunter2", "-lHunter2",
-        "-jeyJHunter2", "-lqHunter2"}) {
+        "-jeyJHunter2", "-lqHunter2", "-ltHunter2", "-luHunter2", "-l --Hunter2",
+        "--ldap=Hunter2 --help"}) {
     CAPTURE(args);
     r = run("apply --protocol hs2-http " + args + " " + example_files().front());
     CHECK(r.status == 64);
     CHECK_FALSE(contains(r.err, "Hunter2"));
-    CHECK(contains(r.err, "give it without a value"));
+    CHECK(contains(r.err, " is a flag: give it "));
     CHECK(contains(r.err, "it may be a secret"));
     CHECK(contains(r.err, args.find('j') != std::string::npos
                               ? "; the token comes from --jwt_cmd CMD\n"
@@ -227,6 +230,10 @@ TEST_CASE("usage errors and missing files have their own exit codes") {
   r = run("apply -qpHunter2 " + example_files().front());
   CHECK(r.status == 64);
   CHECK(contains(r.err, "not expected: -p...\n"));
+  CHECK_FALSE(contains(r.err, "Hunter2"));
+  // A command without the flag: the word after it is not shown either.
+  r = run("ddl --ldap Hunter2");
+  CHECK(r.status == 64);
   CHECK_FALSE(contains(r.err, "Hunter2"));
   // --help still wins; the --config file's flags are not taken for the command line's.
   r = run("apply -h -l Hunter2");

@@ -667,28 +667,29 @@ TEST_CASE("--metrics-textfile is readable by node_exporter under a private umask
 
 TEST_CASE("--stats and --metrics-textfile that cannot be written at the end: 74, both say it") {
   // A full disk, here a file size limit of N KiB (bash counts KiB; its signal ignored, so that the
-  // write fails with EFBIG; the SQL goes to /dev/null, which it does not bound). A run that
-  // succeeded ends with 74, a line saying that only the file was not written, and the other file
-  // (the stats file written again when only the metrics failed) says 74 too; a run that failed
-  // keeps its own status.
+  // write fails with EFBIG; the SQL goes to /dev/null, which it does not bound). Each file is
+  // named, then what the run itself did. A run that succeeded ends with 74, and the other file
+  // says 74 too (the stats file written again when only the metrics failed, or removed when that
+  // fails too); a run that failed keeps its own status.
   const std::string stats = tmp_path(".json");
   const std::string metrics = tmp_path(".prom");
-  const auto limited = [&](int kib, const std::string& args) {
+  const auto limited = [&](int kib, const std::string& args, const std::string& metrics_file) {
     std::remove(stats.c_str());
     std::remove(metrics.c_str());
     return run_shell("bash -c 'trap \"\" XFSZ; ulimit -f " + std::to_string(kib) + "; exec " +
                      std::string(ATLAS2KUDU_BINARY) + " " + args + " --stats " + stats +
-                     " --metrics-textfile " + metrics + " >/dev/null'");
+                     " --metrics-textfile " + metrics_file + " >/dev/null'");
   };
-  const auto not_written = [](const std::string& file, const std::string& outcome) {
-    return "atlas2kudu: " + file + ": cannot write: File too large (the run itself " + outcome +
-           "; only this file was not written)\n";
+  const auto too_large = [](const std::string& file) {
+    return "atlas2kudu: " + file + ": cannot write: File too large\n";
   };
   // Both too large for 1 KiB (compile's stats are about 1.4 KiB, its metrics 2.3).
-  Run r = limited(1, "compile -q" + examples());
+  Run r = limited(1, "compile -q" + examples(), metrics);
   CHECK(r.status == 74);
-  CHECK(contains(r.err, not_written(stats, "succeeded")));
-  CHECK(contains(r.err, not_written(metrics, "succeeded")));
+  CHECK(contains(r.err, too_large(stats)));
+  CHECK(contains(r.err, too_large(metrics)));
+  CHECK(contains(r.err, "atlas2kudu: the run itself succeeded; not written: " + stats + ", " +
+                            metrics + "\n"));
   CHECK_FALSE(std::filesystem::exists(stats));
   // Only the metrics: the stats file says 74 and why. So for check (0.8 and 1.5 KiB) and apply
   // (2.2 and 4.4 KiB), whose windows were applied.
@@ -700,19 +701,35 @@ TEST_CASE("--stats and --metrics-textfile that cannot be written at the end: 74,
   for (const auto& run_with_limit : runs) {
     const std::string& args = run_with_limit.second;
     CAPTURE(args);
-    r = limited(run_with_limit.first, args);
+    r = limited(run_with_limit.first, args, metrics);
     CHECK(r.status == 74);
-    CHECK(contains(r.err, not_written(metrics, "succeeded")));
+    CHECK(contains(r.err, too_large(metrics)));
+    CHECK(contains(r.err, "atlas2kudu: the run itself succeeded; not written: " + metrics + "\n"));
     const std::string written = slurp(stats);
     CHECK(contains(written, "\"completed\":true,\"exit_status\":74,"));
     CHECK(contains(written, "\"error\":\"" + metrics + ": cannot write: File too large\""));
   }
+  // The stats file fits with exit status 0, but not again with 74 and the metrics file's long
+  // name in its error: it is removed rather than left saying 0.
+  const std::string long_dir = tmp_path("");
+  std::remove(long_dir.c_str());
+  const std::string component(200, 'm');
+  const std::string long_name =
+      long_dir + "/" + component + "/" + component + "/" + component + "/" + component + "/x.prom";
+  std::filesystem::create_directories(long_name.substr(0, long_name.rfind('/')));
+  r = limited(2, "compile -q" + examples(), long_name);
+  CHECK(r.status == 74);
+  CHECK(contains(r.err, "atlas2kudu: the run itself succeeded; not written: " + long_name + ", " +
+                            stats + "\n"));
+  CHECK_FALSE(std::filesystem::exists(stats));
   // A run that failed (exit 2: a bad record) keeps its status.
   const std::string bad = write_temp(".jsonl", "not json\n");
-  r = limited(1, "compile -q " + bad);
+  r = limited(1, "compile -q " + bad, metrics);
   CHECK(r.status == 2);
-  CHECK(contains(r.err, not_written(metrics, "ended with exit status 2")));
+  CHECK(contains(r.err, "atlas2kudu: the run itself ended with exit status 2; not written: " +
+                            stats + ", " + metrics + "\n"));
   for (const std::string& file : {stats, metrics, bad}) std::remove(file.c_str());
+  std::filesystem::remove_all(long_dir);
 }
 
 TEST_SUITE_END();

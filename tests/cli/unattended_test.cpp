@@ -531,6 +531,11 @@ TEST_CASE(
   CHECK(contains(slurp(rejects), "\"line\":2,"));
   CHECK(contains(slurp(rejects), "\"line\":5,"));
   CHECK(contains(r.err, " 0 windows applied, "));
+  // Its statements ran all the same: said apart, since they belong to no window applied.
+  const std::string ran = std::to_string(json_number(slurp(over_stats), "applied_statements"));
+  CHECK(ran != "0");
+  CHECK(contains(r.err, " 0 windows applied, " + ran + " statements (" + ran +
+                            " in a window not finished), "));
   CHECK(json_number(slurp(over_stats), "applied_windows") == 0);
   CHECK(!contains(slurp(over_metrics), "atlas2kudu_last_progress_timestamp_seconds{"));
   // The file did not exist: nothing is "as earlier runs left it".
