@@ -444,16 +444,23 @@ const CLI::Option* option_named(const CLI::App& sub, const std::string& name) {
   return nullptr;
 }
 
-// Whether `arg` is -l, -j, --ldap or --jwt, or a cluster of short options that ends with -l or
-// -j ("-ql"): the argument after it is then no value of it, but may be the secret all the same.
-bool ends_with_secret_flag(const CLI::App& sub, const std::string& arg) {
-  if (arg.starts_with("--")) {
-    const CLI::Option* o = option_named(sub, arg);
-    return o != nullptr && !where_the_secret_comes_from(*o).empty();
+// Whether `arg` is --ldap or --jwt, or -l or -j alone or ending a cluster of short flags ("-ql"):
+// the argument after it is then no value of it, but may be the secret all the same. With `sub`,
+// the letters before must be flags of it ("-ul" gives -u the value "l"); without (a message
+// about no command, or one without the flag: ddl -l), they must be letters.
+bool ends_with_secret_flag(const CLI::App* sub, const std::string& arg) {
+  if (arg == "--ldap" || arg == "--jwt") return true;
+  if (arg.size() < 2 || arg[0] != '-' || arg[1] == '-') return false;
+  for (std::size_t i = 1; i < arg.size(); ++i) {
+    const char c = arg[i];
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'))) return false;
+    if (i + 1 == arg.size()) return c == 'l' || c == 'j';
+    if (sub != nullptr) {
+      const CLI::Option* o = option_named(*sub, std::string("-") + c);
+      if (o == nullptr || o->get_expected_max() != 0) return false;
+    }
   }
-  if (arg.size() < 2 || arg[0] != '-') return false;
-  const CLI::Option* last = option_named(sub, std::string("-") + arg.back());
-  return last != nullptr && !where_the_secret_comes_from(*last).empty();
+  return false;
 }
 
 // Whether `arg` reads as an option of `sub` (or "-", standard input), not as a value.
@@ -502,7 +509,6 @@ void refuse_flag_values(CLI::App& app, const std::vector<std::string>& args) {
              *o);
     }
   }
-  if (help) return;
   for (auto it = first; it != options_end; ++it) {
     const std::string& a = *it;
     if (a.size() > 2 && a[0] == '-' && a[1] != '-' && !(a[1] >= '0' && a[1] <= '9')) {
@@ -518,13 +524,15 @@ void refuse_flag_values(CLI::App& app, const std::vector<std::string>& args) {
       }
     }
     const auto next = it + 1;
-    if (next == options_end || !ends_with_secret_flag(*sub, a) || reads_as_option(*sub, *next))
+    if (help || next == options_end || !ends_with_secret_flag(sub, a) ||
+        reads_as_option(*sub, *next))
       continue;
+    const std::string flag = a.starts_with("--") ? a : std::string("-") + a.back();
+    const CLI::Option* o = option_named(*sub, flag);
+    if (o == nullptr) continue;  // a command without it (ddl -l): CLI11's error, masked
     struct stat st {};
     if (::stat(next->c_str(), &st) == 0) continue;  // an input file after the flag
-    const CLI::Option* o =
-        option_named(*sub, a.starts_with("--") ? a : std::string("-") + a.back());
-    refuse(a.starts_with("--") ? a : std::string("-") + a.back(), "without a value",
+    refuse(flag, "without a value",
            "the argument after it names no file, so it is not read as an input; it is", *o);
   }
 }
@@ -546,10 +554,8 @@ void report_usage_error(CLI::App& app, const CLI::ParseError& e,
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     // The word after -l, -j, --ldap or --jwt, also in a command without them (ddl --ldap PW).
-    if (i > 0 && a.size() >= 3 &&
-        (args[i - 1] == "--ldap" || args[i - 1] == "--jwt" ||
-         (args[i - 1].size() >= 2 && args[i - 1][0] == '-' && args[i - 1][1] != '-' &&
-          (args[i - 1].back() == 'l' || args[i - 1].back() == 'j')))) {
+    if (i > 0 && a.size() >= 3 && ends_with_secret_flag(sub, args[i - 1]) &&
+        !(sub != nullptr && reads_as_option(*sub, a))) {
       mask(a, "...");
     }
     if (!a.starts_with("-") || a == "-" || a == "--") continue;
@@ -582,8 +588,18 @@ void report_usage_error(CLI::App& app, const CLI::ParseError& e,
   if (sub == nullptr) {
     std::vector<std::string> commands;
     for (const CLI::App* s : app.get_subcommands({})) commands.push_back(s->get_name());
-    for (const std::string& a : args) {
+    for (std::size_t i = 0; i < args.size(); ++i) {
+      const std::string& a = args[i];
       if (a.starts_with("-")) continue;
+      if (i > 0 && ends_with_secret_flag(nullptr, args[i - 1])) {
+        // "atlas2kudu -l PASSWORD apply": the secret would be named as the command.
+        what = fmt::format(
+            "{} is an option of a command: give the command first, as in "
+            "'atlas2kudu apply {}' (the word after it is not shown: it may be a "
+            "secret)",
+            args[i - 1], args[i - 1]);
+        break;
+      }
       // The first word that is no option was meant as the command.
       what = fmt::format("unknown command '{}'", a);
       if (const auto m = closest_match(a, commands)) hint = fmt::format(" (did you mean {}?)", *m);

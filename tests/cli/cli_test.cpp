@@ -207,7 +207,7 @@ TEST_CASE("usage errors and missing files have their own exit codes") {
        {"--jwt=eyJHunter2", "-j=Hunter2", "--ldap=Hunter2", "-l=Hunter2", "--jwt eyJHunter2",
         "-l Hunter2", "-ql Hunter2", "-lq Hunter2", "-qj Hunter2", "-ql=Hunter2", "-lHunter2",
         "-jeyJHunter2", "-lqHunter2", "-ltHunter2", "-luHunter2", "-l --Hunter2",
-        "--ldap=Hunter2 --help"}) {
+        "--ldap=Hunter2 --help", "-ltHunter2 --help", "-lt Hunter2 --help"}) {
     CAPTURE(args);
     r = run("apply --protocol hs2-http " + args + " " + example_files().front());
     CHECK(r.status == 64);
@@ -231,10 +231,23 @@ TEST_CASE("usage errors and missing files have their own exit codes") {
   CHECK(r.status == 64);
   CHECK(contains(r.err, "not expected: -p...\n"));
   CHECK_FALSE(contains(r.err, "Hunter2"));
-  // A command without the flag: the word after it is not shown either.
-  r = run("ddl --ldap Hunter2");
+  // A command without the flag, or none yet: the word after it is not shown either.
+  for (const std::string& args :
+       std::vector<std::string>{"ddl --ldap Hunter2", "ddl -l Hunter2", "-l Hunter2 apply",
+                                "--jwt eyJHunter2 apply " + example_files().front()}) {
+    CAPTURE(args);
+    r = run(args);
+    CHECK(r.status == 64);
+    CHECK_FALSE(contains(r.err, "Hunter2"));
+  }
+  CHECK(contains(r.err, "atlas2kudu: --jwt is an option of a command: give the command first"));
+  // An option's value that ends in 'l' is no -l, nor is the option name after -l a secret.
+  r = run("compile -ihost.local missing-input.jsonl");
+  CHECK(r.status == 66);
+  CHECK(contains(r.err, "missing-input.jsonl: cannot open"));
+  r = run("apply --ldap --database a --database b " + example_files().front());
   CHECK(r.status == 64);
-  CHECK_FALSE(contains(r.err, "Hunter2"));
+  CHECK(contains(r.err, "atlas2kudu: --database: given more than once (a, b)"));
   // --help still wins; the --config file's flags are not taken for the command line's.
   r = run("apply -h -l Hunter2");
   CHECK(r.status == 0);
