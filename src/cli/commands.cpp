@@ -97,7 +97,7 @@ int write_run_reports(const InputOptions& in, RunReport& report) {
       return true;
     } catch (const Error& e) {
       print_diagnostic(stderr, "atlas2kudu: {}\n", e.what());
-      if (std::find(missing.begin(), missing.end(), path) == missing.end()) missing.push_back(path);
+      missing.push_back(path);  // never twice: the stats file is written again only if it was
       if (report.exit_status == kExitOk) {
         report.exit_status = exit_code_for(e.category());
         report.error = e.what();
