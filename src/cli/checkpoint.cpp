@@ -72,6 +72,13 @@ std::string checkpoint_json(const Checkpoint& c) {
     w.end_object();
   }
   w.end_array();
+  if (c.reject_file) {
+    w.key("reject_file").begin_object();
+    w.key("device").value(c.reject_file->device);
+    w.key("inode").value(c.reject_file->inode);
+    w.key("bytes").value(c.reject_file->bytes);
+    w.end_object();
+  }
   w.end_object();
   out += '\n';
   return out;
@@ -191,6 +198,27 @@ Checkpoint load_checkpoint(const std::string& path) {
           c.progress.sources.push_back(std::move(mark));
           ++i;
         }
+      } else if (key == "reject_file") {
+        RejectFileMark mark;
+        bool device = false, inode = false, bytes = false;
+        for (auto f : field.value().get_object()) {
+          const std::string_view k = f.unescaped_key();
+          at = fmt::format("reject_file.{}", k);
+          if (k == "device") {
+            mark.device = f.value().get_uint64();
+            device = true;
+          } else if (k == "inode") {
+            mark.inode = f.value().get_uint64();
+            inode = true;
+          } else if (k == "bytes") {
+            mark.bytes = f.value().get_uint64();
+            bytes = true;
+          }
+        }
+        require(device, "reject_file", "device");
+        require(inode, "reject_file", "inode");
+        require(bytes, "reject_file", "bytes");
+        c.reject_file = mark;
       } else if (key == "kafka") {
         std::size_t i = 0;
         for (auto item : field.value().get_array()) {
@@ -354,8 +382,14 @@ CheckpointFile::CheckpointFile(std::string path, Reader& reader,
   reader.resume_from(previous_.progress, std::move(on_source_resumed));
 }
 
+std::uint64_t CheckpointFile::resume_reject_file(RejectSink& rejects) {
+  rejects_ = &rejects;
+  return previous_.reject_file ? rejects.cut_back_to(*previous_.reject_file) : 0;
+}
+
 void CheckpointFile::record(Checkpoint next, const Reader& reader) {
   InputProgress progress = reader.progress();
+  next.reject_file = rejects_ != nullptr ? rejects_->file_mark() : std::nullopt;
   remember_inputs(previous_, progress, next.runs, next);
   const std::string text = checkpoint_json(next);
   const std::string next_digest = to_hex(sha256(text));

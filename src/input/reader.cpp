@@ -180,6 +180,44 @@ void RejectSink::write_line(const std::string& line) {
   }
 }
 
+std::optional<RejectFileMark> RejectSink::file_mark() const {
+  if (file_ == nullptr) return std::nullopt;
+  struct stat st {};
+  if (::fstat(::fileno(file_), &st) != 0) {
+    throw SourceError(false, fmt::format("{}: cannot look at reject file: {}",
+                                         one_line(policy_.reject_file), std::strerror(errno)));
+  }
+  return RejectFileMark{static_cast<std::uint64_t>(st.st_dev),
+                        static_cast<std::uint64_t>(st.st_ino),
+                        static_cast<std::uint64_t>(st.st_size)};
+}
+
+std::uint64_t RejectSink::cut_back_to(const RejectFileMark& applied) {
+  const std::optional<RejectFileMark> now = file_mark();
+  if (!now || now->device != applied.device || now->inode != applied.inode ||
+      now->bytes <= applied.bytes) {
+    return 0;
+  }
+  const int fd = ::fileno(file_);
+  std::uint64_t lines = 0;
+  std::array<char, 65536> chunk{};
+  for (std::uint64_t at = applied.bytes; at < now->bytes;) {
+    const std::size_t want =
+        static_cast<std::size_t>(std::min<std::uint64_t>(chunk.size(), now->bytes - at));
+    const ssize_t n = ::pread(fd, chunk.data(), want, static_cast<off_t>(at));
+    if (n <= 0) break;
+    lines += static_cast<std::uint64_t>(std::count(chunk.data(), chunk.data() + n, '\n'));
+    at += static_cast<std::uint64_t>(n);
+  }
+  if (::ftruncate(fd, static_cast<off_t>(applied.bytes)) != 0) {
+    throw SourceError(
+        false, fmt::format("{}: cannot cut the reject file back to the {} bytes the "
+                           "checkpoint records: {}",
+                           one_line(policy_.reject_file), applied.bytes, std::strerror(errno)));
+  }
+  return lines;
+}
+
 void RejectSink::count_one(const std::string& where, std::string_view what) {
   ++count_;
   if (count_ > policy_.max_rejects) {

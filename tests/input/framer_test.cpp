@@ -326,7 +326,7 @@ TEST_CASE("the elements of a top-level array are the records") {
 TEST_CASE("a line that starts with '[' but no object is one record, not an array") {
   // A log line of a consumer: every later record would otherwise be an element missing its ','.
   const std::string a = "{\"a\":1}", b = "{\"b\":2}";
-  for (const std::string stray :
+  for (const std::string& stray :
        {std::string("[Consumer clientId=c1, groupId=g1] Error while fetching"),
         std::string("[1, 2]"), std::string("[\"x\"]")}) {
     CAPTURE(stray);
