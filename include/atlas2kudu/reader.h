@@ -182,8 +182,17 @@ class RejectSink {
   // window's other rows were applied but the window is not done, and gives the --max-rejects
   // that sets these rows aside (the server refuses them again when the window runs again).
   void refused_rows(const std::vector<RowRefusal>& rows, std::string_view window);
+  // Rejections counted against --max-rejects: this run's, and those carried over from the runs
+  // it resumes (carry_over).
   std::uint64_t count() const { return count_; }
   const RejectPolicy& policy() const { return policy_; }
+  // For a resumed run, before anything is read: `earlier` rejections (the checkpoint's, from the
+  // runs since the last that read its inputs to the end) count against --max-rejects as well, so
+  // that a job stopped by the limit is stopped again by the same command, as one uninterrupted
+  // run would be, and the messages say how many of them came before.
+  //   --max-rejects 2, carry_over(2): this run's first rejection stops it ("more than 2 ...; 2 of
+  //   them by the runs this one resumes").
+  void carry_over(std::uint64_t earlier);
 
   // The reject file as it is now (every line written is flushed), or nullopt without one.
   // Throws SourceError if it cannot be looked at.
@@ -208,6 +217,7 @@ class RejectSink {
   bool over_progress_line_;
   std::FILE* file_ = nullptr;
   std::uint64_t count_ = 0;
+  std::uint64_t carried_ = 0;  // carry_over()
   std::uint64_t printed_ = 0;
 };
 

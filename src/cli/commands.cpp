@@ -545,7 +545,7 @@ int apply_run(ApplyCommand& a) {
   WindowLogger windows(log);
   const std::unique_ptr<PriorState> prior = make_prior_state(c, &settings, sessions, &watch);
   // A resumed run appends: the reject file's earlier lines describe records it skips (what came
-  // after the last recorded window is cut off: CheckpointFile::resume_reject_file).
+  // after the last recorded window is cut off: CheckpointFile::resume_rejects).
   RejectSink rejects(RejectPolicy{c.in.max_rejects, c.in.reject_file, !a.checkpoint.empty()},
                      stderr, progress_line(c));
   Reader reader(c.in.files, rejects, c.in.limits);
@@ -574,7 +574,7 @@ int apply_run(ApplyCommand& a) {
         a.checkpoint, reader, std::move(resumed),
         CheckpointTarget{format_endpoint(settings.endpoint().host, settings.endpoint().port),
                          c.options.database});
-    if (const std::uint64_t removed = checkpoint->resume_reject_file(rejects); removed > 0) {
+    if (const std::uint64_t removed = checkpoint->resume_rejects(rejects); removed > 0) {
       // Said even with -q: a file the operator reads was changed.
       print_diagnostic(stderr,
                        "atlas2kudu apply: {}: removed the last {} line{} an earlier run wrote "

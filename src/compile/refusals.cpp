@@ -122,8 +122,10 @@ std::string what_ran(const CompiledWindow& w, const std::vector<RefusedRow>& row
                         : fmt::format("none of its {} upsert statements ran", w.upserts.size()));
   }
   parts.emplace_back("no later window ran");
-  std::string out =
-      fmt::format("The run stopped in window {}, which is not checkpointed: ", w.index);
+  std::string out = fmt::format(
+      "The run stopped in window {}, which did not finish (a --checkpoint does not "
+      "record it): ",
+      w.index);
   for (std::size_t i = 0; i < parts.size(); ++i) out += (i == 0 ? "" : "; ") + parts[i];
   return out + ".";
 }
@@ -190,8 +192,8 @@ std::string row_errors_message(const NetWindow& net, const CompiledWindow& windo
   }
   std::string out = fmt::format(
       "{}: the server reported {} row error{} over the run ({}), more than --max-row-errors {} "
-      "allows: rows Impala skipped and only counted. The window is not checkpointed; rerunning "
-      "after the fix applies it again.",
+      "allows: rows Impala skipped and only counted. The window did not finish (a --checkpoint "
+      "does not record it); rerunning after the fix applies it again.",
       window_where(window), total, total == 1 ? "" : "s", per_table, e.limit);
   // Per table of this window: the statements that reported row errors.
   std::map<std::string, std::vector<const RowErrorReport*>> by_table;

@@ -10,7 +10,8 @@
 //   //    upsert phase, statement 1 of 3 (table entity_flat), row 2 of 4, written by a.jsonl:7:0
 //   //    (ENTITY_UPDATE 00000001-… hive_table): Kudu error(s) reported, first error: Invalid
 //   //    argument: value too large for column 'props_json' ...
-//   //  The run stopped in window 2, which is not checkpointed: its one delete statement ran;
+//   //  The run stopped in window 2, which did not finish (a --checkpoint does not record it):
+//   //  its one delete statement ran;
 //   //  upsert statement 1 applied its other 3 rows; with --sessions 1 (the default), upsert
 //   //  statements 2-3 did not run (with more sessions, ...); no later window ran. To set such rows
 //   //  aside ... --reject-file FILE ..."

@@ -218,21 +218,39 @@ std::uint64_t RejectSink::cut_back_to(const RejectFileMark& applied) {
   return lines;
 }
 
+void RejectSink::carry_over(std::uint64_t earlier) {
+  carried_ = earlier;
+  count_ += earlier;
+}
+
+namespace {
+// The end of a --max-rejects message when some of the rejections came from the runs a resumed run
+// goes on from.
+std::string carried_note(std::uint64_t carried) {
+  if (carried == 0) return {};
+  return fmt::format(
+      "; {} of them by the run{} this one resumes (--checkpoint counts the rejections since the "
+      "last run that read its inputs to the end)",
+      carried, carried == 1 ? "" : "s");
+}
+}  // namespace
+
 void RejectSink::count_one(const std::string& where, std::string_view what) {
   ++count_;
   if (count_ > policy_.max_rejects) {
     throw TooManyRejects(
-        policy_.max_rejects == 0
+        policy_.max_rejects == 0 && carried_ == 0
             ? fmt::format("stopped at the first {} ({}); use --max-rejects N{} to set bad "
                           "records aside and go on",
                           what, where, policy_.reject_file.empty() ? " --reject-file FILE" : "")
         : what == kMalformedRecord
-            ? fmt::format("more than {} record{} rejected (--max-rejects); stopped at {}",
-                          policy_.max_rejects, policy_.max_rejects == 1 ? "" : "s", where)
+            ? fmt::format("more than {} record{} rejected (--max-rejects); stopped at {}{}",
+                          policy_.max_rejects, policy_.max_rejects == 1 ? "" : "s", where,
+                          carried_note(carried_))
             // A row the server refused: the summary's "rejected" counts only records.
             : fmt::format("more than {} rejected (--max-rejects counts malformed records and "
-                          "rows the server refused); stopped at the {} ({})",
-                          policy_.max_rejects, what, where));
+                          "rows the server refused); stopped at the {} ({}){}",
+                          policy_.max_rejects, what, where, carried_note(carried_)));
   }
 }
 
@@ -268,11 +286,14 @@ void RejectSink::refused_rows(const std::vector<RowRefusal>& rows, std::string_v
   if (count_ <= policy_.max_rejects) return;
   throw TooManyRejects(fmt::format(
       "more than {} rejected (--max-rejects counts malformed records and rows the server "
-      "refused): the server refused {} row{} of {} ({} rejected before it), all written to {}; "
+      "refused): the server refused {} row{} of {} ({} rejected before it{}), all written to {}; "
       "the window's other rows were applied, but the window is not recorded as done, and the "
       "server refuses the same rows when it runs again: give --max-rejects {} or more to set "
       "them aside and go on",
       policy_.max_rejects, rows.size(), rows.size() == 1 ? "" : "s", window, before,
+      carried_ == 0 ? std::string()
+                    : fmt::format(", {} of them by the run{} this one resumes", carried_,
+                                  carried_ == 1 ? "" : "s"),
       one_line(policy_.reject_file), count_));
 }
 

@@ -217,7 +217,7 @@ RunResult apply_once(int port, const std::string& checkpoint_path,
   RejectSink rejects(policy, nullptr);
   Reader reader(open_inputs(), rejects, limits);
   CheckpointFile checkpoint(checkpoint_path, reader);
-  checkpoint.resume_reject_file(rejects);
+  checkpoint.resume_rejects(rejects);
   const Hs2Settings settings = validate_hs2_options(hs2);
   Hs2PriorState prior(settings, hs2_session_factory(settings, nullptr), o);
   Compiler compiler(o);

@@ -445,11 +445,14 @@ TEST_CASE("checkpoint files round-trip and are replaced atomically") {
   CHECK(back.windows_applied == 3);
   CHECK(back.events_applied == 150);
   CHECK_FALSE(back.reject_file.has_value());  // a run without --reject-file records none
+  CHECK(back.rejected == 0);
   c.reject_file = RejectFileMark{2049, 77, std::uint64_t{1} << 40};
+  c.rejected = 7;
   save_checkpoint(path, c);
   back = load_checkpoint(path);
   REQUIRE(back.reject_file.has_value());
   CHECK(*back.reject_file == *c.reject_file);
+  CHECK(back.rejected == 7);
   // Nothing but the checkpoint itself is left in the directory (no temporary file).
   std::vector<std::string> left;
   for (const auto& entry : std::filesystem::directory_iterator(dir_template)) {

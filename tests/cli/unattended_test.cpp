@@ -645,4 +645,47 @@ TEST_CASE("a rerun cuts the reject file back to the last recorded window") {
   for (const auto& f : {input, ckpt, ckpt + ".lock", rejects}) std::remove(f.c_str());
 }
 
+// Regression: the count started over with each run, so that the same command run again passed
+// what one uninterrupted run refuses (an hourly cron job let any number of bad records through,
+// a few an hour), and the message asked for a higher limit where a rerun would have passed.
+TEST_CASE("--max-rejects counts the rejections of the runs a checkpoint resumes") {
+  TestServer server("--handler kit");
+  // Windows of 5 events, a record that is not JSON in each of the first three.
+  std::string text;
+  for (int n = 1; n <= 15; ++n) {
+    if (n == 2 || n == 7 || n == 12) text += "{\"broken\":\n";
+    text += create_table_line(n, "", 1700000000000 + n);
+  }
+  const std::string input = write_temp(".jsonl", text);
+  const std::string ckpt = tmp_path(".ckpt");
+  std::remove(ckpt.c_str());
+  const std::string args = "apply --prior none -i " + server.address() +
+                           " --window-events 5 --checkpoint " + ckpt + " " + input;
+  Run r = run(args + " --max-rejects 2");
+  CHECK(r.status == 2);
+  CHECK(contains(r.err,
+                 "more than 2 records rejected (--max-rejects); stopped at " + input + ":14:"));
+  CHECK(json_number(slurp(ckpt), "rejected") == 2);  // windows 1 and 2, recorded
+  // The same command stops at the same record: 2 rejected before, 1 now.
+  r = run(args + " --max-rejects 2");
+  CHECK(r.status == 2);
+  CHECK(contains(r.err,
+                 "more than 2 records rejected (--max-rejects); stopped at " + input + ":14:"));
+  CHECK(contains(r.err,
+                 "; 2 of them by the runs this one resumes (--checkpoint counts the "
+                 "rejections since the last run that read its inputs to the end)"));
+  // A limit that one uninterrupted run passes lets the rerun finish; a completed run leaves no
+  // count for the next one.
+  r = run(args + " --max-rejects 3");
+  CHECK(r.status == 0);
+  CHECK(!contains(slurp(ckpt), "\"rejected\""));
+  // The next export: the next run counts only its own.
+  const std::string next =
+      write_temp(".jsonl", "{\"broken\":\n" + create_table_line(16, "", 1700000000016));
+  r = run(args + " " + next + " --max-rejects 1");
+  CHECK(r.status == 0);
+  CHECK(contains(r.err, "1 event (20 records, 1 rejected)"));  // 18 skipped
+  for (const auto& f : {input, next, ckpt, ckpt + ".lock"}) std::remove(f.c_str());
+}
+
 TEST_SUITE_END();

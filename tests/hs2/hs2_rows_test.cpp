@@ -183,7 +183,8 @@ TEST_CASE("hs2 rows: without --reject-file a refused row stops the run naming it
   // ran before it, and statement 4 applied nothing.
   CHECK(contains(
       run.error,
-      "\nThe run stopped in window 1, which is not checkpointed: its one delete statement ran; "
+      "\nThe run stopped in window 1, which did not finish (a --checkpoint does not record it): "
+      "its one delete statement ran; "
       "upsert statement 4 applied nothing (its only row was refused); with --sessions 1 (the "
       "default), upsert statements 1-3 ran before it (with more sessions, another upsert "
       "statement ran only if a session had started it before the refused row was found); no "
@@ -230,7 +231,8 @@ TEST_CASE(
 
   // Rows refused in two statements: only several sessions get there, so no order is claimed.
   CHECK(contains(refused_rows_message(net, window, {refused(1, 0), refused(1, 2), refused(3, 1)}),
-                 "\nThe run stopped in window 1, which is not checkpointed: its one delete "
+                 "\nThe run stopped in window 1, which did not finish (a --checkpoint does not "
+                 "record it): its one delete "
                  "statement ran; upsert statements 1 and 3 applied all their rows but the refused "
                  "ones; another upsert statement ran only if a session had started it before the "
                  "first refused row was found" +
