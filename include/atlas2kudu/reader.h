@@ -18,7 +18,6 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -146,17 +145,6 @@ struct RowRefusal {
   std::vector<const Event*> events;  // the window's events that wrote it, input order
 };
 
-// Which reject file, and how much of it, a checkpoint's last recorded window left
-// (cli/checkpoint.h): the file is known by its device and inode, so that a file replaced or rotated
-// under the same name is never cut.
-struct RejectFileMark {
-  std::uint64_t device = 0;
-  std::uint64_t inode = 0;
-  std::uint64_t bytes = 0;  // the file's size: whole lines only
-
-  friend bool operator==(const RejectFileMark&, const RejectFileMark&) = default;
-};
-
 // Reports each rejection on stderr as "SOURCE:LINE:OFFSET: reason", appends it to the reject file,
 // and enforces --max-rejects (refused rows count too).
 //
@@ -182,29 +170,8 @@ class RejectSink {
   // window's other rows were applied but the window is not done, and gives the --max-rejects
   // that sets these rows aside (the server refuses them again when the window runs again).
   void refused_rows(const std::vector<RowRefusal>& rows, std::string_view window);
-  // Rejections counted against --max-rejects: this run's, and those carried over from the runs
-  // it resumes (carry_over).
   std::uint64_t count() const { return count_; }
   const RejectPolicy& policy() const { return policy_; }
-  // For a resumed run, before anything is read: `earlier` rejections (the checkpoint's, from the
-  // runs since the last that read its inputs to the end) count against --max-rejects as well, so
-  // that a job stopped by the limit is stopped again by the same command, as one uninterrupted
-  // run would be, and the messages say how many of them came before.
-  //   --max-rejects 2, carry_over(2): this run's first rejection stops it ("more than 2 ...; 2 of
-  //   them by the runs this one resumes").
-  void carry_over(std::uint64_t earlier);
-
-  // The reject file as it is now (every line written is flushed), or nullopt without one.
-  // Throws SourceError if it cannot be looked at.
-  std::optional<RejectFileMark> file_mark() const;
-  // For a resumed run (RejectPolicy::append), before anything is written: when the reject file is
-  // the one `applied` describes and has grown past it, cuts it back to `applied.bytes` and
-  // returns the number of lines removed (else 0). Those lines came after the last window a run
-  // recorded, from records and rows this run reads and writes again; kept, each would be in the
-  // file twice.
-  //   checkpoint: {device 2049, inode 77, bytes 300}; the file, inode 77, holds 420 bytes (3 lines
-  //   after byte 300) -> cut to 300 bytes, returns 3. Inode 78 (the file was replaced) -> 0.
-  std::uint64_t cut_back_to(const RejectFileMark& applied);
 
  private:
   void write_line(const std::string& line);
@@ -217,7 +184,6 @@ class RejectSink {
   bool over_progress_line_;
   std::FILE* file_ = nullptr;
   std::uint64_t count_ = 0;
-  std::uint64_t carried_ = 0;  // carry_over()
   std::uint64_t printed_ = 0;
 };
 

@@ -72,14 +72,6 @@ std::string checkpoint_json(const Checkpoint& c) {
     w.end_object();
   }
   w.end_array();
-  if (c.rejected > 0) w.key("rejected").value(c.rejected);
-  if (c.reject_file) {
-    w.key("reject_file").begin_object();
-    w.key("device").value(c.reject_file->device);
-    w.key("inode").value(c.reject_file->inode);
-    w.key("bytes").value(c.reject_file->bytes);
-    w.end_object();
-  }
   w.end_object();
   out += '\n';
   return out;
@@ -199,29 +191,6 @@ Checkpoint load_checkpoint(const std::string& path) {
           c.progress.sources.push_back(std::move(mark));
           ++i;
         }
-      } else if (key == "rejected") {
-        c.rejected = field.value().get_uint64();
-      } else if (key == "reject_file") {
-        RejectFileMark mark;
-        bool device = false, inode = false, bytes = false;
-        for (auto f : field.value().get_object()) {
-          const std::string_view k = f.unescaped_key();
-          at = fmt::format("reject_file.{}", k);
-          if (k == "device") {
-            mark.device = f.value().get_uint64();
-            device = true;
-          } else if (k == "inode") {
-            mark.inode = f.value().get_uint64();
-            inode = true;
-          } else if (k == "bytes") {
-            mark.bytes = f.value().get_uint64();
-            bytes = true;
-          }
-        }
-        require(device, "reject_file", "device");
-        require(inode, "reject_file", "inode");
-        require(bytes, "reject_file", "bytes");
-        c.reject_file = mark;
       } else if (key == "kafka") {
         std::size_t i = 0;
         for (auto item : field.value().get_array()) {
@@ -385,16 +354,8 @@ CheckpointFile::CheckpointFile(std::string path, Reader& reader,
   reader.resume_from(previous_.progress, std::move(on_source_resumed));
 }
 
-std::uint64_t CheckpointFile::resume_rejects(RejectSink& rejects) {
-  rejects_ = &rejects;
-  rejects.carry_over(previous_.rejected);
-  return previous_.reject_file ? rejects.cut_back_to(*previous_.reject_file) : 0;
-}
-
-void CheckpointFile::record(Checkpoint next, const Reader& reader, bool run_completed) {
+void CheckpointFile::record(Checkpoint next, const Reader& reader) {
   InputProgress progress = reader.progress();
-  next.reject_file = rejects_ != nullptr ? rejects_->file_mark() : std::nullopt;
-  next.rejected = rejects_ != nullptr && !run_completed ? rejects_->count() : 0;
   remember_inputs(previous_, progress, next.runs, next);
   const std::string text = checkpoint_json(next);
   const std::string next_digest = to_hex(sha256(text));
@@ -425,7 +386,7 @@ void CheckpointFile::window_applied(const WindowInfo& window, const Reader& read
   Checkpoint next = checkpoint_;
   ++next.windows_applied;
   next.events_applied += window.last_event - window.first_event + 1;
-  record(std::move(next), reader, false);
+  record(std::move(next), reader);
   ++windows_recorded_;
 }
 
@@ -433,9 +394,8 @@ void CheckpointFile::run_completed(const Reader& reader) {
   // Every window is applied, so all that was read is: the last window was recorded before the
   // reader saw its input end (`complete`), and a run that applied no window still records how
   // far it read (the marks of inputs it skipped entirely stay current).
-  // The next run starts a count of its own: written even when nothing else changed.
-  if (written_ && reader.progress() == recorded_ && checkpoint_.rejected == 0) return;
-  record(checkpoint_, reader, true);
+  if (written_ && reader.progress() == recorded_) return;
+  record(checkpoint_, reader);
 }
 
 namespace {

@@ -11,14 +11,7 @@
 //    "runs":4,"windows_applied":3,"events_applied":150,
 //    "sources":[{"name":"a.jsonl","identity":"9f2c…","next_record":150,"complete":false,
 //                "framing":2,"last_run":4}, …],
-//    "kafka":[{"topic":"ATLAS_ENTITIES","partition":0,"next_offset":1204}],
-//    "reject_file":{"device":2049,"inode":77,"bytes":300},"rejected":2}
-//
-// `reject_file` (with --reject-file only; releases that do not know it ignore it) is the reject
-// file's size when the window was recorded. A run stopped inside the next window left lines after
-// it, for records and rows the rerun reads and writes again; the rerun cuts them off first, so that
-// the file holds each line once. `rejected` (written when not 0) is what the runs since the last
-// that read its inputs to the end rejected: the rerun counts on from it against --max-rejects.
+//    "kafka":[{"topic":"ATLAS_ENTITIES","partition":0,"next_offset":1204}]}
 //
 // A source is recognised on the rerun by its identity (a hash of its first 64 KiB), not its name,
 // so a renamed file still resumes and a different file under the same name is read from the start.
@@ -38,7 +31,6 @@
 
 #include <cstdint>
 #include <map>
-#include <optional>
 #include <span>
 #include <string>
 #include <utility>
@@ -67,14 +59,6 @@ struct Checkpoint {
   std::uint64_t events_applied = 0;
   std::uint64_t runs = 0;                         // runs that saved this checkpoint
   std::map<std::string, std::uint64_t> last_run;  // identity -> the run that last read it
-  // The run's reject file as this record left it (absent: the run had none). Its lines past
-  // `bytes` are from a window not recorded, which the next run applies again and so writes them
-  // again (CheckpointFile::resume_rejects).
-  std::optional<RejectFileMark> reject_file;
-  // Rejections (--max-rejects: malformed records and refused rows) of the runs since the last one
-  // that read its inputs to the end, up to the window recorded: a rerun goes on counting from
-  // here (RejectSink::carry_over). 0 once a run completes.
-  std::uint64_t rejected = 0;
 };
 
 // The inputs a checkpoint remembers at most.
@@ -126,12 +110,6 @@ class CheckpointFile {
   CheckpointFile(std::string path, Reader& reader, Reader::ResumeNotice on_source_resumed = {},
                  CheckpointTarget target = {});
 
-  // Wires the run's rejections to the checkpoint: the count the runs it resumes reached goes on
-  // (RejectSink::carry_over), and with --reject-file (opened to append) each record notes the
-  // file's size, and what an earlier run wrote past its last recorded window is cut off now
-  // (returns the lines removed, for the run's message; RejectSink::cut_back_to). Call before the
-  // first record is read.
-  std::uint64_t resume_rejects(RejectSink& rejects);
   // Records the reader's progress after a fully applied window.
   void window_applied(const WindowInfo& window, const Reader& reader);
   // At the end of a run that completed: records everything read as applied (the inputs now
@@ -202,8 +180,7 @@ class CheckpointFile {
 
  private:
   // Saves `next` with the reader's progress; state() becomes it once the file holds it.
-  // `run_completed`: the inputs are read to their end (the next run counts rejections anew).
-  void record(Checkpoint next, const Reader& reader, bool run_completed);
+  void record(Checkpoint next, const Reader& reader);
   static std::string digest_of_file(const std::string& path);
   void load_window_knowledge();
   // The input (by identity; empty for standard input) and record of a window's last event.
@@ -237,10 +214,9 @@ class CheckpointFile {
   WindowEnd window_end_;                   // ... and its last event's position
   std::size_t stopped_window_events_ = 0;  // of the window an earlier run stopped in
   WindowEnd stopped_window_end_;
-  std::string discarded_;          // discarded_window_knowledge()
-  RejectSink* rejects_ = nullptr;  // resume_rejects()
-  bool written_ = false;           // the file was replaced by this run
-  bool existed_ = false;           // when the run started
+  std::string discarded_;  // discarded_window_knowledge()
+  bool written_ = false;   // the file was replaced by this run
+  bool existed_ = false;   // when the run started
 };
 
 }  // namespace atlas2kudu

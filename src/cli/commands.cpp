@@ -544,8 +544,7 @@ int apply_run(ApplyCommand& a) {
   ServerWatch watch(log);  // outlives the prior state and the executor, which report to it
   WindowLogger windows(log);
   const std::unique_ptr<PriorState> prior = make_prior_state(c, &settings, sessions, &watch);
-  // A resumed run appends: the reject file's earlier lines describe records it skips (what came
-  // after the last recorded window is cut off: CheckpointFile::resume_rejects).
+  // A resumed run appends: the reject file's earlier lines describe records it skips.
   RejectSink rejects(RejectPolicy{c.in.max_rejects, c.in.reject_file, !a.checkpoint.empty()},
                      stderr, progress_line(c));
   Reader reader(c.in.files, rejects, c.in.limits);
@@ -574,14 +573,6 @@ int apply_run(ApplyCommand& a) {
         a.checkpoint, reader, std::move(resumed),
         CheckpointTarget{format_endpoint(settings.endpoint().host, settings.endpoint().port),
                          c.options.database});
-    if (const std::uint64_t removed = checkpoint->resume_rejects(rejects); removed > 0) {
-      // Said even with -q: a file the operator reads was changed.
-      print_diagnostic(stderr,
-                       "atlas2kudu apply: {}: removed the last {} line{} an earlier run wrote "
-                       "after its last recorded window; this run writes them again as it "
-                       "applies that window\n",
-                       one_line(c.in.reject_file), removed, removed == 1 ? "" : "s");
-    }
     if (c.options.prior != PriorSource::kImpala) checkpoint->forget_window_knowledge();
     if (!checkpoint->discarded_window_knowledge().empty()) {
       // Said even with -q: a window an earlier run stopped in is now folded from the tables.

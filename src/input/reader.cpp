@@ -180,77 +180,21 @@ void RejectSink::write_line(const std::string& line) {
   }
 }
 
-std::optional<RejectFileMark> RejectSink::file_mark() const {
-  if (file_ == nullptr) return std::nullopt;
-  struct stat st {};
-  if (::fstat(::fileno(file_), &st) != 0) {
-    throw SourceError(false, fmt::format("{}: cannot look at reject file: {}",
-                                         one_line(policy_.reject_file), std::strerror(errno)));
-  }
-  return RejectFileMark{static_cast<std::uint64_t>(st.st_dev),
-                        static_cast<std::uint64_t>(st.st_ino),
-                        static_cast<std::uint64_t>(st.st_size)};
-}
-
-std::uint64_t RejectSink::cut_back_to(const RejectFileMark& applied) {
-  const std::optional<RejectFileMark> now = file_mark();
-  if (!now || now->device != applied.device || now->inode != applied.inode ||
-      now->bytes <= applied.bytes) {
-    return 0;
-  }
-  const int fd = ::fileno(file_);
-  std::uint64_t lines = 0;
-  std::array<char, 65536> chunk{};
-  for (std::uint64_t at = applied.bytes; at < now->bytes;) {
-    const std::size_t want =
-        static_cast<std::size_t>(std::min<std::uint64_t>(chunk.size(), now->bytes - at));
-    const ssize_t n = ::pread(fd, chunk.data(), want, static_cast<off_t>(at));
-    if (n <= 0) break;
-    lines += static_cast<std::uint64_t>(std::count(chunk.data(), chunk.data() + n, '\n'));
-    at += static_cast<std::uint64_t>(n);
-  }
-  if (::ftruncate(fd, static_cast<off_t>(applied.bytes)) != 0) {
-    throw SourceError(
-        false, fmt::format("{}: cannot cut the reject file back to the {} bytes the "
-                           "checkpoint records: {}",
-                           one_line(policy_.reject_file), applied.bytes, std::strerror(errno)));
-  }
-  return lines;
-}
-
-void RejectSink::carry_over(std::uint64_t earlier) {
-  carried_ = earlier;
-  count_ += earlier;
-}
-
-namespace {
-// The end of a --max-rejects message when some of the rejections came from the runs a resumed run
-// goes on from.
-std::string carried_note(std::uint64_t carried) {
-  if (carried == 0) return {};
-  return fmt::format(
-      "; {} of them by the run{} this one resumes (--checkpoint counts the rejections since the "
-      "last run that read its inputs to the end)",
-      carried, carried == 1 ? "" : "s");
-}
-}  // namespace
-
 void RejectSink::count_one(const std::string& where, std::string_view what) {
   ++count_;
   if (count_ > policy_.max_rejects) {
     throw TooManyRejects(
-        policy_.max_rejects == 0 && carried_ == 0
+        policy_.max_rejects == 0
             ? fmt::format("stopped at the first {} ({}); use --max-rejects N{} to set bad "
                           "records aside and go on",
                           what, where, policy_.reject_file.empty() ? " --reject-file FILE" : "")
         : what == kMalformedRecord
-            ? fmt::format("more than {} record{} rejected (--max-rejects); stopped at {}{}",
-                          policy_.max_rejects, policy_.max_rejects == 1 ? "" : "s", where,
-                          carried_note(carried_))
+            ? fmt::format("more than {} record{} rejected (--max-rejects); stopped at {}",
+                          policy_.max_rejects, policy_.max_rejects == 1 ? "" : "s", where)
             // A row the server refused: the summary's "rejected" counts only records.
             : fmt::format("more than {} rejected (--max-rejects counts malformed records and "
-                          "rows the server refused); stopped at the {} ({}){}",
-                          policy_.max_rejects, what, where, carried_note(carried_)));
+                          "rows the server refused); stopped at the {} ({})",
+                          policy_.max_rejects, what, where));
   }
 }
 
@@ -286,14 +230,11 @@ void RejectSink::refused_rows(const std::vector<RowRefusal>& rows, std::string_v
   if (count_ <= policy_.max_rejects) return;
   throw TooManyRejects(fmt::format(
       "more than {} rejected (--max-rejects counts malformed records and rows the server "
-      "refused): the server refused {} row{} of {} ({} rejected before it{}), all written to {}; "
+      "refused): the server refused {} row{} of {} ({} rejected before it), all written to {}; "
       "the window's other rows were applied, but the window is not recorded as done, and the "
       "server refuses the same rows when it runs again: give --max-rejects {} or more to set "
       "them aside and go on",
       policy_.max_rejects, rows.size(), rows.size() == 1 ? "" : "s", window, before,
-      carried_ == 0 ? std::string()
-                    : fmt::format(", {} of them by the run{} this one resumes", carried_,
-                                  carried_ == 1 ? "" : "s"),
       one_line(policy_.reject_file), count_));
 }
 

@@ -439,20 +439,11 @@ TEST_CASE("checkpoint files round-trip and are replaced atomically") {
   c.progress.sources.push_back(SourceMark{"a \"quoted\".jsonl", "abc", 150, false});
   c.progress.kafka_next_offset[{"ATLAS_ENTITIES", 2}] = 1204;
   save_checkpoint(path, c);
-  Checkpoint back = load_checkpoint(path);
+  const Checkpoint back = load_checkpoint(path);
   CHECK(back.found);
   CHECK(back.progress == c.progress);
   CHECK(back.windows_applied == 3);
   CHECK(back.events_applied == 150);
-  CHECK_FALSE(back.reject_file.has_value());  // a run without --reject-file records none
-  CHECK(back.rejected == 0);
-  c.reject_file = RejectFileMark{2049, 77, std::uint64_t{1} << 40};
-  c.rejected = 7;
-  save_checkpoint(path, c);
-  back = load_checkpoint(path);
-  REQUIRE(back.reject_file.has_value());
-  CHECK(*back.reject_file == *c.reject_file);
-  CHECK(back.rejected == 7);
   // Nothing but the checkpoint itself is left in the directory (no temporary file).
   std::vector<std::string> left;
   for (const auto& entry : std::filesystem::directory_iterator(dir_template)) {
@@ -501,12 +492,6 @@ TEST_CASE("checkpoint files round-trip and are replaced atomically") {
             R"(malformed checkpoint at sources[0]: "complete" missing)"},
            {R"({"format":"atlas2kudu-checkpoint/2","kafka":[{"topic":"T","partition":0}]})",
             R"(malformed checkpoint at kafka[0]: "next_offset" missing)"},
-           {R"({"format":"atlas2kudu-checkpoint/3","reject_file":{"device":1,"inode":2}})",
-            R"(malformed checkpoint at reject_file: "bytes" missing)"},
-           {R"({"format":"atlas2kudu-checkpoint/3","reject_file":{"device":1,"inode":-2,)"
-            R"("bytes":3}})",
-            "malformed checkpoint at reject_file.inode: The JSON element does not have the "
-            "requested type"},
        }) {
     CAPTURE(bad.text);
     {
