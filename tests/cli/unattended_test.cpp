@@ -597,4 +597,59 @@ TEST_CASE("--max-rejects counts one run's rejections: a rerun with --checkpoint 
   for (const auto& f : {input, ckpt, ckpt + ".lock"}) std::remove(f.c_str());
 }
 
+// The lines of the window a rerun applies again, and of a record every run reads again, are in
+// the reject file once; nothing in it is removed.
+TEST_CASE("a rerun does not write again a rejection the reject file holds") {
+  TestServer server("--handler kit --audit-last-year 2030");
+  // Window 1: two events of 2029, recorded. Window 2: a record that is not JSON (rejected) and an
+  // event of 2031 (a row error, so the window is not recorded and runs again). The second input
+  // ends in a record cut short (a file still being written): every run reads it again.
+  const std::string input = write_temp(
+      ".jsonl", create_table_line(1, "", 1861920000000) + create_table_line(2, "", 1861920000001) +
+                    "not json\n" + create_table_line(3, "", 1930089600000));
+  const std::string growing =
+      write_temp(".jsonl", create_table_line(4, "", 1861920000004) + "{\"cut\":");
+  const std::string ckpt = tmp_path(".ckpt");
+  const std::string rejects = tmp_path(".rejects");
+  for (const auto& f : {ckpt, rejects}) std::remove(f.c_str());
+  const std::string older = "{\"source\":\"older.jsonl\",\"line\":9}\n";  // kept throughout
+  {
+    std::FILE* f = std::fopen(rejects.c_str(), "w");
+    std::fputs(older.c_str(), f);
+    std::fclose(f);
+  }
+  const std::string args = "apply -i " + server.address() +
+                           " --window-events 2 --max-rejects 5 --reject-file " + rejects +
+                           " --checkpoint " + ckpt + " " + input + " " + growing;
+  const auto count = [&](const std::string& what) {
+    const std::string text = slurp(rejects);
+    std::size_t n = 0;
+    for (std::size_t at = 0; (at = text.find(what, at)) != std::string::npos; ++at) ++n;
+    return n;
+  };
+  Run r = run(args);
+  CHECK(r.status == 3);
+  CHECK(json_number(slurp(ckpt), "windows_applied") == 1);
+  CHECK(count("\"line\":3,") == 1);
+  CHECK(!contains(r.err, "holds this rejection already"));
+
+  r = run(args + " --max-row-errors 1");
+  CHECK(r.status == 0);
+  CHECK(contains(r.err, input + ":3:"));  // rejected again, and said so
+  CHECK(contains(r.err, "atlas2kudu: " + rejects +
+                            " holds this rejection already (an earlier run read the same record, "
+                            "or ran the same window); it is not written again, nor any other it "
+                            "holds\n"));
+  CHECK(count("\"line\":3,") == 1);
+  CHECK(count("\"line\":") == 3);  // older, line 3, and the record cut short
+  // The record cut short is read again by the next run, and its line is not written again.
+  r = run(args + " --max-row-errors 1");
+  CHECK(r.status == 0);
+  CHECK(contains(r.err, growing + ":2:"));
+  CHECK(count(growing) == 1);
+  CHECK(slurp(rejects).starts_with(older));
+  CHECK(count("\n") == 3);
+  for (const auto& f : {input, growing, ckpt, ckpt + ".lock", rejects}) std::remove(f.c_str());
+}
+
 TEST_SUITE_END();

@@ -854,4 +854,66 @@ TEST_CASE("appending to a reject file cut mid-line first drops the partial line"
   std::remove(path);
 }
 
+TEST_CASE("appending, a rejection the reject file holds is not written again; nothing is removed") {
+  char path[] = "/tmp/atlas2kudu-rejects-XXXXXX";
+  const int fd = ::mkstemp(path);
+  REQUIRE(fd >= 0);
+  ::close(fd);
+  SourcePosition at3;
+  at3.source = "in.jsonl";
+  at3.line = 3;
+  at3.record = 2;
+  SourcePosition at7 = at3;
+  at7.line = 7;
+  at7.record = 6;
+  const auto refusal = [](const std::string& where) {
+    return RowRefusal{"entity_flat", where, "value too large", "('ab', 1)", {}};
+  };
+  std::string diagnostics_text;
+  {
+    RejectSink first(RejectPolicy{.max_rejects = 10, .reject_file = path, .append = false},
+                     nullptr);
+    first.reject(Rejection{at3, RejectCode::kNotJson, "not a JSON object", "x"});
+    first.refused_rows({refusal("window 4, upsert phase, statement 1 of 1, row 1 of 1")},
+                       "window 4");
+  }
+  const std::string before = slurp(path);
+  CHECK(std::count(before.begin(), before.end(), '\n') == 2);
+  {
+    char* buffer = nullptr;
+    std::size_t size = 0;
+    std::FILE* diagnostics = ::open_memstream(&buffer, &size);
+    {
+      RejectSink rerun(RejectPolicy{.max_rejects = 10, .reject_file = path, .append = true},
+                       diagnostics);
+      rerun.reject(Rejection{at3, RejectCode::kNotJson, "not a JSON object", "x"});
+      // The same row, in the rerun's own window 1.
+      rerun.refused_rows({refusal("window 1, upsert phase, statement 1 of 1, row 1 of 1")},
+                         "window 1");
+      CHECK(slurp(path) == before);
+      CHECK(rerun.count() == 2);  // counted all the same: --max-rejects bounds each run
+      // Another record, another row: written.
+      rerun.reject(Rejection{at7, RejectCode::kNotJson, "not a JSON object", "y"});
+      rerun.refused_rows(
+          {refusal("window 1, upsert phase, statement 1 of 1, row 1 of 1"),
+           RowRefusal{"entity_flat", "window 1, row 2", "too large", "('cd', 2)", {}}},
+          "window 1");
+    }
+    std::fclose(diagnostics);
+    diagnostics_text.assign(buffer, size);
+    std::free(buffer);
+  }
+  const std::string after = slurp(path);
+  CHECK(after.starts_with(before));
+  CHECK(std::count(after.begin(), after.end(), '\n') == 4);
+  CHECK(after.find("\"line\":7,") != std::string::npos);
+  CHECK(after.find("('cd', 2)") != std::string::npos);
+  // Said once, with the file's name.
+  CHECK(diagnostics_text.find(std::string(path) + " holds this rejection already") !=
+        std::string::npos);
+  CHECK(diagnostics_text.find("holds this rejection already") ==
+        diagnostics_text.rfind("holds this rejection already"));
+  std::remove(path);
+}
+
 TEST_SUITE_END();
