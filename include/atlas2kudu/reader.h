@@ -115,13 +115,9 @@ struct RejectPolicy {
   std::uint64_t max_rejects = 0;  // the run fails once more than this many were rejected
   std::string reject_file;        // JSON lines of rejected records; empty = none
   // Append to an existing reject file instead of replacing it (a resumed run: the lines of the
-  // run it resumes describe records this run skips). A rejection already among the file's last
-  // kRejectFileRememberedBytes is not written again (RejectSink).
+  // run it resumes describe records this run skips).
   bool append = false;
 };
-
-// How much of an existing reject file an appending run reads for the rejections it holds.
-inline constexpr std::uint64_t kRejectFileRememberedBytes = std::uint64_t{64} << 20;
 
 // Thrown once more than max_rejects records were rejected.
 class TooManyRejects : public Error {
@@ -160,16 +156,6 @@ struct RowRefusal {
 // The reject file is created mode 0600 (it holds input data), never through a symbolic link, and
 // only as a regular file: Error(kIo) for anything else at the path.
 //
-// Appending (a run resumed from a checkpoint), a rejection the file holds already is not written
-// again: a run stopped inside a window wrote that window's lines, and its rerun reads the same
-// records and refuses the same rows; a record the resume point stays before (a chunk of a split
-// message still waiting for the rest, a last record cut short) is read by every run until it is
-// whole. Lines are compared whole, but for a refused row's "where" (its window number is the
-// run's own). Nothing in the file is ever removed or rewritten. Lines beyond the file's last
-// kRejectFileRememberedBytes are not looked at (memory: 8 bytes per line remembered).
-//   file: {..."line":3,...,"reason":"not JSON",...}       run: rejects line 3 again -> not written
-//                                                           rejects line 7            -> written
-//
 // `over_progress_line`: each message first clears the terminal's line, where the progress line
 // is drawn (cli/progress.h), so that "SOURCE:LINE:OFFSET: reason" starts its own line.
 class RejectSink {
@@ -193,13 +179,8 @@ class RejectSink {
 
   void print(std::string_view line);
 
-  // Reads the keys of the lines of an existing reject file (its last kRejectFileRememberedBytes).
-  void remember_lines(int fd, std::uint64_t size);
-
   RejectPolicy policy_;
   std::FILE* diagnostics_;
-  std::vector<std::uint64_t> lines_there_;  // sorted keys (line_key) of the file's lines
-  std::uint64_t not_written_again_ = 0;
   bool over_progress_line_;
   std::FILE* file_ = nullptr;
   std::uint64_t count_ = 0;

@@ -21,7 +21,6 @@
 #include "input/split_assembler.h"
 #include "util/base64.h"
 #include "util/diagnostic.h"
-#include "util/digest.h"
 #include "util/json_writer.h"
 #include "util/stop.h"
 #include "util/utf8.h"
@@ -161,65 +160,11 @@ namespace {
 constexpr std::string_view kMalformedRecord = "malformed record";
 }  // namespace
 
-namespace {
-
-// What identifies a reject-file line: its bytes without the line end, and without a refused row's
-// "where" (it names the window by the run's own count), hashed.
-std::uint64_t line_key(std::string_view line) {
-  if (line.ends_with('\n')) line.remove_suffix(1);
-  constexpr std::string_view kWhere = ",\"where\":\"";
-  const std::size_t at = line.find(kWhere);
-  if (at == std::string_view::npos) return static_cast<std::uint64_t>(sha256_prefix_i64(line));
-  std::size_t end = at + kWhere.size();
-  while (end < line.size() && line[end] != '"') end += line[end] == '\\' ? 2 : 1;
-  std::string without(line.substr(0, at));
-  if (end < line.size()) without += line.substr(end + 1);
-  return static_cast<std::uint64_t>(sha256_prefix_i64(without));
-}
-
-}  // namespace
-
 RejectSink::RejectSink(RejectPolicy policy, std::FILE* diagnostics, bool over_progress_line)
     : policy_(std::move(policy)),
       diagnostics_(diagnostics),
       over_progress_line_(over_progress_line) {
-  if (policy_.reject_file.empty()) return;
-  file_ = open_reject_file(policy_.reject_file, policy_.append);
-  if (!policy_.append) return;
-  struct stat st {};
-  if (::fstat(::fileno(file_), &st) == 0 && st.st_size > 0) {
-    remember_lines(::fileno(file_), static_cast<std::uint64_t>(st.st_size));
-  }
-}
-
-void RejectSink::remember_lines(int fd, std::uint64_t size) {
-  const std::uint64_t from =
-      size > kRejectFileRememberedBytes ? size - kRejectFileRememberedBytes : 0;
-  std::string line;
-  bool whole = from == 0;  // the first line read is whole only from the file's start
-  std::vector<char> chunk(std::size_t{1} << 20);
-  for (std::uint64_t at = from; at < size;) {
-    const ssize_t n =
-        ::pread(fd, chunk.data(),
-                static_cast<std::size_t>(std::min<std::uint64_t>(chunk.size(), size - at)),
-                static_cast<off_t>(at));
-    if (n <= 0) break;  // unreadable: what was read is remembered, the rest is not
-    at += static_cast<std::uint64_t>(n);
-    std::string_view rest(chunk.data(), static_cast<std::size_t>(n));
-    while (!rest.empty()) {
-      const std::size_t nl = rest.find('\n');
-      if (nl == std::string_view::npos) {
-        line.append(rest);  // at most kRejectFileRememberedBytes in all
-        break;
-      }
-      line.append(rest.substr(0, nl));
-      rest.remove_prefix(nl + 1);
-      if (whole) lines_there_.push_back(line_key(line));
-      whole = true;
-      line.clear();
-    }
-  }
-  std::sort(lines_there_.begin(), lines_there_.end());
+  if (!policy_.reject_file.empty()) file_ = open_reject_file(policy_.reject_file, policy_.append);
 }
 
 RejectSink::~RejectSink() {
@@ -228,17 +173,6 @@ RejectSink::~RejectSink() {
 
 void RejectSink::write_line(const std::string& line) {
   if (file_ == nullptr) return;
-  if (!lines_there_.empty() &&
-      std::binary_search(lines_there_.begin(), lines_there_.end(), line_key(line))) {
-    if (not_written_again_++ == 0 && diagnostics_ != nullptr) {
-      print_diagnostic(diagnostics_,
-                       "{}atlas2kudu: {} holds this rejection already (an earlier run read the "
-                       "same record, or ran the same window); it is not written again, nor any "
-                       "other it holds\n",
-                       over_progress_line_ ? "\r\x1b[K" : "", one_line(policy_.reject_file));
-    }
-    return;
-  }
   if (std::fwrite(line.data(), 1, line.size(), file_) != line.size() || std::fflush(file_) != 0) {
     throw SourceError(false, fmt::format("{}: cannot write reject file: {}",
                                          one_line(policy_.reject_file), std::strerror(errno)));
