@@ -124,6 +124,9 @@ Checkpoint load_checkpoint(const std::string& path) {
     };
     bool format_ok = false;
     bool older_format = false;
+    // Members every release wrote: a file without one was cut or edited, and read as it is it
+    // would say that nothing was applied.
+    bool windows_seen = false, events_seen = false, sources_seen = false, kafka_seen = false;
     std::vector<bool> framings_seen;  // per source
     for (auto field : doc.get_object()) {
       const std::string_view key = field.unescaped_key();
@@ -145,9 +148,12 @@ Checkpoint load_checkpoint(const std::string& path) {
         c.runs = field.value().get_uint64();
       } else if (key == "windows_applied") {
         c.windows_applied = field.value().get_uint64();
+        windows_seen = true;
       } else if (key == "events_applied") {
         c.events_applied = field.value().get_uint64();
+        events_seen = true;
       } else if (key == "sources") {
+        sources_seen = true;
         std::size_t i = 0;
         for (auto item : field.value().get_array()) {
           SourceMark mark;
@@ -192,6 +198,7 @@ Checkpoint load_checkpoint(const std::string& path) {
           ++i;
         }
       } else if (key == "kafka") {
+        kafka_seen = true;
         std::size_t i = 0;
         for (auto item : field.value().get_array()) {
           std::string topic;
@@ -226,6 +233,10 @@ Checkpoint load_checkpoint(const std::string& path) {
       throw refuse(fmt::format("not an atlas2kudu checkpoint ({}, {} or {} expected)", kFormat,
                                kFormatV2, kFormatV1));
     }
+    require(windows_seen, "the document", "windows_applied");
+    require(events_seen, "the document", "events_applied");
+    require(sources_seen, "the document", "sources");
+    require(kafka_seen, "the document", "kafka");
     for (std::size_t i = 0; i < c.progress.sources.size(); ++i) {
       if (older_format) {
         c.progress.sources[i].framing = 1;  // counted by the releases that wrote them

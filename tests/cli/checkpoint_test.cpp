@@ -492,6 +492,12 @@ TEST_CASE("checkpoint files round-trip and are replaced atomically") {
             R"(malformed checkpoint at sources[0]: "complete" missing)"},
            {R"({"format":"atlas2kudu-checkpoint/2","kafka":[{"topic":"T","partition":0}]})",
             R"(malformed checkpoint at kafka[0]: "next_offset" missing)"},
+           // Cut or edited down to its format: read as it is, it would say nothing was applied.
+           {R"({"format":"atlas2kudu-checkpoint/3"})",
+            R"(malformed checkpoint at the document: "windows_applied" missing)"},
+           {R"({"format":"atlas2kudu-checkpoint/3","windows_applied":2,"events_applied":9,)"
+            R"("kafka":[]})",
+            R"(malformed checkpoint at the document: "sources" missing)"},
        }) {
     CAPTURE(bad.text);
     {
