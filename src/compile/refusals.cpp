@@ -18,6 +18,8 @@ namespace atlas2kudu {
 namespace {
 
 constexpr std::size_t kMaxRowsShown = 10;
+// Said of the window a run stopped in, with or without --checkpoint.
+constexpr std::string_view kNotRecorded = "did not finish (a --checkpoint does not record it)";
 
 std::string describe_event(const Event& e) {
   return fmt::format("{} ({} {} {})", format_position(e.pos), to_string(e.op), e.guid.dashed(),
@@ -122,10 +124,7 @@ std::string what_ran(const CompiledWindow& w, const std::vector<RefusedRow>& row
                         : fmt::format("none of its {} upsert statements ran", w.upserts.size()));
   }
   parts.emplace_back("no later window ran");
-  std::string out = fmt::format(
-      "The run stopped in window {}, which did not finish (a --checkpoint does not "
-      "record it): ",
-      w.index);
+  std::string out = fmt::format("The run stopped in window {}, which {}: ", w.index, kNotRecorded);
   for (std::size_t i = 0; i < parts.size(); ++i) out += (i == 0 ? "" : "; ") + parts[i];
   return out + ".";
 }
@@ -192,9 +191,9 @@ std::string row_errors_message(const NetWindow& net, const CompiledWindow& windo
   }
   std::string out = fmt::format(
       "{}: the server reported {} row error{} over the run ({}), more than --max-row-errors {} "
-      "allows: rows Impala skipped and only counted. The window did not finish (a --checkpoint "
-      "does not record it); rerunning after the fix applies it again.",
-      window_where(window), total, total == 1 ? "" : "s", per_table, e.limit);
+      "allows: rows Impala skipped and only counted. The window {}; rerunning after the fix "
+      "applies it again.",
+      window_where(window), total, total == 1 ? "" : "s", per_table, e.limit, kNotRecorded);
   // Per table of this window: the statements that reported row errors.
   std::map<std::string, std::vector<const RowErrorReport*>> by_table;
   for (const RowErrorReport& r : e.statements) by_table[r.statement->table].push_back(&r);

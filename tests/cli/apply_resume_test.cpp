@@ -8,8 +8,6 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <memory>
 #include <optional>
 #include <string>
@@ -245,8 +243,7 @@ RunResult apply_once(int port, const std::string& checkpoint_path,
 }
 
 std::uint64_t count_lines(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string text = slurp(path);
   return static_cast<std::uint64_t>(std::count(text.begin(), text.end(), '\n'));
 }
 
