@@ -429,6 +429,14 @@ std::string config_line_of(const ConfigOrigins& origins, std::string_view what,
   return {};
 }
 
+// Whether `name` ("--password", "--ldap-passwd", "--PASSWORD") is a flag meant to give a password
+// in argv, which no option does.
+bool is_password_flag(const std::string& name) {
+  std::string lower(name);
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return lower.starts_with("--") && lower.find("passw") != std::string::npos;
+}
+
 // For the flags whose secret comes from a command: where it comes from, as a hint.
 std::string where_the_secret_comes_from(const CLI::Option& flag) {
   if (flag.check_name("--jwt")) return "; the token comes from --jwt_cmd CMD";
@@ -613,8 +621,16 @@ void report_usage_error(CLI::App& app, const CLI::ParseError& e,
       const std::string name = a.substr(0, a.find('='));
       if (std::find(known.begin(), known.end(), name) != known.end()) continue;
       if (name.starts_with("-") && !name.starts_with("--") && name.size() > 2) continue;  // -Qx=y
+      // Any two one-letter flags are one edit apart: "-p (did you mean -h?)" would only mislead.
+      if (!name.starts_with("--")) continue;
       if (const auto m = closest_match(name, known)) {
         hint = fmt::format(" (did you mean {}?)", *m);
+        break;
+      }
+      if (is_password_flag(name) && option_named(*sub, "--ldap_password_cmd") != nullptr) {
+        hint =
+            " (no option takes a password, which ps would show: with -l, it comes from "
+            "--ldap_password_cmd, $ATLAS2KUDU_LDAP_PASSWORD or a prompt)";
         break;
       }
     }

@@ -276,6 +276,23 @@ TEST_CASE("usage errors and missing files have their own exit codes") {
   CHECK(r.status == 64);
   CHECK(r.err.starts_with("atlas2kudu: "));
   CHECK(contains(r.err, "--windows-events (did you mean --window-events?)"));
+  // One-letter flags are all one edit apart: none is offered for another.
+  r = run("apply -p examples/x.jsonl");
+  CHECK(r.status == 64);
+  CHECK(r.err ==
+        "atlas2kudu: The following argument was not expected: -p\n"
+        "Run 'atlas2kudu apply --help' for the options.\n");
+  // A password flag, from habit or another tool, is told where a password comes from instead;
+  // the word after it is not shown.
+  r = run("apply --password hunter2 examples/x.jsonl");
+  CHECK(r.status == 64);
+  CHECK(contains(r.err,
+                 "--password (no option takes a password, which ps would show: with -l, "
+                 "it comes from --ldap_password_cmd, $ATLAS2KUDU_LDAP_PASSWORD or a prompt)"));
+  CHECK(!contains(r.err, "hunter2"));
+  r = run("check --password x examples/x.jsonl");  // check connects to nothing
+  CHECK(r.status == 64);
+  CHECK(!contains(r.err, "ldap_password_cmd"));
   // Numbers: whole, decimal, within bounds, and said so plainly (no "-h" hint for "-1").
   struct Refused {
     std::string args, message;
@@ -442,6 +459,14 @@ TEST_CASE("outputs naming an input or each other, and paths that cannot be writt
   CHECK(contains(r.err, "the same file as the input " + link));
   CHECK(slurp(rejects) == rejected);
   std::remove(checkpoint.c_str());
+  // An input given as -o is named as the input, not as "a file atlas2kudu did not write".
+  const std::string input_copy = write_temp(".jsonl", slurp(example));
+  r = run("compile -q -o " + input_copy + " " + input_copy);
+  CHECK(r.status == 64);
+  CHECK(r.err == "atlas2kudu: -o " + input_copy + ": the same file as the input " + input_copy +
+                     "; it would be replaced while it is read. Write to another path.\n");
+  CHECK(slurp(input_copy) == slurp(example));
+  std::remove(input_copy.c_str());
 
   // Two outputs on one path, one of them not there yet and named another way.
   const std::string dir = std::filesystem::path(tmp_path(".d")).string();
