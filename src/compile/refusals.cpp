@@ -172,7 +172,8 @@ std::string refused_rows_message(const NetWindow& net, const CompiledWindow& win
     fmt::format_to(std::back_inserter(out), "\n  ... and {} more", rows.size() - kMaxRowsShown);
   }
   if (rows.empty()) return out;
-  out += "\n" + what_ran(window, rows);
+  out += '\n';
+  out += what_ran(window, rows);
   out +=
       " To set such rows aside (with their events and the server's reason) and apply the rest of "
       "the window, run again with --reject-file FILE, and --max-rejects N for how many may be set "
