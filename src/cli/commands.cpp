@@ -193,10 +193,13 @@ void before_reading(std::string_view command, const InputOptions& in,
 // fails, a --stats file that cannot be written) still leaves its exit status in
 // --metrics-textfile, and in --stats too once that path is found safe to write (before_reading
 // passed, or failed on another output and --stats passes alone): a monitor reading it must not be
-// left with an earlier run's success.
+// left with an earlier run's success. A run stopped this early (a signal or --deadline while
+// --ldap_password_cmd runs) prints `stopped_summary`'s line after the message, as a stop in the
+// run's work does.
 int reporting_early_failures(std::string_view command, const InputOptions& in,
                              const std::vector<RunOutput>& outputs,
-                             const std::function<int()>& body) {
+                             const std::function<int()>& body,
+                             const std::function<void(const RunReport&)>& stopped_summary = {}) {
   const std::int64_t started = wall_clock_micros();
   bool outputs_checked = false;
   try {
@@ -213,7 +216,8 @@ int reporting_early_failures(std::string_view command, const InputOptions& in,
                      .end_micros = ended,
                      .error = e.what(),
                      .read = &nothing_read};
-    if (const auto* stop = dynamic_cast<const StopError*>(&e)) report.stopped_by = stop->reason();
+    const auto* stop = dynamic_cast<const StopError*>(&e);
+    if (stop != nullptr) report.stopped_by = stop->reason();
     // The run reports its first failure, not one of these.
     if (!in.metrics_file.empty()) {
       try {
@@ -228,7 +232,10 @@ int reporting_early_failures(std::string_view command, const InputOptions& in,
       } catch (const Error&) {
       }
     }
-    throw;
+    if (stop == nullptr || !stopped_summary) throw;
+    print_diagnostic(stderr, "atlas2kudu: {}\n", e.what());
+    stopped_summary(report);
+    return report.exit_status;
   }
 }
 
@@ -679,14 +686,30 @@ int run_check(InputOptions& in) {
 }
 
 int run_compile(CompileCommand& c) {
-  return reporting_early_failures("compile", c.in, run_outputs(c.in, c.output),
-                                  [&] { return compile_run(c); });
+  return reporting_early_failures(
+      "compile", c.in, run_outputs(c.in, c.output), [&] { return compile_run(c); },
+      [&](const RunReport& stopped) {
+        const SqlWriteStats nothing_written;
+        RunReport report = stopped;
+        report.write = &nothing_written;
+        if (!c.quiet) {
+          print_compile_summary(stderr, report,
+                                c.output.empty() || c.output == "-" ? SqlDestination::kStdout
+                                                                    : SqlDestination::kFile);
+        }
+      });
 }
 
 int run_apply(ApplyCommand& a) {
-  return reporting_early_failures("apply", a.compile.in,
-                                  run_outputs(a.compile.in, {}, a.checkpoint),
-                                  [&] { return apply_run(a); });
+  return reporting_early_failures(
+      "apply", a.compile.in, run_outputs(a.compile.in, {}, a.checkpoint),
+      [&] { return apply_run(a); },
+      [&](const RunReport& stopped) {
+        const Hs2RunStats nothing_run;
+        RunReport report = stopped;
+        report.execution = &nothing_run;
+        if (!a.compile.quiet) print_apply_summary(stderr, report, a.checkpoint);
+      });
 }
 
 int run_ddl(const DdlCommand& d) {

@@ -89,6 +89,7 @@ void write_execution_stats(JsonWriter& w, const Hs2RunStats& hs2) {
   w.end_object();
   w.key("rows_refused").value(hs2.rows_refused);
   w.key("split_statements").value(hs2.split_statements);
+  w.key("statements_cut_short").value(hs2.statements_cut_short);
 }
 
 void write_lookup_stats(JsonWriter& w, const Hs2PriorStats& s) {
@@ -244,6 +245,11 @@ std::string statements_run(const Hs2RunStats& hs2, const SqlWriteStats* written)
   std::string text = counted(hs2.statements, "statement", "statements");
   if (written != nullptr && hs2.statements > written->statements) {
     text += fmt::format(" ({} in a window not finished)", hs2.statements - written->statements);
+  }
+  if (hs2.statements_cut_short > 0) {
+    text +=
+        fmt::format(" (and {} cut short by the stop before the server answered: it may have run)",
+                    hs2.statements_cut_short);
   }
   return text;
 }

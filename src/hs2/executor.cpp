@@ -220,7 +220,18 @@ void Hs2Executor::run_part(SqlSession& session, Phase& phase, std::size_t index,
   const ObservedStatement observed(
       observer_, {window.index, phase.name, position, phase.statements.size(), statement.table});
   const Hs2DmlResult r = retry_.run(
-      session, [&](SqlSession& s) { return s.execute(statement.sql); },
+      session,
+      [&](SqlSession& s) {
+        try {
+          return s.execute(statement.sql);
+        } catch (const StopError& e) {
+          if (e.statement_may_have_run()) {
+            std::lock_guard lock(mu_);
+            ++stats_.statements_cut_short;
+          }
+          throw;
+        }
+      },
       [&](const RetryFailure& f) {
         std::string where = statement_name(window, phase.name, position, statement);
         if (is_part) where += fmt::format(", rows {}-{} of {}", first + 1, last, whole.rows);

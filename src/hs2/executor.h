@@ -78,6 +78,9 @@ struct Hs2RunStats {
   std::map<std::string, std::int64_t> row_errors_by_table;
   std::uint64_t rows_refused = 0;      // rows isolated as refused (set aside or stopping the run)
   std::uint64_t split_statements = 0;  // parts of statements run to isolate refused rows
+  // Statements (or parts) a stop cut short before the server answered ExecuteStatement: not in
+  // `statements`, yet the server may have run them.
+  std::uint64_t statements_cut_short = 0;
 };
 
 // One statement the executor finished, for StatementCallback.

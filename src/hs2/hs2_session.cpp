@@ -332,7 +332,11 @@ struct Hs2Session::Impl {
     if (!settings.query_overlay().empty()) req.__set_confOverlay(settings.query_overlay());
     req.__set_runAsync(true);
     t::TExecuteStatementResp resp;
-    call("ExecuteStatement", [&] { rpc->ExecuteStatement(resp, req); });
+    try {
+      call("ExecuteStatement", [&] { rpc->ExecuteStatement(resp, req); });
+    } catch (StopError& e) {
+      throw e.set_statement_may_have_run();
+    }
     check(resp.status, "ExecuteStatement");
     if (!resp.__isset.operationHandle)
       throw Hs2Error(Hs2ErrorKind::kInternal, "ExecuteStatement: no operation handle in reply");

@@ -109,9 +109,17 @@ class StopError : public Error {
  public:
   explicit StopError(StopReason reason);
   StopReason reason() const { return reason_; }
+  // Set when the stop cut a statement's request short before the server answered it: the server
+  // may have run it (or may still), and no handle is known to cancel it.
+  bool statement_may_have_run() const { return statement_may_have_run_; }
+  StopError& set_statement_may_have_run() {
+    statement_may_have_run_ = true;
+    return *this;
+  }
 
  private:
   StopReason reason_;
+  bool statement_may_have_run_ = false;
 };
 
 // Throws StopError when a stop was requested.

@@ -139,7 +139,12 @@ TEST_CASE(
   const Run r = apply.wait(std::chrono::seconds(10));
   CHECK(std::chrono::steady_clock::now() - signalled < std::chrono::seconds(2));
   CHECK(r.status == 143);
-  CHECK(contains(r.err, "stopped by SIGTERM"));
+  // The message, then the summary, as for a stop later in the run.
+  CHECK(contains(r.err,
+                 "atlas2kudu: stopped by SIGTERM\n"
+                 "atlas2kudu apply: 0 events (0 records, 0 rejected), 0 windows applied, 0 "
+                 "statements, 0 rows modified, 0 row errors, 0 retries, "));
+  CHECK(r.err.ends_with(" s (stopped by SIGTERM)\n"));
   const std::string text = slurp(metrics);
   CHECK(contains(text, "atlas2kudu_last_exit_status{command=\"apply\"} 143"));
   // The run's duration, also for a run that ended before reading (it was 0.000).

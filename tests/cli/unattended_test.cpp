@@ -403,6 +403,11 @@ TEST_CASE(
     CHECK(contains(r.err, "--deadline 2s reached"));
     CHECK(contains(r.err, "(stopped by deadline)"));
     CHECK(contains(slurp(stats), "\"stopped_by\":\"deadline\""));
+    // The server may run it all the same: said apart from the statements that ran.
+    CHECK(contains(r.err,
+                   " 0 statements (and 1 cut short by the stop before the server answered: it "
+                   "may have run), "));
+    CHECK(json_number(slurp(stats), "statements_cut_short") == 1);
     std::remove(stats.c_str());
   }
 }
