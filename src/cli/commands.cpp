@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -709,6 +710,12 @@ int run_apply(ApplyCommand& a) {
         RunReport report = stopped;
         report.execution = &nothing_run;
         if (!a.compile.quiet) print_apply_summary(stderr, report, a.checkpoint);
+        // Said even with -q, as print_rerun_point is: the stop came before the checkpoint was
+        // read, so the file is as it was.
+        if (!a.checkpoint.empty()) {
+          print_nothing_recorded(stderr, a.checkpoint,
+                                 std::filesystem::exists(std::filesystem::path(a.checkpoint)));
+        }
       });
 }
 

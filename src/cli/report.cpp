@@ -1,6 +1,7 @@
 #include "cli/report.h"
 
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 
 #include <iterator>
 #include <map>
@@ -242,15 +243,19 @@ void print_compile_summary(std::FILE* out, const RunReport& r, SqlDestination sq
 // The statements apply ran; those of a window it did not finish (a stopped run) are said apart,
 // since "4 windows applied, 82 statements" reads as if all 82 were the 4 windows'.
 std::string statements_run(const Hs2RunStats& hs2, const SqlWriteStats* written) {
-  std::string text = counted(hs2.statements, "statement", "statements");
+  std::vector<std::string> notes;
   if (written != nullptr && hs2.statements > written->statements) {
-    text += fmt::format(" ({} in a window not finished)", hs2.statements - written->statements);
+    notes.push_back(
+        fmt::format("{} in a window not finished", hs2.statements - written->statements));
   }
   if (hs2.statements_cut_short > 0) {
-    text +=
-        fmt::format(" (and {} cut short by the stop before the server answered: it may have run)",
-                    hs2.statements_cut_short);
+    // Not among the statements counted: the server had not answered when the stop came.
+    notes.push_back(fmt::format(
+        "{} more cut short by the stop before the server answered: {}", hs2.statements_cut_short,
+        hs2.statements_cut_short == 1 ? "it may have run" : "they may have run"));
   }
+  std::string text = counted(hs2.statements, "statement", "statements");
+  if (!notes.empty()) text += fmt::format(" ({})", fmt::join(notes, "; "));
   return text;
 }
 
@@ -294,22 +299,28 @@ void print_apply_summary(std::FILE* out, const RunReport& r, const std::string& 
   print_rerun_point(out, r, checkpoint_path);
 }
 
+void print_nothing_recorded(std::FILE* out, const std::string& checkpoint_path, bool exists) {
+  if (!exists) {
+    print_diagnostic(out,
+                     "atlas2kudu apply: no window of this run was recorded, so {} was not "
+                     "created; the same command run again starts from the beginning\n",
+                     one_line(checkpoint_path));
+  } else {
+    print_diagnostic(out,
+                     "atlas2kudu apply: no window of this run was recorded; {} is as earlier runs "
+                     "left it, and the same command run again starts from there\n",
+                     one_line(checkpoint_path));
+  }
+}
+
 void print_rerun_point(std::FILE* out, const RunReport& r, const std::string& checkpoint_path) {
   if (!r.completed && r.checkpoint != nullptr) {
     // What the file holds, not what the executor ran: a window whose refused rows then stopped
     // the run ran, but was not recorded.
     const std::uint64_t recorded = r.checkpoint->windows_recorded();
-    if (recorded == 0 && !r.checkpoint->existed() && !r.checkpoint->written()) {
-      print_diagnostic(out,
-                       "atlas2kudu apply: no window of this run was recorded, so {} was not "
-                       "created; the same command run again starts from the beginning\n",
-                       one_line(checkpoint_path));
-    } else if (recorded == 0) {
-      print_diagnostic(
-          out,
-          "atlas2kudu apply: no window of this run was recorded; {} is as earlier runs left "
-          "it, and the same command run again starts from there\n",
-          one_line(checkpoint_path));
+    if (recorded == 0) {
+      print_nothing_recorded(out, checkpoint_path,
+                             r.checkpoint->existed() || r.checkpoint->written());
     } else {
       print_diagnostic(out,
                        "atlas2kudu apply: {} records the {} window{} this run applied; the same "

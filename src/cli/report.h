@@ -18,6 +18,7 @@
 //    "applied_windows":1,"applied_statements":12,"rows_modified":40,      <- apply
 //    "row_errors":0,"retries":0,"reconnects":0,"rows_modified_by_table":{"entity_flat":9,...},
 //    "row_errors_by_table":{"entity_audit":0,...},"rows_refused":0,"split_statements":0,
+//    "statements_cut_short":0,
 //    "prior_lookups":{"lookups":1,"guids":23,"found":0,"tag_rows":0,"queries":2,   <- --prior
 //                     "retries":0,"reconnects":0},                                    impala
 //    "http_waits":0,                                      <- apply, and compile with --prior impala
@@ -99,6 +100,10 @@ std::string read_summary(const ReadStats& stats);
 // disk), which may have cut the last window short.
 enum class SqlDestination { kFile, kStdout, kStdoutFailed };
 void print_compile_summary(std::FILE* out, const RunReport& report, SqlDestination sql);
+
+// A stopped run's line for a --checkpoint it recorded no window in: that the file was not created
+// (`exists` false) or is as earlier runs left it, and where the same command starts again.
+void print_nothing_recorded(std::FILE* out, const std::string& checkpoint_path, bool exists);
 
 // `apply`'s summary: the totals, one line per table, and print_rerun_point.
 void print_apply_summary(std::FILE* out, const RunReport& report,

@@ -103,7 +103,7 @@ std::vector<RowErrorReport> Hs2Executor::pin_row_errors(
           const Statement part = r.statement->part(a, b);
           return retry_
               .run(
-                  *sessions_[0], [&](SqlSession& s) { return s.execute(part.sql); },
+                  *sessions_[0], [&](SqlSession& s) { return execute(s, part.sql); },
                   [](const RetryFailure&) {})
               .row_errors;
         };
@@ -211,6 +211,18 @@ void Hs2Executor::isolate(SqlSession& session, Phase& phase, std::size_t index, 
   }
 }
 
+Hs2DmlResult Hs2Executor::execute(SqlSession& session, std::string_view sql) {
+  try {
+    return session.execute(sql);
+  } catch (const StopError& e) {
+    if (e.statement_may_have_run()) {
+      std::lock_guard lock(mu_);
+      ++stats_.statements_cut_short;
+    }
+    throw;
+  }
+}
+
 void Hs2Executor::run_part(SqlSession& session, Phase& phase, std::size_t index,
                            const Statement& statement, std::size_t first, std::size_t last) {
   const Statement& whole = phase.statements[index];
@@ -220,18 +232,7 @@ void Hs2Executor::run_part(SqlSession& session, Phase& phase, std::size_t index,
   const ObservedStatement observed(
       observer_, {window.index, phase.name, position, phase.statements.size(), statement.table});
   const Hs2DmlResult r = retry_.run(
-      session,
-      [&](SqlSession& s) {
-        try {
-          return s.execute(statement.sql);
-        } catch (const StopError& e) {
-          if (e.statement_may_have_run()) {
-            std::lock_guard lock(mu_);
-            ++stats_.statements_cut_short;
-          }
-          throw;
-        }
-      },
+      session, [&](SqlSession& s) { return execute(s, statement.sql); },
       [&](const RetryFailure& f) {
         std::string where = statement_name(window, phase.name, position, statement);
         if (is_part) where += fmt::format(", rows {}-{} of {}", first + 1, last, whole.rows);

@@ -332,10 +332,19 @@ struct Hs2Session::Impl {
     if (!settings.query_overlay().empty()) req.__set_confOverlay(settings.query_overlay());
     req.__set_runAsync(true);
     t::TExecuteStatementResp resp;
+    const std::shared_ptr<Hs2Transport> sending = transport;  // call() drops it on a stop
+    bool sent = false;
     try {
-      call("ExecuteStatement", [&] { rpc->ExecuteStatement(resp, req); });
+      call("ExecuteStatement", [&] {
+        rpc->send_ExecuteStatement(req);  // hs2-http: the whole exchange
+        sent = true;
+        rpc->recv_ExecuteStatement(resp);
+      });
     } catch (StopError& e) {
-      throw e.set_statement_may_have_run();
+      if (sent || (sending && sending->cut_request_may_have_arrived())) {
+        e.set_statement_may_have_run();
+      }
+      throw;
     }
     check(resp.status, "ExecuteStatement");
     if (!resp.__isset.operationHandle)

@@ -174,6 +174,12 @@ void HttpClientTransport::perform_once(long* status, long* retry_after) {
   char errbuf[CURL_ERROR_SIZE] = {0};
   curl_easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf);
   CURLcode rc = curl_easy_perform(c);
+  curl_off_t uploaded = 0;
+  long answered = 0;
+  curl_easy_getinfo(c, CURLINFO_SIZE_UPLOAD_T, &uploaded);
+  curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &answered);
+  may_have_arrived_ = uploaded >= static_cast<curl_off_t>(wbuf_.size()) && !wbuf_.empty() &&
+                      (answered == 0 || answered == 200);
   curl_easy_setopt(c, CURLOPT_HTTPHEADER, nullptr);
   curl_easy_setopt(c, CURLOPT_ERRORBUFFER, nullptr);
   curl_slist_free_all(headers);
@@ -377,6 +383,7 @@ void HttpClientTransport::flush() {
   bool cleared_cookies = false;
   for (int attempt = 1;; ++attempt) {
     long status = 0, retry_after = -1;
+    may_have_arrived_ = false;
     if (stoppable_) throw_if_stopped();  // no new try after a stop (also ends the waits below)
     try {
       perform_once(&status, &retry_after);

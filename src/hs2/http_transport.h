@@ -93,6 +93,7 @@ class HttpClientTransport final
   // about once a second even while nothing moves) and flush() throws StopError.
   void set_stoppable(bool on) override { stoppable_ = on; }
   bool stoppable() const { return stoppable_; }
+  bool cut_request_may_have_arrived() const override { return may_have_arrived_; }
 
   // For tests and diagnostics: HTTP tries beyond the first, summed over the transport's life.
   int http_retries() const { return http_retries_; }
@@ -120,6 +121,7 @@ class HttpClientTransport final
   int replies_ = 0;    // 200s received on this transport: once one came, a hang-up is a lost link
   int responses_ = 0;  // HTTP responses of any status received on this transport
   bool stoppable_ = true;
+  bool may_have_arrived_ = false;  // the last try sent its whole body, and got no refusal
 };
 
 }  // namespace atlas2kudu

@@ -41,6 +41,12 @@ class Hs2Transport : public apache::thrift::transport::TTransportDefaults {
   // transport shuts its socket down (SocketStopGuard, armed only while it reads, writes or
   // opens), hs2-http aborts the transfer (libcurl's progress callback, within about a second).
   virtual void set_stoppable(bool on) { (void)on; }
+  // After a flush() that a stop cut short: whether the request may have reached the server whole,
+  // so that the server may run it. hs2-http's flush() is the whole exchange: true once the body
+  // was sent and no answer that refuses it (a 503 waited out, a 401) came back. The binary
+  // transport's flush() only hands the bytes to the socket, and a request it did not finish
+  // sending is never run: false.
+  virtual bool cut_request_may_have_arrived() const { return false; }
 };
 
 // hs2-http's waits between 502/503/504 retries, told before each: "HTTP 503 from HOST:PORT:

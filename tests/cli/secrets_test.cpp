@@ -121,10 +121,12 @@ TEST_CASE(
   // The helper records its shell's process ID and a background child's, then waits for ever.
   const std::string pids = tmp_path(".pids");
   const std::string metrics = tmp_path(".prom");
+  const std::string checkpoint = tmp_path(".ckpt");
   std::remove(metrics.c_str());
+  std::remove(checkpoint.c_str());
   Background apply("apply -i 127.0.0.1:9 -l -u alice --auth_creds_ok_in_clear --metrics-textfile " +
-                   metrics + " --ldap_password_cmd 'echo $$ >" + pids +
-                   "; sleep 1000 & echo $! >>" + pids + "; wait' " +
+                   metrics + " --checkpoint " + checkpoint + " --ldap_password_cmd 'echo $$ >" +
+                   pids + "; sleep 1000 & echo $! >>" + pids + "; wait' " +
                    data("notifications/atlas21-console.jsonl"));
   std::vector<pid_t> helper;
   REQUIRE(eventually([&] {
@@ -144,7 +146,14 @@ TEST_CASE(
                  "atlas2kudu: stopped by SIGTERM\n"
                  "atlas2kudu apply: 0 events (0 records, 0 rejected), 0 windows applied, 0 "
                  "statements, 0 rows modified, 0 row errors, 0 retries, "));
-  CHECK(r.err.ends_with(" s (stopped by SIGTERM)\n"));
+  // ... and where the same command starts again, as after a later stop.
+  CHECK(
+      r.err.ends_with(" s (stopped by SIGTERM)\n"
+                      "atlas2kudu apply: no window of this run was recorded, so " +
+                      checkpoint +
+                      " was not created; the same command run again starts from the "
+                      "beginning\n"));
+  CHECK_FALSE(std::filesystem::exists(checkpoint));
   const std::string text = slurp(metrics);
   CHECK(contains(text, "atlas2kudu_last_exit_status{command=\"apply\"} 143"));
   // The run's duration, also for a run that ended before reading (it was 0.000).

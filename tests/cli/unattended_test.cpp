@@ -405,7 +405,7 @@ TEST_CASE(
     CHECK(contains(slurp(stats), "\"stopped_by\":\"deadline\""));
     // The server may run it all the same: said apart from the statements that ran.
     CHECK(contains(r.err,
-                   " 0 statements (and 1 cut short by the stop before the server answered: it "
+                   " 0 statements (1 more cut short by the stop before the server answered: it "
                    "may have run), "));
     CHECK(json_number(slurp(stats), "statements_cut_short") == 1);
     std::remove(stats.c_str());
