@@ -70,6 +70,13 @@ Envelope parse_envelope(od::parser& parser, std::string_view text, const char* w
       parser.iterate(text.data(), text.size(), text.size() + simdjson::SIMDJSON_PADDING);
   const od::json_type top = doc.type();
   if (top != od::json_type::object) {
+    // type() looks at the first byte only: "trash" would be "a boolean". Only text that is one
+    // whole JSON value is of the wrong type; the rest is no JSON (a rare path: parsed again).
+    simdjson::dom::parser whole;
+    if (const simdjson::error_code code = whole.parse(simdjson::padded_string(text)).error()) {
+      throw InputError(RejectCode::kInvalidJson,
+                       fmt::format("{}: invalid JSON: {}", what, simdjson::error_message(code)));
+    }
     throw InputError(RejectCode::kWrongType,
                      fmt::format("{}: expected a JSON object, got {}", what, json_type_name(top)));
   }

@@ -158,8 +158,16 @@ std::vector<Case> cases() {
       {"kcat record with null payload",
        "{\"topic\":\"ATLAS_ENTITIES\",\"partition\":3,\"offset\":17,\"key\":null,\"payload\":null}",
        "payload: kcat record without a value (null)"},
+      // type() sees the first byte only: "[1,2" is no array, "trash" no boolean.
       {"kcat payload that is not JSON",
        "{\"topic\":\"ATLAS_ENTITIES\",\"partition\":3,\"offset\":17,\"payload\":\"[1,2\"}",
+       "payload: invalid JSON: The JSON document has an improper structure: missing or "
+       "superfluous commas, braces, missing keys, etc."},
+      {"kcat payload that is a word",
+       "{\"topic\":\"ATLAS_ENTITIES\",\"partition\":3,\"offset\":17,\"payload\":\"trash\"}",
+       "payload: invalid JSON: Problem while parsing an atom starting with the letter 't'"},
+      {"kcat payload that is JSON but no object",
+       "{\"topic\":\"ATLAS_ENTITIES\",\"partition\":3,\"offset\":17,\"payload\":\"[1,2]\"}",
        "payload: expected a JSON object, got an array"},
       {"malformed attribute value", envelope(entity_message("ENTITY_CREATE", "{\"owner\":tru}")),
        "invalid JSON: Problem while parsing an atom starting with the letter 't'"},
