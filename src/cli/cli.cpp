@@ -31,6 +31,7 @@
 #include "cli/whole_number.h"
 #include "input/framer.h"
 #include "input/json_text.h"
+#include "util/ascii_case.h"
 #include "util/diagnostic.h"
 #include "util/utf8.h"
 #include "util/version.h"
@@ -54,7 +55,7 @@ void add_input_options(CLI::App* cmd, InputOptions& in) {
   cmd->add_option("--max-rejects", in.max_rejects,
                   "Go on past malformed records, failing only once more than N were rejected "
                   "(default 0: stop at the first)")
-      ->check(whole_number(0));
+      ->transform(whole_number(0));
   cmd->add_option("--reject-file", in.reject_file,
                   "Write each rejected record verbatim, with reason and position, as a JSON line")
       ->type_name("FILE");
@@ -72,35 +73,35 @@ void add_input_options(CLI::App* cmd, InputOptions& in) {
   cmd->add_option("--max-record-bytes", l.max_record_bytes,
                   "Reject a record (one line or JSON document of the input) longer than N bytes " +
                       budget_bound(kDefaultMaxRecordBytes, kRecordShare))
-      ->check(whole_number(1024, std::uint64_t{1} << 34));
+      ->transform(whole_number(1024, std::uint64_t{1} << 34));
   cmd->add_option("--max-message-bytes", l.max_inflated_bytes,
                   "Reject a GZIP or split message that decompresses to more than N bytes " +
                       budget_bound(kDefaultMaxMessageBytes, kRecordShare))
-      ->check(whole_number(1024, std::uint64_t{1} << 34));
+      ->transform(whole_number(1024, std::uint64_t{1} << 34));
   cmd->add_option("--max-cell-bytes", l.max_cell_bytes,
                   "Reject an event whose type, qualifiedName, name, tag or label text (or a tag's "
                   "attributes) is longer than N bytes: Kudu refuses such a row (its "
                   "max_cell_size_bytes)")
       ->capture_default_str()
-      ->check(whole_number(1, std::uint64_t{1} << 30));
+      ->transform(whole_number(1, std::uint64_t{1} << 30));
   cmd->add_option("--max-json-depth", l.max_json_depth,
                   "Reject a record whose JSON nests objects and arrays more than N levels deep")
       ->capture_default_str()
-      ->check(whole_number(8, 1000));
+      ->transform(whole_number(8, 1000));
   cmd->add_option("--max-split-messages", l.max_split_messages,
                   "Split messages that may wait for their chunks at once; a chunk of one more is "
                   "rejected")
       ->capture_default_str()
-      ->check(whole_number(1));
+      ->transform(whole_number(1));
   cmd->add_option("--max-split-chunks", l.max_split_chunks,
                   "Reject a split message chunk whose msgSplitCount is above N")
       ->capture_default_str()
-      ->check(whole_number(2, std::uint64_t{1} << 20));
+      ->transform(whole_number(2, std::uint64_t{1} << 20));
   cmd->add_option("--max-split-bytes", l.max_split_bytes,
                   "Bytes of split message chunks held at once, in all; a chunk that would pass "
                   "it is rejected " +
                       budget_bound(kDefaultMaxSplitBytes, kRecordShare / 2))
-      ->check(whole_number(1));
+      ->transform(whole_number(1));
 }
 
 // An option taking one of a fixed set of words, stored as the matching enum value.
@@ -173,21 +174,21 @@ void add_compile_options(CLI::App* cmd, CompileCommand& c) {
                   "Cap on props_json; the largest values are dropped first and listed under "
                   "\"_truncated\"")
       ->capture_default_str()
-      ->check(whole_number(2, 65536));
+      ->transform(whole_number(2, 65536));
   cmd->add_option("--window-events", o.window_events,
                   "Events per window: each window's net effect runs as deletes, then upserts")
       ->capture_default_str()
-      ->check(whole_number(1));
+      ->transform(whole_number(1));
   cmd->add_option("--batch-rows", o.batch_rows,
                   fmt::format("Rows (or keys) per statement at most (up to {}: Impala refuses an "
                               "IN-list of more keys)",
                               kMaxBatchRows))
       ->capture_default_str()
-      ->check(whole_number(1, kMaxBatchRows));
+      ->transform(whole_number(1, kMaxBatchRows));
   cmd->add_option("--batch-bytes", o.batch_bytes,
                   "Bytes per statement at most (Impala's limit is 16 MiB)")
       ->capture_default_str()
-      ->check(whole_number(1024, std::uint64_t{16} << 20));
+      ->transform(whole_number(1024, std::uint64_t{16} << 20));
   add_memory_budget(cmd, c.in.memory_budget,
                     "Peak memory to stay within, e.g. 256M or 2G (at least 64M): entity knowledge "
                     "beyond its share spills to a temporary file (or, for apply --prior impala, is "
@@ -197,7 +198,7 @@ void add_compile_options(CLI::App* cmd, CompileCommand& c) {
                   "2: read and parse the input on a second thread while the first folds the "
                   "window (regular input files, nothing asked of the prior state; same output); "
                   "1: one thread. Default: 2 when the process may use two CPUs")
-      ->check(whole_number(1, 2))
+      ->transform(whole_number(1, 2))
       ->type_name("N");
   add_choice(cmd, "--log-format", c.log_format,
              {{"text", LogFormat::kText}, {"json", LogFormat::kJson}},
@@ -296,7 +297,7 @@ CommandLine::CommandLine() {
                    "Row errors (rows the server skipped and only counted, e.g. entity_audit rows "
                    "in no range partition) allowed over the run; past it the run fails (exit 3)")
       ->capture_default_str()
-      ->check(whole_number(0, std::numeric_limits<std::int64_t>::max()));
+      ->transform(whole_number(0, std::numeric_limits<std::int64_t>::max()));
   apply->callback([this, apply] {
     note_record_limits(apply, apply_cmd.compile.in);
     command = [this] { return run_apply(apply_cmd); };
@@ -312,15 +313,15 @@ CommandLine::CommandLine() {
   ddl->add_option("--partitions", ddl_cmd.options.partitions,
                   "Hash partitions per table, on its leading key column")
       ->capture_default_str()
-      ->check(whole_number(2, 1000));
+      ->transform(whole_number(2, 1000));
   ddl->add_option("--audit-first-year", ddl_cmd.options.first_year,
                   "entity_audit: first yearly RANGE partition on event_ts")
       ->capture_default_str()
-      ->check(whole_number(1970, 9999));
+      ->transform(whole_number(1970, 9999));
   ddl->add_option("--audit-last-year", ddl_cmd.options.last_year,
                   "entity_audit: last yearly RANGE partition on event_ts")
       ->capture_default_str()
-      ->check(whole_number(1970, 9999));
+      ->transform(whole_number(1970, 9999));
   ddl->add_flag("--fdw", ddl_cmd.fdw,
                 "Print the PostgreSQL foreign tables over the projections instead, a psql script "
                 "(sql/kudu_projections_fdw.sql, or _binary.sql with --key-encoding binary); "
@@ -551,7 +552,7 @@ void report_usage_error(CLI::App& app, const CLI::ParseError& e,
                         const std::vector<std::string>& args, const ConfigOrigins& origins) {
   std::string hint;
   // A bad value from the --config file: the file's line first, as for its other errors.
-  std::string what = config_line_of(origins, e.what(), ":") + e.what();
+  std::string what = config_line_of(origins, e.what(), " :") + e.what();
   const CLI::App* sub = chosen_subcommand(app, args);
   // An option CLI11 did not expect is named without its value: "--ldap_password=x" or "-px" may
   // hold a secret typed by habit (beeline's -p), and this message goes to cron logs.
@@ -561,8 +562,14 @@ void report_usage_error(CLI::App& app, const CLI::ParseError& e,
   };
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
-    // The word after -l, -j, --ldap or --jwt, also in a command without them (ddl --ldap PW).
-    if (i > 0 && a.size() >= 3 && ends_with_secret_flag(sub, args[i - 1]) &&
+    // The word after -l, -j, --ldap or --jwt, also in a command without them (ddl --ldap PW),
+    // and after an option the command does not have, whose value it may be (ddl --password PW,
+    // which CLI11 lists as "PW --password").
+    const bool after_unknown_option =
+        i > 0 && sub != nullptr && args[i - 1].starts_with("-") && args[i - 1].size() > 1 &&
+        args[i - 1].find('=') == std::string::npos && !reads_as_option(*sub, args[i - 1]);
+    if (i > 0 && a.size() >= 3 &&
+        (ends_with_secret_flag(sub, args[i - 1]) || after_unknown_option) &&
         !(sub != nullptr && reads_as_option(*sub, a))) {
       mask(a, "...");
     }
@@ -599,13 +606,42 @@ void report_usage_error(CLI::App& app, const CLI::ParseError& e,
     for (std::size_t i = 0; i < args.size(); ++i) {
       const std::string& a = args[i];
       if (a.starts_with("-")) continue;
-      if (i > 0 && ends_with_secret_flag(nullptr, args[i - 1])) {
-        // "atlas2kudu -l PASSWORD apply": the secret would be named as the command.
-        what = fmt::format(
-            "{} is an option of a command: give the command first, as in "
-            "'atlas2kudu apply {}' (the word after it is not shown: it may be a "
-            "secret)",
-            args[i - 1], args[i - 1]);
+      const std::string& before = i > 0 ? args[i - 1] : a;
+      if (i > 0 && before.starts_with("-") && before.find('=') == std::string::npos &&
+          before != "-h" && before != "--help" && before != "-V" && before != "--version") {
+        // "atlas2kudu --config c.ini ddl", "atlas2kudu -l PASSWORD apply": the word after an
+        // option was taken for the command. It is shown only after an option that takes no
+        // secret: the value of -l, --password or an unknown flag would be a password in a log.
+        std::string command = "apply";
+        for (std::size_t j = i + 1; j < args.size(); ++j) {
+          if (std::find(commands.begin(), commands.end(), args[j]) != commands.end()) {
+            command = args[j];
+            break;
+          }
+        }
+        const std::vector<CLI::App*> subcommands = app.get_subcommands({});
+        const bool of_a_command =
+            std::any_of(subcommands.begin(), subcommands.end(),
+                        [&](const CLI::App* s) { return option_named(*s, before) != nullptr; });
+        const bool may_be_secret = !of_a_command || ends_with_secret_flag(nullptr, before) ||
+                                   is_password_flag(before) || before == "--ldap_password_cmd" ||
+                                   before == "--jwt_cmd";
+        if (!of_a_command) {
+          what = fmt::format(
+              "{} is no option of atlas2kudu (the word after it is not shown: it "
+              "may be a secret)",
+              before);
+        } else if (may_be_secret) {
+          what = fmt::format(
+              "{} is an option of a command: give the command first, as in "
+              "'atlas2kudu {} {}' (the word after it is not shown: it may be a secret)",
+              before, command, before);
+        } else {
+          what = fmt::format(
+              "{} is an option of a command: give the command first, as in "
+              "'atlas2kudu {} {} {}'",
+              before, command, before, a);
+        }
         break;
       }
       // The first word that is no option was meant as the command.
@@ -627,7 +663,9 @@ void report_usage_error(CLI::App& app, const CLI::ParseError& e,
         hint = fmt::format(" (did you mean {}?)", *m);
         break;
       }
-      if (is_password_flag(name) && option_named(*sub, "--ldap_password_cmd") != nullptr) {
+      // Only where the message is about the flag: "-l is a flag: ..." has its own hint.
+      if (is_password_flag(name) && option_named(*sub, "--ldap_password_cmd") != nullptr &&
+          what.find(name) != std::string::npos) {
         hint =
             " (no option takes a password, which ps would show: with -l, it comes from "
             "--ldap_password_cmd, $ATLAS2KUDU_LDAP_PASSWORD or a prompt)";
@@ -683,6 +721,13 @@ std::vector<std::string> with_config_file(CommandLine& cli, const std::vector<st
           fmt::format("{}: '{}' is not an option of atlas2kudu {}{}", entry.where, entry.key,
                       sub->get_name(), m ? fmt::format(" (did you mean {}?)", m->substr(2)) : ""));
     }
+    if (canonical == "--help" || canonical == "--version") {
+      // The run would print the help or version and exit 0 having done nothing: in cron, a
+      // success every night.
+      throw Error(ErrorCategory::kUsage,
+                  fmt::format("{}: {} is for the command line, not a --config file", entry.where,
+                              entry.key));
+    }
     if (canonical == "--config") {
       throw Error(ErrorCategory::kUsage,
                   fmt::format("{}: a --config file cannot name another one; give --config on the "
@@ -691,6 +736,15 @@ std::vector<std::string> with_config_file(CommandLine& cli, const std::vector<st
     }
     const CLI::Option* o = it->second;
     if (given.count(o)) return;  // the command line wins
+    // [atlas2kudu]'s options are for the commands that have them; one the command line excludes
+    // (partitions = 32 for `ddl --fdw`) does not apply to this run.
+    if (!this_command_only) {
+      const std::set<CLI::Option*> excluded = o->get_excludes();
+      if (std::any_of(excluded.begin(), excluded.end(),
+                      [&](const CLI::Option* x) { return given.count(x) > 0; })) {
+        return;
+      }
+    }
     const std::string name = "--" + o->get_lnames().front();
     std::string arg = name + "=" + entry.value;
     if (o->get_expected_max() == 0) {  // a flag
@@ -738,8 +792,15 @@ std::vector<std::string> with_config_file(CommandLine& cli, const std::vector<st
       return s->get_name() == command_name;
     });
     if (!known) {
-      throw Error(ErrorCategory::kUsage, fmt::format("{}: [atlas2kudu.{}] names no command",
-                                                     entries.front().where, command));
+      std::vector<std::string> command_names;
+      for (const CLI::App* s : commands) command_names.push_back(s->get_name());
+      const auto m = closest_match(command, command_names);
+      throw Error(ErrorCategory::kUsage,
+                  fmt::format("{}: [atlas2kudu.{}] names no command{} (sections: [atlas2kudu], "
+                              "[atlas2kudu.query_options], and [atlas2kudu.COMMAND] for {})",
+                              config.per_command_where.at(command), command,
+                              m ? fmt::format(" (did you mean [atlas2kudu.{}]?)", *m) : "",
+                              fmt::join(command_names, ", ")));
     }
     if (command != sub->get_name()) continue;
     for (const ConfigEntry& e : entries) take(e, true);
@@ -748,9 +809,11 @@ std::vector<std::string> with_config_file(CommandLine& cli, const std::vector<st
     const std::vector<std::string>& on_command_line =
         q->count() ? q->results() : std::vector<std::string>{};
     for (const ConfigEntry& e : config.query_options) {
+      // Impala's query option names know no case: -Q MEM_LIMIT=1g overrides mem_limit = 2g.
+      const std::string key = to_lower_ascii(e.key) + "=";
       const bool overridden =
           std::any_of(on_command_line.begin(), on_command_line.end(),
-                      [&](const std::string& kv) { return kv.starts_with(e.key + "="); });
+                      [&](const std::string& kv) { return to_lower_ascii(kv).starts_with(key); });
       if (!overridden) added.push_back("--query_option=" + e.key + "=" + e.value);
     }
   }
@@ -855,6 +918,13 @@ int run_cli(int argc, char** argv) {
   std::vector<std::string> args = normalized_args(argc, argv, names);
   // `atlas2kudu help [COMMAND]`, as git and many other tools take it: `[COMMAND] --help`.
   // A name that is no command is reported as one, with the nearest command.
+  if (!args.empty() && args.front() == "help" && args.size() > 2) {
+    print_diagnostic(stderr,
+                     "atlas2kudu: help takes one command name at most (help COMMAND), got {}\n"
+                     "Run 'atlas2kudu --help' for the options.\n",
+                     args.size() - 1);
+    return kExitUsage;
+  }
   if (!args.empty() && args.front() == "help" && args.size() <= 2) {
     const std::vector<CLI::App*> commands = cli->app.get_subcommands({});
     const bool known = args.size() == 2 &&

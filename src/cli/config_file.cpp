@@ -73,6 +73,7 @@ ConfigFile read_config_file(const std::string& path) {
         section = &config.query_options;
       } else if (name.starts_with("atlas2kudu.") && name.size() > 11) {
         section = &config.per_command[name.substr(11)];
+        config.per_command_where.emplace(name.substr(11), where);
       } else {
         throw Error(ErrorCategory::kUsage,
                     fmt::format("{}: unknown section [{}] (sections: [atlas2kudu], "

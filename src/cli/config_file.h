@@ -34,6 +34,7 @@ struct ConfigEntry {
 struct ConfigFile {
   std::vector<ConfigEntry> common;                              // [atlas2kudu]
   std::map<std::string, std::vector<ConfigEntry>> per_command;  // [atlas2kudu.<subcommand>]
+  std::map<std::string, std::string> per_command_where;         // its first header's FILE:LINE
   std::vector<ConfigEntry> query_options;                       // [atlas2kudu.query_options]
 };
 

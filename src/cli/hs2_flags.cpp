@@ -81,40 +81,40 @@ void add_hs2_options(CLI::App* app, Hs2Options* o) {
                   "Timeout of each connect in ms: TCP, TLS and SASL handshakes, OpenSession "
                   "(0 = none)")
       ->capture_default_str()
-      ->check(whole_number(0, kIntMax))
+      ->transform(whole_number(0, kIntMax))
       ->group(group);
   app->add_option("--socket_timeout_ms", o->socket_timeout_ms,
                   "Timeout of each RPC's reply in ms, once connected; covers Impala's planning "
                   "(0 = none; a timeout is retried)")
       ->capture_default_str()
-      ->check(whole_number(0, kIntMax))
+      ->transform(whole_number(0, kIntMax))
       ->group(group);
   app->add_option("--statement_timeout_ms", o->statement_timeout_ms,
                   "A statement still running after this many ms is cancelled and the run fails "
                   "(0 = none)")
       ->capture_default_str()
-      ->check(whole_number(0, kIntMax))
+      ->transform(whole_number(0, kIntMax))
       ->group(group);
   app->add_option("--connect_max_tries", o->connect_max_tries,
                   "Tries per connect and per HTTP 502/503/504")
       ->capture_default_str()
-      ->check(whole_number(1, kIntMax))
+      ->transform(whole_number(1, kIntMax))
       ->group(group);
   app->add_flag("--auth_creds_ok_in_clear", o->auth_creds_ok_in_clear,
                 "Allow LDAP/JWT credentials without TLS")
       ->group(group);
   app->add_option("--sessions", o->sessions, "Concurrent HS2 sessions per phase")
       ->capture_default_str()
-      ->check(whole_number(1, 256))
+      ->transform(whole_number(1, 256))
       ->group(group);
   app->add_option("--max_retries", o->max_retries, "Re-runs of a statement on transient failures")
       ->capture_default_str()
-      ->check(whole_number(0, kIntMax))
+      ->transform(whole_number(0, kIntMax))
       ->group(group);
   app->add_option("--retry_backoff_ms", o->retry_backoff_ms,
                   "First retry back-off in ms (doubles, capped at 30 s)")
       ->capture_default_str()
-      ->check(whole_number(0, kIntMax))
+      ->transform(whole_number(0, kIntMax))
       ->group(group);
 }
 

@@ -149,11 +149,15 @@ std::vector<std::pair<const std::string*, FileIdentity>> input_identities(
 
 void check_run_paths(const std::vector<std::string>& inputs,
                      const std::vector<RunOutput>& outputs) {
-  // An output that is an input is said so before it is judged foreign: `compile -o a.jsonl
-  // a.jsonl` is one mistake, and "not SQL written by atlas2kudu" would not name it.
+  // An existing file given as both an output and an input is said to be so before it is judged
+  // foreign: `compile -o a.jsonl a.jsonl` is one mistake, and "not SQL written by atlas2kudu"
+  // would not name it. (Only such a file can be judged foreign; the other cases keep their order
+  // below: an input that does not open is exit 66, a device or directory as output exit 74.)
   const auto inputs_as_given = input_identities(inputs, /*require_open=*/false);
   for (const RunOutput& out : outputs) {
-    if (writes_a_file(out)) refuse_same_file(out, identity_of(out.path), inputs_as_given, {});
+    struct stat st {};
+    if (!writes_a_file(out) || ::stat(out.path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+    refuse_same_file(out, identity_of(out.path), inputs_as_given, {});
   }
   for (const RunOutput& out : outputs) {
     if (out.kind) refuse_foreign_output(out.option, out.path, *out.kind);

@@ -5,12 +5,13 @@
 // largest value: `--max-rejects -1` meant unlimited), "0x10" (hex) and a number past 2^64
 // (saturated), and PositiveNumber's message printed its upper bound as a double of 300 digits.
 //
-//   ->check(whole_number(1))        // --window-events 0:
+//   ->transform(whole_number(1))        // --window-events 0:
 //   //   --window-events: expected a whole number of at least 1, got '0'
-//   ->check(whole_number(2, 1000))  // --partitions 1001:
+//   ->transform(whole_number(2, 1000))  // --partitions 1001:
 //   //   --partitions: expected a whole number from 2 to 1000, got '1001'
-//   ->check(whole_number(0))        // --max-rejects 99999999999999999999999:
+//   ->transform(whole_number(0))        // --max-rejects 99999999999999999999999:
 //   //   --max-rejects: 99999999999999999999999 is too large (at most 18446744073709551615)
+//   // --max-rejects 010 is ten (decimal, as written; not octal 8)
 //
 // Sizes (--memory-budget) take a suffix, and are rewritten to their number of bytes:
 //   ->transform(byte_size(64 << 20, "64M", max))  // --memory-budget 12X:
@@ -47,6 +48,8 @@ inline CLI::Validator whole_number(std::uint64_t min,
         if (text.empty() || error != std::errc() || stop != end || value < min || value > max) {
           return fmt::format("expected a whole number{}, got '{}'", bounds, text);
         }
+        // CLI11 then reads the text with base 0: "010" would be octal 8, "08" no number.
+        text = std::to_string(value);
         return {};
       },
       "");

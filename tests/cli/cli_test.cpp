@@ -467,6 +467,10 @@ TEST_CASE("outputs naming an input or each other, and paths that cannot be writt
                      "; it would be replaced while it is read. Write to another path.\n");
   CHECK(slurp(input_copy) == slurp(example));
   std::remove(input_copy.c_str());
+  // Neither there: the input that does not open is the error (exit 66), as before.
+  r = run("compile -q -o " + input_copy + " " + input_copy);
+  CHECK(r.status == 66);
+  CHECK(contains(r.err, input_copy + ": cannot open"));
 
   // Two outputs on one path, one of them not there yet and named another way.
   const std::string dir = std::filesystem::path(tmp_path(".d")).string();
@@ -546,6 +550,107 @@ TEST_CASE("stderr that cannot be written changes nothing; stdout that cannot fai
   CHECK(contains(r.err, "Bad file descriptor"));
   std::remove(stats.c_str());
   std::remove(metrics.c_str());
+}
+
+TEST_CASE(
+    "--config: a section of no command, help in the file, an option the command line excludes, "
+    "and -Q over the file's query options whatever their case") {
+  const std::string example = example_files().front();
+  // An empty section of no command is named at its header (it crashed: no entry to name).
+  const std::string empty = write_temp(".ini", "[atlas2kudu]\n[atlas2kudu.x]\n");
+  Run r = run("ddl --config " + empty);
+  CHECK(r.status == 64);
+  CHECK(r.err == "atlas2kudu: " + empty +
+                     ":2: [atlas2kudu.x] names no command (sections: [atlas2kudu], "
+                     "[atlas2kudu.query_options], and [atlas2kudu.COMMAND] for check, compile, "
+                     "apply, ddl, digest)\n");
+  const std::string typo = write_temp(".ini", "[atlas2kudu.aply]\nsessions = 2\n");
+  r = run("compile --config " + typo + " " + example);
+  CHECK(r.status == 64);
+  CHECK(contains(r.err, typo + ":1: [atlas2kudu.aply] names no command (did you mean "
+                               "[atlas2kudu.apply]?)"));
+  // help or version in the file would print it and exit 0 every night, having done nothing.
+  for (const std::string key : {"help", "version"}) {
+    const std::string helpful = write_temp(".ini", "[atlas2kudu]\n" + key + " = yes\n");
+    r = run("check --config " + helpful + " " + example);
+    CHECK(r.status == 64);
+    CHECK(r.err == "atlas2kudu: " + helpful + ":2: " + key +
+                       " is for the command line, not a --config file\n");
+    CHECK(r.out.empty());
+    std::remove(helpful.c_str());
+  }
+  // [atlas2kudu]'s partitions is for `ddl`, not for `ddl --fdw`, which has none; the command's
+  // own section gives it to this command, and the conflict is named at its line.
+  const std::string shared = write_temp(".ini", "[atlas2kudu]\npartitions = 32\n");
+  r = run("ddl --fdw --config " + shared);
+  CHECK(r.status == 0);
+  CHECK(contains(r.out, "CREATE FOREIGN TABLE"));
+  r = run("ddl --config " + shared);
+  CHECK(r.status == 0);
+  CHECK(contains(r.out, "--partitions 32 "));
+  const std::string own = write_temp(".ini", "[atlas2kudu.ddl]\npartitions = 32\n");
+  r = run("ddl --fdw --config " + own);
+  CHECK(r.status == 64);
+  CHECK(r.err.starts_with("atlas2kudu: " + own + ":2: --partitions excludes --fdw\n"));
+  // Impala's query option names know no case: the command line's MEM_LIMIT wins over the
+  // file's mem_limit (both were sent, and the file's came last).
+  TestServer server("--handler kit");
+  const std::string options =
+      write_temp(".ini", "[atlas2kudu.query_options]\nmem_limit = 2g\nmt_dop = 0\n");
+  r = run("apply -q --prior none --config " + options + " -Q MEM_LIMIT=1g -i " + server.address() +
+          " " + example);
+  CHECK(r.status == 0);
+  const std::string report = server.report();
+  CHECK(contains(report, "\"MEM_LIMIT=1g\""));
+  CHECK(contains(report, "\"mt_dop=0\""));
+  CHECK_FALSE(contains(report, "mem_limit=2g"));
+  for (const std::string& f : {empty, typo, shared, own, options}) std::remove(f.c_str());
+}
+
+TEST_CASE("numbers are decimal, a leading zero included; help takes one command") {
+  // CLI11 read them with base 0: 010 was octal 8, 08 "Could not convert".
+  Run r = run("ddl --partitions 010");
+  CHECK(r.status == 0);
+  CHECK(contains(r.out, "--partitions 10 "));
+  r = run("ddl --partitions 08");
+  CHECK(r.status == 0);
+  CHECK(contains(r.out, "--partitions 8 "));
+  r = run("help ddl check");
+  CHECK(r.status == 64);
+  CHECK(r.err ==
+        "atlas2kudu: help takes one command name at most (help COMMAND), got 2\n"
+        "Run 'atlas2kudu --help' for the options.\n");
+}
+
+TEST_CASE(
+    "an option before the command, or one a command lacks, never shows a word that may be "
+    "its secret") {
+  const std::string example = example_files().front();
+  Run r = run("--config c.ini ddl");
+  CHECK(r.status == 64);
+  CHECK(r.err ==
+        "atlas2kudu: --config is an option of a command: give the command first, as in "
+        "'atlas2kudu ddl --config c.ini'\nRun 'atlas2kudu --help' for the options.\n");
+  struct Case {
+    std::string args, message;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"--password Hunter2 apply " + example,
+            "--password is no option of atlas2kudu (the word after it is not shown: it may be a "
+            "secret)"},
+           {"--ldap_password_cmd 'echo Hunter2' apply " + example,
+            "--ldap_password_cmd is an option of a command: give the command first, as in "
+            "'atlas2kudu apply --ldap_password_cmd' (the word after it is not shown: it may be a "
+            "secret)"},
+           {"ddl --ldap-password Hunter2", "The following arguments were not expected: "},
+           {"ddl -u bob -p Hunter2", "The following arguments were not expected: "},
+       }) {
+    CAPTURE(c.args);
+    r = run(c.args);
+    CHECK(r.status == 64);
+    CHECK(r.err.starts_with("atlas2kudu: " + c.message));
+    CHECK_FALSE(contains(r.err, "Hunter2"));
+  }
 }
 
 TEST_CASE("--config: a directory, a byte-order mark, a nested --config, a key set twice") {

@@ -953,14 +953,23 @@ std::string stats_json(const Hs2TestServerStats& s) {
     rpcs += fmt::format("{}\"{}\":{{\"calls\":{},\"busy_ms\":{:.3f}}}", rpcs.empty() ? "" : ",",
                         name, rpc.calls, rpc.busy_ms);
   }
+  std::string overlay;  // the last statement's confOverlay, as "KEY=VALUE" strings
+  for (const std::string& kv : s.confoverlay_keys) {
+    std::string quoted;
+    for (const char c : kv) {
+      if (c == '"' || c == '\\') quoted += '\\';
+      quoted += c;
+    }
+    overlay += fmt::format("{}\"{}\"", overlay.empty() ? "" : ",", quoted);
+  }
   return fmt::format(
       "{{\"connections\":{},\"sessions_opened\":{},\"sessions_closed\":{},\"statements\":{},"
       "\"statements_run\":{},\"operations_cancelled\":{},\"operations_closed\":{},"
       "\"open_sessions\":{},\"open_operations\":{},\"http_requests\":{},\"sasl_failures\":{},"
-      "\"rpcs\":{{{}}}}}\n",
+      "\"rpcs\":{{{}}},\"confoverlay\":[{}]}}\n",
       s.connections, s.sessions_opened, s.sessions_closed, s.statements, s.statements_run,
       s.operations_cancelled, s.operations_closed, s.open_sessions, s.open_operations,
-      s.http_requests, s.sasl_failures, rpcs);
+      s.http_requests, s.sasl_failures, rpcs, overlay);
 }
 
 }  // namespace atlas2kudu::testing
