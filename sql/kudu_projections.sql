@@ -84,3 +84,8 @@ STORED AS KUDU;
 -- Retention and growth of entity_audit (rows outside every range are rejected by Kudu):
 --   ALTER TABLE `atlas`.`entity_audit` ADD IF NOT EXISTS RANGE PARTITION 1924992000000000 <= VALUES < 1956528000000000;  -- 2031
 --   ALTER TABLE `atlas`.`entity_audit` DROP RANGE PARTITION VALUES < 1704067200000000;  -- drops rows before 2024-01-01
+
+-- Tablets: entity_audit has 16 x 8 = 128, 384 replicas at replication 3 (each other table 16).
+-- Kudu refuses a CREATE TABLE of more replicas than --max_create_tablets_per_ts (default 60) per tablet
+-- server: this one needs 7 tablet servers. With fewer, lower --partitions or give fewer years, and add
+-- the later years as above.

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <stdexcept>
 
@@ -105,6 +106,24 @@ std::string projection_ddl(const DdlOptions& o) {
                  qualified_table(o.database, "entity_audit"),
                  audit_add_range_partition_sql(o.database, o.last_year + 1), o.last_year + 1,
                  audit_year_start_micros(o.first_year), o.first_year);
+  // Kudu's master refuses a CREATE TABLE asking for more tablet replicas than
+  // --max_create_tablets_per_ts (default 60) per live tablet server: the largest table decides.
+  const int audit_tablets = o.partitions * (o.last_year - o.first_year + 2);
+  constexpr int kReplicas = 3;
+  constexpr int kCreateLimitPerServer = 60;
+  const int servers = std::max(
+      kReplicas, (audit_tablets * kReplicas + kCreateLimitPerServer - 1) / kCreateLimitPerServer);
+  fmt::format_to(it,
+                 "\n-- Tablets: entity_audit has {0} x {1} = {2}, {3} replicas at replication {4} "
+                 "(each other table {0}).\n"
+                 "-- Kudu refuses a CREATE TABLE of more replicas than "
+                 "--max_create_tablets_per_ts (default {5}) per tablet\n"
+                 "-- server: this one needs {6} tablet server{7}. With fewer, lower --partitions "
+                 "or give fewer years, and add\n"
+                 "-- the later years as above.\n",
+                 o.partitions, o.last_year - o.first_year + 2, audit_tablets,
+                 audit_tablets * kReplicas, kReplicas, kCreateLimitPerServer, servers,
+                 servers == 1 ? "" : "s");
   return out;
 }
 

@@ -57,6 +57,24 @@ TEST_CASE("DDL: six Kudu tables, primary-key columns first and NOT NULL, hash on
         std::string::npos);
 }
 
+TEST_CASE("DDL: the tablet servers entity_audit's tablets need at creation, in its last comment") {
+  // Kudu's master: at most --max_create_tablets_per_ts (60) replicas per tablet server.
+  const std::string ddl = projection_ddl({});
+  CHECK(ddl.find("-- Tablets: entity_audit has 16 x 8 = 128, 384 replicas at replication 3 (each "
+                 "other table 16).\n") != std::string::npos);
+  CHECK(ddl.find("-- server: this one needs 7 tablet servers.") != std::string::npos);
+  DdlOptions small;
+  small.partitions = 4;
+  small.first_year = 2025;
+  small.last_year = 2027;
+  const std::string fewer = projection_ddl(small);
+  CHECK(fewer.find("entity_audit has 4 x 4 = 16, 48 replicas") != std::string::npos);
+  CHECK(fewer.find("this one needs 3 tablet servers.") != std::string::npos);  // replication 3
+  DdlOptions wide;
+  wide.partitions = 40;
+  CHECK(projection_ddl(wide).find("this one needs 16 tablet servers.") != std::string::npos);
+}
+
 TEST_CASE("DDL options: database, binary keys, partitions") {
   DdlOptions o;
   o.database = "meta";
