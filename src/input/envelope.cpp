@@ -53,6 +53,39 @@ void check_range(std::int64_t v, std::int64_t low, std::int64_t high, const char
   }
 }
 
+// Throws simdjson_error unless `doc`, of `type` (no object), is one whole JSON value; `first` is
+// its first byte.
+void require_one_value(od::document& doc, od::json_type type, char first, const Path& path,
+                       Nesting nesting) {
+  switch (type) {
+    case od::json_type::array: {
+      od::value items = doc.get_value();
+      validate_json(items, path, nesting);
+      break;
+    }
+    case od::json_type::string:
+      (void)doc.get_string().value();
+      break;
+    case od::json_type::number:
+      (void)doc.get_number().value();
+      break;
+    case od::json_type::boolean:
+      // "trash" is INCORRECT_TYPE to get_bool(): said as the atom it is not.
+      if (doc.get_bool().error()) {
+        throw simdjson::simdjson_error(first == 't' ? simdjson::T_ATOM_ERROR
+                                                    : simdjson::F_ATOM_ERROR);
+      }
+      break;
+    case od::json_type::null:
+      if (!doc.is_null().value()) throw simdjson::simdjson_error(simdjson::N_ATOM_ERROR);
+      break;
+    case od::json_type::object:
+      break;
+  }
+  // Root scalars check what follows them themselves; an array's end is checked here.
+  if (!doc.current_location().error()) throw simdjson::simdjson_error(simdjson::TRAILING_CONTENT);
+}
+
 }  // namespace
 
 SourcePosition::Kafka Envelope::kafka() const {
@@ -71,12 +104,11 @@ Envelope parse_envelope(od::parser& parser, std::string_view text, const char* w
   const od::json_type top = doc.type();
   if (top != od::json_type::object) {
     // type() looks at the first byte only: "trash" would be "a boolean". Only text that is one
-    // whole JSON value is of the wrong type; the rest is no JSON (a rare path: parsed again).
-    simdjson::dom::parser whole;
-    if (const simdjson::error_code code = whole.parse(simdjson::padded_string(text)).error()) {
-      throw InputError(RejectCode::kInvalidJson,
-                       fmt::format("{}: invalid JSON: {}", what, simdjson::error_message(code)));
-    }
+    // whole JSON value is of the wrong type; the rest is no JSON (simdjson_error: the caller's
+    // "invalid JSON").
+    const std::size_t start = text.find_first_not_of(" \t\r\n");
+    require_one_value(doc, top, start == std::string_view::npos ? '\0' : text[start], Path(what),
+                      Nesting{1, max_depth});
     throw InputError(RejectCode::kWrongType,
                      fmt::format("{}: expected a JSON object, got {}", what, json_type_name(top)));
   }

@@ -75,6 +75,7 @@ struct NotificationDecoder::Impl {
   bool record_compact = false;                // ... has no whitespace outside its strings
   bool validation_only = false;               // NotificationDecoder::validation_only
   std::vector<HeldRecord> completed_records;  // of the split message the record completed
+  std::optional<SourcePosition::Kafka> record_kafka;  // a kcat record's, once read
 };
 
 std::string_view NotificationDecoder::Impl::inflate_message(std::string_view base64, bool gzip) {
@@ -111,6 +112,7 @@ std::optional<Event> NotificationDecoder::Impl::decode_level(Envelope& env, std:
       throw InputError(RejectCode::kWrongType, "kcat record nested inside a message");
     }
     pos.kafka = env.kafka();
+    record_kafka = pos.kafka;
     if (pass_over && pass_over(*pos.kafka)) return std::nullopt;
     if (!env.payload) {
       throw InputError(RejectCode::kMissingField, "payload: kcat record without a value (null)");
@@ -212,6 +214,10 @@ const std::vector<HeldRecord>& NotificationDecoder::completed_records() const {
   return impl_->completed_records;
 }
 
+const std::optional<SourcePosition::Kafka>& NotificationDecoder::record_kafka() const {
+  return impl_->record_kafka;
+}
+
 std::optional<Event> NotificationDecoder::decode(std::string_view text, const SourcePosition& pos,
                                                  bool compact,
                                                  std::optional<std::int64_t> kafka_timestamp_ms) {
@@ -221,6 +227,7 @@ std::optional<Event> NotificationDecoder::decode(std::string_view text, const So
   impl_->record = text;
   impl_->record_compact = compact;
   impl_->completed_records.clear();
+  impl_->record_kafka.reset();
   try {
     Envelope env = impl_->parse(text, "record");
     return impl_->decode_level(env, text, where, 0, kafka_timestamp_ms);

@@ -86,6 +86,10 @@ class NotificationDecoder {
   // are rejected along with the last one when it threw). Empty after any other decode().
   const std::vector<HeldRecord>& completed_records() const;
 
+  // After a decode() of a kcat record that read its Kafka coordinates: them, also when it then
+  // threw, so that the rejection names where the record is in Kafka; else nullopt.
+  const std::optional<SourcePosition::Kafka>& record_kafka() const;
+
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;

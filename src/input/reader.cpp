@@ -576,6 +576,8 @@ bool Reader::Impl::next(Event& out) {
       for (const HeldRecord& held : decoder_.completed_records()) {
         reject(held.pos, e.code(), e.what(), held.text);
       }
+      if (!pos.kafka)
+        pos.kafka = decoder_.record_kafka();  // a kcat record's, read before it failed
       reject(pos, e.code(), e.what(), record_.text);
       continue;
     }

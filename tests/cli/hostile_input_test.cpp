@@ -183,7 +183,8 @@ struct Case {
 };
 
 std::string with_file(std::string text, const std::string& file) {
-  for (std::size_t at = 0; (at = text.find('@', at)) != std::string::npos; at += file.size()) {
+  // "@:" only: a Kafka position "(TOPIC/0@1)" keeps its '@'.
+  for (std::size_t at = 0; (at = text.find("@:", at)) != std::string::npos; at += file.size()) {
     text.replace(at, 1, file);
   }
   return text;
@@ -385,10 +386,18 @@ std::vector<Case> cases() {
          "\"a\",\"label\":\"b\",\"end1\":{\"guid\":\"" +
          kGuid1 + "\"},\"end2\":{\"guid\":\"" + kGuid1 + "\"}}"),
       "duplicate-key", "message.relationship: member \"label\" appears twice"));
-  all.push_back(
-      between_good("kcat payload holding two envelopes",
-                   kcat("\"partition\":0,\"offset\":1,", kGood + kGood), "invalid-json",
-                   "payload: data after the JSON object, at byte " + std::to_string(kGood.size())));
+  {
+    // The record's Kafka position, read before its payload failed, follows the offset.
+    Case c = between_good(
+        "kcat payload holding two envelopes", kcat("\"partition\":0,\"offset\":1,", kGood + kGood),
+        "invalid-json",
+        "payload: data after the JSON object, at byte " + std::to_string(kGood.size()));
+    c.diagnostics = {"@:2:" + std::to_string(kGood.size() + 1) +
+                     " (ATLAS_ENTITIES/0@1): " + "payload: data after the JSON object, at byte " +
+                     std::to_string(kGood.size())};
+    c.compile_error = c.diagnostics[0];
+    all.push_back(c);
+  }
   all.push_back(between_good("bytes after a decompressed envelope",
                              gzip_envelope(kGood + "{\"version\":{}}"), "invalid-json",
                              "message (decompressed): data after the JSON object, at byte " +

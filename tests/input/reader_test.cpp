@@ -746,7 +746,9 @@ TEST_CASE("invalid JSON inside a record names the text it is in") {
                            "}";
   out = read_text(kcat + "\n");
   REQUIRE(out.diagnostics.size() == 1);
-  CHECK(out.diagnostics[0].starts_with("t.jsonl:1:0: payload: invalid JSON: "));
+  // ... with the record's Kafka position, read before its payload failed.
+  CHECK(
+      out.diagnostics[0].starts_with("t.jsonl:1:0 (ATLAS_ENTITIES/0@1): payload: invalid JSON: "));
   out = read_text(R"({"version":1,"message":{"type":"x",,"a":1}})"
                   "\n");
   REQUIRE(out.diagnostics.size() == 1);
