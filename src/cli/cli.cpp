@@ -427,6 +427,14 @@ std::string config_line_of(const ConfigOrigins& origins, std::string_view what,
       return where + ": ";
     }
   }
+  // CLI11's "--partitions excludes --fdw" when the file gave the second: its line all the same.
+  constexpr std::string_view kExcludes = " excludes ";
+  if (const std::size_t at = what.find(kExcludes); at != std::string_view::npos) {
+    const std::string_view other = what.substr(at + kExcludes.size());
+    for (const auto& [name, where] : origins) {
+      if (other == name) return where + ": ";
+    }
+  }
   return {};
 }
 
@@ -568,10 +576,24 @@ void report_usage_error(CLI::App& app, const CLI::ParseError& e,
     const bool after_unknown_option =
         i > 0 && sub != nullptr && args[i - 1].starts_with("-") && args[i - 1].size() > 1 &&
         args[i - 1].find('=') == std::string::npos && !reads_as_option(*sub, args[i - 1]);
-    if (i > 0 && a.size() >= 3 &&
-        (ends_with_secret_flag(sub, args[i - 1]) || after_unknown_option) &&
+    if (i > 0 && (ends_with_secret_flag(sub, args[i - 1]) || after_unknown_option) &&
         !(sub != nullptr && reads_as_option(*sub, a))) {
-      mask(a, "...");
+      // Replaced wherever it stands when long enough not to be part of other words; in CLI11's
+      // list of words it did not expect, also when short ("ab"), word by word.
+      if (a.size() >= 3) mask(a, "...");
+      constexpr std::string_view kList = "not expected: ";
+      if (const std::size_t list = what.find(kList); list != std::string::npos) {
+        std::string words = what.substr(list + kList.size());
+        std::string masked;
+        for (std::size_t from = 0; from <= words.size();) {
+          std::size_t to = words.find(' ', from);
+          if (to == std::string::npos) to = words.size();
+          const std::string word = words.substr(from, to - from);
+          masked += (masked.empty() ? "" : " ") + (word == a ? std::string("...") : word);
+          from = to + 1;
+        }
+        what = what.substr(0, list + kList.size()) + masked;
+      }
     }
     if (!a.starts_with("-") || a == "-" || a == "--") continue;
     std::string shown;
@@ -607,40 +629,61 @@ void report_usage_error(CLI::App& app, const CLI::ParseError& e,
       const std::string& a = args[i];
       if (a.starts_with("-")) continue;
       const std::string& before = i > 0 ? args[i - 1] : a;
-      if (i > 0 && before.starts_with("-") && before.find('=') == std::string::npos &&
-          before != "-h" && before != "--help" && before != "-V" && before != "--version") {
+      if (i > 0 && before.starts_with("-") && before != "--" &&
+          before.find('=') == std::string::npos && before != "-h" && before != "--help" &&
+          before != "-V" && before != "--version") {
         // "atlas2kudu --config c.ini ddl", "atlas2kudu -l PASSWORD apply": the word after an
-        // option was taken for the command. It is shown only after an option that takes no
-        // secret: the value of -l, --password or an unknown flag would be a password in a log.
-        std::string command = "apply";
+        // option was taken for the command. It is shown only after an option that takes a value
+        // and no secret: the value of -l, --password, an unknown flag or a cluster of short
+        // flags ("-pHunter2", shown as "-p...") would be a password in a log.
+        const bool cluster = !before.starts_with("--") && before.size() > 2;
+        const std::string shown = cluster ? before.substr(0, 2) + "..." : before;
+        std::vector<std::string> owners;  // the commands that have the option
+        const CLI::Option* option = nullptr;
+        for (const CLI::App* s : app.get_subcommands({})) {
+          if (cluster) break;
+          if (const CLI::Option* o = option_named(*s, before)) {
+            owners.push_back(s->get_name());
+            option = o;
+          }
+        }
+        std::string command = owners.empty() ? "COMMAND" : owners.front();
         for (std::size_t j = i + 1; j < args.size(); ++j) {
-          if (std::find(commands.begin(), commands.end(), args[j]) != commands.end()) {
+          if (std::find(owners.begin(), owners.end(), args[j]) != owners.end()) {
             command = args[j];
             break;
           }
         }
-        const std::vector<CLI::App*> subcommands = app.get_subcommands({});
-        const bool of_a_command =
-            std::any_of(subcommands.begin(), subcommands.end(),
-                        [&](const CLI::App* s) { return option_named(*s, before) != nullptr; });
-        const bool may_be_secret = !of_a_command || ends_with_secret_flag(nullptr, before) ||
-                                   is_password_flag(before) || before == "--ldap_password_cmd" ||
-                                   before == "--jwt_cmd";
-        if (!of_a_command) {
-          what = fmt::format(
-              "{} is no option of atlas2kudu (the word after it is not shown: it "
-              "may be a secret)",
-              before);
-        } else if (may_be_secret) {
-          what = fmt::format(
-              "{} is an option of a command: give the command first, as in "
-              "'atlas2kudu {} {}' (the word after it is not shown: it may be a secret)",
-              before, command, before);
+        const bool shows_value = option != nullptr && option->get_expected_max() != 0 &&
+                                 !ends_with_secret_flag(nullptr, before) &&
+                                 !is_password_flag(before) && before != "--ldap_password_cmd" &&
+                                 before != "--jwt_cmd";
+        // A flag's next word is no value of it, unless the flag is -l or -j, whose next word
+        // may be the password typed by habit.
+        const bool harmless_flag = option != nullptr && option->get_expected_max() == 0 &&
+                                   !ends_with_secret_flag(nullptr, before);
+        const std::string not_shown = shows_value || harmless_flag
+                                          ? ""
+                                          : " (the word after it is not shown: it may be a secret)";
+        if (cluster) {
+          what = fmt::format("{}: options go after the command{}", shown, not_shown);
+        } else if (owners.empty()) {
+          what = fmt::format("{} is no option of atlas2kudu itself{}", shown, not_shown);
+          if (is_password_flag(before)) {
+            what = fmt::format(
+                "{} is no option of atlas2kudu: no option takes a password, which ps would show "
+                "(the word after it is not shown); with apply -l, it comes from "
+                "--ldap_password_cmd, $ATLAS2KUDU_LDAP_PASSWORD or a prompt",
+                before);
+          }
         } else {
+          std::string of = owners.size() == commands.size() ? "every command" : owners.front();
+          for (std::size_t k = 1; k < owners.size() && owners.size() < commands.size(); ++k) {
+            of += (k + 1 == owners.size() ? " and " : ", ") + owners[k];
+          }
           what = fmt::format(
-              "{} is an option of a command: give the command first, as in "
-              "'atlas2kudu {} {} {}'",
-              before, command, before, a);
+              "{} is an option of {}: give the command first, as in 'atlas2kudu {} {}{}'{}", before,
+              of, command, before, shows_value ? " " + a : std::string(), not_shown);
         }
         break;
       }
@@ -740,8 +783,11 @@ std::vector<std::string> with_config_file(CommandLine& cli, const std::vector<st
     // (partitions = 32 for `ddl --fdw`) does not apply to this run.
     if (!this_command_only) {
       const std::set<CLI::Option*> excluded = o->get_excludes();
-      if (std::any_of(excluded.begin(), excluded.end(),
-                      [&](const CLI::Option* x) { return given.count(x) > 0; })) {
+      // A flag given as false (--fdw=false) excludes nothing.
+      const auto set_on_command_line = [&](const CLI::Option* x) {
+        return given.count(x) > 0 && (x->get_expected_max() != 0 || x->as<bool>());
+      };
+      if (std::any_of(excluded.begin(), excluded.end(), set_on_command_line)) {
         return;
       }
     }
@@ -794,7 +840,9 @@ std::vector<std::string> with_config_file(CommandLine& cli, const std::vector<st
     if (!known) {
       std::vector<std::string> command_names;
       for (const CLI::App* s : commands) command_names.push_back(s->get_name());
-      const auto m = closest_match(command, command_names);
+      std::vector<std::string> sections = command_names;
+      sections.push_back("query_options");
+      const auto m = closest_match(to_lower_ascii(command), sections);  // [atlas2kudu.DDL] too
       throw Error(ErrorCategory::kUsage,
                   fmt::format("{}: [atlas2kudu.{}] names no command{} (sections: [atlas2kudu], "
                               "[atlas2kudu.query_options], and [atlas2kudu.COMMAND] for {})",

@@ -103,7 +103,9 @@ std::vector<RowErrorReport> Hs2Executor::pin_row_errors(
           const Statement part = r.statement->part(a, b);
           return retry_
               .run(
-                  *sessions_[0], [&](SqlSession& s) { return execute(s, part.sql); },
+                  // Not execute(): these re-run rows already applied, to name them; one cut
+                  // short is no statement that may have run.
+                  *sessions_[0], [&](SqlSession& s) { return s.execute(part.sql); },
                   [](const RetryFailure&) {})
               .row_errors;
         };

@@ -146,7 +146,8 @@ class Hs2Executor : public Executor {
                  const char* phase, std::vector<RefusedRow>& refused,
                  std::vector<RowErrorReport>& row_errors);
   void run_statement(SqlSession& session, Phase& phase, std::size_t index);
-  // Every statement the executor runs goes through here, which counts those a stop cut short.
+  // Every statement (and part of one) of a window goes through here, which counts those a stop
+  // cut short; pin_row_errors' re-runs, of rows already applied, do not.
   Hs2DmlResult execute(SqlSession& session, std::string_view sql);
   // Runs `statement` (the phase's statement `index`, or rows [first, last) of it) with retries.
   void run_part(SqlSession& session, Phase& phase, std::size_t index, const Statement& statement,

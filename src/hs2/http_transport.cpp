@@ -178,8 +178,11 @@ void HttpClientTransport::perform_once(long* status, long* retry_after) {
   long answered = 0;
   curl_easy_getinfo(c, CURLINFO_SIZE_UPLOAD_T, &uploaded);
   curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &answered);
-  may_have_arrived_ = uploaded >= static_cast<curl_off_t>(wbuf_.size()) && !wbuf_.empty() &&
-                      (answered == 0 || answered == 200);
+  // 502 and 504 come from a gateway that may have passed the request on; 503 and 401 refuse it.
+  // Once true, true for the whole exchange: a later try's refusal does not undo an earlier one.
+  may_have_arrived_ = may_have_arrived_ ||
+                      (uploaded >= static_cast<curl_off_t>(wbuf_.size()) && !wbuf_.empty() &&
+                       (answered == 0 || answered == 200 || answered == 502 || answered == 504));
   curl_easy_setopt(c, CURLOPT_HTTPHEADER, nullptr);
   curl_easy_setopt(c, CURLOPT_ERRORBUFFER, nullptr);
   curl_slist_free_all(headers);
@@ -381,9 +384,9 @@ void HttpClientTransport::flush() {
     ~ClearRequest() { request.clear(); }
   } clear_request{wbuf_};
   bool cleared_cookies = false;
+  may_have_arrived_ = false;
   for (int attempt = 1;; ++attempt) {
     long status = 0, retry_after = -1;
-    may_have_arrived_ = false;
     if (stoppable_) throw_if_stopped();  // no new try after a stop (also ends the waits below)
     try {
       perform_once(&status, &retry_after);

@@ -240,7 +240,9 @@ TEST_CASE("usage errors and missing files have their own exit codes") {
     CHECK(r.status == 64);
     CHECK_FALSE(contains(r.err, "Hunter2"));
   }
-  CHECK(contains(r.err, "atlas2kudu: --jwt is an option of a command: give the command first"));
+  CHECK(contains(r.err,
+                 "atlas2kudu: --jwt is an option of compile and apply: give the command "
+                 "first"));
   // An option's value that ends in 'l' is no -l, nor is the option name after -l a secret.
   r = run("compile -ihost.local missing-input.jsonl");
   CHECK(r.status == 66);
@@ -592,6 +594,21 @@ TEST_CASE(
   r = run("ddl --fdw --config " + own);
   CHECK(r.status == 64);
   CHECK(r.err.starts_with("atlas2kudu: " + own + ":2: --partitions excludes --fdw\n"));
+  // ... also when the file gave the option CLI11 names second.
+  const std::string fdw = write_temp(".ini", "[atlas2kudu.ddl]\nfdw = true\n");
+  r = run("ddl --partitions 8 --config " + fdw);
+  CHECK(r.status == 64);
+  CHECK(r.err.starts_with("atlas2kudu: " + fdw + ":2: --partitions excludes --fdw\n"));
+  std::remove(fdw.c_str());
+  // A section name in another case, or the query options' without its s, gets its near match.
+  const std::string upper = write_temp(".ini", "[atlas2kudu.DDL]\n");
+  r = run("ddl --config " + upper);
+  CHECK(contains(r.err, ":1: [atlas2kudu.DDL] names no command (did you mean [atlas2kudu.ddl]?)"));
+  const std::string singular = write_temp(".ini", "[atlas2kudu.query_option]\nmt_dop = 0\n");
+  r = run("ddl --config " + singular);
+  CHECK(contains(r.err, "(did you mean [atlas2kudu.query_options]?)"));
+  std::remove(upper.c_str());
+  std::remove(singular.c_str());
   // Impala's query option names know no case: the command line's MEM_LIMIT wins over the
   // file's mem_limit (both were sent, and the file's came last).
   TestServer server("--handler kit");
@@ -626,31 +643,59 @@ TEST_CASE(
     "an option before the command, or one a command lacks, never shows a word that may be "
     "its secret") {
   const std::string example = example_files().front();
-  Run r = run("--config c.ini ddl");
-  CHECK(r.status == 64);
-  CHECK(r.err ==
-        "atlas2kudu: --config is an option of a command: give the command first, as in "
-        "'atlas2kudu ddl --config c.ini'\nRun 'atlas2kudu --help' for the options.\n");
   struct Case {
     std::string args, message;
   };
+  // Said as it is, with a command that has the option, and its value when it takes one that is
+  // no secret.
+  for (const Case& c : std::vector<Case>{
+           {"--config c.ini ddl",
+            "--config is an option of every command: give the command first, as in 'atlas2kudu "
+            "ddl --config c.ini'\n"},
+           {"--partitions 8 apply " + example,
+            "--partitions is an option of ddl: give the command first, as in 'atlas2kudu ddl "
+            "--partitions 8'\n"},
+           {"--sessions 4 check " + example,
+            "--sessions is an option of compile and apply: give the command first, as in "
+            "'atlas2kudu compile --sessions 4'\n"},
+           {"--fdw x ddl",
+            "--fdw is an option of ddl: give the command first, as in 'atlas2kudu ddl --fdw'\n"},
+       }) {
+    CAPTURE(c.args);
+    const Run r = run(c.args);
+    CHECK(r.status == 64);
+    CHECK(r.err == "atlas2kudu: " + c.message + "Run 'atlas2kudu --help' for the options.\n");
+  }
   for (const Case& c : std::vector<Case>{
            {"--password Hunter2 apply " + example,
-            "--password is no option of atlas2kudu (the word after it is not shown: it may be a "
-            "secret)"},
+            "--password is no option of atlas2kudu: no option takes a password, which ps would "
+            "show (the word after it is not shown); with apply -l, it comes from "
+            "--ldap_password_cmd, $ATLAS2KUDU_LDAP_PASSWORD or a prompt"},
            {"--ldap_password_cmd 'echo Hunter2' apply " + example,
-            "--ldap_password_cmd is an option of a command: give the command first, as in "
+            "--ldap_password_cmd is an option of compile and apply: give the command first, as in "
             "'atlas2kudu apply --ldap_password_cmd' (the word after it is not shown: it may be a "
             "secret)"},
+           {"-l Hunter2 apply",
+            "-l is an option of compile and apply: give the command first, as in 'atlas2kudu "
+            "apply -l' (the word after it is not shown: it may be a secret)"},
+           // A cluster of short flags may end in a value: only its first letter is shown.
+           {"-pHunter2 " + example,
+            "-p...: options go after the command (the word after it is not shown: it may be a "
+            "secret)"},
+           {"-lpHunter2 aply " + example, "-l...: options go after the command"},
            {"ddl --ldap-password Hunter2", "The following arguments were not expected: "},
            {"ddl -u bob -p Hunter2", "The following arguments were not expected: "},
        }) {
     CAPTURE(c.args);
-    r = run(c.args);
+    const Run r = run(c.args);
     CHECK(r.status == 64);
     CHECK(r.err.starts_with("atlas2kudu: " + c.message));
     CHECK_FALSE(contains(r.err, "Hunter2"));
   }
+  // A short value is hidden too, word by word in CLI11's list.
+  const Run r = run("ddl --password ab");
+  CHECK(
+      r.err.starts_with("atlas2kudu: The following arguments were not expected: ... --password\n"));
 }
 
 TEST_CASE("--config: a directory, a byte-order mark, a nested --config, a key set twice") {
