@@ -687,6 +687,14 @@ void report_usage_error(CLI::App& app, const CLI::ParseError& e,
         }
         break;
       }
+      if (i > 0 && before == "--") {
+        // Whatever follows "--" is no option; at the command's place it is not shown: it may be
+        // the value of an option before it (--password -- PW).
+        what =
+            "'--' before the command: the command comes first, as in 'atlas2kudu COMMAND "
+            "[OPTIONS] -- FILE...' (the word after it is not shown: it may be a secret)";
+        break;
+      }
       // The first word that is no option was meant as the command.
       what = fmt::format("unknown command '{}'", a);
       if (const auto m = closest_match(a, commands)) hint = fmt::format(" (did you mean {}?)", *m);
@@ -694,7 +702,21 @@ void report_usage_error(CLI::App& app, const CLI::ParseError& e,
     }
   } else {
     const std::vector<std::string> known = option_names(*sub);
+    // An option of the command given before it ("atlas2kudu --partitions=8 ddl"): CLI11 read it
+    // as the program's own.
     for (const std::string& a : args) {
+      if (a == sub->get_name()) break;
+      if (!a.starts_with("--") || option_named(*sub, a.substr(0, a.find('='))) == nullptr) continue;
+      const std::string name = a.substr(0, a.find('='));
+      hint = fmt::format(
+          " ({} is an option of {}: give it after the command, as in 'atlas2kudu {} "
+          "{}{}')",
+          name, sub->get_name(), sub->get_name(), name,
+          a.find('=') == std::string::npos ? "" : "=...");
+      break;
+    }
+    for (const std::string& a : args) {
+      if (!hint.empty()) break;
       if (!a.starts_with("-") || a == "-" || a == "--") continue;
       if (a.size() > 1 && a[1] >= '0' && a[1] <= '9') continue;  // a negative number, a value
       const std::string name = a.substr(0, a.find('='));

@@ -113,17 +113,18 @@ std::string projection_ddl(const DdlOptions& o) {
   constexpr int kCreateLimitPerServer = 60;
   const int servers = std::max(
       kReplicas, (audit_tablets * kReplicas + kCreateLimitPerServer - 1) / kCreateLimitPerServer);
+  const bool limit_decides = servers > kReplicas;
   fmt::format_to(it,
                  "\n-- Tablets: entity_audit has {0} x {1} = {2}, {3} replicas at replication {4} "
                  "(each other table {0}).\n"
                  "-- Kudu refuses a CREATE TABLE of more replicas than "
                  "--max_create_tablets_per_ts (default {5}) per tablet\n"
-                 "-- server: this one needs {6} tablet server{7}. With fewer, lower --partitions "
-                 "or give fewer years, and add\n"
-                 "-- the later years as above.\n",
+                 "-- server: this one needs {6} tablet servers{7}\n",
                  o.partitions, o.last_year - o.first_year + 2, audit_tablets,
                  audit_tablets * kReplicas, kReplicas, kCreateLimitPerServer, servers,
-                 servers == 1 ? "" : "s");
+                 limit_decides ? ". With fewer, lower --partitions or give fewer years, and "
+                                 "add\n-- the later years as above."
+                               : " (the replicas' own).");
   return out;
 }
 

@@ -53,10 +53,11 @@ void check_range(std::int64_t v, std::int64_t low, std::int64_t high, const char
   }
 }
 
-// Throws simdjson_error unless `doc`, of `type` (no object), is one whole JSON value; `first` is
-// its first byte.
-void require_one_value(od::document& doc, od::json_type type, char first, const Path& path,
-                       Nesting nesting) {
+// Throws simdjson_error unless `doc`, of `type` (no object), is one whole JSON value;
+// `whole_text` is its text without the whitespace around it.
+void require_one_value(od::document& doc, od::json_type type, std::string_view whole_text,
+                       const Path& path, Nesting nesting) {
+  const char first = whole_text.empty() ? '\0' : whole_text.front();
   switch (type) {
     case od::json_type::array: {
       od::value items = doc.get_value();
@@ -67,7 +68,16 @@ void require_one_value(od::document& doc, od::json_type type, char first, const 
       (void)doc.get_string().value();
       break;
     case od::json_type::number:
-      (void)doc.get_number().value();
+      // A whole number past 64 bits is JSON all the same.
+      if (const auto n = doc.get_number(); n.error()) {
+        std::string_view digits = whole_text;
+        if (digits.starts_with('-')) digits.remove_prefix(1);
+        if (digits.size() > 1 && digits[0] != '0' &&
+            digits.find_first_not_of("0123456789") == std::string_view::npos) {
+          return;  // a whole number past 64 bits: JSON all the same
+        }
+        throw simdjson::simdjson_error(n.error());
+      }
       break;
     case od::json_type::boolean:
       // "trash" is INCORRECT_TYPE to get_bool(): said as the atom it is not.
@@ -106,9 +116,16 @@ Envelope parse_envelope(od::parser& parser, std::string_view text, const char* w
     // type() looks at the first byte only: "trash" would be "a boolean". Only text that is one
     // whole JSON value is of the wrong type; the rest is no JSON (simdjson_error: the caller's
     // "invalid JSON").
-    const std::size_t start = text.find_first_not_of(" \t\r\n");
-    require_one_value(doc, top, start == std::string_view::npos ? '\0' : text[start], Path(what),
-                      Nesting{1, max_depth});
+    std::string_view whole = text;
+    while (!whole.empty() &&
+           std::string_view(" \t\r\n").find(whole.front()) != std::string_view::npos) {
+      whole.remove_prefix(1);
+    }
+    while (!whole.empty() &&
+           std::string_view(" \t\r\n").find(whole.back()) != std::string_view::npos) {
+      whole.remove_suffix(1);
+    }
+    require_one_value(doc, top, whole, Path(what), Nesting{1, max_depth});
     throw InputError(RejectCode::kWrongType,
                      fmt::format("{}: expected a JSON object, got {}", what, json_type_name(top)));
   }

@@ -683,6 +683,14 @@ TEST_CASE(
             "-p...: options go after the command (the word after it is not shown: it may be a "
             "secret)"},
            {"-lpHunter2 aply " + example, "-l...: options go after the command"},
+           {"--password -- Hunter2",
+            "'--' before the command: the command comes first, as in 'atlas2kudu COMMAND "
+            "[OPTIONS] -- FILE...' (the word after it is not shown: it may be a secret)"},
+           // With '=', CLI11 takes it for the program's own option: said as the command's.
+           {"--partitions=8 ddl",
+            "The following argument was not expected: --partitions=... (--partitions is an "
+            "option of ddl: give it after the command, as in 'atlas2kudu ddl "
+            "--partitions=...')"},
            {"ddl --ldap-password Hunter2", "The following arguments were not expected: "},
            {"ddl -u bob -p Hunter2", "The following arguments were not expected: "},
        }) {

@@ -176,6 +176,10 @@ std::vector<Case> cases() {
       {"kcat payload that is a word",
        "{\"topic\":\"ATLAS_ENTITIES\",\"partition\":3,\"offset\":17,\"payload\":\"trash\"}",
        "payload: invalid JSON: Problem while parsing an atom starting with the letter 't'"},
+      {"kcat payload that is a number past 64 bits",
+       "{\"topic\":\"ATLAS_ENTITIES\",\"partition\":3,\"offset\":17,\"payload\":"
+       "\"123456789012345678901234567890\"}",
+       "payload: expected a JSON object, got a number"},
       {"kcat payload that is JSON but no object",
        "{\"topic\":\"ATLAS_ENTITIES\",\"partition\":3,\"offset\":17,\"payload\":\"[1,2]\"}",
        "payload: expected a JSON object, got an array"},
