@@ -441,10 +441,12 @@ std::string config_line_of(const ConfigOrigins& origins, std::string_view what,
 // Whether `name` ("--password", "--ldap-passwd", "--PASSWORD") is a flag meant to give a password
 // in argv, which no option does.
 bool is_password_flag(const std::string& name) {
-  std::string lower(name);
-  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return lower.starts_with("--") && lower.find("passw") != std::string::npos;
+  return name.starts_with("--") && to_lower_ascii(name).find("passw") != std::string::npos;
 }
+
+// Where a password comes from instead, for the messages about such a flag.
+constexpr std::string_view kPasswordSources =
+    "--ldap_password_cmd, $ATLAS2KUDU_LDAP_PASSWORD or a prompt";
 
 // For the flags whose secret comes from a command: where it comes from, as a hint.
 std::string where_the_secret_comes_from(const CLI::Option& flag) {
@@ -667,15 +669,13 @@ void report_usage_error(CLI::App& app, const CLI::ParseError& e,
                                           : " (the word after it is not shown: it may be a secret)";
         if (cluster) {
           what = fmt::format("{}: options go after the command{}", shown, not_shown);
+        } else if (owners.empty() && is_password_flag(before)) {
+          what = fmt::format(
+              "{} is no option of atlas2kudu: no option takes a password, which ps would show "
+              "(the word after it is not shown); with apply -l, it comes from {}",
+              before, kPasswordSources);
         } else if (owners.empty()) {
           what = fmt::format("{} is no option of atlas2kudu itself{}", shown, not_shown);
-          if (is_password_flag(before)) {
-            what = fmt::format(
-                "{} is no option of atlas2kudu: no option takes a password, which ps would show "
-                "(the word after it is not shown); with apply -l, it comes from "
-                "--ldap_password_cmd, $ATLAS2KUDU_LDAP_PASSWORD or a prompt",
-                before);
-          }
         } else {
           std::string of = owners.size() == commands.size() ? "every command" : owners.front();
           for (std::size_t k = 1; k < owners.size() && owners.size() < commands.size(); ++k) {
@@ -731,9 +731,9 @@ void report_usage_error(CLI::App& app, const CLI::ParseError& e,
       // Only where the message is about the flag: "-l is a flag: ..." has its own hint.
       if (is_password_flag(name) && option_named(*sub, "--ldap_password_cmd") != nullptr &&
           what.find(name) != std::string::npos) {
-        hint =
-            " (no option takes a password, which ps would show: with -l, it comes from "
-            "--ldap_password_cmd, $ATLAS2KUDU_LDAP_PASSWORD or a prompt)";
+        hint = fmt::format(
+            " (no option takes a password, which ps would show: with -l, it comes from {})",
+            kPasswordSources);
         break;
       }
     }
@@ -995,7 +995,7 @@ int run_cli(int argc, char** argv) {
                      args.size() - 1);
     return kExitUsage;
   }
-  if (!args.empty() && args.front() == "help" && args.size() <= 2) {
+  if (!args.empty() && args.front() == "help") {
     const std::vector<CLI::App*> commands = cli->app.get_subcommands({});
     const bool known = args.size() == 2 &&
                        std::any_of(commands.begin(), commands.end(),

@@ -108,7 +108,8 @@ std::string projection_ddl(const DdlOptions& o) {
                  audit_year_start_micros(o.first_year), o.first_year);
   // Kudu's master refuses a CREATE TABLE asking for more tablet replicas than
   // --max_create_tablets_per_ts (default 60) per live tablet server: the largest table decides.
-  const int audit_tablets = o.partitions * (o.last_year - o.first_year + 2);
+  const int ranges = o.last_year - o.first_year + 2;  // before the first year, then one a year
+  const int audit_tablets = o.partitions * ranges;
   constexpr int kReplicas = 3;
   constexpr int kCreateLimitPerServer = 60;
   const int servers = std::max(
@@ -120,8 +121,8 @@ std::string projection_ddl(const DdlOptions& o) {
                  "-- Kudu refuses a CREATE TABLE of more replicas than "
                  "--max_create_tablets_per_ts (default {5}) per tablet\n"
                  "-- server: this one needs {6} tablet servers{7}\n",
-                 o.partitions, o.last_year - o.first_year + 2, audit_tablets,
-                 audit_tablets * kReplicas, kReplicas, kCreateLimitPerServer, servers,
+                 o.partitions, ranges, audit_tablets, audit_tablets * kReplicas, kReplicas,
+                 kCreateLimitPerServer, servers,
                  limit_decides ? ". With fewer, lower --partitions or give fewer years, and "
                                  "add\n-- the later years as above."
                                : " (the replicas' own).");

@@ -43,10 +43,10 @@ class Hs2Transport : public apache::thrift::transport::TTransportDefaults {
   virtual void set_stoppable(bool on) { (void)on; }
   // After a flush() that a stop cut short: whether the request may have reached the server whole,
   // so that the server may run it. hs2-http's flush() is the whole exchange: true once the body
-  // was sent and no answer that refuses it came back. The binary
-  // transport's flush() only hands the bytes to the socket, and a request it did not finish
-  // sending is never run: false. hs2-http counts a 502 or 504 (a gateway that may have passed
-  // the request on) as arrived, a 503 or 401 not.
+  // was sent and no answer that refuses it came back (a 502 or 504, from a gateway that may have
+  // passed the request on, counts as arrived; a 503 or 401 not). The binary transport's flush()
+  // only hands the bytes to the socket, and a request it did not finish sending is never run:
+  // false.
   virtual bool cut_request_may_have_arrived() const { return false; }
 };
 

@@ -68,14 +68,10 @@ void require_one_value(od::document& doc, od::json_type type, std::string_view w
       (void)doc.get_string().value();
       break;
     case od::json_type::number:
-      // A whole number past 64 bits is JSON all the same.
+      // A number simdjson cannot hold (past 64 bits) is JSON all the same: the grammar decides,
+      // as for numbers inside a record (json_path.cpp).
       if (const auto n = doc.get_number(); n.error()) {
-        std::string_view digits = whole_text;
-        if (digits.starts_with('-')) digits.remove_prefix(1);
-        if (digits.size() > 1 && digits[0] != '0' &&
-            digits.find_first_not_of("0123456789") == std::string_view::npos) {
-          return;  // a whole number past 64 bits: JSON all the same
-        }
+        if (is_json_number(whole_text)) return;
         throw simdjson::simdjson_error(n.error());
       }
       break;
@@ -116,16 +112,7 @@ Envelope parse_envelope(od::parser& parser, std::string_view text, const char* w
     // type() looks at the first byte only: "trash" would be "a boolean". Only text that is one
     // whole JSON value is of the wrong type; the rest is no JSON (simdjson_error: the caller's
     // "invalid JSON").
-    std::string_view whole = text;
-    while (!whole.empty() &&
-           std::string_view(" \t\r\n").find(whole.front()) != std::string_view::npos) {
-      whole.remove_prefix(1);
-    }
-    while (!whole.empty() &&
-           std::string_view(" \t\r\n").find(whole.back()) != std::string_view::npos) {
-      whole.remove_suffix(1);
-    }
-    require_one_value(doc, top, whole, Path(what), Nesting{1, max_depth});
+    require_one_value(doc, top, trim_json_space(text), Path(what), Nesting{1, max_depth});
     throw InputError(RejectCode::kWrongType,
                      fmt::format("{}: expected a JSON object, got {}", what, json_type_name(top)));
   }

@@ -45,6 +45,13 @@ std::string_view trim_json_token(std::string_view token) {
   return token;
 }
 
+std::string_view trim_json_space(std::string_view text) {
+  const auto space = [](char c) { return c == ' ' || c == '\n' || c == '\t' || c == '\r'; };
+  while (!text.empty() && space(text.front())) text.remove_prefix(1);
+  while (!text.empty() && space(text.back())) text.remove_suffix(1);
+  return text;
+}
+
 std::string printable_excerpt(std::string_view text, std::size_t max) {
   const std::string_view shown = text.substr(0, max);
   std::string out;

@@ -15,6 +15,9 @@ bool is_json_number(std::string_view token);
 // A number or literal token without the whitespace simdjson may leave after it.
 std::string_view trim_json_token(std::string_view token);
 
+// `text` without the JSON whitespace (space, tab, CR, LF) before and after it.
+std::string_view trim_json_space(std::string_view text);
+
 // Up to `max` bytes of `text` for a message, on one line and showing what is there: printable
 // ASCII and characters of valid UTF-8 kept; control bytes, bytes of invalid UTF-8 and the
 // characters of shown_escaped() (util/utf8.h: a byte order mark, C1 controls, direction marks)

@@ -24,18 +24,6 @@ void assign_padded(std::string& buf, std::string_view content) {
   buf.assign(content);
 }
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() &&
-         (s.front() == ' ' || s.front() == '\n' || s.front() == '\t' || s.front() == '\r')) {
-    s.remove_prefix(1);
-  }
-  while (!s.empty() &&
-         (s.back() == ' ' || s.back() == '\n' || s.back() == '\t' || s.back() == '\r')) {
-    s.remove_suffix(1);
-  }
-  return s;
-}
-
 }  // namespace
 
 struct NotificationDecoder::Impl {
@@ -118,7 +106,7 @@ std::optional<Event> NotificationDecoder::Impl::decode_level(Envelope& env, std:
       throw InputError(RejectCode::kMissingField, "payload: kcat record without a value (null)");
     }
     // Nothing below refills kcat_buffer while the payload is decoded: only depth 0 gets here.
-    assign_padded(kcat_buffer, trim(*env.payload));
+    assign_padded(kcat_buffer, trim_json_space(*env.payload));
     Envelope inner = parse(kcat_buffer, "payload");
     if (inner.kcat) throw InputError(RejectCode::kWrongType, "payload: nested kcat record");
     return decode_level(inner, kcat_buffer, pos, depth + 1, env.kafka_ts);
@@ -126,7 +114,8 @@ std::optional<Event> NotificationDecoder::Impl::decode_level(Envelope& env, std:
 
   if (env.bare_payload()) {
     // A bare payload (legacy, no envelope): the whole document is the message.
-    return decode_payload(trim(text), env.top, EventTimeFallbacks{std::nullopt, kafka_ts}, pos,
+    return decode_payload(trim_json_space(text), env.top,
+                          EventTimeFallbacks{std::nullopt, kafka_ts}, pos,
                           depth == 0 && record_compact);
   }
   if (!env.has_message || env.message_type == od::json_type::null) {

@@ -112,10 +112,7 @@ class StopError : public Error {
   // Set when the stop cut a statement's request short before the server answered it: the server
   // may have run it (or may still), and no handle is known to cancel it.
   bool statement_may_have_run() const { return statement_may_have_run_; }
-  StopError& set_statement_may_have_run() {
-    statement_may_have_run_ = true;
-    return *this;
-  }
+  void set_statement_may_have_run() { statement_may_have_run_ = true; }
 
  private:
   StopReason reason_;
