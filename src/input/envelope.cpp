@@ -121,6 +121,7 @@ Envelope parse_envelope(od::parser& parser, std::string_view text, const char* w
   MemberNames names;
   DeferredError envelope_error;  // envelope members: count unless the level is a kcat record
   DeferredError kcat_error;      // kcat members: count only in a kcat record
+  DeferredError payload_error;   // its "payload": raised by the decoder (Envelope::payload_error)
   for (auto field : doc.get_object()) {
     const std::string_view key = member_name(field);
     names.add(key, root);
@@ -175,7 +176,7 @@ Envelope parse_envelope(od::parser& parser, std::string_view text, const char* w
       });
     } else if (key == "payload") {
       env.has_payload = true;
-      read_or_defer(value, at, inside, kcat_error, [&](od::value& v) {
+      read_or_defer(value, at, inside, payload_error, [&](od::value& v) {
         if (auto p = get_optional_string(v, "payload")) env.payload = std::string(*p);
       });
     } else if (key == "topic") {
@@ -218,6 +219,7 @@ Envelope parse_envelope(od::parser& parser, std::string_view text, const char* w
   env.kcat = env.has_payload && !env.has_version && !env.has_message;
   if (env.kcat) {
     kcat_error.raise();
+    env.payload_error = payload_error.error;
     return env;
   }
   if (env.has_version || env.has_message) {

@@ -39,6 +39,7 @@
 #include <string_view>
 
 #include "atlas2kudu/event.h"
+#include "input/input_error.h"
 #include "input/payload.h"
 
 namespace atlas2kudu {
@@ -70,6 +71,9 @@ struct Envelope {
   std::optional<std::int64_t> kafka_ts;  // "ts", when it is an integer (ms since the epoch)
   bool has_payload = false;
   std::optional<std::string> payload;  // null for a Kafka record without a value
+  // A kcat record's "payload" that is no string (an object, a number): the decoder raises it once
+  // it has taken the record's Kafka position, so that the rejection names the position too.
+  std::optional<InputError> payload_error;
 
   // Neither an envelope nor a kcat record: the level is the payload.
   bool bare_payload() const { return !kcat && !has_version && !has_message; }

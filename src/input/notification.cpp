@@ -102,6 +102,7 @@ std::optional<Event> NotificationDecoder::Impl::decode_level(Envelope& env, std:
     pos.kafka = env.kafka();
     record_kafka = pos.kafka;
     if (pass_over && pass_over(*pos.kafka)) return std::nullopt;
+    if (env.payload_error) throw *env.payload_error;
     if (!env.payload) {
       throw InputError(RejectCode::kMissingField, "payload: kcat record without a value (null)");
     }

@@ -183,6 +183,13 @@ std::vector<Case> cases() {
       {"kcat payload that is JSON but no object",
        "{\"topic\":\"ATLAS_ENTITIES\",\"partition\":3,\"offset\":17,\"payload\":\"[1,2]\"}",
        "payload: expected a JSON object, got an array"},
+      // Its Kafka position is read all the same: the payload's type is checked after it.
+      {"kcat payload that is an object",
+       "{\"topic\":\"ATLAS_ENTITIES\",\"partition\":3,\"offset\":17,\"payload\":{\"version\":{}}}",
+       "payload: expected a string, got an object"},
+      {"kcat payload that is a number",
+       "{\"payload\":42,\"topic\":\"ATLAS_ENTITIES\",\"partition\":3,\"offset\":17}",
+       "payload: expected a string, got a number"},
       {"malformed attribute value", envelope(entity_message("ENTITY_CREATE", "{\"owner\":tru}")),
        "invalid JSON: Problem while parsing an atom starting with the letter 't'"},
       {"number with a leading zero", envelope(entity_message("ENTITY_CREATE", "{\"size\":012}")),
