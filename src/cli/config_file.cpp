@@ -75,10 +75,20 @@ ConfigFile read_config_file(const std::string& path) {
         section = &config.per_command[name.substr(11)];
         config.per_command_where.emplace(name.substr(11), where);
       } else {
+        // Section names are case-sensitive, as in impala-shell's file; one written in capitals,
+        // or impala-shell's own ([impala], [impala.query_options]), gets a pointer.
+        const std::string lower = to_lower_ascii(name);
+        std::string hint;
+        if (lower == "atlas2kudu" || lower.starts_with("atlas2kudu.")) {
+          hint = fmt::format(" (did you mean [{}]?)", lower);
+        } else if (lower == "impala" || lower == "impala.query_options") {
+          hint =
+              fmt::format(" (impala-shell's section: here it is [atlas2kudu{}])", lower.substr(6));
+        }
         throw Error(ErrorCategory::kUsage,
-                    fmt::format("{}: unknown section [{}] (sections: [atlas2kudu], "
+                    fmt::format("{}: unknown section [{}]{} (sections: [atlas2kudu], "
                                 "[atlas2kudu.COMMAND], [atlas2kudu.query_options])",
-                                where, name));
+                                where, name, hint));
       }
       continue;
     }

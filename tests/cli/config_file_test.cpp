@@ -74,7 +74,21 @@ TEST_CASE("bad lines are usage errors naming FILE:LINE") {
         "F:1: KEY = VALUE before any section; start the file with [atlas2kudu]");
   CHECK(error_of("[atlas2kudu]\nssl\n") == "F:2: expected KEY = VALUE, a [section] or a # comment");
   CHECK(error_of("[impala]\n") ==
-        "F:1: unknown section [impala] (sections: [atlas2kudu], [atlas2kudu.COMMAND], "
+        "F:1: unknown section [impala] (impala-shell's section: here it is [atlas2kudu]) "
+        "(sections: [atlas2kudu], [atlas2kudu.COMMAND], [atlas2kudu.query_options])");
+  CHECK(error_of("[IMPALA.Query_Options]\n") ==
+        "F:1: unknown section [IMPALA.Query_Options] (impala-shell's section: here it is "
+        "[atlas2kudu.query_options]) (sections: [atlas2kudu], [atlas2kudu.COMMAND], "
+        "[atlas2kudu.query_options])");
+  // Section names are case-sensitive.
+  CHECK(error_of("[ATLAS2KUDU.ddl]\n") ==
+        "F:1: unknown section [ATLAS2KUDU.ddl] (did you mean [atlas2kudu.ddl]?) (sections: "
+        "[atlas2kudu], [atlas2kudu.COMMAND], [atlas2kudu.query_options])");
+  CHECK(error_of("[Atlas2Kudu]\n") ==
+        "F:1: unknown section [Atlas2Kudu] (did you mean [atlas2kudu]?) (sections: "
+        "[atlas2kudu], [atlas2kudu.COMMAND], [atlas2kudu.query_options])");
+  CHECK(error_of("[other]\n") ==
+        "F:1: unknown section [other] (sections: [atlas2kudu], [atlas2kudu.COMMAND], "
         "[atlas2kudu.query_options])");
   CHECK(error_of("[atlas2kudu\n") == "F:1: a section header ends with ']'");
   CHECK(error_of("[atlas2kudu]\n = x\n") ==
