@@ -48,7 +48,7 @@ void add_hs2_options(CLI::App* app, Hs2Options* o) {
       ->group(group);
   app->add_flag("-l,--ldap", o->ldap, "LDAP authentication (SASL PLAIN, or HTTP Basic)")
       ->group(group);
-  app->add_option("-u,--user", o->user, "User name (default $USER)")->group(group);
+  app->add_option("-u,--user", o->user, "User name (default $USER, else atlas2kudu)")->group(group);
   app->add_option("--ldap_password_cmd", o->ldap_password_cmd,
                   "Command whose stdout is the LDAP password (else $ATLAS2KUDU_LDAP_PASSWORD, "
                   "else a prompt); killed after 30 s")

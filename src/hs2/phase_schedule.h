@@ -1,8 +1,9 @@
-// The order in which the executor's sessions take the statements of one phase. The statements of
-// a phase never name the same row twice, so any order is correct. One session takes them in the
-// phase's order, the order `compile` prints (a failure then names the statement a reader of the
-// dry run expects, and nothing after it has run). Several sessions take them in an order that
-// keeps the sessions busy on different tables and leaves the small statements for the end:
+// The order in which the executor's sessions take the statements of one phase. Any order is
+// correct: the upserts of a phase never name the same row twice, and its deletes commute. One
+// session takes them in the phase's order, the order `compile` prints (a failure then names the
+// statement a reader of the dry run expects, and nothing after it has run). Several sessions take
+// them in an order that keeps the sessions busy on different tables and leaves the small statements
+// for the end:
 //   * a session asking for work gets a statement of the table with the fewest statements running
 //     (so N sessions run N different tables while there are that many with work left: Kudu
 //     spreads them over different tablets, and one table's slow statements do not hold up the
