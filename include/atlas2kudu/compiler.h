@@ -469,16 +469,17 @@ struct Statement {
 };
 
 // The statements of one window. Windows run in order; within a window every delete runs before
-// any upsert; the statements of one phase never name the same row twice, so they may run in any
-// order or concurrently, except that those marked after_the_rest (entity_flat's, which the
-// planner puts at the end of each phase) start only once all the others of their phase have
-// succeeded. entity_flat is what the prior state reads back: when a window is applied again
-// after a failure part way through it, each entity must read as it was before the window, or
-// with every other row the window writes for it already in place. Worked example: an event
-// changes an entity's type from DataSet to hive_table without naming its qualifiedName; the
-// window re-keys its entity_by_qn row under the new type with the qualifiedName entity_flat
-// holds. Had entity_flat's upsert run first and the entity_by_qn upsert failed, the rerun would
-// read the new type back, see no change, and never write the entity_by_qn row.
+// any upsert; the upserts of one phase never name the same row twice and deletes commute (two
+// deletes may name the same row: a guarded by_qn delete can repeat a keyed one's key), so the
+// statements of a phase may run in any order or concurrently, except that those marked
+// after_the_rest (entity_flat's, which the planner puts at the end of each phase) start only once
+// all the others of their phase have succeeded. entity_flat is what the prior state reads back:
+// when a window is applied again after a failure part way through it, each entity must read as it
+// was before the window, or with every other row the window writes for it already in place. Worked
+// example: an event changes an entity's type from DataSet to hive_table without naming its
+// qualifiedName; the window re-keys its entity_by_qn row under the new type with the qualifiedName
+// entity_flat holds. Had entity_flat's upsert run first and the entity_by_qn upsert failed, the
+// rerun would read the new type back, see no change, and never write the entity_by_qn row.
 struct CompiledWindow {
   std::uint64_t index = 0;        // 1-based
   std::uint64_t first_event = 0;  // 1-based event numbers covered, inclusive

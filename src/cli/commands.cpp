@@ -274,9 +274,21 @@ RunReport report_of(std::string_view command, const RunOutcome& outcome) {
                    .error = outcome.error};
 }
 
-// Row errors are failures past --max-row-errors, but each one is logged as it is reported.
+// Row errors are failures past --max-row-errors, but each one is logged as it is reported. A
+// delete's are rows already gone (Hs2RunStats::rows_already_deleted): logged as such.
 void log_row_errors(const StatementDone& done) {
   if (done.result.row_errors <= 0) return;
+  if (done.phase == "delete") {
+    const bool one = done.result.row_errors == 1;
+    print_diagnostic(stderr,
+                     "atlas2kudu: window {}, delete phase, statement {} of {} (table {}): {} "
+                     "already deleted when the delete reached Kudu (deleted first by a statement "
+                     "running beside it); not counted as {}\n",
+                     done.window.index, done.position, done.count, done.statement.table,
+                     counted(static_cast<std::uint64_t>(done.result.row_errors), "row", "rows"),
+                     one ? "a row error" : "row errors");
+    return;
+  }
   print_diagnostic(
       stderr,
       "atlas2kudu: window {}, {} phase, statement {} of {} (table {}): {} row error{}: "

@@ -91,6 +91,7 @@ void write_execution_stats(JsonWriter& w, const Hs2RunStats& hs2) {
   w.key("rows_refused").value(hs2.rows_refused);
   w.key("split_statements").value(hs2.split_statements);
   w.key("statements_cut_short").value(hs2.statements_cut_short);
+  w.key("rows_already_deleted").value(hs2.rows_already_deleted);
 }
 
 void write_lookup_stats(JsonWriter& w, const Hs2PriorStats& s) {
@@ -111,6 +112,13 @@ std::string lookups_note(const Hs2PriorStats* lookups) {
   if (lookups == nullptr || lookups->retries == 0) return {};
   return fmt::format("; prior-state lookups: {} {}", lookups->retries,
                      lookups->retries == 1 ? "retry" : "retries");
+}
+
+// "; 3 rows already deleted when their delete reached Kudu" when deletes found some gone.
+std::string already_deleted_note(std::int64_t rows) {
+  if (rows == 0) return {};
+  return fmt::format("; {} already deleted when their delete reached Kudu",
+                     counted(static_cast<std::uint64_t>(rows), "row", "rows"));
 }
 
 // "; 2 HTTP 502/503/504 replies waited out" when hs2-http waited any out.
@@ -283,7 +291,7 @@ void print_apply_summary(std::FILE* out, const RunReport& r, const std::string& 
   print_diagnostic(
       out,
       "atlas2kudu apply: {} ({}, {} rejected), {} applied{}, {}, "
-      "{} modified, {}, {}{}, {:.1f} s{}{}{}{}\n",
+      "{} modified, {}, {}{}, {:.1f} s{}{}{}{}{}\n",
       counted(read.events, "event", "events"), counted(read.records, "record", "records"),
       read.rejected, counted(hs2.windows, "window", "windows"), windows_note(r.memory),
       statements_run(hs2, r.write), counted(hs2.rows_modified, "row", "rows"),
@@ -292,7 +300,8 @@ void print_apply_summary(std::FILE* out, const RunReport& r, const std::string& 
           ? fmt::format("{} refused by the server, ", counted(hs2.rows_refused, "row", "rows"))
           : std::string(),
       counted(hs2.retries, "retry", "retries"), r.seconds, knowledge_note(r.memory),
-      lookups_note(r.lookups), http_waits_note(r.http_waits), ending);
+      lookups_note(r.lookups), http_waits_note(r.http_waits),
+      already_deleted_note(hs2.rows_already_deleted), ending);
   for (const auto& [table, line] : table_lines(hs2)) {
     print_diagnostic(out, "  {:<24}{}\n", table, line);
   }

@@ -200,11 +200,7 @@ std::string row_errors_message(const NetWindow& net, const CompiledWindow& windo
   for (const RowErrorReport& r : e.statements) by_table[r.statement->table].push_back(&r);
   for (const auto& [table, reports] : by_table) {
     std::int64_t n = 0;
-    bool deletes = false;
-    for (const RowErrorReport* r : reports) {
-      n += r->row_errors;
-      deletes = deletes || r->phase == "delete";
-    }
+    for (const RowErrorReport* r : reports) n += r->row_errors;
     fmt::format_to(std::back_inserter(out), "\n  {}: {} row error{} in this window ({}", table, n,
                    n == 1 ? "" : "s",
                    statement_name(window, reports.front()->phase, reports.front()->position,
@@ -248,10 +244,6 @@ std::string row_errors_message(const NetWindow& net, const CompiledWindow& windo
                          audit_add_range_partition_sql(database, year), year);
         }
       }
-    } else if (deletes) {
-      out +=
-          " Likely cause: rows another writer deleted between Impala's scan and its delete "
-          "(harmless); allow them with --max-row-errors N.";
     } else {
       out +=
           " Likely cause: rows Kudu answered NotFound for (a key in no partition) or with a NULL "

@@ -244,7 +244,8 @@ void Hs2Executor::run_part(SqlSession& session, Phase& phase, std::size_t index,
                                 statement.table, f.error.what());
       },
       observed.retries());
-  if (r.row_errors > 0) {
+  const bool deleting = std::string_view(phase.name) == "delete";
+  if (r.row_errors > 0 && !deleting) {
     std::lock_guard lock(phase.mu);
     phase.row_errors.push_back(
         RowErrorReport{&whole, phase.name, position, first, last, r.row_errors});
@@ -256,11 +257,14 @@ void Hs2Executor::run_part(SqlSession& session, Phase& phase, std::size_t index,
     ++stats_.statements;
   }
   stats_.rows_modified += r.rows_modified;
-  (std::string_view(phase.name) == "delete" ? stats_.rows_deleted : stats_.rows_upserted) +=
-      r.rows_modified;
-  stats_.row_errors += r.row_errors;
+  (deleting ? stats_.rows_deleted : stats_.rows_upserted) += r.rows_modified;
   stats_.rows_by_table[statement.table] += r.rows_modified;
-  if (r.row_errors > 0) stats_.row_errors_by_table[statement.table] += r.row_errors;
+  if (deleting) {
+    stats_.rows_already_deleted += r.row_errors;
+  } else {
+    stats_.row_errors += r.row_errors;
+    if (r.row_errors > 0) stats_.row_errors_by_table[statement.table] += r.row_errors;
+  }
   if (on_statement_) {
     on_statement_(
         StatementDone{window, statement, phase.name, position, phase.statements.size(), r});

@@ -1,6 +1,7 @@
 // Runs compiled windows over HS2: windows in order; per window, the delete phase, then the upsert
-// phase, each ending only when all its statements have. The statements of one phase never name
-// the same row twice, so they run in any order and concurrently: one worker thread per session
+// phase, each ending only when all its statements have. The upserts of a phase never name the
+// same row twice and deletes commute, so they run in any order and concurrently: one worker
+// thread per session
 // (--sessions N) takes the next statement from the phase's PhaseSchedule (phase_schedule.h), which
 // keeps the sessions on different tables and hands out the long statements first. Between two
 // statements a worker does not wait: it takes the next one at once. A statement that fails
@@ -19,10 +20,12 @@
 // returns those rows; otherwise the phase stops and run_window throws RowsRefused.
 //
 // Row errors (rows the server skipped and counted, Hs2DmlResult::row_errors) are counted per
-// table; once the run's total passes --max-row-errors (default 0), run_window throws
-// TooManyRowErrors at the end of the window, which therefore is not checkpointed. Before that it
-// narrows each statement's row errors down to the rows concerned by re-running halves (at most
-// 64 extra statements), so the message can name the exact event_ts of entity_audit rows.
+// table, those of upserts only: a delete's are rows already gone when it reached them
+// (Hs2RunStats::rows_already_deleted), which is what it wants. Once the run's total passes
+// --max-row-errors (default 0), run_window throws TooManyRowErrors at the end of the window, which
+// therefore is not checkpointed. Before that it narrows each statement's row errors down to the
+// rows concerned by re-running halves (at most 64 extra statements), so the message can name the
+// exact event_ts of entity_audit rows.
 //
 // A stop request (util/stop.h) cancels the statements running on the server and throws
 // StopError.
@@ -74,6 +77,11 @@ struct Hs2RunStats {
   std::int64_t rows_deleted = 0;   // reported by delete-phase statements
   std::int64_t rows_upserted = 0;  // reported by upsert-phase statements
   std::int64_t row_errors = 0;     // Kudu row errors: rows the server skipped and counted
+  // A delete's "row errors": rows its scan found and Kudu no longer had when the delete reached
+  // it (NotFound, which Impala ignores and counts in num_row_errors), because a statement beside
+  // it (another session's delete naming the same row, or another writer) deleted them first.
+  // The row is gone, as the delete wants: not a row error, and not against --max-row-errors.
+  std::int64_t rows_already_deleted = 0;
   std::map<std::string, std::int64_t> rows_by_table;
   std::map<std::string, std::int64_t> row_errors_by_table;
   std::uint64_t rows_refused = 0;      // rows isolated as refused (set aside or stopping the run)

@@ -466,6 +466,37 @@ TEST_CASE(
 }
 
 TEST_CASE(
+    "a delete whose row another statement deleted first: Impala's row error is a row already "
+    "deleted, and the run succeeds") {
+  // Statement 8 of the server: the second run's delete of the entity's entity_by_qn row (after
+  // the first run's two lookups and three upserts, and the second run's two lookups).
+  TestServer server("--handler kit --deleted-meanwhile-at 8");
+  const std::string created = write_temp(".jsonl", create_table_line(1, "", 1700000000000));
+  const std::string deleted = write_temp(
+      ".jsonl", envelope(entity_message("ENTITY_DELETE", "{\"qualifiedName\":\"db.t1@c\"}",
+                                        ",\"eventTime\":1700000000100")) +
+                    "\n");
+  REQUIRE(run("apply -q -i " + server.address() + " " + created).status == 0);
+  const std::string stats = tmp_path(".json");
+  const std::string metrics = tmp_path(".prom");
+  const Run r = run("apply -i " + server.address() + " --stats " + stats + " --metrics-textfile " +
+                    metrics + " " + deleted);
+  CHECK(r.status == 0);
+  CHECK(contains(r.err,
+                 "window 1, delete phase, statement 1 of 5 (table entity_by_qn): 1 row already "
+                 "deleted when the delete reached Kudu (deleted first by a statement running "
+                 "beside it); not counted as a row error\n"));
+  CHECK(contains(r.err, " 0 row errors, 0 retries, "));
+  CHECK(contains(r.err, "; 1 row already deleted when their delete reached Kudu\n"));
+  CHECK(json_number(slurp(stats), "rows_already_deleted") == 1);
+  CHECK(json_number(slurp(stats), "row_errors") == 0);
+  CHECK(contains(slurp(metrics), "atlas2kudu_rows_already_deleted_total{command=\"apply\"} 1\n"));
+  CHECK(contains(slurp(metrics),
+                 "atlas2kudu_row_errors_total{command=\"apply\",table=\"entity_by_qn\"} 0\n"));
+  for (const auto& f : {created, deleted, stats, metrics}) std::remove(f.c_str());
+}
+
+TEST_CASE(
     "a row the server refuses: set aside with --reject-file (0600, its event's position), "
     "else the run stops naming it") {
   TestServer server("--handler kit --max-cell-bytes 2000");

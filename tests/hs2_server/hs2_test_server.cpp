@@ -299,6 +299,10 @@ class Service : public t::ImpalaHiveServer2ServiceIf {
       outcome.error = it->second;
     } else {
       outcome = s_.handler->execute(req.statement);
+      if (f.deleted_meanwhile_at.count(n) && !outcome.error) {
+        outcome.row_errors += outcome.rows_modified;
+        outcome.rows_modified = 0;
+      }
       s_.log_statement(req.statement);
       std::lock_guard lock(s_.mu);
       ++s_.stats.statements_run;

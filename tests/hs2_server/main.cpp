@@ -81,6 +81,11 @@ int main(int argc, char** argv) {
   app.add_option("--drop-at", drop_at, "Drop the connection at the N-th statement (not run)");
   app.add_option("--drop-after-run-at", drop_after_run_at, "Run the N-th statement, then drop");
   app.add_option("--fail-at", fail_at, "N:MESSAGE — the N-th statement fails with MESSAGE");
+  std::vector<int> deleted_meanwhile_at;
+  app.add_option("--deleted-meanwhile-at", deleted_meanwhile_at,
+                 "The N-th statement, a DELETE, finds its rows deleted by another writer between "
+                 "its scan and its delete: they are gone, reported as row errors (Kudu's "
+                 "NotFound), none as modified");
   app.add_option("--latency-ms", cfg.faults.latency_ms,
                  "Sleep per ExecuteStatement (planning time: the reply comes when it has run)");
   app.add_option("--execution-ms", cfg.faults.execution_ms,
@@ -137,6 +142,7 @@ int main(int argc, char** argv) {
   cfg.faults.drop_at.insert(drop_at.begin(), drop_at.end());
   cfg.faults.drop_after_run_at.insert(drop_after_run_at.begin(), drop_after_run_at.end());
   cfg.faults.hang_at.insert(hang_at.begin(), hang_at.end());
+  cfg.faults.deleted_meanwhile_at.insert(deleted_meanwhile_at.begin(), deleted_meanwhile_at.end());
   for (const auto& f : fail_at) {
     auto colon = f.find(':');
     if (colon == std::string::npos) {
