@@ -211,6 +211,24 @@ void add_compile_options(CLI::App* cmd, CompileCommand& c) {
       ->check(CLI::ExistingDirectory);
 }
 
+// The options of ddl that make no sense with --fdw (the foreign tables have no partitions). Not
+// CLI11's excludes(): it counts a flag given as --fdw=false as given.
+constexpr std::string_view kKuduOnlyDdlOptions[] = {"--partitions", "--audit-first-year",
+                                                    "--audit-last-year"};
+
+// The options of `sub` that, given, exclude `o` (only ddl's --fdw and kKuduOnlyDdlOptions do).
+std::vector<const CLI::Option*> options_excluding(const CLI::App& sub, const CLI::Option* o) {
+  const CLI::Option* fdw = sub.get_name() == "ddl" ? sub.get_option_no_throw("--fdw") : nullptr;
+  if (fdw == nullptr) return {};
+  std::vector<const CLI::Option*> kudu_only;
+  for (std::string_view name : kKuduOnlyDdlOptions) {
+    kudu_only.push_back(sub.get_option_no_throw(std::string(name)));
+  }
+  if (o == fdw) return kudu_only;
+  if (std::find(kudu_only.begin(), kudu_only.end(), o) != kudu_only.end()) return {fdw};
+  return {};
+}
+
 // Everything the command line registers, built once per parse (the --config pass builds it anew).
 struct CommandLine {
   CLI::App app{
@@ -325,12 +343,17 @@ CommandLine::CommandLine() {
   ddl->add_flag("--fdw", ddl_cmd.fdw,
                 "Print the PostgreSQL foreign tables over the projections instead, a psql script "
                 "(sql/kudu_projections_fdw.sql, or _binary.sql with --key-encoding binary); "
-                "--database names the remote schema")
-      ->excludes("--partitions")
-      ->excludes("--audit-first-year")
-      ->excludes("--audit-last-year");
+                "--database names the remote schema; not with --partitions, --audit-first-year "
+                "or --audit-last-year");
   ddl->add_option("-o,--output", ddl_cmd.output, "Write the DDL to FILE");
-  ddl->callback([this] { command = [this] { return run_ddl(ddl_cmd); }; });
+  ddl->callback([this, ddl] {
+    for (std::string_view name : kKuduOnlyDdlOptions) {
+      if (ddl_cmd.fdw && ddl->get_option(std::string(name))->count() > 0) {
+        throw CLI::ExcludesError(std::string(name), "--fdw");
+      }
+    }
+    command = [this] { return run_ddl(ddl_cmd); };
+  });
 
   CLI::App* digest = app.add_subcommand(
       "digest", "Print the qn_digest (hex) of TYPE_NAME and QUALIFIED_NAME, the entity_by_qn key");
@@ -804,7 +827,7 @@ std::vector<std::string> with_config_file(CommandLine& cli, const std::vector<st
     // [atlas2kudu]'s options are for the commands that have them; one the command line excludes
     // (partitions = 32 for `ddl --fdw`) does not apply to this run.
     if (!this_command_only) {
-      const std::set<CLI::Option*> excluded = o->get_excludes();
+      const std::vector<const CLI::Option*> excluded = options_excluding(*sub, o);
       // A flag given as false (--fdw=false) excludes nothing.
       const auto set_on_command_line = [&](const CLI::Option* x) {
         return given.count(x) > 0 && (x->get_expected_max() != 0 || x->as<bool>());

@@ -594,6 +594,16 @@ TEST_CASE(
   r = run("ddl --fdw --config " + own);
   CHECK(r.status == 64);
   CHECK(r.err.starts_with("atlas2kudu: " + own + ":2: --partitions excludes --fdw\n"));
+  // --fdw=false is no --fdw: the file's partitions apply, as the command line's do.
+  r = run("ddl --fdw=false --config " + own);
+  CHECK(r.status == 0);
+  CHECK(contains(r.out, "--partitions 32 "));
+  r = run("ddl --fdw=false --partitions 4");
+  CHECK(r.status == 0);
+  CHECK(contains(r.out, "--partitions 4 "));
+  r = run("ddl --fdw --audit-last-year 2040");
+  CHECK(r.status == 64);
+  CHECK(r.err.starts_with("atlas2kudu: --audit-last-year excludes --fdw\n"));
   // ... also when the file gave the option CLI11 names second.
   const std::string fdw = write_temp(".ini", "[atlas2kudu.ddl]\nfdw = true\n");
   r = run("ddl --partitions 8 --config " + fdw);
