@@ -771,7 +771,9 @@ void report_usage_error(CLI::App& app, const CLI::ParseError& e,
 std::vector<std::string> with_config_file(CommandLine& cli, const std::vector<std::string>& args,
                                           const std::map<std::string, std::string>& all_names,
                                           ConfigOrigins& origins) {
-  const ConfigFile config = read_config_file(cli.config_path);
+  std::vector<std::string> command_names;
+  for (const CLI::App* s : cli.app.get_subcommands({})) command_names.push_back(s->get_name());
+  const ConfigFile config = read_config_file(cli.config_path, command_names);
   CLI::App* sub = chosen_subcommand(cli.app, args);
   if (sub == nullptr) throw Error(ErrorCategory::kInternal, "--config without a subcommand");
   std::map<std::string, const CLI::Option*> own;  // canonical name -> option of this subcommand

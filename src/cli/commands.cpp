@@ -275,18 +275,14 @@ RunReport report_of(std::string_view command, const RunOutcome& outcome) {
 }
 
 // Row errors are failures past --max-row-errors, but each one is logged as it is reported. A
-// delete's are rows already gone (Hs2RunStats::rows_already_deleted): logged as such.
-void log_row_errors(const StatementDone& done) {
+// delete's are rows already deleted (Hs2RunStats::rows_already_deleted), harmless: a line of
+// the run's log (RunLog::already_deleted), not a diagnostic.
+void log_row_errors(const StatementDone& done, RunLog& log) {
   if (done.result.row_errors <= 0) return;
   if (done.phase == "delete") {
-    const bool one = done.result.row_errors == 1;
-    print_diagnostic(stderr,
-                     "atlas2kudu: window {}, delete phase, statement {} of {} (table {}): {} "
-                     "already deleted when the delete reached Kudu (deleted first by a statement "
-                     "running beside it); not counted as {}\n",
-                     done.window.index, done.position, done.count, done.statement.table,
-                     counted(static_cast<std::uint64_t>(done.result.row_errors), "row", "rows"),
-                     one ? "a row error" : "row errors");
+    log.already_deleted(
+        {done.window.index, done.phase, done.position, done.count, done.statement.table},
+        static_cast<std::uint64_t>(done.result.row_errors));
     return;
   }
   print_diagnostic(
@@ -304,6 +300,7 @@ struct RunTotals {
   std::int64_t rows = 0;
   std::int64_t row_errors = 0;
   std::uint64_t retries = 0;
+  std::uint64_t rows_already_deleted = 0;
 };
 
 class WindowLogger {
@@ -312,14 +309,16 @@ class WindowLogger {
   // `executed`: false for compile (WindowLogLine::executed).
   void applied(const WindowInfo& window, const RunTotals& now, bool executed = true) {
     const auto at = std::chrono::steady_clock::now();
-    log_.window(WindowLogLine{.executed = executed,
-                              .index = window.index,
-                              .events = window.last_event + 1 - window.first_event,
-                              .statements = now.statements - before_.statements,
-                              .rows = now.rows - before_.rows,
-                              .row_errors = now.row_errors - before_.row_errors,
-                              .retries = now.retries - before_.retries,
-                              .seconds = std::chrono::duration<double>(at - last_).count()});
+    log_.window(WindowLogLine{
+        .executed = executed,
+        .index = window.index,
+        .events = window.last_event + 1 - window.first_event,
+        .statements = now.statements - before_.statements,
+        .rows = now.rows - before_.rows,
+        .row_errors = now.row_errors - before_.row_errors,
+        .retries = now.retries - before_.retries,
+        .rows_already_deleted = now.rows_already_deleted - before_.rows_already_deleted,
+        .seconds = std::chrono::duration<double>(at - last_).count()});
     before_ = now;
     last_ = at;
   }
@@ -622,7 +621,7 @@ int apply_run(ApplyCommand& a) {
   executor.observe(&watch);
   // Rows the server refuses: set aside in the reject file when there is one, else the run stops.
   executor.set_aside_refused_rows(!c.in.reject_file.empty());
-  executor.on_statement(&log_row_errors);
+  executor.on_statement([&log](const StatementDone& done) { log_row_errors(done, log); });
   SqlWindowWriter writer(c.options, executor, &rejects);
   Progress progress("apply", Progress::Counts::kRecordsAndStatements, progress_line(c));
   const std::optional<std::uint64_t> input_bytes = input_size(c.in.files);
@@ -631,7 +630,8 @@ int apply_run(ApplyCommand& a) {
     progress.set_statements(writer.stats().statements);
     if (checkpoint) checkpoint->window_applied(window, r);
     const Hs2RunStats hs2 = executor.stats();
-    windows.applied(window, {hs2.statements, hs2.rows_modified, hs2.row_errors, hs2.retries});
+    windows.applied(window, {hs2.statements, hs2.rows_modified, hs2.row_errors, hs2.retries,
+                             hs2.rows_already_deleted});
     watch.reading(window.index + 1);
   };
   PipelineStats pipeline;

@@ -10,6 +10,7 @@
 #include <fstream>
 
 #include "atlas2kudu/error.h"
+#include "cli/suggest.h"
 #include "util/ascii_case.h"
 
 namespace atlas2kudu {
@@ -43,7 +44,7 @@ int parse_config_bool(const std::string& value) {
   return -1;
 }
 
-ConfigFile read_config_file(const std::string& path) {
+ConfigFile read_config_file(const std::string& path, const std::vector<std::string>& commands) {
   const auto cannot_read = [&](const char* why) {
     return Error(ErrorCategory::kNoInput,
                  fmt::format("{}: cannot read the --config file: {}", path, why));
@@ -75,12 +76,15 @@ ConfigFile read_config_file(const std::string& path) {
         section = &config.per_command[name.substr(11)];
         config.per_command_where.emplace(name.substr(11), where);
       } else {
-        // Section names are case-sensitive, as in impala-shell's file; one written in capitals,
-        // or impala-shell's own ([impala], [impala.query_options]), gets a pointer.
+        // Section names are case-sensitive, as in impala-shell's file; one written in capitals
+        // or mistyped gets its near match, and impala-shell's own ([impala],
+        // [impala.query_options]) a pointer.
         const std::string lower = to_lower_ascii(name);
+        std::vector<std::string> sections = {"atlas2kudu", "atlas2kudu.query_options"};
+        for (const std::string& command : commands) sections.push_back("atlas2kudu." + command);
         std::string hint;
-        if (lower == "atlas2kudu" || lower.starts_with("atlas2kudu.")) {
-          hint = fmt::format(" (did you mean [{}]?)", lower);
+        if (const auto m = closest_match(lower, sections)) {
+          hint = fmt::format(" (did you mean [{}]?)", *m);
         } else if (lower == "impala" || lower == "impala.query_options") {
           hint =
               fmt::format(" (impala-shell's section: here it is [atlas2kudu{}])", lower.substr(6));

@@ -40,8 +40,9 @@ struct ConfigFile {
 
 // Reads and checks the syntax of `path`. Throws Error(kUsage) naming FILE:LINE for a line that
 // is not a section, a key = value pair, a comment or blank, for a section other than the three
-// above, and for a key outside any section; Error(kNoInput) if the file cannot be read.
-ConfigFile read_config_file(const std::string& path);
+// above (with a near match among them, `commands` naming the subcommands, when there is one), and
+// for a key outside any section; Error(kNoInput) if the file cannot be read.
+ConfigFile read_config_file(const std::string& path, const std::vector<std::string>& commands = {});
 
 // "max_rejects" and "max-rejects" -> "max-rejects"; the form the command line registers first.
 std::string canonical_option_key(std::string key);

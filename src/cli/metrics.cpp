@@ -263,7 +263,7 @@ std::string metrics_text(const RunReport& r, std::string_view previous) {
       errors.per_table(table, it == r.execution->row_errors_by_table.end() ? 0 : it->second);
     }
     family("atlas2kudu_rows_already_deleted_total", "counter",
-           "Rows a delete found already deleted by a statement beside it (not row errors).")
+           "Rows a delete found already deleted by another statement (not row errors).")
         .sample(r.execution->rows_already_deleted);
     family("atlas2kudu_rows_refused_total", "counter",
            "Rows the server refused (set aside in --reject-file, or stopping the run).")

@@ -115,10 +115,10 @@ std::string lookups_note(const Hs2PriorStats* lookups) {
 }
 
 // "; 3 rows already deleted when their delete reached Kudu" when deletes found some gone.
-std::string already_deleted_note(std::int64_t rows) {
+std::string already_deleted_note(std::uint64_t rows) {
   if (rows == 0) return {};
-  return fmt::format("; {} already deleted when their delete reached Kudu",
-                     counted(static_cast<std::uint64_t>(rows), "row", "rows"));
+  return fmt::format("; {} already deleted when {} delete reached Kudu",
+                     counted(rows, "row", "rows"), rows == 1 ? "its" : "their");
 }
 
 // "; 2 HTTP 502/503/504 replies waited out" when hs2-http waited any out.
@@ -127,16 +127,22 @@ std::string http_waits_note(const std::optional<std::uint64_t>& waits) {
   return fmt::format("; {} HTTP 502/503/504 repl{} waited out", *waits, *waits == 1 ? "y" : "ies");
 }
 
-// Per table: rows modified, and row errors and refused rows when there are any.
+// Per table: rows modified, and row errors and rows already deleted when there are any.
 std::map<std::string, std::string> table_lines(const Hs2RunStats& hs2) {
   std::map<std::string, std::string> lines;
   for (const auto& [table, rows] : hs2.rows_by_table) {
     lines[table] = fmt::format("{:>12} row{} modified", rows, rows == 1 ? "" : "s");
   }
-  for (const auto& [table, n] : hs2.row_errors_by_table) {
+  const auto add = [&lines](const std::string& table, const std::string& what) {
     std::string& line = lines[table];
     if (line.empty()) line = fmt::format("{:>12} rows modified", 0);
-    line += fmt::format(", {} row error{}", n, n == 1 ? "" : "s");
+    line += ", " + what;
+  };
+  for (const auto& [table, n] : hs2.row_errors_by_table) {
+    add(table, fmt::format("{} row error{}", n, n == 1 ? "" : "s"));
+  }
+  for (const auto& [table, n] : hs2.rows_already_deleted_by_table) {
+    add(table, counted(n, "row", "rows") + " already deleted");
   }
   return lines;
 }

@@ -18,7 +18,7 @@
 //    "applied_windows":1,"applied_statements":12,"rows_modified":40,      <- apply
 //    "row_errors":0,"retries":0,"reconnects":0,"rows_modified_by_table":{"entity_flat":9,...},
 //    "row_errors_by_table":{"entity_audit":0,...},"rows_refused":0,"split_statements":0,
-//    "statements_cut_short":0,
+//    "statements_cut_short":0,"rows_already_deleted":0,
 //    "prior_lookups":{"lookups":1,"guids":23,"found":0,"tag_rows":0,"queries":2,   <- --prior
 //                     "retries":0,"reconnects":0},                                    impala
 //    "http_waits":0,                                      <- apply, and compile with --prior impala
@@ -31,7 +31,10 @@
 // Retries of prior-state lookups are not the statements': when there were any, the first line
 // ends with "; prior-state lookups: 1 retry". So do hs2-http's waits on a 502/503/504, when there
 // were any: "; 2 HTTP 502/503/504 replies waited out". A stopped run ends the first line with
-// "(stopped by SIGTERM)" and says where to resume.
+// "(stopped by SIGTERM)" and says where to resume. Rows deletes found already deleted by another
+// statement (Hs2RunStats::rows_already_deleted) are no row errors: when there were any, the first
+// line ends with "; 1 row already deleted when its delete reached Kudu", and their tables' lines
+// with ", 1 row already deleted".
 #pragma once
 
 #include <cstdint>

@@ -75,8 +75,12 @@ void RunLog::http_wait(std::string_view text) {
 void RunLog::window(const WindowLogLine& l) {
   if (!enabled_ || !windows_) return;
   const std::string server_counts =
-      l.executed ? fmt::format(", {}, {}", counted(l.row_errors, "row error", "row errors"),
-                               counted(l.retries, "retry", "retries"))
+      l.executed ? fmt::format(", {}, {}{}", counted(l.row_errors, "row error", "row errors"),
+                               counted(l.retries, "retry", "retries"),
+                               l.rows_already_deleted == 0
+                                   ? std::string()
+                                   : fmt::format(", {} already deleted",
+                                                 counted(l.rows_already_deleted, "row", "rows")))
                  : std::string();
   write("window",
         fmt::format("window {}: {}, {}, {}{}, {:.2f} s", l.index,
@@ -86,8 +90,25 @@ void RunLog::window(const WindowLogLine& l) {
         [&](JsonWriter& w) {
           w.key("window").value(l.index).key("events").value(l.events);
           w.key("statements").value(l.statements).key("rows").value(l.rows);
-          if (l.executed) w.key("row_errors").value(l.row_errors).key("retries").value(l.retries);
+          if (l.executed) {
+            w.key("row_errors").value(l.row_errors).key("retries").value(l.retries);
+            w.key("rows_already_deleted").value(l.rows_already_deleted);
+          }
           w.key("elapsed_seconds").fixed(l.seconds, 2);
+        });
+}
+
+void RunLog::already_deleted(const StatementAt& at, std::uint64_t rows) {
+  if (!enabled_ || !windows_) return;
+  write("already-deleted",
+        fmt::format("window {}: {}: {} already deleted when the delete reached {} (by another "
+                    "statement: one of this run's other sessions, or another writer); not "
+                    "counted as {}",
+                    at.window, statement_text(at), counted(rows, "row", "rows"),
+                    rows == 1 ? "it" : "them", rows == 1 ? "a row error" : "row errors"),
+        [&](JsonWriter& w) {
+          statement_json(w, at);
+          w.key("rows").value(rows);
         });
 }
 

@@ -19,7 +19,8 @@
 //       prior-state lookup 1 (table entity_flat)
 // JSON (--log-format json): the same, one object per line, keys in this order:
 //   {"time":"2026-11-30T23:41:07Z","command":"apply","event":"window","window":3,"events":50000,
-//    "statements":412,"rows":61234,"row_errors":0,"retries":0,"elapsed_seconds":2.41}
+//    "statements":412,"rows":61234,"row_errors":0,"retries":0,"rows_already_deleted":0,
+//    "elapsed_seconds":2.41}
 //   {"time":...,"event":"retry","window":4,"phase":"upsert","statement":17,"statements":400,
 //    "table":"entity_flat","retry":1,"max_retries":3,"backoff_seconds":0.500,"error":"..."}
 //   {"time":...,"event":"reconnect",...,"retry":1,"max_retries":3}
@@ -61,6 +62,9 @@ struct WindowLogLine {
   std::int64_t rows = 0;
   std::int64_t row_errors = 0;
   std::uint64_t retries = 0;
+  // Rows deletes found already deleted (Hs2RunStats::rows_already_deleted): in the JSON line
+  // whenever it ran, in the text line when there were any.
+  std::uint64_t rows_already_deleted = 0;
   double seconds = 0;
 };
 
@@ -75,6 +79,15 @@ class RunLog {
   void window(const WindowLogLine& line);
   void retry(const StatementAt& at, const RetryNotice& notice);
   void waiting(const StatementAt& at, std::chrono::seconds waited);
+  // A delete statement whose `rows` its scan found were deleted by another statement before the
+  // delete reached them (Hs2RunStats::rows_already_deleted). Written as window lines are (not
+  // with -q, nor on a terminal, where the summary counts them), event "already-deleted":
+  //   window 2: delete statement 3 of 9 (table edge_out): 2 rows already deleted when the
+  //       delete reached them (by another statement: one of this run's other sessions, or
+  //       another writer); not counted as row errors
+  //   {"time":...,"event":"already-deleted","window":2,"phase":"delete","statement":3,
+  //    "statements":9,"table":"edge_out","rows":2}
+  void already_deleted(const StatementAt& at, std::uint64_t rows);
   // hs2-http's wait on a 502/503/504 (hs2/transport.h, HttpWaitNotice), as it starts. Counted
   // even when the log is disabled: --stats and the metrics report them (http_waits).
   void http_wait(std::string_view text);

@@ -260,7 +260,11 @@ void Hs2Executor::run_part(SqlSession& session, Phase& phase, std::size_t index,
   (deleting ? stats_.rows_deleted : stats_.rows_upserted) += r.rows_modified;
   stats_.rows_by_table[statement.table] += r.rows_modified;
   if (deleting) {
-    stats_.rows_already_deleted += r.row_errors;
+    if (r.row_errors > 0) {
+      stats_.rows_already_deleted += static_cast<std::uint64_t>(r.row_errors);
+      stats_.rows_already_deleted_by_table[statement.table] +=
+          static_cast<std::uint64_t>(r.row_errors);
+    }
   } else {
     stats_.row_errors += r.row_errors;
     if (r.row_errors > 0) stats_.row_errors_by_table[statement.table] += r.row_errors;

@@ -76,14 +76,15 @@ struct Hs2RunStats {
   std::int64_t rows_modified = 0;  // = rows_deleted + rows_upserted
   std::int64_t rows_deleted = 0;   // reported by delete-phase statements
   std::int64_t rows_upserted = 0;  // reported by upsert-phase statements
-  std::int64_t row_errors = 0;     // Kudu row errors: rows the server skipped and counted
-  // A delete's "row errors": rows its scan found and Kudu no longer had when the delete reached
-  // it (NotFound, which Impala ignores and counts in num_row_errors), because a statement beside
-  // it (another session's delete naming the same row, or another writer) deleted them first.
-  // The row is gone, as the delete wants: not a row error, and not against --max-row-errors.
-  std::int64_t rows_already_deleted = 0;
+  std::int64_t row_errors = 0;  // Kudu row errors of upserts: rows the server skipped and counted
   std::map<std::string, std::int64_t> rows_by_table;
   std::map<std::string, std::int64_t> row_errors_by_table;
+  // A delete's "row errors": rows its scan found and Kudu no longer had when the delete reached
+  // them (NotFound, which Impala ignores and counts in num_row_errors), because another statement
+  // deleted them first (another session's delete naming the same row, or another writer). The
+  // row is gone, as the delete wants: not a row error, and not against --max-row-errors.
+  std::uint64_t rows_already_deleted = 0;
+  std::map<std::string, std::uint64_t> rows_already_deleted_by_table;
   std::uint64_t rows_refused = 0;      // rows isolated as refused (set aside or stopping the run)
   std::uint64_t split_statements = 0;  // parts of statements run to isolate refused rows
   // Statements (or parts) a stop cut short before the server answered ExecuteStatement: not in

@@ -470,29 +470,57 @@ TEST_CASE(
     "deleted, and the run succeeds") {
   // Statement 8 of the server: the second run's delete of the entity's entity_by_qn row (after
   // the first run's two lookups and three upserts, and the second run's two lookups).
-  TestServer server("--handler kit --deleted-meanwhile-at 8");
   const std::string created = write_temp(".jsonl", create_table_line(1, "", 1700000000000));
   const std::string deleted = write_temp(
       ".jsonl", envelope(entity_message("ENTITY_DELETE", "{\"qualifiedName\":\"db.t1@c\"}",
                                         ",\"eventTime\":1700000000100")) +
                     "\n");
-  REQUIRE(run("apply -q -i " + server.address() + " " + created).status == 0);
   const std::string stats = tmp_path(".json");
   const std::string metrics = tmp_path(".prom");
-  const Run r = run("apply -i " + server.address() + " --stats " + stats + " --metrics-textfile " +
-                    metrics + " " + deleted);
-  CHECK(r.status == 0);
-  CHECK(contains(r.err,
-                 "window 1, delete phase, statement 1 of 5 (table entity_by_qn): 1 row already "
-                 "deleted when the delete reached Kudu (deleted first by a statement running "
-                 "beside it); not counted as a row error\n"));
-  CHECK(contains(r.err, " 0 row errors, 0 retries, "));
-  CHECK(contains(r.err, "; 1 row already deleted when their delete reached Kudu\n"));
-  CHECK(json_number(slurp(stats), "rows_already_deleted") == 1);
-  CHECK(json_number(slurp(stats), "row_errors") == 0);
-  CHECK(contains(slurp(metrics), "atlas2kudu_rows_already_deleted_total{command=\"apply\"} 1\n"));
-  CHECK(contains(slurp(metrics),
-                 "atlas2kudu_row_errors_total{command=\"apply\",table=\"entity_by_qn\"} 0\n"));
+  std::remove(metrics.c_str());
+  for (const std::string format : {"text", "json"}) {
+    CAPTURE(format);
+    TestServer server("--handler kit --deleted-meanwhile-at 8");
+    REQUIRE(run("apply -q -i " + server.address() + " " + created).status == 0);
+    const std::string args = "apply -i " + server.address() + " --stats " + stats +
+                             " --metrics-textfile " + metrics + " --log-format " + format + " ";
+    const Run r = run(args + deleted);
+    CHECK(r.status == 0);
+    if (format == "text") {
+      CHECK(contains(r.err,
+                     " atlas2kudu apply: window 1: delete statement 1 of 5 (table entity_by_qn): 1 "
+                     "row already deleted when the delete reached it (by another statement: one "
+                     "of this run's other sessions, or another writer); not counted as a row "
+                     "error\n"));
+      CHECK(contains(r.err, " 0 row errors, 0 retries, 1 row already deleted, "));
+      CHECK(contains(r.err, "; 1 row already deleted when its delete reached Kudu\n"));
+      CHECK(contains(r.err,
+                     "  entity_by_qn                       0 rows modified, 1 row "
+                     "already deleted\n"));
+    } else {
+      CHECK(contains(r.err,
+                     "\"event\":\"already-deleted\",\"window\":1,\"phase\":\"delete\","
+                     "\"statement\":1,\"statements\":5,\"table\":\"entity_by_qn\","
+                     "\"rows\":1}\n"));
+      CHECK(contains(r.err, "\"row_errors\":0,\"retries\":0,\"rows_already_deleted\":1,"));
+    }
+    CHECK(json_number(slurp(stats), "rows_already_deleted") == 1);
+    CHECK(json_number(slurp(stats), "row_errors") == 0);
+    CHECK(contains(slurp(metrics),
+                   "atlas2kudu_row_errors_total{command=\"apply\",table=\"entity_by_qn\"} 0\n"));
+    // A counter: it adds up over the runs that write the file.
+    CHECK(contains(slurp(metrics), "atlas2kudu_rows_already_deleted_total{command=\"apply\"} " +
+                                       std::string(format == "text" ? "1" : "2") + "\n"));
+    // -q: a harmless event, so no line (the summary and --stats still count it).
+    if (format == "json") {
+      TestServer quiet("--handler kit --deleted-meanwhile-at 8");
+      REQUIRE(run("apply -q -i " + quiet.address() + " " + created).status == 0);
+      const Run q = run("apply -q -i " + quiet.address() + " --stats " + stats + " " + deleted);
+      CHECK(q.status == 0);
+      CHECK(q.err.empty());
+      CHECK(json_number(slurp(stats), "rows_already_deleted") == 1);
+    }
+  }
   for (const auto& f : {created, deleted, stats, metrics}) std::remove(f.c_str());
 }
 

@@ -25,8 +25,9 @@ struct EquivalenceOptions {
   // compile_to_sql() has no prior-state source, so it compiles as `--prior none`: the projector
   // must then only know what the input establishes. From empty tables both modes agree.
   PriorKnowledge prior = PriorKnowledge::kInputOnly;
-  // Run the script a second time with every phase in reverse statement order (statements of one
-  // phase never name the same row, so they may run in any order) and require the same tables.
+  // Run the script a second time with every phase in reverse statement order (the upserts of a
+  // phase never name the same row and deletes commute, so they may run in any order) and require
+  // the same tables.
   bool check_reversed_phases = true;
   // Reject two UPSERTs of one phase naming the same row (order-dependence).
   bool check_phase_conflicts = true;
