@@ -303,8 +303,8 @@ CommandLine::CommandLine() {
   add_compile_options(apply, apply_cmd.compile);
   add_hs2_options(apply, &apply_cmd.compile.hs2);
   apply->add_flag("-q,--quiet", apply_cmd.compile.quiet,
-                  "No summary and no window log lines on stderr (retries, reconnects and waits "
-                  "still logged)");
+                  "No summary, no window log lines and no already-deleted lines on stderr "
+                  "(retries, reconnects and waits still logged; --stats counts everything)");
   apply
       ->add_option("--checkpoint", apply_cmd.checkpoint,
                    "After each applied window, record in FILE how far the input was applied; a "

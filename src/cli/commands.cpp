@@ -277,12 +277,12 @@ RunReport report_of(std::string_view command, const RunOutcome& outcome) {
 // Row errors are failures past --max-row-errors, but each one is logged as it is reported. A
 // delete's are rows already deleted (Hs2RunStats::rows_already_deleted), harmless: a line of
 // the run's log (RunLog::already_deleted), not a diagnostic.
-void log_row_errors(const StatementDone& done, RunLog& log) {
+void log_row_errors(const StatementDone& done, RunLog& log, int sessions) {
   if (done.result.row_errors <= 0) return;
   if (done.phase == "delete") {
     log.already_deleted(
         {done.window.index, done.phase, done.position, done.count, done.statement.table},
-        static_cast<std::uint64_t>(done.result.row_errors));
+        static_cast<std::uint64_t>(done.result.row_errors), sessions);
     return;
   }
   print_diagnostic(
@@ -621,7 +621,9 @@ int apply_run(ApplyCommand& a) {
   executor.observe(&watch);
   // Rows the server refuses: set aside in the reject file when there is one, else the run stops.
   executor.set_aside_refused_rows(!c.in.reject_file.empty());
-  executor.on_statement([&log](const StatementDone& done) { log_row_errors(done, log); });
+  executor.on_statement([&log, sessions = settings.options().sessions](const StatementDone& done) {
+    log_row_errors(done, log, sessions);
+  });
   SqlWindowWriter writer(c.options, executor, &rejects);
   Progress progress("apply", Progress::Counts::kRecordsAndStatements, progress_line(c));
   const std::optional<std::uint64_t> input_bytes = input_size(c.in.files);

@@ -8,6 +8,8 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <optional>
+#include <string_view>
 
 #include "atlas2kudu/error.h"
 #include "cli/suggest.h"
@@ -80,14 +82,28 @@ ConfigFile read_config_file(const std::string& path, const std::vector<std::stri
         // or mistyped gets its near match, and impala-shell's own ([impala],
         // [impala.query_options]) a pointer.
         const std::string lower = to_lower_ascii(name);
-        std::vector<std::string> sections = {"atlas2kudu", "atlas2kudu.query_options"};
-        for (const std::string& command : commands) sections.push_back("atlas2kudu." + command);
+        constexpr std::string_view kPrefix = "atlas2kudu.";
+        std::vector<std::string> subsections = commands;  // what may follow "atlas2kudu."
+        subsections.push_back("query_options");
+        std::optional<std::string> near;
+        if (lower.starts_with(kPrefix) && lower.size() > kPrefix.size()) {
+          // Near by what follows the prefix alone, as [atlas2kudu.NAME] is told (cli.cpp):
+          // [ATLAS2KUDU.run] is no typo of [atlas2kudu.ddl].
+          if (const auto m = closest_match(lower.substr(kPrefix.size()), subsections)) {
+            near = std::string(kPrefix) + *m;
+          }
+        } else {
+          std::vector<std::string> sections = {"atlas2kudu"};
+          for (const std::string& s : subsections) sections.push_back(std::string(kPrefix) + s);
+          near = closest_match(lower, sections);  // [atlas2kudu.], [atlas2kudu_ddl]
+        }
         std::string hint;
-        if (const auto m = closest_match(lower, sections)) {
-          hint = fmt::format(" (did you mean [{}]?)", *m);
-        } else if (lower == "impala" || lower == "impala.query_options") {
-          hint =
-              fmt::format(" (impala-shell's section: here it is [atlas2kudu{}])", lower.substr(6));
+        if (near) {
+          hint = fmt::format(" (did you mean [{}]?)", *near);
+        } else if (lower == "impala" || lower == "impala.query_options" ||
+                   lower == "impala.query-options") {
+          hint = fmt::format(" (impala-shell's section: here it is [atlas2kudu{}])",
+                             lower.size() > 6 ? ".query_options" : "");
         }
         throw Error(ErrorCategory::kUsage,
                     fmt::format("{}: unknown section [{}]{} (sections: [atlas2kudu], "

@@ -98,14 +98,17 @@ void RunLog::window(const WindowLogLine& l) {
         });
 }
 
-void RunLog::already_deleted(const StatementAt& at, std::uint64_t rows) {
+void RunLog::already_deleted(const StatementAt& at, std::uint64_t rows, int sessions) {
   if (!enabled_ || !windows_) return;
   write("already-deleted",
-        fmt::format("window {}: {}: {} already deleted when the delete reached {} (by another "
-                    "statement: one of this run's other sessions, or another writer); not "
+        fmt::format("window {}: {}: {} already deleted when the delete reached {} ({}); not "
                     "counted as {}",
                     at.window, statement_text(at), counted(rows, "row", "rows"),
-                    rows == 1 ? "it" : "them", rows == 1 ? "a row error" : "row errors"),
+                    rows == 1 ? "it" : "them",
+                    sessions > 1 ? "by another statement: one of this run's other sessions, or "
+                                   "another writer's"
+                                 : "by another writer's statement",
+                    rows == 1 ? "a row error" : "row errors"),
         [&](JsonWriter& w) {
           statement_json(w, at);
           w.key("rows").value(rows);

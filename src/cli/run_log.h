@@ -81,13 +81,15 @@ class RunLog {
   void waiting(const StatementAt& at, std::chrono::seconds waited);
   // A delete statement whose `rows` its scan found were deleted by another statement before the
   // delete reached them (Hs2RunStats::rows_already_deleted). Written as window lines are (not
-  // with -q, nor on a terminal, where the summary counts them), event "already-deleted":
+  // with -q, nor on a terminal, where the summary counts them), event "already-deleted".
+  // `sessions`: the run's --sessions; with one, no statement of the run ran beside it.
   //   window 2: delete statement 3 of 9 (table edge_out): 2 rows already deleted when the
   //       delete reached them (by another statement: one of this run's other sessions, or
-  //       another writer); not counted as row errors
+  //       another writer's); not counted as row errors
+  //   (with --sessions 1: "... (by another writer's statement); ...")
   //   {"time":...,"event":"already-deleted","window":2,"phase":"delete","statement":3,
   //    "statements":9,"table":"edge_out","rows":2}
-  void already_deleted(const StatementAt& at, std::uint64_t rows);
+  void already_deleted(const StatementAt& at, std::uint64_t rows, int sessions);
   // hs2-http's wait on a 502/503/504 (hs2/transport.h, HttpWaitNotice), as it starts. Counted
   // even when the log is disabled: --stats and the metrics report them (http_waits).
   void http_wait(std::string_view text);

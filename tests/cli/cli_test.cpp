@@ -837,6 +837,35 @@ TEST_CASE("a server message with newlines is still one text log line") {
       "entity_flat): Query 4a:0 failed: Kudu is busy  retry later\n"));
 }
 
+TEST_CASE(
+    "rows already deleted: the log line names another session only when the run has several") {
+  using namespace atlas2kudu;
+  const StatementAt at{
+      .window = 2, .phase = "delete", .position = 3, .count = 9, .table = "edge_out"};
+  const auto line = [&at](std::uint64_t rows, int sessions, bool windows = true) {
+    std::FILE* file = std::tmpfile();
+    REQUIRE(file != nullptr);
+    {
+      RunLog log("apply", LogFormat::kText, true, windows, file);
+      log.already_deleted(at, rows, sessions);
+    }
+    std::rewind(file);
+    std::string text(4096, '\0');
+    text.resize(std::fread(text.data(), 1, text.size(), file));
+    std::fclose(file);
+    return text.substr(text.find(" atlas2kudu ") + 1);
+  };
+  CHECK(line(2, 4) ==
+        "atlas2kudu apply: window 2: delete statement 3 of 9 (table edge_out): 2 rows already "
+        "deleted when the delete reached them (by another statement: one of this run's other "
+        "sessions, or another writer's); not counted as row errors\n");
+  CHECK(line(1, 1) ==
+        "atlas2kudu apply: window 2: delete statement 3 of 9 (table edge_out): 1 row already "
+        "deleted when the delete reached it (by another writer's statement); not counted as a row "
+        "error\n");
+  CHECK(line(1, 1, false).empty());  // -q, or a terminal: the summary counts them
+}
+
 TEST_CASE("a run reading the terminal says so on stderr; files and pipes do not") {
   // script(1) runs the command on a pseudo-terminal and passes it Ctrl-D (end of input).
   const std::string shown = tmp_path(".tty");

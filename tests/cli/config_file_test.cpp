@@ -94,6 +94,12 @@ TEST_CASE("bad lines are usage errors naming FILE:LINE") {
   CHECK(unknown_section("ATLAS2KUDU.query-options") ==
         " (did you mean [atlas2kudu.query_options]?)");
   CHECK(unknown_section("ATLAS2KUDU.nosuch").empty());
+  // Near by what follows the prefix: a short name is no typo of another short one.
+  CHECK(unknown_section("ATLAS2KUDU.run").empty());
+  CHECK(unknown_section("ATLAS2KUDU.Help").empty());
+  CHECK(unknown_section("atlas2kudu_ddl") == " (did you mean [atlas2kudu.ddl]?)");
+  CHECK(unknown_section("impala.query-options") ==
+        " (impala-shell's section: here it is [atlas2kudu.query_options])");
   CHECK(unknown_section("other").empty());
   CHECK(error_of("[atlas2kudu\n") == "F:1: a section header ends with ']'");
   CHECK(error_of("[atlas2kudu]\n = x\n") ==

@@ -489,9 +489,8 @@ TEST_CASE(
     if (format == "text") {
       CHECK(contains(r.err,
                      " atlas2kudu apply: window 1: delete statement 1 of 5 (table entity_by_qn): 1 "
-                     "row already deleted when the delete reached it (by another statement: one "
-                     "of this run's other sessions, or another writer); not counted as a row "
-                     "error\n"));
+                     "row already deleted when the delete reached it (by another writer's "
+                     "statement); not counted as a row error\n"));
       CHECK(contains(r.err, " 0 row errors, 0 retries, 1 row already deleted, "));
       CHECK(contains(r.err, "; 1 row already deleted when its delete reached Kudu\n"));
       CHECK(contains(r.err,

@@ -299,7 +299,8 @@ class Service : public t::ImpalaHiveServer2ServiceIf {
       outcome.error = it->second;
     } else {
       outcome = s_.handler->execute(req.statement);
-      if (f.deleted_meanwhile_at.count(n) && !outcome.error) {
+      if (f.deleted_meanwhile_at.count(n) && !outcome.error &&
+          req.statement.rfind("DELETE", 0) == 0) {
         outcome.row_errors += outcome.rows_modified;
         outcome.rows_modified = 0;
       }

@@ -39,9 +39,9 @@ struct FaultPlan {
   std::set<int> drop_after_run_at;
   // Statement number → error text; the operation ends in ERROR_STATE with this message.
   std::map<int, std::string> fail_at;
-  // Statement numbers (DELETEs) whose rows another writer deletes between the statement's scan
-  // and its delete: the rows end up gone, and the statement reports them as Impala does, as row
-  // errors (Kudu's NotFound, ignored and counted), none as modified.
+  // Statement numbers (DELETEs; others run as usual) whose rows another writer deletes between the
+  // statement's scan and its delete: the rows end up gone, and the statement reports them as Impala
+  // does, as row errors (Kudu's NotFound, ignored and counted), none as modified.
   std::set<int> deleted_meanwhile_at;
   // Statement numbers before which the server forgets every session (as after an impalad restart
   // or an idle-session expiry): that ExecuteStatement fails with "Invalid session id".

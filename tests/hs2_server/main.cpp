@@ -83,9 +83,9 @@ int main(int argc, char** argv) {
   app.add_option("--fail-at", fail_at, "N:MESSAGE — the N-th statement fails with MESSAGE");
   std::vector<int> deleted_meanwhile_at;
   app.add_option("--deleted-meanwhile-at", deleted_meanwhile_at,
-                 "The N-th statement, a DELETE, finds its rows deleted by another writer between "
-                 "its scan and its delete: they are gone, reported as row errors (Kudu's "
-                 "NotFound), none as modified");
+                 "The N-th statement, if a DELETE, finds its rows deleted by another writer "
+                 "between its scan and its delete: they are gone, reported as row errors (Kudu's "
+                 "NotFound), none as modified; any other statement runs as usual");
   app.add_option("--latency-ms", cfg.faults.latency_ms,
                  "Sleep per ExecuteStatement (planning time: the reply comes when it has run)");
   app.add_option("--execution-ms", cfg.faults.execution_ms,
