@@ -505,6 +505,14 @@ bool ends_with_secret_flag(const CLI::App* sub, const std::string& arg) {
   return false;
 }
 
+// Whether the word after `option`, typed where no command takes it, may be a secret: after -l or
+// -j (alone or ending a cluster), a password-like flag, or the helper of a password or token
+// (whose command line may hold one).
+bool may_precede_secret(const std::string& option) {
+  return ends_with_secret_flag(nullptr, option) || is_password_flag(option) ||
+         option == "--ldap_password_cmd" || option == "--jwt_cmd";
+}
+
 // Whether `arg` reads as an option of `sub` (or "-", standard input), not as a value.
 bool reads_as_option(const CLI::App& sub, const std::string& arg) {
   if (arg == "-") return true;
@@ -679,14 +687,12 @@ void report_usage_error(CLI::App& app, const CLI::ParseError& e,
             break;
           }
         }
-        const bool shows_value = option != nullptr && option->get_expected_max() != 0 &&
-                                 !ends_with_secret_flag(nullptr, before) &&
-                                 !is_password_flag(before) && before != "--ldap_password_cmd" &&
-                                 before != "--jwt_cmd";
+        const bool shows_value =
+            option != nullptr && option->get_expected_max() != 0 && !may_precede_secret(before);
         // A flag's next word is no value of it, unless the flag is -l or -j, whose next word
         // may be the password typed by habit.
-        const bool harmless_flag = option != nullptr && option->get_expected_max() == 0 &&
-                                   !ends_with_secret_flag(nullptr, before);
+        const bool harmless_flag =
+            option != nullptr && option->get_expected_max() == 0 && !may_precede_secret(before);
         const std::string not_shown = shows_value || harmless_flag
                                           ? ""
                                           : " (the word after it is not shown: it may be a secret)";
