@@ -1,16 +1,15 @@
 // Runs compiled windows over HS2: windows in order; per window, the delete phase, then the upsert
 // phase, each ending only when all its statements have. The upserts of a phase never name the
 // same row twice and deletes commute, so they run in any order and concurrently: one worker
-// thread per session
-// (--sessions N) takes the next statement from the phase's PhaseSchedule (phase_schedule.h), which
-// keeps the sessions on different tables and hands out the long statements first. Between two
-// statements a worker does not wait: it takes the next one at once. A statement that fails
-// retryably (transport trouble, lost session, admission, Kudu "Timed out"/"Service
-// unavailable"/"Network error") is re-run after reconnecting if needed, up to --max_retries times
-// with exponential back-off (RetryPolicy, retry.h) — statements are idempotent. Anything else stops
-// the run: the other sessions finish the statement they are running and take no more, and
-// run_window throws Hs2ExecutionError naming the window, phase, statement position and the server's
-// message.
+// thread per session (--sessions N) takes the next statement from the phase's PhaseSchedule
+// (phase_schedule.h), which keeps the sessions on different tables and hands out the long
+// statements first. Between two statements a worker does not wait: it takes the next one at
+// once. A statement that fails retryably (transport trouble, lost session, admission, Kudu
+// "Timed out"/"Service unavailable"/"Network error") is re-run after reconnecting if needed, up
+// to --max_retries times with exponential back-off (RetryPolicy, retry.h) — statements are
+// idempotent. Anything else stops the run: the other sessions finish the statement they are
+// running and take no more, and run_window throws Hs2ExecutionError naming the window, phase,
+// statement position and the server's message.
 //
 // Rows at fault: when an UPSERT fails definitely because of some of its rows
 // (refused_because_of_rows, error.h: a cell over Kudu's size limit, a value Kudu refuses), the

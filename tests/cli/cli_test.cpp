@@ -42,6 +42,13 @@ long long count(const std::string& out, const std::string& label) {
   return -1;
 }
 
+// Whether `ddl ARGS` succeeds and its header names `--partitions N`: the value it used.
+bool ddl_uses_partitions(const std::string& args, int n) {
+  const Run r = run("ddl " + args);
+  CHECK(r.status == 0);
+  return r.status == 0 && contains(r.out, "--partitions " + std::to_string(n) + " ");
+}
+
 }  // namespace
 
 TEST_CASE("digest prints the qn_digest of the shared vectors") {
@@ -587,20 +594,14 @@ TEST_CASE(
   r = run("ddl --fdw --config " + shared);
   CHECK(r.status == 0);
   CHECK(contains(r.out, "CREATE FOREIGN TABLE"));
-  r = run("ddl --config " + shared);
-  CHECK(r.status == 0);
-  CHECK(contains(r.out, "--partitions 32 "));
+  CHECK(ddl_uses_partitions("--config " + shared, 32));
   const std::string own = write_temp(".ini", "[atlas2kudu.ddl]\npartitions = 32\n");
   r = run("ddl --fdw --config " + own);
   CHECK(r.status == 64);
   CHECK(r.err.starts_with("atlas2kudu: " + own + ":2: --partitions excludes --fdw\n"));
   // --fdw=false is no --fdw: the file's partitions apply, as the command line's do.
-  r = run("ddl --fdw=false --config " + own);
-  CHECK(r.status == 0);
-  CHECK(contains(r.out, "--partitions 32 "));
-  r = run("ddl --fdw=false --partitions 4");
-  CHECK(r.status == 0);
-  CHECK(contains(r.out, "--partitions 4 "));
+  CHECK(ddl_uses_partitions("--fdw=false --config " + own, 32));
+  CHECK(ddl_uses_partitions("--fdw=false --partitions 4", 4));
   r = run("ddl --fdw --audit-last-year 2040");
   CHECK(r.status == 64);
   CHECK(r.err.starts_with("atlas2kudu: --audit-last-year excludes --fdw\n"));
@@ -636,13 +637,9 @@ TEST_CASE(
 
 TEST_CASE("numbers are decimal, a leading zero included; help takes one command") {
   // CLI11 read them with base 0: 010 was octal 8, 08 "Could not convert".
-  Run r = run("ddl --partitions 010");
-  CHECK(r.status == 0);
-  CHECK(contains(r.out, "--partitions 10 "));
-  r = run("ddl --partitions 08");
-  CHECK(r.status == 0);
-  CHECK(contains(r.out, "--partitions 8 "));
-  r = run("help ddl check");
+  CHECK(ddl_uses_partitions("--partitions 010", 10));
+  CHECK(ddl_uses_partitions("--partitions 08", 8));
+  const Run r = run("help ddl check");
   CHECK(r.status == 64);
   CHECK(r.err ==
         "atlas2kudu: help takes one command name at most (help COMMAND), got 2\n"
