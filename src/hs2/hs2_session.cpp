@@ -27,7 +27,7 @@ using apache::thrift::transport::TTransportException;
 using std::chrono::milliseconds;
 
 milliseconds poll_interval(milliseconds elapsed) {
-  return std::clamp(elapsed / 8, milliseconds(1), milliseconds(1000));
+  return std::clamp(elapsed / 16, milliseconds(1), milliseconds(1000));
 }
 
 namespace {

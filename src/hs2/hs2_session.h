@@ -23,7 +23,7 @@
 //   Hs2Session session(settings, auth, {.clock = clock});
 //   session.execute(sql);   // the server answered RUNNING 12 times:
 //                           // clock->slept == {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1} ms
-//                           // (poll_interval: 1 ms until 16 ms have passed, then 2 ms, ...)
+//                           // (poll_interval: 1 ms until 32 ms have passed, then 2 ms, ...)
 #pragma once
 
 #include <chrono>
@@ -43,14 +43,17 @@
 namespace atlas2kudu {
 
 // How long to wait before the next GetOperationStatus, given the time since ExecuteStatement
-// returned (the first check is immediate): an eighth of that time, at least 1 ms and at most 1 s.
-// The end of a statement that ran T is then noticed by T + T/8 (plus one round trip): a 20 ms
-// statement costs at most 22.5 ms, where impyla's fixed steps (10 ms until 50 ms, 50 ms until
-// 1 s, 100 ms until 10 s, 500 ms until 60 s, then 1 s) notice it only at 30 ms if it ran just
-// over 20 ms, and impala-shell's (100 ms for the first 10 s) at 100 ms. The steps grow with the
-// time already spent, so long statements are polled less than by those fixed steps:
-//   elapsed 0-15 ms: 1 ms; 16 ms: 2 ms; 80 ms: 10 ms; 800 ms: 100 ms; 8 s and later: 1 s
-// (about 20 polls for a 20 ms statement, 55 for 1 s, 125 for 60 s; impyla: 3, 25, 215).
+// returned (the first check is immediate): a sixteenth of that time, at least 1 ms and at most 1 s.
+// The end of a statement that ran T is then noticed by T + T/16 (plus one round trip), and a
+// statement under 32 ms within 1 ms: a 20 ms statement costs at most 21 ms, where impyla's fixed
+// steps (10 ms until 50 ms, 50 ms until 1 s, 100 ms until 10 s, 500 ms until 60 s, then 1 s)
+// notice it only at 30 ms if it ran just over 20 ms, and impala-shell's (100 ms for the first
+// 10 s) at 100 ms. The steps grow with the time already spent, so long statements are polled
+// less than by those fixed steps:
+//   elapsed 0-31 ms: 1 ms; 32 ms: 2 ms; 160 ms: 10 ms; 1.6 s: 100 ms; 16 s and later: 1 s
+// (about 20 polls for a 20 ms statement, 90 for 1 s, 180 for 60 s; impyla: 3, 25, 215). With an
+// eighth instead, a 20 ms statement took 0.75 ms longer on average (bench/RESULTS.md part
+// thirty-one) for the same number of polls; only statements past 32 ms are polled more.
 std::chrono::milliseconds poll_interval(std::chrono::milliseconds elapsed);
 
 // Replacements for what a session uses from the outside world; empty members are the real ones.

@@ -447,32 +447,33 @@ TEST_CASE("hs2 client: OpenSession is bounded by -t, CloseSession by close_timeo
 }
 
 TEST_CASE("hs2 client: GetOperationStatus is polled on the schedule, waited on the clock") {
-  // An eighth of the time already spent, between 1 ms and 1 s.
+  // A sixteenth of the time already spent, between 1 ms and 1 s.
   CHECK(poll_interval(milliseconds(0)) == milliseconds(1));
-  CHECK(poll_interval(milliseconds(15)) == milliseconds(1));
-  CHECK(poll_interval(milliseconds(16)) == milliseconds(2));
-  CHECK(poll_interval(milliseconds(80)) == milliseconds(10));
-  CHECK(poll_interval(milliseconds(800)) == milliseconds(100));
-  CHECK(poll_interval(milliseconds(8000)) == milliseconds(1000));
+  CHECK(poll_interval(milliseconds(31)) == milliseconds(1));
+  CHECK(poll_interval(milliseconds(32)) == milliseconds(2));
+  CHECK(poll_interval(milliseconds(160)) == milliseconds(10));
+  CHECK(poll_interval(milliseconds(1600)) == milliseconds(100));
+  CHECK(poll_interval(milliseconds(15999)) == milliseconds(999));
+  CHECK(poll_interval(milliseconds(16000)) == milliseconds(1000));
   CHECK(poll_interval(milliseconds(60000)) == milliseconds(1000));
   CHECK(poll_interval(std::chrono::hours(2)) == milliseconds(1000));
 
   auto handler = std::make_shared<KeySetHandler>();
   Hs2TestServerConfig cfg;
-  cfg.faults.running_polls = 20;
+  cfg.faults.running_polls = 36;
   Hs2TestServer server(cfg, handler);
   auto clock = std::make_shared<ManualClock>();
   Hs2Session client = hs2_session(test_options(server.start()), nullptr, {.clock = clock});
   client.connect();
   CHECK(client.execute("UPSERT INTO t VALUES ('a')").rows_modified == 1);
-  // The first check at once; then 1 ms steps for the first 16 ms of (manual) time, 2 ms after.
-  std::vector<milliseconds> expected(16, milliseconds(1));
+  // The first check at once; then 1 ms steps for the first 32 ms of (manual) time, 2 ms after.
+  std::vector<milliseconds> expected(32, milliseconds(1));
   expected.insert(expected.end(), 4, milliseconds(2));
   CHECK(clock->slept() == expected);
   // Three round trips for a statement: execute, the status checks, the close (no GetLog).
   const auto rpcs = server.stats().rpcs;
   CHECK(rpcs.at("ExecuteStatement").calls == 1);
-  CHECK(rpcs.at("GetOperationStatus").calls == 21);
+  CHECK(rpcs.at("GetOperationStatus").calls == 37);
   CHECK(rpcs.at("CloseImpalaOperation").calls == 1);
   CHECK(rpcs.count("GetLog") == 0);
 }
