@@ -58,8 +58,10 @@ std::string_view to_string(RejectCode code);
 // more records (and the exception lines after it one each), opened an array at any '[' and
 // counted a ',' missing after an array element cut short as a record; framing 2 skips such log
 // and exception lines, takes a '[' with no object after it as one record, and counts no missing
-// ','. Everything else is counted alike.
-inline constexpr std::uint32_t kFraming = 2;
+// ','. Framing 3 counts a kafka-console-consumer line of prefixes with no message after them (an
+// empty Kafka message) as a record, where 1 and 2 read on into the next line. Everything else is
+// counted alike.
+inline constexpr std::uint32_t kFraming = 3;
 
 struct SourceMark {
   std::string name;
@@ -133,6 +135,9 @@ struct Rejection {
   // The record's full size when `record` holds only its first bytes (a record over the size
   // limit, which is never held whole); 0 when `record` is all of it.
   std::uint64_t record_bytes = 0;
+  // kafka-console-consumer's prefixes before the record on its line, verbatim ("Partition:0\t
+  // Offset:7\t"), or empty: console_prefix + record is the line, to fix and read again.
+  std::string_view console_prefix;
 };
 
 // A row the server refused while applying (`apply`: isolated by running parts of its statement),
@@ -194,8 +199,14 @@ inline constexpr std::uint64_t kRejectionsOnStderr = 20;
 std::string_view intern_source_name(const std::string& name);
 
 // One reject-file line: {"source":..,"line":..,"offset":..,"record_index":..,["kafka":{..},]
-// "code":..,"reason":..,"record":"<verbatim>"} ("record_base64" instead when not UTF-8). A record
-// kept only in part ends with "record_truncated":true,"record_bytes":<its full size>.
+// "code":..,"reason":..,["console_prefix":"<verbatim>",]"record":"<verbatim>"} ("record_base64",
+// "console_prefix_base64" instead when not UTF-8; "kafka" has a "topic" only when one is known,
+// which a console line never tells). A record kept only in part ends with
+// "record_truncated":true,"record_bytes":<its full size>. A console line rejected:
+//   {"source":"a.txt","line":2,"offset":58,"record_index":1,"kafka":{"partition":0,"offset":6},
+//    "code":"not-json","reason":"no message after kafka-console-consumer's prefixes (an empty
+//    record value)","console_prefix":"CreateTime:1700000001555\tPartition:0\tOffset:6\t",
+//    "record":""}
 std::string rejection_json(const Rejection& r);
 
 // The reject-file line of a refused row: the position of its first event, then

@@ -273,6 +273,7 @@ bool Framer::skip_prefixes_and_diagnostics(FramedRecord& out) {
           break;
       }
       if (tab == std::string_view::npos || ahead[tab] != '\t') break;
+      out.console_prefix.append(ahead.substr(0, tab + 1));
       pos_ += tab + 1;
       fill(pos_, kPrefixLookahead);
       ++headers_and_key;
@@ -309,6 +310,7 @@ bool Framer::skip_prefixes_and_diagnostics(FramedRecord& out) {
       } else {
         positioned = true;
       }
+      out.console_prefix.append(ahead.substr(0, tab + 1));
       pos_ += tab + 1;
       fill(pos_, kPrefixLookahead);
       more = true;
@@ -366,6 +368,15 @@ void Framer::drop_line() {
     if (fill(pos_, 1) == 0) break;
   }
   ++ignored_lines_;
+}
+
+bool Framer::only_blanks_to_line_end() {
+  for (;;) {
+    if (pos_ == end_ && fill(pos_, 1) == 0) return true;
+    const char c = buf_[pos_];
+    if (c != ' ' && c != '\t' && c != '\r') return c == '\n';
+    ++pos_;
+  }
 }
 
 void Framer::take_rest_of_line(std::size_t& start) {
@@ -685,6 +696,7 @@ bool Framer::next(FramedRecord& out) {
   out.console_partition.reset();
   out.console_offset.reset();
   out.console_timestamp_ms.reset();
+  out.console_prefix.clear();
   prefix_error_.clear();
   if (at_source_start_) {
     at_source_start_ = false;
@@ -725,6 +737,19 @@ bool Framer::next(FramedRecord& out) {
     if (line_start_ && !in_array_) {
       line_start_ = false;
       if (skip_prefixes_and_diagnostics(out)) continue;
+      if (!out.console_prefix.empty() && only_blanks_to_line_end()) {
+        // The consumer printed an empty message (or the input ends after its prefixes): a record
+        // of its own, at its Kafka position, rather than lost, or read on into the next line.
+        reject_here(out,
+                    "no message after kafka-console-consumer's prefixes (an empty record value)");
+        out.error = RejectCode::kNotJson;
+        ++empty_console_records_;
+        if (!prefix_error_.empty()) {
+          out.console_partition.reset();
+          out.console_offset.reset();
+        }
+        return true;
+      }
       if (pos_ == end_) continue;
     }
     line_start_ = false;

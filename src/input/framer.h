@@ -67,6 +67,10 @@ struct FramedRecord {
   // ... and print.timestamp: the record's CreateTime or LogAppendTime (milliseconds), the event
   // time of last resort as kcat's "ts" is (a value that is no such number is left out).
   std::optional<std::int64_t> console_timestamp_ms;
+  // The console prefixes verbatim, each with its tab ("CreateTime:1619751228672\tPartition:0\t"),
+  // or empty: console_prefix + text is the line as the consumer printed it, which is what a
+  // reject file must keep for the record to be fixed and read again with its position and time.
+  std::string console_prefix;
 };
 
 inline constexpr std::size_t kRecordPadding = 64;   // == SIMDJSON_PADDING
@@ -86,9 +90,14 @@ class Framer {
 
   // Tool diagnostics skipped so far ("Processed a total of ...", "% ..." lines).
   std::uint64_t ignored_lines() const { return ignored_lines_; }
-  // Places so far where framing 1 counted records otherwise (reader.h, kFraming): a consumer's
-  // log line skipped, a '[' that opens no array, a ',' not missed after an element cut short.
-  std::uint64_t counted_differently() const { return counted_differently_; }
+  // Places so far where an earlier framing (reader.h, kFraming) counted records otherwise. Framing
+  // 1: a consumer's log line skipped, a '[' that opens no array, a ',' not missed after an element
+  // cut short; framings 1 and 2: a console line of prefixes alone (no record then).
+  std::uint64_t counted_differently_from(std::uint32_t framing) const {
+    return framing == 1   ? counted_differently_ + empty_console_records_
+           : framing == 2 ? empty_console_records_
+                          : 0;
+  }
 
   // True when the record last returned ran to the end of the input: nothing follows it, not even a
   // line end (a document never closed takes in the line ends after it).
@@ -188,6 +197,9 @@ class Framer {
                  std::string_view reason);
   // Moves pos_ to the end of the line.
   void take_rest_of_line(std::size_t& start);
+  // Skips spaces, tabs and carriage returns from pos_; true when the line (or the input) ends
+  // there, as after console prefixes that hold an empty message.
+  bool only_blanks_to_line_end();
   // Skips the line from pos_ to its line end (kept), counted in ignored_lines_.
   void drop_line();
   // Fills out.text and out.size for the record that started at `start` and ends at pos_.
@@ -231,7 +243,8 @@ class Framer {
   std::string prefix_error_;  // a console prefix of the record being framed that is out of range
   std::uint64_t records_ = 0;
   std::uint64_t ignored_lines_ = 0;
-  std::uint64_t counted_differently_ = 0;
+  std::uint64_t counted_differently_ = 0;    // by framing 1 only
+  std::uint64_t empty_console_records_ = 0;  // counted by neither framing 1 nor 2
   // The last line skipped was a log4j line: the lines of the exception it logged may follow.
   bool in_log_event_ = false;
   Kernel kernel_ = default_kernel();

@@ -1,6 +1,8 @@
 // Small JSON text helpers shared by the decoder, the reject file and the --stats writers.
 #pragma once
 
+#include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -11,6 +13,20 @@ namespace atlas2kudu {
 // True if `token` is one JSON number (RFC 8259: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?),
 // of any size: "123456789012345678901234567890" is one, "01", "1." and "-" are not.
 bool is_json_number(std::string_view token);
+
+// Where a JSON text that the parser refused first breaks JSON's grammar (RFC 8259, and simdjson's
+// rule that a \u escape of a surrogate comes in a high-low pair), and what was expected there;
+// nullopt if nothing does (the parser refused it for another reason: depth, a number's range).
+// For messages only, after the parser failed: simdjson's errors say what, never where, and a
+// record may be a megabyte long.
+//   find_json_syntax_error(R"({"a":1 "b":2})")   // {7, "expected ',' or '}' after a member"}
+//   find_json_syntax_error(R"({"a":[1,]})")      // {8, "expected a value"}
+//   find_json_syntax_error(R"({"a":"x)")         // {5, "a string not closed before the end"}
+struct JsonSyntaxError {
+  std::size_t at = 0;  // byte offset in the text
+  std::string what;
+};
+std::optional<JsonSyntaxError> find_json_syntax_error(std::string_view text);
 
 // A number or literal token without the whitespace simdjson may leave after it.
 std::string_view trim_json_token(std::string_view token);

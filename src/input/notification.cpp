@@ -55,7 +55,8 @@ struct NotificationDecoder::Impl {
   std::string gunzipped;
   std::string inflated_buffer;
   std::string minified;
-  std::string_view record;  // the record being decoded, verbatim
+  std::string_view record;                 // the record being decoded, verbatim
+  std::string_view record_console_prefix;  // and the console prefixes before it on its line
   // The JSON text being read: "record", or the one inside it ("payload", "message
   // (decompressed)", ...) that invalid JSON is then said to be in.
   const char* json_text = "record";
@@ -136,7 +137,7 @@ std::optional<Event> NotificationDecoder::Impl::decode_level(Envelope& env, std:
     std::optional<AssembledMessage> whole =
         splits.add(SplitChunk{env.msg_id, env.split_idx, env.split_count, env.gzip,
                               std::move(env.message_string)},
-                   pos, record);
+                   pos, record, record_console_prefix);
     if (!whole) return std::nullopt;
     completed_records = std::move(whole->records);
     pos.first_source_index = whole->first.source_index;
@@ -210,11 +211,13 @@ const std::optional<SourcePosition::Kafka>& NotificationDecoder::record_kafka() 
 
 std::optional<Event> NotificationDecoder::decode(std::string_view text, const SourcePosition& pos,
                                                  bool compact,
-                                                 std::optional<std::int64_t> kafka_timestamp_ms) {
+                                                 std::optional<std::int64_t> kafka_timestamp_ms,
+                                                 std::string_view console_prefix) {
   SourcePosition where = pos;
   where.first_source_index = pos.source_index;
   where.first_record = pos.record;
   impl_->record = text;
+  impl_->record_console_prefix = console_prefix;
   impl_->record_compact = compact;
   impl_->completed_records.clear();
   impl_->record_kafka.reset();
@@ -238,6 +241,16 @@ std::optional<Event> NotificationDecoder::decode(std::string_view text, const So
                                          at, where.empty() ? " of the record" : "",
                                          printable_excerpt(bytes.substr(at), 8))
                            : where + "invalid UTF-8 in JSON text");
+    }
+    // Where, and what was expected there, found by reading the text again (simdjson says only
+    // what kind of error it met).
+    if (const auto bad = find_json_syntax_error(impl_->json_text_bytes)) {
+      const std::string_view rest = impl_->json_text_bytes.substr(bad->at);
+      throw InputError(
+          RejectCode::kInvalidJson,
+          fmt::format("{}invalid JSON at byte {}{}: {}{}", where, bad->at,
+                      where.empty() ? " of the record" : "", bad->what,
+                      rest.empty() ? "" : fmt::format(": \"{}\"", printable_excerpt(rest, 24))));
     }
     if (code == simdjson::STRING_ERROR) {
       throw InputError(RejectCode::kInvalidJson,

@@ -64,9 +64,12 @@ class NotificationDecoder {
   // whitespace outside its strings (FramedRecord::compact), so a message taken from it verbatim
   // is hashed for its audit seq as it is. `kafka_timestamp_ms`: the record's Kafka timestamp
   // as the framing gave it (kafka-console-consumer's CreateTime:), the event time of last resort.
+  // `console_prefix`: the consumer's prefixes before `text` on its line, kept with a split chunk
+  // held (HeldRecord), so that a chunk rejected later is written to the reject file as read.
   std::optional<Event> decode(std::string_view text, const SourcePosition& pos,
                               bool compact = false,
-                              std::optional<std::int64_t> kafka_timestamp_ms = std::nullopt);
+                              std::optional<std::int64_t> kafka_timestamp_ms = std::nullopt,
+                              std::string_view console_prefix = {});
 
   // Asked of each kcat record's Kafka position before its payload is decoded: true passes the
   // record over (decode() returns nullopt; the filter counts it). The reader's: records an

@@ -42,7 +42,8 @@ void write_position(JsonWriter& w, const SourcePosition& pos) {
   w.key("record_index").value(pos.record);
   if (pos.kafka) {
     w.key("kafka").begin_object();
-    w.key("topic").value(pos.kafka->topic);
+    // kafka-console-consumer prints no topic: none is written rather than an empty one.
+    if (!pos.kafka->topic.empty()) w.key("topic").value(pos.kafka->topic);
     w.key("partition").value(pos.kafka->partition).key("offset").value(pos.kafka->offset);
     w.end_object();
   }
@@ -114,6 +115,13 @@ std::string rejection_json(const Rejection& r) {
   write_position(w, r.pos);
   w.key("code").value(to_string(r.code));
   w.key("reason").value(r.reason);
+  if (!r.console_prefix.empty()) {
+    if (is_valid_utf8(r.console_prefix)) {
+      w.key("console_prefix").value(r.console_prefix);
+    } else {
+      w.key("console_prefix_base64").value(base64_encode(r.console_prefix));
+    }
+  }
   if (is_valid_utf8(r.record)) {
     w.key("record").value(r.record);
   } else {
@@ -260,7 +268,8 @@ struct Reader::Impl {
   void mark_read(const Event& event);
   bool open_next_source();
   void reject(const SourcePosition& pos, RejectCode code, std::string reason,
-              std::string_view record, std::uint64_t record_bytes = 0);
+              std::string_view record, std::uint64_t record_bytes = 0,
+              std::string_view console_prefix = {});
   InputProgress progress() const;
 
   std::vector<std::string> paths_;
@@ -392,18 +401,21 @@ bool Reader::Impl::open_next_source() {
 }
 
 void Reader::Impl::check_skip_framing() const {
-  if (skip_framing_ >= kFraming || framer_->counted_differently() == 0) return;
+  if (skip_framing_ >= kFraming || framer_->counted_differently_from(skip_framing_) == 0) return;
   throw Error(
       ErrorCategory::kCheckpoint,
       fmt::format("{}: the checkpoint's resume point, after {} record{}, was counted by an "
                   "earlier atlas2kudu, and this input has lines it counted otherwise before "
-                  "that point (a Kafka tool's log line, a line starting with '[' that "
-                  "opens no array, or an array element cut short): skipping by that count "
+                  "that point ({}): skipping by that count "
                   "could pass over records never applied. Finish this input with the "
                   "release that wrote the checkpoint, or apply it again from its start "
                   "with a new --checkpoint (what was applied already changes nothing when "
                   "applied again)",
-                  one_line(source_name_), skip_records_, skip_records_ == 1 ? "" : "s"));
+                  one_line(source_name_), skip_records_, skip_records_ == 1 ? "" : "s",
+                  skip_framing_ == 1 ? "a Kafka tool's log line, a line starting with '[' that "
+                                       "opens no array, an array element cut short, or a "
+                                       "console line of prefixes alone"
+                                     : "a console line of prefixes alone"));
 }
 
 bool Reader::Impl::kafka_applied(const SourcePosition::Kafka& k) const {
@@ -496,10 +508,11 @@ InputProgress Reader::Impl::progress() const {
 }
 
 void Reader::Impl::reject(const SourcePosition& pos, RejectCode code, std::string reason,
-                          std::string_view record, std::uint64_t record_bytes) {
+                          std::string_view record, std::uint64_t record_bytes,
+                          std::string_view console_prefix) {
   ++stats_.rejected;
   ++stats_.per_reason[static_cast<std::size_t>(code)];
-  rejects_.reject(Rejection{pos, code, std::move(reason), record, record_bytes});
+  rejects_.reject(Rejection{pos, code, std::move(reason), record, record_bytes, console_prefix});
 }
 
 bool Reader::Impl::next(Event& out) {
@@ -521,7 +534,7 @@ bool Reader::Impl::next(Event& out) {
         reject(held.record.pos, RejectCode::kBadSplit,
                fmt::format("split message {} incomplete at end of input: {} of {} chunks arrived",
                            printable_excerpt(held.msg_id, 80), held.received, held.expected),
-               held.record.text);
+               held.record.text, 0, held.record.console_prefix);
       }
       return false;
     }
@@ -558,14 +571,15 @@ bool Reader::Impl::next(Event& out) {
             " (the last record, cut short by the end of the input: was the input still being "
             "written?)";
       }
-      reject(pos, *record_.error, record_.reason, record_.text, record_.size);
+      reject(pos, *record_.error, record_.reason, record_.text, record_.size,
+             record_.console_prefix);
       continue;
     }
     try {
       // nullopt: a split chunk, held (or a redelivered copy of one), or a kcat record passed over
       // (passed_over, asked by the decoder once it has read the record's Kafka position).
-      std::optional<Event> event =
-          decoder_.decode(record_.text, pos, record_.compact, record_.console_timestamp_ms);
+      std::optional<Event> event = decoder_.decode(
+          record_.text, pos, record_.compact, record_.console_timestamp_ms, record_.console_prefix);
       if (!event) continue;
       mark_read(*event);
       // The other records of a completed split message count once its event is accepted.
@@ -574,11 +588,11 @@ bool Reader::Impl::next(Event& out) {
     } catch (const InputError& e) {
       // A completed split message that turns out bad is rejected as all of its records.
       for (const HeldRecord& held : decoder_.completed_records()) {
-        reject(held.pos, e.code(), e.what(), held.text);
+        reject(held.pos, e.code(), e.what(), held.text, 0, held.console_prefix);
       }
       if (!pos.kafka)
         pos.kafka = decoder_.record_kafka();  // a kcat record's, read before it failed
-      reject(pos, e.code(), e.what(), record_.text);
+      reject(pos, e.code(), e.what(), record_.text, 0, record_.console_prefix);
       continue;
     }
     ++stats_.events;

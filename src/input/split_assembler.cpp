@@ -21,7 +21,8 @@ bool read_before(const SourcePosition& a, const SourcePosition& b) {
 SplitAssembler::SplitAssembler(SplitLimits limits) : limits_(limits) {}
 
 std::optional<AssembledMessage> SplitAssembler::add(SplitChunk chunk, const SourcePosition& pos,
-                                                    std::string_view record) {
+                                                    std::string_view record,
+                                                    std::string_view console_prefix) {
   const std::string id = printable_excerpt(chunk.msg_id, 80);
   if (chunk.index < 0 || chunk.index >= chunk.count) {
     throw InputError(RejectCode::kBadSplit,
@@ -61,7 +62,7 @@ std::optional<AssembledMessage> SplitAssembler::add(SplitChunk chunk, const Sour
       held = &slot->second;  // a redelivered chunk: only its record is kept
     }
   }
-  const std::size_t bytes = record.size() + (held ? 0 : chunk.text.size());
+  const std::size_t bytes = record.size() + console_prefix.size() + (held ? 0 : chunk.text.size());
   if (bytes > limits_.max_bytes - std::min(bytes_, limits_.max_bytes)) {
     throw InputError(RejectCode::kTooLarge,
                      fmt::format("msgId {}: holding this chunk would take split messages past {} "
@@ -80,7 +81,7 @@ std::optional<AssembledMessage> SplitAssembler::add(SplitChunk chunk, const Sour
   split.gzip = split.gzip || chunk.gzip;
   if (!held) split.chunks.emplace(chunk.index, std::move(chunk.text));
   if (held || split.chunks.size() < static_cast<std::size_t>(split.count)) {
-    split.records.push_back(HeldRecord{pos, std::string(record)});
+    split.records.push_back(HeldRecord{pos, std::string(record), std::string(console_prefix)});
     return std::nullopt;
   }
 

@@ -58,6 +58,7 @@ struct SplitChunk {
 struct HeldRecord {
   SourcePosition pos;
   std::string text;
+  std::string console_prefix;  // FramedRecord::console_prefix: rejected with the record
 };
 
 // A split message whose chunks have all arrived.
@@ -89,14 +90,16 @@ class SplitAssembler {
  public:
   explicit SplitAssembler(SplitLimits limits = {});
 
-  // Takes one chunk read at `pos`, from the record `record` (kept verbatim while held). Returns
+  // Takes one chunk read at `pos`, from the record `record` (kept verbatim while held, with the
+  // console prefixes `console_prefix` its line had before it, if any). Returns
   // the whole message when this chunk was the last one missing, and then forgets it; nullopt
   // while chunks are missing, and for a redelivered chunk identical to the one held. Throws,
   // holding nothing new: InputError(kBadSplit) for an index outside 0..count-1, a count that
   // differs from an earlier chunk's, or a second chunk at an index with different text;
   // InputError(kTooLarge) when a SplitLimits bound would be passed.
   std::optional<AssembledMessage> add(SplitChunk chunk, const SourcePosition& pos,
-                                      std::string_view record);
+                                      std::string_view record,
+                                      std::string_view console_prefix = {});
 
   // Where a resume must start to read again the records held for the messages `keep` selects
   // (it is given each waiting message's records, in arrival order): the earliest of them (by

@@ -341,31 +341,30 @@ std::vector<Case> cases() {
                "\"CLASSIFICATION_ADD\",\"type\":\"ENTITY_NOTIFICATION_V2\"}") +
           "\n",
       1));
-  all.push_back(
-      between_good("literal tru in a member nobody reads",
-                   "{\"version\":{\"v\":tru},\"message\":" + entity_message("ENTITY_CREATE") + "}",
-                   "invalid-json",
-                   "invalid JSON: Problem while parsing an atom starting with the "
-                   "letter 't'"));
+  all.push_back(between_good(
+      "literal tru in a member nobody reads",
+      "{\"version\":{\"v\":tru},\"message\":" + entity_message("ENTITY_CREATE") + "}",
+      "invalid-json",
+      "invalid JSON at byte 16 of the record: not a JSON value (true, false, null, a "
+      "number, a string, an object or an array): \"tru},\"message\":{\"type\":\"...\""));
   all.push_back(between_good("number 01 in an attribute", with_attribute("01"), "invalid-json",
-                             "invalid JSON: Problem while parsing a number"));
-  all.push_back(
-      between_good("[1,,2] in an unused member",
-                   entity_event("{\"typeName\":\"t\",\"guid\":\"" + kGuid1 + "\",\"meta\":[1,,2]}"),
-                   "invalid-json",
-                   "invalid JSON: The JSON document has an improper structure: missing "
-                   "or superfluous commas, braces, missing keys, etc."));
+                             "invalid JSON at byte 250 of the record: a number JSON does not "
+                             "allow: \"01},\"guid\":\"00000001-000...\""));
+  all.push_back(between_good(
+      "[1,,2] in an unused member",
+      entity_event("{\"typeName\":\"t\",\"guid\":\"" + kGuid1 + "\",\"meta\":[1,,2]}"),
+      "invalid-json", "invalid JSON at byte 314 of the record: expected a value: \",2]}}}\""));
   all.push_back(between_good(
       "{1} in an unused member",
       entity_event("{\"typeName\":\"t\",\"guid\":\"" + kGuid1 + "\",\"meta\":{1}}"), "invalid-json",
-      "invalid JSON: The JSON document has an improper structure: missing "
-      "or superfluous commas, braces, missing keys, etc."));
+      "invalid JSON at byte 312 of the record: expected a member name (a string) or '}': "
+      "\"1}}}}\""));
   all.push_back(between_good(
       "lone surrogate in an unused member",
       entity_event("{\"typeName\":\"t\",\"guid\":\"" + kGuid1 + "\",\"meta\":\"\\udc00\"}"),
       "invalid-json",
-      "invalid JSON: a string holds an escape JSON does not allow (an unknown escape, a \\u "
-      "without four hex digits, or a \\u surrogate without its pair, such as \\ud800)"));
+      "invalid JSON at byte 312 of the record: a \\u escape of a low surrogate without a high one "
+      "before it: \"\\udc00\"}}}\""));
   all.push_back(between_good("duplicate message members (would merge into a delete)",
                              "{\"version\":{},\"message\":" + entity_message("ENTITY_CREATE") +
                                  ",\"message\":" + entity_message("ENTITY_DELETE", "{}") + "}",
@@ -412,8 +411,9 @@ std::vector<Case> cases() {
   }
   all.push_back(between_good("NUL byte inside a string", with_attribute(std::string("\"a\0b\"", 5)),
                              "invalid-json",
-                             "invalid JSON: Within strings, some characters must be escaped, we "
-                             "found unescaped characters"));
+                             "invalid JSON at byte 252 of the record: a control character "
+                             "(U+0000) in a string, where JSON needs it escaped: "
+                             "\"\\x00b\"},\"guid\":\"00000001-00...\""));
   all.push_back(between_good("NUL bytes between records", std::string(3, '\0'), "not-json",
                              "not a JSON object: \"\\x00\\x00\\x00\""));
   all.push_back(between_good("line cut short", kGood.substr(0, kGood.find("NONE") + 2),

@@ -32,6 +32,7 @@ struct Record {
   std::optional<std::int64_t> kafka_offset;
   std::uint64_t size = 0;
   bool compact = false;
+  std::string console_prefix;
 };
 
 struct Framed {
@@ -48,7 +49,8 @@ Framed frame(const std::string& text, std::size_t max_read,
   Framed out;
   for (FramedRecord r; framer.next(r);) {
     out.records.push_back(Record{std::string(r.text), r.line, r.offset, r.index, r.error, r.reason,
-                                 r.console_partition, r.console_offset, r.size, r.compact});
+                                 r.console_partition, r.console_offset, r.size, r.compact,
+                                 r.console_prefix});
   }
   out.ignored_lines = framer.ignored_lines();
   return out;
@@ -71,6 +73,7 @@ void check_same(const Framed& got, const Framed& want) {
     CHECK(got.records[i].kafka_offset == want.records[i].kafka_offset);
     CHECK(got.records[i].size == want.records[i].size);
     CHECK(got.records[i].compact == want.records[i].compact);
+    CHECK(got.records[i].console_prefix == want.records[i].console_prefix);
   }
 }
 
@@ -140,6 +143,36 @@ TEST_CASE("kafka-console-consumer prefixes are skipped and partition/offset kept
   CHECK_FALSE(out.records[2].kafka_offset);
 }
 
+TEST_CASE("a console line with nothing after its prefixes is a record of its own, rejected") {
+  // An empty Kafka message: the consumer prints its prefixes and nothing. It was lost (counted
+  // nowhere), and its coordinates went to the next line's record, which printed none.
+  const std::string line1 = "Partition:0\tOffset:5\t{\"a\":1}\n";
+  const std::string line2 = "CreateTime:7\tPartition:0\tOffset:6\t\n";
+  const std::string line3 = "Partition:0\tOffset:7\t \t\r\n";  // blanks only
+  const std::string line4 = "{\"b\":2}\n";
+  const std::string line5 = "Partition:0\tOffset:8\t";  // and the input ends
+  const Framed out = frame_all_ways(line1 + line2 + line3 + line4 + line5);
+  REQUIRE(out.records.size() == 5);
+  check_document(out.records[0], "{\"a\":1}", 1, line1.find('{'), 0);
+  CHECK(out.records[0].console_prefix == "Partition:0\tOffset:5\t");
+  const std::string reason =
+      "no message after kafka-console-consumer's prefixes (an empty record value)";
+  check_malformed(out.records[1], RejectCode::kNotJson, reason, 2, line1.size() + line2.size() - 1);
+  CHECK(out.records[1].text.empty());
+  CHECK(out.records[1].kafka_offset == 6);
+  CHECK(out.records[1].console_prefix == "CreateTime:7\tPartition:0\tOffset:6\t");
+  check_malformed(out.records[2], RejectCode::kNotJson, reason, 3,
+                  line1.size() + line2.size() + line3.size() - 1);
+  CHECK(out.records[2].kafka_offset == 7);
+  const std::size_t line4_at = line1.size() + line2.size() + line3.size();
+  check_document(out.records[3], "{\"b\":2}", 4, line4_at, 3);
+  CHECK_FALSE(out.records[3].kafka_offset);  // its own line has no prefix
+  CHECK(out.records[3].console_prefix.empty());
+  check_malformed(out.records[4], RejectCode::kNotJson, reason, 5,
+                  line4_at + line4.size() + line5.size());
+  CHECK(out.records[4].kafka_offset == 8);
+}
+
 TEST_CASE("a record's console headers and key are skipped after its position") {
   // print.headers with headers (a replicator's, say) and print.key with a key: any text up to its
   // tab, two fields at most, after a timestamp, partition or offset prefix only.
@@ -156,6 +189,7 @@ TEST_CASE("a record's console headers and key are skipped after its position") {
   check_document(out.records[1], "{\"b\":2}", 2, line1.size() + line2.find('{'), 1);
   CHECK(out.records[1].partition == 1);
   check_document(out.records[2], "{\"c\":3}", 3, line1.size() + line2.size() + line3.find('{'), 2);
+  CHECK(out.records[2].console_prefix == "Offset:4\th:1\tkey\t");  // what the line had before it
   CHECK(out.records[3].error == RejectCode::kNotJson);
   CHECK(out.records[4].error == RejectCode::kNotJson);
 }

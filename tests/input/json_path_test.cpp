@@ -114,4 +114,82 @@ TEST_CASE("excerpts in messages show what the bytes are") {
                           3) == R"(ab\xc3...)");
 }
 
+TEST_CASE("where a JSON text the parser refused breaks the grammar, and what was expected") {
+  struct Case {
+    std::string text;
+    std::size_t at;
+    const char* what;
+  };
+  const Case cases[] = {
+      {R"({"a":1 "b":2})", 7, "expected ',' or '}' after a member"},
+      {R"({"a":[1,]})", 8, "expected a value"},
+      {R"({"a":[1 2]})", 8, "expected ',' or ']' after an element"},
+      {R"({"a":[,1]})", 6, "expected a value or ']'"},
+      {R"({"a",1})", 4, "expected ':' after a member name"},
+      {R"({"a":1,})", 7, "expected a member name (a string)"},
+      {R"({'a':1})", 1, "expected a member name (a string) or '}'"},
+      {R"({"a":"x)", 5, "a string not closed before the end"},
+      {R"({"a":{"b":1})", 12, "the end of the text inside an object"},
+      {R"([1,[2])", 6, "the end of the text inside an array"},
+      {"", 0, "no JSON value"},
+      {" \n", 2, "no JSON value"},
+      {R"({"a":1}})", 7, "more after the end of the JSON value"},
+      {R"({"a":1} x)", 8, "more after the end of the JSON value"},
+      {R"({"a":tru})", 5,
+       "not a JSON value (true, false, null, a number, a string, an object or an array)"},
+      {R"({"a":nul})", 5,
+       "not a JSON value (true, false, null, a number, a string, an object or an array)"},
+      {R"({"a":01})", 5, "a number JSON does not allow"},
+      {R"({"a":1.})", 5, "a number JSON does not allow"},
+      {R"({"a":-})", 5, "a number JSON does not allow"},
+      {R"({"a":+1})", 5,
+       "not a JSON value (true, false, null, a number, a string, an object or an array)"},
+      {R"({"a":"\q"})", 6, "an escape JSON does not allow"},
+      {R"({"a":"\u12G4"})", 6, "a \\u escape without four hex digits"},
+      {R"({"a":"\ud800"})", 6, "a \\u escape of a high surrogate without a low one after it"},
+      {R"({"a":"\ud800\u0041"})", 6, "a \\u escape of a high surrogate without a low one after it"},
+      {R"({"a":"\udc00"})", 6, "a \\u escape of a low surrogate without a high one before it"},
+      {std::string("{\"a\":\"x\ty\"}"), 7,
+       "a control character (U+0009) in a string, where JSON needs it escaped"},
+      {std::string("{\"a\":1,\0}", 9), 7, "expected a member name (a string)"},
+  };
+  simdjson::dom::parser parser;
+  for (const Case& c : cases) {
+    CAPTURE(c.text);
+    const auto bad = find_json_syntax_error(c.text);
+    REQUIRE(bad);
+    CHECK(bad->at == c.at);
+    CHECK(bad->what == c.what);
+    // simdjson refuses every one of them too: the message is never about a text it accepts.
+    CHECK(parser.parse(simdjson::padded_string(c.text)).error() != simdjson::SUCCESS);
+  }
+  for (const char* fine : {R"({})", R"([])", R"({"a":[1,-2.5e+3,0,true,false,null,"s",{"b":[]}]})",
+                           R"( {"a" : "\"\\\/\b\f\n\r\t\u00e9\ud83d\ude00"} )", "\"x\"", "0",
+                           "[[[[]]]]", "{\"caf\xc3\xa9\":\"\xe2\x82\xac\"}"}) {
+    CAPTURE(fine);
+    CHECK_FALSE(find_json_syntax_error(fine));
+  }
+}
+
+TEST_CASE("each byte taken out of a record: a syntax error is found wherever simdjson finds one") {
+  // The other way round: where the locator finds nothing, simdjson accepts the text, so that a
+  // refused record never falls back to a message without a position for a syntax error.
+  const std::string record =
+      R"({"version":{"version":"1.0.0","versionParts":[1]},"msgCreationTime":1700000000000,)"
+      R"("message":{"type":"ENTITY_NOTIFICATION_V2","entity":{"typeName":"hive_table",)"
+      R"("attributes":{"owner":"a\"b","n":-12.5e3,"ok":true,"x":null,"l":["p","\u00e9"]},)"
+      R"("guid":"00000001-0000-4000-8000-000000000001"},"operationType":"ENTITY_CREATE"}})";
+  simdjson::dom::parser parser;
+  REQUIRE(parser.parse(simdjson::padded_string(record)).error() == simdjson::SUCCESS);
+  for (std::size_t i = 0; i < record.size(); ++i) {
+    for (const std::string& text :
+         {record.substr(0, i) + record.substr(i + 1), record.substr(0, i) + "," + record.substr(i),
+          record.substr(0, i) + "}" + record.substr(i)}) {
+      CAPTURE(text);
+      const bool refused = parser.parse(simdjson::padded_string(text)).error() != simdjson::SUCCESS;
+      CHECK(refused == find_json_syntax_error(text).has_value());
+    }
+  }
+}
+
 TEST_SUITE_END();

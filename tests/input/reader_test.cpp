@@ -351,6 +351,36 @@ TEST_CASE("a console record's CreateTime: is the event time of last resort, as k
   CHECK(created.events[0].event_time_us == 1700000000000000);
 }
 
+TEST_CASE("a console record's reject line keeps its prefixes: fixed, it reads as it was") {
+  // Without them, a record whose event time was its CreateTime: could not be read again once
+  // fixed, and its Kafka coordinates were lost for the next run's overlap check.
+  const std::string bare =
+      "{\"version\":{\"version\":\"1.0.0\",\"versionParts\":[1]},\"msgCompressionKind\":\"NONE\","
+      "\"msgSplitIdx\":1,\"msgSplitCount\":1,\"message\":" +
+      entity_message("ENTITY_UPDATE", "{\"qualifiedName\":\"q\",\"q\":1,\"q\":2}", "") + "}";
+  const std::string prefix = "CreateTime:1700000001555\tPartition:0\tOffset:7\t";
+  const std::string chunk = split_chunk("m_9", 0, 2, "aGVsbG8g");
+  const auto out = read_text(prefix + bare + "\nPartition:1\tOffset:3\t" + chunk + "\n" + bare +
+                             "\nPartition:0\tOffset:8\t\n");
+  REQUIRE(out.diagnostics.size() == 4);
+  std::vector<std::string> lines;
+  for (std::size_t at = 0; at < out.reject_file.size();) {
+    const std::size_t end = out.reject_file.find('\n', at);
+    lines.push_back(out.reject_file.substr(at, end - at));
+    at = end + 1;
+  }
+  REQUIRE(lines.size() == 4);
+  // The duplicate key, with its prefixes; the bare record again, with none; the empty message;
+  // then the chunk of the message that never completed, held until the end with its prefixes.
+  CHECK(contains(lines[0], "\"kafka\":{\"partition\":0,\"offset\":7}"));  // no topic printed
+  CHECK(contains(lines[0],
+                 "\"console_prefix\":\"CreateTime:1700000001555\\tPartition:0\\tOffset:7\\t\""));
+  CHECK_FALSE(contains(lines[1], "console_prefix"));
+  CHECK(contains(lines[2], "\"console_prefix\":\"Partition:0\\tOffset:8\\t\",\"record\":\"\"}"));
+  CHECK(contains(lines[3], "\"code\":\"bad-split\""));
+  CHECK(contains(lines[3], "\"console_prefix\":\"Partition:1\\tOffset:3\\t\""));
+}
+
 TEST_CASE("a top-level array and concatenated pretty-printed documents read alike") {
   const auto lines = read_file("atlas21-console.jsonl");
   for (const char* name : {"array-pretty.json", "concatenated-pretty.json"}) {
@@ -740,19 +770,25 @@ TEST_CASE("invalid JSON inside a record names the text it is in") {
   const std::string cut = R"({"type":"ENTITY_NOTIFICATION_V2","entity":{)";
   auto out = read_text(gzip_envelope(gzip_compress(cut)) + "\n");
   REQUIRE(out.diagnostics.size() == 1);
-  CHECK(out.diagnostics[0].starts_with("t.jsonl:1:0: message (decompressed): invalid JSON: "));
+  CHECK(out.diagnostics[0] ==
+        "t.jsonl:1:0: message (decompressed): invalid JSON at byte 43: the end of the text inside "
+        "an object");
   const std::string kcat = R"({"topic":"ATLAS_ENTITIES","partition":0,"offset":1,"payload":)" +
                            json_quote("{\"version\":1,\"message\":{\"type\":\"x\",,\"a\":1}}") +
                            "}";
   out = read_text(kcat + "\n");
   REQUIRE(out.diagnostics.size() == 1);
   // ... with the record's Kafka position, read before its payload failed.
-  CHECK(
-      out.diagnostics[0].starts_with("t.jsonl:1:0 (ATLAS_ENTITIES/0@1): payload: invalid JSON: "));
+  CHECK(out.diagnostics[0] ==
+        "t.jsonl:1:0 (ATLAS_ENTITIES/0@1): payload: invalid JSON at byte 35: expected a member "
+        "name (a string): \",\"a\":1}}\"");
   out = read_text(R"({"version":1,"message":{"type":"x",,"a":1}})"
                   "\n");
   REQUIRE(out.diagnostics.size() == 1);
-  CHECK(out.diagnostics[0].starts_with("t.jsonl:1:0: invalid JSON: "));  // the record itself
+  // The record itself: the byte is counted from its start.
+  CHECK(out.diagnostics[0] ==
+        "t.jsonl:1:0: invalid JSON at byte 35 of the record: expected a member name (a string): "
+        "\",\"a\":1}}\"");
 }
 
 TEST_CASE("a split message without GZIP is held to --max-message-bytes too") {
@@ -833,7 +869,7 @@ TEST_CASE("appending to a reject file cut mid-line first drops the partial line"
     RejectSink sink(RejectPolicy{.max_rejects = 10, .reject_file = path, .append = true}, nullptr);
     SourcePosition pos;
     pos.source = "in.jsonl";
-    sink.reject(Rejection{pos, RejectCode::kNotJson, "not a JSON object", "x"});
+    sink.reject(Rejection{pos, RejectCode::kNotJson, "not a JSON object", "x", 0, {}});
   };
   const std::string whole = "{\"source\":\"in.jsonl\",\"line\":1}\n";
   // A failed run's disk filled up in the middle of its second line.
