@@ -342,9 +342,11 @@ class WindowWriter {
 struct KnowledgeStats {
   std::uint64_t entries = 0;       // entities known in memory after the last window
   std::uint64_t memory_bytes = 0;  // their estimated footprint, with the index to find them
-  std::uint64_t evicted = 0;       // entries evicted past knowledge_budget over the run
-  std::uint64_t spilled = 0;       // ... of which written to the spill file
-  std::uint64_t spill_reads = 0;   // entries read back from it
+  // Evictions, spill writes and reads over the run, not entities: one entity evicted, read back
+  // and evicted again counts twice in each.
+  std::uint64_t evicted = 0;      // entries evicted past knowledge_budget
+  std::uint64_t spilled = 0;      // ... of which written to the spill file
+  std::uint64_t spill_reads = 0;  // entries read back from it
 };
 
 class Compiler {

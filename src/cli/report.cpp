@@ -200,11 +200,14 @@ std::string knowledge_note(const MemoryReport* memory) {
   if (memory == nullptr) return {};
   const KnowledgeStats& k = memory->knowledge;
   if (k.spilled) {
-    return fmt::format("; knowledge of {} entities spilled to a temporary file, {} read back",
-                       k.spilled, k.spill_reads);
+    // Counts of writes and reads, not of entities: one evicted, read back and evicted again is
+    // written twice.
+    return fmt::format(
+        "; entity knowledge spilled to a temporary file {} times, read back {} times", k.spilled,
+        k.spill_reads);
   }
   if (k.evicted && memory->looked_up_again) {
-    return fmt::format("; knowledge of {} entities looked up again", k.evicted);
+    return fmt::format("; entity knowledge evicted {} times and looked up again", k.evicted);
   }
   return {};
 }

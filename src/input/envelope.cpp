@@ -200,12 +200,15 @@ Envelope parse_envelope(od::parser& parser, std::string_view text, const char* w
                     kcat_error);
       }
     } else if (key == "ts") {
-      // kcat writes the timestamp as a number; anything else is left alone.
-      if (value.type() == od::json_type::number) {
-        read_or_defer(value, at, inside, kcat_error,
-                      [&](od::value& v) { env.kafka_ts = get_int(v, "ts"); });
-      } else {
+      // kcat writes the timestamp as a number. It is only the event time of last resort, so one
+      // that is no int64, or no number, is left out, as a console CreateTime: that is no time is.
+      std::int64_t ts = 0;
+      if (value.type() != od::json_type::number) {
         validate_json(value, at, inside);
+      } else if (value.get_int64().get(ts) == simdjson::SUCCESS) {
+        env.kafka_ts = ts;
+      } else if (!is_json_number(trim_json_token(value.raw_json_token()))) {
+        throw simdjson::simdjson_error(simdjson::NUMBER_ERROR);
       }
     } else {
       validate_json(value, at, inside);
@@ -216,10 +219,18 @@ Envelope parse_envelope(od::parser& parser, std::string_view text, const char* w
                      fmt::format("{}: data after the JSON object, at byte {}", what,
                                  loc.value_unsafe() - text.data()));
   }
-  env.kcat = env.has_payload && !env.has_version && !env.has_message;
+  // A record with kcat's topic, partition and offset but no payload member is a kcat record too:
+  // rejected for its missing payload at its Kafka position, not read as a payload that lacks
+  // every member of a notification.
+  const bool kcat_without_payload = !env.has_payload && env.topic && env.partition && env.offset;
+  env.kcat = (env.has_payload || kcat_without_payload) && !env.has_version && !env.has_message;
   if (env.kcat) {
     kcat_error.raise();
     env.payload_error = payload_error.error;
+    if (kcat_without_payload) {
+      env.payload_error = InputError(RejectCode::kMissingField,
+                                     "payload: missing (a kcat record without its value's member)");
+    }
     return env;
   }
   if (env.has_version || env.has_message) {

@@ -164,6 +164,10 @@ std::vector<Case> cases() {
        "{\"version\":{\"version\":\"1.0.0\"},\"msgId\":\"m_2\",\"msgCompressionKind\":\"GZIP\","
        "\"msgSplitIdx\":2,\"msgSplitCount\":2,\"message\":\"H4sI\"}",
        "msgSplitIdx: 2 is outside 0..1 (msgId m_2)"},
+      // Not read as a payload lacking every member of a notification: a kcat record, at its place.
+      {"kcat record without a payload member",
+       "{\"topic\":\"ATLAS_ENTITIES\",\"partition\":3,\"offset\":17,\"ts\":1,\"key\":null}",
+       "payload: missing (a kcat record without its value's member)"},
       {"kcat record with null payload",
        "{\"topic\":\"ATLAS_ENTITIES\",\"partition\":3,\"offset\":17,\"key\":null,\"payload\":null}",
        "payload: kcat record without a value (null)"},

@@ -351,6 +351,41 @@ TEST_CASE("a console record's CreateTime: is the event time of last resort, as k
   CHECK(created.events[0].event_time_us == 1700000000000000);
 }
 
+TEST_CASE("a kcat ts that is no int64 is left out, as a console CreateTime: that is no time") {
+  // Only the event time of last resort: the record's own eventTime stands, and without one the
+  // record is rejected for that, at its Kafka position. A ts that is no JSON number is invalid
+  // JSON all the same.
+  int offset = 0;  // each its own, or the same offset read again is passed over
+  const auto kcat = [&offset](const std::string& ts, const std::string& event_time) {
+    // An envelope without msgCreationTime, which would come before the Kafka timestamp.
+    const std::string payload =
+        "{\"version\":{\"version\":\"1.0.0\",\"versionParts\":[1]},\"msgCompressionKind\":"
+        "\"NONE\",\"msgSplitIdx\":1,\"msgSplitCount\":1,\"message\":" +
+        entity_message("ENTITY_UPDATE", "{\"qualifiedName\":\"q\"}", event_time) + "}";
+    return R"({"topic":"ATLAS_ENTITIES","partition":0,"offset":)" + std::to_string(offset++) +
+           R"(,"ts":)" + ts + R"(,"payload":)" + json_quote(payload) + "}\n";
+  };
+  std::string text = kcat("99999999999999999999999", ",\"eventTime\":1000");
+  text += kcat("1.5e3", ",\"eventTime\":2000");
+  text += kcat("1700000000123", "");
+  auto out = read_text(text);
+  CHECK(out.diagnostics.empty());
+  REQUIRE(out.events.size() == 3);
+  CHECK(out.events[0].event_time_us == 1000000);
+  CHECK(out.events[1].event_time_us == 2000000);
+  CHECK(out.events[2].event_time_us == 1700000000123000);
+  text = kcat("99999999999999999999999", "");
+  text += kcat("01", ",\"eventTime\":1000");
+  out = read_text(text);
+  REQUIRE(out.diagnostics.size() == 2);
+  CHECK(contains(out.diagnostics[0],
+                 "(ATLAS_ENTITIES/0@3): message.eventTime: missing, and no "
+                 "msgCreationTime or Kafka timestamp"));
+  CHECK(contains(out.diagnostics[1],
+                 "t.jsonl:2:431: invalid JSON at byte 56 of the record: a "
+                 "number JSON does not allow: \"01,\"payload\""));
+}
+
 TEST_CASE("a console record's reject line keeps its prefixes: fixed, it reads as it was") {
   // Without them, a record whose event time was its CreateTime: could not be read again once
   // fixed, and its Kafka coordinates were lost for the next run's overlap check.
