@@ -190,8 +190,8 @@ std::string stats_json(const RunReport& r) {
   return out;
 }
 
-// " (3 closed early by --memory-budget)" and "; knowledge of N entities spilled to ..." for the
-// summary lines, empty when the budget changed nothing.
+// " (3 closed early by --memory-budget)" and "; entity knowledge spilled to a temporary file N
+// times, ..." for the summary lines, empty when the budget changed nothing.
 std::string windows_note(const MemoryReport* memory) {
   if (memory == nullptr || memory->windows_closed_early == 0) return {};
   return fmt::format(" ({} closed early by --memory-budget)", memory->windows_closed_early);

@@ -103,7 +103,7 @@ SourcePosition::Kafka Envelope::kafka() const {
 }
 
 Envelope parse_envelope(od::parser& parser, std::string_view text, const char* what,
-                        std::uint32_t max_depth, bool write_attribute_values) {
+                        std::uint32_t max_depth, bool write_attribute_values, std::size_t skipped) {
   Envelope env;
   od::document doc =
       parser.iterate(text.data(), text.size(), text.size() + simdjson::SIMDJSON_PADDING);
@@ -215,9 +215,15 @@ Envelope parse_envelope(od::parser& parser, std::string_view text, const char* w
     }
   }
   if (auto loc = doc.current_location(); !loc.error()) {
-    throw InputError(RejectCode::kInvalidJson,
-                     fmt::format("{}: data after the JSON object, at byte {}", what,
-                                 loc.value_unsafe() - text.data()));
+    const auto after = static_cast<std::size_t>(loc.value_unsafe() - text.data());
+    // On-Demand may stop reading an object early at some malformed JSON (a ':' where a ',' was
+    // due): a syntax error before that point is reported where it is (the decoder locates it).
+    if (const auto bad = find_json_syntax_error(text); bad && bad->at < after) {
+      throw simdjson::simdjson_error(simdjson::TAPE_ERROR);
+    }
+    throw InputError(
+        RejectCode::kInvalidJson,
+        fmt::format("{}: data after the JSON object, at byte {}", what, skipped + after));
   }
   // A record with kcat's topic, partition and offset but no payload member is a kcat record too:
   // rejected for its missing payload at its Kafka position, not read as a payload that lacks

@@ -87,8 +87,10 @@ struct Envelope {
 // msgCompressionKind, a repeated member name or nesting past `max_depth`, and simdjson_error for
 // malformed JSON (data after the object included). Views in the result point into `text`.
 // `write_attribute_values`: parse_payload's, for the payload fields in `message` and `top`.
+// `skipped`: whitespace trimmed off the front of `text` as the record held it, counted into the
+// byte position of data after the object.
 Envelope parse_envelope(simdjson::ondemand::parser& parser, std::string_view text, const char* what,
                         std::uint32_t max_depth = kDefaultMaxJsonDepth,
-                        bool write_attribute_values = true);
+                        bool write_attribute_values = true, std::size_t skipped = 0);
 
 }  // namespace atlas2kudu

@@ -370,11 +370,12 @@ void Framer::drop_line() {
   ++ignored_lines_;
 }
 
-bool Framer::only_blanks_to_line_end() {
+bool Framer::only_blanks_to_line_end(std::string& skipped) {
   for (;;) {
     if (pos_ == end_ && fill(pos_, 1) == 0) return true;
     const char c = buf_[pos_];
     if (c != ' ' && c != '\t' && c != '\r') return c == '\n';
+    skipped += c;
     ++pos_;
   }
 }
@@ -737,7 +738,7 @@ bool Framer::next(FramedRecord& out) {
     if (line_start_ && !in_array_) {
       line_start_ = false;
       if (skip_prefixes_and_diagnostics(out)) continue;
-      if (!out.console_prefix.empty() && only_blanks_to_line_end()) {
+      if (!out.console_prefix.empty() && only_blanks_to_line_end(out.console_prefix)) {
         // The consumer printed an empty message (or the input ends after its prefixes): a record
         // of its own, at its Kafka position, rather than lost, or read on into the next line.
         reject_here(out,

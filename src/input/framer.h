@@ -68,8 +68,9 @@ struct FramedRecord {
   // time of last resort as kcat's "ts" is (a value that is no such number is left out).
   std::optional<std::int64_t> console_timestamp_ms;
   // The console prefixes verbatim, each with its tab ("CreateTime:1619751228672\tPartition:0\t"),
-  // or empty: console_prefix + text is the line as the consumer printed it, which is what a
-  // reject file must keep for the record to be fixed and read again with its position and time.
+  // and any blanks after them, or empty: console_prefix + text is the line as the consumer
+  // printed it (up to blanks after the record), which is what a reject file must keep for the
+  // record to be fixed and read again with its position and time.
   std::string console_prefix;
 };
 
@@ -197,9 +198,9 @@ class Framer {
                  std::string_view reason);
   // Moves pos_ to the end of the line.
   void take_rest_of_line(std::size_t& start);
-  // Skips spaces, tabs and carriage returns from pos_; true when the line (or the input) ends
-  // there, as after console prefixes that hold an empty message.
-  bool only_blanks_to_line_end();
+  // Skips spaces, tabs and carriage returns from pos_, appending them to `skipped`; true when the
+  // line (or the input) ends there, as after console prefixes that hold an empty message.
+  bool only_blanks_to_line_end(std::string& skipped);
   // Skips the line from pos_ to its line end (kept), counted in ignored_lines_.
   void drop_line();
   // Fills out.text and out.size for the record that started at `start` and ends at pos_.

@@ -41,10 +41,14 @@ struct NotificationDecoder::Impl {
   // Base64-decodes (and, for GZIP, inflates) a message into inflated_buffer, padded.
   std::string_view inflate_message(std::string_view base64, bool gzip);
   // parse_envelope at this decoder's limits, keeping attribute values unless validation_only.
-  Envelope parse(std::string_view text, const char* what) {
+  // `skipped`: the whitespace trimmed off the front of the text as it came (a kcat payload's), so
+  // that a byte position names the text as it is in the record.
+  Envelope parse(std::string_view text, const char* what, std::size_t skipped = 0) {
     json_text = what;
     json_text_bytes = text;
-    return parse_envelope(envelope_parser, text, what, limits.max_json_depth, !validation_only);
+    json_text_skipped = skipped;
+    return parse_envelope(envelope_parser, text, what, limits.max_json_depth, !validation_only,
+                          skipped);
   }
 
   SplitAssembler& splits;
@@ -61,6 +65,7 @@ struct NotificationDecoder::Impl {
   // (decompressed)", ...) that invalid JSON is then said to be in.
   const char* json_text = "record";
   std::string_view json_text_bytes;           // ... and its bytes, for the position of bad UTF-8
+  std::size_t json_text_skipped = 0;          // ... after this many bytes of whitespace
   bool record_compact = false;                // ... has no whitespace outside its strings
   bool validation_only = false;               // NotificationDecoder::validation_only
   std::vector<HeldRecord> completed_records;  // of the split message the record completed
@@ -108,8 +113,10 @@ std::optional<Event> NotificationDecoder::Impl::decode_level(Envelope& env, std:
       throw InputError(RejectCode::kMissingField, "payload: kcat record without a value (null)");
     }
     // Nothing below refills kcat_buffer while the payload is decoded: only depth 0 gets here.
-    assign_padded(kcat_buffer, trim_json_space(*env.payload));
-    Envelope inner = parse(kcat_buffer, "payload");
+    const std::string_view trimmed = trim_json_space(*env.payload);
+    assign_padded(kcat_buffer, trimmed);
+    Envelope inner = parse(kcat_buffer, "payload",
+                           static_cast<std::size_t>(trimmed.data() - env.payload->data()));
     if (inner.kcat) throw InputError(RejectCode::kWrongType, "payload: nested kcat record");
     return decode_level(inner, kcat_buffer, pos, depth + 1, env.kafka_ts);
   }
@@ -235,12 +242,13 @@ std::optional<Event> NotificationDecoder::decode(std::string_view text, const So
       // sequence, counted from the start of the text named.
       const std::string_view bytes = impl_->json_text_bytes;
       const std::size_t at = valid_utf8_prefix(bytes);
-      throw InputError(RejectCode::kInvalidJson,
-                       at < bytes.size()
-                           ? fmt::format("{}invalid UTF-8 in JSON text at byte {}{}: \"{}\"", where,
-                                         at, where.empty() ? " of the record" : "",
-                                         printable_excerpt(bytes.substr(at), 8))
-                           : where + "invalid UTF-8 in JSON text");
+      throw InputError(
+          RejectCode::kInvalidJson,
+          at < bytes.size()
+              ? fmt::format("{}invalid UTF-8 in JSON text at byte {}{}: \"{}\"", where,
+                            impl_->json_text_skipped + at, where.empty() ? " of the record" : "",
+                            printable_excerpt(bytes.substr(at), 8))
+              : where + "invalid UTF-8 in JSON text");
     }
     // Where, and what was expected there, found by reading the text again (simdjson says only
     // what kind of error it met).
@@ -248,8 +256,9 @@ std::optional<Event> NotificationDecoder::decode(std::string_view text, const So
       const std::string_view rest = impl_->json_text_bytes.substr(bad->at);
       throw InputError(
           RejectCode::kInvalidJson,
-          fmt::format("{}invalid JSON at byte {}{}: {}{}", where, bad->at,
-                      where.empty() ? " of the record" : "", bad->what,
+          fmt::format("{}invalid JSON at byte {}{}: {}{}", where,
+                      impl_->json_text_skipped + bad->at, where.empty() ? " of the record" : "",
+                      bad->what,
                       rest.empty() ? "" : fmt::format(": \"{}\"", printable_excerpt(rest, 24))));
     }
     if (code == simdjson::STRING_ERROR) {

@@ -38,6 +38,9 @@ namespace {
 
 void write_position(JsonWriter& w, const SourcePosition& pos) {
   w.key("source").value(pos.source);
+  // A file name that is no UTF-8 is written with U+FFFD in place of its bad bytes: the exact name
+  // too, so that the file can be found from the line.
+  if (!is_valid_utf8(pos.source)) w.key("source_base64").value(base64_encode(pos.source));
   w.key("line").value(pos.line).key("offset").value(pos.offset);
   w.key("record_index").value(pos.record);
   if (pos.kafka) {

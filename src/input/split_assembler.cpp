@@ -62,7 +62,9 @@ std::optional<AssembledMessage> SplitAssembler::add(SplitChunk chunk, const Sour
       held = &slot->second;  // a redelivered chunk: only its record is kept
     }
   }
-  const std::size_t bytes = record.size() + console_prefix.size() + (held ? 0 : chunk.text.size());
+  // --max-split-bytes counts the records and chunks held, as it always did; their console
+  // prefixes (tens of bytes each) are not counted.
+  const std::size_t bytes = record.size() + (held ? 0 : chunk.text.size());
   if (bytes > limits_.max_bytes - std::min(bytes_, limits_.max_bytes)) {
     throw InputError(RejectCode::kTooLarge,
                      fmt::format("msgId {}: holding this chunk would take split messages past {} "

@@ -247,6 +247,12 @@ std::vector<Case> cases() {
          return path.substr(0, 96) + "...(1391 bytes)..." + path.substr(path.size() - 64);
        }() +
            ": nested deeper than 512 levels (--max-json-depth)"},
+      // On-Demand stops reading the object at the ':' and found data after it: the syntax error
+      // before is the one reported, where it is.
+      {"a colon where a comma is due",
+       "{\"version\":{},\"message\":\"type\":\"ENTITY_NOTIFICATION_V2\"}",
+       "invalid JSON at byte 30 of the record: expected ',' or '}' after a member: "
+       "\":\"ENTITY_NOTIFICATION_V2...\""},
       {"NUL byte between members", std::string("{\"version\":{}\0}", 15),
        "invalid JSON at byte 13 of the record: expected ',' or '}' after a member: \"\\x00}\""},
       {"NUL byte in a string", std::string("{\"version\":{\"v\":\"a\0b\"}}", 23),

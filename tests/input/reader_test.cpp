@@ -386,6 +386,19 @@ TEST_CASE("a kcat ts that is no int64 is left out, as a console CreateTime: that
                  "number JSON does not allow: \"01,\"payload\""));
 }
 
+TEST_CASE("a reject line names a file whose name is no UTF-8 exactly, in source_base64") {
+  SourcePosition pos;
+  pos.source = "bad\xffname.jsonl";
+  const std::string line =
+      rejection_json(Rejection{pos, RejectCode::kNotJson, "not a JSON object", "x", 0, {}});
+  CHECK(line.starts_with("{\"source\":\"bad\\ufffdname.jsonl\",\"source_base64\":\"" +
+                         base64_encode(pos.source) + "\",\"line\":"));
+  pos.source = "caf\xc3\xa9.jsonl";  // valid: the name alone
+  CHECK_FALSE(contains(
+      rejection_json(Rejection{pos, RejectCode::kNotJson, "not a JSON object", "x", 0, {}}),
+      "source_base64"));
+}
+
 TEST_CASE("a console record's reject line keeps its prefixes: fixed, it reads as it was") {
   // Without them, a record whose event time was its CreateTime: could not be read again once
   // fixed, and its Kafka coordinates were lost for the next run's overlap check.
@@ -817,6 +830,19 @@ TEST_CASE("invalid JSON inside a record names the text it is in") {
   CHECK(out.diagnostics[0] ==
         "t.jsonl:1:0 (ATLAS_ENTITIES/0@1): payload: invalid JSON at byte 35: expected a member "
         "name (a string): \",\"a\":1}}\"");
+  // A payload with whitespace before its JSON: counted from the payload's first byte.
+  out = read_text(R"({"topic":"T","partition":0,"offset":5,"payload":"   {\"version\":tru}"})"
+                  "\n");
+  REQUIRE(out.diagnostics.size() == 1);
+  CHECK(out.diagnostics[0] ==
+        "t.jsonl:1:0 (T/0@5): payload: invalid JSON at byte 14: not a JSON value (true, false, "
+        "null, a number, a string, an object or an array): \"tru}\"");
+  out = read_text(R"({"topic":"T","partition":0,"offset":6,"payload":"  {\"version\":{}} x"})"
+                  "\n");
+  REQUIRE(out.diagnostics.size() == 1);
+  CHECK(out.diagnostics[0] ==
+        "t.jsonl:1:0 (T/0@6): payload: invalid JSON at byte 17: more after the end of the JSON "
+        "value: \"x\"");
   out = read_text(R"({"version":1,"message":{"type":"x",,"a":1}})"
                   "\n");
   REQUIRE(out.diagnostics.size() == 1);

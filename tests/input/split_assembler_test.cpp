@@ -217,8 +217,18 @@ TEST_CASE("the bounds: chunks per message, messages pending, bytes held") {
   CHECK(splits.bytes_held() == 24);
   CHECK_FALSE(add(splits, chunk("a", 1, 4, std::string(100, 'z')), at(5)));
   CHECK(splits.bytes_held() == 134);
-  // Nothing refused was held: the two messages keep three records between them.
-  CHECK(splits.take_incomplete().size() == 3);
+  // A console line's prefixes, kept with its record, are not counted (the limit means what it did
+  // before they were kept).
+  CHECK_FALSE(splits.add(chunk("b", 1, 4, std::string(56, 'y')), at(6), record_text(at(6)),
+                         "CreateTime:1700000000000\tPartition:0\tOffset:7\t"));
+  CHECK(splits.bytes_held() == 200);
+  CHECK(refused(splits, chunk("b", 2, 4, ""), at(7), RejectCode::kTooLarge) ==
+        "msgId b: holding this chunk would take split messages past 200 bytes "
+        "(--max-split-bytes)");
+  // Nothing refused was held: the two messages keep four records between them.
+  const auto incomplete = splits.take_incomplete();
+  REQUIRE(incomplete.size() == 4);
+  CHECK(incomplete[3].record.console_prefix == "CreateTime:1700000000000\tPartition:0\tOffset:7\t");
 }
 
 TEST_CASE("a chunk claiming a huge count allocates nothing for the chunks it did not bring") {
