@@ -813,43 +813,37 @@ TEST_CASE("a GZIP message may inflate up to max_inflated_bytes, not one byte mor
 }
 
 TEST_CASE("invalid JSON inside a record names the text it is in") {
-  // The record's own text is fine: the message it carries is not, and the reader must know which
-  // text to look at.
-  const std::string cut = R"({"type":"ENTITY_NOTIFICATION_V2","entity":{)";
-  auto out = read_text(gzip_envelope(gzip_compress(cut)) + "\n");
-  REQUIRE(out.diagnostics.size() == 1);
-  CHECK(out.diagnostics[0] ==
-        "t.jsonl:1:0: message (decompressed): invalid JSON at byte 43: the end of the text inside "
-        "an object");
+  // The record's own text may be fine while the message it carries is not: the reader must know
+  // which text to look at, and counts the byte from that text's start.
   const std::string kcat = R"({"topic":"ATLAS_ENTITIES","partition":0,"offset":1,"payload":)" +
                            json_quote("{\"version\":1,\"message\":{\"type\":\"x\",,\"a\":1}}") +
                            "}";
-  out = read_text(kcat + "\n");
-  REQUIRE(out.diagnostics.size() == 1);
-  // ... with the record's Kafka position, read before its payload failed.
-  CHECK(out.diagnostics[0] ==
-        "t.jsonl:1:0 (ATLAS_ENTITIES/0@1): payload: invalid JSON at byte 35: expected a member "
-        "name (a string): \",\"a\":1}}\"");
-  // A payload with whitespace before its JSON: counted from the payload's first byte.
-  out = read_text(R"({"topic":"T","partition":0,"offset":5,"payload":"   {\"version\":tru}"})"
-                  "\n");
-  REQUIRE(out.diagnostics.size() == 1);
-  CHECK(out.diagnostics[0] ==
-        "t.jsonl:1:0 (T/0@5): payload: invalid JSON at byte 14: not a JSON value (true, false, "
-        "null, a number, a string, an object or an array): \"tru}\"");
-  out = read_text(R"({"topic":"T","partition":0,"offset":6,"payload":"  {\"version\":{}} x"})"
-                  "\n");
-  REQUIRE(out.diagnostics.size() == 1);
-  CHECK(out.diagnostics[0] ==
-        "t.jsonl:1:0 (T/0@6): payload: invalid JSON at byte 17: more after the end of the JSON "
-        "value: \"x\"");
-  out = read_text(R"({"version":1,"message":{"type":"x",,"a":1}})"
-                  "\n");
-  REQUIRE(out.diagnostics.size() == 1);
-  // The record itself: the byte is counted from its start.
-  CHECK(out.diagnostics[0] ==
-        "t.jsonl:1:0: invalid JSON at byte 35 of the record: expected a member name (a string): "
-        "\",\"a\":1}}\"");
+  const std::pair<std::string, std::string> cases[] = {
+      {gzip_envelope(gzip_compress(R"({"type":"ENTITY_NOTIFICATION_V2","entity":{)")),
+       "t.jsonl:1:0: message (decompressed): invalid JSON at byte 43: the end of the text inside "
+       "an object"},
+      // ... with the record's Kafka position, read before its payload failed.
+      {kcat,
+       "t.jsonl:1:0 (ATLAS_ENTITIES/0@1): payload: invalid JSON at byte 35: expected a member "
+       "name (a string): \",\"a\":1}}\""},
+      // A payload with whitespace before its JSON: counted from the payload's first byte.
+      {R"({"topic":"T","partition":0,"offset":5,"payload":"   {\"version\":tru}"})",
+       "t.jsonl:1:0 (T/0@5): payload: invalid JSON at byte 14: not a JSON value (true, false, "
+       "null, a number, a string, an object or an array): \"tru}\""},
+      {R"({"topic":"T","partition":0,"offset":6,"payload":"  {\"version\":{}} x"})",
+       "t.jsonl:1:0 (T/0@6): payload: invalid JSON at byte 17: more after the end of the JSON "
+       "value: \"x\""},
+      // The record itself.
+      {R"({"version":1,"message":{"type":"x",,"a":1}})",
+       "t.jsonl:1:0: invalid JSON at byte 35 of the record: expected a member name (a string): "
+       "\",\"a\":1}}\""},
+  };
+  for (const auto& [record, diagnostic] : cases) {
+    CAPTURE(record);
+    const auto out = read_text(record + "\n");
+    REQUIRE(out.diagnostics.size() == 1);
+    CHECK(out.diagnostics[0] == diagnostic);
+  }
 }
 
 TEST_CASE("a split message without GZIP is held to --max-message-bytes too") {
