@@ -135,8 +135,9 @@ struct Rejection {
   // The record's full size when `record` holds only its first bytes (a record over the size
   // limit, which is never held whole); 0 when `record` is all of it.
   std::uint64_t record_bytes = 0;
-  // kafka-console-consumer's prefixes before the record on its line, verbatim ("Partition:0\t
-  // Offset:7\t"), or empty: console_prefix + record is the line, to fix and read again.
+  // kafka-console-consumer's prefixes before the record on its line and the blanks after them,
+  // verbatim ("Partition:0\tOffset:7\t"), or empty: console_prefix + record is the line (up to
+  // blanks after the record), to fix and read again.
   std::string_view console_prefix;
 };
 

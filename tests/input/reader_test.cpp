@@ -5,6 +5,7 @@
 
 #include <doctest/doctest.h>
 #include <fmt/core.h>
+#include <simdjson.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -427,6 +428,22 @@ TEST_CASE("a console record's reject line keeps its prefixes: fixed, it reads as
   CHECK(contains(lines[2], "\"console_prefix\":\"Partition:0\\tOffset:8\\t\",\"record\":\"\"}"));
   CHECK(contains(lines[3], "\"code\":\"bad-split\""));
   CHECK(contains(lines[3], "\"console_prefix\":\"Partition:1\\tOffset:3\\t\""));
+
+  // The first one fixed (its duplicate member taken out) and read again: its event time is the
+  // CreateTime: its prefixes carry, at its Kafka position.
+  simdjson::dom::parser parser;
+  const simdjson::dom::element rejected = parser.parse(lines[0]);
+  std::string fixed = std::string(std::string_view(rejected["console_prefix"])) +
+                      std::string(std::string_view(rejected["record"]));
+  CHECK(fixed == prefix + bare);  // the line as it was
+  const std::string duplicate = ",\"q\":1,\"q\":2";
+  fixed.replace(fixed.find(duplicate), duplicate.size(), "");
+  const auto again = read_text(fixed + "\n");
+  CHECK(again.diagnostics.empty());
+  REQUIRE(again.events.size() == 1);
+  CHECK(again.events[0].event_time_us == 1700000001555000);
+  REQUIRE(again.events[0].pos.kafka);
+  CHECK(again.events[0].pos.kafka->offset == 7);
 }
 
 TEST_CASE("a top-level array and concatenated pretty-printed documents read alike") {
@@ -838,11 +855,11 @@ TEST_CASE("invalid JSON inside a record names the text it is in") {
        "t.jsonl:1:0: invalid JSON at byte 35 of the record: expected a member name (a string): "
        "\",\"a\":1}}\""},
   };
-  for (const auto& [record, diagnostic] : cases) {
-    CAPTURE(record);
-    const auto out = read_text(record + "\n");
+  for (const auto& c : cases) {
+    CAPTURE(c.first);
+    const auto out = read_text(c.first + "\n");
     REQUIRE(out.diagnostics.size() == 1);
-    CHECK(out.diagnostics[0] == diagnostic);
+    CHECK(out.diagnostics[0] == c.second);
   }
 }
 
