@@ -202,13 +202,10 @@ Envelope parse_envelope(od::parser& parser, std::string_view text, const char* w
     } else if (key == "ts") {
       // kcat writes the timestamp as a number. It is only the event time of last resort, so one
       // that is no int64, or no number, is left out, as a console CreateTime: that is no time is.
-      std::int64_t ts = 0;
       if (value.type() != od::json_type::number) {
         validate_json(value, at, inside);
-      } else if (value.get_int64().get(ts) == simdjson::SUCCESS) {
-        env.kafka_ts = ts;
-      } else if (!is_json_number(trim_json_token(value.raw_json_token()))) {
-        throw simdjson::simdjson_error(simdjson::NUMBER_ERROR);
+      } else {
+        env.kafka_ts = int64_if_fits(value);
       }
     } else {
       validate_json(value, at, inside);

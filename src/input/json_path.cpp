@@ -81,17 +81,22 @@ std::optional<std::string_view> get_optional_string(od::value& value, const Path
   return get_string(value, path);
 }
 
+std::optional<std::int64_t> int64_if_fits(od::value& number) {
+  std::int64_t out = 0;
+  if (number.get_int64().get(out) == simdjson::SUCCESS) return out;
+  if (!is_json_number(trim_json_token(number.raw_json_token()))) {
+    throw simdjson::simdjson_error(simdjson::NUMBER_ERROR);
+  }
+  return std::nullopt;
+}
+
 std::int64_t get_int(od::value& value, const Path& path) {
   const od::json_type type = value.type();
   if (type != od::json_type::number) wrong_type(path, "an integer", type);
-  std::int64_t out = 0;
-  if (value.get_int64().get(out) != simdjson::SUCCESS) {
-    const std::string_view token = trim_json_token(value.raw_json_token());
-    if (!is_json_number(token)) throw simdjson::simdjson_error(simdjson::NUMBER_ERROR);
-    throw InputError(RejectCode::kWrongType, fmt::format("{}: expected a 64-bit integer, got {}",
-                                                         path.str(), printable_excerpt(token, 60)));
-  }
-  return out;
+  if (const std::optional<std::int64_t> out = int64_if_fits(value)) return *out;
+  throw InputError(RejectCode::kWrongType,
+                   fmt::format("{}: expected a 64-bit integer, got {}", path.str(),
+                               printable_excerpt(trim_json_token(value.raw_json_token()), 60)));
 }
 
 od::object get_object(od::value& value, const Path& path, Nesting nesting) {

@@ -211,6 +211,10 @@ std::optional<std::string_view> get_optional_string(simdjson::ondemand::value& v
                                                     const Path& path);
 // A number that fits in a signed 64-bit integer ("1.5" and "1e3" do not).
 std::int64_t get_int(simdjson::ondemand::value& value, const Path& path);
+// A number value (the caller checked its type) as a signed 64-bit integer, or nullopt when it is
+// a JSON number that is none ("1.5", "1e3", 2^63); throws simdjson_error(NUMBER_ERROR) for a
+// number JSON does not allow ("01"). get_int, for a member that may be left out instead.
+std::optional<std::int64_t> int64_if_fits(simdjson::ondemand::value& number);
 // The object or array to iterate, after the type and nesting checks.
 simdjson::ondemand::object get_object(simdjson::ondemand::value& value, const Path& path,
                                       Nesting nesting);

@@ -237,18 +237,21 @@ std::optional<Event> NotificationDecoder::decode(std::string_view text, const So
     const std::string_view inner = impl_->json_text;
     const std::string where = inner == "record" ? std::string() : fmt::format("{}: ", inner);
     const simdjson::error_code code = e.error();
+    // "at byte N of the record", or of the text named, counted from where it starts there.
+    const auto at_byte = [&](std::size_t at) {
+      return fmt::format("at byte {}{}", impl_->json_text_skipped + at,
+                         where.empty() ? " of the record" : "");
+    };
     if (code == simdjson::UTF8_ERROR) {
       // Where, since a record may be a megabyte long: the first byte that starts no valid
       // sequence, counted from the start of the text named.
       const std::string_view bytes = impl_->json_text_bytes;
       const std::size_t at = valid_utf8_prefix(bytes);
-      throw InputError(
-          RejectCode::kInvalidJson,
-          at < bytes.size()
-              ? fmt::format("{}invalid UTF-8 in JSON text at byte {}{}: \"{}\"", where,
-                            impl_->json_text_skipped + at, where.empty() ? " of the record" : "",
-                            printable_excerpt(bytes.substr(at), 8))
-              : where + "invalid UTF-8 in JSON text");
+      throw InputError(RejectCode::kInvalidJson,
+                       at < bytes.size()
+                           ? fmt::format("{}invalid UTF-8 in JSON text {}: \"{}\"", where,
+                                         at_byte(at), printable_excerpt(bytes.substr(at), 8))
+                           : where + "invalid UTF-8 in JSON text");
     }
     // Where, and what was expected there, found by reading the text again (simdjson says only
     // what kind of error it met).
@@ -256,9 +259,7 @@ std::optional<Event> NotificationDecoder::decode(std::string_view text, const So
       const std::string_view rest = impl_->json_text_bytes.substr(bad->at);
       throw InputError(
           RejectCode::kInvalidJson,
-          fmt::format("{}invalid JSON at byte {}{}: {}{}", where,
-                      impl_->json_text_skipped + bad->at, where.empty() ? " of the record" : "",
-                      bad->what,
+          fmt::format("{}invalid JSON {}: {}{}", where, at_byte(bad->at), bad->what,
                       rest.empty() ? "" : fmt::format(": \"{}\"", printable_excerpt(rest, 24))));
     }
     if (code == simdjson::STRING_ERROR) {

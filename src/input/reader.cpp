@@ -36,6 +36,16 @@ std::string_view intern_source_name(const std::string& name) {
 
 namespace {
 
+// Bytes written verbatim under `key`, or as KEY_base64 when they are no UTF-8 (a JSON string
+// cannot hold them as they are).
+void write_bytes(JsonWriter& w, std::string_view key, std::string_view bytes) {
+  if (is_valid_utf8(bytes)) {
+    w.key(key).value(bytes);
+  } else {
+    w.key(std::string(key) + "_base64").value(base64_encode(bytes));
+  }
+}
+
 void write_position(JsonWriter& w, const SourcePosition& pos) {
   w.key("source").value(pos.source);
   // A file name that is no UTF-8 is written with U+FFFD in place of its bad bytes: the exact name
@@ -118,18 +128,8 @@ std::string rejection_json(const Rejection& r) {
   write_position(w, r.pos);
   w.key("code").value(to_string(r.code));
   w.key("reason").value(r.reason);
-  if (!r.console_prefix.empty()) {
-    if (is_valid_utf8(r.console_prefix)) {
-      w.key("console_prefix").value(r.console_prefix);
-    } else {
-      w.key("console_prefix_base64").value(base64_encode(r.console_prefix));
-    }
-  }
-  if (is_valid_utf8(r.record)) {
-    w.key("record").value(r.record);
-  } else {
-    w.key("record_base64").value(base64_encode(r.record));
-  }
+  if (!r.console_prefix.empty()) write_bytes(w, "console_prefix", r.console_prefix);
+  write_bytes(w, "record", r.record);
   if (r.record_bytes > r.record.size()) {
     w.key("record_truncated").value(true).key("record_bytes").value(r.record_bytes);
   }
