@@ -129,6 +129,9 @@ void validate_compile_options(const CompileOptions& options);
 // Bytes one event makes a window hold, estimated: the event itself, its rows in the fold with
 // their indexes, and its share of the window's statements.
 std::size_t window_footprint(const Event& event);
+// The event's own memory, estimated: the Event and the heap blocks of its strings and lists
+// (WindowParts: a window's events stay in memory until its last part is written).
+std::size_t event_bytes(const Event& event);
 
 // Cuts the event stream into windows: a window closes once it holds options.window_events
 // events, or early once its events' window_footprint reaches options.window_budget (so it ends
@@ -403,6 +406,13 @@ class Compiler {
   void begin_window(std::size_t expected_events);
   void add(const Event& event);
   NetWindow end_window(std::span<const Event> window);
+  // What the window begun last holds so far beyond its events (rows, indexes, the text of their
+  // statements), estimated from what it folded: deterministic, the same for the same input.
+  std::size_t window_held_bytes() const;
+  // end_window() of a part of a window whose next events are already read (WindowParts): the
+  // NetWindow is complete, but under EvictedKnowledge::kLookUpAgain the knowledge the window
+  // looked up for those events stays in memory until the window's last part has ended.
+  NetWindow end_part(std::span<const Event> part);
 
   // The knowledge carried between windows: entries in memory, evicted, spilled, read back.
   const KnowledgeStats& knowledge_stats() const;
@@ -417,6 +427,56 @@ class Compiler {
 // `snapshot`, sets it to compiler.knowledge_snapshot(window) before folding.
 NetWindow fold_window(Compiler& compiler, PriorState& prior, std::span<const Event> window,
                       std::string* snapshot = nullptr);
+// fold_window() without the fold: what has to happen before a window's first event is folded.
+void prepare_window(Compiler& compiler, PriorState& prior, std::span<const Event> window,
+                    std::string* snapshot = nullptr);
+
+// Folds a window in parts, so that what it holds stays within CompileOptions::window_budget also
+// when small events make large rows. WindowCutter closes a window from its events as they are
+// read; it cannot see that an update of one attribute of an entity whose merged props_json is
+// 20 KB makes a row, a statement and a printed copy of all 20 KB, or that an event listing 40
+// tags makes 40 rows. The fold can: after each event, a part's figure is what its rows hold
+// (Compiler::window_held_bytes) plus the own memory (event_bytes) of the window's events folded
+// so far, which stay until the window ends. Once that reaches 5/4 of window_budget (a window of
+// ordinary events holds about its share by that figure when WindowCutter closes it, so the
+// quarter keeps their windows whole; bench/RESULTS.md part thirty-two) and the window has a next
+// event, the part ends before that event and is written before it is folded: every part is
+// a window of its own (numbered, commented, planned and run like one) that closed early, and the
+// knowledge flows from part to part as from window to window, so the statements do what the
+// events say in order. Only the last part ends where the reader is (what a checkpoint records).
+// Inputs whose events make rows of about their own size never reach the figure before
+// WindowCutter closes their window: their windows are not split.
+//
+//   WindowParts parts(compiler);
+//   parts.begin(window.size());
+//   for (std::size_t i = 0; i < window.size(); ++i) {
+//     if (std::optional<NetWindow> part = parts.add(window, i)) write(*part);  // events before i
+//   }
+//   write(parts.end(window));  // the rest
+class WindowParts {
+ public:
+  explicit WindowParts(Compiler& compiler) : compiler_(compiler) {}
+  // Starts a window; `expected_events` sizes its indexes.
+  void begin(std::size_t expected_events);
+  // Folds window[i], the next event (0 after begin()). `window` holds at least its first i + 1
+  // events, where they stay until the window is written. Returns the part that ended before
+  // window[i], if the one before it was full.
+  std::optional<NetWindow> add(std::span<const Event> window, std::size_t i);
+  // The last part: window[first event of the part, end of `window`).
+  NetWindow end(std::span<const Event> window);
+  // Whether the current part is full: the next add() ends it.
+  bool full() const { return full_; }
+  // Parts that ended before the end of their window, in this run.
+  std::uint64_t parts_split() const { return split_; }
+
+ private:
+  Compiler& compiler_;
+  std::size_t expected_ = 0;
+  std::size_t first_ = 0;        // the current part's first event in the window
+  std::size_t event_bytes_ = 0;  // of the window's events folded so far
+  bool full_ = false;            // the current part reached window_budget
+  std::uint64_t split_ = 0;
+};
 
 // Throws Error(kCheckpoint) unless `snapshot` is of knowledge_snapshot's form, with every entry's
 // knowledge decoded (a resumed run checks FILE.window so before anything runs).

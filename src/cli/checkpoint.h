@@ -99,7 +99,9 @@ std::string checkpoint_json(const Checkpoint& checkpoint);
 //   Reader reader(files, rejects);
 //   CheckpointFile checkpoint(path, reader);      // loads FILE, reader skips what it records
 //   run_pipeline(reader, compiler, prior, writer, nullptr,
-//                [&](const WindowInfo& w, const Reader& r) { checkpoint.window_applied(w, r); });
+//                [&](const WindowInfo& w, const Reader* r) {
+//                  if (r) checkpoint.window_applied(w, *r);   // not after a part of a window
+//                });
 //   checkpoint.run_completed(reader);
 class CheckpointFile {
  public:

@@ -516,7 +516,7 @@ int compile_run(CompileCommand& c) {
   const RunOutcome outcome = run_reporting_failures(progress, [&] {
     run_pipeline(
         reader, compiler, *prior, writer, &progress,
-        [&](const WindowInfo& window, const Reader&) {
+        [&](const WindowInfo& window, const Reader*) {
           progress.set_statements(writer.stats().statements);
           windows.applied(window, {writer.stats().statements, planned_rows(writer.stats())}, false);
           if (watch) watch->reading(window.index + 1);
@@ -628,9 +628,10 @@ int apply_run(ApplyCommand& a) {
   Progress progress("apply", Progress::Counts::kRecordsAndStatements, progress_line(c));
   const std::optional<std::uint64_t> input_bytes = input_size(c.in.files);
   progress.set_input_size(input_bytes);
-  const WindowApplied applied = [&](const WindowInfo& window, const Reader& r) {
+  const WindowApplied applied = [&](const WindowInfo& window, const Reader* at_window_end) {
     progress.set_statements(writer.stats().statements);
-    if (checkpoint) checkpoint->window_applied(window, r);
+    // A part of a window is not recorded: a rerun reads the whole window again.
+    if (checkpoint && at_window_end) checkpoint->window_applied(window, *at_window_end);
     const Hs2RunStats hs2 = executor.stats();
     windows.applied(window, {hs2.statements, hs2.rows_modified, hs2.row_errors, hs2.retries,
                              hs2.rows_already_deleted});

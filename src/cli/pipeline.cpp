@@ -17,23 +17,43 @@ namespace atlas2kudu {
 
 namespace {
 
-// What follows the fold of every window, whichever way it was read.
-void hand_over(NetWindow& net, WindowWriter& writer, const WindowCutter& cut, const Reader& reader,
-               const WindowApplied& on_applied, PipelineStats* stats) {
+// What follows the fold of every window or part of one (WindowParts), whichever way it was read.
+// `reader_at_end`: the reader, when its position is the end of `net` (the window's last part).
+void hand_over(NetWindow& net, WindowWriter& writer, bool cut_closed_early,
+               const Reader* reader_at_end, const WindowApplied& on_applied, PipelineStats* stats) {
   // The events stay until the window is written: the rows view their text, and a row the
   // server refuses is traced back to the events that made it (net.events views them).
-  // A reader of the SQL learns why this window is shorter than --window-events.
-  if (cut.this_closed_early()) net.info.comment += ", closed early by --memory-budget";
+  // A reader of the SQL learns why this window is shorter than --window-events (a part that
+  // WindowParts ended says so already).
+  if (cut_closed_early) net.info.comment += ", closed early by --memory-budget";
+  // Pages kept for reuse go back before the statements are built too, if they are over the
+  // ceiling: the pages the statements need may not be among them (another size, the other
+  // thread's), and a window's statements add tens of MB at once (a window of 20 KB cells split
+  // in parts: 271 MB without this check, 256 MB with it at the default budget).
+  keep_resident_memory_under_ceiling(true);
   writer.write(net);
   keep_resident_memory_under_ceiling(true);
   if (stats) {
     ++stats->windows;
-    stats->closed_early = cut.closed_early();
+    if (cut_closed_early || !reader_at_end) ++stats->closed_early;
   }
-  if (on_applied) on_applied(net.info, reader);
+  if (on_applied) on_applied(net.info, reader_at_end);
+}
+
+// Folds window[folded, read) in parts and writes every part that ends (WindowParts::add).
+void fold_parts(WindowParts& parts, std::span<const Event> window, std::size_t& folded,
+                std::size_t read, WindowWriter& writer, const WindowApplied& on_applied,
+                PipelineStats* stats) {
+  for (; folded < read; ++folded) {
+    if (std::optional<NetWindow> part = parts.add(window, folded)) {
+      hand_over(*part, writer, false, nullptr, on_applied, stats);
+    }
+  }
 }
 
 enum class ReadStep { kEnd, kMore, kWindowComplete };
+
+constexpr std::size_t kWholeWindow = static_cast<std::size_t>(-1);
 
 // Reads the next record into `window`: kEnd at the end of the input (nothing added), else the
 // event is added and counted by `cut`, kWindowComplete if it completes the window. A stop request
@@ -58,6 +78,7 @@ void run_in_turn(Reader& reader, Compiler& compiler, PriorState& prior, WindowWr
   std::vector<Event> window;
   window.reserve(std::min<std::size_t>(window_events, 1 << 16));
   WindowCutter cut(compiler.options());
+  WindowParts parts(compiler);
   bool more = true;
   bool first = true;
   while (more) {
@@ -79,9 +100,13 @@ void run_in_turn(Reader& reader, Compiler& compiler, PriorState& prior, WindowWr
     throw_if_stopped();
     if (window.empty()) break;
     std::string knowledge;
-    NetWindow net = fold_window(compiler, prior, window, on_starting ? &knowledge : nullptr);
+    prepare_window(compiler, prior, window, on_starting ? &knowledge : nullptr);
     if (on_starting) on_starting(knowledge, window);
-    hand_over(net, writer, cut, reader, on_applied, stats);
+    parts.begin(window.size());
+    std::size_t folded = 0;
+    fold_parts(parts, window, folded, window.size(), writer, on_applied, stats);
+    NetWindow net = parts.end(window);
+    hand_over(net, writer, cut.this_closed_early(), &reader, on_applied, stats);
   }
 }
 
@@ -118,8 +143,9 @@ class ReadAhead {
     }
     cv_.notify_all();
   }
-  // Waits until more than `taken` events of the window are read, or the window is complete;
-  // returns how many are read. Rethrows what reading threw (the window is then not folded).
+  // Waits until more than `taken` events of the window are read, or the window is complete
+  // (kWholeWindow: until it is complete); returns how many are read. Rethrows what reading threw
+  // (the window is then not folded).
   std::size_t wait(std::size_t taken, bool& complete) {
     std::unique_lock<std::mutex> lock(mu_);
     cv_.wait(lock, [&] { return published_ > taken || complete_; });
@@ -204,23 +230,32 @@ void run_read_ahead(Reader& reader, Compiler& compiler, WindowWriter& writer, Pr
   std::vector<Event> window;
   window.reserve(compiler.options().window_events);
   ReadAhead ahead(reader, compiler.options(), progress, window);
+  WindowParts parts(compiler);
   // Sizes the fold's indexes: the last window's event count, after the first window.
   std::size_t expected = 1024;
   bool more = true;
   while (more) {
     ahead.start();
-    compiler.begin_window(expected);
+    parts.begin(expected);
     std::size_t folded = 0;
+    std::size_t read = 0;
     for (bool complete = false; !complete;) {
-      const std::size_t read = ahead.wait(folded, complete);
-      for (; folded < read; ++folded) compiler.add(window[folded]);
+      read = ahead.wait(parts.full() ? kWholeWindow : folded, complete);
+      // Folded as they arrive, up to a full part: a part is written only once the whole window
+      // is read, as on one thread (a bad record further on stops the run before anything of the
+      // window has run). The window's storage never moves (ReadAhead).
+      while (folded < read && !parts.full()) {
+        (void)parts.add(std::span<const Event>(window.data(), read), folded++);
+      }
     }
     more = ahead.more();
     throw_if_stopped();
-    if (folded == 0) break;
-    expected = folded;
-    NetWindow net = compiler.end_window(std::span<const Event>(window.data(), folded));
-    hand_over(net, writer, ahead.cut(), reader, on_applied, stats);
+    if (read == 0) break;
+    const std::span<const Event> events(window.data(), read);
+    fold_parts(parts, events, folded, read, writer, on_applied, stats);
+    expected = read;
+    NetWindow net = parts.end(events);
+    hand_over(net, writer, ahead.cut().this_closed_early(), &reader, on_applied, stats);
   }
 }
 

@@ -13,9 +13,11 @@
 // A window is handed to the writer only once all its events were read: when a bad record stops
 // the run (TooManyRejects), nothing of the window it fell in has been executed. Windows are cut by
 // WindowCutter (compiler.h): --window-events events, or fewer when their state would outgrow the
-// window's share of --memory-budget. A stop request (util/stop.h: SIGINT, SIGTERM, --deadline) is
-// obeyed after each record read, with StopError: the windows handed over before are complete, the
-// one being read has not started.
+// window's share of --memory-budget; a window whose rows outgrow it all the same is folded and
+// handed over in parts (WindowParts, compiler.h), every part after the whole window was read, and
+// only the last with the reader (WindowApplied). A stop request (util/stop.h: SIGINT, SIGTERM,
+// --deadline) is obeyed after each record read, with StopError: the windows handed over before
+// are complete, the one being read has not started.
 //
 // With `read_ahead`, a second thread reads and parses each window while this one folds the events
 // already read (Compiler::begin_window), so that a window costs about the longer of the two plus
@@ -40,9 +42,11 @@
 
 namespace atlas2kudu {
 
-// Called after each window the writer has fully applied (e.g. to save a checkpoint). The reader's
-// progress() at that moment is exactly what the window completed.
-using WindowApplied = std::function<void(const WindowInfo&, const Reader&)>;
+// Called after each window the writer has fully applied (e.g. to save a checkpoint), with the
+// reader when its progress() at that moment is exactly what the window completed; with null
+// after a part of a window that ended before its last event (WindowParts, compiler.h), when
+// nothing but the whole window may be recorded as done.
+using WindowApplied = std::function<void(const WindowInfo&, const Reader*)>;
 
 // Called with what the compiler knew of a window's entities before folding it
 // (Compiler::knowledge_snapshot) and the window's events, once the window is folded and

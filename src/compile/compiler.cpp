@@ -85,6 +85,23 @@ std::size_t window_footprint(const Event& e) {
   return kPerEvent + 4 * text;
 }
 
+std::size_t event_bytes(const Event& e) {
+  // A string's heap block, when it is too long for the string itself (libstdc++: 15 bytes).
+  const auto heap = [](std::string_view text) { return text.size() > 15 ? text.size() + 17 : 0; };
+  std::size_t bytes = sizeof(Event) + heap(e.type_name);
+  if (e.qualified_name) bytes += heap(*e.qualified_name);
+  if (e.name) bytes += heap(*e.name);
+  bytes += e.attributes.capacity() * sizeof(Attribute);
+  for (const Attribute& a : e.attributes) bytes += heap(a.name) + heap(a.json);
+  bytes += e.classifications.capacity() * sizeof(Classification);
+  for (const Classification& c : e.classifications) {
+    bytes += heap(c.type_name) + heap(c.attributes_json);
+  }
+  bytes += heap(e.relationship.type_name) + heap(e.relationship.label) +
+           heap(e.relationship.end1.type_name) + heap(e.relationship.end2.type_name);
+  return bytes;
+}
+
 std::string_view to_string(KeyEncoding e) {
   return e == KeyEncoding::kHex ? "hex" : "binary";
 }
@@ -248,6 +265,50 @@ NetWindow Compiler::end_window(std::span<const Event> window) {
   return net;
 }
 
+std::size_t Compiler::window_held_bytes() const {
+  return impl_->folder.held_bytes();
+}
+
+NetWindow Compiler::end_part(std::span<const Event> part) {
+  // Knowledge evicted under kSpill is read back when a later part touches it; under
+  // kLookUpAgain it would be forgotten, and the window's lookup is behind it.
+  impl_->folder.end_window(impl_->options.evicted == EvictedKnowledge::kSpill);
+  NetWindow net = std::move(impl_->folding);
+  impl_->describe(net, part);
+  return net;
+}
+
+void WindowParts::begin(std::size_t expected_events) {
+  expected_ = expected_events;
+  first_ = 0;
+  event_bytes_ = 0;
+  full_ = false;
+  compiler_.begin_window(expected_events);
+}
+
+std::optional<NetWindow> WindowParts::add(std::span<const Event> window, std::size_t i) {
+  std::optional<NetWindow> part;
+  if (full_) {
+    part = compiler_.end_part(window.subspan(first_, i - first_));
+    part->info.comment += ", closed early by --memory-budget";
+    ++split_;
+    first_ = i;
+    full_ = false;
+    compiler_.begin_window(expected_ > i ? expected_ - i : 1024);
+  }
+  const Event& e = window[i];
+  compiler_.add(e);
+  event_bytes_ += event_bytes(e);
+  // 5/4: see compiler.h.
+  const std::size_t budget = compiler_.options().window_budget;
+  full_ = compiler_.window_held_bytes() + event_bytes_ >= budget + budget / 4;
+  return part;
+}
+
+NetWindow WindowParts::end(std::span<const Event> window) {
+  return compiler_.end_window(window.subspan(first_));
+}
+
 std::string window_name(std::uint64_t index, std::uint64_t first_event, std::uint64_t last_event,
                         std::string_view span) {
   if (span.empty()) return fmt::format("window {} (events {}-{})", index, first_event, last_event);
@@ -269,8 +330,14 @@ std::string Compiler::next_window_name(std::span<const Event> window) const {
 
 NetWindow fold_window(Compiler& compiler, PriorState& prior, std::span<const Event> window,
                       std::string* snapshot) {
+  prepare_window(compiler, prior, window, snapshot);
+  return compiler.fold(window);
+}
+
+void prepare_window(Compiler& compiler, PriorState& prior, std::span<const Event> window,
+                    std::string* snapshot) {
   // Sorting a window's guids to ask a source that never answers is a few percent of --prior none.
-  if (prior.knows_nothing() && !snapshot) return compiler.fold(window);
+  if (prior.knows_nothing() && !snapshot) return;
   const std::vector<Guid> unknown = compiler.unknown_entities(window);
   if (!unknown.empty()) {
     std::vector<PriorEntity> found;
@@ -287,7 +354,6 @@ NetWindow fold_window(Compiler& compiler, PriorState& prior, std::span<const Eve
     compiler.learn(found);
   }
   if (snapshot) *snapshot = compiler.knowledge_snapshot(window);
-  return compiler.fold(window);
 }
 
 CompiledWindow compile_window(Compiler& compiler, PriorState& prior,
@@ -307,10 +373,18 @@ std::string compile_to_sql(std::span<const Event> events, const CompileOptions& 
   SqlWindowWriter writer(options, printer);
   writer.start(compiler.header(prior.describe()));
   WindowCutter cut(options);
+  WindowParts parts(compiler);
   std::size_t first = 0;
   for (std::size_t i = 0; i < events.size(); ++i) {
     if (!cut.add(events[i]) && i + 1 < events.size()) continue;
-    NetWindow net = fold_window(compiler, prior, events.subspan(first, i + 1 - first));
+    const std::span<const Event> window = events.subspan(first, i + 1 - first);
+    prepare_window(compiler, prior, window);
+    parts.begin(window.size());
+    for (std::size_t j = 0; j < window.size(); ++j) {
+      if (std::optional<NetWindow> part = parts.add(window, j)) writer.write(*part);
+    }
+    NetWindow net = parts.end(window);
+    if (cut.this_closed_early()) net.info.comment += ", closed early by --memory-budget";
     writer.write(net);
     cut.start();
     first = i + 1;

@@ -143,6 +143,10 @@ class Folder::Window {
 
   void finish() { net_.edge_cascades.assign(edge_cascades_.begin(), edge_cascades_.end()); }
 
+  // What the window holds so far beyond its events, estimated from what it folded
+  // (Folder::held_bytes).
+  std::size_t held_bytes() const { return held_; }
+
  private:
   // --- entity_flat and entity_by_qn ---
 
@@ -174,7 +178,11 @@ class Folder::Window {
         k.props_known = true;
       }
       merge_attributes(k.props, e.attributes, options_.props_max_bytes);
+      const std::size_t before = f.props_json.size();
       f.props_json.assign(k.props.json());
+      // The cell is in the row, in the knowledge, in the statement and in its printed or sent
+      // copy: an update of one attribute of a large entity holds the whole merged cell four times.
+      if (f.props_json.size() > before) hold(4 * (f.props_json.size() - before));
       f.mask |= FlatRow::kPropsJson;
     }
 
@@ -278,6 +286,7 @@ class Folder::Window {
       index = static_cast<std::uint32_t>(net_.flat.size());
       net_.flat.emplace_back();
       net_.flat.back().guid = guid;
+      hold(kFlatRowBytes);
     }
     return net_.flat[index];
   }
@@ -289,6 +298,7 @@ class Folder::Window {
     if (inserted) {
       net_.by_qn.emplace_back();
       net_.by_qn.back().digest = digest;
+      hold(kByQnRowBytes);
     }
     return net_.by_qn[index];
   }
@@ -301,6 +311,7 @@ class Folder::Window {
       if (r.upsert && r.guid == guid) keyed_delete(r);
     }
     net_.by_qn_guarded.emplace_back(digest, guid);
+    hold(kDeleteKeyBytes);
   }
 
   // Delete every by_qn row mapping to `guid` except `keep`.
@@ -322,6 +333,7 @@ class Folder::Window {
       if (r.upsert && r.guid == guid && r.type_name != type_name) keyed_delete(r);
     });
     net_.by_qn_type_cleanups.emplace_back(guid, type_name);
+    hold(kDeleteKeyBytes + 2 * type_name.size());
   }
 
   // --- edges ---
@@ -354,6 +366,7 @@ class Folder::Window {
       rows.back().a = a;
       rows.back().elabel = label;
       rows.back().b = b;
+      hold(kEdgeRowBytes + 2 * label.size());
       const auto row = static_cast<std::uint32_t>(it->second);
       link(slots_[slot(a)].*by_a, row);
       link(slots_[slot(b)].*by_b, row);
@@ -373,6 +386,7 @@ class Folder::Window {
     for_each_linked(s.in_a, cancel(net_.edge_in));
     for_each_linked(s.in_b, cancel(net_.edge_in));
     edge_cascades_.push_back(guid);
+    hold(kDeleteKeyBytes);
   }
 
   // --- entity_classifications ---
@@ -396,6 +410,9 @@ class Folder::Window {
       r.upsert = true;
       r.propagated = c->entity_guid != e.guid;
       r.source_guid = c->entity_guid;
+      if (c->attributes_json.size() > r.attrs_json.size()) {
+        hold(3 * (c->attributes_json.size() - r.attrs_json.size()));
+      }
       r.attrs_json = c->attributes_json;
       r.updated_ts = e.event_time_us;
     }
@@ -409,6 +426,8 @@ class Folder::Window {
       net_.tags.emplace_back();
       net_.tags.back().guid = guid;
       net_.tags.back().tag_name = name;
+      // The name is in the row, its index key, the knowledge, the statement and its copy.
+      hold(kTagRowBytes + 5 * name.size());
       link(slots_[slot(guid)].tags, static_cast<std::uint32_t>(it->second));
     }
     return net_.tags[it->second];
@@ -435,6 +454,7 @@ class Folder::Window {
     a.type_name = e.type_name;
     a.qualified_name = e.qualified_name;
     a.detail_json = audit_detail_json(e, options_.props_max_bytes);
+    hold(kAuditRowBytes + 3 * a.detail_json.size());
   }
 
   // --- helpers ---
@@ -448,6 +468,7 @@ class Folder::Window {
     if (i == kNone) {
       i = static_cast<std::uint32_t>(cleanups.size());
       cleanups.push_back(CleanUp<T>{guid, std::vector<T>(keep.begin(), keep.end())});
+      hold(kDeleteKeyBytes + sizeof(T) * keep.size());
     } else {
       intersect_into(cleanups[i].keep, keep);
     }
@@ -475,16 +496,36 @@ class Folder::Window {
     return static_cast<std::size_t>(&r - rows.data());
   }
 
+  // What each row makes the window hold, besides the text counted where it is set: the row
+  // itself, its index entries and links, and the keys, timestamps and punctuation of its
+  // statement text twice (the statement and its printed or sent copy). Deterministic (the same
+  // input folds to the same figure), so that where a window is split never depends on the
+  // allocator. Measured against the heap a window of one kind of row holds (bench/RESULTS.md
+  // part thirty-two).
+  static constexpr std::size_t kSlotBytes = 128;
+  static constexpr std::size_t kFlatRowBytes = 448;
+  static constexpr std::size_t kByQnRowBytes = 352;
+  static constexpr std::size_t kEdgeRowBytes = 448;
+  static constexpr std::size_t kTagRowBytes = 640;
+  static constexpr std::size_t kAuditRowBytes = 400;
+  static constexpr std::size_t kDeleteKeyBytes = 96;
+
+  void hold(std::size_t bytes) { held_ += bytes; }
+
   const CompileOptions& options_;
   KnowledgeStore& knowledge_;
   NetWindow& net_;
+  std::size_t held_ = 0;
   std::uint32_t slot(const Guid& guid) {
     // An event asks for its entity's slot several times (knowledge, flat row, by_qn link, audit).
     if (last_slot_ != kNone && last_slot_guid_ == guid) return last_slot_;
     bool inserted = false;
     const std::uint32_t index = slot_index_.try_emplace(
         guid.bytes.data(), static_cast<std::uint32_t>(slots_.size()), inserted);
-    if (inserted) slots_.emplace_back();
+    if (inserted) {
+      slots_.emplace_back();
+      hold(kSlotBytes);
+    }
     last_slot_guid_ = guid;
     last_slot_ = index;
     return index;
@@ -579,10 +620,14 @@ void Folder::add(const Event& event) {
   window_->apply(event);
 }
 
-void Folder::end_window() {
+void Folder::end_window(bool evict) {
   window_->finish();
   window_.reset();
-  knowledge_.end_window();
+  if (evict) knowledge_.end_window();
+}
+
+std::size_t Folder::held_bytes() const {
+  return window_ ? window_->held_bytes() : 0;
 }
 
 void Folder::fold(std::span<const Event> events, NetWindow& net) {

@@ -50,7 +50,12 @@ class Folder {
   // only sizes the window's indexes (they grow past it).
   void begin_window(NetWindow& net, std::size_t expected_events);
   void add(const Event& event);
-  void end_window();
+  // Without `evict`, the knowledge the window touched stays in memory (a part of a window that
+  // goes on: Compiler::end_part).
+  void end_window(bool evict = true);
+  // What the window begun last holds beyond its events: its rows and indexes and the text of
+  // their statements, estimated from what it folded (0 outside a window). Grows with every add().
+  std::size_t held_bytes() const;
 
   const KnowledgeStats& knowledge_stats() const { return knowledge_.stats(); }
 

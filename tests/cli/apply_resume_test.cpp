@@ -224,8 +224,10 @@ RunResult apply_once(int port, const std::string& checkpoint_path,
     checkpoint.assume_window_knowledge(compiler);
     run_pipeline(
         reader, compiler, prior, writer, nullptr,
-        [&](const WindowInfo& w, const Reader& r) { checkpoint.window_applied(w, r); }, nullptr,
-        false,
+        [&](const WindowInfo& w, const Reader* r) {
+          if (r) checkpoint.window_applied(w, *r);
+        },
+        nullptr, false,
         [&](std::string_view knowledge, std::span<const Event> window) {
           checkpoint.window_starting(knowledge, window, reader);
         },

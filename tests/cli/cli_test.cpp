@@ -1378,6 +1378,60 @@ TEST_CASE(
   std::remove(stats.c_str());
 }
 
+TEST_CASE("--memory-budget: small updates of large entities are folded in parts") {
+  // 400 entities with a 20 KB cell, then three small updates of each: every update's row and
+  // statement carry the whole merged cell, which the reader cannot see from the update itself.
+  const std::string input = tmp_path(".jsonl");
+  {
+    std::FILE* f = std::fopen(input.c_str(), "w");
+    REQUIRE(f != nullptr);
+    const std::string big(20000, 'b');
+    for (int n = 0; n < 1600; ++n) {
+      const int entity = n % 400;
+      const std::string attributes =
+          n < 400 ? "\"qualifiedName\":\"q" + std::to_string(entity) + "\",\"big\":\"" + big + "\""
+                  : "\"owner\":\"o" + std::to_string(n) + "\"";
+      std::fprintf(f,
+                   "{\"version\":{\"version\":\"1.0.0\"},\"msgCreationTime\":1,\"message\":{"
+                   "\"type\":\"ENTITY_NOTIFICATION_V2\",\"entity\":{\"typeName\":\"hive_table\","
+                   "\"guid\":\"%08x-0000-4000-8000-%012x\",\"attributes\":{%s}},\"operationType\":"
+                   "\"%s\",\"eventTime\":%d}}\n",
+                   entity, entity, attributes.c_str(), n < 400 ? "ENTITY_CREATE" : "ENTITY_UPDATE",
+                   1000 + n);
+    }
+    std::fclose(f);
+  }
+  const std::string stats = tmp_path(".json");
+  const auto parts = run("compile --memory-budget 64M --stats " + stats + " " + input);
+  REQUIRE(parts.status == 0);
+  // Windows of creates close on their events' size (about 160 each at 64M); the window of the
+  // 1,200 updates would hold 400 merged cells four times over (32 MB), so it is folded in parts,
+  // each a window of its own that says why it ended, numbered on.
+  std::size_t windows = 0;
+  std::size_t closed_early = 0;
+  for (std::size_t at = 0; (at = parts.out.find("\n-- window ", at)) != std::string::npos; ++at) {
+    const std::size_t end = parts.out.find('\n', at + 1);
+    const std::string comment = parts.out.substr(at + 1, end - at - 1);
+    if (comment.find(" phase ") != std::string::npos) continue;
+    ++windows;
+    CAPTURE(comment);
+    CHECK(comment.starts_with("-- window " + std::to_string(windows) + ": events "));
+    if (comment.ends_with(", closed early by --memory-budget")) ++closed_early;
+  }
+  CHECK(windows >= 5);
+  CHECK(closed_early == windows - 1);
+  CHECK(contains(parts.err,
+                 "(" + std::to_string(closed_early) + " closed early by --memory-budget)"));
+  CHECK(contains(slurp(stats), "\"windows_closed_early\":" + std::to_string(closed_early) + ","));
+  // Without a budget to keep, one window of every event, as before.
+  const auto unbounded = run("compile -q --memory-budget 64G " + input);
+  REQUIRE(unbounded.status == 0);
+  CHECK(contains(unbounded.out, "-- window 1: events 1-1600 ("));
+  CHECK_FALSE(contains(unbounded.out, "closed early"));
+  std::remove(input.c_str());
+  std::remove(stats.c_str());
+}
+
 TEST_CASE(
     "apply --checkpoint through the binary: a rerun with shorter windows folds the window the run "
     "stopped in as one") {

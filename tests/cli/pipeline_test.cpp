@@ -5,6 +5,7 @@
 #include "cli/pipeline.h"
 
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <functional>
 #include <memory>
@@ -39,7 +40,7 @@ std::string export_text(std::uint64_t seed, std::size_t events) {
 
 struct Applied {
   WindowInfo info;
-  InputProgress progress;
+  std::optional<InputProgress> progress;  // none after a part of a window (WindowParts)
 };
 
 struct Outcome {
@@ -67,8 +68,8 @@ Outcome run(const std::string& text, const CompileOptions& options, bool read_ah
   try {
     run_pipeline(
         reader, compiler, prior, writer, nullptr,
-        [&](const WindowInfo& info, const Reader& r) {
-          out.applied.push_back(Applied{info, r.progress()});
+        [&](const WindowInfo& info, const Reader* r) {
+          out.applied.push_back(Applied{info, r ? std::optional(r->progress()) : std::nullopt});
           if (on_window) on_window(info.index);
         },
         &out.stats, read_ahead);
@@ -143,6 +144,71 @@ TEST_CASE("the read-ahead closes windows early on the memory budget where one th
   const Outcome one = run_both(text, options);
   CHECK_FALSE(one.error);
   CHECK(one.stats.closed_early > 0);
+}
+
+// Entities with a 20 KB cell, then small updates of them: windows the fold splits in parts
+// (WindowParts), which WindowCutter alone would not.
+std::string large_cells_then_updates(int entities, int updates) {
+  std::string text;
+  const std::string big(20000, 'b');
+  const auto line = [&](const char* op, int entity, const std::string& attributes, int time) {
+    text += fmt::format(
+        R"({{"version":{{"version":"1.0.0"}},"msgCreationTime":1700000000000,"message":{{)"
+        R"("type":"ENTITY_NOTIFICATION_V2","operationType":"{}","eventTime":{},"entity":{{)"
+        R"("typeName":"hive_table","guid":"{:08x}-0000-4000-8000-{:012x}","attributes":{{{}}}}}}}}})"
+        "\n",
+        op, time, entity, entity, attributes, time);
+  };
+  for (int n = 0; n < entities; ++n) {
+    line("ENTITY_CREATE", n, fmt::format(R"("qualifiedName":"q{}","big":"{}")", n, big), n + 1);
+  }
+  for (int u = 0; u < updates; ++u) {
+    line("ENTITY_UPDATE", u % entities, fmt::format(R"("owner":"o{}")", u), entities + u + 1);
+  }
+  return text;
+}
+
+TEST_CASE("the read-ahead folds a window in the parts one thread does, the reader past them") {
+  CompileOptions options;
+  options.window_events = 400;
+  options.window_budget = 1 << 20;
+  const Outcome one = run_both(large_cells_then_updates(30, 300), options);
+  CHECK_FALSE(one.error);
+  CHECK(one.stats.closed_early > one.stats.windows / 2);
+  // Parts are handed over without the reader (it is further on: no checkpoint may record them);
+  // the last part of each window with it.
+  std::size_t parts = 0;
+  for (const Applied& a : one.applied) {
+    if (!a.progress) {
+      ++parts;
+      CHECK(a.info.comment.ends_with(", closed early by --memory-budget"));
+    }
+  }
+  CHECK(parts > 0);
+  REQUIRE_FALSE(one.applied.empty());
+  CHECK(one.applied.back().progress);
+}
+
+TEST_CASE("a bad record stops a window folded in parts before any part is written") {
+  const std::string clean = large_cells_then_updates(30, 300);
+  CompileOptions options;
+  options.window_events = 400;
+  options.window_budget = 1 << 20;
+  const Outcome good = run_both(clean, options);
+  // What was handed over before the last window, which has parts.
+  std::size_t before_last = 0;
+  for (std::size_t i = 0; i + 1 < good.applied.size(); ++i) {
+    if (good.applied[i].progress) before_last = i + 1;
+  }
+  REQUIRE(good.applied.size() > before_last + 1);
+
+  const Outcome bad = run_both(clean + "{not json\n", options);
+  REQUIRE(bad.error);
+  CHECK(bad.error->find("export.jsonl:331") != std::string::npos);
+  // The windows before the one with the bad record were written, none of its parts.
+  CHECK(bad.applied.size() == before_last);
+  REQUIRE_FALSE(bad.applied.empty());
+  CHECK(bad.applied.back().progress);
 }
 
 TEST_CASE("a bad record stops the read-ahead before its window is written, as on one thread") {

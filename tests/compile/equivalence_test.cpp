@@ -10,6 +10,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <optional>
 #include <random>
@@ -17,6 +18,7 @@
 #include <vector>
 
 #include "atlas2kudu/compiler.h"
+#include "compiler_events.h"
 #include "harness.h"
 #include "kudu_store.h"
 #include "reference_projector.h"
@@ -60,6 +62,9 @@ Trial make_trial(std::uint64_t seed) {
   // A third of the trials keep almost no knowledge in memory: it spills after every window and
   // is read back (--memory-budget).
   if (rng() % 3 == 0) o.knowledge_budget = rng() % 4000;
+  // A quarter give a window next to no memory: windows close early, and those whose rows outgrow
+  // it (large cells, many tags) are folded in parts (WindowParts).
+  if (rng() % 4 == 0) o.window_budget = 2000 + rng() % 30000;
   return t;
 }
 
@@ -70,7 +75,7 @@ std::string describe(std::uint64_t seed, const Trial& t) {
          std::to_string(o.batch_bytes) + ", props cap " + std::to_string(o.props_max_bytes) +
          ", tombstone " + (o.tombstone == Tombstone::kHard ? "hard" : "soft") + ", keys " +
          (o.key_encoding == KeyEncoding::kBinary ? "binary" : "hex") + ", knowledge budget " +
-         std::to_string(o.knowledge_budget);
+         std::to_string(o.knowledge_budget) + ", window budget " + std::to_string(o.window_budget);
 }
 
 // The events as the reader gives them back from an export of them (see the top of this file).
@@ -106,6 +111,65 @@ TEST_CASE("equivalence: 10,000 generated streams from empty tables") {
     check(seed, t, events, KuduStore(t.options.key_encoding));
   }
   MESSAGE(streams << " streams, " << events_total << " events");
+}
+
+TEST_CASE("equivalence: windows folded in parts, each part within the window budget") {
+  // 20 entities with a 20 KB cell, then 60 updates of one small attribute and 20 events of 40
+  // tags each: an update's row and statements carry the whole merged cell, and a tag event makes
+  // 40 rows, which the events' own text does not show (WindowCutter keeps them in one window).
+  std::vector<Event> events;
+  const std::string big = "\"" + std::string(20000, 'b') + "\"";
+  for (int n = 1; n <= 20; ++n) {
+    events.push_back(
+        test::create({.id = n, .qn = "q" + std::to_string(n), .attrs = {{"big", big}}, .ms = n}));
+  }
+  for (int u = 0; u < 60; ++u) {
+    events.push_back(test::update(
+        {.id = 1 + u % 20, .attrs = {{"owner", "\"o" + std::to_string(u) + "\""}}, .ms = 100 + u}));
+  }
+  for (int n = 1; n <= 20; ++n) {
+    std::vector<std::pair<std::string, int>> set;
+    for (int t = 0; t < 40; ++t) set.emplace_back("TAG_" + std::to_string(t), n);
+    events.push_back(test::tags(n, set, 200 + n));
+  }
+  CompileOptions o;
+  o.window_events = 1000;
+  o.window_budget = 512 * 1024;
+
+  // As one window: parts of a few entities each, numbered on, each saying why it ended.
+  Compiler compiler(o);
+  WindowParts parts(compiler);
+  parts.begin(events.size());
+  std::vector<std::size_t> sizes;
+  std::size_t most_held = 0;
+  for (std::size_t i = 0; i < events.size(); ++i) {
+    if (std::optional<NetWindow> part = parts.add(events, i)) {
+      sizes.push_back(part->events.size());
+      CHECK(part->info.index == sizes.size());
+      CHECK(part->info.comment.ends_with(", closed early by --memory-budget"));
+    }
+    most_held = std::max(most_held, compiler.window_held_bytes());
+  }
+  const NetWindow last = parts.end(events);
+  CHECK_FALSE(last.info.comment.ends_with(", closed early by --memory-budget"));
+  sizes.push_back(last.events.size());
+  CAPTURE(sizes.size());
+  CHECK(parts.parts_split() == sizes.size() - 1);
+  CHECK(sizes.size() >= 6);
+  std::size_t folded = 0;
+  for (const std::size_t n : sizes) folded += n;
+  CHECK(folded == events.size());
+  // Within 5/4 of the budget, give or take the one event that filled a part (about 82 KB).
+  CHECK(most_held <= o.window_budget + o.window_budget / 4 + 100 * 1024);
+  CHECK(most_held >= o.window_budget / 2);
+
+  // The tables are what the events say in order, whatever the windows and parts.
+  for (const std::size_t budget : {std::size_t{64} << 10, std::size_t{512} << 10,
+                                   std::size_t{4} << 20, std::size_t{1} << 30}) {
+    CAPTURE(budget);
+    o.window_budget = budget;
+    check(budget, Trial{o, {}}, events, KuduStore(o.key_encoding));
+  }
 }
 
 TEST_CASE("equivalence: --prior none on non-empty tables keeps renames and tag removals exact") {
