@@ -444,8 +444,9 @@ void prepare_window(Compiler& compiler, PriorState& prior, std::span<const Event
 // a window of its own (numbered, commented, planned and run like one) that closed early, and the
 // knowledge flows from part to part as from window to window, so the statements do what the
 // events say in order. Only the last part ends where the reader is (what a checkpoint records).
-// Inputs whose events make rows of about their own size never reach the figure before
-// WindowCutter closes their window: their windows are not split.
+// The benchmark's exports never reach the figure before WindowCutter closes their windows: their
+// windows are not split. What it does not see: events read but not folded yet (one thread reads
+// the whole window first), and what the window's prior-state lookup holds (Compiler::learn).
 //
 //   WindowParts parts(compiler);
 //   parts.begin(window.size());

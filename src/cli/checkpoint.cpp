@@ -395,10 +395,17 @@ void CheckpointFile::record(Checkpoint next, const Reader& reader) {
 
 void CheckpointFile::window_applied(const WindowInfo& window, const Reader& reader) {
   Checkpoint next = checkpoint_;
-  ++next.windows_applied;
-  next.events_applied += window.last_event - window.first_event + 1;
+  next.windows_applied += 1 + parts_pending_;
+  next.events_applied += part_events_pending_ + window.last_event - window.first_event + 1;
   record(std::move(next), reader);
-  ++windows_recorded_;
+  windows_recorded_ += 1 + parts_pending_;
+  parts_pending_ = 0;
+  part_events_pending_ = 0;
+}
+
+void CheckpointFile::part_applied(const WindowInfo& part) {
+  ++parts_pending_;
+  part_events_pending_ += part.last_event - part.first_event + 1;
 }
 
 void CheckpointFile::run_completed(const Reader& reader) {

@@ -112,8 +112,16 @@ class CheckpointFile {
   CheckpointFile(std::string path, Reader& reader, Reader::ResumeNotice on_source_resumed = {},
                  CheckpointTarget target = {});
 
-  // Records the reader's progress after a fully applied window.
+  // Records the reader's progress after a fully applied window, with the parts of it applied
+  // before (part_applied).
   void window_applied(const WindowInfo& window, const Reader& reader);
+  // Counts a part of a window that was applied (WindowParts, compiler.h) towards the window's
+  // record; nothing is written until the window's last part is: a rerun applies the whole window
+  // again.
+  void part_applied(const WindowInfo& part);
+  // Parts of the window being applied that ran but are not recorded yet (they run again on a
+  // rerun if this run stops).
+  std::uint64_t parts_not_recorded() const { return parts_pending_; }
   // At the end of a run that completed: records everything read as applied (the inputs now
   // `complete`; the last window was recorded before the reader saw their end). A run that applied
   // no window records how far it read too (the marks of inputs it skipped entirely stay current).
@@ -207,7 +215,9 @@ class CheckpointFile {
   Checkpoint checkpoint_;
   InputProgress recorded_;  // this run's inputs, as last recorded
   std::uint64_t windows_recorded_ = 0;
-  std::string target_;            // endpoint and database, as FILE.window names them
+  std::uint64_t parts_pending_ = 0;        // part_applied since the last record
+  std::uint64_t part_events_pending_ = 0;  // ... and their events
+  std::string target_;                     // endpoint and database, as FILE.window names them
   std::string file_digest_;       // hex SHA-256 of what the checkpoint file holds ("" if absent)
   std::string window_knowledge_;  // what FILE.window holds for file_digest_
   std::string assumed_;  // ... of which: from an earlier run, not folded by a recorded window

@@ -613,7 +613,7 @@ int apply_run(ApplyCommand& a) {
             "atlas2kudu apply: the window an earlier run stopped in{} is folded again{} "
             "from what that run read before it ({}), not from the rows it wrote\n",
             events ? fmt::format(" ({} event{})", events, events == 1 ? "" : "s") : std::string(),
-            events ? ", as one window," : "", one_line(checkpoint->window_knowledge_path()));
+            events ? ", read as one window," : "", one_line(checkpoint->window_knowledge_path()));
       }
     }
   }
@@ -630,8 +630,10 @@ int apply_run(ApplyCommand& a) {
   progress.set_input_size(input_bytes);
   const WindowApplied applied = [&](const WindowInfo& window, const Reader* at_window_end) {
     progress.set_statements(writer.stats().statements);
-    // A part of a window is not recorded: a rerun reads the whole window again.
+    // A part of a window is recorded with the window's last part: a rerun reads the whole
+    // window again.
     if (checkpoint && at_window_end) checkpoint->window_applied(window, *at_window_end);
+    if (checkpoint && !at_window_end) checkpoint->part_applied(window);
     const Hs2RunStats hs2 = executor.stats();
     windows.applied(window, {hs2.statements, hs2.rows_modified, hs2.row_errors, hs2.retries,
                              hs2.rows_already_deleted});

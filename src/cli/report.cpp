@@ -346,6 +346,15 @@ void print_rerun_point(std::FILE* out, const RunReport& r, const std::string& ch
                        one_line(checkpoint_path), recorded, recorded == 1 ? "" : "s",
                        r.checkpoint->resume_point());
     }
+    // Parts of the window it stopped in ran, but only whole windows are recorded.
+    if (const std::uint64_t parts = r.checkpoint->parts_not_recorded()) {
+      print_diagnostic(out,
+                       "atlas2kudu apply: {} more window{} this run applied, part{} of the window "
+                       "it stopped in, {} not recorded: the rerun applies {} again with the rest "
+                       "of that window\n",
+                       parts, parts == 1 ? "" : "s", parts == 1 ? "" : "s",
+                       parts == 1 ? "is" : "are", parts == 1 ? "it" : "them");
+    }
   }
 }
 

@@ -1428,8 +1428,47 @@ TEST_CASE("--memory-budget: small updates of large entities are folded in parts"
   REQUIRE(unbounded.status == 0);
   CHECK(contains(unbounded.out, "-- window 1: events 1-1600 ("));
   CHECK_FALSE(contains(unbounded.out, "closed early"));
-  std::remove(input.c_str());
-  std::remove(stats.c_str());
+
+  // apply: a statement of window 4 (the second part of the third window read) fails for good.
+  // The checkpoint records windows 1 and 2 only; the part that ran is applied again with the
+  // rest of its window, and the checkpoint then counts every event.
+  std::size_t statements_before = 0;  // "-- window 2 phase 1: deletes (1 statement)"
+  for (const std::string window : {"1", "2", "3"}) {
+    for (const std::string phase : {" phase 1: deletes (", " phase 2: upserts ("}) {
+      const std::size_t at = parts.out.find("\n-- window " + window + phase);
+      REQUIRE(at != std::string::npos);
+      statements_before += std::stoul(parts.out.substr(parts.out.find('(', at) + 1));
+    }
+  }
+  REQUIRE(statements_before > 0);
+  TestServer server("--transport binary --handler kit --fail-at " +
+                    std::to_string(statements_before + 1) + ":AnalysisException:boom");
+  const std::string ckpt = tmp_path(".ckpt");
+  std::remove(ckpt.c_str());  // a first run: no checkpoint yet
+  // --prior none: the server counts only the statements compile printed (no lookups).
+  const std::string apply = "apply -i " + server.address() +
+                            " --prior none --memory-budget 64M --checkpoint " + ckpt + " " + input;
+  Run failed = run(apply);
+  CAPTURE(failed.err);
+  CHECK(failed.status == 3);
+  CHECK(contains(failed.err, "window 4 ("));
+  CHECK(contains(failed.err, " records the 2 windows this run applied; "));
+  CHECK(contains(failed.err,
+                 "atlas2kudu apply: 1 more window this run applied, part of the window it "
+                 "stopped in, is not recorded: the rerun applies it again with the rest of "
+                 "that window\n"));
+  const std::size_t third = parts.out.find("-- window 3: events ");
+  REQUIRE(third != std::string::npos);
+  const std::string first_of_third = parts.out.substr(third + 20, 3);  // "-- window 3: events 323-"
+  CHECK(contains(slurp(ckpt), "\"windows_applied\":2,\"events_applied\":" +
+                                  std::to_string(std::stoul(first_of_third) - 1) + ","));
+  const Run resumed = run(apply);
+  CHECK(resumed.status == 0);
+  // (With --prior none the rerun knows no merged cell: its one window needs no parts.)
+  CHECK(contains(slurp(ckpt), "\"windows_applied\":3,\"events_applied\":1600,"));
+  for (const std::string& file : {ckpt, ckpt + ".lock", ckpt + ".window", input, stats}) {
+    std::remove(file.c_str());
+  }
 }
 
 TEST_CASE(
@@ -1452,7 +1491,7 @@ TEST_CASE(
   CHECK(r.status == 0);
   CHECK(contains(r.err,
                  "atlas2kudu apply: the window an earlier run stopped in (4 events) is "
-                 "folded again, as one window, from what that run read before it (" +
+                 "folded again, read as one window, from what that run read before it (" +
                      ckpt + ".window), not from the rows it wrote\n"));
   CHECK(contains(r.err, " atlas2kudu apply: window 1: 4 events, "));
   CHECK(contains(r.err, " atlas2kudu apply: window 2: 1 event, "));
