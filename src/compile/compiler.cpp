@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "atlas2kudu/error.h"
 #include "compile/fold.h"
 #include "compile/impala_sql.h"
@@ -292,9 +294,12 @@ std::optional<NetWindow> WindowParts::add(std::span<const Event> window, std::si
     part = compiler_.end_part(window.subspan(first_, i - first_));
     part->info.comment += ", closed early by --memory-budget";
     ++split_;
+    // The next part's indexes are sized like this one's, not for the rest of the window: a
+    // window of many small parts would otherwise allocate (and clear) them many times over.
+    const std::size_t part_events = i - first_;
     first_ = i;
     full_ = false;
-    compiler_.begin_window(expected_ > i ? expected_ - i : 1024);
+    compiler_.begin_window(expected_ > i ? std::min(expected_ - i, part_events) : part_events);
   }
   const Event& e = window[i];
   compiler_.add(e);
