@@ -133,6 +133,11 @@ std::size_t window_footprint(const Event& event);
 // (WindowParts: a window's events stay in memory until its last part is written).
 std::size_t event_bytes(const Event& event);
 
+// What WindowInfo::comment of a window that closed early on the budget ends with (WindowCutter
+// closed it, or it is a part that WindowParts ended): "window 3: events 201-340 (...), closed
+// early by --memory-budget".
+inline constexpr std::string_view kClosedEarlyComment = ", closed early by --memory-budget";
+
 // Cuts the event stream into windows: a window closes once it holds options.window_events
 // events, or early once its events' window_footprint reaches options.window_budget (so it ends
 // at most one event past the budget, and always holds at least one event). The decision comes
@@ -445,8 +450,10 @@ void prepare_window(Compiler& compiler, PriorState& prior, std::span<const Event
 // knowledge flows from part to part as from window to window, so the statements do what the
 // events say in order. Only the last part ends where the reader is (what a checkpoint records).
 // The benchmark's exports never reach the figure before WindowCutter closes their windows: their
-// windows are not split. What it does not see: events read but not folded yet (one thread reads
-// the whole window first), and what the window's prior-state lookup holds (Compiler::learn).
+// windows are not split. What it does not see: events read but not folded yet (parts are written
+// once the whole window is read; they are at most about a quarter of window_budget, since
+// window_footprint counts an event's text four times), and what the window's prior-state lookup
+// holds (Compiler::learn).
 //
 //   WindowParts parts(compiler);
 //   parts.begin(window.size());

@@ -139,6 +139,14 @@ struct Compiler::Impl {
     }
     net.events = window;
   }
+
+  // The window folded since begin_window(), described; `evict`: the knowledge store may evict.
+  NetWindow end(std::span<const Event> window, bool evict) {
+    folder.end_window(evict);
+    NetWindow net = std::move(folding);
+    describe(net, window);
+    return net;
+  }
 };
 
 Compiler::Compiler(const CompileOptions& options) {
@@ -261,10 +269,7 @@ void Compiler::add(const Event& event) {
 }
 
 NetWindow Compiler::end_window(std::span<const Event> window) {
-  impl_->folder.end_window();
-  NetWindow net = std::move(impl_->folding);
-  impl_->describe(net, window);
-  return net;
+  return impl_->end(window, true);
 }
 
 std::size_t Compiler::window_held_bytes() const {
@@ -274,10 +279,7 @@ std::size_t Compiler::window_held_bytes() const {
 NetWindow Compiler::end_part(std::span<const Event> part) {
   // Knowledge evicted under kSpill is read back when a later part touches it; under
   // kLookUpAgain it would be forgotten, and the window's lookup is behind it.
-  impl_->folder.end_window(impl_->options.evicted == EvictedKnowledge::kSpill);
-  NetWindow net = std::move(impl_->folding);
-  impl_->describe(net, part);
-  return net;
+  return impl_->end(part, impl_->options.evicted == EvictedKnowledge::kSpill);
 }
 
 void WindowParts::begin(std::size_t expected_events) {
@@ -292,7 +294,7 @@ std::optional<NetWindow> WindowParts::add(std::span<const Event> window, std::si
   std::optional<NetWindow> part;
   if (full_) {
     part = compiler_.end_part(window.subspan(first_, i - first_));
-    part->info.comment += ", closed early by --memory-budget";
+    part->info.comment += kClosedEarlyComment;
     ++split_;
     // The next part's indexes are sized like this one's, not for the rest of the window: a
     // window of many small parts would otherwise allocate (and clear) them many times over.
@@ -389,7 +391,7 @@ std::string compile_to_sql(std::span<const Event> events, const CompileOptions& 
       if (std::optional<NetWindow> part = parts.add(window, j)) writer.write(*part);
     }
     NetWindow net = parts.end(window);
-    if (cut.this_closed_early()) net.info.comment += ", closed early by --memory-budget";
+    if (cut.this_closed_early()) net.info.comment += kClosedEarlyComment;
     writer.write(net);
     cut.start();
     first = i + 1;

@@ -350,14 +350,18 @@ void KnowledgeStore::end_window() {
 void KnowledgeStore::evict(std::size_t target) {
   // Least recently touched first (the front of the list), down to `target`.
   std::vector<std::pair<Guid, std::string>> spill;
+  std::string encoded;
   std::size_t evicted = 0;
   while (bytes_ > target && lru_front_ != nullptr) {
     Entry* e = lru_front_;
     unlink(*e);
     bytes_ -= e->bytes;
     if (policy_ == EvictedKnowledge::kSpill) {
-      spill.emplace_back(e->guid, std::string());
-      encode_knowledge(e->knowledge, spill.back().second);
+      // Encoded in one string, then copied at its exact size: a string grown by appending holds
+      // up to twice its bytes, and the eviction holds them all until they are written (an
+      // eviction of 3,290 entries of 20 KB held 36 MB more than the entries it freed).
+      encode_knowledge(e->knowledge, encoded);
+      spill.emplace_back(e->guid, encoded);
     }
     entries_.remove(*e);
     ++evicted;

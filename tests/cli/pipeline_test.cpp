@@ -21,6 +21,7 @@
 #include "compile/sql_writer.h"
 #include "input/byte_source.h"
 #include "stream_generator.h"
+#include "util/resident_memory.h"
 #include "util/stop.h"
 
 TEST_SUITE_BEGIN("pipeline");
@@ -181,7 +182,7 @@ TEST_CASE("the read-ahead folds a window in the parts one thread does, the reade
   for (const Applied& a : one.applied) {
     if (!a.progress) {
       ++parts;
-      CHECK(a.info.comment.ends_with(", closed early by --memory-budget"));
+      CHECK(a.info.comment.ends_with(kClosedEarlyComment));
     }
   }
   CHECK(parts > 0);
@@ -239,6 +240,62 @@ TEST_CASE("an error after a window ends the read-ahead at once, its reading thre
   });
   CHECK(one.error == std::optional<std::string>("the output went away"));
   CHECK(one.stats.windows == 1);
+}
+
+namespace {
+
+// What the resident-memory check saw at each release it made (util/resident_memory.h).
+struct ReleaseSeen {
+  std::uint64_t events_read = 0;
+  std::size_t windows_written = 0;
+};
+const Reader* g_reader = nullptr;
+std::size_t g_windows_written = 0;
+std::vector<ReleaseSeen> g_releases;
+void record_release() {
+  g_releases.push_back(ReleaseSeen{g_reader->stats().events, g_windows_written});
+}
+
+}  // namespace
+
+TEST_CASE("unused pages also go back while a window is folded, not only while it is read") {
+  // One window of 2,048 events on one thread: read whole, then folded, then written. A ceiling
+  // of one byte makes every check release.
+  constexpr std::size_t kEvents = 8 * kResidentCheckInterval;
+  std::vector<std::unique_ptr<ByteSource>> sources;
+  sources.push_back(memory_byte_source("export.jsonl", export_text(8, kEvents), 4096));
+  RejectSink rejects(RejectPolicy{}, nullptr);
+  Reader reader(std::move(sources), rejects);
+  const CompileOptions options = windows_of(kEvents + 1);
+  Compiler compiler(options);
+  NoPriorState prior;
+  std::string sql;
+  PrintExecutor printer(&sql);
+  SqlWindowWriter writer(options, printer);
+  g_reader = &reader;
+  g_windows_written = 0;
+  g_releases.clear();
+  set_unused_memory_release(&record_release);
+  set_resident_memory_ceiling(1);
+  run_pipeline(
+      reader, compiler, prior, writer, nullptr,
+      [](const WindowInfo&, const Reader*) { ++g_windows_written; }, nullptr, false);
+  set_unused_memory_release(nullptr);
+  set_resident_memory_ceiling(0);
+  g_reader = nullptr;
+
+  REQUIRE(g_windows_written == 1);
+  CHECK(reader.stats().events == kEvents);
+  std::size_t while_read = 0;
+  std::size_t after_read = 0;  // and before the window was written
+  for (const ReleaseSeen& r : g_releases) {
+    if (r.windows_written == 0) ++(r.events_read < kEvents ? while_read : after_read);
+  }
+  // A check every kResidentCheckInterval events read, and as many while they are folded: without
+  // those, two would follow the reading (the last event read's, and the one right before the
+  // statements are built).
+  CHECK(while_read >= 7);
+  CHECK(after_read >= 8);
 }
 
 TEST_CASE("the read-ahead is not used when the prior state is asked or windows are too large") {

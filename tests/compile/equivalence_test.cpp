@@ -146,12 +146,12 @@ TEST_CASE("equivalence: windows folded in parts, each part within the window bud
     if (std::optional<NetWindow> part = parts.add(events, i)) {
       sizes.push_back(part->events.size());
       CHECK(part->info.index == sizes.size());
-      CHECK(part->info.comment.ends_with(", closed early by --memory-budget"));
+      CHECK(part->info.comment.ends_with(kClosedEarlyComment));
     }
     most_held = std::max(most_held, compiler.window_held_bytes());
   }
   const NetWindow last = parts.end(events);
-  CHECK_FALSE(last.info.comment.ends_with(", closed early by --memory-budget"));
+  CHECK_FALSE(last.info.comment.ends_with(kClosedEarlyComment));
   sizes.push_back(last.events.size());
   CAPTURE(sizes.size());
   CHECK(parts.parts_split() == sizes.size() - 1);
