@@ -31,15 +31,6 @@ inline std::string data(const std::string& name) {
   return std::string(ATLAS2KUDU_TEST_DATA) + "/" + name;
 }
 
-// A fresh, empty file under $TMPDIR with the given suffix.
-inline std::string tmp_path(const std::string& suffix) {
-  std::string pattern = "/tmp/atlas2kudu-test-XXXXXX" + suffix;
-  const int fd = mkstemps(pattern.data(), static_cast<int>(suffix.size()));
-  REQUIRE(fd >= 0);
-  ::close(fd);
-  return pattern;
-}
-
 // The example exports (examples/*.jsonl), in order.
 inline std::vector<std::string> example_files() {
   std::vector<std::string> files;

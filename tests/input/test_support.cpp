@@ -5,9 +5,11 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
+#include <system_error>
 
 #include "util/json_writer.h"
 
@@ -20,8 +22,34 @@ std::string slurp(const std::string& path) {
   return ss.str();
 }
 
+namespace {
+
+// The directory of this test process's scratch files: made on first use, removed with all it
+// holds when the process exits (also what a run put next to a scratch file, such as a checkpoint's
+// FILE.lock and FILE.window). A forked child that exits leaves it to its parent.
+const std::string& scratch_dir() {
+  struct Dir {
+    std::string path = "/tmp/atlas2kudu-test-XXXXXX";
+    pid_t owner = ::getpid();
+    Dir() {
+      if (::mkdtemp(path.data()) == nullptr) {
+        throw std::runtime_error("cannot create a directory in /tmp");
+      }
+    }
+    ~Dir() {
+      if (::getpid() != owner) return;
+      std::error_code ignored;
+      std::filesystem::remove_all(path, ignored);
+    }
+  };
+  static const Dir dir;
+  return dir.path;
+}
+
+}  // namespace
+
 std::string tmp_path(const std::string& suffix) {
-  std::string pattern = "/tmp/atlas2kudu-test-XXXXXX" + suffix;
+  std::string pattern = scratch_dir() + "/XXXXXX" + suffix;
   const int fd = mkstemps(pattern.data(), static_cast<int>(suffix.size()));
   if (fd < 0) throw std::runtime_error("cannot create a file in /tmp");
   ::close(fd);

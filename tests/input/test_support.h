@@ -29,7 +29,8 @@ ReadOutcome read_text(const std::string& text, ReaderLimits limits,
 
 std::string slurp(const std::string& path);
 
-// A fresh, empty file under /tmp with the given suffix (throws if none can be made).
+// A fresh, empty file with the given suffix, in a directory under /tmp that the test process
+// removes, with what runs added to it, when it exits (throws if none can be made).
 std::string tmp_path(const std::string& suffix);
 
 // The limits fuzz/fuzz_reader reads with: small enough for the fuzzer to reach and pass them.
