@@ -378,7 +378,9 @@ class Compiler {
   std::vector<Guid> unknown_entities(std::span<const Event> window) const;
 
   // What the store holds for entities unknown_entities() named (PriorState's contract). Guids
-  // left out stay unknown: the fold then writes predicate deletes and merges props from {}.
+  // left out stay unknown: the fold then writes predicate deletes and merges props from {}. May
+  // be called several times before the fold (a batch of the answer at a time); what outgrows the
+  // knowledge budget is spilled until the fold touches it (compile/knowledge_store.h).
   void learn(std::span<const PriorEntity> prior);
 
   // What the compiler knows, after learn() and before fold(), of the entities of `window`'s entity
@@ -428,7 +430,8 @@ class Compiler {
 };
 
 // Steps 1-3: asks `prior` about the window's unknown entities (once per window, only when there
-// are any), then folds. Lets exceptions of `prior` through, having folded nothing. With
+// are any; learnt a batch at a time: PriorState::lookup_in_batches), then folds. Lets exceptions
+// of `prior` through, having folded nothing. With
 // `snapshot`, sets it to compiler.knowledge_snapshot(window) before folding.
 NetWindow fold_window(Compiler& compiler, PriorState& prior, std::span<const Event> window,
                       std::string* snapshot = nullptr);
@@ -452,8 +455,8 @@ void prepare_window(Compiler& compiler, PriorState& prior, std::span<const Event
 // The benchmark's exports never reach the figure before WindowCutter closes their windows: their
 // windows are not split. What it does not see: events read but not folded yet (parts are written
 // once the whole window is read; they are at most about a quarter of window_budget, since
-// window_footprint counts an event's text four times), and what the window's prior-state lookup
-// holds (Compiler::learn).
+// window_footprint counts an event's text four times). What the window's prior-state lookup
+// learnt is the knowledge store's, spilled past its budget (Compiler::learn).
 //
 //   WindowParts parts(compiler);
 //   parts.begin(window.size());

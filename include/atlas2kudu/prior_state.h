@@ -27,6 +27,7 @@
 //                         tags = {"PII"}}, ...}
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -53,6 +54,12 @@ class PriorState {
   virtual std::string describe() const = 0;
   // See the contract above.
   virtual void lookup(std::span<const Guid> guids, std::vector<PriorEntity>& out) = 0;
+  // lookup() for a caller that holds less at once (prepare_window): calls `each` with what was
+  // found of each batch of `guids` as soon as the batch is read; `each` may move from the
+  // entries. A throw may come after some batches were handed over. By default, one call with all
+  // of lookup()'s answer.
+  virtual void lookup_in_batches(std::span<const Guid> guids,
+                                 const std::function<void(std::vector<PriorEntity>&)>& each);
   // True for a source that never knows anything (lookup() appends nothing whatever it is asked):
   // the compiler then does not work out the question.
   virtual bool knows_nothing() const { return false; }

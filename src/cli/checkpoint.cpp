@@ -576,7 +576,6 @@ void CheckpointFile::window_starting(std::string_view knowledge, std::span<const
   // What an earlier run knew before the window it stopped in comes first: it may have written
   // rows of entities this window does not name (it was cut longer), and of those it does, it
   // knew them before any of their rows were written.
-  window_ = std::string(knowledge);
   window_events_ = window.size();
   // The window's last event: its input, recognised by its identity (not standard input, which is
   // never resumed at a record), and the record that made it (the last chunk of a split message).
@@ -589,7 +588,15 @@ void CheckpointFile::window_starting(std::string_view knowledge, std::span<const
       if (!window_end_.identity.empty()) window_end_.record = last.record;
     }
   }
-  window_knowledge_ = assumed_.empty() ? window_ : merge_knowledge_snapshots(assumed_, knowledge);
+  // The window's own knowledge is kept apart only to tell it from an earlier run's (record()):
+  // it is as large as the stored state of every entity the window looks up.
+  if (assumed_.empty()) {
+    window_.clear();
+    window_knowledge_.assign(knowledge);
+  } else {
+    window_.assign(knowledge);
+    window_knowledge_ = merge_knowledge_snapshots(assumed_, knowledge);
+  }
   write_window_knowledge({{file_digest_, window_events_, window_end_, window_knowledge_}});
 }
 

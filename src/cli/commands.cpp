@@ -259,8 +259,9 @@ void use_memory_budget(CompileCommand& c, bool applies) {
   // above the host decides: with huge pages, compile of 100 MB takes a quarter less CPU, and its
   // peak stays within 256 MiB.
   if (c.in.memory_budget >= kDefaultMemoryBudget) allow_transparent_huge_pages(true);
-  // A spill directory that cannot be made fails the run now, before a window is applied.
-  if (c.options.evicted == EvictedKnowledge::kSpill) SpillStore::check_parent(c.options.spill_dir);
+  // A spill directory that cannot be made fails the run now, before a window is applied. Every
+  // run may spill: apply --prior impala too, what a window looks up past the budget.
+  SpillStore::check_parent(c.options.spill_dir);
 }
 
 RunReport report_of(std::string_view command, const RunOutcome& outcome) {

@@ -115,6 +115,7 @@ void run_in_turn(Reader& reader, Compiler& compiler, PriorState& prior, WindowWr
     std::string knowledge;
     prepare_window(compiler, prior, window, on_starting ? &knowledge : nullptr);
     if (on_starting) on_starting(knowledge, window);
+    std::string().swap(knowledge);  // as large as the stored state the window looked up
     parts.begin(window.size());
     std::size_t folded = 0;
     fold_parts(parts, window, folded, window.size(), writer, on_applied, stats);

@@ -201,10 +201,15 @@ std::string knowledge_note(const MemoryReport* memory) {
   const KnowledgeStats& k = memory->knowledge;
   if (k.spilled) {
     // Counts of writes and reads, not of entities: one evicted, read back and evicted again is
-    // written twice.
-    return fmt::format(
-        "; entity knowledge spilled to a temporary file {} times, read back {} times", k.spilled,
-        k.spill_reads);
+    // written twice. apply --prior impala spills only within a window (what it looks up past the
+    // budget) and forgets the rest of what it evicts.
+    std::string note =
+        fmt::format("; entity knowledge spilled to a temporary file {} times, read back {} times",
+                    k.spilled, k.spill_reads);
+    if (memory->looked_up_again && k.evicted > k.spilled) {
+      note += fmt::format(", evicted {} times and looked up again", k.evicted - k.spilled);
+    }
+    return note;
   }
   if (k.evicted && memory->looked_up_again) {
     return fmt::format("; entity knowledge evicted {} times and looked up again", k.evicted);

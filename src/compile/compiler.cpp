@@ -11,6 +11,7 @@
 #include "compile/plan.h"
 #include "compile/print_executor.h"
 #include "compile/sql_writer.h"
+#include "util/resident_memory.h"
 #include "util/stop.h"
 #include "util/version.h"
 
@@ -140,9 +141,10 @@ struct Compiler::Impl {
     net.events = window;
   }
 
-  // The window folded since begin_window(), described; `evict`: the knowledge store may evict.
-  NetWindow end(std::span<const Event> window, bool evict) {
-    folder.end_window(evict);
+  // The window (or the part of one, without `window_ends`) folded since begin_window(),
+  // described.
+  NetWindow end(std::span<const Event> window, bool window_ends) {
+    folder.end_window(window_ends);
     NetWindow net = std::move(folding);
     describe(net, window);
     return net;
@@ -277,9 +279,9 @@ std::size_t Compiler::window_held_bytes() const {
 }
 
 NetWindow Compiler::end_part(std::span<const Event> part) {
-  // Knowledge evicted under kSpill is read back when a later part touches it; under
-  // kLookUpAgain it would be forgotten, and the window's lookup is behind it.
-  return impl_->end(part, impl_->options.evicted == EvictedKnowledge::kSpill);
+  // Knowledge evicted is spilled and read back when a later part touches it, also under
+  // kLookUpAgain: the window's lookup is behind it.
+  return impl_->end(part, false);
 }
 
 void WindowParts::begin(std::size_t expected_events) {
@@ -347,9 +349,16 @@ void prepare_window(Compiler& compiler, PriorState& prior, std::span<const Event
   if (prior.knows_nothing() && !snapshot) return;
   const std::vector<Guid> unknown = compiler.unknown_entities(window);
   if (!unknown.empty()) {
-    std::vector<PriorEntity> found;
     try {
-      prior.lookup(unknown, found);
+      // Learnt a batch at a time: the knowledge store spills what outgrows its budget before the
+      // next batch is read (a window of 10,000 small updates of entities with 20 KB of stored
+      // props held all 200 MB of them, twice, before the fold began). The pages each batch's
+      // answer freed go back once the resident set is over its ceiling, as while the window is
+      // read and folded: kept, they took that window to 700 MB.
+      prior.lookup_in_batches(unknown, [&](std::vector<PriorEntity>& found) {
+        compiler.learn(found);
+        keep_resident_memory_under_ceiling(true);
+      });
     } catch (const StopError&) {
       throw;  // a stop request says what stopped the run itself
     } catch (Error& e) {
@@ -358,7 +367,6 @@ void prepare_window(Compiler& compiler, PriorState& prior, std::span<const Event
       e.add_context(compiler.next_window_name(window) + ", ");
       throw;
     }
-    compiler.learn(found);
   }
   if (snapshot) *snapshot = compiler.knowledge_snapshot(window);
 }

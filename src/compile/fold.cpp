@@ -566,8 +566,7 @@ std::vector<Guid> Folder::unknown_entities(std::span<const Event> events) const 
 
 void Folder::learn(std::span<const PriorEntity> found) {
   for (const PriorEntity& p : found) {
-    EntityKnowledge& k = knowledge_.get(p.guid);
-    k = EntityKnowledge{};
+    EntityKnowledge k;
     const auto cell = [&](const std::optional<std::string>& v, std::string& out) {
       if (!p.exists || !v) return Cell::kNull;
       out = *v;
@@ -583,7 +582,9 @@ void Folder::learn(std::span<const PriorEntity> found) {
     k.tags = p.tags;
     std::sort(k.tags.begin(), k.tags.end());
     k.tags.erase(std::unique(k.tags.begin(), k.tags.end()), k.tags.end());
+    knowledge_.learn(p.guid, std::move(k));
   }
+  knowledge_.make_room();
 }
 
 std::string Folder::knowledge_snapshot(std::span<const Event> events) {
@@ -621,10 +622,10 @@ void Folder::add(const Event& event) {
   window_->apply(event);
 }
 
-void Folder::end_window(bool evict) {
+void Folder::end_window(bool window_ends) {
   window_->finish();
   window_.reset();
-  if (evict) knowledge_.end_window();
+  knowledge_.end_window(window_ends);
 }
 
 std::size_t Folder::held_bytes() const {

@@ -50,9 +50,9 @@ class Folder {
   // only sizes the window's indexes (they grow past it).
   void begin_window(NetWindow& net, std::size_t expected_events);
   void add(const Event& event);
-  // Without `evict`, the knowledge the window touched stays in memory (a part of a window that
-  // goes on: Compiler::end_part).
-  void end_window(bool evict = true);
+  // Without `window_ends`, a part of a window that goes on ends (Compiler::end_part): under
+  // kLookUpAgain, what the store evicts is spilled, not forgotten (KnowledgeStore::end_window).
+  void end_window(bool window_ends = true);
   // What the window begun last holds beyond its events: its rows and indexes and the text of
   // their statements, estimated from what it folded (0 outside a window). Grows with every add().
   std::size_t held_bytes() const;

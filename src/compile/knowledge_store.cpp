@@ -259,6 +259,9 @@ KnowledgeStore::Entry& KnowledgeStore::touch(Entry& e) {
     e.touched = true;
     e.window = window_;
     touched_.push_back(&e);
+    // Out of the recency list until end_window(): what a window touched is never evicted before
+    // it ends (make_room() evicts while it is being looked up).
+    if (e.linked) unlink(e);
   }
   return e;
 }
@@ -309,17 +312,54 @@ void KnowledgeStore::assume(const Guid& guid, EntityKnowledge k) {
   stats_.entries = entries_.size();
 }
 
-bool KnowledgeStore::load(const Guid& guid, EntityKnowledge& out) {
-  Entry* e = bring_back(guid);
-  if (e == nullptr) {
-    out = EntityKnowledge{};
-    return false;
+void KnowledgeStore::learn(const Guid& guid, EntityKnowledge k) {
+  bool made = false;
+  Entry& e = entries_.find_or_make(guid, made);
+  if (!made) {
+    touch(e).knowledge = std::move(k);
+    return;
   }
-  out = touch(*e).knowledge;
-  return true;
+  e.knowledge = std::move(k);
+  e.bytes = static_cast<std::uint32_t>(footprint(e.knowledge));
+  bytes_ += e.bytes;
+  e.window = window_;
+  e.prev = lru_back_;
+  e.next = nullptr;
+  (lru_back_ ? lru_back_->next : lru_front_) = &e;
+  lru_back_ = &e;
+  e.linked = true;
+  stats_.entries = entries_.size();
 }
 
-void KnowledgeStore::end_window() {
+std::size_t KnowledgeStore::room() const {
+  // The index takes its part of the budget first.
+  const std::size_t index = entries_.index_bytes();
+  return budget_ > index ? budget_ - index : 0;
+}
+
+void KnowledgeStore::make_room() {
+  const std::size_t room = this->room();
+  if (bytes_ > room) evict(room / 8 * 7, false);
+  stats_.entries = entries_.size();
+  stats_.memory_bytes = bytes_ + entries_.index_bytes();
+}
+
+bool KnowledgeStore::load(const Guid& guid, EntityKnowledge& out) {
+  if (Entry* e = entries_.find(guid)) {
+    out = touch(*e).knowledge;
+    return true;
+  }
+  // A spilled entry is read, not brought back: a window's snapshot (Compiler::knowledge_snapshot)
+  // looks at every entity it will fold, and what its lookups spilled would all come back at once.
+  if (read_spilled(guid)) {
+    decode_knowledge(scratch_, out);
+    return true;
+  }
+  out = EntityKnowledge{};
+  return false;
+}
+
+void KnowledgeStore::end_window(bool window_ends) {
   for (Entry* e : touched_) {
     bytes_ -= e->bytes;
     e->bytes = static_cast<std::uint32_t>(footprint(e->knowledge));
@@ -334,20 +374,23 @@ void KnowledgeStore::end_window() {
     e->linked = true;
   }
   touched_.clear();
+  // Under kLookUpAgain the window's end is where evicted entries may be forgotten: the tables
+  // hold what it wrote once it has run, before the next window is looked up. What was spilled
+  // while it was looked up and folded goes with it.
+  const bool forget = window_ends && policy_ == EvictedKnowledge::kLookUpAgain;
+  if (forget) spill_.reset();
   // The next window will add about what this one did (new entities, entries brought back) before
-  // anything can be evicted again: make room for that, so the peak stays within the budget. The
-  // index takes its part of the budget first.
+  // anything can be evicted again: make room for that, so the peak stays within the budget.
   const std::size_t growth = bytes_ > bytes_after_eviction_ ? bytes_ - bytes_after_eviction_ : 0;
-  const std::size_t index = entries_.index_bytes();
-  const std::size_t room = budget_ > index ? budget_ - index : 0;
-  if (bytes_ + growth > room) evict(room > growth ? (room - growth) / 8 * 7 : 0);
+  const std::size_t room = this->room();
+  if (bytes_ + growth > room) evict(room > growth ? (room - growth) / 8 * 7 : 0, forget);
   bytes_after_eviction_ = bytes_;
   ++window_;
   stats_.entries = entries_.size();
-  stats_.memory_bytes = bytes_ + index;
+  stats_.memory_bytes = bytes_ + entries_.index_bytes();
 }
 
-void KnowledgeStore::evict(std::size_t target) {
+void KnowledgeStore::evict(std::size_t target, bool forget) {
   // Least recently touched first (the front of the list), down to `target`.
   std::vector<std::pair<Guid, std::string>> spill;
   std::string encoded;
@@ -356,7 +399,7 @@ void KnowledgeStore::evict(std::size_t target) {
     Entry* e = lru_front_;
     unlink(*e);
     bytes_ -= e->bytes;
-    if (policy_ == EvictedKnowledge::kSpill) {
+    if (!forget) {
       // Encoded in one string, then copied at its exact size: a string grown by appending holds
       // up to twice its bytes, and the eviction holds them all until they are written (an
       // eviction of 3,290 entries of 20 KB held 36 MB more than the entries it freed).

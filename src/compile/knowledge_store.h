@@ -14,7 +14,10 @@
 //     tables cannot tell what earlier windows did) and by `apply --prior none`.
 //   - kLookUpAgain: it is dropped; unknown_entities() names the entity again and the PriorState
 //     reads it from the tables, which by then hold exactly what the earlier windows wrote (apply
-//     runs every window before it folds the next). Used by `apply --prior impala`.
+//     runs every window before it folds the next). Used by `apply --prior impala`. Only at the
+//     end of a window, though: an entry evicted while a window is looked up (learn()) or between
+//     its parts is spilled as under kSpill, since the window's lookup is behind it; those spilled
+//     entries are forgotten, with their spill files, when the window ends.
 //
 // The spill files are created on the first eviction, in a fresh directory under
 // CompileOptions::spill_dir ($TMPDIR or /tmp when empty), and unlinked together with their
@@ -24,9 +27,12 @@
 // count against the budget.
 //
 //   KnowledgeStore store(options);
+//   store.learn(a, ka);                      // what the PriorState said of `a`: evictable
+//   store.make_room();                       // after each batch of lookups: spills past the budget
 //   EntityKnowledge& k = store.get(guid);   // all-unknown if nothing is known yet
 //   k.props_known = true; ...                // valid until end_window()
-//   store.end_window();                      // evicts (spills or forgets) past the budget
+//   store.end_window(false);                 // a part of the window ends: spills past the budget
+//   store.end_window();                      // the window ends: evicts (spills or forgets)
 #pragma once
 
 #include <cstddef>
@@ -103,6 +109,7 @@ class KnowledgeStore {
   // stays valid until end_window() (no entry moves or leaves before then).
   EntityKnowledge& get(const Guid& guid);
   // Copies of get(), for callers that only look: false (and `out` all-unknown) if nothing known.
+  // A spilled entry is read into `out` and stays spilled.
   bool load(const Guid& guid, EntityKnowledge& out);
   void save(const Guid& guid, const EntityKnowledge& k) { get(guid) = k; }
   // Knowledge a resumed run takes from the window that failed (Compiler::assume): held in memory,
@@ -115,10 +122,18 @@ class KnowledgeStore {
   //   store.get(a);           // a window folds `a` ...
   //   store.end_window();     // ... and from now on `a` may be evicted like any entry
   void assume(const Guid& guid, EntityKnowledge k);
-  // After each window: re-estimates what the window touched and evicts the entries touched
-  // longest ago while over the budget. Throws Error(kIo) if the spill file cannot be created or
-  // written.
-  void end_window();
+  // What the PriorState told about `guid`, which the store does not know (Compiler::learn): held
+  // like an entry of an earlier window, so that it can be evicted before the window touches the
+  // entity, when a window's lookups outgrow the budget (a window of small updates of entities
+  // whose stored props are tens of KB each). An entry the store has is replaced, as get() would.
+  void learn(const Guid& guid, EntityKnowledge k);
+  // After a batch of learn(): evicts (spills) the entries touched longest ago while over the
+  // budget. Throws Error(kIo) as end_window().
+  void make_room();
+  // After each window (`window_ends`), or each part of one that goes on (WindowParts):
+  // re-estimates what it touched and evicts the entries touched longest ago while over the
+  // budget. Throws Error(kIo) if the spill file cannot be created or written.
+  void end_window(bool window_ends = true);
 
   const KnowledgeStats& stats() const { return stats_; }
   // Distinct entities in the spill store (SpillStore::entries(): writes its pending index).
@@ -175,7 +190,9 @@ class KnowledgeStore {
   Entry* bring_back(const Guid& guid);
   Entry& touch(Entry& e);
   void unlink(Entry& e);
-  void evict(std::size_t target);
+  // Down to `target` bytes: spilled, or forgotten with `forget`.
+  void evict(std::size_t target, bool forget);
+  std::size_t room() const;
 
   std::size_t budget_;
   EvictedKnowledge policy_;

@@ -8,6 +8,13 @@ std::string NoPriorState::describe() const {
          "without its qualifiedName drops its entity_by_qn row)";
 }
 
+void PriorState::lookup_in_batches(std::span<const Guid> guids,
+                                   const std::function<void(std::vector<PriorEntity>&)>& each) {
+  std::vector<PriorEntity> found;
+  lookup(guids, found);
+  each(found);
+}
+
 void NoPriorState::lookup(std::span<const Guid>, std::vector<PriorEntity>&) {}
 
 }  // namespace atlas2kudu

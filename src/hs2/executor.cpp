@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "hs2/phase_schedule.h"
+#include "util/resident_memory.h"
 
 namespace atlas2kudu {
 
@@ -150,6 +151,11 @@ void Hs2Executor::run_phase(const CompiledWindow& window, const std::vector<Stat
         phase.schedule.stop();
       }
       phase.schedule.done(*i);
+      // Each session's thread frees what it sent and received into its own arena, where the
+      // allocator keeps it for that thread alone: the pages go back once the resident set is over
+      // its ceiling (util/resident_memory.h), as between windows. Without this check, `apply` of
+      // 200 MB of entities with 20 KB props peaked at 304 MB under the default budget.
+      keep_resident_memory_under_ceiling(true);
     }
   };
 

@@ -92,6 +92,12 @@ void check_shape(const Hs2QueryResult& r, std::size_t columns, std::string_view 
 
 }  // namespace
 
+std::size_t lookup_batch_keys(const CompileOptions& options) {
+  const std::size_t cells =
+      options.window_budget / 2 / std::max<std::size_t>(options.props_max_bytes, 1);
+  return std::min(options.batch_rows, std::max<std::size_t>(cells, 16));
+}
+
 Hs2PriorState::Hs2PriorState(const Hs2Settings& hs2, SessionFactory sessions,
                              const CompileOptions& options)
     : endpoint_(hs2.endpoint()),
@@ -154,7 +160,15 @@ Hs2QueryResult Hs2PriorState::run(const std::string& sql, std::string_view table
   return r;
 }
 
-void Hs2PriorState::lookup(std::span<const Guid> guids_in, std::vector<PriorEntity>& out) {
+void Hs2PriorState::lookup(std::span<const Guid> guids, std::vector<PriorEntity>& out) {
+  lookup_in_batches(guids, [&](std::vector<PriorEntity>& found) {
+    out.reserve(out.size() + found.size());
+    for (PriorEntity& p : found) out.push_back(std::move(p));
+  });
+}
+
+void Hs2PriorState::lookup_in_batches(std::span<const Guid> guids_in,
+                                      const std::function<void(std::vector<PriorEntity>&)>& each) {
   std::vector<Guid> guids(guids_in.begin(), guids_in.end());
   std::sort(guids.begin(), guids.end());
   guids.erase(std::unique(guids.begin(), guids.end()), guids.end());
@@ -162,78 +176,81 @@ void Hs2PriorState::lookup(std::span<const Guid> guids_in, std::vector<PriorEnti
   ++stats_.lookups;
   lookup_queries_ = 0;
 
-  std::map<Guid, PriorEntity> found;
-  for (const Guid& g : guids) found[g].guid = g;
-
   // Every key literal has the same length; the entity_flat statement is the longer of the two.
   std::string one_key;
   append_key(one_key, guids.front().bytes, options_.key_encoding);
   const std::size_t fixed = std::max(entity_flat_prefix(options_).size(),
                                      classifications_prefix(options_).size()) +
                             1;  // ")"
-  std::size_t tag_rows = 0;
+  const std::size_t batch_keys = lookup_batch_keys(options_);
+  std::vector<PriorEntity> found;
   for (std::size_t begin = 0; begin < guids.size();) {
     std::size_t end = begin + 1;
     std::size_t bytes = fixed + one_key.size();
-    while (end < guids.size() && end - begin < options_.batch_rows &&
+    while (end < guids.size() && end - begin < batch_keys &&
            bytes + 2 + one_key.size() <= options_.batch_bytes) {
       bytes += 2 + one_key.size();
       ++end;
     }
     const std::span<const Guid> batch(guids.data() + begin, end - begin);
     const std::string where = fmt::format("keys {}-{} of {}", begin + 1, end, guids.size());
+    found.clear();
+    found.resize(batch.size());
+    for (std::size_t i = 0; i < batch.size(); ++i) found[i].guid = batch[i];
+    // The entry of a guid of the batch (sorted), null for one that was not asked about.
+    const auto entry = [&](const Guid& g) -> PriorEntity* {
+      const auto it = std::lower_bound(batch.begin(), batch.end(), g);
+      return it != batch.end() && *it == g ? &found[static_cast<std::size_t>(it - batch.begin())]
+                                           : nullptr;
+    };
 
     Hs2QueryResult flat = run(entity_flat_query(batch, options_), "entity_flat", where);
     check_shape(flat, 1 + kFlatColumns.size(), "entity_flat");
     for (auto& row : flat.rows) {
       const Guid g = row_guid(row[0], "entity_flat");
-      auto it = found.find(g);
-      if (it == found.end() || it->second.exists) {
-        throw Hs2Error(
-            Hs2ErrorKind::kInternal,
-            fmt::format("prior-state lookup: entity_flat returned {} guid {}",
-                        it == found.end() ? "an unrequested" : "a second row for", g.hex()));
+      PriorEntity* p = entry(g);
+      if (p == nullptr || p->exists) {
+        throw Hs2Error(Hs2ErrorKind::kInternal,
+                       fmt::format("prior-state lookup: entity_flat returned {} guid {}",
+                                   p == nullptr ? "an unrequested" : "a second row for", g.hex()));
       }
-      it->second.exists = true;
-      it->second.type_name = std::move(row[1]);       // kFlatColumns[0]
-      it->second.qualified_name = std::move(row[2]);  // kFlatColumns[1]
-      it->second.props_json = std::move(row[3]);      // kFlatColumns[2]
+      p->exists = true;
+      p->type_name = std::move(row[1]);       // kFlatColumns[0]
+      p->qualified_name = std::move(row[2]);  // kFlatColumns[1]
+      p->props_json = std::move(row[3]);      // kFlatColumns[2]
     }
+    flat.rows.clear();
 
     Hs2QueryResult tags =
         run(classifications_query(batch, options_), "entity_classifications", where);
     check_shape(tags, 1 + kTagColumns.size(), "entity_classifications");
     for (auto& row : tags.rows) {
       const Guid g = row_guid(row[0], "entity_classifications");
-      auto it = found.find(g);
-      if (it == found.end() || !row[1]) {
+      PriorEntity* p = entry(g);
+      if (p == nullptr || !row[1]) {
         throw Hs2Error(
             Hs2ErrorKind::kInternal,
             fmt::format("prior-state lookup: entity_classifications returned {} for "
                         "guid {}",
-                        it == found.end() ? "an unrequested row" : "a NULL tag_name", g.hex()));
+                        p == nullptr ? "an unrequested row" : "a NULL tag_name", g.hex()));
       }
-      it->second.tags.push_back(std::move(*row[1]));
-      ++tag_rows;
+      p->tags.push_back(std::move(*row[1]));
     }
-    begin = end;
-  }
+    stats_.tag_rows += tags.rows.size();
 
-  for (auto& [g, p] : found) {
-    std::sort(p.tags.begin(), p.tags.end());
-    if (std::adjacent_find(p.tags.begin(), p.tags.end()) != p.tags.end()) {
-      throw Hs2Error(Hs2ErrorKind::kInternal,
-                     fmt::format("prior-state lookup: entity_classifications returned a tag "
-                                 "twice for guid {}",
-                                 g.hex()));
+    for (PriorEntity& p : found) {
+      std::sort(p.tags.begin(), p.tags.end());
+      if (std::adjacent_find(p.tags.begin(), p.tags.end()) != p.tags.end()) {
+        throw Hs2Error(Hs2ErrorKind::kInternal,
+                       fmt::format("prior-state lookup: entity_classifications returned a tag "
+                                   "twice for guid {}",
+                                   p.guid.hex()));
+      }
+      if (p.exists) ++stats_.found;
     }
-  }
-  stats_.guids += guids.size();
-  stats_.tag_rows += tag_rows;
-  out.reserve(out.size() + found.size());
-  for (auto& [g, p] : found) {
-    if (p.exists) ++stats_.found;
-    out.push_back(std::move(p));
+    stats_.guids += batch.size();
+    begin = end;
+    each(found);
   }
 }
 

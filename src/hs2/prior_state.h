@@ -6,7 +6,7 @@
 //     production, an in-memory fake in tests): opened on the first lookup() that has a guid to
 //     ask about, closed by the destructor. Nothing is sent before that.
 //   - lookup() splits the guids (ascending, distinct, as the compiler hands them over) into
-//     batches of at most CompileOptions::batch_rows keys whose statement text is at most
+//     batches of at most lookup_batch_keys(options) keys whose statement text is at most
 //     CompileOptions::batch_bytes bytes (a single key always makes a batch), and runs per batch
 //       SELECT <guid>, `type_name`, `qualified_name`, `props_json` FROM `db`.`entity_flat`
 //         WHERE `guid` IN (<keys>)
@@ -24,7 +24,8 @@
 //     read-only, so re-running is always safe. Anything else, or retries exhausted, throws
 //     Hs2Error of the underlying kind with the table and batch in the message. A reply of the
 //     wrong shape (column count, a guid that was not asked for, a guid that is not hex) throws
-//     Hs2Error(kInternal). A throwing lookup() appends nothing.
+//     Hs2Error(kInternal). A throwing lookup() appends nothing; lookup_in_batches() hands each
+//     batch over as soon as both its SELECTs are answered, so a throw may follow some batches.
 //   - Not thread-safe; the compiler calls it from one thread.
 //   - Consistency: the compiler asks about a guid only the first time a run meets it, so the rows
 //     read were written by earlier runs (or other writers), never by this run's own executor
@@ -82,6 +83,13 @@ struct Hs2PriorStats {
   std::uint64_t reconnects = 0;  // sessions reopened to re-run a SELECT
 };
 
+// Keys per lookup batch: CompileOptions::batch_rows, and no more than half the window's memory
+// share holds in stored props_json cells at their cap (at least 16): a batch's answer is held
+// whole while it is read, up to three times over (the reply, its rows, the entities). 1,000 at
+// the default budget; 115 at --memory-budget 64M, where 1,000 cells of 20 KB took the run to 1.8
+// times its budget.
+std::size_t lookup_batch_keys(const CompileOptions& options);
+
 class Hs2PriorState final : public PriorState {
  public:
   // Its session comes from `sessions` (HS2 ones from hs2_session_factory); of the settings, the
@@ -96,6 +104,10 @@ class Hs2PriorState final : public PriorState {
   // "impala (batched primary-key lookups over HS2 at <host>:<port>)".
   std::string describe() const override;
   void lookup(std::span<const Guid> guids, std::vector<PriorEntity>& out) override;
+  // Calls `each` after the two SELECTs of each batch of keys (--batch-rows), with the batch's
+  // entities.
+  void lookup_in_batches(std::span<const Guid> guids,
+                         const std::function<void(std::vector<PriorEntity>&)>& each) override;
 
   Hs2PriorStats stats() const;
 

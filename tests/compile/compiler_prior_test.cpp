@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
 
 #include "atlas2kudu/compiler.h"
@@ -54,6 +55,17 @@ class StorePriorState final : public PriorState {
       out.push_back(std::move(p));
     }
   }
+  // In batches of `batch` guids when it is not 0, as Hs2PriorState answers (--batch-rows).
+  void lookup_in_batches(std::span<const Guid> guids,
+                         const std::function<void(std::vector<PriorEntity>&)>& each) override {
+    if (batch == 0) return PriorState::lookup_in_batches(guids, each);
+    for (std::size_t i = 0; i < guids.size(); i += batch) {
+      std::vector<PriorEntity> found;
+      lookup(guids.subspan(i, std::min(batch, guids.size() - i)), found);
+      each(found);
+    }
+  }
+  std::size_t batch = 0;
   int lookups = 0;
   std::vector<Guid> looked_up;
 
@@ -64,7 +76,8 @@ class StorePriorState final : public PriorState {
 // Compiles `events` window by window with prior state read from `store`, executing each window
 // on `store` before the next is compiled. Returns the whole script.
 std::string compile_and_apply(std::span<const Event> events, const CompileOptions& o,
-                              KuduStore& store, StorePriorState& prior) {
+                              KuduStore& store, StorePriorState& prior,
+                              KnowledgeStats* knowledge = nullptr) {
   Compiler compiler(o);
   std::string script = compiler.header(prior.describe());
   for (std::size_t i = 0; i < events.size(); i += o.window_events) {
@@ -78,8 +91,34 @@ std::string compile_and_apply(std::span<const Event> events, const CompileOption
     execute_script(text, store, io);
     PrintExecutor::format_window(w, script);
   }
+  if (knowledge) *knowledge = compiler.knowledge_stats();
   return script;
 }
+
+// A random run of --prior impala for `seed`: its options, events and the tables they start from.
+struct RandomRun {
+  explicit RandomRun(std::uint64_t seed)
+      : options(options_for(seed)), initial(generate_store(seed, options, 40)) {
+    GeneratorConfig c;
+    c.length = 10 + seed % 60;
+    c.guids = 2 + seed % 6;
+    c.big_values = seed % 7 == 0;
+    events = generate_stream(seed + 3'000'000, c);
+  }
+  static CompileOptions options_for(std::uint64_t seed) {
+    CompileOptions o;
+    o.tombstone = seed % 3 ? Tombstone::kSoft : Tombstone::kHard;
+    o.key_encoding = seed % 2 ? KeyEncoding::kHex : KeyEncoding::kBinary;
+    o.window_events = 1 + seed % 9;
+    o.batch_rows = 1 + seed % 5;
+    o.prior = PriorSource::kImpala;
+    if (seed % 7 == 0) o.props_max_bytes = 2500;  // with big values
+    return o;
+  }
+  CompileOptions options;
+  std::vector<Event> events;
+  KuduStore initial;
+};
 
 std::string slurp(const std::filesystem::path& p) {
   std::ifstream in(p, std::ios::binary);
@@ -92,19 +131,10 @@ std::string slurp(const std::filesystem::path& p) {
 
 TEST_CASE("prior state from the tables: equal to the full-knowledge projection") {
   for (std::uint64_t seed = 1; seed <= 800; ++seed) {
-    CompileOptions o;
-    o.tombstone = seed % 3 ? Tombstone::kSoft : Tombstone::kHard;
-    o.key_encoding = seed % 2 ? KeyEncoding::kHex : KeyEncoding::kBinary;
-    o.window_events = 1 + seed % 9;
-    o.batch_rows = 1 + seed % 5;
-    o.prior = PriorSource::kImpala;
-    GeneratorConfig c;
-    c.length = 10 + seed % 60;
-    c.guids = 2 + seed % 6;
-    c.big_values = seed % 7 == 0;
-    if (c.big_values) o.props_max_bytes = 2500;
-    const std::vector<Event> events = generate_stream(seed + 3'000'000, c);
-    const KuduStore initial = generate_store(seed, o, 40);
+    const RandomRun run(seed);
+    const CompileOptions& o = run.options;
+    const std::vector<Event>& events = run.events;
+    const KuduStore& initial = run.initial;
     const KuduStore expected = project(events, o, initial, PriorKnowledge::kStore);
     KuduStore actual = initial;
     StorePriorState prior(actual);
@@ -125,6 +155,41 @@ TEST_CASE("prior state from the tables: equal to the full-knowledge projection")
     CHECK(std::adjacent_find(prior.looked_up.begin(), prior.looked_up.end()) ==
           prior.looked_up.end());
   }
+}
+
+TEST_CASE("prior state learnt in batches past a tiny budget: the statements of an unbounded run") {
+  // What a window looks up is learnt a batch at a time and spilled past the knowledge budget
+  // until the fold touches it (also under kLookUpAgain, where it is forgotten when the window
+  // ends): the statements are those of a run that kept everything.
+  int spilled_runs = 0;
+  for (std::uint64_t seed = 1; seed <= 200; ++seed) {
+    CAPTURE(seed);
+    const RandomRun run(seed + 1000);
+    const CompileOptions& o = run.options;
+    const std::vector<Event>& events = run.events;
+    const KuduStore& initial = run.initial;
+    KuduStore unbounded_store = initial;
+    StorePriorState unbounded_prior(unbounded_store);
+    const std::string unbounded = compile_and_apply(events, o, unbounded_store, unbounded_prior);
+
+    CompileOptions tight = o;
+    tight.knowledge_budget = seed % 3 == 0 ? 1 : 2000;
+    tight.evicted = seed % 2 ? EvictedKnowledge::kSpill : EvictedKnowledge::kLookUpAgain;
+    KuduStore store = initial;
+    StorePriorState prior(store);
+    prior.batch = 1 + seed % 3;
+    KnowledgeStats knowledge;
+    const std::string sql = compile_and_apply(events, tight, store, prior, &knowledge);
+    CHECK(sql == unbounded);
+    CHECK_FALSE(compare_stores(unbounded_store, store));
+    if (tight.evicted == EvictedKnowledge::kLookUpAgain) {
+      CHECK(prior.looked_up.size() >= unbounded_prior.looked_up.size());
+    } else {
+      CHECK(prior.looked_up.size() == unbounded_prior.looked_up.size());
+    }
+    spilled_runs += knowledge.spilled > 0 && knowledge.spill_reads > 0;
+  }
+  CHECK(spilled_runs > 150);
 }
 
 TEST_CASE("prior state from the tables: no predicate clean-ups are needed") {

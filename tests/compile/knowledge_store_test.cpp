@@ -191,6 +191,47 @@ TEST_CASE("with kLookUpAgain, evicted knowledge is forgotten (the prior state te
   CHECK(dir.entries().empty());
 }
 
+TEST_CASE(
+    "what a window learnt is spilled past the budget, read back, and under kLookUpAgain "
+    "forgotten when the window ends") {
+  for (const EvictedKnowledge policy : {EvictedKnowledge::kSpill, EvictedKnowledge::kLookUpAgain}) {
+    CAPTURE(static_cast<int>(policy));
+    TempDir dir;
+    KnowledgeStore store(tiny(policy, dir.path));
+    // An entity the window touched before its lookup (an assumed or earlier one) ...
+    EntityKnowledge& held = store.get(guid(200));
+    held = full_knowledge(200);
+    // ... and two batches of lookups: each spilled as soon as it is learnt (a budget of 1).
+    for (int n = 1; n <= 40; ++n) {
+      store.learn(guid(n), full_knowledge(n));
+      if (n % 20 == 0) store.make_room();
+    }
+    CHECK(store.stats().spilled == 40);
+    CHECK(store.stats().evicted == 40);
+    CHECK(store.stats().entries == 1);
+    CHECK(&store.get(guid(200)) == &held);  // touched: never evicted before its window ends
+    CHECK(held == full_knowledge(200));
+    // The fold touches what it learnt: read back unchanged, and held until the window ends.
+    for (int n = 1; n <= 40; n += 3) CHECK(store.get(guid(n)) == full_knowledge(n));
+    store.make_room();
+    CHECK(store.stats().spill_reads == 14);
+    CHECK(store.stats().entries == 15);
+    // The end of a part of the window spills again, whatever the policy.
+    store.end_window(false);
+    CHECK(store.stats().entries == 0);
+    CHECK(store.stats().spilled == 55);
+    EntityKnowledge k;
+    REQUIRE(store.load(guid(2), k));
+    CHECK(k == full_knowledge(2));
+    store.end_window();
+    // The window's end: kSpill keeps what it spilled; kLookUpAgain forgets it (the tables hold
+    // it once the window has run, and the next window looks it up again).
+    const bool kept = policy == EvictedKnowledge::kSpill;
+    CHECK(store.contains(guid(7)) == kept);
+    CHECK(store.contains(guid(200)) == kept);
+  }
+}
+
 TEST_CASE("assumed knowledge is not evicted until a window has folded the entity") {
   // A resumed apply --prior impala: the tables hold the failed window's partial writes, so an
   // assumed entry dropped and looked up again would be read from them. A rerun with a smaller

@@ -351,7 +351,17 @@ TEST_CASE(
       CHECK(prior.stats().lookups > 0);
       if (o.knowledge_budget == 0 && second.size() > o.window_events) {
         CHECK(compiler.knowledge_stats().evicted > 0);
-        CHECK(compiler.knowledge_stats().spilled == 0);
+        // What a window learnt is spilled while it is folded (nothing fits a budget of 0), and
+        // forgotten with the spill at its end: every window asks about all its entities again.
+        std::uint64_t asked = 0;
+        for (std::size_t i = 0; i < second.size(); i += o.window_events) {
+          std::set<Guid> entities;
+          for (std::size_t j = i; j < std::min(i + o.window_events, second.size()); ++j) {
+            if (!is_relationship_op(second[j].op)) entities.insert(second[j].guid);
+          }
+          asked += entities.size();
+        }
+        CHECK(prior.stats().guids == asked);
       }
       kit->with_store(
           [&](const KuduStore& actual) { failure = testkit::compare_stores(expected, actual); });
