@@ -33,6 +33,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -389,6 +390,9 @@ class Compiler {
   // cli keeps it beside the checkpoint (FILE.window) while the window runs, and a resumed run
   // hands it to assume() before its first window.
   std::string knowledge_snapshot(std::span<const Event> window);
+  // The same bytes handed to `out` an entry at a time (KnowledgeSnapshot).
+  void write_knowledge_snapshot(std::span<const Event> window,
+                                const std::function<void(std::string_view)>& out);
   // Takes the knowledge in `snapshot` (knowledge_snapshot's bytes, or several merged by
   // merge_knowledge_snapshots) of every entity it names that nothing is known of yet. Throws
   // Error(kCheckpoint) on other bytes.
@@ -487,6 +491,28 @@ class WindowParts {
   std::size_t event_bytes_ = 0;  // of the window's events folded so far
   bool full_ = false;            // the current part reached window_budget
   std::uint64_t split_ = 0;
+};
+
+// A window's knowledge snapshot (Compiler::knowledge_snapshot's bytes), written out an entry at a
+// time rather than held: it is the state of every entity the window folds, as stored in the
+// tables, and may be many times the memory budget (10,000 updates of entities with 20 KB of
+// stored props: 200 MB). Each size() and write() reads the knowledge again (spilled entries from
+// the spill file), so the compiler must not fold in between.
+//
+//   KnowledgeSnapshot snapshot(compiler, window);
+//   write_header(snapshot.size());                                  // the bytes write() gives
+//   snapshot.write([&](std::string_view bytes) { append(bytes); });
+class KnowledgeSnapshot {
+ public:
+  KnowledgeSnapshot(Compiler& compiler, std::span<const Event> window)
+      : compiler_(compiler), window_(window) {}
+  std::size_t size() const;
+  void write(const std::function<void(std::string_view)>& out) const;
+  std::string str() const { return compiler_.knowledge_snapshot(window_); }
+
+ private:
+  Compiler& compiler_;
+  std::span<const Event> window_;
 };
 
 // Throws Error(kCheckpoint) unless `snapshot` is of knowledge_snapshot's form, with every entry's

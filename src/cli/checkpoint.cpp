@@ -554,28 +554,38 @@ void CheckpointFile::forget_window_knowledge() {
 }
 
 void CheckpointFile::write_window_knowledge(const std::vector<WindowSection>& sections) const {
-  std::string text(kWindowKnowledgeMagic);
-  text += target_;
-  text += '\n';
-  for (const auto& [digest, events, end, knowledge] : sections) {
-    text += digest;
-    text += '\n';
-    text += std::to_string(events);
-    text += '\n';
-    if (!end.identity.empty()) text += fmt::format("{}:{}", end.identity, end.record);
-    text += '\n';
-    text += std::to_string(knowledge.size());
-    text += '\n';
-    text += knowledge;
+  AtomicFile file(window_knowledge_path(), 0600);
+  std::FILE* out = file.stream();
+  int error = 0;  // errno of the first write that failed; nothing is written after it
+  const auto put = [&](std::string_view bytes) {
+    if (error == 0 && std::fwrite(bytes.data(), 1, bytes.size(), out) != bytes.size()) {
+      error = errno != 0 ? errno : EIO;
+    }
+  };
+  put(kWindowKnowledgeMagic);
+  put(fmt::format("{}\n", target_));
+  for (const WindowSection& section : sections) {
+    put(fmt::format("{}\n{}\n", section.digest, section.events));
+    if (!section.end.identity.empty()) {
+      put(fmt::format("{}:{}", section.end.identity, section.end.record));
+    }
+    if (section.snapshot) {
+      put(fmt::format("\n{}\n", section.snapshot->size()));
+      section.snapshot->write(put);
+    } else {
+      put(fmt::format("\n{}\n", section.knowledge.size()));
+      put(section.knowledge);
+    }
   }
-  write_file_atomically(window_knowledge_path(), text, 0600);
+  if (error != 0) {
+    throw Error(ErrorCategory::kIo,
+                fmt::format("{}: cannot write: {}", one_line(window_knowledge_path()),
+                            std::strerror(error)));
+  }
+  file.commit();
 }
 
-void CheckpointFile::window_starting(std::string_view knowledge, std::span<const Event> window,
-                                     const Reader& reader) {
-  // What an earlier run knew before the window it stopped in comes first: it may have written
-  // rows of entities this window does not name (it was cut longer), and of those it does, it
-  // knew them before any of their rows were written.
+void CheckpointFile::note_window(std::span<const Event> window, const Reader& reader) {
   window_events_ = window.size();
   // The window's last event: its input, recognised by its identity (not standard input, which is
   // never resumed at a record), and the record that made it (the last chunk of a split message).
@@ -588,8 +598,24 @@ void CheckpointFile::window_starting(std::string_view knowledge, std::span<const
       if (!window_end_.identity.empty()) window_end_.record = last.record;
     }
   }
-  // The window's own knowledge is kept apart only to tell it from an earlier run's (record()):
-  // it is as large as the stored state of every entity the window looks up.
+}
+
+void CheckpointFile::window_starting(const KnowledgeSnapshot& knowledge,
+                                     std::span<const Event> window, const Reader& reader) {
+  if (!assumed_.empty()) return window_starting(knowledge.str(), window, reader);
+  note_window(window, reader);
+  window_.clear();
+  window_knowledge_.clear();
+  write_window_knowledge({{file_digest_, window_events_, window_end_, {}, &knowledge}});
+}
+
+void CheckpointFile::window_starting(std::string_view knowledge, std::span<const Event> window,
+                                     const Reader& reader) {
+  note_window(window, reader);
+  // What an earlier run knew before the window it stopped in comes first: it may have written
+  // rows of entities this window does not name (it was cut longer), and of those it does, it
+  // knew them before any of their rows were written. The window's own knowledge is kept apart
+  // only to tell it from the earlier run's (record()).
   if (assumed_.empty()) {
     window_.clear();
     window_knowledge_.assign(knowledge);

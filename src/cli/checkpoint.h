@@ -160,7 +160,11 @@ class CheckpointFile {
   //   checkpoint.window_applied(w, reader);  // records the window; FILE.window keeps the rest
   const std::string& window_knowledge() const { return window_knowledge_; }
   // Saves FILE.window (mode 0600), with the window's number of events and the position of its
-  // last event (`reader` tells its input's identity). Throws Error(kIo).
+  // last event (`reader` tells its input's identity). Throws Error(kIo). The snapshot is written
+  // out, not kept, unless the file also holds an earlier run's knowledge (window_knowledge() is
+  // then both): it may be far larger than the memory budget.
+  void window_starting(const KnowledgeSnapshot& knowledge, std::span<const Event> window,
+                       const Reader& reader);
   void window_starting(std::string_view knowledge, std::span<const Event> window,
                        const Reader& reader);
   // The number of events of the window an earlier run stopped in (FILE.window), or 0.
@@ -205,7 +209,10 @@ class CheckpointFile {
     std::size_t events = 0;
     WindowEnd end;
     std::string_view knowledge;
+    const KnowledgeSnapshot* snapshot = nullptr;  // written instead of `knowledge` when set
   };
+  // Sets window_events_ and window_end_ for `window`.
+  void note_window(std::span<const Event> window, const Reader& reader);
   // Replaces FILE.window with these sections.
   void write_window_knowledge(const std::vector<WindowSection>& sections) const;
   void remove_window_knowledge();

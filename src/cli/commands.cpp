@@ -645,7 +645,7 @@ int apply_run(ApplyCommand& a) {
     WindowStarting starting;
     FirstWindowEnd first_window_read;
     if (checkpoint && c.options.prior == PriorSource::kImpala) {
-      starting = [&](std::string_view knowledge, std::span<const Event> window) {
+      starting = [&](const KnowledgeSnapshot& knowledge, std::span<const Event> window) {
         checkpoint->window_starting(knowledge, window, reader);
       };
       // The first window covers the one an earlier run stopped in.

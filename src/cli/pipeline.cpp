@@ -112,10 +112,8 @@ void run_in_turn(Reader& reader, Compiler& compiler, PriorState& prior, WindowWr
     more = step != ReadStep::kEnd;
     throw_if_stopped();
     if (window.empty()) break;
-    std::string knowledge;
-    prepare_window(compiler, prior, window, on_starting ? &knowledge : nullptr);
-    if (on_starting) on_starting(knowledge, window);
-    std::string().swap(knowledge);  // as large as the stored state the window looked up
+    prepare_window(compiler, prior, window);
+    if (on_starting) on_starting(KnowledgeSnapshot(compiler, window), window);
     parts.begin(window.size());
     std::size_t folded = 0;
     fold_parts(parts, window, folded, window.size(), writer, on_applied, stats);

@@ -48,13 +48,13 @@ namespace atlas2kudu {
 // nothing but the whole window may be recorded as done.
 using WindowApplied = std::function<void(const WindowInfo&, const Reader*)>;
 
-// Called with what the compiler knew of a window's entities before folding it
-// (Compiler::knowledge_snapshot) and the window's events, once the window is folded and
-// before any of it is written (e.g. to keep it beside the checkpoint: a window applied again after
-// a failure inside it is folded from it, in a first window that reads at least as far:
-// FirstWindowEnd).
+// Called with what the compiler knows of a window's entities before folding it (a
+// KnowledgeSnapshot, to write out before the fold begins) and the window's events, once its prior
+// state is learnt and before any of it is folded (e.g. to keep it beside the checkpoint: a window
+// applied again after a failure inside it is folded from it, in a first window that reads at
+// least as far: FirstWindowEnd).
 using WindowStarting =
-    std::function<void(std::string_view knowledge, std::span<const Event> window)>;
+    std::function<void(const KnowledgeSnapshot& knowledge, std::span<const Event> window)>;
 
 // Whether the first window, `window` so far, may close once --window-events or --memory-budget
 // would close it (CheckpointFile::first_window_may_close): a resumed run's first window covers

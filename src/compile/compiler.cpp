@@ -189,6 +189,21 @@ std::string Compiler::knowledge_snapshot(std::span<const Event> window) {
   return impl_->folder.knowledge_snapshot(window);
 }
 
+void Compiler::write_knowledge_snapshot(std::span<const Event> window,
+                                        const std::function<void(std::string_view)>& out) {
+  impl_->folder.write_knowledge_snapshot(window, out);
+}
+
+std::size_t KnowledgeSnapshot::size() const {
+  std::size_t bytes = 0;
+  write([&](std::string_view entry) { bytes += entry.size(); });
+  return bytes;
+}
+
+void KnowledgeSnapshot::write(const std::function<void(std::string_view)>& out) const {
+  compiler_.write_knowledge_snapshot(window_, out);
+}
+
 void Compiler::assume(std::string_view snapshot) {
   impl_->folder.assume(snapshot);
 }

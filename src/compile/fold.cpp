@@ -587,7 +587,8 @@ void Folder::learn(std::span<const PriorEntity> found) {
   knowledge_.make_room();
 }
 
-std::string Folder::knowledge_snapshot(std::span<const Event> events) {
+void Folder::write_knowledge_snapshot(std::span<const Event> events,
+                                      const std::function<void(std::string_view)>& out) {
   std::vector<Guid> guids;
   guids.reserve(events.size());
   for (const Event& e : events) {
@@ -595,11 +596,19 @@ std::string Folder::knowledge_snapshot(std::span<const Event> events) {
   }
   std::sort(guids.begin(), guids.end());
   guids.erase(std::unique(guids.begin(), guids.end()), guids.end());
-  std::string out;
+  std::string entry;
   EntityKnowledge k;
   for (const Guid& g : guids) {
-    if (knowledge_.load(g, k)) append_snapshot_entry(out, g, k);
+    if (!knowledge_.load(g, k)) continue;
+    entry.clear();
+    append_snapshot_entry(entry, g, k);
+    out(entry);
   }
+}
+
+std::string Folder::knowledge_snapshot(std::span<const Event> events) {
+  std::string out;
+  write_knowledge_snapshot(events, [&](std::string_view entry) { out += entry; });
   return out;
 }
 

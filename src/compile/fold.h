@@ -11,6 +11,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -37,8 +38,10 @@ class Folder {
   std::vector<Guid> unknown_entities(std::span<const Event> events) const;
   // Compiler::learn.
   void learn(std::span<const PriorEntity> prior);
-  // Compiler::knowledge_snapshot and Compiler::assume.
+  // Compiler::knowledge_snapshot, write_knowledge_snapshot and assume.
   std::string knowledge_snapshot(std::span<const Event> events);
+  void write_knowledge_snapshot(std::span<const Event> events,
+                                const std::function<void(std::string_view)>& out);
   void assume(std::string_view snapshot);
   // Folds `events` (one window, input order) into `net` (empty rows), then lets the store evict
   // past its budget. The same as begin_window(net, events.size()), add() of each event, then

@@ -228,7 +228,7 @@ RunResult apply_once(int port, const std::string& checkpoint_path,
           if (r) checkpoint.window_applied(w, *r);
         },
         nullptr, false,
-        [&](std::string_view knowledge, std::span<const Event> window) {
+        [&](const KnowledgeSnapshot& knowledge, std::span<const Event> window) {
           checkpoint.window_starting(knowledge, window, reader);
         },
         [&](const Reader& r, std::span<const Event> window) {  // as apply does

@@ -592,6 +592,14 @@ TEST_CASE("FILE.window: kept while a window runs, tied to the checkpoint, remove
     struct stat st {};
     REQUIRE(stat(window_file.c_str(), &st) == 0);
     CHECK((st.st_mode & 0777) == 0600);
+    // Written straight from the compiler (as apply does), the file is the same, and the run keeps
+    // no copy of the snapshot: FILE.window is the only one.
+    const std::string from_text = slurp(window_file);
+    checkpoint.window_starting(KnowledgeSnapshot(compiler, window), window, reader);
+    CHECK(slurp(window_file) == from_text);
+    CHECK(checkpoint.window_knowledge().empty());
+    CHECK(KnowledgeSnapshot(compiler, window).size() == first_knowledge.size());
+    CHECK(KnowledgeSnapshot(compiler, window).str() == first_knowledge);
   }
   // Run 2 finds it (the checkpoint is as run 1 left it), hands it to its compiler, keeps it while
   // its own window runs, and removes it once the window is recorded.
