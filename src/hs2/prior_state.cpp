@@ -161,10 +161,14 @@ Hs2QueryResult Hs2PriorState::run(const std::string& sql, std::string_view table
 }
 
 void Hs2PriorState::lookup(std::span<const Guid> guids, std::vector<PriorEntity>& out) {
+  // Appended only once every batch is answered: a throwing lookup() appends nothing.
+  std::vector<PriorEntity> all;
   lookup_in_batches(guids, [&](std::vector<PriorEntity>& found) {
-    out.reserve(out.size() + found.size());
-    for (PriorEntity& p : found) out.push_back(std::move(p));
+    all.reserve(all.size() + found.size());
+    for (PriorEntity& p : found) all.push_back(std::move(p));
   });
+  out.reserve(out.size() + all.size());
+  for (PriorEntity& p : all) out.push_back(std::move(p));
 }
 
 void Hs2PriorState::lookup_in_batches(std::span<const Guid> guids_in,

@@ -283,6 +283,26 @@ TEST_CASE("hs2 fake session: a definite prior-state failure names the table and 
           "table");
   }
   CHECK(out.empty());
+  // Also when the failure comes in a later batch: lookup() appends nothing of the earlier ones.
+  auto later = std::make_shared<FakeServer>();
+  later->answer = [](std::string_view sql) {  // no rows, in the shape of each table
+    Hs2QueryResult r;
+    r.columns = sql.find("`entity_flat`") != std::string_view::npos
+                    ? std::vector<std::string>{"guid", "type_name", "qualified_name", "props_json"}
+                    : std::vector<std::string>{"guid", "tag_name"};
+    return r;
+  };
+  later->faults[3] = {Hs2ErrorKind::kDefinite, "AnalysisException: Could not resolve table"};
+  CompileOptions one_key;
+  one_key.batch_rows = 1;
+  Hs2PriorState batched(settings(1), fake_sessions(later), one_key);
+  try {
+    batched.lookup(guids, out);
+    FAIL("expected Hs2Error");
+  } catch (const Hs2Error& e) {
+    CHECK(std::string(e.what()).find("keys 2-2 of 2") != std::string::npos);
+  }
+  CHECK(out.empty());
 }
 
 TEST_CASE("hs2 retry policy: back-off doubles from the first, capped at 30 s, plus 0-25 %") {
