@@ -254,6 +254,14 @@ void KnowledgeStore::unlink(Entry& e) {
   e.linked = false;
 }
 
+void KnowledgeStore::link_at_back(Entry& e) {
+  e.prev = lru_back_;
+  e.next = nullptr;
+  (lru_back_ ? lru_back_->next : lru_front_) = &e;
+  lru_back_ = &e;
+  e.linked = true;
+}
+
 KnowledgeStore::Entry& KnowledgeStore::touch(Entry& e) {
   if (!e.touched) {
     e.touched = true;
@@ -323,11 +331,7 @@ void KnowledgeStore::learn(const Guid& guid, EntityKnowledge k) {
   e.bytes = static_cast<std::uint32_t>(footprint(e.knowledge));
   bytes_ += e.bytes;
   e.window = window_;
-  e.prev = lru_back_;
-  e.next = nullptr;
-  (lru_back_ ? lru_back_->next : lru_front_) = &e;
-  lru_back_ = &e;
-  e.linked = true;
+  link_at_back(e);
   stats_.entries = entries_.size();
 }
 
@@ -367,11 +371,7 @@ void KnowledgeStore::end_window(bool window_ends) {
     e->touched = false;
     // To the back of the recency list, in the order the window first touched them.
     if (e->linked) unlink(*e);
-    e->prev = lru_back_;
-    e->next = nullptr;
-    (lru_back_ ? lru_back_->next : lru_front_) = e;
-    lru_back_ = e;
-    e->linked = true;
+    link_at_back(*e);
   }
   touched_.clear();
   // Under kLookUpAgain the window's end is where evicted entries may be forgotten: the tables

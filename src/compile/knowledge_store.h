@@ -190,6 +190,8 @@ class KnowledgeStore {
   Entry* bring_back(const Guid& guid);
   Entry& touch(Entry& e);
   void unlink(Entry& e);
+  // Links `e` (not in the list) as the most recently touched entry.
+  void link_at_back(Entry& e);
   // Down to `target` bytes: spilled, or forgotten with `forget`.
   void evict(std::size_t target, bool forget);
   std::size_t room() const;
