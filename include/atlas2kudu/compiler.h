@@ -435,13 +435,11 @@ class Compiler {
 
 // Steps 1-3: asks `prior` about the window's unknown entities (once per window, only when there
 // are any; learnt a batch at a time: PriorState::lookup_in_batches), then folds. Lets exceptions
-// of `prior` through, having folded nothing. With
-// `snapshot`, sets it to compiler.knowledge_snapshot(window) before folding.
-NetWindow fold_window(Compiler& compiler, PriorState& prior, std::span<const Event> window,
-                      std::string* snapshot = nullptr);
+// of `prior` through, having folded nothing. (What it knew before folding, for FILE.window:
+// KnowledgeSnapshot, between the two steps.)
+NetWindow fold_window(Compiler& compiler, PriorState& prior, std::span<const Event> window);
 // fold_window() without the fold: what has to happen before a window's first event is folded.
-void prepare_window(Compiler& compiler, PriorState& prior, std::span<const Event> window,
-                    std::string* snapshot = nullptr);
+void prepare_window(Compiler& compiler, PriorState& prior, std::span<const Event> window);
 
 // Folds a window in parts, so that what it holds stays within CompileOptions::window_budget also
 // when small events make large rows. WindowCutter closes a window from its events as they are

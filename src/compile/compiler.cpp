@@ -352,16 +352,14 @@ std::string Compiler::next_window_name(std::span<const Event> window) const {
                      span_of(window));
 }
 
-NetWindow fold_window(Compiler& compiler, PriorState& prior, std::span<const Event> window,
-                      std::string* snapshot) {
-  prepare_window(compiler, prior, window, snapshot);
+NetWindow fold_window(Compiler& compiler, PriorState& prior, std::span<const Event> window) {
+  prepare_window(compiler, prior, window);
   return compiler.fold(window);
 }
 
-void prepare_window(Compiler& compiler, PriorState& prior, std::span<const Event> window,
-                    std::string* snapshot) {
+void prepare_window(Compiler& compiler, PriorState& prior, std::span<const Event> window) {
   // Sorting a window's guids to ask a source that never answers is a few percent of --prior none.
-  if (prior.knows_nothing() && !snapshot) return;
+  if (prior.knows_nothing()) return;
   const std::vector<Guid> unknown = compiler.unknown_entities(window);
   if (!unknown.empty()) {
     try {
@@ -383,7 +381,6 @@ void prepare_window(Compiler& compiler, PriorState& prior, std::span<const Event
       throw;
     }
   }
-  if (snapshot) *snapshot = compiler.knowledge_snapshot(window);
 }
 
 CompiledWindow compile_window(Compiler& compiler, PriorState& prior,
