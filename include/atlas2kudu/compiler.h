@@ -418,7 +418,9 @@ class Compiler {
   void add(const Event& event);
   NetWindow end_window(std::span<const Event> window);
   // What the window begun last holds so far beyond its events (rows, indexes, the text of their
-  // statements), estimated from what it folded: deterministic, the same for the same input.
+  // statements, and the knowledge of its entities evicted earlier and read back from the spill
+  // file, which stays until it ends), estimated from what it folded: deterministic, the same for
+  // the same input and budget.
   std::size_t window_held_bytes() const;
   // end_window() of a part of a window whose next events are already read (WindowParts): the
   // NetWindow is complete, but under EvictedKnowledge::kLookUpAgain the knowledge the window
@@ -445,7 +447,9 @@ void prepare_window(Compiler& compiler, PriorState& prior, std::span<const Event
 // when small events make large rows. WindowCutter closes a window from its events as they are
 // read; it cannot see that an update of one attribute of an entity whose merged props_json is
 // 20 KB makes a row, a statement and a printed copy of all 20 KB, or that an event listing 40
-// tags makes 40 rows. The fold can: after each event, a part's figure is what its rows hold
+// tags makes 40 rows, or that an update of an entity evicted from the knowledge cache brings its
+// knowledge (40 tags of 1 KB: 40 KB) back into memory until the part ends. The fold can: after
+// each event, a part's figure is what its rows hold and what it brought back
 // (Compiler::window_held_bytes) plus the own memory (event_bytes) of the window's events folded
 // so far, which stay until the window ends. Once that reaches 5/4 of window_budget (a window of
 // ordinary events holds about its share by that figure when WindowCutter closes it, so the

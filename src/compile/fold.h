@@ -57,7 +57,8 @@ class Folder {
   // kLookUpAgain, what the store evicts is spilled, not forgotten (KnowledgeStore::end_window).
   void end_window(bool window_ends = true);
   // What the window begun last holds beyond its events: its rows and indexes and the text of
-  // their statements, estimated from what it folded (0 outside a window). Grows with every add().
+  // their statements, estimated from what it folded, and the knowledge it brought back from the
+  // spill past the store's budget (KnowledgeStore::bytes_over_budget). Grows with every add().
   std::size_t held_bytes() const;
 
   const KnowledgeStats& knowledge_stats() const { return knowledge_.stats(); }

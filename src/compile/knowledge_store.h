@@ -102,12 +102,21 @@ class KnowledgeStore {
   KnowledgeStore(const KnowledgeStore&) = delete;
   KnowledgeStore& operator=(const KnowledgeStore&) = delete;
 
-  // True if anything is known about `guid` (in memory or spilled). A spilled entry is brought
-  // back into memory, since the window that asks is about to touch it.
+  // True if anything is known about `guid` (in memory or spilled). A spilled entry stays
+  // spilled: a window's guids are all asked about before the first is folded (its unknown
+  // entities), and bringing them all back at once held a whole window of them beyond the budget.
   bool contains(const Guid& guid);
   // What is known about `guid`, to read and update: all-unknown if nothing was. The reference
-  // stays valid until end_window() (no entry moves or leaves before then).
+  // stays valid until end_window() (no entry moves or leaves before then). A spilled entry is
+  // brought back, and counted at once.
   EntityKnowledge& get(const Guid& guid);
+  // What the entries in memory hold past the budget: knowledge get() brought back from the spill
+  // since the last end_window() (or the lookups learnt), beyond the room that end_window() left
+  // for it. It cannot be evicted before the next end_window(), so it is the window's (or the
+  // part's) to count (Compiler::window_held_bytes). 2,500 owner updates of entities holding 40
+  // KB of tags each brought back 100 MB into one window at --memory-budget 64M. (Entries the
+  // window makes are counted only at its end, within the room left for them.)
+  std::size_t bytes_over_budget() const;
   // Copies of get(), for callers that only look: false (and `out` all-unknown) if nothing known.
   // A spilled entry is read into `out` and stays spilled.
   bool load(const Guid& guid, EntityKnowledge& out);
@@ -155,6 +164,8 @@ class KnowledgeStore {
 
   // What the footprint estimate adds to each heap block for the allocator's own bookkeeping.
   static constexpr std::size_t kMallocHeader = 16;
+  // The encoded entries an eviction holds before it writes them to the spill store.
+  static constexpr std::size_t kEvictionChunkBytes = std::size_t{4} << 20;
 
   // The entries, keyed by guid (util/key16_index.h). Each is allocated on its own and never
   // moves, so references stay valid while the index grows; an evicted entry's memory goes back
@@ -187,7 +198,6 @@ class KnowledgeStore {
   static std::size_t footprint(const EntityKnowledge& k);
   // What was spilled for `guid`, read into scratch_ (and counted); false if it never was.
   bool read_spilled(const Guid& guid);
-  Entry* bring_back(const Guid& guid);
   Entry& touch(Entry& e);
   void unlink(Entry& e);
   // Links `e` (not in the list) as the most recently touched entry.

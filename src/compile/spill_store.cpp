@@ -122,26 +122,27 @@ std::uint64_t SpillStore::hash_of(const Guid& guid) const {
 }
 
 bool SpillStore::get(const Guid& guid, std::string& out) {
+  const std::uint64_t location = locate(guid);
+  if (location == 0) return false;
+  read_record(location, guid, out);
+  return true;
+}
+
+std::uint64_t SpillStore::locate(const Guid& guid) {
   const std::uint64_t hash = hash_of(guid);
-  if (!written_->may_contain(hash)) return false;
-  if (const std::uint64_t location = pending_location(hash, guid)) {
-    read_record(location, guid, out);
-    return true;
-  }
+  if (!written_->may_contain(hash)) return 0;
+  if (const std::uint64_t location = pending_location(hash, guid)) return location;
   const std::size_t first = home(hash, bits_);
   for (std::size_t b = first; b < first + kMaxProbe;) {
     const std::size_t n = read_buckets(b, std::min(kProbeRead, first + kMaxProbe - b), probe_);
     for (const Slot& slot : probe_) {
       // Nothing is ever removed, so a guid sits before the first empty slot of its probe run.
-      if (slot.location == 0) return false;
-      if (slot.guid == guid) {
-        read_record(slot.location, guid, out);
-        return true;
-      }
+      if (slot.location == 0) return 0;
+      if (slot.guid == guid) return slot.location;
     }
     b += n;
   }
-  return false;
+  return 0;
 }
 
 void SpillStore::put(const std::vector<std::pair<Guid, std::string>>& entries) {

@@ -81,6 +81,8 @@ class SpillStore {
 
   // The bytes last put for `guid` into `out`; false if it was never put. Throws Error(kIo).
   bool get(const Guid& guid, std::string& out);
+  // Whether `guid` was ever put, without reading its bytes. Throws Error(kIo).
+  bool contains(const Guid& guid) { return locate(guid) != 0; }
   // Writes each (guid, bytes); a guid already present (or earlier in the batch) is replaced.
   // Throws Error(kIo), with the --spill-dir advice, when the files cannot be written; the run
   // ends there, and the store is not used again (its index may be half written).
@@ -125,6 +127,8 @@ class SpillStore {
                               const Guid& guid, std::uint64_t location, bool* added);
   // The location pending for `guid` (the last put), or 0.
   std::uint64_t pending_location(std::uint64_t hash, const Guid& guid) const;
+  // Where the bytes last put for `guid` are (a record's location); 0 if it was never put.
+  std::uint64_t locate(const Guid& guid);
   // Writes pending_ into the index (growing it as needed) and empties it.
   void write_pending();
   // Applies pending_[from..] in home order; false (with `from` at the first not applied) when one

@@ -5,6 +5,7 @@
 
 #include <dirent.h>
 #include <doctest/doctest.h>
+#include <fmt/core.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -230,6 +231,53 @@ TEST_CASE(
     CHECK(store.contains(guid(7)) == kept);
     CHECK(store.contains(guid(200)) == kept);
   }
+}
+
+TEST_CASE(
+    "knowledge brought back past the budget is counted until the window ends; contains() leaves "
+    "it spilled") {
+  TempDir dir;
+  CompileOptions o = tiny(EvictedKnowledge::kSpill, dir.path);
+  o.knowledge_budget = 256 << 10;
+  KnowledgeStore store(o);
+  // 150 entities with 40 tags of 1 KB each (about 6 MB), then all evicted: one eviction of more
+  // than one chunk (kEvictionChunkBytes) of encoded entries, every one of them spilled.
+  const auto big = [](int n) {
+    EntityKnowledge k = full_knowledge(n);
+    k.tags_known = true;
+    k.tags.clear();
+    for (int t = 0; t < 40; ++t)
+      k.tags.push_back(fmt::format("{:02}{}", t, std::string(1024, 'x')));
+    return k;
+  };
+  for (int n = 1; n <= 150; ++n) store.save(guid(n), big(n));
+  store.end_window();
+  store.save(guid(200), full_knowledge(200));  // a window of another entity evicts the rest
+  store.end_window();
+  CHECK(store.stats().spilled == store.stats().evicted);
+  CHECK(store.spill_entries() >= 150);
+  CHECK(store.bytes_over_budget() == 0);
+  const std::uint64_t in_memory = store.stats().entries;
+  // Asking whether they are known reads nothing back.
+  for (int n = 1; n <= 150; ++n) CHECK(store.contains(guid(n)));
+  CHECK(store.stats().spill_reads == 0);
+  CHECK(store.bytes_over_budget() == 0);
+  // A window that touches them brings them back, past the budget: counted as they come.
+  std::size_t over = 0;
+  for (int n = 1; n <= 100; ++n) {
+    CHECK(store.get(guid(n)) == big(n));
+    CHECK(store.bytes_over_budget() >= over);
+    over = store.bytes_over_budget();
+  }
+  CHECK(store.stats().spill_reads == 100);
+  CHECK(over > std::size_t{3} << 20);
+  // The part (or window) ends: evicted again, back within the budget.
+  store.end_window(false);
+  CHECK(store.bytes_over_budget() == 0);
+  CHECK(store.stats().entries <= in_memory + 1);
+  EntityKnowledge k;
+  REQUIRE(store.load(guid(77), k));
+  CHECK(k == big(77));
 }
 
 TEST_CASE("assumed knowledge is not evicted until a window has folded the entity") {
