@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "atlas2kudu/error.h"
+#include "atlas2kudu/reader.h"
 #include "compile/impala_sql.h"
 #include "compile/schema.h"
 
@@ -92,11 +93,23 @@ void check_shape(const Hs2QueryResult& r, std::size_t columns, std::string_view 
 
 }  // namespace
 
-std::size_t lookup_batch_keys(const CompileOptions& options) {
-  const std::size_t cells =
-      options.window_budget / 2 / std::max<std::size_t>(options.props_max_bytes, 1);
-  return std::min(options.batch_rows, std::max<std::size_t>(cells, 16));
+std::size_t lookup_batch_keys(const CompileOptions& options, std::size_t bytes_per_key) {
+  const std::size_t keys = options.window_budget / 8 / std::max<std::size_t>(bytes_per_key, 1);
+  return std::min(options.batch_rows, std::max<std::size_t>(keys, 16));
 }
+
+namespace {
+
+std::size_t answer_bytes(const PriorEntity& p) {
+  // Each string's bytes and its own footprint (the allocator's block, or its inline buffer).
+  const auto text = [](const std::string& s) { return s.size() + sizeof(std::string); };
+  const auto cell = [&](const std::optional<std::string>& s) { return s ? text(*s) : 0; };
+  std::size_t n = sizeof p + cell(p.type_name) + cell(p.qualified_name) + cell(p.props_json);
+  for (const std::string& tag : p.tags) n += text(tag);
+  return n;
+}
+
+}  // namespace
 
 Hs2PriorState::Hs2PriorState(const Hs2Settings& hs2, SessionFactory sessions,
                              const CompileOptions& options)
@@ -186,7 +199,10 @@ void Hs2PriorState::lookup_in_batches(std::span<const Guid> guids_in,
   const std::size_t fixed = std::max(entity_flat_prefix(options_).size(),
                                      classifications_prefix(options_).size()) +
                             1;  // ")"
-  const std::size_t batch_keys = lookup_batch_keys(options_);
+  // The first batch is sized for props cells at Kudu's limit; the next ones for the largest
+  // answer per key seen so far (the tags too have no cap).
+  std::size_t bytes_per_key = kDefaultMaxCellBytes;
+  std::size_t batch_keys = lookup_batch_keys(options_, bytes_per_key);
   std::vector<PriorEntity> found;
   for (std::size_t begin = 0; begin < guids.size();) {
     std::size_t end = begin + 1;
@@ -253,6 +269,11 @@ void Hs2PriorState::lookup_in_batches(std::span<const Guid> guids_in,
       if (p.exists) ++stats_.found;
     }
     stats_.guids += batch.size();
+    std::size_t answered = 0;
+    for (const PriorEntity& p : found) answered += answer_bytes(p);
+    if (begin == 0) bytes_per_key = 0;
+    bytes_per_key = std::max(bytes_per_key, answered / batch.size());
+    batch_keys = lookup_batch_keys(options_, bytes_per_key);
     begin = end;
     each(found);
   }

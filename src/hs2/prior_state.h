@@ -83,12 +83,17 @@ struct Hs2PriorStats {
   std::uint64_t reconnects = 0;  // sessions reopened to re-run a SELECT
 };
 
-// Keys per lookup batch: CompileOptions::batch_rows, and no more than half the window's memory
-// share holds in stored props_json cells at their cap (at least 16): a batch's answer is held
-// whole while it is read, up to three times over (the reply, its rows, the entities). 1,000 at
-// the default budget; 115 at --memory-budget 64M, where 1,000 cells of 20 KB took the run to 1.8
-// times its budget.
-std::size_t lookup_batch_keys(const CompileOptions& options);
+// Keys per lookup batch: CompileOptions::batch_rows, and no more than an eighth of the window's
+// memory share holds at `bytes_per_key` each (at least 16): a batch's answer is held whole while
+// it is read, up to three times over (the reply, its rows, the entities), beside the knowledge
+// cache. A window's first batch is sized for props_json cells at Kudu's limit
+// (kDefaultMaxCellBytes: 237 keys at the default budget, 26 at --memory-budget 64M); each next one
+// for the largest answer per key of the batches before (so 1,000 again for entities of a few KB).
+// Sized by
+// --props-max-bytes instead, a run with a lower cap than the one that loaded the tables read
+// 1,000 keys of 40 KB per batch, and so did entities with 40 KB of tags: 315 MB at the default
+// budget, 122 MB at 64M.
+std::size_t lookup_batch_keys(const CompileOptions& options, std::size_t bytes_per_key);
 
 class Hs2PriorState final : public PriorState {
  public:

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "atlas2kudu/compiler.h"
+#include "atlas2kudu/reader.h"
 #include "compile/impala_sql.h"
 #include "compile/print_executor.h"
 #include "harness.h"
@@ -241,6 +242,51 @@ TEST_CASE("hs2 prior: batches obey batch_rows and batch_bytes") {
     CHECK(show(lookup(prior, guids)) == expected);
     CHECK(prior.stats().queries == c.queries);
   }
+}
+
+TEST_CASE("hs2 prior: batches are sized by the bytes per key the batches before returned") {
+  CompileOptions o;
+  // A window's first batch: props cells at Kudu's limit; the next ones by what came back.
+  CHECK(lookup_batch_keys(o, kDefaultMaxCellBytes) == 237);
+  CHECK(lookup_batch_keys(o, 40 << 10) == 380);
+  CHECK(lookup_batch_keys(o, 2000) == 1000);  // --batch-rows
+  o.window_budget = split_memory_budget(std::size_t{64} << 20).window;
+  CHECK(lookup_batch_keys(o, kDefaultMaxCellBytes) == 26);
+  CHECK(lookup_batch_keys(o, std::size_t{1} << 30) == 16);  // at least 16
+
+  // 16 entities with 16 KB of tags each sort first, then 64 small ones. A share that holds 16
+  // keys at Kudu's cell limit: the first batch has 16 keys; they answer about 16.5 KB each, so
+  // the next batches have 63 keys (an eighth of the share at that size), however small the
+  // entities they hold: the size is the largest seen in the window's lookup.
+  Fixture f(KeyEncoding::kHex);
+  std::vector<Guid> guids;
+  std::vector<std::string> sql;
+  for (int i = 0; i < 80; ++i) {
+    Guid g = guid(fmt::format("{:02x}000000000000000000000000000000", i));
+    guids.push_back(g);
+    const std::string key = key_literal(g, KeyEncoding::kHex);
+    sql.push_back("UPSERT INTO `atlas`.`entity_flat` (`guid`, `type_name`, `state`) VALUES (" +
+                  key + ", 'hive_table', 'ACTIVE')");
+    for (int t = 0; t < (i < 16 ? 8 : 1); ++t) {
+      sql.push_back(
+          "UPSERT INTO `atlas`.`entity_classifications` (`tag_name`, `guid`, `propagated`) "
+          "VALUES ('" +
+          fmt::format("{}{}", t, std::string(i < 16 ? 2000 : 10, 'x')) + "', " + key + ", FALSE)");
+    }
+  }
+  f.execute(sql);
+  o = CompileOptions{};
+  o.window_budget = 16 * 8 * kDefaultMaxCellBytes;
+  Hs2PriorState prior(validate_hs2_options(f.options), hs2_sessions(f.options), o);
+  std::vector<std::size_t> batches;
+  std::vector<PriorEntity> got;
+  prior.lookup_in_batches(guids, [&](std::vector<PriorEntity>& found) {
+    batches.push_back(found.size());
+    for (PriorEntity& p : found) got.push_back(std::move(p));
+  });
+  CHECK(batches == std::vector<std::size_t>{16, 63, 1});
+  CHECK(show(got) == show(f.expected(guids)));
+  CHECK(prior.stats().queries == 6);
 }
 
 TEST_CASE("hs2 prior: lookups equal the store after random runs, both encodings") {
