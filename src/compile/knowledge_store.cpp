@@ -264,6 +264,10 @@ void KnowledgeStore::link_at_back(Entry& e) {
 
 KnowledgeStore::Entry& KnowledgeStore::touch(Entry& e) {
   if (!e.touched) {
+    if (e.assumed) {
+      e.assumed = false;
+      assumed_bytes_ -= e.bytes;
+    }
     e.touched = true;
     e.window = window_;
     touched_.push_back(&e);
@@ -311,7 +315,9 @@ void KnowledgeStore::assume(const Guid& guid, EntityKnowledge k) {
   e.knowledge = std::move(k);
   e.bytes = static_cast<std::uint32_t>(footprint(e.knowledge));
   // Not touched, so not in the recency list until a window touches it (end_window links it).
+  e.assumed = true;
   bytes_ += e.bytes;
+  assumed_bytes_ += e.bytes;
   stats_.entries = entries_.size();
 }
 
@@ -338,7 +344,8 @@ std::size_t KnowledgeStore::room() const {
 
 std::size_t KnowledgeStore::bytes_over_budget() const {
   const std::size_t room = this->room();
-  return bytes_ > room ? bytes_ - room : 0;
+  const std::size_t counted = bytes_ - assumed_bytes_;
+  return counted > room ? counted - room : 0;
 }
 
 void KnowledgeStore::make_room() {

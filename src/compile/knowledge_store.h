@@ -115,7 +115,9 @@ class KnowledgeStore {
   // for it. It cannot be evicted before the next end_window(), so it is the window's (or the
   // part's) to count (Compiler::window_held_bytes). 2,500 owner updates of entities holding 40
   // KB of tags each brought back 100 MB into one window at --memory-budget 64M. (Entries the
-  // window makes are counted only at its end, within the room left for them.)
+  // window makes are counted only at its end, within the room left for them; assumed entries
+  // only once a window touches them: a resumed window of 200 MB of assumed knowledge would
+  // otherwise end a part after every event.)
   std::size_t bytes_over_budget() const;
   // Copies of get(), for callers that only look: false (and `out` all-unknown) if nothing known.
   // A spilled entry is read into `out` and stays spilled.
@@ -160,6 +162,7 @@ class KnowledgeStore {
     // In the recency list, so evictable: from the end of the first window that touched it on
     // (an entry assume() made is not, until then).
     bool linked = false;
+    bool assumed = false;  // made by assume(), not touched by a window yet
   };
 
   // What the footprint estimate adds to each heap block for the allocator's own bookkeeping.
@@ -212,6 +215,7 @@ class KnowledgeStore {
   Entries entries_;
   std::size_t bytes_ = 0;
   std::size_t bytes_after_eviction_ = 0;  // at the end of the previous window
+  std::size_t assumed_bytes_ = 0;         // of the entries assume() made, not touched yet
   std::uint32_t window_ = 0;
   std::vector<Entry*> touched_;  // by the current window
   Entry* lru_front_ = nullptr;

@@ -289,6 +289,9 @@ TEST_CASE("assumed knowledge is not evicted until a window has folded the entity
   store.assume(guid(1), full_knowledge(1));
   store.assume(guid(2), full_knowledge(2));
   CHECK_THROWS_AS(store.assume(guid(2), full_knowledge(3)), Error);
+  // Over the budget (of 1 byte), but not the window's to count until it touches them (a part
+  // ending after every event would not evict them any sooner).
+  CHECK(store.bytes_over_budget() == 0);
   for (int window = 0; window < 3; ++window) {  // windows of other entities only
     store.save(guid(100 + window), full_knowledge(window));
     store.end_window();
@@ -297,6 +300,7 @@ TEST_CASE("assumed knowledge is not evicted until a window has folded the entity
   EntityKnowledge k;
   CHECK(store.load(guid(2), k));  // a window touches entity 2 ...
   CHECK(k == full_knowledge(2));
+  CHECK(store.bytes_over_budget() > 0);
   store.end_window();  // ... so it is evictable again, as any entry
   CHECK(store.stats().evicted == 4);
   CHECK_FALSE(store.contains(guid(2)));
