@@ -319,7 +319,8 @@ class WindowLogger {
         .row_errors = now.row_errors - before_.row_errors,
         .retries = now.retries - before_.retries,
         .rows_already_deleted = now.rows_already_deleted - before_.rows_already_deleted,
-        .seconds = std::chrono::duration<double>(at - last_).count()});
+        .seconds = std::chrono::duration<double>(at - last_).count(),
+        .closed_early = window.comment.ends_with(kClosedEarlyComment)});
     before_ = now;
     last_ = at;
   }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "atlas2kudu/compiler.h"
 #include "cli/progress.h"
 #include "util/iso8601.h"
 #include "util/json_writer.h"
@@ -83,12 +84,13 @@ void RunLog::window(const WindowLogLine& l) {
                                                  counted(l.rows_already_deleted, "row", "rows")))
                  : std::string();
   write("window",
-        fmt::format("window {}: {}, {}, {}{}, {:.2f} s", l.index,
-                    counted(l.events, "event", "events"),
-                    counted(l.statements, "statement", "statements"),
-                    counted(l.rows, "row", "rows"), server_counts, l.seconds),
+        fmt::format(
+            "window {}: {}, {}, {}{}, {:.2f} s{}", l.index, counted(l.events, "event", "events"),
+            counted(l.statements, "statement", "statements"), counted(l.rows, "row", "rows"),
+            server_counts, l.seconds, l.closed_early ? kClosedEarlyComment : std::string_view()),
         [&](JsonWriter& w) {
           w.key("window").value(l.index).key("events").value(l.events);
+          w.key("closed_early").value(l.closed_early);
           w.key("statements").value(l.statements).key("rows").value(l.rows);
           if (l.executed) {
             w.key("row_errors").value(l.row_errors).key("retries").value(l.retries);

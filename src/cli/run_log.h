@@ -66,6 +66,9 @@ struct WindowLogLine {
   // whenever it ran, in the text line when there were any.
   std::uint64_t rows_already_deleted = 0;
   double seconds = 0;
+  // The window closed early on --memory-budget (its comment ends with kClosedEarlyComment):
+  // WindowCutter closed it, or it is a part WindowParts ended.
+  bool closed_early = false;
 };
 
 class RunLog {

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <regex>
 #include <string>
 
 #include "binary_test_util.h"
@@ -1241,6 +1242,14 @@ TEST_CASE(
   CHECK(early.out.find("-- window 2: events ") != std::string::npos);
   // The SQL says so too, on each window that closed early (the last one ends with the input).
   CHECK(contains(early.out, "), closed early by --memory-budget\n-- window 1 phase 1: deletes"));
+  // And its log line: every window's but the last.
+  const std::regex early_line(
+      R"(: window \d+: \d+ events, .* s, closed early by --memory-budget\n)");
+  const auto early_lines = std::distance(
+      std::sregex_iterator(early.err.begin(), early.err.end(), early_line), std::sregex_iterator());
+  CHECK(early_lines >= 1);
+  CHECK(static_cast<std::size_t>(early_lines) + 1 ==
+        static_cast<std::size_t>(std::count(early.err.begin(), early.err.end(), '\n')) - 1);
   CHECK_FALSE(contains(unbounded.out, "closed early"));
   CHECK_FALSE(contains(run("compile -q " + input).out, "closed early"));  // default options
 

@@ -45,7 +45,7 @@ std::vector<WindowLine> window_lines(const std::string& err, const std::string& 
       command == "compile" ? "()()" : R"((\d+) row errors?, (\d+) retr(?:y|ies), )";
   const std::regex line("^" + kTime + " atlas2kudu " + command +
                         R"(: window (\d+): (\d+) events?, (\d+) statements?, (\d+) rows?, )" +
-                        server_counts + R"(\d+\.\d\d s$)");
+                        server_counts + R"(\d+\.\d\d s(, closed early by --memory-budget)?$)");
   std::vector<WindowLine> out;
   for (const std::string& l : lines_of(err)) {
     if (l.find("atlas2kudu " + command + ": window") == std::string::npos) continue;
@@ -151,6 +151,7 @@ TEST_CASE("compile --log-format json: the same window lines as JSON objects") {
         json_lines[i],
         std::regex(R"(^\{"time":")" + kTime.substr(1, kTime.size() - 2) +
                    R"(","command":"compile","event":"window","window":\d+,"events":\d+,)"
+                   R"("closed_early":false,)"
                    R"("statements":\d+,"rows":\d+,"elapsed_seconds":\d+\.\d\d\}$)")));
     simdjson::padded_string padded(json_lines[i]);
     simdjson::ondemand::document doc = parser.iterate(padded);
