@@ -357,7 +357,10 @@ void KnowledgeStore::make_room() {
 
 bool KnowledgeStore::load(const Guid& guid, EntityKnowledge& out) {
   if (Entry* e = entries_.find(guid)) {
-    out = touch(*e).knowledge;
+    // An assumed entry stays assumed: a resumed window's snapshot reads all of them before its
+    // fold, and they would all count against its first part at once (which would then end after
+    // one event).
+    out = (e->assumed ? *e : touch(*e)).knowledge;
     return true;
   }
   // A spilled entry is read, not brought back: a window's snapshot (Compiler::knowledge_snapshot)

@@ -120,7 +120,7 @@ class KnowledgeStore {
   // otherwise end a part after every event.)
   std::size_t bytes_over_budget() const;
   // Copies of get(), for callers that only look: false (and `out` all-unknown) if nothing known.
-  // A spilled entry is read into `out` and stays spilled.
+  // A spilled entry is read into `out` and stays spilled; an assumed one stays assumed.
   bool load(const Guid& guid, EntityKnowledge& out);
   void save(const Guid& guid, const EntityKnowledge& k) { get(guid) = k; }
   // Knowledge a resumed run takes from the window that failed (Compiler::assume): held in memory,

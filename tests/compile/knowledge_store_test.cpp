@@ -298,8 +298,10 @@ TEST_CASE("assumed knowledge is not evicted until a window has folded the entity
   }
   CHECK(store.stats().evicted == 3);
   EntityKnowledge k;
-  CHECK(store.load(guid(2), k));  // a window touches entity 2 ...
+  CHECK(store.load(guid(2), k));  // a window's snapshot reads entity 2: still assumed
   CHECK(k == full_knowledge(2));
+  CHECK(store.bytes_over_budget() == 0);
+  CHECK(store.get(guid(2)) == full_knowledge(2));  // a window folds entity 2 ...
   CHECK(store.bytes_over_budget() > 0);
   store.end_window();  // ... so it is evictable again, as any entry
   CHECK(store.stats().evicted == 4);
