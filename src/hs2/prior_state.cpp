@@ -93,9 +93,14 @@ void check_shape(const Hs2QueryResult& r, std::size_t columns, std::string_view 
 
 }  // namespace
 
-std::size_t lookup_batch_keys(const CompileOptions& options, std::size_t bytes_per_key) {
-  const std::size_t keys = options.window_budget / 8 / std::max<std::size_t>(bytes_per_key, 1);
-  return std::min(options.batch_rows, std::max<std::size_t>(keys, 16));
+std::size_t lookup_batch_keys(const CompileOptions& options, std::size_t last_bytes_per_key) {
+  const auto at_least_16 = [](std::size_t keys) { return std::max<std::size_t>(keys, 16); };
+  const std::size_t cells = std::max(options.props_max_bytes, kDefaultMaxCellBytes);
+  std::size_t keys = std::min(options.batch_rows, at_least_16(options.window_budget / 2 / cells));
+  if (last_bytes_per_key > 0) {
+    keys = std::min(keys, at_least_16(options.window_budget / 8 / last_bytes_per_key));
+  }
+  return keys;
 }
 
 namespace {
@@ -199,10 +204,7 @@ void Hs2PriorState::lookup_in_batches(std::span<const Guid> guids_in,
   const std::size_t fixed = std::max(entity_flat_prefix(options_).size(),
                                      classifications_prefix(options_).size()) +
                             1;  // ")"
-  // The first batch is sized for props cells at Kudu's limit; the next ones for the largest
-  // answer per key seen so far (the tags too have no cap).
-  std::size_t bytes_per_key = kDefaultMaxCellBytes;
-  std::size_t batch_keys = lookup_batch_keys(options_, bytes_per_key);
+  std::size_t batch_keys = lookup_batch_keys(options_, last_bytes_per_key_);
   std::vector<PriorEntity> found;
   for (std::size_t begin = 0; begin < guids.size();) {
     std::size_t end = begin + 1;
@@ -271,9 +273,8 @@ void Hs2PriorState::lookup_in_batches(std::span<const Guid> guids_in,
     stats_.guids += batch.size();
     std::size_t answered = 0;
     for (const PriorEntity& p : found) answered += answer_bytes(p);
-    if (begin == 0) bytes_per_key = 0;
-    bytes_per_key = std::max(bytes_per_key, answered / batch.size());
-    batch_keys = lookup_batch_keys(options_, bytes_per_key);
+    last_bytes_per_key_ = std::max<std::size_t>(answered / batch.size(), 1);
+    batch_keys = lookup_batch_keys(options_, last_bytes_per_key_);
     begin = end;
     each(found);
   }

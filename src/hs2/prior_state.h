@@ -6,7 +6,7 @@
 //     production, an in-memory fake in tests): opened on the first lookup() that has a guid to
 //     ask about, closed by the destructor. Nothing is sent before that.
 //   - lookup() splits the guids (ascending, distinct, as the compiler hands them over) into
-//     batches of at most lookup_batch_keys(options) keys whose statement text is at most
+//     batches of at most lookup_batch_keys() keys whose statement text is at most
 //     CompileOptions::batch_bytes bytes (a single key always makes a batch), and runs per batch
 //       SELECT <guid>, `type_name`, `qualified_name`, `props_json` FROM `db`.`entity_flat`
 //         WHERE `guid` IN (<keys>)
@@ -83,17 +83,20 @@ struct Hs2PriorStats {
   std::uint64_t reconnects = 0;  // sessions reopened to re-run a SELECT
 };
 
-// Keys per lookup batch: CompileOptions::batch_rows, and no more than an eighth of the window's
-// memory share holds at `bytes_per_key` each (at least 16): a batch's answer is held whole while
-// it is read, up to three times over (the reply, its rows, the entities), beside the knowledge
-// cache. A window's first batch is sized for props_json cells at Kudu's limit
-// (kDefaultMaxCellBytes: 237 keys at the default budget, 26 at --memory-budget 64M); each next one
-// for the largest answer per key of the batches before (so 1,000 again for entities of a few KB).
-// Sized by
-// --props-max-bytes instead, a run with a lower cap than the one that loaded the tables read
-// 1,000 keys of 40 KB per batch, and so did entities with 40 KB of tags: 315 MB at the default
-// budget, 122 MB at 64M.
-std::size_t lookup_batch_keys(const CompileOptions& options, std::size_t bytes_per_key);
+// Keys per lookup batch (each at least 16): CompileOptions::batch_rows, no more than half the
+// window's memory share holds in props_json cells at Kudu's limit (kDefaultMaxCellBytes, or
+// --props-max-bytes if larger: 950 keys at the default budget, 105 at --memory-budget 64M), and,
+// once a batch was answered (`last_bytes_per_key` > 0, the run's last batch, in any window), no
+// more than an eighth of the share holds at the bytes per key that batch's answer took: a batch
+// is held whole while it is read, up to three times over (the reply, its rows, the entities),
+// beside the knowledge cache. The cells of the tables may be larger than --props-max-bytes (a
+// run with a lower cap than the one that loaded them read 1,000 keys of 20 KB per batch: 206 MB
+// at 64M), and no cap bounds the classifications (6,000 entities with 40 KB of tags: batches of
+// 1,000 keys of 40 KB at the default budget); the answers bring such batches down to 379 keys at
+// the default budget, 42 at 64M. The last batch alone decides, not the largest seen: a few
+// large entities would otherwise make every later lookup take more round trips; the first bound
+// holds whatever the last batch was.
+std::size_t lookup_batch_keys(const CompileOptions& options, std::size_t last_bytes_per_key);
 
 class Hs2PriorState final : public PriorState {
  public:
@@ -139,7 +142,8 @@ class Hs2PriorState final : public PriorState {
   std::unique_ptr<SqlSession> session_;
   Hs2PriorStats stats_;  // retries and reconnects are the RetryPolicy's
   ExecutionObserver* observer_ = nullptr;
-  std::size_t lookup_queries_ = 0;  // SELECTs of the current lookup() so far
+  std::size_t lookup_queries_ = 0;      // SELECTs of the current lookup() so far
+  std::size_t last_bytes_per_key_ = 0;  // in the last batch's answer, 0 before the first
 };
 
 }  // namespace atlas2kudu

@@ -244,49 +244,63 @@ TEST_CASE("hs2 prior: batches obey batch_rows and batch_bytes") {
   }
 }
 
-TEST_CASE("hs2 prior: batches are sized by the bytes per key the batches before returned") {
+TEST_CASE("hs2 prior: batches are sized by the bytes per key the last batch returned") {
   CompileOptions o;
-  // A window's first batch: props cells at Kudu's limit; the next ones by what came back.
-  CHECK(lookup_batch_keys(o, kDefaultMaxCellBytes) == 237);
+  // Half the window's share in cells at Kudu's limit; then an eighth at the last batch's size.
+  CHECK(lookup_batch_keys(o, 0) == 950);
   CHECK(lookup_batch_keys(o, 40 << 10) == 380);
-  CHECK(lookup_batch_keys(o, 2000) == 1000);  // --batch-rows
+  CHECK(lookup_batch_keys(o, 2000) == 950);
+  o.props_max_bytes = 2000;  // a lower cap does not mean smaller stored cells
+  CHECK(lookup_batch_keys(o, 0) == 950);
+  o.batch_rows = 100;
+  CHECK(lookup_batch_keys(o, 0) == 100);
+  o = CompileOptions{};
   o.window_budget = split_memory_budget(std::size_t{64} << 20).window;
-  CHECK(lookup_batch_keys(o, kDefaultMaxCellBytes) == 26);
+  CHECK(lookup_batch_keys(o, 0) == 105);
+  CHECK(lookup_batch_keys(o, 40 << 10) == 42);
   CHECK(lookup_batch_keys(o, std::size_t{1} << 30) == 16);  // at least 16
 
-  // 16 entities with 16 KB of tags each sort first, then 64 small ones. A share that holds 16
-  // keys at Kudu's cell limit: the first batch has 16 keys; they answer about 16.5 KB each, so
-  // the next batches have 63 keys (an eighth of the share at that size), however small the
-  // entities they hold: the size is the largest seen in the window's lookup.
+  // 40 entities with 12 tags of 3,000 bytes (about 36.5 KB an answer) sort first, then 100 small
+  // ones. A share of 8 MiB: batches of at most 64 keys (half of it in 64 KiB cells), and 28 after
+  // a batch of the large ones (an eighth of it at 36.5 KB), in the next lookup too.
   Fixture f(KeyEncoding::kHex);
-  std::vector<Guid> guids;
+  std::vector<Guid> big, small;
   std::vector<std::string> sql;
-  for (int i = 0; i < 80; ++i) {
+  for (int i = 0; i < 140; ++i) {
     Guid g = guid(fmt::format("{:02x}000000000000000000000000000000", i));
-    guids.push_back(g);
+    (i < 40 ? big : small).push_back(g);
     const std::string key = key_literal(g, KeyEncoding::kHex);
     sql.push_back("UPSERT INTO `atlas`.`entity_flat` (`guid`, `type_name`, `state`) VALUES (" +
                   key + ", 'hive_table', 'ACTIVE')");
-    for (int t = 0; t < (i < 16 ? 8 : 1); ++t) {
+    for (int t = 0; t < (i < 40 ? 12 : 1); ++t) {
       sql.push_back(
           "UPSERT INTO `atlas`.`entity_classifications` (`tag_name`, `guid`, `propagated`) "
           "VALUES ('" +
-          fmt::format("{}{}", t, std::string(i < 16 ? 2000 : 10, 'x')) + "', " + key + ", FALSE)");
+          fmt::format("{:02}{}", t, std::string(i < 40 ? 3000 : 10, 'x')) + "', " + key +
+          ", FALSE)");
     }
   }
   f.execute(sql);
   o = CompileOptions{};
-  o.window_budget = 16 * 8 * kDefaultMaxCellBytes;
+  o.window_budget = 2 * 64 * kDefaultMaxCellBytes;
   Hs2PriorState prior(validate_hs2_options(f.options), hs2_sessions(f.options), o);
-  std::vector<std::size_t> batches;
-  std::vector<PriorEntity> got;
-  prior.lookup_in_batches(guids, [&](std::vector<PriorEntity>& found) {
-    batches.push_back(found.size());
-    for (PriorEntity& p : found) got.push_back(std::move(p));
-  });
-  CHECK(batches == std::vector<std::size_t>{16, 63, 1});
-  CHECK(show(got) == show(f.expected(guids)));
-  CHECK(prior.stats().queries == 6);
+  const auto batches = [&](const std::vector<Guid>& guids) {
+    std::vector<std::size_t> sizes;
+    std::vector<PriorEntity> got;
+    prior.lookup_in_batches(guids, [&](std::vector<PriorEntity>& found) {
+      sizes.push_back(found.size());
+      for (PriorEntity& p : found) got.push_back(std::move(p));
+    });
+    CHECK(show(got) == show(f.expected(guids)));
+    return sizes;
+  };
+  CHECK(batches(big) == std::vector<std::size_t>{40});
+  // The first batch of the next lookup is sized by the large answers; small answers bring the
+  // size back up to the first bound, not to --batch-rows.
+  CHECK(batches(small) == std::vector<std::size_t>{28, 64, 8});
+  CHECK(batches(big) == std::vector<std::size_t>{40});
+  CHECK(batches(big) == std::vector<std::size_t>{28, 12});
+  CHECK(prior.stats().queries == 2 * 7);
 }
 
 TEST_CASE("hs2 prior: lookups equal the store after random runs, both encodings") {
