@@ -92,7 +92,7 @@ struct Hs2PriorStats {
 // beside the knowledge cache. The cells of the tables may be larger than --props-max-bytes (a
 // run with a lower cap than the one that loaded them read 1,000 keys of 20 KB per batch: 206 MB
 // at 64M), and no cap bounds the classifications (6,000 entities with 40 KB of tags: batches of
-// 1,000 keys of 40 KB at the default budget); the answers bring such batches down to 379 keys at
+// 1,000 keys of 40 KB at the default budget); the answers bring such batches down to 380 keys at
 // the default budget, 42 at 64M. The last batch alone decides, not the largest seen: a few
 // large entities would otherwise make every later lookup take more round trips; the first bound
 // holds whatever the last batch was.
