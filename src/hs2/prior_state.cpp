@@ -260,6 +260,7 @@ void Hs2PriorState::lookup_in_batches(std::span<const Guid> guids_in,
     }
     stats_.tag_rows += tags.rows.size();
 
+    std::size_t answered = 0;
     for (PriorEntity& p : found) {
       std::sort(p.tags.begin(), p.tags.end());
       if (std::adjacent_find(p.tags.begin(), p.tags.end()) != p.tags.end()) {
@@ -269,10 +270,9 @@ void Hs2PriorState::lookup_in_batches(std::span<const Guid> guids_in,
                                    p.guid.hex()));
       }
       if (p.exists) ++stats_.found;
+      answered += answer_bytes(p);
     }
     stats_.guids += batch.size();
-    std::size_t answered = 0;
-    for (const PriorEntity& p : found) answered += answer_bytes(p);
     last_bytes_per_key_ = std::max<std::size_t>(answered / batch.size(), 1);
     batch_keys = lookup_batch_keys(options_, last_bytes_per_key_);
     begin = end;
