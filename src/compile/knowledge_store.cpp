@@ -247,6 +247,11 @@ std::size_t KnowledgeStore::footprint(const EntityKnowledge& k) {
   return n;
 }
 
+void KnowledgeStore::count(Entry& e) {
+  e.bytes = static_cast<std::uint32_t>(footprint(e.knowledge));
+  bytes_ += e.bytes;
+}
+
 void KnowledgeStore::unlink(Entry& e) {
   (e.prev ? e.prev->next : lru_front_) = e.next;
   (e.next ? e.next->prev : lru_back_) = e.prev;
@@ -299,8 +304,7 @@ EntityKnowledge& KnowledgeStore::get(const Guid& guid) {
   Entry& e = entries_.find_or_make(guid, made);
   if (made && read_spilled(guid)) {
     decode_knowledge(scratch_, e.knowledge);
-    e.bytes = static_cast<std::uint32_t>(footprint(e.knowledge));
-    bytes_ += e.bytes;
+    count(e);
   }
   return touch(e).knowledge;
 }
@@ -313,10 +317,9 @@ void KnowledgeStore::assume(const Guid& guid, EntityKnowledge k) {
                 "knowledge assumed for an entity the store already knows");
   }
   e.knowledge = std::move(k);
-  e.bytes = static_cast<std::uint32_t>(footprint(e.knowledge));
+  count(e);
   // Not touched, so not in the recency list until a window touches it (end_window links it).
   e.assumed = true;
-  bytes_ += e.bytes;
   assumed_bytes_ += e.bytes;
   stats_.entries = entries_.size();
 }
@@ -329,8 +332,7 @@ void KnowledgeStore::learn(const Guid& guid, EntityKnowledge k) {
     return;
   }
   e.knowledge = std::move(k);
-  e.bytes = static_cast<std::uint32_t>(footprint(e.knowledge));
-  bytes_ += e.bytes;
+  count(e);
   e.window = window_;
   link_at_back(e);
   stats_.entries = entries_.size();
@@ -376,8 +378,7 @@ bool KnowledgeStore::load(const Guid& guid, EntityKnowledge& out) {
 void KnowledgeStore::end_window(bool window_ends) {
   for (Entry* e : touched_) {
     bytes_ -= e->bytes;
-    e->bytes = static_cast<std::uint32_t>(footprint(e->knowledge));
-    bytes_ += e->bytes;
+    count(*e);
     e->touched = false;
     // To the back of the recency list, in the order the window first touched them.
     if (e->linked) unlink(*e);

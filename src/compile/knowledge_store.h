@@ -199,6 +199,8 @@ class KnowledgeStore {
   };
 
   static std::size_t footprint(const EntityKnowledge& k);
+  // Estimates `e`'s footprint (Entry::bytes) and adds it to bytes_; `e` is not counted there.
+  void count(Entry& e);
   // What was spilled for `guid`, read into scratch_ (and counted); false if it never was.
   bool read_spilled(const Guid& guid);
   Entry& touch(Entry& e);
