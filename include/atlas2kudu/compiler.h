@@ -358,6 +358,8 @@ struct KnowledgeStats {
   std::uint64_t spill_reads = 0;  // entries read back from it
 };
 
+class SnapshotFile;  // below
+
 class Compiler {
  public:
   // Throws Error(kUsage) as validate_compile_options.
@@ -395,8 +397,10 @@ class Compiler {
                                 const std::function<void(std::string_view)>& out);
   // Takes the knowledge in `snapshot` (knowledge_snapshot's bytes, or several merged by
   // merge_knowledge_snapshots) of every entity it names that nothing is known of yet. Throws
-  // Error(kCheckpoint) on other bytes.
+  // Error(kCheckpoint) on other bytes. The knowledge stays in the snapshot until a window touches
+  // its entity (KnowledgeStore::assume): a SnapshotFile's stays on disk.
   void assume(std::string_view snapshot);
+  void assume(std::shared_ptr<const SnapshotFile> snapshot);
 
   // How the next window will be named in messages (window_name), from its events.
   std::string next_window_name(std::span<const Event> window) const;
@@ -517,15 +521,96 @@ class KnowledgeSnapshot {
   std::span<const Event> window_;
 };
 
-// Throws Error(kCheckpoint) unless `snapshot` is of knowledge_snapshot's form, with every entry's
-// knowledge decoded (a resumed run checks FILE.window so before anything runs).
-void check_knowledge_snapshot(std::string_view snapshot);
+// A knowledge snapshot (knowledge_snapshot's bytes) kept in a file and read an entry at a time,
+// not held: FILE.window of a resumed run holds what was known of every entity of the window it
+// stopped in, which may be many times the memory budget (10,000 entities with 20 KB of stored
+// props: 200 MB). It holds the file open, so a rename over its path (the checkpoint replacing
+// FILE.window) changes nothing it reads, and an index of 32 bytes per entry.
+//
+//   SnapshotFile s("ck.window", 120, 200'000'000);  // bytes [120, 120 + 200 MB): read through
+//                                                   // once, every entry checked, then indexed
+//   std::size_t i = s.find(guid);                   // binary search of the index, no I/O
+//   s.read_knowledge(i, bytes);                     // one pread of that entry
+//   s.write([&](std::string_view part) { ... });    // the snapshot's bytes, a MiB at a time
+class SnapshotFile {
+ public:
+  static constexpr std::size_t npos = static_cast<std::size_t>(-1);
+  // Throws Error(kCheckpoint) if the bytes are not of knowledge_snapshot's form (entries in
+  // ascending guid order, each one's knowledge decoded when `check`), or cannot be read.
+  SnapshotFile(const std::string& path, std::uint64_t offset, std::uint64_t size,
+               bool check = true);
+  // The same, of bytes held in memory (Compiler::assume(std::string_view), tests).
+  explicit SnapshotFile(std::string bytes);
+  ~SnapshotFile();
+  SnapshotFile(const SnapshotFile&) = delete;
+  SnapshotFile& operator=(const SnapshotFile&) = delete;
+
+  std::size_t entries() const { return slots_.size(); }
+  std::uint64_t size() const { return size_; }
+  const Guid& guid(std::size_t i) const { return slots_[i].guid; }
+  // The bytes entry i takes in the snapshot: guid, length and knowledge.
+  std::uint64_t entry_size(std::size_t i) const { return slots_[i].size; }
+  // The entry of `guid`, or npos.
+  std::size_t find(const Guid& guid) const;
+  // Entry i's knowledge bytes (decode_knowledge's input), or the whole entry (what
+  // knowledge_snapshot writes for it). Throws Error(kIo) naming the file if it cannot be read.
+  void read_knowledge(std::size_t i, std::string& out) const;
+  void read_entry(std::size_t i, std::string& out) const;
+  // The snapshot's bytes, handed to `out` in pieces of at most a MiB.
+  void write(const std::function<void(std::string_view)>& out) const;
+  // The snapshot's entries for guids `without` (ascending) does not name, an entry at a time,
+  // and the bytes they take.
+  void write_without(std::span<const Guid> without,
+                     const std::function<void(std::string_view)>& out) const;
+  std::uint64_t size_without(std::span<const Guid> without) const;
+  // All of it in one string (tests, small snapshots).
+  std::string str() const;
+
+ private:
+  struct Slot {
+    Guid guid;
+    std::uint64_t offset = 0;  // of the entry, from the snapshot's first byte
+    std::uint32_t size = 0;    // of the whole entry
+    std::uint32_t header = 0;  // of its guid and length: the knowledge follows
+  };
+  void read(std::uint64_t offset, std::size_t size, std::string& out) const;
+  void index(bool check);
+
+  std::string path_;
+  int fd_ = -1;
+  std::string bytes_;  // the in-memory form's bytes
+  std::uint64_t base_ = 0;
+  std::uint64_t size_ = 0;
+  std::vector<Slot> slots_;
+};
+
+// Both snapshots' entries, `earlier`'s where both name an entity, an entry at a time
+// (merge_knowledge_snapshots of a SnapshotFile and entries handed over in ascending order, by
+// KnowledgeSnapshot::write say). Each size() and write() goes through `later` once again.
+//   MergedSnapshot merged(assumed, [&](const auto& out) { snapshot.write(out); });
+//   write_header(merged.size());
+//   merged.write(append);
+class MergedSnapshot {
+ public:
+  using Entries = std::function<void(const std::function<void(std::string_view)>&)>;
+  MergedSnapshot(const SnapshotFile& earlier, Entries later)
+      : earlier_(earlier), later_(std::move(later)) {}
+  // The bytes write() hands over; `later_guids`, if given, gets the guids of `later`'s entries.
+  std::uint64_t size(std::vector<Guid>* later_guids = nullptr) const;
+  void write(const std::function<void(std::string_view)>& out) const;
+
+ private:
+  // Calls `each` with every merged entry's index in `earlier_` (npos when it is later's) and,
+  // for later's, its bytes.
+  void merge(const std::function<void(std::size_t, std::string_view)>& each,
+             std::vector<Guid>* later_guids = nullptr) const;
+  const SnapshotFile& earlier_;
+  Entries later_;
+};
+
 // Both snapshots' entries, `earlier`'s where both name an entity (each holds the state before the
 // same window, so they agree there). Throws Error(kCheckpoint) on bytes not of that form.
 std::string merge_knowledge_snapshots(std::string_view earlier, std::string_view later);
-// The entries of `snapshot` for entities `without` does not name. Throws Error(kCheckpoint) as
-// merge_knowledge_snapshots.
-std::string knowledge_snapshot_without(std::string_view snapshot, std::string_view without);
 
 // ---------------------------------------------------------------------------------------------
 // SQL

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <simdjson.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -372,17 +373,23 @@ void CheckpointFile::record(Checkpoint next, const Reader& reader) {
   const std::string next_digest = to_hex(sha256(text));
   // What an earlier run left and the recorded window did not fold stays, for the checkpoint
   // after this record: written before the checkpoint, with a section for each of the two.
-  std::string remaining =
-      assumed_.empty() ? std::string() : knowledge_snapshot_without(assumed_, window_);
-  if (!remaining.empty()) {
-    write_window_knowledge({{file_digest_, window_events_, window_end_, window_knowledge_},
-                            {next_digest, 0, {}, remaining}});
+  const std::uint64_t remaining = assumed_ ? assumed_->size_without(window_entities_) : 0;
+  std::vector<std::uint64_t> at;
+  if (remaining > 0) {
+    at = write_window_knowledge(
+        {{file_digest_, window_events_, window_end_, window_knowledge_->size(),
+          [&](const auto& out) { window_knowledge_->write(out); }},
+         {next_digest, 0, {}, remaining, [&](const auto& out) {
+            assumed_->write_without(window_entities_, out);
+          }}});
   }
   write_file_atomically(path_, text, 0600);
   file_digest_ = next_digest;
-  assumed_ = remaining;
-  window_knowledge_ = std::move(remaining);
-  window_.clear();
+  assumed_ = remaining > 0 ? std::make_shared<const SnapshotFile>(window_knowledge_path(), at[1],
+                                                                  remaining, false)
+                           : nullptr;
+  window_knowledge_ = assumed_;
+  window_entities_.clear();
   // Only once the file holds it: a save that fails leaves state() and resume_point() saying what
   // the file still holds (--stats and the stopped run's message report them).
   checkpoint_ = std::move(next);
@@ -390,7 +397,7 @@ void CheckpointFile::record(Checkpoint next, const Reader& reader) {
   written_ = true;
   // The window it records is applied: nothing of it is left to fold again (a FILE.window left
   // by a failure here is tied to the checkpoint before, and ignored).
-  if (assumed_.empty()) remove_window_knowledge();
+  if (!assumed_) remove_window_knowledge();
 }
 
 void CheckpointFile::window_applied(const WindowInfo& window, const Reader& reader) {
@@ -460,35 +467,60 @@ std::string CheckpointFile::digest_of_file(const std::string& path) {
 void CheckpointFile::load_window_knowledge() {
   const std::string path = window_knowledge_path();
   require_regular_or_absent(path);  // a FIFO there would hold the run in open(2)
-  const std::optional<std::string> bytes = read_whole_file(path);
-  if (!bytes) return;
-  // magic, target line, then sections: digest line, events line (not in version 1), size line,
-  // that many bytes.
-  std::string_view rest(*bytes);
-  const auto line = [&]() -> std::optional<std::string_view> {
-    const std::size_t end = rest.find('\n');
-    if (end == std::string_view::npos) return std::nullopt;
-    const std::string_view out = rest.substr(0, end);
-    rest.remove_prefix(end + 1);
-    return out;
-  };
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) return;
+    throw Error(ErrorCategory::kCheckpoint,
+                fmt::format("{}: cannot be read: {}", one_line(path), std::strerror(errno)));
+  }
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    throw Error(ErrorCategory::kCheckpoint,
+                fmt::format("{}: cannot be read: {}", one_line(path), std::strerror(errno)));
+  }
+  const auto file_size = static_cast<std::uint64_t>(st.st_size);
+  // magic, target line, then sections: digest line, events line (not in version 1), end line (not
+  // in version 1), size line, that many bytes of knowledge. Only the lines are read here: the
+  // knowledge stays in the file (SnapshotFile).
+  std::uint64_t at = 0;
   const auto corrupt = [&] {
     return Error(ErrorCategory::kCheckpoint,
                  fmt::format("{}: not what atlas2kudu writes there; move it and {} away to "
                              "start over (every input is then applied again)",
                              one_line(path), one_line(path_)));
   };
-  const std::optional<std::string_view> magic = line();
+  std::string buffer;
+  const auto line = [&]() -> std::optional<std::string> {
+    constexpr std::size_t kLongest = 65536;  // far longer than any line written there
+    buffer.resize(kLongest);
+    ssize_t n;
+    do {
+      n = ::pread(fd, buffer.data(), kLongest, static_cast<off_t>(at));
+    } while (n < 0 && errno == EINTR);
+    if (n < 0) {
+      throw Error(ErrorCategory::kCheckpoint,
+                  fmt::format("{}: cannot be read: {}", one_line(path), std::strerror(errno)));
+    }
+    const std::size_t end = std::string_view(buffer.data(), static_cast<std::size_t>(n)).find('\n');
+    if (end == std::string_view::npos) return std::nullopt;
+    at += end + 1;
+    return buffer.substr(0, end);
+  };
+  const std::optional<std::string> magic = line();
   const auto is = [&](std::string_view m) { return magic == m.substr(0, m.size() - 1); };
   const bool with_events = is(kWindowKnowledgeMagic);
   if (!with_events && !is(kWindowKnowledgeMagicV1)) throw corrupt();
   const auto number = [&](std::string_view text) {
-    std::size_t n = 0;
+    std::uint64_t n = 0;
     const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
     if (ec != std::errc() || end != text.data() + text.size() || text.empty()) throw corrupt();
     return n;
   };
-  const std::optional<std::string_view> target = line();
+  const std::optional<std::string> target = line();
   if (!target) throw corrupt();
   if (*target != target_) {
     // Written for another target (the same path given to runs against two clusters): of no use.
@@ -507,31 +539,34 @@ void CheckpointFile::load_window_knowledge() {
     end.record = number(text.substr(colon + 1));
     return end;
   };
-  while (!rest.empty()) {
-    const std::optional<std::string_view> digest = line();
-    const std::optional<std::string_view> events_text =
-        with_events ? line() : std::optional<std::string_view>("0");
-    const std::optional<std::string_view> end_text =
-        with_events ? line() : std::optional<std::string_view>("");
-    const std::optional<std::string_view> size_text = line();
+  while (at < file_size) {
+    const std::optional<std::string> digest = line();
+    const std::optional<std::string> events_text =
+        with_events ? line() : std::optional<std::string>("0");
+    const std::optional<std::string> end_text =
+        with_events ? line() : std::optional<std::string>("");
+    const std::optional<std::string> size_text = line();
     if (!digest || !events_text || !end_text || !size_text) throw corrupt();
-    const std::size_t events = number(*events_text);
+    const std::uint64_t events = number(*events_text);
     WindowEnd end = window_end(*end_text);
-    const std::size_t size = number(*size_text);
-    if (size > rest.size()) throw corrupt();
+    const std::uint64_t size = number(*size_text);
+    if (size > file_size - at) throw corrupt();
     if (*digest == file_digest_) {
-      window_knowledge_ = std::string(rest.substr(0, size));
-      stopped_window_events_ = events;
+      stopped_window_events_ = static_cast<std::size_t>(events);
       stopped_window_end_ = std::move(end);
-      try {
-        check_knowledge_snapshot(window_knowledge_);  // now, before anything runs
-      } catch (const Error&) {
-        throw corrupt();
+      if (size > 0) {
+        try {
+          // Checked now, before anything runs; then read an entity at a time.
+          assumed_ = std::make_shared<const SnapshotFile>(path, at, size);
+        } catch (const Error& e) {
+          if (e.category() != ErrorCategory::kCheckpoint) throw;
+          throw corrupt();
+        }
+        window_knowledge_ = assumed_;
       }
-      assumed_ = window_knowledge_;
       return;
     }
-    rest.remove_prefix(size);
+    at += size;
   }
   // Left for another state of the checkpoint (it was replaced or removed since): of no use.
   // Also left by a run that stopped between recording its window and removing it: harmless.
@@ -543,25 +578,29 @@ void CheckpointFile::load_window_knowledge() {
 }
 
 void CheckpointFile::forget_window_knowledge() {
-  const bool loaded = !window_knowledge_.empty() || stopped_window_events_ > 0;
+  const bool loaded = assumed_ || stopped_window_events_ > 0;
   stopped_window_events_ = 0;
   stopped_window_end_ = {};
   if (!loaded) return;
   discarded_ = "this run does not read the prior state from the tables (--prior none)";
-  window_knowledge_.clear();
-  assumed_.clear();
+  window_knowledge_.reset();
+  assumed_.reset();
   remove_window_knowledge();
 }
 
-void CheckpointFile::write_window_knowledge(const std::vector<WindowSection>& sections) const {
+std::vector<std::uint64_t> CheckpointFile::write_window_knowledge(
+    const std::vector<WindowSection>& sections) const {
   AtomicFile file(window_knowledge_path(), 0600);
   std::FILE* out = file.stream();
   int error = 0;  // errno of the first write that failed; nothing is written after it
+  std::uint64_t written = 0;
   const auto put = [&](std::string_view bytes) {
     if (error == 0 && std::fwrite(bytes.data(), 1, bytes.size(), out) != bytes.size()) {
       error = errno != 0 ? errno : EIO;
     }
+    written += bytes.size();
   };
+  std::vector<std::uint64_t> starts;
   put(kWindowKnowledgeMagic);
   put(fmt::format("{}\n", target_));
   for (const WindowSection& section : sections) {
@@ -569,12 +608,14 @@ void CheckpointFile::write_window_knowledge(const std::vector<WindowSection>& se
     if (!section.end.identity.empty()) {
       put(fmt::format("{}:{}", section.end.identity, section.end.record));
     }
-    if (section.snapshot) {
-      put(fmt::format("\n{}\n", section.snapshot->size()));
-      section.snapshot->write(put);
-    } else {
-      put(fmt::format("\n{}\n", section.knowledge.size()));
-      put(section.knowledge);
+    put(fmt::format("\n{}\n", section.size));
+    starts.push_back(written);
+    section.knowledge(put);
+    if (error == 0 && written - starts.back() != section.size) {
+      throw Error(
+          ErrorCategory::kInternal,
+          fmt::format("{}: {} bytes of knowledge written where {} were announced",
+                      one_line(window_knowledge_path()), written - starts.back(), section.size));
     }
   }
   if (error != 0) {
@@ -583,6 +624,7 @@ void CheckpointFile::write_window_knowledge(const std::vector<WindowSection>& se
                             std::strerror(error)));
   }
   file.commit();
+  return starts;
 }
 
 void CheckpointFile::note_window(std::span<const Event> window, const Reader& reader) {
@@ -602,28 +644,37 @@ void CheckpointFile::note_window(std::span<const Event> window, const Reader& re
 
 void CheckpointFile::window_starting(const KnowledgeSnapshot& knowledge,
                                      std::span<const Event> window, const Reader& reader) {
-  if (!assumed_.empty()) return window_starting(knowledge.str(), window, reader);
-  note_window(window, reader);
-  window_.clear();
-  window_knowledge_.clear();
-  write_window_knowledge({{file_digest_, window_events_, window_end_, {}, &knowledge}});
+  start_window([&](const auto& out) { knowledge.write(out); }, window, reader);
 }
 
 void CheckpointFile::window_starting(std::string_view knowledge, std::span<const Event> window,
                                      const Reader& reader) {
+  const SnapshotFile entries{std::string(knowledge)};
+  start_window([&](const auto& out) { entries.write_without({}, out); }, window, reader);
+}
+
+void CheckpointFile::start_window(const MergedSnapshot::Entries& knowledge,
+                                  std::span<const Event> window, const Reader& reader) {
   note_window(window, reader);
+  window_entities_.clear();
+  if (!assumed_) {
+    window_knowledge_.reset();  // written out, never read again
+    std::uint64_t size = 0;
+    knowledge([&](std::string_view entry) { size += entry.size(); });
+    write_window_knowledge({{file_digest_, window_events_, window_end_, size, knowledge}});
+    return;
+  }
   // What an earlier run knew before the window it stopped in comes first: it may have written
   // rows of entities this window does not name (it was cut longer), and of those it does, it
-  // knew them before any of their rows were written. The window's own knowledge is kept apart
-  // only to tell it from the earlier run's (record()).
-  if (assumed_.empty()) {
-    window_.clear();
-    window_knowledge_.assign(knowledge);
-  } else {
-    window_.assign(knowledge);
-    window_knowledge_ = merge_knowledge_snapshots(assumed_, knowledge);
-  }
-  write_window_knowledge({{file_digest_, window_events_, window_end_, window_knowledge_}});
+  // knew them before any of their rows were written. The window's own entities are kept only to
+  // tell its knowledge from the earlier run's (record()).
+  const MergedSnapshot merged(*assumed_, knowledge);
+  const std::uint64_t size = merged.size(&window_entities_);
+  const std::vector<std::uint64_t> at =
+      write_window_knowledge({{file_digest_, window_events_, window_end_, size,
+                               [&](const auto& out) { merged.write(out); }}});
+  window_knowledge_ =
+      std::make_shared<const SnapshotFile>(window_knowledge_path(), at[0], size, false);
 }
 
 bool CheckpointFile::first_window_may_close(const Reader& reader,
@@ -652,14 +703,13 @@ bool CheckpointFile::first_window_may_close(const Reader& reader,
 }
 
 bool CheckpointFile::assume_window_knowledge(Compiler& compiler) const {
-  if (window_knowledge_.empty()) return false;
-  try {
-    compiler.assume(window_knowledge_);
-  } catch (Error& e) {
-    e.add_context(one_line(window_knowledge_path()) + ": ");
-    throw;
-  }
+  if (!assumed_) return false;
+  compiler.assume(assumed_);  // checked when it was loaded
   return true;
+}
+
+std::string CheckpointFile::window_knowledge() const {
+  return window_knowledge_ ? window_knowledge_->str() : std::string();
 }
 
 void CheckpointFile::remove_window_knowledge() {

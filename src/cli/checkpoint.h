@@ -31,6 +31,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <span>
 #include <string>
 #include <utility>
@@ -155,18 +156,21 @@ class CheckpointFile {
   // writes the file first with a section for the checkpoint before and one for the checkpoint
   // after (crash-safe: whichever the checkpoint file holds finds its own), and it is removed once
   // nothing is left.
-  //   checkpoint.window_knowledge();         // what an earlier run left, or ""
+  // None of it is held in memory: it may be many times the memory budget (10,000 entities with
+  // 20 KB of stored props: 200 MB). What a run assumes stays in the file (SnapshotFile, which
+  // the compiler reads an entity at a time), and each rewrite of FILE.window copies it across.
+  //   checkpoint.window_knowledge();         // what an earlier run left, or "" (read: tests)
   //   checkpoint.window_starting(snapshot, window, reader);  // before each window runs
   //   checkpoint.window_applied(w, reader);  // records the window; FILE.window keeps the rest
-  const std::string& window_knowledge() const { return window_knowledge_; }
+  std::string window_knowledge() const;
   // Saves FILE.window (mode 0600), with the window's number of events and the position of its
   // last event (`reader` tells its input's identity). Throws Error(kIo). The snapshot is written
-  // out, not kept, unless the file also holds an earlier run's knowledge (window_knowledge() is
-  // then both): it may be far larger than the memory budget.
+  // out an entry at a time, merged with an earlier run's knowledge if the file holds any
+  // (window_knowledge() is then both).
   void window_starting(const KnowledgeSnapshot& knowledge, std::span<const Event> window,
                        const Reader& reader);
   void window_starting(std::string_view knowledge, std::span<const Event> window,
-                       const Reader& reader);
+                       const Reader& reader);  // tests
   // The number of events of the window an earlier run stopped in (FILE.window), or 0.
   std::size_t stopped_window_events() const { return stopped_window_events_; }
   // Whether this run's first window, `window` so far, may close (FirstWindowEnd in
@@ -203,18 +207,22 @@ class CheckpointFile {
     std::uint64_t record = 0;
   };
   // One section of FILE.window: the checkpoint's digest, the window's number of events, and what
-  // was known before it.
+  // was known before it (`size` bytes, handed over by `knowledge`).
   struct WindowSection {
     std::string digest;
     std::size_t events = 0;
     WindowEnd end;
-    std::string_view knowledge;
-    const KnowledgeSnapshot* snapshot = nullptr;  // written instead of `knowledge` when set
+    std::uint64_t size = 0;
+    MergedSnapshot::Entries knowledge;
   };
   // Sets window_events_ and window_end_ for `window`.
   void note_window(std::span<const Event> window, const Reader& reader);
-  // Replaces FILE.window with these sections.
-  void write_window_knowledge(const std::vector<WindowSection>& sections) const;
+  // window_starting() of the snapshot `knowledge` hands over.
+  void start_window(const MergedSnapshot::Entries& knowledge, std::span<const Event> window,
+                    const Reader& reader);
+  // Replaces FILE.window with these sections; returns where each one's knowledge starts.
+  std::vector<std::uint64_t> write_window_knowledge(
+      const std::vector<WindowSection>& sections) const;
   void remove_window_knowledge();
 
   std::string path_;
@@ -225,10 +233,13 @@ class CheckpointFile {
   std::uint64_t parts_pending_ = 0;        // part_applied since the last record
   std::uint64_t part_events_pending_ = 0;  // ... and their events
   std::string target_;                     // endpoint and database, as FILE.window names them
-  std::string file_digest_;       // hex SHA-256 of what the checkpoint file holds ("" if absent)
-  std::string window_knowledge_;  // what FILE.window holds for file_digest_
-  std::string assumed_;  // ... of which: from an earlier run, not folded by a recorded window
-  std::string window_;   // ... of which: the knowledge of the window now running
+  std::string file_digest_;  // hex SHA-256 of what the checkpoint file holds ("" if absent)
+  // What FILE.window holds for file_digest_, when it holds knowledge from an earlier run (null
+  // when it holds none: then nothing of it is needed again).
+  std::shared_ptr<const SnapshotFile> window_knowledge_;
+  // ... of which: from an earlier run, not folded by a recorded window
+  std::shared_ptr<const SnapshotFile> assumed_;
+  std::vector<Guid> window_entities_;      // ... and the entities of the window now running
   std::size_t window_events_ = 0;          // the events of the window now running
   WindowEnd window_end_;                   // ... and its last event's position
   std::size_t stopped_window_events_ = 0;  // of the window an earlier run stopped in

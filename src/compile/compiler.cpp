@@ -205,63 +205,20 @@ void KnowledgeSnapshot::write(const std::function<void(std::string_view)>& out) 
 }
 
 void Compiler::assume(std::string_view snapshot) {
-  impl_->folder.assume(snapshot);
+  assume(std::make_shared<const SnapshotFile>(std::string(snapshot)));
 }
 
-namespace {
-
-// Calls `each` with every entry of `snapshot`, its knowledge decoded first, so that bytes that do
-// not decode are refused (for_each_snapshot_entry: Error(kCheckpoint)) before they are used.
-template <typename Each>
-void for_each_checked_entry(std::string_view snapshot, Each&& each) {
-  EntityKnowledge decoded;
-  for_each_snapshot_entry(snapshot, [&](const Guid& g, std::string_view k) {
-    decode_knowledge(k, decoded);
-    each(g, k);
-  });
-}
-
-}  // namespace
-
-void check_knowledge_snapshot(std::string_view snapshot) {
-  for_each_checked_entry(snapshot, [](const Guid&, std::string_view) {});
+void Compiler::assume(std::shared_ptr<const SnapshotFile> snapshot) {
+  impl_->folder.assume(std::move(snapshot));
 }
 
 std::string merge_knowledge_snapshots(std::string_view earlier, std::string_view later) {
-  std::vector<std::pair<Guid, std::string_view>> a, b;
-  const auto read = [](std::string_view snapshot, auto& into) {
-    for_each_checked_entry(snapshot,
-                           [&](const Guid& g, std::string_view k) { into.emplace_back(g, k); });
-  };
-  read(earlier, a);
-  read(later, b);
+  const SnapshotFile first{std::string(earlier)};
+  const SnapshotFile second{std::string(later)};
   std::string out;
-  const auto put = [&](const Guid& g, std::string_view k) { append_snapshot_entry(out, g, k); };
-  auto x = a.begin();
-  auto y = b.begin();
-  while (x != a.end() || y != b.end()) {
-    if (y == b.end() || (x != a.end() && x->first <= y->first)) {
-      if (y != b.end() && x->first == y->first) ++y;
-      put(x->first, x->second);
-      ++x;
-    } else {
-      put(y->first, y->second);
-      ++y;
-    }
-  }
-  return out;
-}
-
-std::string knowledge_snapshot_without(std::string_view snapshot, std::string_view without) {
-  std::vector<Guid> drop;
-  for_each_snapshot_entry(without, [&](const Guid& g, std::string_view) { drop.push_back(g); });
-  std::string out;
-  auto d = drop.begin();  // both ascending
-  for_each_snapshot_entry(snapshot, [&](const Guid& g, std::string_view k) {
-    while (d != drop.end() && *d < g) ++d;
-    if (d != drop.end() && *d == g) return;
-    append_snapshot_entry(out, g, k);
-  });
+  MergedSnapshot(first, [&](const auto& each) {
+    second.write_without({}, each);
+  }).write([&](std::string_view bytes) { out += bytes; });
   return out;
 }
 

@@ -612,13 +612,8 @@ std::string Folder::knowledge_snapshot(std::span<const Event> events) {
   return out;
 }
 
-void Folder::assume(std::string_view snapshot) {
-  for_each_snapshot_entry(snapshot, [&](const Guid& guid, std::string_view bytes) {
-    if (knowledge_.contains(guid)) return;
-    EntityKnowledge k;
-    decode_knowledge(bytes, k);
-    knowledge_.assume(guid, std::move(k));
-  });
+void Folder::assume(std::shared_ptr<const SnapshotFile> snapshot) {
+  knowledge_.assume(std::move(snapshot));
 }
 
 Folder::~Folder() = default;

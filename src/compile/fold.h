@@ -42,7 +42,7 @@ class Folder {
   std::string knowledge_snapshot(std::span<const Event> events);
   void write_knowledge_snapshot(std::span<const Event> events,
                                 const std::function<void(std::string_view)>& out);
-  void assume(std::string_view snapshot);
+  void assume(std::shared_ptr<const SnapshotFile> snapshot);
   // Folds `events` (one window, input order) into `net` (empty rows), then lets the store evict
   // past its budget. The same as begin_window(net, events.size()), add() of each event, then
   // end_window().

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
-#include <optional>
 #include <utility>
 #include <vector>
 
@@ -182,22 +181,20 @@ void append_snapshot_entry(std::string& out, const Guid& guid, const EntityKnowl
   append_snapshot_entry(out, guid, bytes);
 }
 
-void for_each_snapshot_entry(std::string_view snapshot,
-                             const std::function<void(const Guid&, std::string_view)>& each) {
-  ByteReader in(snapshot);
-  std::optional<Guid> previous;
-  try {
-    while (!in.done()) {
-      Guid guid;
-      in.bytes(guid.bytes.data(), guid.bytes.size());
-      if (previous && !(*previous < guid)) corrupt();
-      previous = guid;
-      each(guid, in.text());  // decode_knowledge's kInternal, if it decodes, is corruption too
+std::size_t snapshot_entry_header(std::string_view bytes, Guid& guid, std::size_t& knowledge_size) {
+  constexpr std::size_t kGuid = sizeof guid.bytes;
+  if (bytes.size() <= kGuid) return 0;
+  knowledge_size = 0;
+  for (std::size_t i = 0; i < 10; ++i) {
+    if (kGuid + i >= bytes.size()) return 0;
+    const auto b = static_cast<std::uint8_t>(bytes[kGuid + i]);
+    knowledge_size |= static_cast<std::size_t>(b & 0x7F) << (7 * i);
+    if (!(b & 0x80)) {
+      std::memcpy(guid.bytes.data(), bytes.data(), kGuid);
+      return kGuid + i + 1;
     }
-  } catch (const Error& e) {
-    if (e.category() != ErrorCategory::kInternal) throw;
-    throw Error(ErrorCategory::kCheckpoint, "not a knowledge snapshot written by this version");
   }
+  throw Error(ErrorCategory::kCheckpoint, "not a knowledge snapshot written by this version");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -269,10 +266,6 @@ void KnowledgeStore::link_at_back(Entry& e) {
 
 KnowledgeStore::Entry& KnowledgeStore::touch(Entry& e) {
   if (!e.touched) {
-    if (e.assumed) {
-      e.assumed = false;
-      assumed_bytes_ -= e.bytes;
-    }
     e.touched = true;
     e.window = window_;
     touched_.push_back(&e);
@@ -293,8 +286,24 @@ std::uint64_t KnowledgeStore::spill_entries() {
   return spill_ ? spill_->entries() : 0;
 }
 
+std::size_t KnowledgeStore::assumed_entry(const Guid& guid) const {
+  if (!assumed_) return SnapshotFile::npos;
+  const std::size_t i = assumed_->find(guid);
+  return i != SnapshotFile::npos && !taken_[i] ? i : SnapshotFile::npos;
+}
+
+bool KnowledgeStore::read_back(const Guid& guid, bool take) {
+  if (read_spilled(guid)) return true;
+  const std::size_t i = assumed_entry(guid);
+  if (i == SnapshotFile::npos) return false;
+  assumed_->read_knowledge(i, scratch_);
+  if (take) taken_[i] = true;  // in memory from now on, and evicted as any entry
+  return true;
+}
+
 bool KnowledgeStore::contains(const Guid& guid) {
-  return entries_.find(guid) != nullptr || (spill_ && spill_->contains(guid));
+  return entries_.find(guid) != nullptr || (spill_ && spill_->contains(guid)) ||
+         assumed_entry(guid) != SnapshotFile::npos;
 }
 
 EntityKnowledge& KnowledgeStore::get(const Guid& guid) {
@@ -302,26 +311,22 @@ EntityKnowledge& KnowledgeStore::get(const Guid& guid) {
   // memory): the entry is made first, then filled from the spill if it was evicted.
   bool made = false;
   Entry& e = entries_.find_or_make(guid, made);
-  if (made && read_spilled(guid)) {
+  if (made && read_back(guid, true)) {
     decode_knowledge(scratch_, e.knowledge);
     count(e);
   }
   return touch(e).knowledge;
 }
 
-void KnowledgeStore::assume(const Guid& guid, EntityKnowledge k) {
-  bool made = false;
-  Entry& e = entries_.find_or_make(guid, made);
-  if (!made) {
-    throw Error(ErrorCategory::kInternal,
-                "knowledge assumed for an entity the store already knows");
+void KnowledgeStore::assume(std::shared_ptr<const SnapshotFile> snapshot) {
+  if (assumed_) throw Error(ErrorCategory::kInternal, "knowledge assumed twice");
+  taken_.assign(snapshot->entries(), false);
+  // What the store knows already wins: those entries are as good as taken.
+  for (std::size_t i = 0; i < snapshot->entries(); ++i) {
+    const Guid& g = snapshot->guid(i);
+    taken_[i] = entries_.find(g) != nullptr || (spill_ && spill_->contains(g));
   }
-  e.knowledge = std::move(k);
-  count(e);
-  // Not touched, so not in the recency list until a window touches it (end_window links it).
-  e.assumed = true;
-  assumed_bytes_ += e.bytes;
-  stats_.entries = entries_.size();
+  assumed_ = std::move(snapshot);
 }
 
 void KnowledgeStore::learn(const Guid& guid, EntityKnowledge k) {
@@ -346,8 +351,7 @@ std::size_t KnowledgeStore::room() const {
 
 std::size_t KnowledgeStore::bytes_over_budget() const {
   const std::size_t room = this->room();
-  const std::size_t counted = bytes_ - assumed_bytes_;
-  return counted > room ? counted - room : 0;
+  return bytes_ > room ? bytes_ - room : 0;
 }
 
 void KnowledgeStore::make_room() {
@@ -359,15 +363,13 @@ void KnowledgeStore::make_room() {
 
 bool KnowledgeStore::load(const Guid& guid, EntityKnowledge& out) {
   if (Entry* e = entries_.find(guid)) {
-    // An assumed entry stays assumed: a resumed window's snapshot reads all of them before its
-    // fold, and they would all count against its first part at once (which would then end after
-    // one event).
-    out = (e->assumed ? *e : touch(*e)).knowledge;
+    out = touch(*e).knowledge;
     return true;
   }
-  // A spilled entry is read, not brought back: a window's snapshot (Compiler::knowledge_snapshot)
-  // looks at every entity it will fold, and what its lookups spilled would all come back at once.
-  if (read_spilled(guid)) {
+  // A spilled or assumed entry is read, not brought back: a window's snapshot
+  // (Compiler::knowledge_snapshot) looks at every entity it will fold, and what its lookups
+  // spilled, or a resumed run assumed, would all come back at once.
+  if (read_back(guid, false)) {
     decode_knowledge(scratch_, out);
     return true;
   }

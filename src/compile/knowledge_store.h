@@ -86,11 +86,10 @@ void decode_knowledge(std::string_view bytes, EntityKnowledge& out);
 // encode_knowledge.
 void append_snapshot_entry(std::string& out, const Guid& guid, const EntityKnowledge& k);
 void append_snapshot_entry(std::string& out, const Guid& guid, std::string_view knowledge);
-// Calls `each` with every entry's guid and its knowledge bytes, in order. Throws
-// Error(kCheckpoint) on bytes not of that form, also when `each` finds the knowledge corrupt
-// (decode_knowledge's Error(kInternal)).
-void for_each_snapshot_entry(std::string_view snapshot,
-                             const std::function<void(const Guid&, std::string_view)>& each);
+// The header of the entry at the start of `bytes` (its guid and its knowledge's length): the bytes
+// it takes, or 0 if `bytes` holds less than all of it. Throws Error(kCheckpoint) on a length that
+// is no varint of at most 10 bytes.
+std::size_t snapshot_entry_header(std::string_view bytes, Guid& guid, std::size_t& knowledge_size);
 
 class SpillStore;  // compile/spill_store.h
 
@@ -115,24 +114,25 @@ class KnowledgeStore {
   // for it. It cannot be evicted before the next end_window(), so it is the window's (or the
   // part's) to count (Compiler::window_held_bytes). 2,500 owner updates of entities holding 40
   // KB of tags each brought back 100 MB into one window at --memory-budget 64M. (Entries the
-  // window makes are counted only at its end, within the room left for them; assumed entries
-  // only once a window touches them: a resumed window of 200 MB of assumed knowledge would
-  // otherwise end a part after every event.)
+  // window makes are counted only at its end, within the room left for them. Assumed knowledge
+  // comes into memory only when a window touches it, and is counted then, as a read-back.)
   std::size_t bytes_over_budget() const;
   // Copies of get(), for callers that only look: false (and `out` all-unknown) if nothing known.
-  // A spilled entry is read into `out` and stays spilled; an assumed one stays assumed.
+  // A spilled entry is read into `out` and stays spilled; an assumed one stays in its snapshot.
   bool load(const Guid& guid, EntityKnowledge& out);
   void save(const Guid& guid, const EntityKnowledge& k) { get(guid) = k; }
-  // Knowledge a resumed run takes from the window that failed (Compiler::assume): held in memory,
-  // never evicted, until a window touches the entity. Under kLookUpAgain an evicted entry is read
-  // from the tables again, and those hold the failed window's partial writes, not what its fold
-  // started from; once a window has folded the entity and run, they hold its truth again. It is
-  // at most one window's entities, counted against the budget like any other entry.
-  //   store.assume(a, ka);    // before the first window
-  //   store.end_window();     // a window without `a`: `a` stays, whatever the budget
-  //   store.get(a);           // a window folds `a` ...
-  //   store.end_window();     // ... and from now on `a` may be evicted like any entry
-  void assume(const Guid& guid, EntityKnowledge k);
+  // Knowledge a resumed run takes from the window that failed (Compiler::assume), for every
+  // entity the store knows nothing of yet: it stays in `snapshot` (on disk: FILE.window, which
+  // may hold many times the budget) until a window touches the entity, and is then brought into
+  // memory and counted as a spilled entry read back. It is never forgotten before: under
+  // kLookUpAgain an evicted entry is read from the tables again, and those hold the failed
+  // window's partial writes, not what its fold started from; once a window has folded the entity
+  // and run, they hold its truth again.
+  //   store.assume(snapshot);  // before the first window; the snapshot names `a`
+  //   store.end_window();      // a window without `a`: `a` stays in the snapshot
+  //   store.get(a);            // a window folds `a`: read from the snapshot, counted ...
+  //   store.end_window();      // ... and from now on `a` may be evicted like any entry
+  void assume(std::shared_ptr<const SnapshotFile> snapshot);
   // What the PriorState told about `guid`, which the store does not know (Compiler::learn): held
   // like an entry of an earlier window, so that it can be evicted before the window touches the
   // entity, when a window's lookups outgrow the budget (a window of small updates of entities
@@ -159,10 +159,8 @@ class KnowledgeStore {
     std::uint32_t window = 0;  // last window that touched it
     std::uint32_t bytes = 0;   // footprint when last estimated
     bool touched = false;      // by the current window
-    // In the recency list, so evictable: from the end of the first window that touched it on
-    // (an entry assume() made is not, until then).
+    // In the recency list, so evictable: from the end of the first window that touched it on.
     bool linked = false;
-    bool assumed = false;  // made by assume(), not touched by a window yet
   };
 
   // What the footprint estimate adds to each heap block for the allocator's own bookkeeping.
@@ -203,6 +201,11 @@ class KnowledgeStore {
   void count(Entry& e);
   // What was spilled for `guid`, read into scratch_ (and counted); false if it never was.
   bool read_spilled(const Guid& guid);
+  // The entry of assumed_ for `guid` not taken into memory yet, or SnapshotFile::npos.
+  std::size_t assumed_entry(const Guid& guid) const;
+  // What was spilled or assumed for `guid`, read into scratch_; false if neither. `take`: the
+  // assumed entry is in memory from now on (get()).
+  bool read_back(const Guid& guid, bool take);
   Entry& touch(Entry& e);
   void unlink(Entry& e);
   // Links `e` (not in the list) as the most recently touched entry.
@@ -217,12 +220,13 @@ class KnowledgeStore {
   Entries entries_;
   std::size_t bytes_ = 0;
   std::size_t bytes_after_eviction_ = 0;  // at the end of the previous window
-  std::size_t assumed_bytes_ = 0;         // of the entries assume() made, not touched yet
   std::uint32_t window_ = 0;
   std::vector<Entry*> touched_;  // by the current window
   Entry* lru_front_ = nullptr;
   Entry* lru_back_ = nullptr;
   std::unique_ptr<SpillStore> spill_;
+  std::shared_ptr<const SnapshotFile> assumed_;  // assume()
+  std::vector<bool> taken_;                      // ... per entry: brought into memory
   std::string scratch_;
   KnowledgeStats stats_;
 };

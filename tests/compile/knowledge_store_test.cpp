@@ -280,34 +280,123 @@ TEST_CASE(
   CHECK(k == big(77));
 }
 
-TEST_CASE("assumed knowledge is not evicted until a window has folded the entity") {
+// `bytes` in a file of the directory, after a line of something else, as FILE.window holds a
+// snapshot: returns its path; the snapshot starts at byte kSnapshotAt.
+constexpr std::uint64_t kSnapshotAt = 6;
+std::string snapshot_in_file(const TempDir& dir, const std::string& bytes) {
+  const std::string path = dir.path + "/snapshot";
+  FILE* f = std::fopen(path.c_str(), "wb");
+  REQUIRE(f != nullptr);
+  const std::string text = "head\n\n" + bytes + "tail\n";
+  REQUIRE(std::fwrite(text.data(), 1, text.size(), f) == text.size());
+  REQUIRE(std::fclose(f) == 0);
+  return path;
+}
+
+TEST_CASE("assumed knowledge stays in its file until a window has folded the entity") {
   // A resumed apply --prior impala: the tables hold the failed window's partial writes, so an
   // assumed entry dropped and looked up again would be read from them. A rerun with a smaller
-  // --memory-budget, or cut into shorter windows, must keep it until a window touches it.
+  // --memory-budget, or cut into shorter windows, must keep it until a window touches it; and
+  // FILE.window may be many times the budget, so it stays on disk until then.
   TempDir dir;
   KnowledgeStore store(tiny(EvictedKnowledge::kLookUpAgain, dir.path));
-  store.assume(guid(1), full_knowledge(1));
-  store.assume(guid(2), full_knowledge(2));
-  CHECK_THROWS_AS(store.assume(guid(2), full_knowledge(3)), Error);
-  // Over the budget (of 1 byte), but not the window's to count until it touches them (a part
-  // ending after every event would not evict them any sooner).
+  std::string bytes;
+  append_snapshot_entry(bytes, guid(1), full_knowledge(1));
+  append_snapshot_entry(bytes, guid(2), full_knowledge(2));
+  const std::string path = snapshot_in_file(dir, bytes);
+  auto snapshot = std::make_shared<const SnapshotFile>(path, kSnapshotAt, bytes.size());
+  REQUIRE(snapshot->entries() == 2);
+  store.assume(snapshot);
+  CHECK_THROWS_AS(store.assume(snapshot), Error);
+  // Nothing of it in memory, nothing over the budget (of 1 byte), yet all of it known.
+  CHECK(store.stats().entries == 0);
   CHECK(store.bytes_over_budget() == 0);
+  CHECK(store.contains(guid(1)));
+  CHECK(store.contains(guid(2)));
   for (int window = 0; window < 3; ++window) {  // windows of other entities only
     store.save(guid(100 + window), full_knowledge(window));
     store.end_window();
   }
   CHECK(store.stats().evicted == 3);
   EntityKnowledge k;
-  CHECK(store.load(guid(2), k));  // a window's snapshot reads entity 2: still assumed
+  CHECK(store.load(guid(2), k));  // a window's snapshot reads entity 2: still on disk
   CHECK(k == full_knowledge(2));
   CHECK(store.bytes_over_budget() == 0);
-  CHECK(store.get(guid(2)) == full_knowledge(2));  // a window folds entity 2 ...
+  CHECK(store.get(guid(2)) == full_knowledge(2));  // a window folds entity 2: counted at once
   CHECK(store.bytes_over_budget() > 0);
   store.end_window();  // ... so it is evictable again, as any entry
   CHECK(store.stats().evicted == 4);
-  CHECK_FALSE(store.contains(guid(2)));
-  CHECK(store.load(guid(1), k));  // never touched: still held
+  CHECK_FALSE(store.contains(guid(2)));  // forgotten: the tables hold its truth by now
+  CHECK(store.load(guid(1), k));         // never touched: still in the file
   CHECK(k == full_knowledge(1));
+
+  // What the store knows already wins over what it is told to assume.
+  KnowledgeStore known(tiny(EvictedKnowledge::kSpill, dir.path));
+  known.save(guid(1), full_knowledge(7));
+  known.assume(snapshot);
+  CHECK(known.get(guid(1)) == full_knowledge(7));
+  CHECK(known.get(guid(2)) == full_knowledge(2));
+}
+
+TEST_CASE("a snapshot in a file: found, read, written and filtered an entry at a time") {
+  TempDir dir;
+  std::string bytes;
+  std::vector<std::string> entries;
+  for (int n = 1; n <= 40; ++n) {
+    std::string entry;
+    append_snapshot_entry(entry, guid(n), full_knowledge(n));
+    entries.push_back(entry);
+    bytes += entry;
+  }
+  const std::string path = snapshot_in_file(dir, bytes);
+  const SnapshotFile file(path, kSnapshotAt, bytes.size());
+  REQUIRE(file.entries() == 40);
+  CHECK(file.size() == bytes.size());
+  CHECK(file.str() == bytes);
+  CHECK(file.find(guid(41)) == SnapshotFile::npos);
+  const std::size_t i = file.find(guid(17));
+  REQUIRE(i == 16);
+  std::string read;
+  file.read_entry(i, read);
+  CHECK(read == entries[16]);
+  file.read_knowledge(i, read);
+  EntityKnowledge k;
+  decode_knowledge(read, k);
+  CHECK(k == full_knowledge(17));
+  // Without entities 2, 3 and 40 (and 99, which it does not hold).
+  const std::vector<Guid> without = {guid(2), guid(3), guid(40), guid(99)};
+  std::string kept;
+  file.write_without(without, [&](std::string_view entry) { kept += entry; });
+  std::string expected;
+  for (int n = 1; n <= 40; ++n) {
+    if (n != 2 && n != 3 && n != 40) expected += entries[static_cast<std::size_t>(n - 1)];
+  }
+  CHECK(kept == expected);
+  CHECK(file.size_without(without) == expected.size());
+  // Merged with later entries: the earlier file's where both name an entity.
+  std::string later, later50;
+  append_snapshot_entry(later, guid(3), full_knowledge(300));
+  append_snapshot_entry(later50, guid(50), full_knowledge(50));
+  later += later50;
+  const SnapshotFile later_file{later};
+  const MergedSnapshot merged(file, [&](const auto& out) { later_file.write_without({}, out); });
+  std::vector<Guid> later_guids;
+  std::string all;
+  merged.write([&](std::string_view entry) { all += entry; });
+  CHECK(all == bytes + later50);
+  CHECK(merged.size(&later_guids) == all.size());
+  CHECK(later_guids == std::vector<Guid>{guid(3), guid(50)});
+  // Bytes that are no snapshot, at any cut: a checkpoint error, never a crash.
+  for (const std::size_t cut :
+       {std::size_t{1}, std::size_t{16}, std::size_t{17}, bytes.size() - 1}) {
+    try {
+      SnapshotFile bad(path, kSnapshotAt, cut);
+      FAIL("accepted a snapshot cut at " << cut);
+    } catch (const Error& e) {
+      CHECK(e.category() == ErrorCategory::kCheckpoint);
+    }
+  }
+  CHECK_THROWS_AS(SnapshotFile(dir.path + "/absent", 0, 10), Error);
 }
 
 TEST_CASE("within the budget, the most recently touched entries stay in memory") {
