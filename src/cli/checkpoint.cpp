@@ -374,20 +374,19 @@ void CheckpointFile::record(Checkpoint next, const Reader& reader) {
   // What an earlier run left and the recorded window did not fold stays, for the checkpoint
   // after this record: written before the checkpoint, with a section for each of the two.
   const std::uint64_t remaining = assumed_ ? assumed_->size_without(window_entities_) : 0;
-  std::vector<std::uint64_t> at;
+  std::shared_ptr<const SnapshotFile> left;  // the section for the checkpoint after
   if (remaining > 0) {
-    at = write_window_knowledge(
+    const std::vector<std::uint64_t> at = write_window_knowledge(
         {{file_digest_, window_events_, window_end_, window_knowledge_->size(),
           [&](const auto& out) { window_knowledge_->write(out); }},
          {next_digest, 0, {}, remaining, [&](const auto& out) {
             assumed_->write_without(window_entities_, out);
           }}});
+    left = std::make_shared<const SnapshotFile>(window_knowledge_path(), at[1], remaining, false);
   }
   write_file_atomically(path_, text, 0600);
   file_digest_ = next_digest;
-  assumed_ = remaining > 0 ? std::make_shared<const SnapshotFile>(window_knowledge_path(), at[1],
-                                                                  remaining, false)
-                           : nullptr;
+  assumed_ = std::move(left);
   window_knowledge_ = assumed_;
   window_entities_.clear();
   // Only once the file holds it: a save that fails leaves state() and resume_point() saying what
@@ -559,8 +558,8 @@ void CheckpointFile::load_window_knowledge() {
           // Checked now, before anything runs; then read an entity at a time.
           assumed_ = std::make_shared<const SnapshotFile>(path, at, size);
         } catch (const Error& e) {
-          if (e.category() != ErrorCategory::kCheckpoint) throw;
-          throw corrupt();
+          if (e.category() == ErrorCategory::kCheckpoint) throw corrupt();
+          throw Error(ErrorCategory::kCheckpoint, e.what());  // a read that failed: exit 65
         }
         window_knowledge_ = assumed_;
       }

@@ -1,5 +1,6 @@
 #include <fcntl.h>
 #include <fmt/core.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -9,6 +10,7 @@
 #include "atlas2kudu/compiler.h"
 #include "atlas2kudu/error.h"
 #include "compile/knowledge_store.h"
+#include "util/utf8.h"
 
 namespace atlas2kudu {
 
@@ -28,9 +30,18 @@ SnapshotFile::SnapshotFile(const std::string& path, std::uint64_t offset, std::u
   fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd_ < 0) {
     throw Error(ErrorCategory::kCheckpoint,
-                fmt::format("{}: cannot be read: {}", path, std::strerror(errno)));
+                fmt::format("{}: cannot be read: {}", one_line(path), std::strerror(errno)));
   }
   try {
+    struct stat st {};
+    if (::fstat(fd_, &st) != 0) {
+      throw Error(ErrorCategory::kCheckpoint,
+                  fmt::format("{}: cannot be read: {}", one_line(path), std::strerror(errno)));
+    }
+    if (offset > static_cast<std::uint64_t>(st.st_size) ||
+        size > static_cast<std::uint64_t>(st.st_size) - offset) {
+      throw not_a_snapshot();  // cut short
+    }
     index(check);
   } catch (...) {
     ::close(fd_);
@@ -59,7 +70,7 @@ void SnapshotFile::read(std::uint64_t offset, std::size_t size, std::string& out
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
       // The file was checked when it was opened: a read that fails now is the disk's.
-      throw Error(ErrorCategory::kIo, fmt::format("{}: cannot be read: {}", path_,
+      throw Error(ErrorCategory::kIo, fmt::format("{}: cannot be read: {}", one_line(path_),
                                                   n == 0 ? "it is shorter than when it was opened"
                                                          : std::strerror(errno)));
     }
