@@ -558,11 +558,11 @@ class SnapshotFile {
   void read_entry(std::size_t i, std::string& out) const;
   // The snapshot's bytes, handed to `out` in pieces of at most a MiB.
   void write(const std::function<void(std::string_view)>& out) const;
-  // The snapshot's entries for guids `without` (ascending) does not name, an entry at a time,
-  // and the bytes they take.
-  void write_without(std::span<const Guid> without,
+  // The snapshot's entries but those `dropped` marks (entry i when dropped[i]; none past its
+  // end), an entry at a time, and the bytes they take.
+  void write_without(const std::vector<bool>& dropped,
                      const std::function<void(std::string_view)>& out) const;
-  std::uint64_t size_without(std::span<const Guid> without) const;
+  std::uint64_t size_without(const std::vector<bool>& dropped) const;
   // All of it in one string (tests, small snapshots).
   std::string str() const;
 
@@ -586,15 +586,16 @@ class SnapshotFile {
 
 // Both snapshots' entries, `earlier`'s where both name an entity, an entry at a time
 // (merge_knowledge_snapshots of a SnapshotFile and entries handed over in ascending order, by
-// KnowledgeSnapshot::write say). Each size() and write() goes through `later` once again.
-//   MergedSnapshot merged(assumed, [&](const auto& out) { snapshot.write(out); });
+// KnowledgeSnapshot::write say). Entries of `earlier` that `dropped` marks (as write_without) are
+// left out, as if it did not hold them. Each size() and write() goes through `later` once again.
+//   MergedSnapshot merged(assumed, folded, [&](const auto& out) { snapshot.write(out); });
 //   write_header(merged.size());
 //   merged.write(append);
 class MergedSnapshot {
  public:
   using Entries = std::function<void(const std::function<void(std::string_view)>&)>;
-  MergedSnapshot(const SnapshotFile& earlier, Entries later)
-      : earlier_(earlier), later_(std::move(later)) {}
+  MergedSnapshot(const SnapshotFile& earlier, const std::vector<bool>& dropped, Entries later)
+      : earlier_(earlier), dropped_(dropped), later_(std::move(later)) {}
   // The bytes write() hands over; `later_guids`, if given, gets the guids of `later`'s entries.
   std::uint64_t size(std::vector<Guid>* later_guids = nullptr) const;
   void write(const std::function<void(std::string_view)>& out) const;
@@ -605,6 +606,7 @@ class MergedSnapshot {
   void merge(const std::function<void(std::size_t, std::string_view)>& each,
              std::vector<Guid>* later_guids = nullptr) const;
   const SnapshotFile& earlier_;
+  const std::vector<bool>& dropped_;
   Entries later_;
 };
 

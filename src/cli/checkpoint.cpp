@@ -373,22 +373,27 @@ void CheckpointFile::record(Checkpoint next, const Reader& reader) {
   const std::string next_digest = to_hex(sha256(text));
   // What an earlier run left and the recorded window did not fold stays, for the checkpoint
   // after this record: written before the checkpoint, with a section for each of the two.
-  const std::uint64_t remaining = assumed_ ? assumed_->size_without(window_entities_) : 0;
+  const std::uint64_t remaining = assumed_ ? assumed_->size_without(folding_) : 0;
   std::shared_ptr<const SnapshotFile> left;  // the section for the checkpoint after
   if (remaining > 0) {
     const std::vector<std::uint64_t> at = write_window_knowledge(
         {{file_digest_, window_events_, window_end_, window_knowledge_->size(),
           [&](const auto& out) { window_knowledge_->write(out); }},
          {next_digest, 0, {}, remaining, [&](const auto& out) {
-            assumed_->write_without(window_entities_, out);
+            assumed_->write_without(folding_, out);
           }}});
     left = std::make_shared<const SnapshotFile>(window_knowledge_path(), at[1], remaining, false);
   }
   write_file_atomically(path_, text, 0600);
   file_digest_ = next_digest;
-  assumed_ = std::move(left);
-  window_knowledge_ = assumed_;
-  window_entities_.clear();
+  window_knowledge_ = std::move(left);
+  if (window_knowledge_) {
+    folded_ = folding_;
+  } else {
+    assumed_.reset();
+    folded_.clear();
+    folding_.clear();
+  }
   // Only once the file holds it: a save that fails leaves state() and resume_point() saying what
   // the file still holds (--stats and the stopped run's message report them).
   checkpoint_ = std::move(next);
@@ -492,22 +497,26 @@ void CheckpointFile::load_window_knowledge() {
                              "start over (every input is then applied again)",
                              one_line(path), one_line(path_)));
   };
-  std::string buffer;
   const auto line = [&]() -> std::optional<std::string> {
-    constexpr std::size_t kLongest = 65536;  // far longer than any line written there
-    buffer.resize(kLongest);
-    ssize_t n;
-    do {
-      n = ::pread(fd, buffer.data(), kLongest, static_cast<off_t>(at));
-    } while (n < 0 && errno == EINTR);
-    if (n < 0) {
-      throw Error(ErrorCategory::kCheckpoint,
-                  fmt::format("{}: cannot be read: {}", one_line(path), std::strerror(errno)));
+    std::string text;
+    char chunk[4096];
+    for (;;) {
+      ssize_t n;
+      do {
+        n = ::pread(fd, chunk, sizeof chunk, static_cast<off_t>(at + text.size()));
+      } while (n < 0 && errno == EINTR);
+      if (n < 0) {
+        throw Error(ErrorCategory::kCheckpoint,
+                    fmt::format("{}: cannot be read: {}", one_line(path), std::strerror(errno)));
+      }
+      if (n == 0) return std::nullopt;  // no newline before the end
+      const std::string_view read(chunk, static_cast<std::size_t>(n));
+      const std::size_t end = read.find('\n');
+      text.append(read.substr(0, end));
+      if (end != std::string_view::npos) break;
     }
-    const std::size_t end = std::string_view(buffer.data(), static_cast<std::size_t>(n)).find('\n');
-    if (end == std::string_view::npos) return std::nullopt;
-    at += end + 1;
-    return buffer.substr(0, end);
+    at += text.size() + 1;
+    return text;
   };
   const std::optional<std::string> magic = line();
   const auto is = [&](std::string_view m) { return magic == m.substr(0, m.size() - 1); };
@@ -562,6 +571,8 @@ void CheckpointFile::load_window_knowledge() {
           throw Error(ErrorCategory::kCheckpoint, e.what());  // a read that failed: exit 65
         }
         window_knowledge_ = assumed_;
+        folded_.assign(assumed_->entries(), false);
+        folding_ = folded_;
       }
       return;
     }
@@ -584,6 +595,8 @@ void CheckpointFile::forget_window_knowledge() {
   discarded_ = "this run does not read the prior state from the tables (--prior none)";
   window_knowledge_.reset();
   assumed_.reset();
+  folded_.clear();
+  folding_.clear();
   remove_window_knowledge();
 }
 
@@ -655,7 +668,6 @@ void CheckpointFile::window_starting(std::string_view knowledge, std::span<const
 void CheckpointFile::start_window(const MergedSnapshot::Entries& knowledge,
                                   std::span<const Event> window, const Reader& reader) {
   note_window(window, reader);
-  window_entities_.clear();
   if (!assumed_) {
     window_knowledge_.reset();  // written out, never read again
     std::uint64_t size = 0;
@@ -665,10 +677,15 @@ void CheckpointFile::start_window(const MergedSnapshot::Entries& knowledge,
   }
   // What an earlier run knew before the window it stopped in comes first: it may have written
   // rows of entities this window does not name (it was cut longer), and of those it does, it
-  // knew them before any of their rows were written. The window's own entities are kept only to
-  // tell its knowledge from the earlier run's (record()).
-  const MergedSnapshot merged(*assumed_, knowledge);
-  const std::uint64_t size = merged.size(&window_entities_);
+  // knew them before any of their rows were written. The window's own entities are noted only
+  // to tell its knowledge from the earlier run's (record()).
+  const MergedSnapshot merged(*assumed_, folded_, knowledge);
+  std::vector<Guid> entities;
+  const std::uint64_t size = merged.size(&entities);
+  folding_ = folded_;
+  for (const Guid& g : entities) {
+    if (const std::size_t i = assumed_->find(g); i != SnapshotFile::npos) folding_[i] = true;
+  }
   const std::vector<std::uint64_t> at =
       write_window_knowledge({{file_digest_, window_events_, window_end_, size,
                                [&](const auto& out) { merged.write(out); }}});

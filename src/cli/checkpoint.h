@@ -237,9 +237,12 @@ class CheckpointFile {
   // What FILE.window holds for file_digest_, when it holds knowledge from an earlier run (null
   // when it holds none: then nothing of it is needed again).
   std::shared_ptr<const SnapshotFile> window_knowledge_;
-  // ... of which: from an earlier run, not folded by a recorded window
+  // The earlier run's knowledge as loaded (the compiler reads the same file), with the entries
+  // recorded windows folded, which FILE.window no longer keeps. It stays the file loaded, so the
+  // disk holds it and FILE.window, not every generation of FILE.window the run wrote.
   std::shared_ptr<const SnapshotFile> assumed_;
-  std::vector<Guid> window_entities_;      // ... and the entities of the window now running
+  std::vector<bool> folded_;               // per entry of assumed_
+  std::vector<bool> folding_;              // ... with those of the window now running
   std::size_t window_events_ = 0;          // the events of the window now running
   WindowEnd window_end_;                   // ... and its last event's position
   std::size_t stopped_window_events_ = 0;  // of the window an earlier run stopped in

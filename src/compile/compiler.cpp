@@ -216,9 +216,10 @@ std::string merge_knowledge_snapshots(std::string_view earlier, std::string_view
   const SnapshotFile first{std::string(earlier)};
   const SnapshotFile second{std::string(later)};
   std::string out;
-  MergedSnapshot(first, [&](const auto& each) {
-    second.write_without({}, each);
-  }).write([&](std::string_view bytes) { out += bytes; });
+  const std::vector<bool> none;
+  const MergedSnapshot merged(first, none,
+                              [&](const auto& each) { second.write_without(none, each); });
+  merged.write([&](std::string_view bytes) { out += bytes; });
   return out;
 }
 

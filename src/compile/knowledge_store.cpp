@@ -60,6 +60,13 @@ class ByteReader {
     }
     corrupt();
   }
+  // A number of items that take at least `min_bytes` each: never more than the bytes left could
+  // hold, so that a corrupt count cannot make a caller allocate for it (a count of 2^40 members).
+  std::size_t count(std::size_t min_bytes) {
+    const std::size_t n = varint();
+    if (n > static_cast<std::size_t>(end_ - p_) / min_bytes) corrupt();
+    return n;
+  }
   std::string_view text() {
     const std::size_t n = varint();
     need(n);
@@ -134,7 +141,7 @@ void decode_knowledge(std::string_view bytes, EntityKnowledge& k) {
   p = Props{};
   if (k.props_known) {
     p.json_.assign(in.text());
-    p.members_.resize(in.varint());
+    p.members_.resize(in.count(4));  // four varints each
     // Offsets checked against the text, so that a corrupt record cannot read outside it.
     std::size_t end = 1;
     for (Props::Member& m : p.members_) {
@@ -161,11 +168,11 @@ void decode_knowledge(std::string_view bytes, EntityKnowledge& k) {
       std::memcpy(&size, p.escaped_keys_.data() + m.escaped_at, sizeof size);
       if (p.escaped_keys_.size() - m.escaped_at - sizeof size < size) corrupt();
     }
-    p.truncated_.resize(in.varint());
+    p.truncated_.resize(in.count(1));
     for (std::string& key : p.truncated_) key.assign(in.text());
   }
   k.tags_known = flags & kTagsKnown;
-  k.tags.resize(k.tags_known ? in.varint() : 0);
+  k.tags.resize(k.tags_known ? in.count(1) : 0);
   for (std::string& tag : k.tags) tag.assign(in.text());
   if (!in.done()) corrupt();
 }

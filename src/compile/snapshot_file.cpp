@@ -152,32 +152,27 @@ void SnapshotFile::write(const std::function<void(std::string_view)>& out) const
 
 namespace {
 
-// Calls `each` with the index of every entry of `file` whose guid `without` (ascending) does not
-// hold.
-template <typename Each>
-void for_each_kept(const SnapshotFile& file, std::span<const Guid> without, Each&& each) {
-  auto d = without.begin();
-  for (std::size_t i = 0; i < file.entries(); ++i) {
-    while (d != without.end() && *d < file.guid(i)) ++d;
-    if (d != without.end() && *d == file.guid(i)) continue;
-    each(i);
-  }
+bool is_dropped(const std::vector<bool>& dropped, std::size_t i) {
+  return i < dropped.size() && dropped[i];
 }
 
 }  // namespace
 
-void SnapshotFile::write_without(std::span<const Guid> without,
+void SnapshotFile::write_without(const std::vector<bool>& dropped,
                                  const std::function<void(std::string_view)>& out) const {
   std::string entry;
-  for_each_kept(*this, without, [&](std::size_t i) {
+  for (std::size_t i = 0; i < entries(); ++i) {
+    if (is_dropped(dropped, i)) continue;
     read_entry(i, entry);
     out(entry);
-  });
+  }
 }
 
-std::uint64_t SnapshotFile::size_without(std::span<const Guid> without) const {
+std::uint64_t SnapshotFile::size_without(const std::vector<bool>& dropped) const {
   std::uint64_t bytes = 0;
-  for_each_kept(*this, without, [&](std::size_t i) { bytes += entry_size(i); });
+  for (std::size_t i = 0; i < entries(); ++i) {
+    if (!is_dropped(dropped, i)) bytes += entry_size(i);
+  }
   return bytes;
 }
 
@@ -195,14 +190,18 @@ void MergedSnapshot::merge(const std::function<void(std::size_t, std::string_vie
     std::size_t knowledge = 0;
     if (snapshot_entry_header(entry, guid, knowledge) == 0) throw not_a_snapshot();
     if (later_guids) later_guids->push_back(guid);
-    for (; next < earlier_.entries() && earlier_.guid(next) < guid; ++next) each(next, {});
-    if (next < earlier_.entries() && earlier_.guid(next) == guid) {
+    for (; next < earlier_.entries() && earlier_.guid(next) < guid; ++next) {
+      if (!is_dropped(dropped_, next)) each(next, {});
+    }
+    if (next < earlier_.entries() && earlier_.guid(next) == guid && !is_dropped(dropped_, next)) {
       each(next++, {});  // the earlier one's: both hold the state before the same window
     } else {
       each(SnapshotFile::npos, entry);
     }
   });
-  for (; next < earlier_.entries(); ++next) each(next, {});
+  for (; next < earlier_.entries(); ++next) {
+    if (!is_dropped(dropped_, next)) each(next, {});
+  }
 }
 
 std::uint64_t MergedSnapshot::size(std::vector<Guid>* later_guids) const {

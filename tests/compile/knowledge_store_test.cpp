@@ -115,6 +115,26 @@ TEST_CASE("bytes that are not an entry are an internal error, not a crash") {
   }
   CHECK_THROWS_AS(decode_knowledge(bytes + "x", k), Error);
   CHECK_THROWS_AS(decode_knowledge(std::string(1, '\x0F'), k), Error);  // cell state 3
+  // Counts of members, truncated keys or tags that the bytes left could not hold: refused before
+  // anything is allocated for them (a hostile FILE.window), also at 2^40 and 2^62.
+  for (const std::uint64_t count :
+       {std::uint64_t{1} << 28, std::uint64_t{1} << 40, std::uint64_t{1} << 62}) {
+    CAPTURE(count);
+    std::string varint;
+    for (std::uint64_t n = count; n >= 0x80; n >>= 7) varint.push_back(static_cast<char>(n | 0x80));
+    varint.push_back(static_cast<char>(count >> (7 * (varint.size()))));
+    const std::string tags = std::string("\x40\x00\x00", 3) + varint + "\x01x";
+    const std::string members = std::string("\x20\x00\x00\x02{}", 6) + varint;
+    const std::string truncated = std::string("\x20\x00\x00\x02{}\x00\x00", 8) + varint;
+    for (const std::string& bad : {tags, members, truncated}) {
+      try {
+        decode_knowledge(bad, k);
+        FAIL("accepted");
+      } catch (const Error& e) {
+        CHECK(e.category() == ErrorCategory::kInternal);
+      }
+    }
+  }
   // Any byte changed: an Error, or an entry whose props read within their own text (the
   // sanitizer build checks every access).
   for (std::size_t at = 0; at < bytes.size(); ++at) {
@@ -363,29 +383,45 @@ TEST_CASE("a snapshot in a file: found, read, written and filtered an entry at a
   EntityKnowledge k;
   decode_knowledge(read, k);
   CHECK(k == full_knowledge(17));
-  // Without entities 2, 3 and 40 (and 99, which it does not hold).
-  const std::vector<Guid> without = {guid(2), guid(3), guid(40), guid(99)};
+  // Without entities 2, 3 and 39 (entries 1, 2 and 38; a mark vector shorter than the entries
+  // drops nothing past its end).
+  std::vector<bool> dropped(39, false);
+  dropped[1] = dropped[2] = dropped[38] = true;
   std::string kept;
-  file.write_without(without, [&](std::string_view entry) { kept += entry; });
+  file.write_without(dropped, [&](std::string_view entry) { kept += entry; });
   std::string expected;
   for (int n = 1; n <= 40; ++n) {
-    if (n != 2 && n != 3 && n != 40) expected += entries[static_cast<std::size_t>(n - 1)];
+    if (n != 2 && n != 3 && n != 39) expected += entries[static_cast<std::size_t>(n - 1)];
   }
   CHECK(kept == expected);
-  CHECK(file.size_without(without) == expected.size());
-  // Merged with later entries: the earlier file's where both name an entity.
-  std::string later, later50;
-  append_snapshot_entry(later, guid(3), full_knowledge(300));
+  CHECK(file.size_without(dropped) == expected.size());
+  CHECK(file.size_without({}) == bytes.size());
+  // Merged with later entries: the earlier file's where both name an entity, unless it is
+  // dropped there.
+  std::string later3, later50;
+  append_snapshot_entry(later3, guid(3), full_knowledge(300));
   append_snapshot_entry(later50, guid(50), full_knowledge(50));
-  later += later50;
-  const SnapshotFile later_file{later};
-  const MergedSnapshot merged(file, [&](const auto& out) { later_file.write_without({}, out); });
+  const SnapshotFile later_file{later3 + later50};
+  const std::vector<bool> none;
+  const MergedSnapshot merged(file, none,
+                              [&](const auto& out) { later_file.write_without(none, out); });
   std::vector<Guid> later_guids;
   std::string all;
   merged.write([&](std::string_view entry) { all += entry; });
   CHECK(all == bytes + later50);
   CHECK(merged.size(&later_guids) == all.size());
   CHECK(later_guids == std::vector<Guid>{guid(3), guid(50)});
+  const MergedSnapshot without_dropped(
+      file, dropped, [&](const auto& out) { later_file.write_without(none, out); });
+  std::string rest;
+  without_dropped.write([&](std::string_view entry) { rest += entry; });
+  expected.clear();
+  for (int n = 1; n <= 40; ++n) {
+    if (n == 3) expected += later3;  // dropped from the file: the later entry
+    if (n != 2 && n != 3 && n != 39) expected += entries[static_cast<std::size_t>(n - 1)];
+  }
+  CHECK(rest == expected + later50);
+  CHECK(without_dropped.size() == rest.size());
   // Bytes that are no snapshot, at any cut: a checkpoint error, never a crash.
   for (const std::size_t cut :
        {std::size_t{1}, std::size_t{16}, std::size_t{17}, bytes.size() - 1}) {
