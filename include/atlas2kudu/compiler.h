@@ -397,8 +397,9 @@ class Compiler {
                                 const std::function<void(std::string_view)>& out);
   // Takes the knowledge in `snapshot` (knowledge_snapshot's bytes, or several merged by
   // merge_knowledge_snapshots) of every entity it names that nothing is known of yet. Throws
-  // Error(kCheckpoint) on other bytes. The knowledge stays in the snapshot until a window touches
-  // its entity (KnowledgeStore::assume): a SnapshotFile's stays on disk.
+  // Error(kCheckpoint) on other bytes. Once, before the first window. The knowledge stays in the
+  // snapshot until a window touches its entity (KnowledgeStore::assume): a SnapshotFile's stays
+  // on disk.
   void assume(std::string_view snapshot);
   void assume(std::shared_ptr<const SnapshotFile> snapshot);
 
