@@ -328,11 +328,9 @@ EntityKnowledge& KnowledgeStore::get(const Guid& guid) {
 void KnowledgeStore::assume(std::shared_ptr<const SnapshotFile> snapshot) {
   if (assumed_) throw Error(ErrorCategory::kInternal, "knowledge assumed twice");
   taken_.assign(snapshot->entries(), false);
-  // What the store knows already wins: those entries are as good as taken.
-  for (std::size_t i = 0; i < snapshot->entries(); ++i) {
-    const Guid& g = snapshot->guid(i);
-    taken_[i] = entries_.find(g) != nullptr || (spill_ && spill_->contains(g));
-  }
+  // What the store knows already wins: those entries are as good as taken (contains() asks the
+  // memory and the spill only, since assumed_ is not set yet).
+  for (std::size_t i = 0; i < snapshot->entries(); ++i) taken_[i] = contains(snapshot->guid(i));
   assumed_ = std::move(snapshot);
 }
 
