@@ -356,6 +356,9 @@ struct KnowledgeStats {
   std::uint64_t evicted = 0;      // entries evicted past knowledge_budget
   std::uint64_t spilled = 0;      // ... of which written to the spill file
   std::uint64_t spill_reads = 0;  // entries read back from it
+  // Entries read from FILE.window: what the earlier run of a resumed `apply --checkpoint` knew
+  // before the window it stopped in (KnowledgeStore::assume).
+  std::uint64_t window_file_reads = 0;
 };
 
 class SnapshotFile;  // below

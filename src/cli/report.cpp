@@ -67,6 +67,7 @@ void write_memory_stats(JsonWriter& w, const MemoryReport& m) {
   w.key("knowledge_evicted").value(m.knowledge.evicted);
   w.key("knowledge_spilled").value(m.knowledge.spilled);
   w.key("knowledge_spill_reads").value(m.knowledge.spill_reads);
+  w.key("knowledge_window_file_reads").value(m.knowledge.window_file_reads);
   w.key("unused_memory_releases").value(m.unused_memory_releases);
   w.key("transparent_huge_pages").value(m.transparent_huge_pages);
   w.end_object();

@@ -13,7 +13,8 @@
 //              "upsert_rows":9},...},
 //    "memory":{"budget":268435456,"windows_closed_early":0,"knowledge_entries":9,
 //              "knowledge_bytes":2304,"knowledge_evicted":0,"knowledge_spilled":0,
-//              "knowledge_spill_reads":0,"unused_memory_releases":0,
+//              "knowledge_spill_reads":0,"knowledge_window_file_reads":0,
+//              "unused_memory_releases":0,
 //              "transparent_huge_pages":true},
 //    "applied_windows":1,"applied_statements":12,"rows_modified":40,      <- apply
 //    "row_errors":0,"retries":0,"reconnects":0,"rows_modified_by_table":{"entity_flat":9,...},

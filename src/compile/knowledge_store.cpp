@@ -304,6 +304,7 @@ bool KnowledgeStore::read_back(const Guid& guid, bool take) {
   const std::size_t i = assumed_entry(guid);
   if (i == SnapshotFile::npos) return false;
   assumed_->read_knowledge(i, scratch_);
+  ++stats_.window_file_reads;
   if (take) taken_[i] = true;  // in memory from now on, and evicted as any entry
   return true;
 }

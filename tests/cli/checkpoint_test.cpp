@@ -620,8 +620,12 @@ TEST_CASE("FILE.window: kept while a window runs, tied to the checkpoint, remove
     for (Event& e : read_all(reader)) events.push_back(std::move(e));
     CHECK(checkpoint.first_window_may_close(reader, events));
     CHECK(compiler.unknown_entities(events).empty());
+    CHECK(compiler.knowledge_stats().window_file_reads == 0);  // asked whether, not read
     checkpoint.window_starting(compiler.knowledge_snapshot(events), events, reader);
     CHECK(checkpoint.window_knowledge() == first_knowledge);
+    // The snapshot read the knowledge of the events' one entity from FILE.window (--stats).
+    CHECK(compiler.knowledge_stats().window_file_reads == 1);
+    CHECK(compiler.knowledge_stats().spill_reads == 0);
     CHECK(std::filesystem::exists(window_file));
     checkpoint.window_applied(WindowInfo{1, 1, events.size(), "", ""}, reader);
     CHECK_FALSE(std::filesystem::exists(window_file));

@@ -1495,12 +1495,23 @@ TEST_CASE(
   std::remove(ckpt.c_str());
   // The 12th statement fails for good: the second window of four events is left half applied.
   TestServer server("--transport binary --handler kit --fail-at 12:AnalysisException:boom");
-  Run r =
-      run("apply -i " + server.address() + " --window-events 4 --checkpoint " + ckpt + " " + input);
+  const std::string stats = tmp_path(".json");
+  Run r = run("apply -i " + server.address() + " --window-events 4 --stats " + stats +
+              " --checkpoint " + ckpt + " " + input);
   CHECK(r.status == 3);
+  CHECK(contains(slurp(stats), "\"knowledge_window_file_reads\":0,"));  // nothing to resume
   // Windows of one event now: the first holds the four events of the window it stopped in.
-  r = run("apply -i " + server.address() + " --window-events 1 --checkpoint " + ckpt + " " + input);
+  r = run("apply -i " + server.address() + " --window-events 1 --stats " + stats +
+          " --checkpoint " + ckpt + " " + input);
   CHECK(r.status == 0);
+  // What the stopped run knew of the window's entities came from FILE.window, and nothing came
+  // from a spill file.
+  const std::string json = slurp(stats);
+  const std::size_t reads = json.find("\"knowledge_window_file_reads\":");
+  REQUIRE(reads != std::string::npos);
+  CHECK(std::stoul(json.substr(reads + 30)) > 0);
+  CHECK(contains(json, "\"knowledge_spill_reads\":0,"));
+  std::remove(stats.c_str());
   CHECK(contains(r.err,
                  "atlas2kudu apply: the window an earlier run stopped in (4 events) is "
                  "folded again, read as one window, from what that run read before it (" +
