@@ -346,4 +346,16 @@ std::optional<Props> parse_props(std::string_view text) {
   return props;
 }
 
+bool matches_its_text(const Props& props) {
+  const std::optional<Props> parsed = parse_props(props.json());
+  if (!parsed || parsed->json() != props.json() || parsed->size() != props.size() ||
+      parsed->truncated() != props.truncated()) {
+    return false;
+  }
+  for (std::size_t i = 0; i < props.size(); ++i) {
+    if (parsed->key(i) != props.key(i) || parsed->value(i) != props.value(i)) return false;
+  }
+  return true;
+}
+
 }  // namespace atlas2kudu

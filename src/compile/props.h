@@ -102,4 +102,14 @@ void append_json(std::string& out, const Props& props);
 // from {}.
 std::optional<Props> parse_props(std::string_view text);
 
+// Whether `props` is what parse_props reads from its own text, which is to_json's: the same text,
+// members and dropped keys. True of every Props that merge_attributes and parse_props make; false
+// of one decoded from bytes encode_knowledge did not write that still hold together (a key that
+// is not valid JSON text, members out of order), which a damaged FILE.window could hand a resumed
+// run:
+//   {"a":1,"b":2} with members (a, b)    -> true
+//   {"b":2,"a":1} with members (b, a)    -> false (parse_props sorts them: {"a":1,"b":2})
+//   {"\x14":0} (a raw control byte)      -> false (not JSON)
+bool matches_its_text(const Props& props);
+
 }  // namespace atlas2kudu

@@ -619,6 +619,38 @@ TEST_CASE("--memory-budget shares: a default window of typical events fits its s
   CHECK(small.window > 0);
 }
 
+TEST_CASE("a snapshot entry whose props are not what their text says is refused") {
+  // The byte form keeps each member's offsets beside the cell's text: an entry changed in the
+  // text alone still decodes, but its cell would reach entity_flat as it is (fuzz_snapshot).
+  std::string entry;
+  append_snapshot_entry(entry, guid(1), full_knowledge(1));
+  CHECK(SnapshotFile(entry).entries() == 1);
+  const std::size_t at = entry.find("createTime");
+  REQUIRE(at != std::string::npos);
+  for (const std::string& key : {std::string("\x14reateTime"),  // a raw control byte: not JSON
+                                 std::string("zreateTime")}) {  // members out of order
+    CAPTURE(key);
+    std::string changed = entry;
+    changed.replace(at, key.size(), key);
+    EntityKnowledge decoded;
+    std::string knowledge;
+    SnapshotFile(entry).read_knowledge(0, knowledge);
+    knowledge.replace(knowledge.find("createTime"), key.size(), key);
+    decode_knowledge(knowledge, decoded);  // holds together
+    CHECK_FALSE(matches_its_text(decoded.props));
+    try {
+      SnapshotFile{changed};
+      FAIL("accepted");
+    } catch (const Error& e) {
+      CHECK(e.category() == ErrorCategory::kCheckpoint);
+      CHECK(std::string(e.what()) == "not a knowledge snapshot written by this version");
+    }
+  }
+  EntityKnowledge k = full_knowledge(1);
+  CHECK(matches_its_text(k.props));
+  CHECK(matches_its_text(Props{}));
+}
+
 TEST_CASE("a window's knowledge snapshot: what was known before it, assumed by a resumed run") {
   CompileOptions o;
   o.prior = PriorSource::kImpala;
