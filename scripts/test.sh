@@ -33,7 +33,7 @@ echo "test: release build" >&2
 meson test -C build --print-errorlogs --no-rebuild --num-processes 2 || status=1
 
 echo "test: ASan + UBSan build (build-san, clang)" >&2
-fuzz_targets=(fuzz_reader fuzz_props fuzz_literal fuzz_snapshot)
+fuzz_targets=(fuzz_reader fuzz_props fuzz_literal fuzz_snapshot fuzz_checkpoint)
 fuzz_results=build-san/fuzz-results.txt
 if [ ! -f build-san/build.ninja ]; then
   CXX=clang++ meson setup build-san -Dfuzz=true -Db_sanitize=address,undefined -Db_lundef=false \
@@ -53,6 +53,7 @@ if ninja -C build-san >/dev/null; then
       fuzz_props) seeds=(fuzz/seeds/props tests/data/scenarios) ;;
       fuzz_literal) seeds=(fuzz/seeds/literal tests/data/scenarios) ;;
       fuzz_snapshot) seeds=(fuzz/seeds/snapshot) ;;
+      fuzz_checkpoint) seeds=(fuzz/seeds/checkpoint) ;;
     esac
     corpus=build-san/corpus/$target
     mkdir -p "$corpus"

@@ -137,14 +137,22 @@ Checkpoint load_checkpoint(const std::string& path) {
         format_ok = format == kFormat || format == kFormatV2 || format == kFormatV1;
         older_format = format != kFormat;
       } else if (key == "target") {
+        // Both, as checkpoint_json writes them: a target without its endpoint would read as one
+        // not recorded (an older file), and the next run's target would be taken unchecked.
+        bool endpoint = false, database = false;
         for (auto f : field.value().get_object()) {
           const std::string_view k = f.unescaped_key();
           at = fmt::format("target.{}", k);
-          if (k == "endpoint")
+          if (k == "endpoint") {
             c.target.endpoint = std::string(std::string_view(f.value().get_string()));
-          if (k == "database")
+            endpoint = !c.target.endpoint.empty();
+          } else if (k == "database") {
             c.target.database = std::string(std::string_view(f.value().get_string()));
+            database = true;
+          }
         }
+        require(endpoint, "target", "endpoint");
+        require(database, "target", "database");
       } else if (key == "runs") {
         c.runs = field.value().get_uint64();
       } else if (key == "windows_applied") {
@@ -215,6 +223,11 @@ Checkpoint load_checkpoint(const std::string& path) {
               has_topic = true;
             } else if (k == "partition") {
               partition = f.value().get_int64();
+              if (partition != static_cast<std::int32_t>(partition))  // as the reader keeps it
+                throw refuse(
+                    fmt::format("malformed checkpoint at {}: partition {} (a 32-bit "
+                                "integer)",
+                                at, partition));
               has_partition = true;
             } else if (k == "next_offset") {
               next = f.value().get_int64();

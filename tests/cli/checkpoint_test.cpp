@@ -492,6 +492,21 @@ TEST_CASE("checkpoint files round-trip and are replaced atomically") {
             R"(malformed checkpoint at sources[0]: "complete" missing)"},
            {R"({"format":"atlas2kudu-checkpoint/2","kafka":[{"topic":"T","partition":0}]})",
             R"(malformed checkpoint at kafka[0]: "next_offset" missing)"},
+           // A partition the reader could not have recorded (it keeps 32 bits: 2^32 + 1 would
+           // read as partition 1).
+           {R"({"format":"atlas2kudu-checkpoint/3","kafka":[{"topic":"T","partition":4294967297,)"
+            R"("next_offset":5}]})",
+            R"(malformed checkpoint at kafka[0].partition: partition 4294967297 (a 32-bit )"
+            R"(integer))"},
+           // A target edited by hand (a misspelled member, an empty endpoint): read as it is, it
+           // would be a target not recorded, and the next run's taken without a check.
+           {R"({"format":"atlas2kudu-checkpoint/3","target":{"endoipnt":"h:21050",)"
+            R"("database":"atlas"}})",
+            R"(malformed checkpoint at target: "endpoint" missing)"},
+           {R"({"format":"atlas2kudu-checkpoint/3","target":{"endpoint":"","database":"atlas"}})",
+            R"(malformed checkpoint at target: "endpoint" missing)"},
+           {R"({"format":"atlas2kudu-checkpoint/3","target":{"endpoint":"h:21050"}})",
+            R"(malformed checkpoint at target: "database" missing)"},
            // Cut or edited down to its format: read as it is, it would say nothing was applied.
            {R"({"format":"atlas2kudu-checkpoint/3"})",
             R"(malformed checkpoint at the document: "windows_applied" missing)"},
