@@ -224,8 +224,10 @@ class ByteSource;  // input/byte_source.h: files, stdin, in-memory fakes
 inline constexpr std::size_t kDefaultMaxRecordBytes = std::size_t{256} << 20;
 inline constexpr std::size_t kDefaultMaxMessageBytes = std::size_t{64} << 20;
 
-// Nested objects and arrays allowed in one JSON text (--max-json-depth).
+// Nested objects and arrays allowed in one JSON text (--max-json-depth), and the most that
+// option takes.
 inline constexpr std::uint32_t kDefaultMaxJsonDepth = 512;
+inline constexpr std::uint32_t kLargestMaxJsonDepth = 1000;
 
 // Kudu's default max_cell_size_bytes: a string cell longer than this makes Kudu refuse the row.
 inline constexpr std::size_t kDefaultMaxCellBytes = 65536;

@@ -87,7 +87,7 @@ void add_input_options(CLI::App* cmd, InputOptions& in) {
   cmd->add_option("--max-json-depth", l.max_json_depth,
                   "Reject a record whose JSON nests objects and arrays more than N levels deep")
       ->capture_default_str()
-      ->transform(whole_number(8, 1000));
+      ->transform(whole_number(8, kLargestMaxJsonDepth));
   cmd->add_option("--max-split-messages", l.max_split_messages,
                   "Split messages that may wait for their chunks at once; a chunk of one more is "
                   "rejected")

@@ -67,7 +67,7 @@ class Props {
 
  private:
   friend void merge_attributes(Props&, std::span<const Attribute>, std::size_t);
-  friend std::optional<Props> parse_props(std::string_view);
+  friend std::optional<Props> parse_props(std::string_view, std::uint32_t);
   // The spill file's byte form of an entity's knowledge (knowledge_store.cpp).
   friend void encode_knowledge(const EntityKnowledge&, std::string&);
   friend void decode_knowledge(std::string_view, EntityKnowledge&);
@@ -101,6 +101,9 @@ void append_json(std::string& out, const Props& props);
 // the text stored. Returns nullopt for anything else, e.g. {"a":tru}; the caller then merges
 // from {}.
 std::optional<Props> parse_props(std::string_view text);
+// The same, for values nested at most `max_depth` levels (the cell itself is level 1); the one
+// above reads up to kDefaultMaxJsonDepth (reader.h).
+std::optional<Props> parse_props(std::string_view text, std::uint32_t max_depth);
 
 // Whether `props` is what parse_props reads from its own text, which is to_json's: the same text,
 // members and dropped keys. True of every Props that merge_attributes and parse_props make; false
