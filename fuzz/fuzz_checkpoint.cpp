@@ -8,41 +8,17 @@
 // What must hold for any input: no crash, no sanitizer report, and either Error(kCheckpoint)
 // (exit 65: the message names the file) or a checkpoint that writes (checkpoint_json) as text
 // that reads back as the same checkpoint, written the same again.
-#include <sys/mman.h>
-#include <unistd.h>
-
 #include <cstdint>
 #include <cstdlib>
 #include <string>
+#include <string_view>
 
 #include "atlas2kudu/error.h"
 #include "cli/checkpoint.h"
+#include "memory_file.h"
 
 using namespace atlas2kudu;
-
-namespace {
-
-// The bytes in a memory file, read by path as load_checkpoint reads the real one.
-class MemoryFile {
- public:
-  explicit MemoryFile(std::string_view bytes) : fd_(memfd_create("fuzz-checkpoint", MFD_CLOEXEC)) {
-    if (fd_ < 0) std::abort();
-    for (std::size_t done = 0; done < bytes.size();) {
-      const ssize_t n = ::write(fd_, bytes.data() + done, bytes.size() - done);
-      if (n <= 0) std::abort();
-      done += static_cast<std::size_t>(n);
-    }
-  }
-  ~MemoryFile() { ::close(fd_); }
-  MemoryFile(const MemoryFile&) = delete;
-  MemoryFile& operator=(const MemoryFile&) = delete;
-  std::string path() const { return "/proc/self/fd/" + std::to_string(fd_); }
-
- private:
-  int fd_;
-};
-
-}  // namespace
+using fuzzing::MemoryFile;
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const MemoryFile file(std::string_view(reinterpret_cast<const char*>(data), size));

@@ -8,32 +8,24 @@
 // an event, a joined split chunk or a rejection. The input is read a second time as `check`
 // reads it (Reader::validation_only: no audit seq, no attribute values): the same records must be
 // accepted, and the same rejected for the same reasons.
-#include <sys/mman.h>
-#include <unistd.h>
-
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <string_view>
 
+#include "memory_file.h"
 #include "test_support.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  const int fd = memfd_create("fuzz-input", MFD_CLOEXEC);
-  if (fd < 0) std::abort();
-  for (std::size_t done = 0; done < size;) {
-    const ssize_t n = ::write(fd, data + done, size - done);
-    if (n <= 0) std::abort();
-    done += static_cast<std::size_t>(n);
-  }
+  const atlas2kudu::fuzzing::MemoryFile file(
+      std::string_view(reinterpret_cast<const char*>(data), size));
   // tests/input/test_support: the same reading (and limits) as the regression test of the
   // inputs found, tests/data/fuzz.
-  const std::string failure =
-      atlas2kudu::testing::read_as_fuzzer("/proc/self/fd/" + std::to_string(fd));
+  const std::string failure = atlas2kudu::testing::read_as_fuzzer(file.path());
   if (!failure.empty()) {
     std::fprintf(stderr, "fuzz_reader: %s\n", failure.c_str());
     std::abort();
   }
-  ::close(fd);
   return 0;
 }

@@ -1507,9 +1507,10 @@ TEST_CASE(
   // What the stopped run knew of the window's entities came from FILE.window, and nothing came
   // from a spill file.
   const std::string json = slurp(stats);
-  const std::size_t reads = json.find("\"knowledge_window_file_reads\":");
+  const std::string reads_key = "\"knowledge_window_file_reads\":";
+  const std::size_t reads = json.find(reads_key);
   REQUIRE(reads != std::string::npos);
-  CHECK(std::stoul(json.substr(reads + 30)) > 0);
+  CHECK(std::stoul(json.substr(reads + reads_key.size())) > 0);
   CHECK(contains(json, "\"knowledge_spill_reads\":0,"));
   std::remove(stats.c_str());
   CHECK(contains(r.err,
