@@ -23,7 +23,6 @@
 #include "atlas2kudu/compiler.h"
 #include "atlas2kudu/error.h"
 #include "atlas2kudu/event.h"
-#include "atlas2kudu/reader.h"
 #include "compile/plan.h"
 #include "compile/props.h"
 
@@ -97,7 +96,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   // Each merged cell is a JSON object, as the reader gives it: the props an entry holds were
   // checked against their text when it was indexed (as deep as --max-json-depth allows).
   for (const FlatRow& row : net.flat) {
-    if ((row.mask & FlatRow::kPropsJson) && !parse_props(row.props_json, kLargestMaxJsonDepth)) {
+    if ((row.mask & FlatRow::kPropsJson) && !parse_props(row.props_json)) {
       std::abort();
     }
   }

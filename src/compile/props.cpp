@@ -289,14 +289,13 @@ namespace {
 // The text of `value` as stored, after checking all of it: On-Demand skips what it is not asked
 // to read, so the value is walked completely (validate_json checks every scalar, and numbers of
 // any size stay valid), containers in a second pass over their own text.
-std::string validated_text(simdjson::ondemand::value value, simdjson::ondemand::parser& inner,
-                           std::uint32_t max_depth) {
+std::string validated_text(simdjson::ondemand::value value, simdjson::ondemand::parser& inner) {
   const Path path("props_json");
   const simdjson::ondemand::json_type type = value.type();
   if (type != simdjson::ondemand::json_type::object &&
       type != simdjson::ondemand::json_type::array) {
     const std::string_view raw = trim_json_token(value.raw_json_token());
-    validate_json(value, path, Nesting{1, max_depth});
+    validate_json(value, path, Nesting{1, kLargestMaxJsonDepth});
     return std::string(raw);
   }
   const std::string_view raw = type == simdjson::ondemand::json_type::object
@@ -305,13 +304,13 @@ std::string validated_text(simdjson::ondemand::value value, simdjson::ondemand::
   const simdjson::padded_string copy(raw);
   simdjson::ondemand::document doc = inner.iterate(copy);
   simdjson::ondemand::value whole = doc.get_value();
-  validate_json(whole, path, Nesting{1, max_depth});
+  validate_json(whole, path, Nesting{1, kLargestMaxJsonDepth});
   return std::string(raw);
 }
 
 }  // namespace
 
-std::optional<Props> parse_props(std::string_view text, std::uint32_t max_depth) {
+std::optional<Props> parse_props(std::string_view text) {
   // simdjson wants padding after the text; stored cells are small, so copy them once.
   const simdjson::padded_string padded(text);
   simdjson::ondemand::parser parser, inner;
@@ -329,7 +328,7 @@ std::optional<Props> parse_props(std::string_view text, std::uint32_t max_depth)
         }
         continue;
       }
-      a.json = validated_text(value, inner, max_depth);
+      a.json = validated_text(value, inner);
       attrs.push_back(std::move(a));
     }
     // Out of bounds once the object was the whole document; a location means content after it.
@@ -347,13 +346,8 @@ std::optional<Props> parse_props(std::string_view text, std::uint32_t max_depth)
   return props;
 }
 
-std::optional<Props> parse_props(std::string_view text) {
-  return parse_props(text, kDefaultMaxJsonDepth);
-}
-
 bool matches_its_text(const Props& props) {
-  // A run with a larger --max-json-depth merges values nested deeper than a stored cell is read.
-  const std::optional<Props> parsed = parse_props(props.json(), kLargestMaxJsonDepth);
+  const std::optional<Props> parsed = parse_props(props.json());
   if (!parsed || parsed->json() != props.json() || parsed->size() != props.size() ||
       parsed->truncated() != props.truncated()) {
     return false;

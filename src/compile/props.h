@@ -67,7 +67,7 @@ class Props {
 
  private:
   friend void merge_attributes(Props&, std::span<const Attribute>, std::size_t);
-  friend std::optional<Props> parse_props(std::string_view, std::uint32_t);
+  friend std::optional<Props> parse_props(std::string_view);
   // The spill file's byte form of an entity's knowledge (knowledge_store.cpp).
   friend void encode_knowledge(const EntityKnowledge&, std::string&);
   friend void decode_knowledge(std::string_view, EntityKnowledge&);
@@ -99,11 +99,10 @@ void append_json(std::string& out, const Props& props);
 // Parses a stored props_json cell: one valid JSON object (RFC 8259, every value checked, nothing
 // after it but whitespace), "_truncated" read back as the dropped list, each other value kept as
 // the text stored. Returns nullopt for anything else, e.g. {"a":tru}; the caller then merges
-// from {}.
+// from {}. Values may nest up to kLargestMaxJsonDepth levels (reader.h; the cell itself is level
+// 1), whatever this run's --max-json-depth: a run with a larger one stored them, and merging onto
+// {} would drop every attribute of the cell.
 std::optional<Props> parse_props(std::string_view text);
-// The same, for values nested at most `max_depth` levels (the cell itself is level 1); the one
-// above reads up to kDefaultMaxJsonDepth (reader.h).
-std::optional<Props> parse_props(std::string_view text, std::uint32_t max_depth);
 
 // Whether `props` is what parse_props reads from its own text, which is to_json's: the same text,
 // members and dropped keys. True of every Props that merge_attributes and parse_props make; false

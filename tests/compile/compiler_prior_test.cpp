@@ -15,6 +15,7 @@
 #include "atlas2kudu/compiler.h"
 #include "atlas2kudu/reader.h"
 #include "compile/print_executor.h"
+#include "compiler_events.h"
 #include "harness.h"
 #include "kudu_store.h"
 #include "reference_projector.h"
@@ -201,6 +202,42 @@ TEST_CASE("prior state from the tables: no predicate clean-ups are needed") {
   const std::string sql = compile_and_apply(events, o, store, prior);
   CHECK(sql.find("NOT IN") == std::string::npos);
   CHECK(sql.find("-- prior state: test store\n") != std::string::npos);
+}
+
+TEST_CASE("prior state from the tables: a cell nested past the default depth is merged") {
+  // A run with --max-json-depth 1000 stores values nested deeper than the default 512: a later
+  // run, whatever its own --max-json-depth, merges onto that cell rather than onto {}.
+  const std::string deep = std::string(900, '[') + std::string(900, ']');
+  class StoredCell final : public PriorState {
+   public:
+    explicit StoredCell(std::string props) : props_(std::move(props)) {}
+    std::string describe() const override { return "one stored row"; }
+    void lookup(std::span<const Guid> guids, std::vector<PriorEntity>& out) override {
+      for (const Guid& g : guids) {
+        PriorEntity p;
+        p.guid = g;
+        p.exists = g == test::guid(1);
+        if (p.exists) {
+          p.type_name = "hive_table";
+          p.qualified_name = "db.a@c";
+          p.props_json = props_;
+        }
+        out.push_back(std::move(p));
+      }
+    }
+
+   private:
+    std::string props_;
+  };
+  CompileOptions o;
+  o.prior = PriorSource::kImpala;
+  Compiler compiler(o);
+  StoredCell prior("{\"deep\":" + deep + "}");
+  const std::vector<Event> window = {
+      test::update({.id = 1, .qn = "db.a@c", .attrs = {{"owner", "\"o\""}}, .ms = 2})};
+  std::string sql;
+  PrintExecutor::format_window(compile_window(compiler, prior, window), sql);
+  CHECK(sql.find("'{\"deep\":" + deep + ",\"owner\":\"o\"}'") != std::string::npos);
 }
 
 TEST_CASE("every worked scenario through the compiler, one window and one event per window") {

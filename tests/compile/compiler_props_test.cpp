@@ -5,6 +5,7 @@
 #include <random>
 #include <set>
 
+#include "atlas2kudu/reader.h"
 #include "compile/fold.h"
 #include "compile/props.h"
 
@@ -131,6 +132,12 @@ TEST_CASE("parse_props reads stored cells, including escapes and _truncated") {
   CHECK_FALSE(parse_props(R"({"a":{1}})"));
   CHECK_FALSE(parse_props(R"({"_truncated":[1]})"));
   CHECK_FALSE(parse_props("{\"a\":\"\xff\"}"));  // invalid UTF-8
+  // As deep as the largest --max-json-depth lets a run store (the cell is level 1), no deeper.
+  const auto nested = [](std::size_t levels) {
+    return "{\"a\":" + std::string(levels - 1, '[') + std::string(levels - 1, ']') + "}";
+  };
+  CHECK(parse_props(nested(kLargestMaxJsonDepth)));
+  CHECK_FALSE(parse_props(nested(kLargestMaxJsonDepth + 1)));
 }
 
 TEST_CASE("audit detail names what the event carried and respects the cap") {

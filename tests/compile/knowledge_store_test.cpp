@@ -649,12 +649,11 @@ TEST_CASE("a snapshot entry whose props are not what their text says is refused"
   EntityKnowledge k = full_knowledge(1);
   CHECK(matches_its_text(k.props));
   CHECK(matches_its_text(Props{}));
-  // A value nested deeper than a stored cell is read back (--max-json-depth 1000 lets the reader
-  // take it): what the run merged is still its own.
+  // A value nested past the default --max-json-depth (a run with --max-json-depth 1000 lets the
+  // reader take it): what the run merged is still its own.
   Props deep;
   merge_attributes(deep, {{Attribute{"deep", std::string(900, '[') + std::string(900, ']')}}},
                    std::size_t{1} << 20);
-  CHECK_FALSE(parse_props(to_json(deep)));
   CHECK(matches_its_text(deep));
   std::string entry_deep;
   k.props = deep;
