@@ -361,6 +361,18 @@ struct KnowledgeStats {
   std::uint64_t window_file_reads = 0;
 };
 
+// Stored props_json cells learn() could not read: not one JSON object as atlas2kudu writes it
+// (written by another tool or by hand, say). The fold merges that entity's attributes onto {}
+// (SPEC §3's props merge with nothing stored), so the entity's next entity_flat UPSERT replaces
+// what the cell held; cli warns with the first entity. Counted per cell learnt: an entity looked
+// up again after its knowledge was evicted counts again.
+//   {"owner":"o"}       -> read
+//   {"owner":"o"        -> unreadable: count 1, first = that entity
+struct UnreadableProps {
+  std::uint64_t cells = 0;
+  Guid first;  // meaningful when cells > 0
+};
+
 class SnapshotFile;  // below
 
 class Compiler {
@@ -437,6 +449,8 @@ class Compiler {
 
   // The knowledge carried between windows: entries in memory, evicted, spilled, read back.
   const KnowledgeStats& knowledge_stats() const;
+  // The stored props cells learn() could not read, over the run.
+  const UnreadableProps& unreadable_props() const;
 
  private:
   struct Impl;

@@ -538,7 +538,10 @@ int compile_run(CompileCommand& c) {
   report.write = &writer.stats();
   report.memory = &memory;
   const std::optional<Hs2PriorStats> lookups = lookup_stats(*prior);
-  if (lookups) report.lookups = &*lookups;
+  if (lookups) {
+    report.lookups = &*lookups;
+    report.unreadable_props = &compiler.unreadable_props();
+  }
   if (settings) report.http_waits = log.http_waits();
   if (!c.quiet && !outcome.output_closed) {
     const bool to_file = !c.output.empty() && c.output != "-";
@@ -689,7 +692,10 @@ int apply_run(ApplyCommand& a) {
   report.execution = &hs2;
   if (checkpoint) report.checkpoint = &*checkpoint;
   const std::optional<Hs2PriorStats> lookups = lookup_stats(*prior);
-  if (lookups) report.lookups = &*lookups;
+  if (lookups) {
+    report.lookups = &*lookups;
+    report.unreadable_props = &compiler.unreadable_props();
+  }
   report.http_waits = log.http_waits();
   if (!c.quiet) {
     print_apply_summary(stderr, report, a.checkpoint);

@@ -286,6 +286,9 @@ std::string metrics_text(const RunReport& r, std::string_view previous) {
     family("atlas2kudu_lookup_retries_total", "counter",
            "Prior-state lookup SELECTs re-run after a retryable failure.")
         .sample(r.lookups->retries);
+    family("atlas2kudu_unreadable_props_total", "counter",
+           "Stored props_json cells looked up that were not JSON objects (merged onto {}).")
+        .sample(r.unreadable_props ? r.unreadable_props->cells : 0);
   }
   if (r.http_waits) {
     family("atlas2kudu_http_waits_total", "counter",

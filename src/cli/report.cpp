@@ -95,7 +95,7 @@ void write_execution_stats(JsonWriter& w, const Hs2RunStats& hs2) {
   w.key("rows_already_deleted").value(hs2.rows_already_deleted);
 }
 
-void write_lookup_stats(JsonWriter& w, const Hs2PriorStats& s) {
+void write_lookup_stats(JsonWriter& w, const Hs2PriorStats& s, const UnreadableProps* unreadable) {
   w.key("prior_lookups").begin_object();
   w.key("lookups").value(s.lookups);
   w.key("guids").value(s.guids);
@@ -104,6 +104,7 @@ void write_lookup_stats(JsonWriter& w, const Hs2PriorStats& s) {
   w.key("queries").value(s.queries);
   w.key("retries").value(s.retries);
   w.key("reconnects").value(s.reconnects);
+  w.key("unreadable_props").value(unreadable ? unreadable->cells : 0);
   w.end_object();
 }
 
@@ -173,7 +174,7 @@ std::string stats_json(const RunReport& r) {
   if (r.write) write_write_stats(w, *r.write);
   if (r.memory) write_memory_stats(w, *r.memory);
   if (r.execution) write_execution_stats(w, *r.execution);
-  if (r.lookups) write_lookup_stats(w, *r.lookups);
+  if (r.lookups) write_lookup_stats(w, *r.lookups, r.unreadable_props);
   if (r.http_waits) w.key("http_waits").value(*r.http_waits);
   if (r.execution) {
     w.key("checkpoint");
@@ -241,8 +242,30 @@ void print_replayed(std::FILE* out, std::string_view command, const ReadStats& r
   }
 }
 
+// Stored props cells the run could not read: what they held is replaced by this run's attributes.
+void print_unreadable_props(std::FILE* out, std::string_view command, const RunReport& r) {
+  if (r.unreadable_props == nullptr || r.unreadable_props->cells == 0) return;
+  const std::uint64_t n = r.unreadable_props->cells;
+  const std::string first = r.unreadable_props->first.dashed();
+  if (n == 1) {
+    print_diagnostic(out,
+                     "atlas2kudu {}: warning: 1 stored props_json cell could not be read (entity "
+                     "{}): not a JSON object as atlas2kudu writes it; the entity's props were "
+                     "merged onto {{}}, and its next entity_flat UPSERT replaces the cell\n",
+                     command, first);
+    return;
+  }
+  print_diagnostic(out,
+                   "atlas2kudu {}: warning: {} stored props_json cells could not be read (the "
+                   "first: entity {}): not JSON objects as atlas2kudu writes them; those "
+                   "entities' props were merged onto {{}}, and each one's next entity_flat UPSERT "
+                   "replaces its cell\n",
+                   command, n, first);
+}
+
 void print_compile_summary(std::FILE* out, const RunReport& r, SqlDestination sql) {
   print_replayed(out, "compile", *r.read);
+  print_unreadable_props(out, "compile", r);
   const SqlWriteStats& run = *r.write;
   const ReadStats& read = *r.read;
   print_diagnostic(
@@ -286,6 +309,7 @@ void print_apply_summary(std::FILE* out, const RunReport& r, const std::string& 
   const ReadStats& read = *r.read;
   const Hs2RunStats& hs2 = *r.execution;
   print_replayed(out, "apply", read);
+  print_unreadable_props(out, "apply", r);
   if (read.skipped) {
     print_diagnostic(
         out, "atlas2kudu apply: {} records skipped, applied by an earlier run ({}){}\n",

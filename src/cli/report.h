@@ -21,7 +21,7 @@
 //    "row_errors_by_table":{"entity_audit":0,...},"rows_refused":0,"split_statements":0,
 //    "statements_cut_short":0,"rows_already_deleted":0,
 //    "prior_lookups":{"lookups":1,"guids":23,"found":0,"tag_rows":0,"queries":2,   <- --prior
-//                     "retries":0,"reconnects":0},                                    impala
+//                     "retries":0,"reconnects":0,"unreadable_props":0},               impala
 //    "http_waits":0,                                      <- apply, and compile with --prior impala
 //    "checkpoint":null | {"file":"run.ckpt","state":<the checkpoint as written, checkpoint.h>}}
 //
@@ -36,6 +36,12 @@
 // statement (Hs2RunStats::rows_already_deleted) are no row errors: when there were any, the first
 // line ends with "; 1 row already deleted when its delete reached Kudu", and their tables' lines
 // with ", 1 row already deleted".
+//
+// Both summaries begin with a warning line when a props_json cell looked up could not be read
+// (UnreadableProps): "atlas2kudu apply: warning: 1 stored props_json cell could not be read
+// (entity 00000001-0000-4000-8000-000000000001): not a JSON object as atlas2kudu writes it; the
+// entity's props were merged onto {}, and its next entity_flat UPSERT replaces the cell". -q
+// leaves it out with the summary; --stats and the metrics count the cells.
 #pragma once
 
 #include <cstdint>
@@ -83,6 +89,7 @@ struct RunReport {
   const Hs2RunStats* execution = nullptr;      // apply
   const CheckpointFile* checkpoint = nullptr;  // apply --checkpoint
   const Hs2PriorStats* lookups = nullptr;      // --prior impala (apply's default, compile -i)
+  const UnreadableProps* unreadable_props = nullptr;  // with `lookups`: cells merged from {}
   // Replies of HTTP 502, 503 or 504 that hs2-http waited out and sent again (the load balancer's
   // or gateway's, before any statement ran: not in the retries); set when the run connects.
   std::optional<std::uint64_t> http_waits = std::nullopt;

@@ -227,6 +227,10 @@ const KnowledgeStats& Compiler::knowledge_stats() const {
   return impl_->folder.knowledge_stats();
 }
 
+const UnreadableProps& Compiler::unreadable_props() const {
+  return impl_->folder.unreadable_props();
+}
+
 NetWindow Compiler::fold(std::span<const Event> window) {
   NetWindow net;
   impl_->folder.fold(window, net);

@@ -576,7 +576,11 @@ void Folder::learn(std::span<const PriorEntity> found) {
     k.qn_state = cell(p.qualified_name, k.qualified_name);
     k.props_known = true;
     if (p.exists && p.props_json) {
-      if (auto props = parse_props(*p.props_json)) k.props = std::move(*props);
+      if (auto props = parse_props(*p.props_json)) {
+        k.props = std::move(*props);
+      } else if (unreadable_props_.cells++ == 0) {
+        unreadable_props_.first = p.guid;
+      }
     }
     k.tags_known = true;
     k.tags = p.tags;

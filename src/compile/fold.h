@@ -62,6 +62,7 @@ class Folder {
   std::size_t held_bytes() const;
 
   const KnowledgeStats& knowledge_stats() const { return knowledge_.stats(); }
+  const UnreadableProps& unreadable_props() const { return unreadable_props_; }
 
   ~Folder();
 
@@ -70,6 +71,7 @@ class Folder {
 
   CompileOptions options_;
   mutable KnowledgeStore knowledge_;
+  UnreadableProps unreadable_props_;
   std::unique_ptr<Window> window_;  // from begin_window() to end_window()
 };
 

@@ -223,6 +223,7 @@ TEST_CASE(
   CHECK(json_number(lookup_json, "retries") == 1);
   CHECK(json_number(lookup_json, "reconnects") == 1);
   CHECK(json_number(lookup_json, "queries") >= 1);
+  CHECK(json_number(lookup_json, "unreadable_props") == 0);
   CHECK(contains(slurp(metrics), "\natlas2kudu_lookup_retries_total{command=\"apply\"} 1\n"));
   CHECK(contains(prior.err, "; prior-state lookups: 1 retry\n"));
   std::remove(metrics.c_str());
@@ -253,6 +254,53 @@ TEST_CASE(
   const std::string compile_json = slurp(stats);
   CHECK(json_number(compile_json.substr(compile_json.find("\"prior_lookups\":")), "retries") == 1);
   std::remove(stats.c_str());
+}
+
+TEST_CASE("a stored props cell that is not JSON: merged onto {}, warned, counted") {
+  // entity_flat as another writer left it: the first example entity's props cut short.
+  const std::string seed = write_temp(
+      ".sql",
+      "UPSERT INTO `atlas`.`entity_flat` (`guid`, `type_name`, `qualified_name`, `name`, "
+      "`state`, `created_ts`, `updated_ts`, `props_json`) VALUES ("
+      "'81f18e763257450cb1963b50c7e273be', 'hive_table', 'experiments.movies_info@cm', "
+      "'movies_info', 'ACTIVE', 1, 1, '{\"owner\":\"impala\",\"note\":');\n");
+  const std::string warning =
+      "atlas2kudu apply: warning: 1 stored props_json cell could not be read (entity "
+      "81f18e76-3257-450c-b196-3b50c7e273be): not a JSON object as atlas2kudu writes it; the "
+      "entity's props were merged onto {}, and its next entity_flat UPSERT replaces the cell\n";
+  const std::string stats = tmp_path(".json");
+  const std::string metrics = tmp_path(".prom");
+  {
+    TestServer server("--handler kit --seed-sql " + seed);
+    const Run r = run("apply -i " + server.address() + " --stats " + stats +
+                      " --metrics-textfile " + metrics + examples());
+    REQUIRE_MESSAGE(r.status == 0, r.err);
+    CHECK(contains(r.err, warning));
+    const std::string json = slurp(stats);
+    CHECK(json_number(json.substr(json.find("\"prior_lookups\":")), "unreadable_props") == 1);
+    CHECK(contains(slurp(metrics), "\natlas2kudu_unreadable_props_total{command=\"apply\"} 1\n"));
+    // The cell now holds what the examples set, as JSON: "note" and its cut-off value are gone.
+    std::string dump;
+    server.report(&dump);
+    CHECK(contains(dump, R"("props_json":{"createTime":1619751227000,"owner":"impala"})"));
+    CHECK_FALSE(contains(dump, "note"));
+  }
+  {
+    TestServer server("--handler kit --seed-sql " + seed);
+    const Run compiled = run("compile -i " + server.address() + examples());
+    REQUIRE_MESSAGE(compiled.status == 0, compiled.err);
+    CHECK(contains(compiled.err,
+                   "atlas2kudu compile: warning: 1 stored props_json cell could "
+                   "not be read (entity 81f18e76-3257-450c-b196-3b50c7e273be)"));
+    // -q leaves the summary out, the warning with it; --stats still counts.
+    const Run quiet = run("compile -q -i " + server.address() + " --stats " + stats + examples());
+    REQUIRE_MESSAGE(quiet.status == 0, quiet.err);
+    CHECK_FALSE(contains(quiet.err, "warning"));
+    CHECK(json_number(slurp(stats), "unreadable_props") == 1);
+  }
+  std::remove(seed.c_str());
+  std::remove(stats.c_str());
+  std::remove(metrics.c_str());
 }
 
 TEST_CASE("apply: a statement waiting on the server is logged every 10 s") {

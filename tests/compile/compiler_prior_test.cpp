@@ -204,10 +204,7 @@ TEST_CASE("prior state from the tables: no predicate clean-ups are needed") {
   CHECK(sql.find("-- prior state: test store\n") != std::string::npos);
 }
 
-TEST_CASE("prior state from the tables: a cell nested past the default depth is merged") {
-  // A run with --max-json-depth 1000 stores values nested deeper than the default 512: a later
-  // run, whatever its own --max-json-depth, merges onto that cell rather than onto {}.
-  const std::string deep = std::string(900, '[') + std::string(900, ']');
+TEST_CASE("prior state from the tables: stored props cells merged onto, or counted as unreadable") {
   class StoredCell final : public PriorState {
    public:
     explicit StoredCell(std::string props) : props_(std::move(props)) {}
@@ -229,15 +226,34 @@ TEST_CASE("prior state from the tables: a cell nested past the default depth is 
    private:
     std::string props_;
   };
-  CompileOptions o;
-  o.prior = PriorSource::kImpala;
-  Compiler compiler(o);
-  StoredCell prior("{\"deep\":" + deep + "}");
-  const std::vector<Event> window = {
-      test::update({.id = 1, .qn = "db.a@c", .attrs = {{"owner", "\"o\""}}, .ms = 2})};
-  std::string sql;
-  PrintExecutor::format_window(compile_window(compiler, prior, window), sql);
-  CHECK(sql.find("'{\"deep\":" + deep + ",\"owner\":\"o\"}'") != std::string::npos);
+  // The flat row's props cell after an update of entity 1 that sets "owner", over `stored`.
+  const auto merged = [](const std::string& stored, UnreadableProps& unreadable) {
+    CompileOptions o;
+    o.prior = PriorSource::kImpala;
+    Compiler compiler(o);
+    StoredCell prior(stored);
+    const std::vector<Event> window = {
+        test::update({.id = 1, .qn = "db.a@c", .attrs = {{"owner", "\"o\""}}, .ms = 2})};
+    const NetWindow net = fold_window(compiler, prior, window);
+    unreadable = compiler.unreadable_props();
+    REQUIRE(net.flat.size() == 1);
+    return net.flat[0].props_json;
+  };
+  UnreadableProps unreadable;
+  CHECK(merged(R"({"a":[1]})", unreadable) == R"({"a":[1],"owner":"o"})");
+  CHECK(unreadable.cells == 0);
+  // A run with --max-json-depth 1000 stores values nested deeper than the default 512: a later
+  // run, whatever its own --max-json-depth, merges onto that cell rather than onto {}.
+  const std::string deep = std::string(900, '[') + std::string(900, ']');
+  CHECK(merged("{\"deep\":" + deep + "}", unreadable) == "{\"deep\":" + deep + ",\"owner\":\"o\"}");
+  CHECK(unreadable.cells == 0);
+  // A cell another writer left that is not one JSON object: merged onto {}, and counted.
+  for (const std::string bad : {R"({"a":)", R"([1])", R"({"a":1} {"b":2})", "not json"}) {
+    CAPTURE(bad);
+    CHECK(merged(bad, unreadable) == R"({"owner":"o"})");
+    CHECK(unreadable.cells == 1);
+    CHECK(unreadable.first == test::guid(1));
+  }
 }
 
 TEST_CASE("every worked scenario through the compiler, one window and one event per window") {

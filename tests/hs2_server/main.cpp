@@ -12,6 +12,9 @@
 //   HS2_TEST_SERVER_PASSWORD=pw hs2_test_server --transport sasl --user alice
 //       --port-file /tmp/port --statement-log /tmp/stmts.log --drop-at 3 --max-seconds 60
 //
+// Tables as another writer left them, for a run that reads them back (--prior impala):
+//   hs2_test_server --seed-sql rows.sql     (UPSERT INTO `atlas`.`entity_flat` ... ;)
+//
 // Kerberos, in a realm of your own (krb5.conf in $KRB5_CONFIG, the service key in a keytab):
 //   hs2_test_server --transport sasl --keytab impala.keytab --principal impala/localhost@REALM
 //   kinit alice && atlas2kudu apply -k -i localhost:PORT export.jsonl
@@ -25,6 +28,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <memory>
 #include <thread>
 
@@ -117,6 +121,11 @@ int main(int argc, char** argv) {
                  "kit: an UPSERT with a longer cell fails (Kudu's max_cell_size_bytes)");
   app.add_option("--refuse-value", refusals.refused_value,
                  "kit: an UPSERT with a cell containing TEXT fails, naming the column");
+  std::string seed_sql;
+  app.add_option("--seed-sql", seed_sql,
+                 "kit: run the statements of this file on the store before serving (tables "
+                 "as another writer left them)")
+      ->check(CLI::ExistingFile);
   std::string stats_file, dump_file;
   app.add_option("--stats-file", stats_file, "On SIGUSR1 and at exit: server counters as JSON");
   app.add_option("--dump-file", dump_file, "On SIGUSR1 and at exit: the kit store's dump");
@@ -159,6 +168,20 @@ int main(int argc, char** argv) {
         refusals);
   else
     handler = std::make_shared<atlas2kudu::testing::KeySetHandler>();
+  if (!seed_sql.empty()) {
+    const auto kit_handler = std::dynamic_pointer_cast<atlas2kudu::testing::KitHandler>(handler);
+    if (!kit_handler) {
+      fmt::print(stderr, "--seed-sql needs --handler kit\n");
+      return 64;
+    }
+    std::ifstream in(seed_sql, std::ios::binary);
+    const std::string sql((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const atlas2kudu::testing::StatementOutcome seeded = kit_handler->execute(sql);
+    if (seeded.error) {
+      fmt::print(stderr, "--seed-sql {}: {}\n", seed_sql, *seeded.error);
+      return 64;
+    }
+  }
   std::unique_ptr<Hs2TestServer> made;
   try {
     made = std::make_unique<Hs2TestServer>(cfg, handler);
