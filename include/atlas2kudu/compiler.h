@@ -362,10 +362,10 @@ struct KnowledgeStats {
 };
 
 // Stored props_json cells learn() could not read: not one JSON object as atlas2kudu writes it
-// (written by another tool or by hand, say). The fold merges that entity's attributes onto {}
-// (SPEC §3's props merge with nothing stored), so the entity's next entity_flat UPSERT replaces
-// what the cell held; cli warns with the first entity. Counted per cell learnt: an entity looked
-// up again after its knowledge was evicted counts again.
+// (written by another tool or by hand, say). The fold merges that entity's attributes onto {}, as
+// for an entity with no stored row, so the entity's next entity_flat UPSERT replaces what the
+// cell held; cli warns with the first entity. Counted per cell learnt: an entity looked up again
+// after its knowledge was evicted counts again.
 //   {"owner":"o"}       -> read
 //   {"owner":"o"        -> unreadable: count 1, first = that entity
 struct UnreadableProps {
