@@ -145,7 +145,10 @@ Checkpoint load_checkpoint(const std::string& path) {
           at = fmt::format("target.{}", k);
           if (k == "endpoint") {
             c.target.endpoint = std::string(std::string_view(f.value().get_string()));
-            endpoint = !c.target.endpoint.empty();
+            if (c.target.endpoint.empty()) {
+              throw refuse("malformed checkpoint at target.endpoint: empty");
+            }
+            endpoint = true;
           } else if (k == "database") {
             c.target.database = std::string(std::string_view(f.value().get_string()));
             database = true;

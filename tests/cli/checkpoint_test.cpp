@@ -504,7 +504,7 @@ TEST_CASE("checkpoint files round-trip and are replaced atomically") {
             R"("database":"atlas"}})",
             R"(malformed checkpoint at target: "endpoint" missing)"},
            {R"({"format":"atlas2kudu-checkpoint/3","target":{"endpoint":"","database":"atlas"}})",
-            R"(malformed checkpoint at target: "endpoint" missing)"},
+            R"(malformed checkpoint at target.endpoint: empty)"},
            {R"({"format":"atlas2kudu-checkpoint/3","target":{"endpoint":"h:21050"}})",
             R"(malformed checkpoint at target: "database" missing)"},
            // Cut or edited down to its format: read as it is, it would say nothing was applied.
