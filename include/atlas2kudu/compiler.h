@@ -259,10 +259,10 @@ struct CleanUp {
 };
 
 // Where a window sits in the run, for comments, reports and checkpoints.
-// How every message names a window: "window 2 (events 4-6; in.json:4 .. in.json:6)". The event
-// numbers count from the start of the run (a resumed run starts again at 1), so the input
-// positions of its first and last events (`span`; left out when empty) say where it is in the
-// files.
+// How every message names a window: "window 2 (events 4-6; in.json:4 .. in.json:6)". Windows
+// and events are numbered from the start of the run, or, in a run that resumes a checkpoint, on
+// from what the earlier runs applied (Compiler::continue_numbering); the input positions of its
+// first and last events (`span`; left out when empty) say where it is in the files.
 std::string window_name(std::uint64_t index, std::uint64_t first_event, std::uint64_t last_event,
                         std::string_view span = {});
 
@@ -420,6 +420,11 @@ class Compiler {
 
   // How the next window will be named in messages (window_name), from its events.
   std::string next_window_name(std::span<const Event> window) const;
+  // Before the first window: numbers windows and events on from those earlier runs applied (a run
+  // resuming a checkpoint), so that the window a failed run named "window 2 (events 5-8; ...)" is
+  // window 2, events 5-8, when the rerun applies it too.
+  //   compiler.continue_numbering(1, 4);   // the next window is window 2, from event 5
+  void continue_numbering(std::uint64_t windows, std::uint64_t events);
 
   // Folds the next window (input order, any size). Pure: no I/O but the knowledge spill file.
   // Window indexes and event numbers continue across calls.

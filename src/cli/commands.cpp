@@ -610,6 +610,9 @@ int apply_run(ApplyCommand& a) {
   }
   Compiler compiler(c.options);
   if (checkpoint) {
+    compiler.continue_numbering(checkpoint->state().windows_applied,
+                                checkpoint->state().events_applied);
+    watch.reading(checkpoint->state().windows_applied + 1);
     if (c.options.prior == PriorSource::kImpala && checkpoint->assume_window_knowledge(compiler)) {
       if (!c.quiet) {
         const std::size_t events = checkpoint->stopped_window_events();

@@ -309,6 +309,11 @@ std::string statement_name(const CompiledWindow& window, std::string_view phase,
                      phase, position, count, statement.table);
 }
 
+void Compiler::continue_numbering(std::uint64_t windows, std::uint64_t events) {
+  impl_->windows = windows;
+  impl_->events = events;
+}
+
 std::string Compiler::next_window_name(std::span<const Event> window) const {
   return window_name(impl_->windows + 1, impl_->events + 1, impl_->events + window.size(),
                      span_of(window));
