@@ -543,6 +543,7 @@ int compile_run(CompileCommand& c) {
     report.unreadable_props = &compiler.unreadable_props();
   }
   if (settings) report.http_waits = log.http_waits();
+  print_unreadable_props(stderr, report);
   if (!c.quiet && !outcome.output_closed) {
     const bool to_file = !c.output.empty() && c.output != "-";
     print_compile_summary(stderr, report,
@@ -700,6 +701,7 @@ int apply_run(ApplyCommand& a) {
     report.unreadable_props = &compiler.unreadable_props();
   }
   report.http_waits = log.http_waits();
+  print_unreadable_props(stderr, report);
   if (!c.quiet) {
     print_apply_summary(stderr, report, a.checkpoint);
   } else {

@@ -242,8 +242,8 @@ void print_replayed(std::FILE* out, std::string_view command, const ReadStats& r
   }
 }
 
-// Stored props cells the run could not read: what they held is replaced by this run's attributes.
-void print_unreadable_props(std::FILE* out, std::string_view command, const RunReport& r) {
+void print_unreadable_props(std::FILE* out, const RunReport& r) {
+  const std::string_view command = r.command;
   if (r.unreadable_props == nullptr || r.unreadable_props->cells == 0) return;
   const std::uint64_t n = r.unreadable_props->cells;
   const std::string first = r.unreadable_props->first.dashed();
@@ -265,7 +265,6 @@ void print_unreadable_props(std::FILE* out, std::string_view command, const RunR
 
 void print_compile_summary(std::FILE* out, const RunReport& r, SqlDestination sql) {
   print_replayed(out, "compile", *r.read);
-  print_unreadable_props(out, "compile", r);
   const SqlWriteStats& run = *r.write;
   const ReadStats& read = *r.read;
   print_diagnostic(
@@ -309,7 +308,6 @@ void print_apply_summary(std::FILE* out, const RunReport& r, const std::string& 
   const ReadStats& read = *r.read;
   const Hs2RunStats& hs2 = *r.execution;
   print_replayed(out, "apply", read);
-  print_unreadable_props(out, "apply", r);
   if (read.skipped) {
     print_diagnostic(
         out, "atlas2kudu apply: {} records skipped, applied by an earlier run ({}){}\n",

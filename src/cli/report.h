@@ -36,12 +36,6 @@
 // statement (Hs2RunStats::rows_already_deleted) are no row errors: when there were any, the first
 // line ends with "; 1 row already deleted when its delete reached Kudu", and their tables' lines
 // with ", 1 row already deleted".
-//
-// Both summaries begin with a warning line when a props_json cell looked up could not be read
-// (UnreadableProps): "atlas2kudu apply: warning: 1 stored props_json cell could not be read
-// (entity 00000001-0000-4000-8000-000000000001): not a JSON object as atlas2kudu writes it; the
-// entity's props were merged onto {}, and its next entity_flat UPSERT replaces the cell". -q
-// leaves it out with the summary; --stats and the metrics count the cells.
 #pragma once
 
 #include <cstdint>
@@ -102,6 +96,13 @@ inline constexpr int kStatsSchema = 1;
 std::string stats_json(const RunReport& report);
 
 // `check`'s table of counts per operation and per rejection reason: its output on stdout.
+// The warning for props_json cells looked up that could not be read (UnreadableProps), printed
+// before the summary and also with -q (what those cells held is replaced): nothing when none.
+//   atlas2kudu apply: warning: 1 stored props_json cell could not be read (entity
+//   00000001-0000-4000-8000-000000000001): not a JSON object as atlas2kudu writes it; the
+//   entity's props were merged onto {}, and its next entity_flat UPSERT replaces the cell
+void print_unreadable_props(std::FILE* out, const RunReport& report);
+
 std::string read_summary(const ReadStats& stats);
 
 // The summaries of compile and apply go to stderr through util/diagnostic.h: a summary that

@@ -99,8 +99,9 @@ void append_json(std::string& out, const Props& props);
 // Parses a stored props_json cell: one valid JSON object (RFC 8259, every value checked, nothing
 // after it but whitespace), "_truncated" read back as the dropped list, each other value kept as
 // the text stored. Returns nullopt for anything else, e.g. {"a":tru}; the caller then merges
-// from {}. Values may nest up to kLargestMaxJsonDepth levels (reader.h; the cell itself is level
-// 1), whatever this run's --max-json-depth: a run with a larger one stored them, and merging onto
+// from {} (and counts the cell: UnreadableProps, compiler.h). Values may nest up to
+// kLargestMaxJsonDepth levels (reader.h; the cell itself is level 1), whatever this run's
+// --max-json-depth: a run with a larger one stored them, and merging onto
 // {} would drop every attribute of the cell.
 std::optional<Props> parse_props(std::string_view text);
 

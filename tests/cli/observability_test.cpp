@@ -292,10 +292,14 @@ TEST_CASE("a stored props cell that is not JSON: merged onto {}, warned, counted
     CHECK(contains(compiled.err,
                    "atlas2kudu compile: warning: 1 stored props_json cell could "
                    "not be read (entity 81f18e76-3257-450c-b196-3b50c7e273be)"));
-    // -q leaves the summary out, the warning with it; --stats still counts.
+    // -q leaves the summary out, not the warning.
     const Run quiet = run("compile -q -i " + server.address() + " --stats " + stats + examples());
     REQUIRE_MESSAGE(quiet.status == 0, quiet.err);
-    CHECK_FALSE(contains(quiet.err, "warning"));
+    CHECK(quiet.err ==
+          "atlas2kudu compile: warning: 1 stored props_json cell could not be read "
+          "(entity 81f18e76-3257-450c-b196-3b50c7e273be): not a JSON object as "
+          "atlas2kudu writes it; the entity's props were merged onto {}, and its "
+          "next entity_flat UPSERT replaces the cell\n");
     CHECK(json_number(slurp(stats), "unreadable_props") == 1);
   }
   std::remove(seed.c_str());
