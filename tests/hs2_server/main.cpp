@@ -168,15 +168,15 @@ int main(int argc, char** argv) {
         refusals);
   else
     handler = std::make_shared<atlas2kudu::testing::KeySetHandler>();
+  const auto kit = std::dynamic_pointer_cast<atlas2kudu::testing::KitHandler>(handler);
   if (!seed_sql.empty()) {
-    const auto kit_handler = std::dynamic_pointer_cast<atlas2kudu::testing::KitHandler>(handler);
-    if (!kit_handler) {
+    if (!kit) {
       fmt::print(stderr, "--seed-sql needs --handler kit\n");
       return 64;
     }
     std::ifstream in(seed_sql, std::ios::binary);
     const std::string sql((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    const atlas2kudu::testing::StatementOutcome seeded = kit_handler->execute(sql);
+    const atlas2kudu::testing::StatementOutcome seeded = kit->execute(sql);
     if (seeded.error) {
       fmt::print(stderr, "--seed-sql {}: {}\n", seed_sql, *seeded.error);
       return 64;
@@ -198,7 +198,6 @@ int main(int argc, char** argv) {
   }
   fmt::print("PORT {}\n", port);
   std::fflush(stdout);
-  const auto kit = std::dynamic_pointer_cast<atlas2kudu::testing::KitHandler>(handler);
   std::signal(SIGINT, on_signal);
   std::signal(SIGTERM, on_signal);
   std::signal(SIGUSR1, on_report_signal);
