@@ -101,8 +101,8 @@ void append_json(std::string& out, const Props& props);
 // the text stored. Returns nullopt for anything else, e.g. {"a":tru}; the caller then merges
 // from {} (and counts the cell: UnreadableProps, compiler.h). Values may nest up to
 // kLargestMaxJsonDepth levels (reader.h; the cell itself is level 1), whatever this run's
-// --max-json-depth: a run with a larger one stored them, and merging onto
-// {} would drop every attribute of the cell.
+// --max-json-depth: a run with a larger one stored them, and merging onto {} would drop every
+// attribute of the cell.
 std::optional<Props> parse_props(std::string_view text);
 
 // Whether `props` is what parse_props reads from its own text, which is to_json's: the same text,
