@@ -11,7 +11,8 @@
 //   - leaves out exactly the entries marked dropped, with the size it announces;
 //   - folds, when assumed by a compiler, a window of an update and a tag event of each entity it
 //     names into statements, with no error and a props cell that is a JSON object for each, and
-//     answers the window's knowledge snapshot with an entry for each of those entities.
+//     answers the window's knowledge snapshot with an entry for each of those entities, before
+//     the fold and after it (each entry knowledge a fold could have made).
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
@@ -100,5 +101,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   const CompiledWindow statements = plan_window(net, options);
   if (named > 0 && statements.upserts.empty()) std::abort();
+  // What the fold leaves is knowledge a fold could have made (is_foldable, checked as it is
+  // indexed): the snapshot of the next window would be taken by a resumed run.
+  const SnapshotFile after(compiler.knowledge_snapshot(window));
+  if (after.entries() != named) std::abort();
   return 0;
 }

@@ -4,12 +4,14 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <utility>
 #include <vector>
 
 #include "atlas2kudu/error.h"
 #include "compile/spill_store.h"
+#include "util/digest.h"
 
 namespace atlas2kudu {
 
@@ -175,6 +177,22 @@ void decode_knowledge(std::string_view bytes, EntityKnowledge& k) {
   k.tags.resize(k.tags_known ? in.count(1) : 0);
   for (std::string& tag : k.tags) tag.assign(in.text());
   if (!in.done()) corrupt();
+}
+
+bool is_foldable(const EntityKnowledge& k) {
+  const bool type_known = k.type_state == Cell::kValue;
+  const bool qn_known = k.qn_state == Cell::kValue;
+  if ((!type_known && !k.type_name.empty()) || (!qn_known && !k.qualified_name.empty())) {
+    return false;
+  }
+  if (k.digest_valid &&
+      (!type_known || !qn_known || k.digest != qn_digest(k.type_name, k.qualified_name))) {
+    return false;
+  }
+  if (std::adjacent_find(k.tags.begin(), k.tags.end(), std::greater_equal<>()) != k.tags.end()) {
+    return false;
+  }
+  return !k.props_known || matches_its_text(k.props);
 }
 
 void append_snapshot_entry(std::string& out, const Guid& guid, std::string_view knowledge) {

@@ -80,6 +80,19 @@ struct EntityKnowledge {
 void encode_knowledge(const EntityKnowledge& k, std::string& out);
 // Throws Error(kInternal) on bytes encode_knowledge did not write.
 void decode_knowledge(std::string_view bytes, EntityKnowledge& out);
+// Whether `k` is knowledge a fold could have made: what decode_knowledge cannot tell of bytes
+// that hold together but were changed (a damaged FILE.window), and the fold would act on:
+//   - a digest only beside a known type and qualifiedName, and equal to their qn_digest (renames
+//     compare against it: a wrong one deletes the wrong entity_by_qn row);
+//   - a type or qualifiedName text only for a known value;
+//   - tags ascending and distinct (looked up by binary search);
+//   - props that are what their text says (matches_its_text, compile/props.h).
+// The texts themselves may be any bytes: the prior state hands over what the tables hold.
+//   {type hive_table, qn db.t@cl, digest qn_digest("hive_table", "db.t@cl")}   -> true
+//   the same with one digest byte changed                                      -> false
+//   {type unknown, type text "hive_table"}                                     -> false
+//   tags {TIER1, PII}                                                          -> false
+bool is_foldable(const EntityKnowledge& k);
 
 // The knowledge of several entities as bytes (Compiler::knowledge_snapshot): for each entity,
 // ascending by guid and distinct, its 16 guid bytes, then the varint length and the bytes of

@@ -10,7 +10,6 @@
 #include "atlas2kudu/compiler.h"
 #include "atlas2kudu/error.h"
 #include "compile/knowledge_store.h"
-#include "compile/props.h"
 #include "util/utf8.h"
 
 namespace atlas2kudu {
@@ -117,8 +116,7 @@ void SnapshotFile::index(bool check) {
       } catch (const Error&) {
         throw not_a_snapshot();
       }
-      // The props cell goes into entity_flat as it is merged: its text must be what a run wrote.
-      if (decoded.props_known && !matches_its_text(decoded.props)) throw not_a_snapshot();
+      if (!is_foldable(decoded)) throw not_a_snapshot();
     }
     slot.offset = buffer_at + used;
     slot.size = static_cast<std::uint32_t>(slot.header + knowledge);

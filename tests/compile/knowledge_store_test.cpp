@@ -10,10 +10,12 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <functional>
 #include <limits>
 #include <map>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "atlas2kudu/compiler.h"
@@ -21,6 +23,7 @@
 #include "compile/plan.h"
 #include "compiler_events.h"
 #include "stream_generator.h"
+#include "util/digest.h"
 
 TEST_SUITE_BEGIN("knowledge_store");
 
@@ -37,11 +40,9 @@ EntityKnowledge full_knowledge(int n) {
   k.type_name = "hive_table";
   k.qn_state = n % 2 ? Cell::kValue : Cell::kNull;
   k.qualified_name = n % 2 ? "db.t" + std::to_string(n) + "@cl" : "";
-  k.digest_valid = n % 3 == 0;
-  if (k.digest_valid) {  // only meaningful when valid; the byte form keeps it only then
-    k.digest[0] = static_cast<std::uint8_t>(n);
-    k.digest[15] = 0xFF;
-  }
+  // Only beside a known qualifiedName, as the fold keeps it; the byte form keeps it only then.
+  k.digest_valid = n % 2 && n % 3 == 0;
+  if (k.digest_valid) k.digest = qn_digest(k.type_name, k.qualified_name);
   k.props_known = true;
   // A key written with escapes too: the byte form keeps its decoded form beside the text.
   k.props = *parse_props("{\"createTime\":" + std::to_string(1000 + n) + ",\"description\":\"" +
@@ -51,6 +52,17 @@ EntityKnowledge full_knowledge(int n) {
   k.tags_known = n % 4 != 0;
   if (k.tags_known) k.tags = {"PII", "TIER1"};
   return k;
+}
+
+// That SnapshotFile refuses `bytes` as a resumed run does (exit 65).
+void check_not_a_snapshot(const std::string& bytes) {
+  try {
+    SnapshotFile{bytes};
+    FAIL("accepted");
+  } catch (const Error& e) {
+    CHECK(e.category() == ErrorCategory::kCheckpoint);
+    CHECK(std::string(e.what()) == "not a knowledge snapshot written by this version");
+  }
 }
 
 // A fresh directory for spill files, removed (with whatever is left in it) by the destructor.
@@ -638,16 +650,11 @@ TEST_CASE("a snapshot entry whose props are not what their text says is refused"
     knowledge.replace(knowledge.find("createTime"), key.size(), key);
     decode_knowledge(knowledge, decoded);  // holds together
     CHECK_FALSE(matches_its_text(decoded.props));
-    try {
-      SnapshotFile{changed};
-      FAIL("accepted");
-    } catch (const Error& e) {
-      CHECK(e.category() == ErrorCategory::kCheckpoint);
-      CHECK(std::string(e.what()) == "not a knowledge snapshot written by this version");
-    }
+    check_not_a_snapshot(changed);
   }
   EntityKnowledge k = full_knowledge(1);
   CHECK(matches_its_text(k.props));
+  CHECK(is_foldable(k));
   CHECK(matches_its_text(Props{}));
   // A value nested past the default --max-json-depth (a run with --max-json-depth 1000 lets the
   // reader take it): what the run merged is still its own.
@@ -659,6 +666,66 @@ TEST_CASE("a snapshot entry whose props are not what their text says is refused"
   k.props = deep;
   append_snapshot_entry(entry_deep, guid(2), k);
   CHECK(SnapshotFile(entry_deep).entries() == 1);
+}
+
+TEST_CASE("a snapshot entry no fold could have made is refused: digest, texts, tags") {
+  // Each change below leaves bytes that decode; the fold would act on them (a rename deletes
+  // the entity_by_qn row of the stored digest; tags are looked up by binary search).
+  const EntityKnowledge made = full_knowledge(3);
+  REQUIRE(made.digest_valid);
+  REQUIRE(made.tags_known);
+  CHECK(is_foldable(made));
+  for (int n = 1; n <= 12; ++n) CHECK(is_foldable(full_knowledge(n)));
+  std::vector<std::pair<std::string, EntityKnowledge>> changed;
+  const auto change = [&](std::string what, const std::function<void(EntityKnowledge&)>& edit) {
+    EntityKnowledge k = made;
+    edit(k);
+    changed.emplace_back(std::move(what), std::move(k));
+  };
+  change("a digest byte", [](EntityKnowledge& k) { k.digest[7] ^= 1; });
+  change("a digest of another qualifiedName",
+         [](EntityKnowledge& k) { k.qualified_name = "db.other@cl"; });
+  change("a digest beside an unknown qualifiedName", [](EntityKnowledge& k) {
+    k.qn_state = Cell::kUnknown;
+    k.qualified_name.clear();
+  });
+  change("a digest beside a null type", [](EntityKnowledge& k) {
+    k.type_state = Cell::kNull;
+    k.type_name.clear();
+  });
+  change("a type text beside an unknown type", [](EntityKnowledge& k) {
+    k.digest_valid = false;
+    k.digest = {};
+    k.type_state = Cell::kUnknown;
+  });
+  change("a qualifiedName text beside a null one", [](EntityKnowledge& k) {
+    k.digest_valid = false;
+    k.digest = {};
+    k.qn_state = Cell::kNull;
+  });
+  change("tags out of order", [](EntityKnowledge& k) { k.tags = {"TIER1", "PII"}; });
+  change("a tag twice", [](EntityKnowledge& k) { k.tags = {"PII", "PII"}; });
+  for (const auto& [what, k] : changed) {
+    CAPTURE(what);
+    CHECK_FALSE(is_foldable(k));
+    std::string entry;
+    append_snapshot_entry(entry, guid(3), k);
+    std::string knowledge;
+    encode_knowledge(k, knowledge);
+    EntityKnowledge decoded;
+    decode_knowledge(knowledge, decoded);  // holds together
+    CHECK(decoded == k);
+    check_not_a_snapshot(entry);
+  }
+  // The texts may be any bytes, as the tables hold them: a prior lookup hands them over.
+  EntityKnowledge stored = made;
+  stored.qualified_name = "db.\xff\xfe@cl";
+  stored.tags = {"PII", "\x80"};  // compared as unsigned bytes, as std::sort does
+  stored.digest = qn_digest(stored.type_name, stored.qualified_name);
+  CHECK(is_foldable(stored));
+  std::string entry;
+  append_snapshot_entry(entry, guid(3), stored);
+  CHECK(SnapshotFile(entry).entries() == 1);
 }
 
 TEST_CASE("a window's knowledge snapshot: what was known before it, assumed by a resumed run") {
