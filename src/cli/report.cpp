@@ -250,16 +250,17 @@ void print_unreadable_props(std::FILE* out, const RunReport& r) {
   if (n == 1) {
     print_diagnostic(out,
                      "atlas2kudu {}: warning: 1 stored props_json cell could not be read (entity "
-                     "{}): not a JSON object as atlas2kudu writes it; the entity's props were "
-                     "merged onto {{}}, and its next entity_flat UPSERT replaces the cell\n",
+                     "{}): not a JSON object as atlas2kudu writes it; the entity's attributes are "
+                     "merged onto {{}} instead, and the cell is replaced where its props_json is "
+                     "next written\n",
                      command, first);
     return;
   }
   print_diagnostic(out,
                    "atlas2kudu {}: warning: {} stored props_json cells could not be read (the "
                    "first: entity {}): not JSON objects as atlas2kudu writes them; those "
-                   "entities' props were merged onto {{}}, and each one's next entity_flat UPSERT "
-                   "replaces its cell\n",
+                   "entities' attributes are merged onto {{}} instead, and each cell is replaced "
+                   "where its props_json is next written\n",
                    command, n, first);
 }
 

@@ -98,9 +98,12 @@ std::string stats_json(const RunReport& report);
 // `check`'s table of counts per operation and per rejection reason: its output on stdout.
 // The warning for props_json cells looked up that could not be read (UnreadableProps), printed
 // before the summary and also with -q (what those cells held is replaced): nothing when none.
+// A cell is counted at each lookup that reads it: again when apply reads it after evicting the
+// entity, if no statement wrote props_json meanwhile (a soft delete writes state alone).
 //   atlas2kudu apply: warning: 1 stored props_json cell could not be read (entity
 //   00000001-0000-4000-8000-000000000001): not a JSON object as atlas2kudu writes it; the
-//   entity's props were merged onto {}, and its next entity_flat UPSERT replaces the cell
+//   entity's attributes are merged onto {} instead, and the cell is replaced where its
+//   props_json is next written
 void print_unreadable_props(std::FILE* out, const RunReport& report);
 
 std::string read_summary(const ReadStats& stats);

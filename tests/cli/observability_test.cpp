@@ -268,8 +268,8 @@ TEST_CASE("a stored props cell that is not JSON: merged onto {}, warned, counted
     return "atlas2kudu " + command +
            ": warning: 1 stored props_json cell could not be read (entity "
            "81f18e76-3257-450c-b196-3b50c7e273be): not a JSON object as atlas2kudu writes it; the "
-           "entity's props were merged onto {}, and its next entity_flat UPSERT replaces the "
-           "cell\n";
+           "entity's attributes are merged onto {} instead, and the cell is replaced where its "
+           "props_json is next written\n";
   };
   const std::string stats = tmp_path(".json");
   const std::string metrics = tmp_path(".prom");
