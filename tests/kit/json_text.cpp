@@ -5,6 +5,8 @@
 
 #include <cctype>
 
+#include "atlas2kudu/reader.h"
+
 namespace atlas2kudu::testkit {
 
 std::string json_quote(std::string_view utf8) {
@@ -124,7 +126,8 @@ class Validator {
     return false;
   }
   bool value(int depth) {
-    if (depth > 512 || i_ >= s_.size()) return false;
+    // As deep as atlas2kudu ever writes a cell (the outermost value is level 1).
+    if (depth >= static_cast<int>(kLargestMaxJsonDepth) || i_ >= s_.size()) return false;
     const char c = s_[i_];
     if (c == '{') {
       ++i_;

@@ -149,6 +149,20 @@ TEST_CASE("store: dump shows hex keys under both encodings and parsed JSON colum
     // A store equals its own dump.
     CHECK_FALSE(compare_with_dump(d, s));
   }
+  // A props cell as deep as atlas2kudu writes one (--max-json-depth 1000) is shown as JSON;
+  // one level more is not JSON any run wrote.
+  for (const int depth : {1000, 1001}) {
+    CAPTURE(depth);
+    KuduStore s(KeyEncoding::kHex);
+    const std::string deep = std::string(static_cast<std::size_t>(depth) - 1, '[') +
+                             std::string(static_cast<std::size_t>(depth) - 1, ']');
+    s.upsert_row("entity_flat",
+                 {{"guid", s.key(guid(3))}, {"props_json", Cell::string("{\"d\":" + deep + "}")}});
+    const std::string d = s.dump();
+    CHECK((d.find("\"props_json\":{\"d\":" + deep + "}") != std::string::npos) == (depth == 1000));
+    CHECK((d.find("\"props_json\":\"!invalid JSON: ") != std::string::npos) == (depth == 1001));
+    CHECK_FALSE(compare_with_dump(d, s));
+  }
 }
 
 TEST_CASE("store: comparison reports the first difference; NULL props equals {}") {
