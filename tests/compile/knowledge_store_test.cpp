@@ -705,7 +705,9 @@ TEST_CASE("a snapshot entry no fold could have made is refused: digest, texts, t
   });
   change("tags out of order", [](EntityKnowledge& k) { k.tags = {"TIER1", "PII"}; });
   change("a tag twice", [](EntityKnowledge& k) { k.tags = {"PII", "PII"}; });
-  for (const auto& [what, k] : changed) {
+  for (const auto& change_made : changed) {
+    const std::string& what = change_made.first;  // CAPTURE's lambda cannot name a binding
+    const EntityKnowledge& k = change_made.second;
     CAPTURE(what);
     CHECK_FALSE(is_foldable(k));
     std::string entry;
