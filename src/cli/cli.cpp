@@ -467,6 +467,23 @@ bool is_password_flag(const std::string& name) {
   return name.starts_with("--") && to_lower_ascii(name).find("passw") != std::string::npos;
 }
 
+// Whether `word` is the name of another tool's password option as such ("--ldap_password",
+// "--password"): letters, '-' and '_' only. After -l it is the option typed by habit, not the
+// secret, and named as it is; "--Hunter2" or "--passw0rd!" still reads as a value of -l.
+bool names_a_password_option(const std::string& word) {
+  if (!is_password_flag(word)) return false;
+  return std::all_of(word.begin() + 2, word.end(),
+                     [](char c) { return (c >= 'a' && c <= 'z') || c == '-' || c == '_'; });
+}
+
+// A usage error whose words are atlas2kudu's own and show nothing the user typed after a flag
+// that may precede a secret: report_usage_error prints it as it is. (Masking the word after -l
+// wherever it stands in such a message garbled it: "-l the" made "... password comes from".)
+class SecretFreeUsageError final : public CLI::ValidationError {
+ public:
+  explicit SecretFreeUsageError(const std::string& message) : CLI::ValidationError(message) {}
+};
+
 // Where a password comes from instead, for the messages about such a flag.
 constexpr std::string_view kPasswordSources =
     "--ldap_password_cmd, $ATLAS2KUDU_LDAP_PASSWORD or a prompt";
@@ -542,7 +559,7 @@ void refuse_flag_values(CLI::App& app, const std::vector<std::string>& args) {
   ++first;
   const auto refuse = [](const std::string& flag, const std::string& how, const char* what,
                          const CLI::Option& o) {
-    throw CLI::ValidationError(
+    throw SecretFreeUsageError(
         fmt::format("{} is a flag: give it {} ({} not shown: it may be a secret){}", flag, how,
                     what, where_the_secret_comes_from(o)));
   };
@@ -575,7 +592,7 @@ void refuse_flag_values(CLI::App& app, const std::vector<std::string>& args) {
     }
     const auto next = it + 1;
     if (help || next == options_end || !ends_with_secret_flag(sub, a) ||
-        reads_as_option(*sub, *next))
+        reads_as_option(*sub, *next) || names_a_password_option(*next))
       continue;
     const std::string flag = a.starts_with("--") ? a : std::string("-") + a.back();
     const CLI::Option* o = option_named(*sub, flag);
@@ -595,6 +612,11 @@ void report_usage_error(CLI::App& app, const CLI::ParseError& e,
   // A bad value from the --config file: the file's line first, as for its other errors.
   std::string what = config_line_of(origins, e.what(), " :") + e.what();
   const CLI::App* sub = chosen_subcommand(app, args);
+  if (dynamic_cast<const SecretFreeUsageError*>(&e) != nullptr) {
+    print_diagnostic(stderr, "atlas2kudu: {}\nRun 'atlas2kudu {}--help' for the options.\n", what,
+                     sub ? sub->get_name() + " " : std::string());
+    return;
+  }
   // An option CLI11 did not expect is named without its value: "--ldap_password=x" or "-px" may
   // hold a secret typed by habit (beeline's -p), and this message goes to cron logs.
   const auto mask = [&what](const std::string& text, const std::string& as) {
@@ -610,7 +632,7 @@ void report_usage_error(CLI::App& app, const CLI::ParseError& e,
         i > 0 && sub != nullptr && args[i - 1].starts_with("-") && args[i - 1].size() > 1 &&
         args[i - 1].find('=') == std::string::npos && !reads_as_option(*sub, args[i - 1]);
     if (i > 0 && (ends_with_secret_flag(sub, args[i - 1]) || after_unknown_option) &&
-        !(sub != nullptr && reads_as_option(*sub, a))) {
+        !(sub != nullptr && reads_as_option(*sub, a)) && !names_a_password_option(a)) {
       // Replaced wherever it stands when long enough not to be part of other words; in CLI11's
       // list of words it did not expect, also when short ("ab"), word by word.
       if (a.size() >= 3) mask(a, "...");

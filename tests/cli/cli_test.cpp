@@ -251,6 +251,27 @@ TEST_CASE("usage errors and missing files have their own exit codes") {
   CHECK(contains(r.err,
                  "atlas2kudu: --jwt is an option of compile and apply: give the command "
                  "first"));
+  // The refusal's own words stay whole when the word after -l is one of them ("the", "flag");
+  // another tool's password option after -l is named as the option it is, not as -l's value.
+  for (const std::string word : {"the", "flag", "password"}) {
+    CAPTURE(word);
+    r = run("apply -l " + word + " missing-input.jsonl");
+    CHECK(r.status == 64);
+    CHECK(r.err ==
+          "atlas2kudu: -l is a flag: give it without a value (the argument after it names no "
+          "file, so it is not read as an input; it is not shown: it may be a secret); the "
+          "password comes from --ldap_password_cmd CMD\nRun 'atlas2kudu apply --help' for the "
+          "options.\n");
+  }
+  for (const std::string option : {"--ldap_password", "--ldap-password", "--password"}) {
+    CAPTURE(option);
+    r = run("apply -l " + option + " Hunter2 missing-input.jsonl");
+    CHECK(r.status == 64);
+    CHECK_FALSE(contains(r.err, "Hunter2"));
+    CHECK(contains(r.err, "not expected: " + option +
+                              " (no option takes a password, which ps would show: with -l, it "
+                              "comes from --ldap_password_cmd"));
+  }
   // An option's value that ends in 'l' is no -l, nor is the option name after -l a secret.
   r = run("compile -ihost.local missing-input.jsonl");
   CHECK(r.status == 66);
