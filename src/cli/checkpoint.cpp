@@ -304,7 +304,7 @@ void remember_inputs(const Checkpoint& previous, const InputProgress& current, s
 }
 
 CheckpointLock::CheckpointLock(const std::string& checkpoint_path) {
-  const std::string path = checkpoint_path + ".lock";
+  const std::string path = checkpoint_lock_path(checkpoint_path);
   fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd_ < 0) {
     throw Error(ErrorCategory::kIo,

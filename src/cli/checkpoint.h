@@ -71,6 +71,15 @@ inline constexpr std::size_t kMaxRememberedInputs = 10000;
 void remember_inputs(const Checkpoint& previous, const InputProgress& current, std::uint64_t run,
                      Checkpoint& out);
 
+// The files kept beside a checkpoint: "<path>.window" (Checkpoint::window_knowledge_path) and
+// "<path>.lock" (CheckpointLock). No other output of a run may be one of them.
+inline std::string checkpoint_window_path(const std::string& checkpoint_path) {
+  return checkpoint_path + ".window";
+}
+inline std::string checkpoint_lock_path(const std::string& checkpoint_path) {
+  return checkpoint_path + ".lock";
+}
+
 // Exclusive lock of a checkpoint for one run: flock(LOCK_EX|LOCK_NB) on "<path>.lock" (created
 // mode 0600, never through a symbolic link, never removed; it holds the owner's pid for the
 // message of the next run). Throws Error(kLocked) at once when another run holds it.
@@ -189,7 +198,7 @@ class CheckpointFile {
   void forget_window_knowledge();
   // Why a FILE.window found at the start was removed unused, or "" (for the run's message).
   const std::string& discarded_window_knowledge() const { return discarded_; }
-  std::string window_knowledge_path() const { return path_ + ".window"; }
+  std::string window_knowledge_path() const { return checkpoint_window_path(path_); }
 
   // Where the same command run again would start, from this run's inputs as last recorded (once
   // it recorded a window): "a.jsonl after its first 5000 records", "standard input from its start

@@ -163,14 +163,22 @@ RunOutcome run_reporting_failures(Progress& progress, const std::function<void()
   return outcome;
 }
 
-// The files a run writes; an empty path is not written.
+// The files a run writes; an empty path is not written. The checkpoint's FILE.window and
+// FILE.lock are among them: `--stats run.ckpt.window` replaced the knowledge a resumed run needs,
+// and the resume then refused the checkpoint (exit 65, "start over").
 std::vector<RunOutput> run_outputs(const InputOptions& in, const std::string& sql_output = {},
                                    const std::string& checkpoint = {}) {
-  return {{"-o", sql_output, OutputKind::kSql},
-          {"--stats", in.stats_file, OutputKind::kStats},
-          {"--metrics-textfile", in.metrics_file, OutputKind::kMetrics},
-          {"--reject-file", in.reject_file, OutputKind::kRejects},
-          {"--checkpoint", checkpoint, std::nullopt}};
+  std::vector<RunOutput> outputs{{"-o", sql_output, OutputKind::kSql},
+                                 {"--stats", in.stats_file, OutputKind::kStats},
+                                 {"--metrics-textfile", in.metrics_file, OutputKind::kMetrics},
+                                 {"--reject-file", in.reject_file, OutputKind::kRejects},
+                                 {"--checkpoint", checkpoint, std::nullopt}};
+  if (!checkpoint.empty()) {
+    outputs.push_back(
+        {"--checkpoint's window file", checkpoint_window_path(checkpoint), std::nullopt});
+    outputs.push_back({"--checkpoint's lock file", checkpoint_lock_path(checkpoint), std::nullopt});
+  }
+  return outputs;
 }
 
 // Before the run reads or writes anything: output files it must not replace, inputs that do not
@@ -219,8 +227,11 @@ int reporting_early_failures(std::string_view command, const InputOptions& in,
                      .read = &nothing_read};
     const auto* stop = dynamic_cast<const StopError*>(&e);
     if (stop != nullptr) report.stopped_by = stop->reason();
-    // The run reports its first failure, not one of these.
-    if (!in.metrics_file.empty()) {
+    // The run reports its first failure, not one of these. Each file is written only where it
+    // passes its own checks: --metrics-textfile on the checkpoint's FILE.window, refused, had
+    // created it all the same, and the next run refused the checkpoint.
+    const RunOutput metrics{"--metrics-textfile", in.metrics_file, OutputKind::kMetrics};
+    if (outputs_checked || safe_to_write_alone(in.files, outputs, metrics)) {
       try {
         write_metrics_textfile(in.metrics_file, report);
       } catch (const Error&) {
@@ -506,9 +517,11 @@ int compile_run(CompileCommand& c) {
   const std::unique_ptr<PriorState> prior =
       make_prior_state(c, settings ? &*settings : nullptr, sessions, watch ? &*watch : nullptr);
   Compiler compiler(c.options);
+  // The SQL's temporary file first: a run that cannot create it ends before the reject file,
+  // written in place, is emptied.
+  OutputFile output(c.output);
   RejectSink rejects(RejectPolicy{c.in.max_rejects, c.in.reject_file}, stderr, progress_line(c));
   Reader reader(c.in.files, rejects, c.in.limits);
-  OutputFile output(c.output);
   PrintExecutor printer(output.get());
   SqlWindowWriter writer(c.options, printer);
   Progress progress("compile", Progress::Counts::kRecordsAndStatements, progress_line(c));

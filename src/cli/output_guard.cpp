@@ -134,13 +134,31 @@ void refuse_same_file(const RunOutput& out, const FileIdentity& id,
   }
 }
 
+// How the messages name standard input when it is a file (`check - < rej.jsonl`).
+const std::string kStandardInput = "- (standard input)";
+
 std::vector<std::pair<const std::string*, FileIdentity>> input_identities(
     const std::vector<std::string>& inputs, bool require_open) {
   std::vector<std::pair<const std::string*, FileIdentity>> ids;
+  bool reads_stdin = inputs.empty();
   for (const std::string& input : inputs) {
-    if (input == "-") continue;
+    if (input == "-") {
+      reads_stdin = true;
+      continue;
+    }
     if (require_open) require_input_opens(input);
     ids.emplace_back(&input, identity_of(input));
+  }
+  // Standard input redirected from a file is that file, as a named input is: `check
+  // --reject-file rej.jsonl - < rej.jsonl` truncated the file it was about to read, and reported
+  // success with 0 records.
+  struct stat st {};
+  if (reads_stdin && ::fstat(STDIN_FILENO, &st) == 0 && S_ISREG(st.st_mode)) {
+    FileIdentity id;
+    id.exists = true;
+    id.device = st.st_dev;
+    id.inode = st.st_ino;
+    ids.emplace_back(&kStandardInput, id);
   }
   return ids;
 }

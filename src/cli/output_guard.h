@@ -55,8 +55,8 @@ struct RunOutput {
 //     --checkpoint` (which appends to the reject file) read back the lines it was writing, each
 //     quoting the last, without end; `-o a.sql --stats a.sql` kept only one of the two.
 // "One file" is the same device and inode for files that exist (a symbolic or hard link to the
-// input is caught), the same absolute path otherwise. Standard input ("-") and `-o -` are not
-// files here.
+// input is caught), the same absolute path otherwise. Standard input ("-", or no input given) is
+// the file it is redirected from, if any; `-o -` is no file.
 //
 //   check_run_paths({"rej.jsonl"}, {{"--reject-file", "rej.jsonl", OutputKind::kRejects}});
 //   // throws Error(kUsage): --reject-file rej.jsonl: the same file as the input rej.jsonl; it

@@ -490,6 +490,41 @@ TEST_CASE("outputs naming an input or each other, and paths that cannot be writt
   CHECK(contains(r.err, "the same file as the input " + link));
   CHECK(slurp(rejects) == rejected);
   std::remove(checkpoint.c_str());
+  // ... also as standard input, "-" or no FILE: the file was emptied, and the run succeeded with
+  // 0 records.
+  for (const std::string& inputs : {" -", ""}) {
+    CAPTURE(inputs);
+    r = run("check --max-rejects 1 --reject-file " + rejects + inputs, rejects);
+    CHECK(r.status == 64);
+    CHECK(r.err == "atlas2kudu: --reject-file " + rejects +
+                       ": the same file as the input - (standard input); it would be replaced "
+                       "while it is read. Write to another path.\n");
+    CHECK(slurp(rejects) == rejected);
+  }
+  r = run("compile -q -o " + rejects + " -", rejects);
+  CHECK(r.status == 64);
+  CHECK(contains(r.err, "-o " + rejects + ": the same file as the input - (standard input)"));
+  CHECK(run("check --stats " + rejects, rejects).status == 64);
+  CHECK(slurp(rejects) == rejected);
+  // Standard input from another file, or no file (/dev/null), is no output's.
+  CHECK(run("check --max-rejects 1 --reject-file " + rejects, bad).status == 0);
+  CHECK(slurp(rejects).starts_with("{\"source\":\"-\",\"line\":5,"));
+  // The checkpoint's own files, FILE.window and FILE.lock, are no other output's: --stats on
+  // FILE.window replaced the knowledge its resume needed, and the resume refused the checkpoint.
+  for (const std::string& side : {".window", ".lock"}) {
+    for (const std::string& option : {"--stats", "--reject-file", "--metrics-textfile"}) {
+      CAPTURE(side);
+      CAPTURE(option);
+      r = run("apply -i 127.0.0.1:1 --prior none --checkpoint " + checkpoint + " " + option + " " +
+              checkpoint + side + " " + example);
+      CHECK(r.status == 64);
+      CHECK(r.err == "atlas2kudu: " + option + " " + checkpoint + side + " and --checkpoint's " +
+                         (side == ".lock" ? "lock" : "window") + " file " + checkpoint + side +
+                         " are the same file; one would replace the other. Give each its own "
+                         "path.\n");
+      CHECK(!std::filesystem::exists(checkpoint + side));
+    }
+  }
   // An input given as -o is named as the input, not as "a file atlas2kudu did not write".
   const std::string input_copy = write_temp(".jsonl", slurp(example));
   r = run("compile -q -o " + input_copy + " " + input_copy);
