@@ -357,10 +357,10 @@ CheckpointFile::CheckpointFile(std::string path, Reader& reader,
   previous_ = load_checkpoint(path_);
   existed_ = previous_.found;
   const CheckpointTarget& recorded = previous_.target;
-  // Impala's database names are not case-sensitive; host names are compared as given (another
-  // name for the same cluster is refused, with the remedy in the message).
+  // Impala's database names and host names (DNS) know no case: "impala-A" is "impala-a".
+  // Another name for the same cluster is refused, with the remedy in the message.
   if (!target.endpoint.empty() && !recorded.endpoint.empty() &&
-      (recorded.endpoint != target.endpoint ||
+      (!equals_ignoring_ascii_case(recorded.endpoint, target.endpoint) ||
        !equals_ignoring_ascii_case(recorded.database, target.database))) {
     throw Error(ErrorCategory::kCheckpoint,
                 fmt::format("{}: records what was applied to database {} on {}, and this run "

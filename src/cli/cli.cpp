@@ -152,7 +152,11 @@ void add_compile_options(CLI::App* cmd, CompileCommand& c) {
          "--deadline",
          [&c](const std::string& text) {
            const auto d = parse_duration(text);
-           if (!d) throw CLI::ValidationError("--deadline", "expected e.g. 90s, 45m, 2h or 1h30m");
+           if (!d)
+             throw CLI::ValidationError(
+                 "--deadline",
+                 "expected e.g. 90s, 45m, 2h or 1h30m (hours, minutes, seconds in that order, "
+                 "each number with its unit but a bare number of seconds)");
            c.deadline = RunDeadline{*d, text};
          },
          "Stop the run once this long has passed (e.g. 45m, 2h; default: none): the running "
@@ -1019,6 +1023,23 @@ bool parse(CommandLine& cli, const std::vector<std::string>& args, int& exit_sta
       }
     }
     cli.app.parse(reversed);
+    // An empty value, most often an unset variable in a script ("--reject-file \"$REJECTS\""),
+    // read as the option left out: the rejects went nowhere, the SQL to stdout.
+    if (const CLI::App* sub = chosen_subcommand(cli.app, args)) {
+      for (const CLI::Option* o : sub->get_options()) {
+        if (o->get_expected_max() == 0 || o->count() == 0) continue;
+        const std::vector<std::string>& given = o->results();
+        if (std::find(given.begin(), given.end(), std::string()) == given.end()) continue;
+        if (o->get_name() == "FILE") {
+          throw CLI::ValidationError(
+              "FILE", "an empty name (an unset variable?); give a file, or - for standard input");
+        }
+        if (!o->nonpositional()) continue;  // digest's TYPE_NAME and QUALIFIED_NAME: any text
+        throw CLI::ValidationError(o->get_name(false, true),
+                                   "an empty value (an unset variable?); give one, or leave the "
+                                   "option out");
+      }
+    }
     return true;
   } catch (const CLI::CallForHelp& e) {
     exit_status = printed(cli.app.exit(e));

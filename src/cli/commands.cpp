@@ -385,6 +385,11 @@ std::optional<Hs2PriorStats> lookup_stats(const PriorState& prior) {
 
 std::optional<std::chrono::milliseconds> parse_duration(std::string_view text) {
   if (text.empty()) return std::nullopt;
+  // A bare number is seconds; otherwise every number has its unit, hours before minutes before
+  // seconds, each at most once: "1h30" (read as 1h and 30 seconds) is refused, not guessed.
+  const bool bare = text.find_first_not_of("0123456789") == std::string_view::npos;
+  constexpr std::string_view kUnits = "hms";
+  std::size_t next_unit = 0;  // the units before it are used
   std::chrono::milliseconds total{0};
   std::size_t i = 0;
   while (i < text.size()) {
@@ -394,22 +399,14 @@ std::optional<std::chrono::milliseconds> parse_duration(std::string_view text) {
       n = n * 10 + static_cast<std::uint64_t>(text[i++] - '0');
     }
     if (i == digits) return std::nullopt;
-    const char unit = i < text.size() ? text[i++] : 's';
+    if (i == text.size() && !bare) return std::nullopt;
+    const std::size_t unit = i < text.size() ? kUnits.find(text[i++]) : kUnits.find('s');
+    if (unit == std::string_view::npos || unit < next_unit) return std::nullopt;
+    next_unit = unit + 1;
     const auto count = static_cast<std::int64_t>(n);
-    switch (unit) {
-      case 'h':
-        total += std::chrono::hours(count);
-        break;
-      case 'm':
-        total += std::chrono::minutes(count);
-        break;
-      case 's':
-        total += std::chrono::seconds(count);
-        break;
-      default:
-        return std::nullopt;
-    }
-    if (unit == 's' && i != text.size()) return std::nullopt;  // seconds come last
+    total += unit == 0   ? std::chrono::milliseconds(std::chrono::hours(count))
+             : unit == 1 ? std::chrono::milliseconds(std::chrono::minutes(count))
+                         : std::chrono::milliseconds(std::chrono::seconds(count));
   }
   return total;
 }

@@ -51,7 +51,8 @@ struct RunDeadline {
   std::string text;  // as given, e.g. "45m"
 };
 
-// "90" or "90s", "30m", "2h", "1h30m" -> the duration; nullopt for anything else.
+// "90" or "90s", "30m", "2h", "1h30m" -> the duration; nullopt for anything else, "1h30" (a
+// number without its unit after another) and "30m1h" (units out of order) included.
 //   parse_duration("1h30m") == std::chrono::minutes(90)
 std::optional<std::chrono::milliseconds> parse_duration(std::string_view text);
 

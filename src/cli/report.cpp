@@ -297,7 +297,7 @@ std::string statements_run(const Hs2RunStats& hs2, const SqlWriteStats* written)
   if (hs2.statements_cut_short > 0) {
     // Not among the statements counted: the server had not answered when the stop came.
     notes.push_back(fmt::format(
-        "{} more cut short by the stop before the server answered: {}", hs2.statements_cut_short,
+        "{} more cut short by the stop before the server finished: {}", hs2.statements_cut_short,
         hs2.statements_cut_short == 1 ? "it may have run" : "they may have run"));
   }
   std::string text = counted(hs2.statements, "statement", "statements");

@@ -86,8 +86,9 @@ struct Hs2RunStats {
   std::map<std::string, std::uint64_t> rows_already_deleted_by_table;
   std::uint64_t rows_refused = 0;      // rows isolated as refused (set aside or stopping the run)
   std::uint64_t split_statements = 0;  // parts of statements run to isolate refused rows
-  // Statements (or parts) a stop cut short before the server answered ExecuteStatement: not in
-  // `statements`, yet the server may have run them.
+  // Statements (or parts) a stop ended before the server finished them (cut short before it
+  // answered ExecuteStatement, or cancelled while running): not in `statements`, yet the server
+  // may have run them, in whole or in part.
   std::uint64_t statements_cut_short = 0;
 };
 

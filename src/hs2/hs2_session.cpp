@@ -15,6 +15,7 @@
 #include "hs2/sasl_transport.h"
 #include "hs2/transport.h"
 #include "util/stop.h"
+#include "util/utf8.h"
 
 namespace atlas2kudu {
 
@@ -152,9 +153,10 @@ struct Hs2Session::Impl {
 
   void check(const t::TStatus& status, const char* what) {
     if (!is_error(status)) return;
-    std::string msg = trim(status.errorMessage);
+    const std::string msg = trim(status.errorMessage);
+    // On one line, as every diagnostic is: it reaches stderr, --stats and the reject file.
     throw Hs2Error(classify_server_message(msg),
-                   fmt::format("{}: {}", what, msg.empty() ? "(no message)" : msg));
+                   fmt::format("{}: {}", what, msg.empty() ? "(no message)" : joined_lines(msg)));
   }
 
   // hs2-http: sessions opened on connections since lost. An HTTP session outlives its
@@ -401,6 +403,15 @@ struct Hs2Session::Impl {
   // Polls until the operation ends. Between polls: a stop request (util/stop.h) or
   // --statement_timeout_ms cancels the operation and throws StopError / Hs2Error(kTimeout).
   void wait(const t::TOperationHandle& op) {
+    try {
+      wait_until_done(op);
+    } catch (StopError& e) {
+      e.set_statement_may_have_run();  // it ran until cancelled, or runs on with its session
+      throw;
+    }
+  }
+
+  void wait_until_done(const t::TOperationHandle& op) {
     const auto started = clock->now();
     const milliseconds limit(settings.options().statement_timeout_ms);
     for (;;) {
@@ -441,7 +452,10 @@ struct Hs2Session::Impl {
               classify_server_message(msg + "\n" + log) != Hs2ErrorKind::kDefinite &&
               classify_server_message(log) != Hs2ErrorKind::kDefinite)
             kind = classify_server_message(log);
-          throw Hs2Error(kind, msg);
+          // Impala's "Query <id> failed:\n<cause>" on one line, so that the cause stays on the
+          // "atlas2kudu:" line a cron mail is searched for; no server byte reaches a terminal
+          // unescaped.
+          throw Hs2Error(kind, joined_lines(msg));
         }
       }
       const auto elapsed = std::chrono::duration_cast<milliseconds>(clock->now() - started);

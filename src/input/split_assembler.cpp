@@ -39,9 +39,12 @@ std::optional<AssembledMessage> SplitAssembler::add(SplitChunk chunk, const Sour
   if (it == pending_.end()) {
     if (pending_.size() >= limits_.max_messages) {
       throw InputError(RejectCode::kTooLarge,
-                       fmt::format("msgId {}: {} split messages are already waiting for chunks "
+                       fmt::format("msgId {}: {} already waiting for chunks "
                                    "(--max-split-messages)",
-                                   id, pending_.size()));
+                                   id,
+                                   pending_.size() == 1
+                                       ? std::string("1 split message is")
+                                       : fmt::format("{} split messages are", pending_.size())));
     }
   } else if (it->second.count != chunk.count) {
     throw InputError(

@@ -109,8 +109,9 @@ class StopError : public Error {
  public:
   explicit StopError(StopReason reason);
   StopReason reason() const { return reason_; }
-  // Set when the stop cut a statement's request short before the server answered it: the server
-  // may have run it (or may still), and no handle is known to cancel it.
+  // Set when the stop ended a statement the server may have run, in whole or in part: its request
+  // cut short before the server answered it (no handle is known to cancel it; it may still run),
+  // or the statement cancelled while it ran (Kudu keeps the rows it wrote before the cancel).
   bool statement_may_have_run() const { return statement_may_have_run_; }
   void set_statement_may_have_run() { statement_may_have_run_ = true; }
 

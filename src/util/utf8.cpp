@@ -83,4 +83,17 @@ std::string one_line(std::string_view text) {
   return out;
 }
 
+std::string joined_lines(std::string_view text) {
+  std::string out;
+  while (!text.empty()) {
+    const std::size_t end = text.find_first_of("\r\n");
+    append_one_line(out, text.substr(0, end));
+    if (end == std::string_view::npos) break;
+    out += ' ';
+    const bool crlf = text[end] == '\r' && end + 1 < text.size() && text[end + 1] == '\n';
+    text.remove_prefix(end + (crlf ? 2 : 1));
+  }
+  return out;
+}
+
 }  // namespace atlas2kudu

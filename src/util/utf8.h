@@ -36,4 +36,10 @@ bool shown_escaped(char32_t code_point);
 void append_one_line(std::string& out, std::string_view text);
 std::string one_line(std::string_view text);
 
+// A server's message, whose lines are parts of one sentence ("Query 4a:0
+// failed:\nAnalysisException:
+// ..."), as one line: each line break (LF, CR, CRLF) becomes a space, the rest as one_line() does.
+//   joined_lines("Query 1 failed:\r\nboom\x1b[2J")   // "Query 1 failed: boom\\x1b[2J"
+std::string joined_lines(std::string_view text);
+
 }  // namespace atlas2kudu

@@ -890,6 +890,7 @@ TEST_CASE("a checkpoint belongs to its target: another endpoint or database is r
       contains(slurp(path), "\"target\":{\"endpoint\":\"impala-a:21050\",\"database\":\"atlas\"}"));
   CHECK(run(cluster_a) == 0);                                    // the same target: applied already
   CHECK(run(CheckpointTarget{"impala-a:21050", "ATLAS"}) == 0);  // Impala ignores the case
+  CHECK(run(CheckpointTarget{"Impala-A:21050", "atlas"}) == 0);  // and so does DNS
   // A new cluster, or another database: its tables never got these inputs.
   for (const CheckpointTarget& other : {CheckpointTarget{"impala-b:21050", "atlas"},
                                         CheckpointTarget{"impala-a:21050", "atlas2"}}) {

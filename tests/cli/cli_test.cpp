@@ -163,6 +163,29 @@ TEST_CASE("usage errors and missing files have their own exit codes") {
   r = run("check \"$(printf '/nonexistent/a\\nb')\"");
   CHECK(r.status == 66);
   CHECK(r.err == "atlas2kudu: /nonexistent/a\\nb: cannot open: No such file or directory\n");
+  // An empty value, as an unset variable gives, is no option left out: "--reject-file ''" set
+  // the rejects aside nowhere, "-o ''" wrote the SQL to stdout.
+  const std::string example = example_files().front();
+  for (const auto& [args, named] : std::vector<std::pair<std::string, std::string>>{
+           {"check --max-rejects 3 --reject-file '' " + example, "--reject-file"},
+           {"compile -o '' " + example, "-o,--output"},
+           {"compile --stats '' " + example, "--stats"},
+           {"compile -Q '' " + example, "-Q,--query_option"},
+           {"ddl -o ''", "-o,--output"}}) {
+    CAPTURE(args);
+    r = run(args);
+    CHECK(r.status == 64);
+    CHECK(r.err.starts_with("atlas2kudu: " + named +
+                            ": an empty value (an unset variable?); give one, or leave the option "
+                            "out\n"));
+    CHECK(r.out.empty());
+  }
+  r = run("compile " + example + " ''");
+  CHECK(r.status == 64);
+  CHECK(r.err.starts_with(
+      "atlas2kudu: FILE: an empty name (an unset variable?); give a file, or - for standard "
+      "input\n"));
+  CHECK(r.out.empty());
   // The version, before or after a command.
   r = run("--version");
   CHECK(r.status == 0);
@@ -1677,6 +1700,14 @@ TEST_CASE("--deadline durations: seconds, minutes, hours") {
   CHECK_FALSE(parse_duration("5x"));
   CHECK_FALSE(parse_duration("5s3m"));
   CHECK_FALSE(parse_duration("-5"));
+  // A number after a unit has one too: "1h30" is not guessed (it read as 1h and 30 seconds).
+  CHECK_FALSE(parse_duration("1h30"));
+  CHECK_FALSE(parse_duration("0h1"));
+  CHECK_FALSE(parse_duration("30m1h"));
+  CHECK_FALSE(parse_duration("1m1m"));
+  CHECK_FALSE(parse_duration("999999999999h"));
+  CHECK(parse_duration("0") == std::chrono::seconds(0));  // no deadline
+  CHECK(parse_duration("2h15s") == std::chrono::seconds(7215));
 }
 
 TEST_CASE("compile | head: the reader going away ends the run quietly with exit 0") {

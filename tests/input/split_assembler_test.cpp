@@ -211,6 +211,10 @@ TEST_CASE("the bounds: chunks per message, messages pending, bytes held") {
         "msgId c: 2 split messages are already waiting for chunks (--max-split-messages)");
   // "record 0:N" (10 bytes) + "aa" per chunk: 24 bytes held so far.
   CHECK(splits.bytes_held() == 24);
+  SplitAssembler one(SplitLimits{.max_messages = 1, .max_chunks = 4, .max_bytes = 200});
+  CHECK_FALSE(add(one, chunk("a", 0, 4, "aa"), at(1)));
+  CHECK(refused(one, chunk("b", 0, 2, "bb"), at(2), RejectCode::kTooLarge) ==
+        "msgId b: 1 split message is already waiting for chunks (--max-split-messages)");
   CHECK(refused(splits, chunk("a", 1, 4, std::string(180, 'z')), at(4), RejectCode::kTooLarge) ==
         "msgId a: holding this chunk would take split messages past 200 bytes "
         "(--max-split-bytes)");
