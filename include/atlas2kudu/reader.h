@@ -31,23 +31,25 @@ namespace atlas2kudu {
 // Why a record was rejected. The names (to_string) are stable: they key `check`'s per-reason
 // counts and the --stats JSON, so scripts can rely on them.
 enum class RejectCode : std::uint8_t {
-  kNotJson,           // not-json: the record is not a JSON document at all
-  kInvalidJson,       // invalid-json: JSON syntax error, invalid UTF-8, truncated document
-  kTooLarge,          // too-large: over a limit: record or decompressed size, nesting depth,
-                      // a string cell (--max-cell-bytes), split reassembly caps
-  kWrongType,         // wrong-type: a field has the wrong JSON type
-  kMissingField,      // missing-field: a required field is absent
-  kBadGuid,           // bad-guid: a guid that is not a UUID
-  kUnknownOperation,  // unknown-operation: operationType outside the V1/V2 sets
-  kUnknownType,       // unknown-type: message.type is neither a V1 nor a V2 notification
-  kHookTopic,         // hook-topic: an ATLAS_HOOK message; the wrong topic was exported
-  kBadEncoding,       // bad-encoding: GZIP/Base64 payload that does not decode
-  kBadSplit,          // bad-split: inconsistent or incomplete split message
-  kBadRelationship,   // bad-relationship: relationship without both ends and a label
-  kDuplicateKey,      // duplicate-key: a member name twice in an envelope, message, entity,
-                      // relationship or classification object
+  kNotJson,             // not-json: the record is not a JSON document at all
+  kInvalidJson,         // invalid-json: JSON syntax error, invalid UTF-8, truncated document
+  kTooLarge,            // too-large: over a limit: record or decompressed size, nesting depth,
+                        // a string cell (--max-cell-bytes), split reassembly caps
+  kWrongType,           // wrong-type: a field has the wrong JSON type
+  kMissingField,        // missing-field: a required field is absent
+  kBadGuid,             // bad-guid: a guid that is not a UUID
+  kUnknownOperation,    // unknown-operation: operationType outside the V1/V2 sets
+  kUnknownType,         // unknown-type: message.type is neither a V1 nor a V2 notification
+  kHookTopic,           // hook-topic: an ATLAS_HOOK message; the wrong topic was exported
+  kBadEncoding,         // bad-encoding: GZIP/Base64 payload that does not decode
+  kBadSplit,            // bad-split: inconsistent or incomplete split message
+  kBadRelationship,     // bad-relationship: relationship without both ends and a label
+  kDuplicateKey,        // duplicate-key: a member name twice in an envelope, message, entity,
+                        // relationship or classification object
+  kUnsupportedVersion,  // unsupported-version: an envelope's version newer than 1.0.0, which
+                        // Atlas's own consumer refuses too (IncompatibleVersionException)
 };
-inline constexpr std::size_t kRejectCodeCount = 13;
+inline constexpr std::size_t kRejectCodeCount = 14;
 
 std::string_view to_string(RejectCode code);
 

@@ -53,6 +53,73 @@ void check_range(std::int64_t v, std::int64_t low, std::int64_t high, const char
   }
 }
 
+// Atlas compares a message's version with its own, 1.0.0, number by number (MessageVersion,
+// trailing zeros ignored): a newer one is refused (IncompatibleVersionException), an older one
+// read. Whether `text` is newer; nullopt when it is no dotted whole numbers ("banana", "1..0").
+//   newer_than_atlas_version("1.0.0") == false, ("0.9") == false, ("1.0.1") == true
+std::optional<bool> newer_than_atlas_version(std::string_view text) {
+  int order = 0;  // of the numbers read so far against 1.0.0: -1 older, 1 newer
+  for (std::size_t from = 0, index = 0;; ++index) {
+    const std::size_t dot = text.find('.', from);
+    const std::string_view part =
+        text.substr(from, dot == std::string_view::npos ? std::string_view::npos : dot - from);
+    if (part.empty() || part.size() > 9 ||
+        part.find_first_not_of("0123456789") != std::string_view::npos) {
+      return std::nullopt;
+    }
+    unsigned number = 0;
+    for (const char c : part) number = number * 10 + static_cast<unsigned>(c - '0');
+    const unsigned atlas = index == 0 ? 1 : 0;
+    if (order == 0 && number != atlas) order = number > atlas ? 1 : -1;
+    if (dot == std::string_view::npos) break;
+    from = dot + 1;
+  }
+  return order > 0;
+}
+
+// The envelope's version, {"version":"1.0.0","versionParts":[1]} (Atlas 0.8: without
+// versionParts). One of another type, or a version newer than Atlas's, is kept in `deferred`;
+// an object without a version string (or with null) is read as Atlas's own.
+void read_version(od::value& value, const Path& path, Nesting nesting, DeferredError& deferred) {
+  const od::json_type type = value.type();
+  if (type != od::json_type::object) {
+    deferred.keep(
+        InputError(RejectCode::kWrongType, fmt::format("version: expected an object such as "
+                                                       "{{\"version\":\"1.0.0\"}}, got {}",
+                                                       json_type_name(type))));
+    validate_json(value, path, nesting);
+    return;
+  }
+  check_nesting(path, nesting);
+  MemberNames names;
+  for (auto field : value.get_object()) {
+    const std::string_view key = member_name(field);
+    names.add(key, path);
+    od::value& member = member_value(field);
+    const Path at(path, key);
+    const od::json_type member_type = member.type();
+    if (key != "version" || member_type != od::json_type::string) {
+      if (key == "version" && member_type != od::json_type::null) {
+        deferred.keep(InputError(RejectCode::kWrongType,
+                                 fmt::format("version.version: expected a string such as "
+                                             "\"1.0.0\", got {}",
+                                             json_type_name(member_type))));
+      }
+      validate_json(member, at, nesting.inside());
+      continue;
+    }
+    const std::string_view text = get_string(member, at);
+    const std::optional<bool> newer = newer_than_atlas_version(text);
+    if (newer && !*newer) continue;
+    deferred.keep(InputError(
+        RejectCode::kUnsupportedVersion,
+        fmt::format("version.version: \"{}\" {}", printable_excerpt(text, 40),
+                    newer ? "is newer than 1.0.0, the notification version Atlas writes and "
+                            "atlas2kudu reads (Atlas's own consumer refuses it too)"
+                          : "is no version (whole numbers and dots, such as 1.0.0)")));
+  }
+}
+
 // Throws simdjson_error unless `doc`, of `type` (no object), is one whole JSON value;
 // `whole_text` is its text without the whitespace around it.
 void require_one_value(od::document& doc, od::json_type type, std::string_view whole_text,
@@ -129,7 +196,7 @@ Envelope parse_envelope(od::parser& parser, std::string_view text, const char* w
     const Path at(root, key);
     if (key == "version") {
       env.has_version = true;
-      validate_json(value, at, inside);
+      read_version(value, at, inside, envelope_error);
     } else if (key == "message") {
       env.has_message = true;
       env.message_type = value.type();

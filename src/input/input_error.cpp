@@ -11,9 +11,9 @@ namespace atlas2kudu {
 
 std::string_view to_string(RejectCode code) {
   static constexpr std::array<std::string_view, kRejectCodeCount> kNames = {
-      "not-json",  "invalid-json",      "too-large",     "wrong-type", "missing-field",
-      "bad-guid",  "unknown-operation", "unknown-type",  "hook-topic", "bad-encoding",
-      "bad-split", "bad-relationship",  "duplicate-key",
+      "not-json",  "invalid-json",      "too-large",     "wrong-type",          "missing-field",
+      "bad-guid",  "unknown-operation", "unknown-type",  "hook-topic",          "bad-encoding",
+      "bad-split", "bad-relationship",  "duplicate-key", "unsupported-version",
   };
   return kNames[static_cast<std::size_t>(code)];
 }

@@ -132,6 +132,51 @@ TEST_CASE("members of the wrong type are named in the error") {
         "partition: expected a 64-bit integer, got 1.5");
 }
 
+TEST_CASE("the version: Atlas's 1.0.0 or older is read, a newer one or no version refused") {
+  const auto with_version = [](const std::string& version) {
+    return "{\"version\":" + version + ",\"message\":{\"type\":\"ENTITY_NOTIFICATION_V2\"}}";
+  };
+  // Atlas 2.x, Atlas 0.8 (no versionParts), an object without its version (as the tests' own
+  // records), a null version, and older or equal versions however written.
+  for (const std::string ok :
+       {R"({"version":"1.0.0","versionParts":[1]})", R"({"version":"1.0.0"})", "{}",
+        R"({"version":null})", R"({"version":"1"})", R"({"version":"0.9.9"})",
+        R"({"version":"1.0.0.0"})", R"({"version":"01.0"})", R"({"versionParts":[2]})"}) {
+    CAPTURE(ok);
+    CHECK(failure(with_version(ok)) == "accepted");
+  }
+  // Newer than 1.0.0, as Atlas's MessageVersion compares them: IncompatibleVersionException.
+  for (const std::string newer : {"2.0.0", "1.0.1", "1.1", "1.0.0.1", "10"}) {
+    CAPTURE(newer);
+    try {
+      Parsed parsed(with_version(R"({"version":")" + newer + R"("})"));
+      FAIL("accepted");
+    } catch (const InputError& e) {
+      CHECK(e.code() == RejectCode::kUnsupportedVersion);
+      CHECK(std::string(e.what()) ==
+            "version.version: \"" + newer +
+                "\" is newer than 1.0.0, the notification version Atlas writes and atlas2kudu "
+                "reads (Atlas's own consumer refuses it too)");
+    }
+  }
+  for (const std::string none : {"banana", "", "1..0", "1.0.", "-1", "1.0.0-SNAPSHOT"}) {
+    CAPTURE(none);
+    CHECK(failure(with_version(R"({"version":")" + none + R"("})")) ==
+          "version.version: \"" + none +
+              "\" is no version (whole numbers and dots, such as 1.0.0)");
+  }
+  CHECK(failure(with_version("5")) ==
+        "version: expected an object such as {\"version\":\"1.0.0\"}, got a number");
+  CHECK(failure(with_version(R"("1.0.0")")) ==
+        "version: expected an object such as {\"version\":\"1.0.0\"}, got a string");
+  CHECK(failure(with_version(R"({"version":1})")) ==
+        "version.version: expected a string such as \"1.0.0\", got a number");
+  // Its JSON is checked as any member's: a name twice, and invalid JSON, come first.
+  CHECK(failure(with_version(R"({"version":"1.0.0","version":"2"})")) ==
+        "record.version: member \"version\" appears twice");
+  CHECK_THROWS_AS(Parsed(with_version(R"({"version":"9","x":[1,]})")), simdjson::simdjson_error);
+}
+
 TEST_CASE("members in any order, with any whitespace, read the same") {
   const std::string message =
       R"({"type":"ENTITY_NOTIFICATION_V2","operationType":"ENTITY_DELETE","eventTime":5,)"
