@@ -529,7 +529,8 @@ int compile_run(CompileCommand& c) {
     run_pipeline(
         reader, compiler, *prior, writer, &progress,
         [&](const WindowInfo& window, const Reader*) {
-          progress.set_statements(writer.stats().statements);
+          progress.set_written(writer.stats().statements,
+                               static_cast<std::uint64_t>(planned_rows(writer.stats())));
           windows.applied(window, {writer.stats().statements, planned_rows(writer.stats())}, false);
           if (watch) watch->reading(window.index + 1);
         },
@@ -648,12 +649,12 @@ int apply_run(ApplyCommand& a) {
   const std::optional<std::uint64_t> input_bytes = input_size(c.in.files);
   progress.set_input_size(input_bytes);
   const WindowApplied applied = [&](const WindowInfo& window, const Reader* at_window_end) {
-    progress.set_statements(writer.stats().statements);
     // A part of a window is recorded with the window's last part: a rerun reads the whole
     // window again.
     if (checkpoint && at_window_end) checkpoint->window_applied(window, *at_window_end);
     if (checkpoint && !at_window_end) checkpoint->part_applied(window);
     const Hs2RunStats hs2 = executor.stats();
+    progress.set_written(writer.stats().statements, hs2.rows_modified);
     windows.applied(window, {hs2.statements, hs2.rows_modified, hs2.row_errors, hs2.retries,
                              hs2.rows_already_deleted});
     watch.reading(window.index + 1);

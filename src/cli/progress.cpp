@@ -53,7 +53,8 @@ void Progress::tick(const Reader& reader) {
   }
   const std::string statements =
       counts_ == Counts::kRecordsAndStatements
-          ? fmt::format(", {} statements", statements_.load(std::memory_order_relaxed))
+          ? fmt::format(", {} statements, {} rows", statements_.load(std::memory_order_relaxed),
+                        rows_.load(std::memory_order_relaxed))
           : std::string();
   print_diagnostic(out_, "\r{}: {} records, {} events{}, {:.0f} records/s{}\x1b[K", label_,
                    stats.records, stats.events, statements,

@@ -5,8 +5,10 @@
 // few came before, as from a pipe of a quiet topic); for inputs that are all
 // regular files (their size known: gzip counts its compressed bytes) it ends with the percent of
 // bytes read and the time left at the rate so far:
-//   apply: 1200000 records, 1199990 events, 412 statements, 412000 records/s,
+//   apply: 1200000 records, 1199990 events, 412 statements, 401877 rows, 412000 records/s,
 //       37% of 1.2 GiB, ETA 1m35s          (one line)
+// The rows are those the statements name (compile) or the server modified (apply), as in the
+// window lines (run_log.h).
 // stdin and pipes show no percent.
 #pragma once
 
@@ -31,10 +33,11 @@ class Progress {
   void set_input_size(std::optional<std::uint64_t> bytes) { input_size_ = bytes; }
   // Cheap enough to call per record: it reads the coarse clock (a few ns, no system call).
   void tick(const Reader& reader);
-  // Statements written so far, shown from the next tick on (which may run on the read-ahead
-  // thread).
-  void set_statements(std::uint64_t statements) {
+  // Statements and rows written so far, shown from the next tick on (which may run on the
+  // read-ahead thread).
+  void set_written(std::uint64_t statements, std::uint64_t rows) {
     statements_.store(statements, std::memory_order_relaxed);
+    rows_.store(rows, std::memory_order_relaxed);
   }
   // Clears the progress line.
   void done();
@@ -48,6 +51,7 @@ class Progress {
   std::FILE* out_;
   bool shown_ = false;
   std::atomic<std::uint64_t> statements_{0};
+  std::atomic<std::uint64_t> rows_{0};
   std::optional<std::uint64_t> input_size_;
   std::chrono::nanoseconds start_;  // CLOCK_MONOTONIC_COARSE
   std::chrono::nanoseconds last_;

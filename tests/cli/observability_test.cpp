@@ -584,6 +584,8 @@ TEST_CASE("on a terminal: the progress line shows percent and ETA for files, not
     CHECK(shell_status(std::system(cmd.c_str())) == 0);
     const std::string shown = slurp(terminal);
     CHECK(contains(shown, "\rapply: "));
+    CHECK(std::regex_search(shown, std::regex("[0-9]+ events, [0-9]+ statements, [0-9]+ rows, "
+                                              "[0-9]+ records/s")));
     CHECK_FALSE(contains(shown, "atlas2kudu apply: window"));  // no log lines on a terminal
     std::smatch m;
     const bool percent = std::regex_search(
