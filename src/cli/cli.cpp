@@ -770,6 +770,18 @@ void report_usage_error(CLI::App& app, const CLI::ParseError& e,
           a.find('=') == std::string::npos ? "" : "=...");
       break;
     }
+    // An input named like an option ("-x.jsonl", an export's odd name): where it goes. Its name
+    // is not repeated (CLI11's words show "-x..."), only that such a file exists.
+    for (const std::string& a : args) {
+      if (!hint.empty()) break;
+      if (!a.starts_with("-") || a == "-" || a == "--" || reads_as_option(*sub, a)) continue;
+      struct stat st {};
+      if (::stat(a.c_str(), &st) != 0 || S_ISDIR(st.st_mode)) continue;
+      hint = fmt::format(
+          " (a FILE whose name starts with '-' goes after '--', as in 'atlas2kudu {} [OPTIONS] -- "
+          "FILE', or as ./FILE)",
+          sub->get_name());
+    }
     for (const std::string& a : args) {
       if (!hint.empty()) break;
       if (!a.starts_with("-") || a == "-" || a == "--") continue;
@@ -837,11 +849,14 @@ std::vector<std::string> with_config_file(CommandLine& cli, const std::vector<st
                     fmt::format("{}: '{}' is an option of atlas2kudu {}, not of {}", entry.where,
                                 entry.key, fmt::join(owners, " and "), sub->get_name()));
       }
+      // Near matches among every command's options: [atlas2kudu] serves them all, so the key is
+      // said to be no option of any command there ("max_rejcts" under digest: max-rejects is
+      // check's, compile's and apply's).
       const auto m = closest_match("--" + entry.key, names);
-      throw Error(
-          ErrorCategory::kUsage,
-          fmt::format("{}: '{}' is not an option of atlas2kudu {}{}", entry.where, entry.key,
-                      sub->get_name(), m ? fmt::format(" (did you mean {}?)", m->substr(2)) : ""));
+      throw Error(ErrorCategory::kUsage,
+                  fmt::format("{}: '{}' is not an option of atlas2kudu{}{}", entry.where, entry.key,
+                              this_command_only ? " " + sub->get_name() : std::string(),
+                              m ? fmt::format(" (did you mean {}?)", m->substr(2)) : ""));
     }
     if (canonical == "--help" || canonical == "--version") {
       // The run would print the help or version and exit 0 having done nothing: in cron, a

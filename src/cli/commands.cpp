@@ -761,7 +761,7 @@ int run_apply(ApplyCommand& a) {
 }
 
 int run_ddl(const DdlCommand& d) {
-  refuse_foreign_output("-o", d.output, OutputKind::kSql);
+  check_single_output({"-o", d.output, OutputKind::kSql});
   OutputFile output(d.output);
   const std::string sql = d.fdw ? foreign_table_ddl(d.options) : projection_ddl(d.options);
   output.write(sql, "the DDL");

@@ -191,6 +191,11 @@ void check_run_paths(const std::vector<std::string>& inputs,
   }
 }
 
+void check_single_output(const RunOutput& out) {
+  if (out.kind) refuse_foreign_output(out.option, out.path, *out.kind);
+  if (writes_a_file(out)) require_creatable(out);
+}
+
 bool safe_to_write_alone(const std::vector<std::string>& inputs,
                          const std::vector<RunOutput>& outputs, const RunOutput& out) {
   if (!writes_a_file(out)) return false;

@@ -63,6 +63,12 @@ struct RunOutput {
 //   // would be replaced while it is read. Write to another path.
 void check_run_paths(const std::vector<std::string>& inputs, const std::vector<RunOutput>& outputs);
 
+// For a command with one output and no input (ddl -o): refuse_foreign_output, then the checks
+// of an output's path check_run_paths makes, each message naming the option:
+//   check_single_output({"-o", "/tmp", OutputKind::kSql});
+//   // throws Error(kIo): -o /tmp: not a regular file (a directory); refusing to replace it
+void check_single_output(const RunOutput& out);
+
 // After check_run_paths failed on another output: whether `out` alone passes its checks (not a
 // foreign file, creatable, neither an input nor the file of any other output in `outputs`, which
 // may include `out` itself), so that a run refused for, say, a checkpoint in a directory it cannot

@@ -180,6 +180,20 @@ TEST_CASE("usage errors and missing files have their own exit codes") {
                             "out\n"));
     CHECK(r.out.empty());
   }
+  // An input named like an option is said where to go, without its name.
+  const std::string dir = std::filesystem::path(tmp_path(".d")).string();
+  std::remove(dir.c_str());
+  REQUIRE(std::filesystem::create_directory(dir));
+  std::filesystem::copy_file(example, dir + "/-x.jsonl");
+  const std::string in_dir = "env -C " + dir + " " + std::string(ATLAS2KUDU_BINARY) + " check ";
+  r = run_shell(in_dir + "-x.jsonl");
+  CHECK(r.status == 64);
+  CHECK(r.err ==
+        "atlas2kudu: The following argument was not expected: -x... (a FILE whose name starts "
+        "with '-' goes after '--', as in 'atlas2kudu check [OPTIONS] -- FILE', or as "
+        "./FILE)\nRun 'atlas2kudu check --help' for the options.\n");
+  CHECK(run_shell(in_dir + "-- -x.jsonl").status == 0);
+  std::filesystem::remove_all(dir);
   r = run("compile " + example + " ''");
   CHECK(r.status == 64);
   CHECK(r.err.starts_with(
@@ -483,6 +497,17 @@ TEST_CASE(
   const Run device = run("compile -q -o /dev/null --max-rejects 1 " + bad);
   CHECK(device.status == 74);
   CHECK(contains(device.err, "/dev/null: not a regular file"));
+  // ddl's -o is named as compile's is.
+  const Run directory = run("ddl -o /tmp");
+  CHECK(directory.status == 74);
+  CHECK(directory.err ==
+        "atlas2kudu: -o /tmp: not a regular file (a directory); refusing to replace it\n");
+  CHECK(directory.out.empty());
+  const Run missing_dir = run("ddl -o /nonexistent-dir/x.sql");
+  CHECK(missing_dir.status == 74);
+  CHECK(
+      missing_dir.err.starts_with("atlas2kudu: -o /nonexistent-dir/x.sql: cannot create it in "
+                                  "/nonexistent-dir: "));
   for (const std::string& path : {victim, secret, bad, sql, stats, metrics, rejects}) {
     std::remove(path.c_str());
   }
@@ -698,6 +723,21 @@ TEST_CASE(
   const std::string singular = write_temp(".ini", "[atlas2kudu.query_option]\nmt_dop = 0\n");
   r = run("ddl --config " + singular);
   CHECK(contains(r.err, "(did you mean [atlas2kudu.query_options]?)"));
+  // A key no command has: in [atlas2kudu], which serves every command, it is no option of
+  // atlas2kudu, not of the one command run; in a command's own section, of that command.
+  const std::string typo_key = write_temp(".ini", "[atlas2kudu]\nmax_rejcts = 3\n");
+  r = run("digest --config " + typo_key + " a b");
+  CHECK(r.status == 64);
+  CHECK(r.err == "atlas2kudu: " + typo_key +
+                     ":2: 'max_rejcts' is not an option of atlas2kudu (did you mean "
+                     "max-rejects?)\n");
+  const std::string own_typo = write_temp(".ini", "[atlas2kudu.check]\nmax_rejcts = 3\n");
+  r = run("check --config " + own_typo + " " + example_files().front());
+  CHECK(r.err == "atlas2kudu: " + own_typo +
+                     ":2: 'max_rejcts' is not an option of atlas2kudu check (did you mean "
+                     "max-rejects?)\n");
+  std::remove(typo_key.c_str());
+  std::remove(own_typo.c_str());
   std::remove(upper.c_str());
   std::remove(singular.c_str());
   // Impala's query option names know no case: the command line's MEM_LIMIT wins over the
