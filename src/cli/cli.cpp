@@ -1089,9 +1089,10 @@ int run_cli(int argc, char** argv) {
     const bool known = args.size() == 2 &&
                        std::any_of(commands.begin(), commands.end(),
                                    [&](const CLI::App* c) { return c->get_name() == args[1]; });
-    args = args.size() == 1 ? std::vector<std::string>{"--help"}
-           : known          ? std::vector<std::string>{args[1], "--help"}
-                            : std::vector<std::string>{args[1]};
+    // `help help`: the help, as `help` alone gives it (help is no command of CLI11's).
+    args = args.size() == 1 || args[1] == "help" ? std::vector<std::string>{"--help"}
+           : known                               ? std::vector<std::string>{args[1], "--help"}
+                                                 : std::vector<std::string>{args[1]};
   }
   int status = kExitOk;
   if (!parse(*cli, args, status)) return status;

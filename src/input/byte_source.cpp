@@ -62,8 +62,11 @@ class FileByteSource final : public ByteSource {
   // Plain reads at least this large bypass in_ when it is empty (read_plain).
   static constexpr std::size_t kDirectRead = std::size_t{64} << 10;
 
-  // Reads more raw bytes after the `avail` ones still unread at in_begin_; false at end of file.
+  // Reads more raw bytes after the `avail` ones still unread at in_begin_; false at end of file,
+  // then without reading again: a terminal's end of input (Ctrl-D) is given once, and start()'s
+  // looks at the first bytes must not wait for a second.
   bool refill() {
+    if (raw_end_) return false;
     if (in_begin_ > 0) {
       std::memmove(in_.data(), in_.data() + in_begin_, in_end_ - in_begin_);
       in_end_ -= in_begin_;
@@ -72,6 +75,7 @@ class FileByteSource final : public ByteSource {
     }
     const std::size_t n = read_raw(in_.data() + in_end_, in_.size() - in_end_);
     in_end_ += n;
+    raw_end_ = n == 0;
     return n > 0;
   }
 
@@ -99,9 +103,52 @@ class FileByteSource final : public ByteSource {
            static_cast<unsigned char>(in_[in_begin_ + 1]) == 0x8b;
   }
 
+  // Data of a format atlas2kudu does not read, known by its first bytes (none can start JSON or a
+  // console consumer's line): said as what it is, with the command that makes it readable,
+  // instead of a not-json rejection for each "line" of its binary.
+  void refuse_unread_format() {
+    while (available() < 8 && refill()) {
+    }
+    const std::string_view head(in_.data() + in_begin_, available());
+    struct Format {
+      std::string_view magic;
+      std::string_view what;
+      std::string_view remedy;
+    };
+    using namespace std::string_view_literals;
+    static constexpr Format kFormats[] = {
+        {"\xFD"
+         "7zXZ\0"sv,
+         "xz data", "decompress it first: xz -dc FILE | atlas2kudu ... -"},
+        {"\x28\xB5\x2F\xFD"sv, "zstd data",
+         "decompress it first: zstd -dc FILE | atlas2kudu ... -"},
+        {"\x04\x22\x4D\x18"sv, "lz4 data", "decompress it first: lz4 -dc FILE | atlas2kudu ... -"},
+        {"PK\x03\x04"sv, "a zip archive", "extract it first: unzip -p FILE | atlas2kudu ... -"},
+        {"\xFF\xFE"sv, "UTF-16 text",
+         "convert it first: iconv -f UTF-16 -t UTF-8 FILE | atlas2kudu ... -"},
+        {"\xFE\xFF"sv, "UTF-16 text",
+         "convert it first: iconv -f UTF-16 -t UTF-8 FILE | atlas2kudu ... -"},
+    };
+    for (const Format& f : kFormats) {
+      if (!head.starts_with(f.magic)) continue;
+      throw SourceError(false, fmt::format("{}: {}, which atlas2kudu does not read (UTF-8 text or "
+                                           "gzip only); {}",
+                                           one_line(name_), f.what, f.remedy));
+    }
+    // bzip2: "BZh", the block size 1-9, then a block's or the stream end's magic.
+    if (head.size() >= 5 && head.starts_with("BZh") && head[3] >= '1' && head[3] <= '9' &&
+        (head[4] == '\x31' || head[4] == '\x17')) {
+      throw SourceError(false, fmt::format("{}: bzip2 data, which atlas2kudu does not read (UTF-8 "
+                                           "text or gzip only); decompress it first: bzip2 -dc "
+                                           "FILE | atlas2kudu ... -",
+                                           one_line(name_)));
+    }
+  }
+
   void start() {
     started_ = true;
     if (!at_gzip_member()) {
+      refuse_unread_format();
       // A file named *.gz is gzip: an empty one (from `... | gzip > x.gz` killed before its
       // first byte) or one that is something else must not read as an export of nothing.
       if (name_.size() > 3 && name_.ends_with(".gz")) {
@@ -128,6 +175,7 @@ class FileByteSource final : public ByteSource {
   }
 
   std::size_t read_plain(char* out, std::size_t size) {
+    if (available() == 0 && raw_end_) return 0;
     if (available() == 0 && size >= kDirectRead) {
       // Nothing buffered and a large request: straight into the caller's buffer, one copy (the
       // kernel's) instead of two. Plain text read this way skips in_ entirely after the first
@@ -135,6 +183,7 @@ class FileByteSource final : public ByteSource {
       const std::size_t n = read_raw(out, size);
       offset_ += in_end_ + n;
       in_begin_ = in_end_ = 0;
+      raw_end_ = n == 0;
       return n;
     }
     if (available() == 0 && !refill()) return 0;
@@ -194,6 +243,7 @@ class FileByteSource final : public ByteSource {
   bool may_block_ = false;    // not a regular file
   bool started_ = false;
   bool gzip_ = false;
+  bool raw_end_ = false;        // a read(2) returned 0 (refill)
   bool finished_ = false;       // the last gzip member ended
   std::string trailing_error_;  // what followed it, when that was not another member
   z_stream zs_{};

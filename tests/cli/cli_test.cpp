@@ -218,6 +218,7 @@ TEST_CASE("usage errors and missing files have their own exit codes") {
   CHECK(r.status == 64);
   // `help [COMMAND]` is `[COMMAND] --help`; a name that is no command is reported as one.
   CHECK(run("help").out == run("--help").out);
+  CHECK(run("help help").out == run("--help").out);  // as git help help
   r = run("help apply");
   CHECK(r.status == 0);
   CHECK(r.out == run("apply --help").out);

@@ -617,6 +617,43 @@ TEST_CASE("gzip inputs: members continue, a cut or appended-to file is an error"
                                          "not start with the gzip magic bytes 1f 8b)");
   CHECK(read_file_bytes(member, gz) == "1 events");
   std::remove(gz.c_str());
+
+  // Formats it does not read are named, with the command that makes them readable, rather than
+  // rejected line by line as not JSON. Their first bytes start no JSON and no console line.
+  using namespace std::string_literals;
+  for (const auto& [bytes, said] : std::vector<std::pair<std::string, std::string>>{
+           {"\xFD"
+            "7zXZ\0\0\x04"s,
+            "xz data, which atlas2kudu does not read (UTF-8 text or gzip "
+            "only); decompress it first: xz -dc FILE | atlas2kudu ... -"},
+           {"BZh91AY&SY"s,
+            "bzip2 data, which atlas2kudu does not read (UTF-8 text or gzip only); "
+            "decompress it first: bzip2 -dc FILE | atlas2kudu ... -"},
+           {"\x28\xB5\x2F\xFD\x24"s, "zstd data, "},
+           {"\x04\x22\x4D\x18\x64"s, "lz4 data, "},
+           {"PK\x03\x04\x14\0"s,
+            "a zip archive, which atlas2kudu does not read (UTF-8 text or "
+            "gzip only); extract it first: unzip -p FILE | atlas2kudu ... -"},
+           {"\xFF\xFE{\0"s,
+            "UTF-16 text, which atlas2kudu does not read (UTF-8 text or gzip "
+            "only); convert it first: iconv -f UTF-16 -t UTF-8 FILE | atlas2kudu "
+            "... -"},
+           {"\xFE\xFF\0{"s, "UTF-16 text, "}}) {
+    CAPTURE(said);
+    CHECK(read_file_bytes(bytes).starts_with("0 events, then: " + name + ": " + said));
+  }
+  // Text that only starts as one of them does is read, and its line rejected as it is.
+  for (const std::string start : {"BZh9 not bzip2\n", "PK\n"}) {
+    CAPTURE(start);
+    std::string stopped;
+    try {
+      read_file_bytes(start + good);
+    } catch (const std::exception& e) {
+      stopped = e.what();
+    }
+    CHECK(stopped.starts_with("stopped at the first malformed record (" + name + ":1:0)"));
+  }
+  std::remove(path);
 }
 
 TEST_CASE("numbers are kept exactly as written, strings re-escaped canonically") {
