@@ -166,16 +166,17 @@ TEST_CASE("usage errors and missing files have their own exit codes") {
   // An empty value, as an unset variable gives, is no option left out: "--reject-file ''" set
   // the rejects aside nowhere, "-o ''" wrote the SQL to stdout.
   const std::string example = example_files().front();
-  for (const auto& [args, named] : std::vector<std::pair<std::string, std::string>>{
+  for (const auto& usage : std::vector<std::pair<std::string, std::string>>{
            {"check --max-rejects 3 --reject-file '' " + example, "--reject-file"},
            {"compile -o '' " + example, "-o,--output"},
            {"compile --stats '' " + example, "--stats"},
            {"compile -Q '' " + example, "-Q,--query_option"},
            {"ddl -o ''", "-o,--output"}}) {
+    const std::string& args = usage.first;  // clang 14 captures no structured binding
     CAPTURE(args);
     r = run(args);
     CHECK(r.status == 64);
-    CHECK(r.err.starts_with("atlas2kudu: " + named +
+    CHECK(r.err.starts_with("atlas2kudu: " + usage.second +
                             ": an empty value (an unset variable?); give one, or leave the option "
                             "out\n"));
     CHECK(r.out.empty());

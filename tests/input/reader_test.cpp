@@ -621,7 +621,7 @@ TEST_CASE("gzip inputs: members continue, a cut or appended-to file is an error"
   // Formats it does not read are named, with the command that makes them readable, rather than
   // rejected line by line as not JSON. Their first bytes start no JSON and no console line.
   using namespace std::string_literals;
-  for (const auto& [bytes, said] : std::vector<std::pair<std::string, std::string>>{
+  for (const auto& format : std::vector<std::pair<std::string, std::string>>{
            {"\xFD"
             "7zXZ\0\0\x04"s,
             "xz data, which atlas2kudu does not read (UTF-8 text or gzip "
@@ -639,8 +639,9 @@ TEST_CASE("gzip inputs: members continue, a cut or appended-to file is an error"
             "only); convert it first: iconv -f UTF-16 -t UTF-8 FILE | atlas2kudu "
             "... -"},
            {"\xFE\xFF\0{"s, "UTF-16 text, "}}) {
+    const std::string& said = format.second;  // clang 14 captures no structured binding
     CAPTURE(said);
-    CHECK(read_file_bytes(bytes).starts_with("0 events, then: " + name + ": " + said));
+    CHECK(read_file_bytes(format.first).starts_with("0 events, then: " + name + ": " + said));
   }
   // Text that only starts as one of them does is read, and its line rejected as it is.
   for (const std::string start : {"BZh9 not bzip2\n", "PK\n"}) {
