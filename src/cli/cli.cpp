@@ -159,8 +159,8 @@ void add_compile_options(CLI::App* cmd, CompileCommand& c) {
                  "each number with its unit but a bare number of seconds)");
            c.deadline = RunDeadline{*d, text};
          },
-         "Stop the run once this long has passed (e.g. 45m, 2h; default: none): the running "
-         "statement is cancelled, the checkpoint and --stats kept, exit 4")
+         "Stop the run once this long has passed (e.g. 45m, 2h, 1h30m; default: none), as on "
+         "SIGTERM but with exit 4 (apply cancels its running statement and keeps its checkpoint)")
       ->type_name("DURATION");
   CompileOptions& o = c.options;
   cmd->add_option("-d,--database", o.database, "Database holding the projection tables")
