@@ -529,9 +529,9 @@ int compile_run(CompileCommand& c) {
     run_pipeline(
         reader, compiler, *prior, writer, &progress,
         [&](const WindowInfo& window, const Reader*) {
-          progress.set_written(writer.stats().statements,
-                               static_cast<std::uint64_t>(planned_rows(writer.stats())));
-          windows.applied(window, {writer.stats().statements, planned_rows(writer.stats())}, false);
+          const std::int64_t rows = planned_rows(writer.stats());
+          progress.set_written(writer.stats().statements, static_cast<std::uint64_t>(rows));
+          windows.applied(window, {writer.stats().statements, rows}, false);
           if (watch) watch->reading(window.index + 1);
         },
         &pipeline, read_ahead_wanted(c, input_bytes));

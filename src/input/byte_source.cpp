@@ -129,20 +129,21 @@ class FileByteSource final : public ByteSource {
         {"\xFE\xFF"sv, "UTF-16 text",
          "convert it first: iconv -f UTF-16 -t UTF-8 FILE | atlas2kudu ... -"},
     };
+    static constexpr Format kBzip2{"BZh"sv, "bzip2 data",
+                                   "decompress it first: bzip2 -dc FILE | atlas2kudu ... -"};
+    const Format* found = nullptr;
     for (const Format& f : kFormats) {
-      if (!head.starts_with(f.magic)) continue;
-      throw SourceError(false, fmt::format("{}: {}, which atlas2kudu does not read (UTF-8 text or "
-                                           "gzip only); {}",
-                                           one_line(name_), f.what, f.remedy));
+      if (head.starts_with(f.magic)) found = &f;
     }
     // bzip2: "BZh", the block size 1-9, then a block's or the stream end's magic.
-    if (head.size() >= 5 && head.starts_with("BZh") && head[3] >= '1' && head[3] <= '9' &&
+    if (head.size() >= 5 && head.starts_with(kBzip2.magic) && head[3] >= '1' && head[3] <= '9' &&
         (head[4] == '\x31' || head[4] == '\x17')) {
-      throw SourceError(false, fmt::format("{}: bzip2 data, which atlas2kudu does not read (UTF-8 "
-                                           "text or gzip only); decompress it first: bzip2 -dc "
-                                           "FILE | atlas2kudu ... -",
-                                           one_line(name_)));
+      found = &kBzip2;
     }
+    if (found == nullptr) return;
+    throw SourceError(false, fmt::format("{}: {}, which atlas2kudu does not read (UTF-8 text or "
+                                         "gzip only); {}",
+                                         one_line(name_), found->what, found->remedy));
   }
 
   void start() {
