@@ -7,6 +7,7 @@
 #include <thrift/transport/TTransportException.h>
 
 #include <algorithm>
+#include <charconv>
 #include <regex>
 
 #include "ImpalaHiveServer2Service.h"
@@ -14,6 +15,7 @@
 #include "hs2/retry.h"
 #include "hs2/sasl_transport.h"
 #include "hs2/transport.h"
+#include "util/ascii_case.h"
 #include "util/stop.h"
 #include "util/utf8.h"
 
@@ -26,6 +28,8 @@ using apache::thrift::protocol::TBinaryProtocol;
 using apache::thrift::protocol::TProtocolException;
 using apache::thrift::transport::TTransportException;
 using std::chrono::milliseconds;
+
+static_assert(kLongPoll < kSocketStopGrace, "a held poll must end within a stop's grace");
 
 milliseconds poll_interval(milliseconds elapsed) {
   return std::clamp(elapsed / 16, milliseconds(1), milliseconds(1000));
@@ -99,6 +103,10 @@ struct Hs2Session::Impl {
   std::unique_ptr<t::ImpalaHiveServer2ServiceClient> rpc;
   std::optional<t::TSessionHandle> session;
   std::map<std::string, std::string> server_config;
+  // What each ExecuteStatement sends: the -Q options, and LONG_POLLING_TIME_MS (choose_long_poll).
+  std::map<std::string, std::string> overlay;
+  // How long the server holds a GetOperationStatus of a running statement (0: not at all).
+  milliseconds long_poll{0};
 
   // Runs one RPC, turning every Thrift-level failure into a classified Hs2Error. A failed
   // transport leaves the byte stream out of step, so it is dropped here and never reused. A
@@ -322,7 +330,34 @@ struct Hs2Session::Impl {
       throw Hs2Error(Hs2ErrorKind::kInternal, "OpenSession: no session handle in reply");
     session = resp.sessionHandle;
     server_config = resp.configuration;
+    choose_long_poll();
     close_abandoned();
+  }
+
+  // Impala 4.5 and later (IMPALA-13294) hold a GetOperationStatus until the statement ends, for
+  // up to the LONG_POLLING_TIME_MS query option: the end is then seen at once, in one poll where
+  // short steps take dozens. Asked of a server whose OpenSession reply lists the option (an
+  // unknown key in confOverlay fails the statement), unless -Q sets it: the user's value wins.
+  void choose_long_poll() {
+    overlay = settings.query_overlay();
+    long_poll = milliseconds(0);
+    const auto named = [](const std::map<std::string, std::string>& options) {
+      return std::find_if(options.begin(), options.end(), [](const auto& option) {
+        return equals_ignoring_ascii_case(option.first, kLongPollOption);
+      });
+    };
+    if (const auto set = named(overlay); set != overlay.end()) {
+      int ms = 0;
+      const std::string& value = set->second;
+      const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), ms);
+      if (ec == std::errc() && end == value.data() + value.size() && ms > 0)
+        long_poll = milliseconds(ms);
+    } else if (named(server_config) != server_config.end()) {
+      // Never held past --statement_timeout_ms, which is checked between polls.
+      const milliseconds limit(settings.options().statement_timeout_ms);
+      long_poll = limit.count() > 0 ? std::min(kLongPoll, limit) : kLongPoll;
+      overlay.emplace(kLongPollOption, std::to_string(long_poll.count()));
+    }
   }
 
   t::TOperationHandle start(std::string_view sql) {
@@ -331,7 +366,7 @@ struct Hs2Session::Impl {
     t::TExecuteStatementReq req;
     req.__set_sessionHandle(*session);
     req.__set_statement(std::string(sql));
-    if (!settings.query_overlay().empty()) req.__set_confOverlay(settings.query_overlay());
+    if (!overlay.empty()) req.__set_confOverlay(overlay);
     req.__set_runAsync(true);
     t::TExecuteStatementResp resp;
     const std::shared_ptr<Hs2Transport> sending = transport;  // call() drops it on a stop
@@ -424,7 +459,16 @@ struct Hs2Session::Impl {
       t::TGetOperationStatusReq req;
       req.__set_operationHandle(op);
       t::TGetOperationStatusResp resp;
-      call("GetOperationStatus", [&] { rpc->GetOperationStatus(resp, req); });
+      const auto asked = clock->now();
+      {
+        // The server may hold the reply for long_poll: the reply's own limit starts after it.
+        const int socket_timeout = settings.options().socket_timeout_ms;
+        const bool held = long_poll.count() > 0 && socket_timeout > 0;
+        if (held) transport->set_rpc_timeout(socket_timeout + static_cast<int>(long_poll.count()));
+        call("GetOperationStatus", [&] { rpc->GetOperationStatus(resp, req); });
+        if (held) transport->set_rpc_timeout(socket_timeout);
+      }
+      const auto held_for = std::chrono::duration_cast<milliseconds>(clock->now() - asked);
       if (is_error(resp.status) && !resp.__isset.operationState)
         check(resp.status, "GetOperationStatus");
       switch (resp.operationState) {
@@ -471,8 +515,12 @@ struct Hs2Session::Impl {
                                    limit.count()));
       }
       milliseconds pause = poll_interval(elapsed);
+      // A poll the server held (most of) long_poll already waited: the next one goes at once. One
+      // answered sooner, still running (a server that took the option and does not hold), waits
+      // as without it.
+      if (long_poll.count() > 0 && held_for * 2 >= long_poll) pause = milliseconds(0);
       if (limit.count() > 0) pause = std::min(pause, std::max(limit - elapsed, milliseconds(1)));
-      clock->sleep_for(pause);
+      if (pause.count() > 0) clock->sleep_for(pause);
     }
   }
 };

@@ -56,6 +56,17 @@ namespace atlas2kudu {
 // thirty-one) for the same number of polls; only statements past 32 ms are polled more.
 std::chrono::milliseconds poll_interval(std::chrono::milliseconds elapsed);
 
+// A server whose OpenSession reply lists LONG_POLLING_TIME_MS (Impala 4.5 and later) is asked to
+// hold each poll of a running statement up to kLongPoll, in the confOverlay of every statement,
+// unless -Q sets that option (its value is then the hold). A poll held that long (at least half
+// of it) is followed by the next at once; poll_interval applies otherwise. The end of a statement
+// is then seen within a round trip, in one poll per kLongPoll:
+//   a 20 ms statement: 1 poll (20 without it); 1 s: 2 or 3 (90); 60 s: 120 (180).
+// Below kSocketStopGrace, so that a stop lets a held poll end by itself and still cancels the
+// statement over its connection (util/stop.h).
+inline constexpr std::string_view kLongPollOption = "LONG_POLLING_TIME_MS";
+inline constexpr std::chrono::milliseconds kLongPoll{500};
+
 // Replacements for what a session uses from the outside world; empty members are the real ones.
 struct Hs2SessionHooks {
   // Reads the time for polling, and waits: polls, connect back-off, HTTP Retry-After.

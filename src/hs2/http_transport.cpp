@@ -30,9 +30,10 @@ std::size_t on_body(char* data, std::size_t size, std::size_t nmemb, void* user)
   return size * nmemb;
 }
 
-// CURLOPT_XFERINFOFUNCTION: non-zero aborts the transfer (CURLE_ABORTED_BY_CALLBACK).
+// CURLOPT_XFERINFOFUNCTION: non-zero aborts the transfer (CURLE_ABORTED_BY_CALLBACK), once a
+// stop's grace is over, as the binary transport's socket is shut down then.
 int on_progress(void* self, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
-  return static_cast<const HttpClientTransport*>(self)->stoppable() && stop_requested() ? 1 : 0;
+  return static_cast<const HttpClientTransport*>(self)->stoppable() && stop_grace_over() ? 1 : 0;
 }
 
 bool is_tls_trust_error(CURLcode rc) {

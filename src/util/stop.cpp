@@ -21,6 +21,9 @@ std::atomic<std::uint8_t> g_reason{0};
 std::atomic<unsigned> g_stops{0};
 // The stop whose grace is over, its armed sockets shut down (0: none yet).
 std::atomic<unsigned> g_cut{0};
+// When the stop was requested (CLOCK_MONOTONIC, nanoseconds; 0 until stored, just after the
+// reason).
+std::atomic<std::int64_t> g_stop_ns{0};
 // A pipe that becomes readable once a stop is requested (one byte, never drained until
 // reset_stop), so that any number of threads can wait for it with poll() and a timeout.
 int g_pipe[2] = {-1, -1};
@@ -132,6 +135,7 @@ std::string_view to_string(StopReason reason) {
 void request_stop(StopReason reason) noexcept {
   std::uint8_t none = 0;
   if (g_reason.compare_exchange_strong(none, static_cast<std::uint8_t>(reason))) {
+    g_stop_ns = monotonic_ns();
     ++g_stops;
     if (g_pipe[1] >= 0) {
       const char byte = 1;
@@ -148,6 +152,12 @@ bool stop_requested() noexcept {
 
 StopReason stop_reason() noexcept {
   return static_cast<StopReason>(g_reason.load());
+}
+
+bool stop_grace_over() noexcept {
+  if (!stop_requested()) return false;
+  const std::int64_t at = g_stop_ns.load();
+  return at != 0 && monotonic_ns() - at >= std::chrono::nanoseconds(kSocketStopGrace).count();
 }
 
 bool wait_for_stop(std::chrono::milliseconds duration) {
@@ -296,6 +306,7 @@ StopDeadline::~StopDeadline() {
 void reset_stop() {
   make_pipe();
   g_reason = 0;
+  g_stop_ns = 0;
   g_first_signal = 0;
   g_first_signal_ns = 0;
   char buf[16];

@@ -12,12 +12,12 @@
 //   - blocked socket I/O of the HS2 layer: connecting, the TLS and SASL handshakes, and waiting
 //     for the reply of an RPC (OpenSession, ExecuteStatement while the statement is planned, a
 //     poll). The binary transport's socket is shut down after kSocketStopGrace (SocketStopGuard
-//     below), in which a reply already on its way still arrives; hs2-http's transfer is aborted;
-//     the session drops that connection and throws StopError. Only the clean-up after the stop
-//     (CancelOperation, CloseSession) is not cut short: it is bounded by the close timeout
-//     instead. A statement whose ExecuteStatement was still unanswered after the grace (one
-//     being planned) cannot be cancelled any more: it ends with its session (binary HS2 closes
-//     the sessions of a lost connection).
+//     below), in which a reply already on its way still arrives; hs2-http's transfer is aborted
+//     after the same grace; the session drops that connection and throws StopError. Only the
+//     clean-up after the stop (CancelOperation, CloseSession) is not cut short: it is bounded by
+//     the close timeout instead. A statement whose ExecuteStatement was still unanswered after the
+//     grace (one being planned) cannot be cancelled any more: it ends with its session (binary HS2
+//     closes the sessions of a lost connection).
 // Nothing ever stops in the middle of writing a statement (compile prints whole windows).
 //
 // Example (what main() and `apply --deadline 30m` do):
@@ -85,6 +85,12 @@ bool wait_readable(int fd);
 //   guard.disarm();                     // before ::close(fd)
 //   throw_if_stopped();
 inline constexpr std::chrono::milliseconds kSocketStopGrace{1000};
+
+// Whether a stop was requested kSocketStopGrace ago or more: when an I/O that is not a socket
+// armed above (hs2-http's transfer, which libcurl runs) gives up, so that it too lets a reply
+// already on its way arrive. A GetOperationStatus that Impala holds (LONG_POLLING_TIME_MS, below
+// the grace) then ends by itself, and the stop still cancels the statement over that connection.
+bool stop_grace_over() noexcept;
 
 class SocketStopGuard {
  public:

@@ -542,7 +542,7 @@ TEST_CASE("outputs naming an input or each other, and paths that cannot be writt
   std::remove(checkpoint.c_str());
   // ... also as standard input, "-" or no FILE: the file was emptied, and the run succeeded with
   // 0 records.
-  for (const std::string& inputs : {" -", ""}) {
+  for (const std::string inputs : {" -", ""}) {
     CAPTURE(inputs);
     r = run("check --max-rejects 1 --reject-file " + rejects + inputs, rejects);
     CHECK(r.status == 64);
@@ -561,8 +561,8 @@ TEST_CASE("outputs naming an input or each other, and paths that cannot be writt
   CHECK(slurp(rejects).starts_with("{\"source\":\"-\",\"line\":5,"));
   // The checkpoint's own files, FILE.window and FILE.lock, are no other output's: --stats on
   // FILE.window replaced the knowledge its resume needed, and the resume refused the checkpoint.
-  for (const std::string& side : {".window", ".lock"}) {
-    for (const std::string& option : {"--stats", "--reject-file", "--metrics-textfile"}) {
+  for (const std::string side : {".window", ".lock"}) {
+    for (const std::string option : {"--stats", "--reject-file", "--metrics-textfile"}) {
       CAPTURE(side);
       CAPTURE(option);
       r = run("apply -i 127.0.0.1:1 --prior none --checkpoint " + checkpoint + " " + option + " " +

@@ -74,9 +74,9 @@ TEST_CASE("hs2 client: binary transport runs DML and reads counts from CloseImpa
   CHECK(client.ping() == "atlas2kudu hs2_test_server");
   CHECK(client.server_configuration().count("MEM_LIMIT") == 1);
   upsert_and_check(client, *handler);
-  // -Q options travel in every statement's confOverlay.
+  // -Q options travel in every statement's confOverlay, with the poll hold the server offers.
   CHECK(server.stats().confoverlay_keys ==
-        std::vector<std::string>{"MEM_LIMIT=2g", "REQUEST_POOL=etl"});
+        std::vector<std::string>{"LONG_POLLING_TIME_MS=500", "MEM_LIMIT=2g", "REQUEST_POOL=etl"});
 
   auto d = client.execute("DELETE FROM `atlas`.`t` WHERE `k` IN ('a', 'zz')");
   CHECK(d.rows_modified == 1);
@@ -476,6 +476,82 @@ TEST_CASE("hs2 client: GetOperationStatus is polled on the schedule, waited on t
   CHECK(rpcs.at("GetOperationStatus").calls == 37);
   CHECK(rpcs.at("CloseImpalaOperation").calls == 1);
   CHECK(rpcs.count("GetLog") == 0);
+}
+
+TEST_CASE(
+    "hs2 client: a server that holds polls (Impala 4.5) sees the end of a statement at once") {
+  Hs2TestServerConfig cfg;
+  cfg.faults.execution_ms = 200;
+  Hs2TestServer server(cfg, std::make_shared<KeySetHandler>());
+  auto clock = std::make_shared<ManualClock>();
+  Hs2Session client = hs2_session(test_options(server.start()), nullptr, {.clock = clock});
+  client.connect();
+  CHECK(client.execute("UPSERT INTO t VALUES ('a')").rows_modified == 1);
+  CHECK(server.stats().confoverlay_keys == std::vector<std::string>{"LONG_POLLING_TIME_MS=500"});
+  // One poll, held by the server until the statement ended; no wait of the client's own.
+  CHECK(server.stats().rpcs.at("GetOperationStatus").calls == 1);
+  CHECK(clock->slept().empty());
+}
+
+TEST_CASE("hs2 client: a statement longer than the hold is polled again at once, a hold apart") {
+  Hs2TestServerConfig cfg;
+  cfg.faults.execution_ms = 1100;
+  Hs2TestServer server(cfg, std::make_shared<KeySetHandler>());
+  Hs2Session client = hs2_session(test_options(server.start()));
+  client.connect();
+  CHECK(client.execute("UPSERT INTO t VALUES ('a')").rows_modified == 1);
+  // Held 500 ms, 500 ms, then until the end (where 1 ms steps growing by a sixteenth take 60).
+  CHECK(server.stats().rpcs.at("GetOperationStatus").calls == 3);
+}
+
+TEST_CASE("hs2 client: the poll hold is not asked of an older Impala, and -Q sets or clears it") {
+  SUBCASE("an Impala before 4.5 does not list the option: not sent, polled in steps") {
+    Hs2TestServerConfig cfg;
+    cfg.faults.no_long_polling = true;
+    cfg.faults.running_polls = 3;
+    Hs2TestServer server(cfg, std::make_shared<KeySetHandler>());
+    auto clock = std::make_shared<ManualClock>();
+    Hs2Session client = hs2_session(test_options(server.start()), nullptr, {.clock = clock});
+    client.connect();
+    CHECK(client.execute("UPSERT INTO t VALUES ('a')").rows_modified == 1);
+    CHECK(server.stats().confoverlay_keys.empty());
+    CHECK(clock->slept() == std::vector<milliseconds>(3, milliseconds(1)));
+  }
+  SUBCASE("-Q with the option set by the user against such a server: its refusal, definite") {
+    Hs2TestServerConfig cfg;
+    cfg.faults.no_long_polling = true;
+    Hs2TestServer server(cfg, std::make_shared<KeySetHandler>());
+    auto o = test_options(server.start());
+    o.query_options = {"long_polling_time_ms=100"};
+    Hs2Session client = hs2_session(o);
+    client.connect();
+    const Hs2Error e = expect_hs2_error([&] { client.execute("UPSERT INTO t VALUES ('a')"); });
+    CHECK(e.kind() == Hs2ErrorKind::kDefinite);
+    CHECK(std::string(e.what()).find("Invalid query option: long_polling_time_ms") !=
+          std::string::npos);
+  }
+  SUBCASE("-Q long_polling_time_ms=0 (any case) is the user's: sent once, polls in steps") {
+    Hs2TestServerConfig cfg;
+    cfg.faults.running_polls = 3;
+    Hs2TestServer server(cfg, std::make_shared<KeySetHandler>());
+    auto o = test_options(server.start());
+    o.query_options = {"long_polling_time_ms=0"};
+    auto clock = std::make_shared<ManualClock>();
+    Hs2Session client = hs2_session(o, nullptr, {.clock = clock});
+    client.connect();
+    CHECK(client.execute("UPSERT INTO t VALUES ('a')").rows_modified == 1);
+    CHECK(server.stats().confoverlay_keys == std::vector<std::string>{"long_polling_time_ms=0"});
+    CHECK(clock->slept() == std::vector<milliseconds>(3, milliseconds(1)));
+  }
+  SUBCASE("--statement_timeout_ms below the hold shortens it") {
+    Hs2TestServer server({}, std::make_shared<KeySetHandler>());
+    auto o = test_options(server.start());
+    o.statement_timeout_ms = 200;
+    Hs2Session client = hs2_session(o);
+    client.connect();
+    CHECK(client.execute("UPSERT INTO t VALUES ('a')").rows_modified == 1);
+    CHECK(server.stats().confoverlay_keys == std::vector<std::string>{"LONG_POLLING_TIME_MS=200"});
+  }
 }
 
 TEST_CASE("hs2 client: refused connects are retried with the retry back-off") {

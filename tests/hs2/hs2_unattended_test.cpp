@@ -252,6 +252,7 @@ TEST_CASE("hs2 unattended: a TLS protocol-version failure is a TLS failure (exit
 TEST_CASE("hs2 unattended: a statement past --statement_timeout_ms is cancelled and closed") {
   Hs2TestServerConfig cfg;
   cfg.faults.hang_at = {1};
+  cfg.faults.no_long_polling = true;  // the manual clock's polls: each would be held in real time
   Hs2TestServer server(cfg, std::make_shared<KeySetHandler>());
   auto o = test_options(server.start());
   o.statement_timeout_ms = 3000;
@@ -272,6 +273,22 @@ TEST_CASE("hs2 unattended: a statement past --statement_timeout_ms is cancelled 
   CHECK(stats.open_operations == 0);
   CHECK(client.connected());  // the session stays usable
   CHECK(client.execute("UPSERT INTO t VALUES ('b')").rows_modified == 1);
+}
+
+TEST_CASE("hs2 unattended: with polls the server holds, --statement_timeout_ms still cancels") {
+  Hs2TestServerConfig cfg;
+  cfg.faults.hang_at = {1};
+  Hs2TestServer server(cfg, std::make_shared<KeySetHandler>());
+  auto o = test_options(server.start());
+  o.statement_timeout_ms = 700;  // noticed after the second hold of 500 ms
+  Hs2Session client = hs2_session(o);
+  client.connect();
+  const Hs2Error e = expect_hs2_error([&] { client.execute("UPSERT INTO t VALUES ('a')"); });
+  CHECK(e.kind() == Hs2ErrorKind::kTimeout);
+  const Hs2TestServerStats stats = server.stats();
+  CHECK(stats.rpcs.at("GetOperationStatus").calls == 2);
+  CHECK(stats.operations_cancelled == 1);
+  CHECK(stats.open_operations == 0);
 }
 
 TEST_CASE(

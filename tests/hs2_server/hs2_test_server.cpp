@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
@@ -25,6 +26,7 @@
 #include "hs2/sasl_transport.h"
 #include "hs2/tls.h"
 #include "kerberos_acceptor.h"
+#include "util/ascii_case.h"
 #include "util/base64.h"
 
 namespace atlas2kudu::testing {
@@ -80,6 +82,25 @@ t::TStatus ok_status() {
   t::TStatus s;
   s.__set_statusCode(t::TStatusCode::SUCCESS_STATUS);
   return s;
+}
+
+// The key of the LONG_POLLING_TIME_MS query option in a statement's confOverlay (any case, as
+// Impala matches option names), if any.
+std::optional<std::string> long_polling_option(const t::TExecuteStatementReq& req) {
+  for (const auto& [key, value] : req.confOverlay) {
+    if (equals_ignoring_ascii_case(key, "LONG_POLLING_TIME_MS")) return key;
+  }
+  return std::nullopt;
+}
+
+// Its value in milliseconds; 0 when absent or not a positive number.
+int long_poll_ms(const t::TExecuteStatementReq& req) {
+  const std::optional<std::string> key = long_polling_option(req);
+  if (!key) return 0;
+  const std::string& value = req.confOverlay.at(*key);
+  int ms = 0;
+  const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), ms);
+  return ec == std::errc() && end == value.data() + value.size() && ms > 0 ? ms : 0;
 }
 
 t::TStatus error_status(const std::string& msg) {
@@ -190,7 +211,13 @@ struct Hs2TestServer::Impl : public std::enable_shared_from_this<Impl> {
     std::string query_id;
     bool held = false;  // FaultPlan::hang_at: RUNNING until cancelled
     std::chrono::steady_clock::time_point running_until{};  // FaultPlan::execution_ms
+    int long_poll_ms = 0;  // the statement's LONG_POLLING_TIME_MS (FaultPlan::no_long_polling)
+
+    bool running(std::chrono::steady_clock::time_point now) const {
+      return held || now < running_until;
+    }
   };
+  std::condition_variable ops_cv;               // an operation cancelled
   std::map<std::string, std::string> sessions;  // guid → secret
   std::map<std::string, Op> ops;                // guid → operation
   std::set<std::string> cookies;                // valid impala.auth values
@@ -250,7 +277,10 @@ class Service : public t::ImpalaHiveServer2ServiceIf {
     r.__set_serverProtocolVersion(
         std::min(req.client_protocol, t::TProtocolVersion::HIVE_CLI_SERVICE_PROTOCOL_V6));
     r.__set_sessionHandle(h);
-    r.__set_configuration({{"MEM_LIMIT", "0"}, {"REQUEST_POOL", ""}, {"http_addr", "127.0.0.1:0"}});
+    std::map<std::string, std::string> options{
+        {"MEM_LIMIT", "0"}, {"REQUEST_POOL", ""}, {"http_addr", "127.0.0.1:0"}};
+    if (!s_.config.faults.no_long_polling) options.emplace("LONG_POLLING_TIME_MS", "0");
+    r.__set_configuration(options);
   }
 
   void CloseSession(t::TCloseSessionResp& r, const t::TCloseSessionReq& req) override {
@@ -284,6 +314,11 @@ class Service : public t::ImpalaHiveServer2ServiceIf {
       n = ++s_.stats.statements;
       s_.stats.confoverlay_keys.clear();
       for (const auto& [k, v] : req.confOverlay) s_.stats.confoverlay_keys.push_back(k + "=" + v);
+    }
+    const std::optional<std::string> long_poll = long_polling_option(req);
+    if (long_poll && f.no_long_polling) {
+      r.__set_status(error_status("Invalid query option: " + *long_poll));
+      return;
     }
     if (f.latency_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(f.latency_ms));
     if (f.drop_at.count(n)) {
@@ -328,7 +363,8 @@ class Service : public t::ImpalaHiveServer2ServiceIf {
           0,
           query_id,
           false,
-          std::chrono::steady_clock::now() + std::chrono::milliseconds(f.execution_ms)};
+          std::chrono::steady_clock::now() + std::chrono::milliseconds(f.execution_ms),
+          long_poll_ms(req)};
     }
     r.__set_status(ok_status());
     r.__set_operationHandle(h);
@@ -336,8 +372,21 @@ class Service : public t::ImpalaHiveServer2ServiceIf {
 
   void GetOperationStatus(t::TGetOperationStatusResp& r,
                           const t::TGetOperationStatusReq& req) override {
-    std::lock_guard lock(s_.mu);
-    auto it = s_.ops.find(req.operationHandle.operationId.guid);
+    std::unique_lock lock(s_.mu);
+    const std::string& guid = req.operationHandle.operationId.guid;
+    auto it = s_.ops.find(guid);
+    if (it != s_.ops.end() && it->second.long_poll_ms > 0 && it->second.polls_left == 0) {
+      // Held while the statement runs, up to its LONG_POLLING_TIME_MS, as Impala 4.5 holds it.
+      const auto until =
+          std::chrono::steady_clock::now() + std::chrono::milliseconds(it->second.long_poll_ms);
+      for (;;) {
+        it = s_.ops.find(guid);
+        const auto now = std::chrono::steady_clock::now();
+        if (it == s_.ops.end() || !it->second.running(now) || now >= until || s_.stopping) break;
+        s_.ops_cv.wait_until(lock,
+                             it->second.held ? until : std::min(until, it->second.running_until));
+      }
+    }
     if (it == s_.ops.end()) {
       r.__set_status(error_status("Invalid or unknown query handle"));
       r.__set_operationState(t::TOperationState::ERROR_STATE);
@@ -375,6 +424,7 @@ class Service : public t::ImpalaHiveServer2ServiceIf {
     it->second.polls_left = 0;
     it->second.running_until = {};
     ++s_.stats.operations_cancelled;
+    s_.ops_cv.notify_all();
     r.__set_status(ok_status());
   }
 
@@ -849,6 +899,7 @@ void Hs2TestServer::Impl::start_held_operation(t::TExecuteStatementResp& r,
     std::lock_guard lock(mu);
     Op op;
     op.held = true;
+    op.long_poll_ms = long_poll_ms(req);
     op.query_id = hex(guid.substr(0, 8)) + ":" + hex(guid.substr(8));
     ops[guid] = std::move(op);
   }

@@ -82,6 +82,11 @@ struct FaultPlan {
   // Answer CloseImpalaOperation as a HiveServer2 that is not Impala (Hive, or an Impala before
   // 3.3) does: a TApplicationException UNKNOWN_METHOD ("Invalid method name").
   bool plain_hs2 = false;
+  // Serve as an Impala before 4.5: OpenSession's reply does not list LONG_POLLING_TIME_MS, and a
+  // statement whose confOverlay names it fails, as with any option the server does not know.
+  // Otherwise (4.5 and later, IMPALA-13294) a GetOperationStatus of a running statement with that
+  // option is held until the statement ends or that many milliseconds pass.
+  bool no_long_polling = false;
   // HTTP only: answer every request with this status (a gateway with a wrong path: 404, a proxy
   // wanting credentials: 407, a redirect: 302 with a Location, a failed backend: 500); 0: off.
   int http_status = 0;

@@ -108,6 +108,10 @@ int main(int argc, char** argv) {
   app.add_flag("--silent", cfg.faults.silent, "Accept connections and never answer");
   app.add_option("--http-status", cfg.faults.http_status,
                  "HTTP: answer every request with this status (404, 407, 302, 500, ...)");
+  app.add_flag("--no-long-polling", cfg.faults.no_long_polling,
+               "Serve as an Impala before 4.5: LONG_POLLING_TIME_MS is not listed by OpenSession "
+               "and fails a statement that sets it (without it, a poll of a running statement "
+               "that sets it is held until it ends, up to that many ms)");
   app.add_flag("--plain-hs2", cfg.faults.plain_hs2,
                "CloseImpalaOperation is an unknown method, as on a HiveServer2 that is not Impala "
                "(or an Impala before 3.3)");
