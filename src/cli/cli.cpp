@@ -950,8 +950,17 @@ std::vector<std::string> with_config_file(CommandLine& cli, const std::vector<st
   if (const CLI::Option* q = sub->get_option_no_throw("--query_option")) {
     const std::vector<std::string>& on_command_line =
         q->count() ? q->results() : std::vector<std::string>{};
+    std::map<std::string, const ConfigEntry*> seen;  // lower-case name → where first set
     for (const ConfigEntry& e : config.query_options) {
-      // Impala's query option names know no case: -Q MEM_LIMIT=1g overrides mem_limit = 2g.
+      // Impala's query option names know no case: -Q MEM_LIMIT=1g overrides mem_limit = 2g, and
+      // MEM_LIMIT = 2g after mem_limit = 3g sets the same option twice.
+      const auto [first, fresh] = seen.emplace(to_lower_ascii(e.key), &e);
+      if (!fresh) {
+        throw Error(ErrorCategory::kUsage,
+                    fmt::format("{}: query option {} is set again (first as {} at {}; Impala "
+                                "reads option names whatever their case)",
+                                e.where, e.key, first->second->key, first->second->where));
+      }
       const std::string key = to_lower_ascii(e.key) + "=";
       const bool overridden =
           std::any_of(on_command_line.begin(), on_command_line.end(),

@@ -1,11 +1,16 @@
 #include "cli/metrics.h"
 
+#include <fcntl.h>
 #include <fmt/core.h>
+#include <sys/file.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <deque>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
@@ -251,9 +256,13 @@ std::string metrics_text(const RunReport& r, std::string_view previous) {
       statements.per_table(table, t.delete_statements + t.upsert_statements);
     }
   }
+  // One HELP text for every command: a collector (node_exporter) that reads compile's and apply's
+  // files side by side drops the samples of a family whose HELP differs from the first it read.
+  constexpr std::string_view kRowsHelp =
+      "Rows per table: apply, those the server reported modified; compile, the rows and keys its "
+      "statements name.";
   if (r.execution) {
-    Family rows =
-        family("atlas2kudu_rows_total", "counter", "Rows the server reported modified, per table.");
+    Family rows = family("atlas2kudu_rows_total", "counter", kRowsHelp);
     for (const auto& [table, n] : r.execution->rows_by_table) rows.per_table(table, n);
     Family errors =
         family("atlas2kudu_row_errors_total", "counter",
@@ -273,8 +282,7 @@ std::string metrics_text(const RunReport& r, std::string_view previous) {
     family("atlas2kudu_reconnects_total", "counter", "Sessions opened again after a failure.")
         .sample(r.execution->reconnects);
   } else if (r.write) {
-    Family rows = family("atlas2kudu_rows_total", "counter",
-                         "Rows and keys in the statements written, per table.");
+    Family rows = family("atlas2kudu_rows_total", "counter", kRowsHelp);
     for (const auto& [table, t] : r.write->tables) {
       rows.per_table(table, t.delete_rows + t.upsert_rows);
     }
@@ -307,8 +315,26 @@ std::string metrics_text(const RunReport& r, std::string_view previous) {
 void write_metrics_textfile(const std::string& path, const RunReport& report) {
   // Also when a run fails before its start checked it (reporting_early_failures).
   refuse_foreign_output("--metrics-textfile", path, OutputKind::kMetrics);
-  // Readable by node_exporter whatever the service's umask (examples/cron runs under 077).
-  write_file_atomically(path, metrics_text(report, read_text(path)), 0644, Umask::kIgnored);
+  // Runs that end together (cron jobs started on the same minute) each read FILE, add their
+  // figures and replace it: without a lock, one's replacement loses the other's figures, and a
+  // counter that goes down reads as a reset. FILE itself is replaced, so the lock is on its
+  // directory, held only for the read and the write. Where the directory cannot be opened or
+  // locked (search permission only, a file system without flock), the file is written as before.
+  const std::filesystem::path directory = std::filesystem::path(path).parent_path();
+  const int lock =
+      ::open(directory.empty() ? "." : directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (lock >= 0) {
+    while (::flock(lock, LOCK_EX) != 0 && errno == EINTR) {
+    }
+  }
+  try {
+    // Readable by node_exporter whatever the service's umask (examples/cron runs under 077).
+    write_file_atomically(path, metrics_text(report, read_text(path)), 0644, Umask::kIgnored);
+  } catch (...) {
+    if (lock >= 0) ::close(lock);  // also releases the lock
+    throw;
+  }
+  if (lock >= 0) ::close(lock);
 }
 
 }  // namespace atlas2kudu

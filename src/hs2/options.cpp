@@ -3,9 +3,11 @@
 #include <arpa/inet.h>
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "hs2/error.h"
+#include "util/ascii_case.h"
 
 namespace atlas2kudu {
 
@@ -116,7 +118,21 @@ Hs2Settings validate_hs2_options(Hs2Options o) {
   for (const auto& q : o.query_options) {
     auto eq = q.find('=');
     if (eq == std::string::npos || eq == 0) usage(fmt::format("-Q {}: expected KEY=VALUE", q));
-    settings.query_overlay_[q.substr(0, eq)] = q.substr(eq + 1);
+    const std::string key = q.substr(0, eq);
+    // Impala's option names are letters, digits and '_' (TImpalaQueryOptions); any other name
+    // would fail every statement.
+    if (!std::all_of(key.begin(), key.end(), [](char c) {
+          return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+                 c == '_';
+        })) {
+      usage(fmt::format("-Q {}: a query option's name is letters, digits and '_'", q));
+    }
+    // The same option in another case is the same option, as Impala reads names: the last given
+    // wins, as in impala-shell, instead of both being sent and Impala applying them in key order.
+    std::erase_if(settings.query_overlay_, [&](const auto& option) {
+      return equals_ignoring_ascii_case(option.first, key);
+    });
+    settings.query_overlay_[key] = q.substr(eq + 1);
   }
   settings.user_ = hs2_user(o);
   if (o.ldap && o.protocol == Hs2Protocol::kHttp && settings.user_.find(':') != std::string::npos) {

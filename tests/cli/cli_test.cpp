@@ -754,7 +754,25 @@ TEST_CASE(
   CHECK(contains(report, "\"MEM_LIMIT=1g\""));
   CHECK(contains(report, "\"mt_dop=0\""));
   CHECK_FALSE(contains(report, "mem_limit=2g"));
-  for (const std::string& f : {empty, typo, shared, own, options}) std::remove(f.c_str());
+  // Twice on the command line in two cases: the last wins, and it alone is sent.
+  r = run("apply -q --prior none -Q mem_limit=5g -Q MEM_LIMIT=6g -i " + server.address() + " " +
+          example);
+  CHECK(r.status == 0);
+  CHECK(contains(server.report(), "\"MEM_LIMIT=6g\""));
+  CHECK_FALSE(contains(server.report(), "mem_limit=5g"));
+  // Twice in the file's section in two cases: the same option set twice, a usage error.
+  const std::string twice =
+      write_temp(".ini", "[atlas2kudu.query_options]\nMEM_LIMIT = 2g\nmem_limit = 3g\n");
+  r = run("compile --prior none --config " + twice + " " + example);
+  CHECK(r.status == 64);
+  CHECK(r.err == "atlas2kudu: " + twice + ":3: query option mem_limit is set again (first as " +
+                     "MEM_LIMIT at " + twice + ":2; Impala reads option names whatever their " +
+                     "case)\n");
+  // A name Impala cannot have.
+  r = run("apply --prior none -i 127.0.0.1:1 -Q 'MEM LIMIT=1' " + example);
+  CHECK(r.status == 64);
+  CHECK(contains(r.err, "-Q MEM LIMIT=1: a query option's name is letters, digits and '_'"));
+  for (const std::string& f : {empty, typo, shared, own, options, twice}) std::remove(f.c_str());
 }
 
 TEST_CASE("numbers are decimal, a leading zero included; help takes one command") {

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "binary_test_util.h"
+#include "cli/metrics.h"
 #include "util/version.h"
 
 TEST_SUITE_BEGIN("observability");
@@ -700,6 +701,55 @@ TEST_CASE("on a terminal with --log-format json: bare JSON lines, window lines, 
                                             "\"event\":\"retry\"")));
   CHECK(std::regex_search(shown, std::regex("\\n\\{\"time\":\"[^\"]+\",\"command\":\"apply\","
                                             "\"event\":\"window\",\"window\":1,")));
+}
+
+TEST_CASE("--metrics-textfile: a metric has one HELP text whatever the command that wrote it") {
+  // node_exporter reads every .prom file of its directory into one registry, and drops the samples
+  // of a metric whose HELP differs from the first file's (the scrape error counter stays 0).
+  TestServer server("--handler kit");
+  std::map<std::string, std::string> help;  // metric → HELP text, of the first file that has it
+  std::map<std::string, int> commands;      // metric → files that have it
+  for (const std::string& command :
+       std::vector<std::string>{"check", "compile -q", "apply -q -i " + server.address()}) {
+    CAPTURE(command);
+    const std::string metrics = tmp_path(".prom");
+    std::remove(metrics.c_str());
+    const Run r = run(command + " --metrics-textfile " + metrics + examples());
+    REQUIRE_MESSAGE(r.status == 0, r.err);
+    std::istringstream lines(slurp(metrics));
+    for (std::string line; std::getline(lines, line);) {
+      if (!line.starts_with("# HELP ")) continue;
+      const std::size_t space = line.find(' ', 7);
+      const std::string name = line.substr(7, space - 7);
+      CAPTURE(name);
+      ++commands[name];
+      const auto it = help.emplace(name, line.substr(space + 1)).first;
+      CHECK(it->second == line.substr(space + 1));
+    }
+    std::remove(metrics.c_str());
+  }
+  CHECK(commands.at("atlas2kudu_rows_total") == 2);  // compile's and apply's
+  CHECK(commands.at("atlas2kudu_records_total") == 3);
+}
+
+TEST_CASE("--metrics-textfile: runs that end together each add their figures") {
+  const std::string metrics = tmp_path(".prom");
+  std::remove(metrics.c_str());
+  const Run one = run("check --metrics-textfile " + metrics + examples());
+  REQUIRE_MESSAGE(one.status == 0, one.err);
+  const auto records = metric_value(slurp(metrics), "atlas2kudu_records_total", "check");
+  REQUIRE(records);
+  std::remove(metrics.c_str());
+  // Twelve runs at once: each reads FILE, adds its own and replaces it.
+  std::string runs;
+  for (int i = 0; i < 12; ++i) {
+    runs += std::string(ATLAS2KUDU_BINARY) + " check --metrics-textfile " + metrics + examples() +
+            " 2>/dev/null & ";
+  }
+  const Run all = run_shell("sh -c '" + runs + "wait'");
+  REQUIRE_MESSAGE(all.status == 0, all.err);
+  CHECK(metric_value(slurp(metrics), "atlas2kudu_records_total", "check") == 12 * *records);
+  std::remove(metrics.c_str());
 }
 
 TEST_CASE("--metrics-textfile is readable by node_exporter under a private umask") {

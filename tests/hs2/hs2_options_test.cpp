@@ -217,6 +217,13 @@ TEST_CASE("hs2 options: validation resolves the endpoint, the user and the -Q ov
   CHECK(s.query_overlay() == std::map<std::string, std::string>{
                                  {"MEM_LIMIT", "4g"}, {"REQUEST_POOL", "etl"}, {"X", "a=b"}});
   CHECK(s.options().query_options.size() == 4);  // the options themselves are kept as given
+  // Option names know no case: the last given wins, in its own spelling.
+  Hs2Options cased;
+  cased.query_options = {"mem_limit=1g", "MT_DOP=0", "MEM_LIMIT=2g"};
+  CHECK(validate_hs2_options(cased).query_overlay() ==
+        std::map<std::string, std::string>{{"MEM_LIMIT", "2g"}, {"MT_DOP", "0"}});
+  cased.query_options = {"MEM-LIMIT=1g"};
+  CHECK(usage_kind(cased) == Hs2ErrorKind::kUsage);
   o.impalad = "db1:0";
   CHECK(usage_kind(o) == Hs2ErrorKind::kUsage);
 }
