@@ -284,8 +284,10 @@ CommandLine::CommandLine() {
       compile->get_option("--prior")->get_description() +
       ". Default: impala when -i (or impalad in the --config file) is given, else "
       "none");
-  compile->add_option("-o,--output", compile_cmd.output,
-                      "Write the SQL to FILE (replaced only when the run succeeds)");
+  compile
+      ->add_option("-o,--output", compile_cmd.output,
+                   "Write the SQL to FILE (replaced only when the run succeeds)")
+      ->type_name("FILE");
   compile->add_flag("-q,--quiet", compile_cmd.quiet,
                     "No summary line and no window log lines on stderr");
   compile->add_flag("--annotate", compile_cmd.options.annotate,
@@ -349,7 +351,7 @@ CommandLine::CommandLine() {
                 "(sql/kudu_projections_fdw.sql, or _binary.sql with --key-encoding binary); "
                 "--database names the remote schema; not with --partitions, --audit-first-year "
                 "or --audit-last-year");
-  ddl->add_option("-o,--output", ddl_cmd.output, "Write the DDL to FILE");
+  ddl->add_option("-o,--output", ddl_cmd.output, "Write the DDL to FILE")->type_name("FILE");
   ddl->callback([this, ddl] {
     for (std::string_view name : kKuduOnlyDdlOptions) {
       if (ddl_cmd.fdw && ddl->get_option(std::string(name))->count() > 0) {
@@ -1122,7 +1124,9 @@ int run_cli(int argc, char** argv) {
     // gave the option the message starts with.
     const std::string where =
         e.category() == ErrorCategory::kUsage ? config_line_of(origins, e.what(), " :") : "";
-    print_diagnostic(stderr, "atlas2kudu: {}{}\n", where, e.what());
+    // A reader that went away (`ddl | head -5`) had all it wanted: quiet, as cat(1) is.
+    if (e.category() != ErrorCategory::kOutputClosed)
+      print_diagnostic(stderr, "atlas2kudu: {}{}\n", where, e.what());
     return exit_code_for(e.category());
   } catch (const std::exception& e) {
     print_diagnostic(stderr, "atlas2kudu: internal error: {}\n", e.what());

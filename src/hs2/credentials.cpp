@@ -324,8 +324,10 @@ std::shared_ptr<const Hs2Credentials> resolve_hs2_credentials(
   if (o.ldap || o.jwt) keep_secrets_out_of_core_dumps();
   if (o.ldap) {
     std::string_view source;
+    std::string_view origin;  // where the password came from, for a refusal of its bytes
     if (!o.ldap_password_cmd.empty()) {
       source = "--ldap_password_cmd gave an empty password";
+      origin = "--ldap_password_cmd's output";
       // Decision: strip exactly one trailing "\n" (and a "\r" before it), since
       // `echo`, `pass` and vault helpers all end their output with one; impala-shell keeps it.
       take_secret(c->password,
@@ -334,12 +336,14 @@ std::shared_ptr<const Hs2Credentials> resolve_hs2_credentials(
       if (!c->password.empty() && c->password.back() == '\r') c->password.pop_back();
     } else if (std::getenv("ATLAS2KUDU_LDAP_PASSWORD") != nullptr) {
       source = "$ATLAS2KUDU_LDAP_PASSWORD is empty";
+      origin = "$ATLAS2KUDU_LDAP_PASSWORD";
       take_secret_variable(c->password, "ATLAS2KUDU_LDAP_PASSWORD");
     } else if (std::optional<std::string> typed =
                    prompt_tty(fmt::format("LDAP password for {}: ", settings.user()))) {
       // On the process's terminal, whatever stdin is: the input is often piped in
       // (kafka-console-consumer ... | atlas2kudu apply ... -). Under cron there is none.
       source = "the password typed is empty";
+      origin = "the password typed";
       take_secret(c->password, std::move(*typed));
     } else {
       throw Hs2Error(Hs2ErrorKind::kAuth,
@@ -352,6 +356,15 @@ std::shared_ptr<const Hs2Credentials> resolve_hs2_credentials(
       throw Hs2Error(Hs2ErrorKind::kAuth, fmt::format("-l/--ldap: {}; an empty password is never "
                                                       "sent",
                                                       source));
+    }
+    // SASL PLAIN separates user and password with NUL, and HTTP Basic's LDAP bind ends the
+    // password there: a password holding one would fail at the server as a wrong one, or log in
+    // with its first part.
+    if (c->password.find('\0') != std::string::npos) {
+      throw Hs2Error(Hs2ErrorKind::kAuth,
+                     fmt::format("-l/--ldap: {} holds a NUL byte, which no LDAP password can "
+                                 "carry; it is never sent",
+                                 origin));
     }
   }
   if (o.jwt) {

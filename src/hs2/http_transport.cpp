@@ -89,6 +89,10 @@ HttpClientTransport::HttpClientTransport(HttpTransportConfig config,
   curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, config_.verify_tls ? 2L : 0L);
   curl_easy_setopt(c, CURLOPT_SSLVERSION, static_cast<long>(CURL_SSLVERSION_TLSv1_2));
   if (!config_.ca_file.empty()) curl_easy_setopt(c, CURLOPT_CAINFO, config_.ca_file.c_str());
+  // libcurl (7.68 and later) trusts a certificate of --ca_cert that is not a CA's, the server's own
+  // leaf, as the end of a chain (X509_V_FLAG_PARTIAL_CHAIN); the binary transport's OpenSSL does
+  // not. One file means the same trust on both: the chain must end at a CA of the bundle.
+  curl_easy_setopt(c, CURLOPT_SSL_OPTIONS, static_cast<long>(CURLSSLOPT_NO_PARTIALCHAIN));
   authenticator.configure_http(c);
 }
 

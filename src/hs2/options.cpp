@@ -113,6 +113,10 @@ Hs2Settings validate_hs2_options(Hs2Options o) {
   if (o.ssl_insecure_skip_verify && !o.ssl) usage("--ssl_insecure_skip_verify needs --ssl");
   if (o.http_path != Hs2Options{}.http_path && o.protocol != Hs2Protocol::kHttp)
     usage("--http_path needs --protocol hs2-http");
+  if (std::any_of(o.http_path.begin(), o.http_path.end(),
+                  [](char c) { return static_cast<unsigned char>(c) <= 0x20 || c == 0x7F; })) {
+    usage("--http_path: a URL path has no space or control character (write a space as %20)");
+  }
   if (o.sessions < 1) usage("--sessions must be at least 1");
   if (o.connect_max_tries < 1) usage("--connect_max_tries must be at least 1");
   for (const auto& q : o.query_options) {

@@ -9,6 +9,7 @@
 #include <mutex>
 
 #include "hs2/error.h"
+#include "util/utf8.h"
 
 namespace atlas2kudu {
 
@@ -79,8 +80,9 @@ std::string SaslMechanism::failure_message(SaslFailure failure, std::string_view
     case SaslFailure::kClient:
       return fmt::format("SASL {}: {}", name(), detail);
     case SaslFailure::kServerRefused:
+      // The server's own words, on one line and with no byte that a terminal would act on.
       return fmt::format("SASL {} authentication failed: server said: {}", name(),
-                         detail.empty() ? "(no reason)" : detail);
+                         detail.empty() ? "(no reason)" : joined_lines(detail));
     case SaslFailure::kConnectionClosed:
       break;
   }

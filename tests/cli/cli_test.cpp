@@ -1784,6 +1784,16 @@ TEST_CASE("compile | head: the reader going away ends the run quietly with exit 
   REQUIRE(std::system(cmd.c_str()) == 0);
   CHECK(slurp(status) == "0\n");
   CHECK(slurp(err).empty());  // no error, no summary of a run the reader cut short
+  // ddl and digest likewise, their reader gone before they write.
+  for (const std::string command : {"ddl", "digest hive_table db.t@c1"}) {
+    CAPTURE(command);
+    std::remove(status.c_str());
+    const std::string gone = std::string("bash -c '(sleep 0.3; ") + ATLAS2KUDU_BINARY + " " +
+                             command + " 2>" + err + "; echo $? >" + status + ") | true; wait'";
+    REQUIRE(std::system(gone.c_str()) == 0);
+    CHECK(slurp(status) == "0\n");
+    CHECK(slurp(err).empty());
+  }
 
   // Any other write failure is still an error (exit 74).
   const std::string to_full =

@@ -195,6 +195,12 @@ TEST_CASE("$ATLAS2KUDU_LDAP_PASSWORD: taken out of the environment; a wrong one 
   CHECK(contains(r.err,
                  "atlas2kudu: -l/--ldap: --ldap_password_cmd gave an empty password; an "
                  "empty password is never sent\n"));
+  // So is one holding a NUL byte, SASL PLAIN's separator; the server never hears of it.
+  r = run(args + " --ldap_password_cmd \"printf 'Pw\\\\0etl'\"");
+  CHECK(r.status == 5);
+  CHECK(contains(r.err,
+                 "atlas2kudu: -l/--ldap: --ldap_password_cmd's output holds a NUL byte, which no "
+                 "LDAP password can carry; it is never sent\n"));
   // A helper killed by a signal is named as such.
   r = run(args + " --ldap_password_cmd 'kill -KILL $$'");
   CHECK(r.status == 5);

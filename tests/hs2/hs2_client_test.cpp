@@ -178,6 +178,12 @@ TEST_CASE("hs2 client: SASL PLAIN with a wrong password fails clearly, without t
   CHECK(msg.find("invalid username or password") != std::string::npos);
   CHECK(msg.find("battery staple") == std::string::npos);
   CHECK(server.stats().sasl_failures == 1);
+  // The server's words name the user as given: escaped, never a terminal's control sequence.
+  o.user = "al\x1b[2Jice";
+  e = expect_hs2_error([&] { hs2_session(o, password_credentials("battery staple")).connect(); });
+  msg = e.what();
+  CHECK(msg.find("\x1b") == std::string::npos);
+  CHECK(msg.find("al\\x1b[2Jice") != std::string::npos);
 }
 
 TEST_CASE("hs2 client: SASL PLAIN without TLS is refused unless --auth_creds_ok_in_clear") {
@@ -360,6 +366,30 @@ TEST_CASE("hs2 client: HTTPS with Bearer token, verified against the test CA") {
   auto e = expect_hs2_error([&] { hs2_session(o, creds).connect(); });
   CHECK(e.kind() == Hs2ErrorKind::kAuth);
   CHECK(std::string(e.what()).find("header.payload.signature") == std::string::npos);
+}
+
+TEST_CASE(
+    "hs2 client: --ca_cert naming the server's own certificate, not its CA's: refused on both") {
+  // libcurl alone would end the chain at a leaf of the bundle; OpenSSL's binary transport does not.
+  const auto& tls = tls_files();
+  for (const Transport transport : {Transport::kBinary, Transport::kHttp}) {
+    CAPTURE(static_cast<int>(transport));
+    Hs2TestServerConfig cfg;
+    cfg.transport = transport;
+    cfg.tls_cert = tls.cert;
+    cfg.tls_key = tls.key;
+    Hs2TestServer server(cfg, std::make_shared<KeySetHandler>());
+    auto o = test_options(server.start(), "localhost");
+    o.protocol = transport == Transport::kHttp ? Hs2Protocol::kHttp : Hs2Protocol::kBinary;
+    o.ssl = true;
+    o.ca_cert = tls.cert;
+    const Hs2Error e = expect_hs2_error([&] { hs2_session(o).connect(); });
+    CHECK(e.kind() == Hs2ErrorKind::kAuth);
+    o.ca_cert = tls.ca;
+    Hs2Session client = hs2_session(o);
+    client.connect();
+    CHECK(client.connected());
+  }
 }
 
 TEST_CASE("hs2 client: HTTPS refuses a certificate for another host name") {

@@ -224,6 +224,15 @@ TEST_CASE("hs2 options: validation resolves the endpoint, the user and the -Q ov
         std::map<std::string, std::string>{{"MEM_LIMIT", "2g"}, {"MT_DOP", "0"}});
   cased.query_options = {"MEM-LIMIT=1g"};
   CHECK(usage_kind(cased) == Hs2ErrorKind::kUsage);
+  // A path libcurl would refuse at connect time (exit 4) is a usage error.
+  Hs2Options path;
+  path.protocol = Hs2Protocol::kHttp;
+  for (const char* bad : {"a b", "cli\r\nservice", "\t"}) {
+    path.http_path = bad;
+    CHECK(usage_kind(path) == Hs2ErrorKind::kUsage);
+  }
+  path.http_path = "gateway/default/impala";
+  CHECK(usage_kind(path) == Hs2ErrorKind::kInternal);
   o.impalad = "db1:0";
   CHECK(usage_kind(o) == Hs2ErrorKind::kUsage);
 }
