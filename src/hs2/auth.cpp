@@ -12,7 +12,9 @@
 #include "hs2/error.h"
 #include "hs2/kerberos.h"
 #include "hs2/sasl_transport.h"
+#include "util/ascii_case.h"
 #include "util/base64.h"
+#include "util/utf8.h"
 
 namespace atlas2kudu {
 
@@ -24,6 +26,14 @@ namespace {
 // The SASL service name Impala registers (impala-shell's --kerberos_service_name default); with
 // PLAIN, Cyrus only records it.
 constexpr const char* kImpalaSaslService = "impala";
+
+// The flag that sends what an HTTP 401's WWW-Authenticate challenges ask for, Kerberos first (an
+// impalad with Kerberos and LDAP offers both, and Kerberos needs no password).
+std::string flag_for_challenges(std::string_view challenges) {
+  if (contains_ignoring_ascii_case(challenges, "Negotiate")) return "-k (Kerberos)";
+  if (contains_ignoring_ascii_case(challenges, "Bearer")) return "-j (JWT)";
+  return "-l -u USER (LDAP)";
+}
 
 // Cyrus stores every callback as int(*)(void); the detour through void(*)() is the sanctioned way
 // to say the cast is intended.
@@ -54,6 +64,20 @@ class SaslPlain final : public SaslMechanism {
 
   const char* name() const override { return "PLAIN"; }
   const sasl_callback_t* callbacks() override { return callbacks_; }
+
+  std::string failure_message(SaslFailure failure, std::string_view detail) const override {
+    if (failure != SaslFailure::kServerRefused)
+      return SaslMechanism::failure_message(failure, detail);
+    // A Kerberos-only impalad answers PLAIN's START with BAD "Unsupported mechanism type PLAIN":
+    // no password was even looked at.
+    if (contains_ignoring_ascii_case(detail, "unsupported mechanism")) {
+      return fmt::format(
+          "LDAP: the server does not accept SASL PLAIN (it answered: {}): it may be set up for "
+          "Kerberos (-k) or no authentication, or -i names the wrong port",
+          joined_lines(detail));
+    }
+    return SaslMechanism::failure_message(failure, detail) + "; check -u and the password's source";
+  }
 
  private:
   static int get_simple(void* context, int id, const char** result, unsigned* len) {
@@ -150,17 +174,11 @@ class NoAuthentication final : public Authenticator {
   void configure_http(void*) const override {}
   std::string http_unauthorized_message(std::string_view endpoint,
                                         std::string_view challenges) const override {
-    const auto asks = [&](std::string_view scheme) {
-      return challenges.find(scheme) != std::string_view::npos;
-    };
-    const std::string try_this = asks("Negotiate") ? "-k (Kerberos)"
-                                 : asks("Bearer")  ? "-j (JWT)"
-                                                   : "-l -u USER (LDAP)";
     return cannot_connect(
         endpoint,
         fmt::format("the server requires authentication (HTTP 401 with {})",
                     challenges.empty() ? std::string_view("no challenge") : challenges),
-        try_this);
+        flag_for_challenges(challenges));
   }
 };
 
@@ -187,7 +205,14 @@ class LdapAuthentication final : public Authenticator {
   }
 
   std::string http_unauthorized_message(std::string_view endpoint,
-                                        std::string_view) const override {
+                                        std::string_view challenges) const override {
+    if (!challenges.empty() && !contains_ignoring_ascii_case(challenges, "Basic")) {
+      return cannot_connect(endpoint,
+                            fmt::format("the server does not accept LDAP (HTTP Basic): it "
+                                        "answered HTTP 401 with {}",
+                                        challenges),
+                            flag_for_challenges(challenges));
+    }
     return fmt::format(
         "LDAP authentication (HTTP Basic) as '{}' failed at {} (HTTP 401): the server refused "
         "the user or its password; check -u and the password's source",
@@ -218,7 +243,14 @@ class JwtAuthentication final : public Authenticator {
   }
 
   std::string http_unauthorized_message(std::string_view endpoint,
-                                        std::string_view) const override {
+                                        std::string_view challenges) const override {
+    if (!challenges.empty() && !contains_ignoring_ascii_case(challenges, "Bearer")) {
+      return cannot_connect(endpoint,
+                            fmt::format("the server does not accept JWT (HTTP Bearer): it "
+                                        "answered HTTP 401 with {}",
+                                        challenges),
+                            flag_for_challenges(challenges));
+    }
     return fmt::format(
         "JWT authentication failed at {} (HTTP 401): the server refused the token (expired, "
         "or not signed by a key it trusts); check what --jwt_cmd or $ATLAS2KUDU_JWT gives",

@@ -1,12 +1,17 @@
 #include "hs2/http_transport.h"
 
+#include <arpa/inet.h>
 #include <curl/curl.h>
 #include <fmt/core.h>
 #include <thrift/transport/TTransportException.h>
 
+#include <charconv>
 #include <chrono>
+#include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <optional>
 #include <string_view>
 
 #include "hs2/error.h"
@@ -34,6 +39,70 @@ std::size_t on_body(char* data, std::size_t size, std::size_t nmemb, void* user)
 // stop's grace is over, as the binary transport's socket is shut down then.
 int on_progress(void* self, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
   return static_cast<const HttpClientTransport*>(self)->stoppable() && stop_grace_over() ? 1 : 0;
+}
+
+// The proxy libcurl takes from the environment for a request to `host`: https_proxy (or
+// HTTPS_PROXY) for https, http_proxy (libcurl reads no HTTP_PROXY) for http, else all_proxy (or
+// ALL_PROXY); none when no_proxy (or NO_PROXY) names the host, a domain of it, or "*".
+struct EnvironmentProxy {
+  std::string variable;  // "http_proxy"
+  std::string url;       // its value
+};
+
+std::optional<EnvironmentProxy> environment_proxy(bool tls, std::string_view host) {
+  const auto get = [](const char* name) -> std::optional<EnvironmentProxy> {
+    const char* value = std::getenv(name);
+    if (value == nullptr || *value == '\0') return std::nullopt;
+    // Shown without the user and password a proxy URL may carry ("http://u:p@proxy:3128").
+    std::string url = value;
+    const std::size_t from = url.find("://") == std::string::npos ? 0 : url.find("://") + 3;
+    const std::size_t at = url.find('@', from);
+    if (at != std::string::npos && at < url.find('/', from)) url.erase(from, at + 1 - from);
+    return EnvironmentProxy{name, url};
+  };
+  std::optional<EnvironmentProxy> proxy = tls ? get("https_proxy") : get("http_proxy");
+  if (!proxy && tls) proxy = get("HTTPS_PROXY");
+  if (!proxy) proxy = get("all_proxy");
+  if (!proxy) proxy = get("ALL_PROXY");
+  if (!proxy) return std::nullopt;
+  const char* no_proxy = std::getenv("no_proxy");
+  if (no_proxy == nullptr) no_proxy = std::getenv("NO_PROXY");
+  std::string_view list = no_proxy ? no_proxy : "";
+  // libcurl matches an address only as a whole (or by network), a name also by its domains.
+  in_addr v4{};
+  in6_addr v6{};
+  const std::string host_text(host);
+  const bool ipv4 = ::inet_pton(AF_INET, host_text.c_str(), &v4) == 1;
+  const bool ip = ipv4 || ::inet_pton(AF_INET6, host_text.c_str(), &v6) == 1;
+  while (!list.empty()) {
+    const std::size_t end = list.find_first_of(", ");
+    std::string_view entry = list.substr(0, end);
+    list = end == std::string_view::npos ? std::string_view{} : list.substr(end + 1);
+    if (entry == "*") return std::nullopt;
+    if (entry.starts_with('.')) entry.remove_prefix(1);
+    if (entry.empty()) continue;
+    if (equals_ignoring_ascii_case(host, entry)) return std::nullopt;
+    if (ip) {  // an address matches an equal one, or an IPv4 network "10.0.0.0/8"
+      const std::size_t slash = entry.find('/');
+      in_addr network{};
+      int bits = -1;
+      if (slash != std::string_view::npos &&
+          ::inet_pton(AF_INET, std::string(entry.substr(0, slash)).c_str(), &network) == 1 &&
+          std::from_chars(entry.data() + slash + 1, entry.data() + entry.size(), bits).ec ==
+              std::errc() &&
+          bits >= 0 && bits <= 32) {
+        const std::uint32_t mask = bits == 0 ? 0 : ~std::uint32_t{0} << (32 - bits);
+        if (ipv4 && (ntohl(v4.s_addr) & mask) == (ntohl(network.s_addr) & mask))
+          return std::nullopt;
+      }
+      continue;
+    }
+    if (host.size() > entry.size() && host[host.size() - entry.size() - 1] == '.' &&
+        equals_ignoring_ascii_case(host.substr(host.size() - entry.size()), entry)) {
+      return std::nullopt;
+    }
+  }
+  return proxy;
 }
 
 bool is_tls_trust_error(CURLcode rc) {
@@ -216,6 +285,23 @@ void HttpClientTransport::perform_once(long* status, long* retry_after) {
                                        : ""));
     }
     const std::string endpoint = format_endpoint(config_.host, config_.port);
+    const bool tls = config_.url.rfind("https:", 0) == 0;
+    // Through a proxy of the environment, a connection that failed or went unanswered is the
+    // proxy's: the impalad's port was never reached, so nothing is said of it.
+    if (rc == CURLE_COULDNT_CONNECT || rc == CURLE_COULDNT_RESOLVE_PROXY ||
+        rc == CURLE_OPERATION_TIMEDOUT || rc == CURLE_GOT_NOTHING || rc == CURLE_RECV_ERROR ||
+        rc == CURLE_SEND_ERROR || rc == CURLE_PROXY) {
+      if (const auto proxy = environment_proxy(tls, config_.host)) {
+        throw Hs2Error(Hs2ErrorKind::kTransient,
+                       cannot_connect(endpoint,
+                                      fmt::format("the request went to the proxy that ${} names "
+                                                  "({}), which failed: {}",
+                                                  proxy->variable, one_line(proxy->url), detail),
+                                      fmt::format("no_proxy={} in the environment to connect "
+                                                  "directly, or a proxy that works",
+                                                  config_.host)));
+      }
+    }
     if (rc == CURLE_UNSUPPORTED_PROTOCOL || rc == CURLE_WEIRD_SERVER_REPLY) {
       throw Hs2Error(Hs2ErrorKind::kMismatch,
                      cannot_connect(endpoint,
@@ -224,7 +310,6 @@ void HttpClientTransport::perform_once(long* status, long* retry_after) {
                                                 detail, kImpaladBinaryPort),
                                     "--protocol hs2"));
     }
-    const bool tls = config_.url.rfind("https:", 0) == 0;
     if (rc == CURLE_GOT_NOTHING || rc == CURLE_RECV_ERROR || rc == CURLE_SEND_ERROR) {
       if (replies_ > 0) {
         // This connection has answered before: it was lost (a restart, a proxy's idle cut), not
@@ -331,6 +416,23 @@ void HttpClientTransport::perform_once(long* status, long* retry_after) {
   *retry_after = ra > 0 ? static_cast<long>(ra) : -1;
 }
 
+Hs2Error HttpClientTransport::not_thrift_reply() const {
+  char* type = nullptr;
+  curl_easy_getinfo(static_cast<CURL*>(curl_), CURLINFO_CONTENT_TYPE, &type);
+  const std::string what = rbuf_.empty()
+                               ? std::string("an empty body")
+                               : fmt::format("{} bytes of {}, starting '{}'", rbuf_.size(),
+                                             type ? one_line(type) : std::string("no Content-Type"),
+                                             one_line(std::string_view(rbuf_).substr(0, 40)));
+  return Hs2Error(
+      Hs2ErrorKind::kMismatch,
+      cannot_connect(
+          format_endpoint(config_.host, config_.port),
+          fmt::format("{} answered HTTP 200 with {}, not an HS2 (Thrift) reply", config_.url, what),
+          fmt::format("-i with an hs2-http port (impalad: {}; its web UI is 25000)",
+                      kImpaladHttpPort)));
+}
+
 Hs2Error HttpClientTransport::unexpected_status(long status) const {
   const std::string endpoint = format_endpoint(config_.host, config_.port);
   if (status == 403) {
@@ -406,6 +508,12 @@ void HttpClientTransport::flush() {
       continue;
     }
     if (status == 200) {
+      // Every reply of the HS2 service is a strict Thrift binary message (version 0x8001 first);
+      // anything else answered 200 is another server on that port (a web UI, a proxy's page).
+      if (rbuf_.size() < 2 || static_cast<unsigned char>(rbuf_[0]) != 0x80 ||
+          static_cast<unsigned char>(rbuf_[1]) != 0x01) {
+        throw not_thrift_reply();
+      }
       ++replies_;
       break;
     }

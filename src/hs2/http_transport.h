@@ -107,6 +107,8 @@ class HttpClientTransport final
   bool holding_auth_cookie() const;
   // The error for a status that is neither 200, 401, nor 502/503/504 (those are retried here).
   Hs2Error unexpected_status(long status) const;
+  // A 200 whose body is not a Thrift message: another server answers on that port.
+  Hs2Error not_thrift_reply() const;
   static std::size_t on_header(char* data, std::size_t size, std::size_t nmemb, void* self);
 
   HttpTransportConfig config_;

@@ -237,6 +237,38 @@ TEST_CASE(
   }
 }
 
+TEST_CASE(
+    "hs2-http through a proxy of the environment: its failure is the proxy's, not impalad's") {
+  TestServer server("--transport http");
+  const int unused_port = closed_port();  // a proxy that is down
+  // Whatever the machine's own proxy settings: none of them is inherited.
+  const std::string proxy = "no_proxy= NO_PROXY= http_proxy=http://squid:Pr0xyPw@127.0.0.1:" +
+                            std::to_string(unused_port);
+  const std::string args =
+      "apply -q --protocol hs2-http --connect_max_tries 1 -i " + server.address() + " " + kInput;
+  Run r = run(args, "/dev/null", proxy);
+  CHECK(r.status == 4);
+  CHECK(contains(r.err, "atlas2kudu: cannot connect to " + server.address() +
+                            ": the request went to the proxy that $http_proxy names (http://"
+                            "127.0.0.1:" +
+                            std::to_string(unused_port) + "), which failed: "));
+  CHECK(contains(r.err,
+                 "; try no_proxy=127.0.0.1 in the environment to connect directly, or a "
+                 "proxy that works\n"));
+  CHECK_FALSE(contains(r.err, "nothing listens"));
+  CHECK_FALSE(contains(r.err, "Pr0xyPw"));
+  // no_proxy as libcurl reads it: the address itself, or its network, goes direct.
+  for (const std::string no_proxy : {"localhost,127.0.0.1", "10.0.0.0/8 127.0.0.0/8"}) {
+    CAPTURE(no_proxy);
+    r = run(args, "/dev/null", proxy + " no_proxy='" + no_proxy + "'");
+    CHECK(r.status == 0);
+  }
+  // A domain suffix does not cover an address: libcurl goes to the proxy, and the message says so.
+  r = run(args, "/dev/null", proxy + " no_proxy=.0.0.1");
+  CHECK(r.status == 4);
+  CHECK(contains(r.err, "the request went to the proxy"));
+}
+
 TEST_CASE("hs2-http: what other HTTP statuses say, and their exit status") {
   struct Case {
     int status;
@@ -256,6 +288,11 @@ TEST_CASE("hs2-http: what other HTTP statuses say, and their exit status") {
       {418, 4,
        "/cliservice answered HTTP 418, not an HS2 reply; try -i with an hs2-http port "
        "(impalad: 28000)"},
+      // Another server on the port (a web UI), answering 200 with a page.
+      {200, 4,
+       "/cliservice answered HTTP 200 with 57 bytes of text/html, starting '<!DOCTYPE "
+       "html>\\n<html><body>impalad web ', not an HS2 (Thrift) reply; try -i with an "
+       "hs2-http port (impalad: 28000; its web UI is 25000)"},
       // A gateway whose backend failed: exit 4, as the server being down is (a statement that
       // meets it is retried).
       {500, 4,

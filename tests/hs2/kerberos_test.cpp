@@ -265,6 +265,41 @@ TEST_CASE("kerberos: the server refuses the mechanism, or the ticket; the KDC is
                    "Kerberos: the server does not accept Kerberos (it answered: HTTP 401 with "
                    "Basic realm=\"impala\")"));
   }
+  // A server set up for Kerberos only, and a client with a password or a token: no password was
+  // looked at, and the message says what the server asks for instead.
+  {
+    const auto refusal = [&](Hs2TestServerConfig::Transport transport, Hs2Options o,
+                             std::shared_ptr<const Hs2Credentials> credentials) {
+      Hs2TestServer server(kerberos_server(realm, transport), kit);
+      o.impalad = "127.0.0.1:" + std::to_string(server.start());
+      try {
+        hs2_session(o, std::move(credentials)).connect();
+      } catch (const Hs2Error& e) {
+        CHECK(e.kind() == Hs2ErrorKind::kAuth);
+        return std::string(e.what());
+      }
+      return std::string();
+    };
+    Hs2Options ldap = test_options(0);
+    ldap.ldap = true;
+    ldap.user = "alice";
+    ldap.auth_creds_ok_in_clear = true;
+    CHECK(refusal(Hs2TestServerConfig::Transport::kSasl, ldap, password_credentials("pw")) ==
+          "LDAP: the server does not accept SASL PLAIN (it answered: Unsupported mechanism type "
+          "PLAIN): it may be set up for Kerberos (-k) or no authentication, or -i names the wrong "
+          "port");
+    ldap.protocol = Hs2Protocol::kHttp;
+    CHECK(contains(refusal(Hs2TestServerConfig::Transport::kHttp, ldap, password_credentials("pw")),
+                   ": the server does not accept LDAP (HTTP Basic): it answered HTTP 401 with "
+                   "Negotiate; try -k (Kerberos)"));
+    Hs2Options jwt = test_options(0);
+    jwt.protocol = Hs2Protocol::kHttp;
+    jwt.jwt = true;
+    jwt.auth_creds_ok_in_clear = true;
+    CHECK(contains(refusal(Hs2TestServerConfig::Transport::kHttp, jwt, jwt_credentials("t.o.k")),
+                   ": the server does not accept JWT (HTTP Bearer): it answered HTTP 401 with "
+                   "Negotiate; try -k (Kerberos)"));
+  }
   // A ticket for a principal the KDC knows but the server has no key for (-b naming another
   // host): the server rejects it.
   realm.add_principal(std::string("impala/db2.example@") + KerberosRealm::kRealm);

@@ -781,6 +781,11 @@ void Hs2TestServer::Impl::serve_http(TTransport& wire, ConnState& conn) {
       const int status = config.faults.http_status;
       std::vector<std::string> headers = {"Connection: close"};
       if (status >= 300 && status < 400) headers.push_back("Location: https://elsewhere.invalid/");
+      if (status == 200) {  // another server on the port: a web UI's page
+        headers.push_back("Content-Type: text/html");
+        respond("200 OK", headers, "<!DOCTYPE html>\n<html><body>impalad web UI</body></html>\n");
+        return;
+      }
       respond(fmt::format("{} Fault", status), headers, "");
       return;
     }

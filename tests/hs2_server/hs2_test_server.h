@@ -88,7 +88,8 @@ struct FaultPlan {
   // option is held until the statement ends or that many milliseconds pass.
   bool no_long_polling = false;
   // HTTP only: answer every request with this status (a gateway with a wrong path: 404, a proxy
-  // wanting credentials: 407, a redirect: 302 with a Location, a failed backend: 500); 0: off.
+  // wanting credentials: 407, a redirect: 302 with a Location, a failed backend: 500, another
+  // server on the port: 200 with a web page); 0: off.
   int http_status = 0;
 };
 

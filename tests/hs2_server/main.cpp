@@ -106,8 +106,9 @@ int main(int argc, char** argv) {
   app.add_option("--hang-at", hang_at,
                  "The N-th statement stays RUNNING, never executed, until it is cancelled");
   app.add_flag("--silent", cfg.faults.silent, "Accept connections and never answer");
-  app.add_option("--http-status", cfg.faults.http_status,
-                 "HTTP: answer every request with this status (404, 407, 302, 500, ...)");
+  app.add_option(
+      "--http-status", cfg.faults.http_status,
+      "HTTP: answer every request with this status (404, 407, 302, 500, ...; 200: a web page)");
   app.add_flag("--no-long-polling", cfg.faults.no_long_polling,
                "Serve as an Impala before 4.5: LONG_POLLING_TIME_MS is not listed by OpenSession "
                "and fails a statement that sets it (without it, a poll of a running statement "
