@@ -8,6 +8,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 
 #include "hs2/error.h"
 #include "hs2/kerberos.h"
@@ -33,6 +34,19 @@ std::string flag_for_challenges(std::string_view challenges) {
   if (contains_ignoring_ascii_case(challenges, "Negotiate")) return "-k (Kerberos)";
   if (contains_ignoring_ascii_case(challenges, "Bearer")) return "-j (JWT)";
   return "-l -u USER (LDAP)";
+}
+
+// When a 401's challenges name schemes, none of them `scheme` (the one sent): the server wants
+// another authentication, and no password or token was judged.
+std::optional<std::string> other_scheme_wanted(std::string_view endpoint,
+                                               std::string_view challenges, std::string_view scheme,
+                                               std::string_view what) {
+  if (challenges.empty() || contains_ignoring_ascii_case(challenges, scheme)) return std::nullopt;
+  return cannot_connect(endpoint,
+                        fmt::format("the server does not accept {} (HTTP {}): it answered HTTP "
+                                    "401 with {}",
+                                    what, scheme, challenges),
+                        flag_for_challenges(challenges));
 }
 
 // Cyrus stores every callback as int(*)(void); the detour through void(*)() is the sanctioned way
@@ -206,13 +220,7 @@ class LdapAuthentication final : public Authenticator {
 
   std::string http_unauthorized_message(std::string_view endpoint,
                                         std::string_view challenges) const override {
-    if (!challenges.empty() && !contains_ignoring_ascii_case(challenges, "Basic")) {
-      return cannot_connect(endpoint,
-                            fmt::format("the server does not accept LDAP (HTTP Basic): it "
-                                        "answered HTTP 401 with {}",
-                                        challenges),
-                            flag_for_challenges(challenges));
-    }
+    if (auto other = other_scheme_wanted(endpoint, challenges, "Basic", "LDAP")) return *other;
     return fmt::format(
         "LDAP authentication (HTTP Basic) as '{}' failed at {} (HTTP 401): the server refused "
         "the user or its password; check -u and the password's source",
@@ -244,13 +252,7 @@ class JwtAuthentication final : public Authenticator {
 
   std::string http_unauthorized_message(std::string_view endpoint,
                                         std::string_view challenges) const override {
-    if (!challenges.empty() && !contains_ignoring_ascii_case(challenges, "Bearer")) {
-      return cannot_connect(endpoint,
-                            fmt::format("the server does not accept JWT (HTTP Bearer): it "
-                                        "answered HTTP 401 with {}",
-                                        challenges),
-                            flag_for_challenges(challenges));
-    }
+    if (auto other = other_scheme_wanted(endpoint, challenges, "Bearer", "JWT")) return *other;
     return fmt::format(
         "JWT authentication failed at {} (HTTP 401): the server refused the token (expired, "
         "or not signed by a key it trusts); check what --jwt_cmd or $ATLAS2KUDU_JWT gives",
