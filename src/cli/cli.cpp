@@ -220,8 +220,44 @@ void add_compile_options(CLI::App* cmd, CompileCommand& c) {
 constexpr std::string_view kKuduOnlyDdlOptions[] = {"--partitions", "--audit-first-year",
                                                     "--audit-last-year"};
 
-// The options of `sub` that, given, exclude `o` (only ddl's --fdw and kKuduOnlyDdlOptions do).
+// The ways to authenticate, one at a time, each with the options that only it reads. A production
+// [atlas2kudu] section with `ldap = true` must not stop `apply -k` on the command line.
+struct AuthenticationFlags {
+  std::string_view flag;
+  std::vector<std::string_view> its_options;
+};
+const std::vector<AuthenticationFlags>& authentication_flags() {
+  static const std::vector<AuthenticationFlags> all = {
+      {"--kerberos", {"--kerberos_service_name", "--kerberos_host_fqdn"}},
+      {"--ldap", {"--ldap_password_cmd"}},
+      {"--jwt", {"--jwt_cmd"}},
+  };
+  return all;
+}
+
+// The authentication flag whose `o` is, or that `o` is one of the options of; null for others.
+const AuthenticationFlags* authentication_of(const CLI::Option* o) {
+  const std::string name = "--" + o->get_lnames().front();
+  for (const AuthenticationFlags& a : authentication_flags()) {
+    if (name == a.flag ||
+        std::find(a.its_options.begin(), a.its_options.end(), name) != a.its_options.end())
+      return &a;
+  }
+  return nullptr;
+}
+
+// The options of `sub` that, given, exclude `o`: ddl's --fdw and kKuduOnlyDdlOptions each other,
+// and each authentication flag the other ones with their options.
 std::vector<const CLI::Option*> options_excluding(const CLI::App& sub, const CLI::Option* o) {
+  if (const AuthenticationFlags* own = authentication_of(o)) {
+    std::vector<const CLI::Option*> others;
+    for (const AuthenticationFlags& a : authentication_flags()) {
+      if (&a == own) continue;
+      if (const CLI::Option* flag = sub.get_option_no_throw(std::string(a.flag)))
+        others.push_back(flag);
+    }
+    return others;
+  }
   const CLI::Option* fdw = sub.get_name() == "ddl" ? sub.get_option_no_throw("--fdw") : nullptr;
   if (fdw == nullptr) return {};
   std::vector<const CLI::Option*> kudu_only;
@@ -885,6 +921,12 @@ std::vector<std::string> with_config_file(CommandLine& cli, const std::vector<st
       };
       if (std::any_of(excluded.begin(), excluded.end(), set_on_command_line)) {
         return;
+      }
+      // The options of an authentication the command line turns off (--ldap=false) do not
+      // apply either.
+      if (const AuthenticationFlags* own = authentication_of(o)) {
+        const CLI::Option* flag = sub->get_option_no_throw(std::string(own->flag));
+        if (flag != nullptr && flag != o && given.count(flag) > 0 && !flag->as<bool>()) return;
       }
     }
     const std::string name = "--" + o->get_lnames().front();

@@ -709,6 +709,20 @@ TEST_CASE(
   // --fdw=false is no --fdw: the file's partitions apply, as the command line's do.
   CHECK(ddl_uses_partitions("--fdw=false --config " + own, 32));
   CHECK(ddl_uses_partitions("--fdw=false --partitions 4", 4));
+  // One authentication at a time: -k or -j on the command line sets aside [atlas2kudu]'s LDAP
+  // and its password command, and so does --ldap=false.
+  const std::string ldap =
+      write_temp(".ini",
+                 "[atlas2kudu]\nimpalad = 127.0.0.1:1\nldap = true\nldap_password_cmd = echo pw\n"
+                 "ssl = true\nconnect_max_tries = 1\n");
+  for (const std::string instead : {"-k", "--ldap=false", "-j --protocol hs2-http"}) {
+    CAPTURE(instead);
+    r = run("apply --config " + ldap + " " + instead + " " + example_files().front(), "/dev/null",
+            "ATLAS2KUDU_JWT=t.o.k");
+    CHECK(r.status == 4);  // it went as far as connecting
+    CHECK(contains(r.err, "atlas2kudu: cannot connect to 127.0.0.1:1: nothing listens"));
+  }
+  std::remove(ldap.c_str());
   r = run("ddl --fdw --audit-last-year 2040");
   CHECK(r.status == 64);
   CHECK(r.err.starts_with("atlas2kudu: --audit-last-year excludes --fdw\n"));
