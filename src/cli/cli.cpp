@@ -651,8 +651,10 @@ void refuse_flag_values(CLI::App& app, const std::vector<std::string>& args) {
 void report_usage_error(CLI::App& app, const CLI::ParseError& e,
                         const std::vector<std::string>& args, const ConfigOrigins& origins) {
   std::string hint;
-  // A bad value from the --config file: the file's line first, as for its other errors.
-  std::string what = config_line_of(origins, e.what(), " :") + e.what();
+  // A bad value from the --config file: the file's line first, as for its other errors. CLI11
+  // quotes the value as given ("got '8<ESC>[2J'"): on one line, escaped, as other messages show
+  // what a user or a file wrote.
+  std::string what = config_line_of(origins, e.what(), " :") + one_line(e.what());
   const CLI::App* sub = chosen_subcommand(app, args);
   if (dynamic_cast<const SecretFreeUsageError*>(&e) != nullptr) {
     print_diagnostic(stderr, "atlas2kudu: {}\nRun 'atlas2kudu {}--help' for the options.\n", what,

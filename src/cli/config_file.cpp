@@ -62,6 +62,12 @@ ConfigFile read_config_file(const std::string& path, const std::vector<std::stri
     const std::string where = fmt::format("{}:{}", path, number);
     // A byte-order mark, as some Windows editors write, is not part of the first line.
     if (number == 1 && line.starts_with("\xEF\xBB\xBF")) line.erase(0, 3);
+    // A NUL would end the value where an option reads it (a C string), unseen; a text file has
+    // none, so the file is not one (or is damaged).
+    if (const std::size_t nul = line.find('\0'); nul != std::string::npos) {
+      throw Error(ErrorCategory::kUsage,
+                  fmt::format("{}: a NUL byte at column {}: not a text file", where, nul + 1));
+    }
     const std::string_view text = trim(line);
     if (text.empty() || text.front() == '#' || text.front() == ';') continue;
     if (text.front() == '[') {

@@ -376,6 +376,9 @@ TEST_CASE("usage errors and missing files have their own exit codes") {
             "1, got '-1'"},
            {"check --max-rejects -1", "--max-rejects: expected a whole number, got '-1'"},
            {"check --max-rejects 0x10", "--max-rejects: expected a whole number, got '0x10'"},
+           // What was typed comes back escaped: a terminal never acts on it.
+           {"check --max-rejects \"$(printf '8\\033[2J')\"",
+            "--max-rejects: expected a whole number, got '8\\x1b[2J'"},
            {"check --max-rejects 99999999999999999999999",
             "--max-rejects: 99999999999999999999999 is too large (at most "
             "18446744073709551615)"},

@@ -73,6 +73,9 @@ TEST_CASE("bad lines are usage errors naming FILE:LINE") {
   CHECK(error_of("ssl = true\n") ==
         "F:1: KEY = VALUE before any section; start the file with [atlas2kudu]");
   CHECK(error_of("[atlas2kudu]\nssl\n") == "F:2: expected KEY = VALUE, a [section] or a # comment");
+  // A NUL would cut the value short unseen where the option reads it.
+  CHECK(error_of(std::string("[atlas2kudu]\nmax_rejects = 8\0x\n", 30)) ==
+        "F:2: a NUL byte at column 16: not a text file");
   // An unknown section: its hint, if any, then the sections there are.
   const auto unknown_section = [&](const std::string& name) {
     const std::string message = error_of("[" + name + "]\n");
