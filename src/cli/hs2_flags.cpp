@@ -41,7 +41,7 @@ void add_hs2_options(CLI::App* app, Hs2Options* o) {
   app->add_flag("--ssl", o->ssl, "Use TLS; verifies certificate and host name")->group(group);
   app->add_option("--ca_cert", o->ca_cert,
                   "PEM CA bundle to verify the server (default: system CAs)")
-      ->check(CLI::ExistingFile)
+      ->type_name("FILE")
       ->group(group);
   app->add_flag("--ssl_insecure_skip_verify", o->ssl_insecure_skip_verify,
                 "DANGEROUS: accept any server certificate and host name")

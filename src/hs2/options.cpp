@@ -2,9 +2,12 @@
 
 #include <arpa/inet.h>
 #include <fmt/core.h>
+#include <sys/stat.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 
 #include "hs2/error.h"
 #include "util/ascii_case.h"
@@ -110,6 +113,15 @@ Hs2Settings validate_hs2_options(Hs2Options o) {
   if (o.ssl_insecure_skip_verify && !o.ca_cert.empty())
     usage("--ssl_insecure_skip_verify contradicts --ca_cert");
   if (!o.ca_cert.empty() && !o.ssl) usage("--ca_cert needs --ssl");
+  // Checked here, when a run is to connect, not as the option is read: `compile --prior none`
+  // with a production --config file (its ca_cert on another machine) stays offline and runs.
+  if (!o.ca_cert.empty()) {
+    struct stat st {};
+    if (::stat(o.ca_cert.c_str(), &st) != 0)
+      usage(fmt::format("--ca_cert {}: {}", o.ca_cert, std::strerror(errno)));
+    if (S_ISDIR(st.st_mode))
+      usage(fmt::format("--ca_cert {}: a directory; give the PEM file of the CAs", o.ca_cert));
+  }
   if (o.ssl_insecure_skip_verify && !o.ssl) usage("--ssl_insecure_skip_verify needs --ssl");
   if (o.http_path != Hs2Options{}.http_path && o.protocol != Hs2Protocol::kHttp)
     usage("--http_path needs --protocol hs2-http");

@@ -726,6 +726,18 @@ TEST_CASE(
     CHECK(contains(r.err, "atlas2kudu: cannot connect to 127.0.0.1:1: nothing listens"));
   }
   std::remove(ldap.c_str());
+  // A production file's CA bundle, absent here: checked only by a run that connects.
+  const std::string production =
+      write_temp(".ini",
+                 "[atlas2kudu]\nimpalad = db1:21050\nssl = true\nca_cert = "
+                 "/nonexistent/atlas2kudu/ca.pem\n");
+  r = run("compile --prior none --config " + production + " " + example_files().front());
+  CHECK(r.status == 0);
+  r = run("apply --config " + production + " " + example_files().front());
+  CHECK(r.status == 64);
+  CHECK(r.err == "atlas2kudu: " + production +
+                     ":4: --ca_cert /nonexistent/atlas2kudu/ca.pem: No such file or directory\n");
+  std::remove(production.c_str());
   r = run("ddl --fdw --audit-last-year 2040");
   CHECK(r.status == 64);
   CHECK(r.err.starts_with("atlas2kudu: --audit-last-year excludes --fdw\n"));
