@@ -334,6 +334,12 @@ CommandLine::CommandLine() {
     note_record_limits(compile, compile_cmd.in);
     compile_cmd.prior_given = compile->get_option("--prior")->count() > 0;
     compile_cmd.connection_given = compile->get_option("--impalad")->count() > 0;
+    for (const CLI::Option* o : compile->get_options()) {
+      if (o->get_group() != kHs2OptionsGroup || o->count() == 0 || o->check_lname("impalad"))
+        continue;
+      compile_cmd.connection_options.push_back(
+          o->get_snames().empty() ? "--" + o->get_lnames().front() : "-" + o->get_snames().front());
+    }
     command = [this] { return run_compile(compile_cmd); };
   });
 

@@ -497,6 +497,16 @@ int compile_run(CompileCommand& c) {
   // compile reads stored state when it is given a connection (-i), unless --prior says otherwise.
   if (!c.prior_given) {
     c.options.prior = c.connection_given ? PriorSource::kImpala : PriorSource::kNone;
+    // `compile -k FILE` expecting apply's default server (localhost) would otherwise get SQL that
+    // assumes nothing stored, silently.
+    if (!c.connection_given && !c.connection_options.empty()) {
+      print_diagnostic(
+          stderr,
+          "atlas2kudu compile: warning: {} without -i: no prior state is read (compile "
+          "reads it only from the Impala that -i names), so the SQL assumes none is "
+          "stored; give -i, or --prior none to say so\n",
+          fmt::join(c.connection_options, ", "));
+    }
   }
   use_memory_budget(c, false);
   std::optional<Hs2Settings> settings;

@@ -15,7 +15,7 @@ constexpr std::uint64_t kIntMax = std::numeric_limits<int>::max();
 }  // namespace
 
 void add_hs2_options(CLI::App* app, Hs2Options* o) {
-  const std::string group = "HS2 connection";
+  const std::string group(kHs2OptionsGroup);
   app->add_option("-i,--impalad", o->impalad,
                   "Impala daemon host[:port]; optional, default localhost:21050 (hs2-http: "
                   "localhost:28000)")

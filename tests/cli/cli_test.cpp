@@ -804,6 +804,22 @@ TEST_CASE(
   for (const std::string& f : {empty, typo, shared, own, options, twice}) std::remove(f.c_str());
 }
 
+TEST_CASE("compile: connection options without -i read nothing, and say so") {
+  const std::string example = example_files().front();
+  Run r = run("compile -q -k --ssl -s hive " + example);
+  CHECK(r.status == 0);
+  CHECK(r.err ==
+        "atlas2kudu compile: warning: --ssl, -k, -s without -i: no prior state is read (compile "
+        "reads it only from the Impala that -i names), so the SQL assumes none is stored; give "
+        "-i, or --prior none to say so\n");
+  // The same SQL as an offline run; --prior none says it, and none is warned of.
+  const Run offline = run("compile -q --prior none -k " + example);
+  CHECK(offline.status == 0);
+  CHECK(offline.err.empty());
+  CHECK(offline.out == r.out);
+  CHECK(run("compile -q " + example).err.empty());
+}
+
 TEST_CASE("numbers are decimal, a leading zero included; help takes one command") {
   // CLI11 read them with base 0: 010 was octal 8, 08 "Could not convert".
   CHECK(ddl_uses_partitions("--partitions 010", 10));
