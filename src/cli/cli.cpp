@@ -337,6 +337,7 @@ CommandLine::CommandLine() {
     for (const CLI::Option* o : compile->get_options()) {
       if (o->get_group() != kHs2OptionsGroup || o->count() == 0 || o->check_lname("impalad"))
         continue;
+      if (o->get_expected_max() == 0 && !o->as<bool>()) continue;  // --ssl=false: not asked for
       compile_cmd.connection_options.push_back(
           o->get_snames().empty() ? "--" + o->get_lnames().front() : "-" + o->get_snames().front());
     }
@@ -1098,6 +1099,16 @@ bool parse(CommandLine& cli, const std::vector<std::string>& args, int& exit_sta
                                    "the '=' and give the value as the next argument");
       }
     }
+    // --help wins over the rest of the line, as its description says: CLI11 checks the other
+    // options' values first, so `ddl --help --partitions 1` ended in --partitions' refusal.
+    if (const auto help =
+            std::find_if(args.begin(), std::find(args.begin(), args.end(), "--"),
+                         [](const std::string& a) { return a == "-h" || a == "--help"; });
+        help != args.end() && *help != "--") {
+      std::vector<std::string> asked = {*help};
+      if (const CLI::App* sub = chosen_subcommand(cli.app, args)) asked.push_back(sub->get_name());
+      reversed = std::move(asked);  // already reversed: CLI11 reads its last element first
+    }
     cli.app.parse(reversed);
     // An empty value, most often an unset variable in a script ("--reject-file \"$REJECTS\""),
     // read as the option left out: the rejects went nowhere, the SQL to stdout.
@@ -1164,8 +1175,12 @@ int run_cli(int argc, char** argv) {
     if (!cli->config_path.empty()) {
       // Again, with the file's options before the command line's (which win).
       std::vector<std::string> merged = with_config_file(*cli, args, names, origins);
+      // compile warns of the connection options typed without -i, not of a file's (one shared
+      // with apply, whose server is localhost by default, may well have no impalad).
+      std::vector<std::string> typed_connection = cli->compile_cmd.connection_options;
       cli = std::make_unique<CommandLine>();
       if (!parse(*cli, std::move(merged), status, origins, false)) return status;
+      cli->compile_cmd.connection_options = std::move(typed_connection);
     }
     return cli->command();
   } catch (const Error& e) {

@@ -70,7 +70,7 @@ struct CompileCommand {
   Hs2Options hs2;
   bool prior_given = false;
   bool connection_given = false;
-  // Connection options given (on the command line or in --config) other than -i, by name.
+  // Connection options typed on the command line (not from --config) other than -i, by name.
   std::vector<std::string> connection_options;
 };
 

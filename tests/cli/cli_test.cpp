@@ -818,12 +818,26 @@ TEST_CASE("compile: connection options without -i read nothing, and say so") {
   CHECK(offline.err.empty());
   CHECK(offline.out == r.out);
   CHECK(run("compile -q " + example).err.empty());
+  // A --config file's, or a flag given false, are not asked for on this command line: quiet.
+  const std::string shared = write_temp(".ini", "[atlas2kudu]\nssl = true\nuser = etl\n");
+  CHECK(run("compile -q --ssl=false --config " + shared + " " + example).err.empty());
+  std::remove(shared.c_str());
 }
 
 TEST_CASE("numbers are decimal, a leading zero included; help takes one command") {
   // CLI11 read them with base 0: 010 was octal 8, 08 "Could not convert".
   CHECK(ddl_uses_partitions("--partitions 010", 10));
   CHECK(ddl_uses_partitions("--partitions 08", 8));
+  // --help wins over the rest of the line, whatever its values.
+  for (const std::string line :
+       {"ddl --help --partitions 1", "ddl --partitions 1 -h", "check --max-rejects x --help"}) {
+    CAPTURE(line);
+    const Run help = run(line);
+    CHECK(help.status == 0);
+    CHECK(help.err.empty());
+    CHECK(contains(help.out, "Usage: atlas2kudu " + line.substr(0, line.find(' ')) + " [OPTIONS]"));
+  }
+  CHECK(run("compile -- --help").status == 66);  // after "--", a file's name
   const Run r = run("help ddl check");
   CHECK(r.status == 64);
   CHECK(r.err ==
