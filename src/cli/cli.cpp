@@ -817,6 +817,18 @@ void report_usage_error(CLI::App& app, const CLI::ParseError& e,
           a.find('=') == std::string::npos ? "" : "=...");
       break;
     }
+    // digest's names are any text: one that starts with '-' ("-sales") was read as an option,
+    // and the name went missing ("QUALIFIED_NAME is required").
+    if (sub->get_name() == "digest" && what.ends_with(" is required")) {
+      const auto dash = std::find_if(std::find(args.begin(), args.end(), "digest"), args.end(),
+                                     [](const std::string& a) { return a.starts_with("-"); });
+      if (dash != args.end() && *dash != "--") {
+        hint =
+            " (an argument starting with '-' was read as an option, and digest has none: a "
+            "name that starts with '-' goes after '--', as in 'atlas2kudu digest TYPE_NAME -- "
+            "QUALIFIED_NAME')";
+      }
+    }
     // An input named like an option ("-x.jsonl", an export's odd name): where it goes. Its name
     // is not repeated (CLI11's words show "-x..."), only that such a file exists.
     for (const std::string& a : args) {

@@ -60,6 +60,17 @@ TEST_CASE("digest prints the qn_digest of the shared vectors") {
   CHECK(r.out == "5121e0e1c9f0157a60804d8e9df42acc\n");
   r = run("digest '' ''");
   CHECK(r.out == "ffe679bb831c95b67dc17819c63c5090\n");
+  // A name that starts with '-' is read as an option, unless after '--'; the message says so.
+  r = run("digest hive_table -sales");
+  CHECK(r.status == 64);
+  CHECK(r.err ==
+        "atlas2kudu: QUALIFIED_NAME is required (an argument starting with '-' was read as an "
+        "option, and digest has none: a name that starts with '-' goes after '--', as in "
+        "'atlas2kudu digest TYPE_NAME -- QUALIFIED_NAME')\nRun 'atlas2kudu digest --help' for the "
+        "options.\n");
+  r = run("digest hive_table -- -sales");
+  CHECK(r.status == 0);
+  CHECK(r.out.size() == 33);
 }
 
 TEST_CASE("check counts a clean export per operation, from files, stdin and gzip") {
