@@ -239,6 +239,16 @@ std::string run_secret_command(const std::string& flag, const std::string& comma
   return out;
 }
 
+// Whether the process has a controlling terminal but is not in its foreground process group,
+// where prompt_tty does not ask.
+bool in_background_of_terminal() {
+  const int fd = open("/dev/tty", O_RDWR | O_CLOEXEC);
+  if (fd < 0) return false;
+  const bool background = tcgetpgrp(fd) != getpgrp();
+  close(fd);
+  return background;
+}
+
 // The line typed on the process's controlling terminal (/dev/tty), not echoed; nullopt when the
 // process has none (cron, systemd, setsid) or runs in the background of one.
 std::optional<std::string> prompt_tty(const std::string& prompt) {
@@ -347,8 +357,13 @@ std::shared_ptr<const Hs2Credentials> resolve_hs2_credentials(
       take_secret(c->password, std::move(*typed));
     } else {
       throw Hs2Error(Hs2ErrorKind::kAuth,
-                     "-l/--ldap: no password (use --ldap_password_cmd, $ATLAS2KUDU_LDAP_PASSWORD "
-                     "or a terminal)");
+                     fmt::format("-l/--ldap: no password (use --ldap_password_cmd, "
+                                 "$ATLAS2KUDU_LDAP_PASSWORD or a terminal){}",
+                                 in_background_of_terminal()
+                                     ? "; a terminal is there, but this process is not in its "
+                                       "foreground (a job run with &, or under timeout(1): "
+                                       "timeout --foreground asks)"
+                                     : ""));
     }
     // Never sent: many LDAP servers take an empty password as an anonymous bind, and an empty
     // answer is how a broken helper (a vault session expired, exit status 0) usually fails.

@@ -257,6 +257,42 @@ TEST_CASE("the terminal prompt: not echoed, not shown, not in argv") {
   std::remove(stats.c_str());
 }
 
+TEST_CASE("the terminal prompt: not asked of a process outside the terminal's foreground") {
+  // timeout(1) runs its command in a process group of its own: the terminal is there, and the
+  // message says why it is not used and how to have it.
+  const std::string cmd = std::string("timeout 20 ") + ATLAS2KUDU_BINARY +
+                          " apply -i 127.0.0.1:1 --prior none -l -u alice "
+                          "--auth_creds_ok_in_clear " +
+                          data("notifications/atlas21-console.jsonl");
+  int master = -1;
+  const pid_t pid = forkpty(&master, nullptr, nullptr, nullptr);
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    ::execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  std::string screen;
+  int raw = 0;
+  REQUIRE(eventually([&] {
+    pollfd p{master, POLLIN, 0};
+    char buf[4096];
+    while (::poll(&p, 1, 20) > 0) {
+      const ssize_t n = ::read(master, buf, sizeof buf);
+      if (n <= 0) break;
+      screen.append(buf, static_cast<std::size_t>(n));
+    }
+    return ::waitpid(pid, &raw, WNOHANG) == pid;
+  }));
+  CHECK(shell_status(raw) == 5);
+  CHECK_FALSE(contains(screen, "LDAP password for"));
+  CHECK(contains(screen,
+                 "atlas2kudu: -l/--ldap: no password (use --ldap_password_cmd, "
+                 "$ATLAS2KUDU_LDAP_PASSWORD or a terminal); a terminal is there, but this "
+                 "process is not in its foreground (a job run with &, or under timeout(1): "
+                 "timeout --foreground asks)"));
+  ::close(master);
+}
+
 TEST_CASE(
     "--jwt_cmd over hs2-http and compile -i: the token and password are not in SQL or stats") {
   {
