@@ -123,7 +123,7 @@ for name, number in sorted(in_man.items()):
         problems.append(f'{man_page}:{number}: {name} is documented but no --help prints it')
 
 # The version in .TH is the program's.
-version = run([binary, '--version']).split()[0]
+version = run([binary, '--version']).split()[1]  # "atlas2kudu 0.1.0 (...)"
 th = next((l for l in open(man_page, encoding='utf-8') if l.startswith('.TH ')), '')
 if f'atlas2kudu {version}' not in th:
     problems.append(f'{man_page}: .TH names another version than atlas2kudu --version '

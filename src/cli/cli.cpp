@@ -290,8 +290,9 @@ struct CommandLine {
 CommandLine::CommandLine() {
   // The version, the JSON kernel this build parses with (meson option cpu_baseline), and the
   // framer's scan on this CPU (input/framer.h, Kernel).
-  const std::string version = fmt::format("{} (simdjson {}, framer {})", kVersion, json_kernel(),
-                                          Framer::kernel_name(Framer::default_kernel()));
+  const std::string version =
+      fmt::format("atlas2kudu {} (simdjson {}, framer {})", kVersion, json_kernel(),
+                  Framer::kernel_name(Framer::default_kernel()));
   app.set_version_flag("-V,--version", version);
   app.require_subcommand(1);
   app.fallthrough(false);

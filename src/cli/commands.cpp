@@ -493,6 +493,20 @@ bool read_ahead_wanted(const CompileCommand& c, std::optional<std::uint64_t> inp
   return threads >= 2 && input_bytes.has_value();
 }
 
+// validate_hs2_options, and a warning that a run without certificate checks must not pass
+// unseen (impala-shell warns too): its password or token goes to whoever answers.
+Hs2Settings checked_hs2_settings(std::string_view command, const Hs2Options& options) {
+  Hs2Settings settings = validate_hs2_options(options);
+  if (options.ssl && options.ssl_insecure_skip_verify) {
+    print_diagnostic(stderr,
+                     "atlas2kudu {}: warning: --ssl_insecure_skip_verify: the certificate and name "
+                     "of {} are not checked; whoever answers there gets what this run sends{}\n",
+                     command, format_endpoint(settings.endpoint().host, settings.endpoint().port),
+                     options.ldap || options.jwt ? ", the password or token included" : "");
+  }
+  return settings;
+}
+
 int compile_run(CompileCommand& c) {
   // compile reads stored state when it is given a connection (-i), unless --prior says otherwise.
   if (!c.prior_given) {
@@ -511,7 +525,8 @@ int compile_run(CompileCommand& c) {
   use_memory_budget(c, false);
   std::optional<Hs2Settings> settings;
   SessionFactory sessions;
-  if (c.options.prior == PriorSource::kImpala) settings.emplace(validate_hs2_options(c.hs2));
+  if (c.options.prior == PriorSource::kImpala)
+    settings.emplace(checked_hs2_settings("compile", c.hs2));
   const StopDeadline deadline(c.deadline.after, "--deadline " + c.deadline.text);
   RunLog log = run_log("compile", c);
   if (settings) {
@@ -578,7 +593,7 @@ int compile_run(CompileCommand& c) {
 int apply_run(ApplyCommand& a) {
   CompileCommand& c = a.compile;
   use_memory_budget(c, true);
-  const Hs2Settings settings = validate_hs2_options(c.hs2);
+  const Hs2Settings settings = checked_hs2_settings("apply", c.hs2);
   // One run at a time per checkpoint, decided before anything else happens (exit 75).
   std::optional<CheckpointLock> lock;
   if (!a.checkpoint.empty()) lock.emplace(a.checkpoint);

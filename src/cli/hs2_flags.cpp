@@ -81,19 +81,19 @@ void add_hs2_options(CLI::App* app, Hs2Options* o) {
                   "Timeout of each connect in ms: TCP, TLS and SASL handshakes, OpenSession "
                   "(0 = none)")
       ->capture_default_str()
-      ->transform(whole_number(0, kIntMax))
+      ->transform(whole_number(0, kIntMax, "milliseconds"))
       ->group(group);
   app->add_option("--socket_timeout_ms", o->socket_timeout_ms,
                   "Timeout of each RPC's reply in ms, once connected; covers Impala's planning "
                   "(0 = none; a timeout is retried)")
       ->capture_default_str()
-      ->transform(whole_number(0, kIntMax))
+      ->transform(whole_number(0, kIntMax, "milliseconds"))
       ->group(group);
   app->add_option("--statement_timeout_ms", o->statement_timeout_ms,
                   "A statement still running after this many ms is cancelled and the run fails "
                   "(0 = none)")
       ->capture_default_str()
-      ->transform(whole_number(0, kIntMax))
+      ->transform(whole_number(0, kIntMax, "milliseconds"))
       ->group(group);
   app->add_option("--connect_max_tries", o->connect_max_tries,
                   "Tries per connect and per HTTP 502/503/504")
@@ -114,7 +114,7 @@ void add_hs2_options(CLI::App* app, Hs2Options* o) {
   app->add_option("--retry_backoff_ms", o->retry_backoff_ms,
                   "First retry back-off in ms (doubles, capped at 30 s)")
       ->capture_default_str()
-      ->transform(whole_number(0, kIntMax))
+      ->transform(whole_number(0, kIntMax, "milliseconds"))
       ->group(group);
 }
 

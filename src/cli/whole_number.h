@@ -31,12 +31,16 @@
 
 namespace atlas2kudu {
 
+// `unit`, when given, is named in the refusal: "-t 10s" reads "expected a whole number of
+// milliseconds from 0 to 2147483647, got '10s'".
 inline CLI::Validator whole_number(std::uint64_t min,
-                                   std::uint64_t max = std::numeric_limits<std::uint64_t>::max()) {
+                                   std::uint64_t max = std::numeric_limits<std::uint64_t>::max(),
+                                   std::string_view unit = {}) {
   const bool unbounded = max == std::numeric_limits<std::uint64_t>::max();
-  const std::string bounds = unbounded && min == 0 ? std::string()
-                             : unbounded           ? fmt::format(" of at least {}", min)
-                                                   : fmt::format(" from {} to {}", min, max);
+  const std::string of_unit = unit.empty() ? std::string() : fmt::format(" of {}", unit);
+  const std::string bounds = unbounded && min == 0 ? of_unit
+                             : unbounded           ? fmt::format("{} of at least {}", of_unit, min)
+                                         : fmt::format("{} from {} to {}", of_unit, min, max);
   return CLI::Validator(
       [=](std::string& text) -> std::string {
         std::uint64_t value = 0;

@@ -80,6 +80,11 @@ class SaslPlain final : public SaslMechanism {
   const sasl_callback_t* callbacks() override { return callbacks_; }
 
   std::string failure_message(SaslFailure failure, std::string_view detail) const override {
+    if (failure == SaslFailure::kNoMechanism) {
+      return fmt::format(
+          "LDAP: Cyrus SASL has no PLAIN plugin ({}): install the package libsasl2-modules",
+          detail);
+    }
     if (failure != SaslFailure::kServerRefused)
       return SaslMechanism::failure_message(failure, detail);
     // A Kerberos-only impalad answers PLAIN's START with BAD "Unsupported mechanism type PLAIN":

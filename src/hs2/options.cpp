@@ -28,6 +28,21 @@ namespace {
 Hs2Endpoint parse_host_port(const std::string& spec, const char* flag, int default_port) {
   Hs2Endpoint ep;
   std::string port_text;
+  // A URL where host[:port] belongs ("http://db1:28000/cliservice"): the scheme and path are
+  // other options here, as in impala-shell.
+  if (const std::size_t scheme = spec.find("://"); scheme != std::string::npos) {
+    const std::string rest = spec.substr(scheme + 3);
+    const std::string authority = rest.substr(0, rest.find('/'));
+    // -b names the principal's host: no protocol to suggest there.
+    const std::string scheme_name =
+        std::string_view(flag) == "-i" ? to_lower_ascii(spec.substr(0, scheme)) : "";
+    throw Hs2Error(Hs2ErrorKind::kUsage,
+                   fmt::format("{} {}: a host[:port], not a URL; give {} {}{}", flag, spec, flag,
+                               authority.empty() ? "HOST" : authority,
+                               scheme_name == "https"  ? " --protocol hs2-http --ssl"
+                               : scheme_name == "http" ? " --protocol hs2-http"
+                                                       : ""));
+  }
   if (!spec.empty() && spec.front() == '[') {  // [v6addr]:port, as impala-shell accepts
     auto close = spec.find(']');
     if (close == std::string::npos)

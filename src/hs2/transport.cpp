@@ -17,6 +17,7 @@
 #include "hs2/http_transport.h"
 #include "hs2/tls.h"
 #include "util/stop.h"
+#include "util/utf8.h"
 
 namespace atlas2kudu {
 
@@ -281,6 +282,20 @@ class FirstReplyCheck final : public apache::thrift::transport::TVirtualTranspor
                                     "it answers with a SASL message: the server requires "
                                     "authentication, which may be LDAP",
                                     "-l -u USER (LDAP), or -k (Kerberos)"));
+    }
+    // Anything else that is neither a strict Thrift message (0x80 0x01) nor, under SASL, a SASL
+    // status byte (1 to 5) is another service's greeting or reply: an SSH banner, a mail server.
+    const bool thrift = byte(0) == 0x80 && (head_.size() < 2 || byte(1) == 0x01);
+    const bool sasl_status = sasl_ && byte(0) >= 0x01 && byte(0) <= 0x05;
+    if (!head_.empty() && !thrift && !sasl_status) {
+      throw Hs2Error(Hs2ErrorKind::kMismatch,
+                     cannot_connect(endpoint_,
+                                    fmt::format("it answers with bytes that are not HS2 ('{}'...): "
+                                                "another service listens there",
+                                                one_line(head_)),
+                                    fmt::format("-i with impalad's HS2 port ({}; {} with "
+                                                "--protocol hs2-http)",
+                                                kImpaladBinaryPort, kImpaladHttpPort)));
     }
   }
 

@@ -215,7 +215,7 @@ TEST_CASE("usage errors and missing files have their own exit codes") {
   // The version, before or after a command.
   r = run("--version");
   CHECK(r.status == 0);
-  CHECK(r.out.starts_with(std::string(atlas2kudu::kVersion) + " (simdjson "));
+  CHECK(r.out.starts_with("atlas2kudu " + std::string(atlas2kudu::kVersion) + " (simdjson "));
   for (const char* command : {"check", "compile", "apply", "ddl", "digest"}) {
     CAPTURE(command);
     const auto after = run(std::string(command) + " --version");
@@ -401,10 +401,12 @@ TEST_CASE("usage errors and missing files have their own exit codes") {
            {"apply --sessions 0", "--sessions: expected a whole number from 1 to 256, got '0'"},
            // Held in an int or an int64: the bounds rather than CLI11's "Could not convert".
            {"apply -t 99999999999",
-            "--client_connect_timeout_ms: expected a whole number from 0 to 2147483647, got "
+            "--client_connect_timeout_ms: expected a whole number of milliseconds from 0 to "
+            "2147483647, got "
             "'99999999999'"},
            {"apply --statement_timeout_ms 2147483648",
-            "--statement_timeout_ms: expected a whole number from 0 to 2147483647, got "
+            "--statement_timeout_ms: expected a whole number of milliseconds from 0 to "
+            "2147483647, got "
             "'2147483648'"},
            {"apply --connect_max_tries 3000000000",
             "--connect_max_tries: expected a whole number from 1 to 2147483647, got "
@@ -813,6 +815,36 @@ TEST_CASE(
   CHECK(r.status == 64);
   CHECK(contains(r.err, "-Q MEM LIMIT=1: a query option's name is letters, digits and '_'"));
   for (const std::string& f : {empty, typo, shared, own, options, twice}) std::remove(f.c_str());
+}
+
+TEST_CASE("--ssl_insecure_skip_verify is warned of by every run that connects") {
+  const std::string example = example_files().front();
+  for (const std::string command : {"apply", "compile"}) {
+    CAPTURE(command);
+    const Run r = run(command +
+                      " --ssl --ssl_insecure_skip_verify --connect_max_tries 1 -i "
+                      "127.0.0.1:1 " +
+                      example);
+    CHECK(r.status == 4);
+    CHECK(r.err.starts_with("atlas2kudu " + command +
+                            ": warning: --ssl_insecure_skip_verify: the certificate and name of "
+                            "127.0.0.1:1 are not checked; whoever answers there gets what this "
+                            "run sends\n"));
+  }
+}
+
+TEST_CASE("-l without Cyrus's PLAIN plugin names the package") {
+  TestServer server("--transport sasl --user alice", "HS2_TEST_SERVER_PASSWORD=pw");
+  const std::string no_plugins = tmp_path(".d");
+  std::filesystem::remove(no_plugins);
+  std::filesystem::create_directories(no_plugins);
+  const Run r = run("apply -q -l -u alice --auth_creds_ok_in_clear -i " + server.address() + " " +
+                        example_files().front(),
+                    "/dev/null", "SASL_PATH=" + no_plugins + " ATLAS2KUDU_LDAP_PASSWORD=pw");
+  CHECK(r.status == 5);
+  CHECK(contains(r.err, "atlas2kudu: LDAP: Cyrus SASL has no PLAIN plugin ("));
+  CHECK(contains(r.err, "): install the package libsasl2-modules\n"));
+  std::filesystem::remove(no_plugins);
 }
 
 TEST_CASE("compile: connection options without -i read nothing, and say so") {

@@ -224,6 +224,18 @@ TEST_CASE("hs2 options: validation resolves the endpoint, the user and the -Q ov
         std::map<std::string, std::string>{{"MEM_LIMIT", "2g"}, {"MT_DOP", "0"}});
   cased.query_options = {"MEM-LIMIT=1g"};
   CHECK(usage_kind(cased) == Hs2ErrorKind::kUsage);
+  // A URL for -i: its parts named as the options that give them.
+  Hs2Options url;
+  url.impalad = "https://db1.example:28000/cliservice";
+  try {
+    (void)validate_hs2_options(url);
+    FAIL("expected a usage error");
+  } catch (const Hs2Error& e) {
+    CHECK(e.kind() == Hs2ErrorKind::kUsage);
+    CHECK(std::string(e.what()) ==
+          "-i https://db1.example:28000/cliservice: a host[:port], not a URL; give -i "
+          "db1.example:28000 --protocol hs2-http --ssl");
+  }
   // A path libcurl would refuse at connect time (exit 4) is a usage error.
   Hs2Options path;
   path.protocol = Hs2Protocol::kHttp;

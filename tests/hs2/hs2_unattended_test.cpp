@@ -141,6 +141,32 @@ TEST_CASE("hs2 unattended: binary HS2 against an HTTP port is named at once") {
   CHECK(contains(e.what(), "--protocol hs2-http"));
 }
 
+TEST_CASE("hs2 unattended: another service's greeting is named as such, not as LDAP wanted") {
+  // An SSH banner, or a reply in no protocol of HS2's: with and without SASL (-l).
+  for (const std::string greeting :
+       {std::string("SSH-2.0-OpenSSH_9.2p1\r\n"), std::string("\0\0\0\x10garbage", 11)}) {
+    for (const bool ldap : {false, true}) {
+      CAPTURE(ldap);
+      RawServer server([&](int fd) {
+        (void)!::send(fd, greeting.data(), greeting.size(), MSG_NOSIGNAL);
+        read_some(fd);
+      });
+      auto o = test_options(server.port());
+      o.connect_max_tries = 1;
+      o.ldap = ldap;
+      o.auth_creds_ok_in_clear = true;
+      const Hs2Error e = expect_hs2_error(
+          [&] { hs2_session(o, ldap ? password_credentials("pw") : nullptr).connect(); });
+      CHECK(e.kind() == Hs2ErrorKind::kMismatch);
+      CHECK(contains(e.what(), "it answers with bytes that are not HS2 ('"));
+      CHECK(contains(e.what(),
+                     "another service listens there; try -i with impalad's HS2 port "
+                     "(21050; 28000 with --protocol hs2-http)"));
+      CHECK_FALSE(contains(e.what(), "LDAP"));
+    }
+  }
+}
+
 TEST_CASE("hs2 unattended: hs2-http against the binary port says which flag to try") {
   Hs2TestServer server({}, std::make_shared<KeySetHandler>());
   auto o = test_options(server.start());
