@@ -143,7 +143,7 @@ TEST_CASE("hs2 unattended: binary HS2 against an HTTP port is named at once") {
 
 TEST_CASE("hs2 unattended: another service's greeting is named as such, not as LDAP wanted") {
   // An SSH banner, or a reply in no protocol of HS2's: with and without SASL (-l).
-  for (const std::string greeting :
+  for (const std::string& greeting :
        {std::string("SSH-2.0-OpenSSH_9.2p1\r\n"), std::string("\0\0\0\x10garbage", 11)}) {
     for (const bool ldap : {false, true}) {
       CAPTURE(ldap);
