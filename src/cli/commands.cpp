@@ -795,6 +795,18 @@ int run_ddl(const DdlCommand& d) {
 }
 
 int run_digest(const std::string& type_name, const std::string& qualified_name) {
+  // No accepted record holds a name that is not UTF-8 (the reader rejects it), so no row can
+  // have its digest: a typo of the shell's quoting more likely than a name to look up.
+  for (const auto& [what, name] :
+       {std::pair<const char*, const std::string&>{"TYPE_NAME", type_name},
+        {"QUALIFIED_NAME", qualified_name}}) {
+    const std::size_t valid = valid_utf8_prefix(name);
+    if (valid == name.size()) continue;
+    throw Error(ErrorCategory::kUsage,
+                fmt::format("{} {}: not UTF-8 (byte 0x{:02x} at offset {}); Atlas names are UTF-8, "
+                            "and no row can hold this one",
+                            what, one_line(name), static_cast<unsigned char>(name[valid]), valid));
+  }
   OutputFile out("-");
   out.write(to_hex(qn_digest(type_name, qualified_name)) + "\n", "the digest");
   out.commit();

@@ -133,6 +133,28 @@ ConfigFile read_config_file(const std::string& path, const std::vector<std::stri
                                    unquote(trim(text.substr(eq + 1))), where});
   }
   if (in.bad()) throw cannot_read(std::strerror(errno));
+  // A command the run executes (a password or token helper) from a file anyone may write would
+  // run anyone's command under the account of the cron job: refused, as ssh refuses such a
+  // config. Found here, before the command could run.
+  if ((st.st_mode & S_IWOTH) != 0) {
+    const auto names_a_command = [](const ConfigEntry& e) {
+      std::string key = e.key;
+      std::replace(key.begin(), key.end(), '-', '_');
+      return key == "ldap_password_cmd" || key == "jwt_cmd";
+    };
+    std::vector<const ConfigEntry*> entries;
+    for (const ConfigEntry& e : config.common) entries.push_back(&e);
+    for (const auto& [command, section] : config.per_command) {
+      for (const ConfigEntry& e : section) entries.push_back(&e);
+    }
+    for (const ConfigEntry* e : entries) {
+      if (!names_a_command(*e)) continue;
+      throw Error(ErrorCategory::kUsage,
+                  fmt::format("{}: {} is a command this run would execute, and anyone may write "
+                              "to {} (mode {:04o}): chmod o-w {}",
+                              e->where, e->key, path, st.st_mode & 07777, path));
+    }
+  }
   return config;
 }
 

@@ -71,6 +71,13 @@ TEST_CASE("digest prints the qn_digest of the shared vectors") {
   r = run("digest hive_table -- -sales");
   CHECK(r.status == 0);
   CHECK(r.out.size() == 33);
+  // A name that is not UTF-8 is no name a row can hold.
+  r = run("digest hive_table \"$(printf 'a\\377b')\"");
+  CHECK(r.status == 64);
+  CHECK(r.err ==
+        "atlas2kudu: QUALIFIED_NAME a\\xffb: not UTF-8 (byte 0xff at offset 1); Atlas "
+        "names are UTF-8, and no row can hold this one\n");
+  CHECK(r.out.empty());
 }
 
 TEST_CASE("check counts a clean export per operation, from files, stdin and gzip") {

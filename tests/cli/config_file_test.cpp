@@ -2,6 +2,7 @@
 #include "cli/config_file.h"
 
 #include <doctest/doctest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -107,6 +108,27 @@ TEST_CASE("bad lines are usage errors naming FILE:LINE") {
   CHECK(error_of("[atlas2kudu\n") == "F:1: a section header ends with ']'");
   CHECK(error_of("[atlas2kudu]\n = x\n") ==
         "F:2: expected KEY = VALUE, a [section] or a # comment");
+}
+
+TEST_CASE("a command to execute from a file anyone may write is refused") {
+  const std::string path = write_temp(
+      "[atlas2kudu]\nldap = true\n[atlas2kudu.apply]\nldap_password_cmd = pass show "
+      "impala/etl\n");
+  REQUIRE(::chmod(path.c_str(), 0666) == 0);
+  try {
+    read_config_file(path);
+    FAIL("expected a usage error");
+  } catch (const Error& e) {
+    CHECK(e.category() == ErrorCategory::kUsage);
+    CHECK(std::string(e.what()) == path +
+                                       ":4: ldap_password_cmd is a command this run would "
+                                       "execute, and anyone may write to " +
+                                       path + " (mode 0666): chmod o-w " + path);
+  }
+  // Writable by its group, or by no one else: read as before.
+  REQUIRE(::chmod(path.c_str(), 0664) == 0);
+  CHECK(read_config_file(path).per_command.at("apply").size() == 1);
+  std::remove(path.c_str());
 }
 
 TEST_CASE("a missing file is a missing input") {
