@@ -463,7 +463,7 @@ struct Hs2Session::Impl {
       {
         // The server may hold the reply for long_poll: the reply's own limit starts after it.
         const int socket_timeout = settings.options().socket_timeout_ms;
-        const bool held = long_poll.count() > 0 && socket_timeout > 0;
+        const bool held = long_poll.count() > 0 && socket_timeout > 0 && transport != nullptr;
         if (held) transport->set_rpc_timeout(socket_timeout + static_cast<int>(long_poll.count()));
         call("GetOperationStatus", [&] { rpc->GetOperationStatus(resp, req); });
         if (held) transport->set_rpc_timeout(socket_timeout);

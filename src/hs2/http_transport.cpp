@@ -286,11 +286,15 @@ void HttpClientTransport::perform_once(long* status, long* retry_after) {
     }
     const std::string endpoint = format_endpoint(config_.host, config_.port);
     const bool tls = config_.url.rfind("https:", 0) == 0;
-    // Through a proxy of the environment, a connection that failed or went unanswered is the
-    // proxy's: the impalad's port was never reached, so nothing is said of it.
-    if (rc == CURLE_COULDNT_CONNECT || rc == CURLE_COULDNT_RESOLVE_PROXY ||
-        rc == CURLE_OPERATION_TIMEDOUT || rc == CURLE_GOT_NOTHING || rc == CURLE_RECV_ERROR ||
-        rc == CURLE_SEND_ERROR || rc == CURLE_PROXY) {
+    // Through a proxy of the environment, a connection that failed, or one that went unanswered
+    // before any reply came through it, is the proxy's: the impalad's port was never reached, so
+    // nothing is said of it. (Once replies have come, a timeout is the statement's, as without.)
+    const bool proxy_unreachable =
+        rc == CURLE_COULDNT_CONNECT || rc == CURLE_COULDNT_RESOLVE_PROXY || rc == CURLE_PROXY;
+    const bool never_answered =
+        replies_ == 0 && (rc == CURLE_OPERATION_TIMEDOUT || rc == CURLE_GOT_NOTHING ||
+                          rc == CURLE_RECV_ERROR || rc == CURLE_SEND_ERROR);
+    if (proxy_unreachable || never_answered) {
       if (const auto proxy = environment_proxy(tls, config_.host)) {
         throw Hs2Error(Hs2ErrorKind::kTransient,
                        cannot_connect(endpoint,
