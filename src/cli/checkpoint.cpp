@@ -20,6 +20,7 @@
 #include "util/atomic_file.h"
 #include "util/digest.h"
 #include "util/json_writer.h"
+#include "util/unique_fd.h"
 #include "util/utf8.h"
 
 namespace atlas2kudu {
@@ -305,19 +306,17 @@ void remember_inputs(const Checkpoint& previous, const InputProgress& current, s
 
 CheckpointLock::CheckpointLock(const std::string& checkpoint_path) {
   const std::string path = checkpoint_lock_path(checkpoint_path);
-  fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-  if (fd_ < 0) {
+  fd_.reset(::open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600));
+  if (!fd_) {
     throw Error(ErrorCategory::kIo,
                 fmt::format("{}: cannot open the checkpoint lock: {}", path, std::strerror(errno)));
   }
-  if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+  if (::flock(fd_.get(), LOCK_EX | LOCK_NB) != 0) {
     const int err = errno;
     char pid[32] = {0};
-    const ssize_t n = ::pread(fd_, pid, sizeof pid - 1, 0);
+    const ssize_t n = ::pread(fd_.get(), pid, sizeof pid - 1, 0);
     std::string owner = n > 0 ? std::string(pid, static_cast<std::size_t>(n)) : "";
     while (!owner.empty() && (owner.back() == '\n' || owner.back() == ' ')) owner.pop_back();
-    ::close(fd_);
-    fd_ = -1;
     if (err != EWOULDBLOCK) {
       throw Error(ErrorCategory::kIo, fmt::format("{}: cannot lock: {}", path, std::strerror(err)));
     }
@@ -330,20 +329,14 @@ CheckpointLock::CheckpointLock(const std::string& checkpoint_path) {
   // take the checkpoint either: fail now, before a window is applied that could not be recorded.
   const std::string pid = std::to_string(::getpid()) + "\n";
   errno = ENOSPC;  // what a short write without an error means here
-  if (::ftruncate(fd_, 0) != 0 ||
-      ::pwrite(fd_, pid.data(), pid.size(), 0) != static_cast<ssize_t>(pid.size())) {
+  if (::ftruncate(fd_.get(), 0) != 0 ||
+      ::pwrite(fd_.get(), pid.data(), pid.size(), 0) != static_cast<ssize_t>(pid.size())) {
     const int err = errno;
-    ::close(fd_);
-    fd_ = -1;
     throw Error(ErrorCategory::kIo,
                 fmt::format("{}: cannot write: {}; the checkpoint beside it could not be saved "
                             "either",
                             path, std::strerror(err)));
   }
-}
-
-CheckpointLock::~CheckpointLock() {
-  if (fd_ >= 0) ::close(fd_);  // releases the lock; the file stays (removing it would race)
 }
 
 }  // namespace atlas2kudu
@@ -453,8 +446,8 @@ constexpr std::string_view kWindowKnowledgeMagicV1 = "atlas2kudu-window-knowledg
 // The bytes of `path`, or nullopt if it does not exist. Throws Error(kCheckpoint) if it cannot be
 // read.
 std::optional<std::string> read_whole_file(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
+  const UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd) {
     if (errno == ENOENT) return std::nullopt;
     throw Error(ErrorCategory::kCheckpoint,
                 fmt::format("{}: cannot be read: {}", one_line(path), std::strerror(errno)));
@@ -462,18 +455,15 @@ std::optional<std::string> read_whole_file(const std::string& path) {
   std::string out;
   char buffer[65536];
   for (;;) {
-    const ssize_t n = ::read(fd, buffer, sizeof buffer);
+    const ssize_t n = ::read(fd.get(), buffer, sizeof buffer);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
-      const int error = errno;
-      ::close(fd);
       throw Error(ErrorCategory::kCheckpoint,
-                  fmt::format("{}: cannot be read: {}", one_line(path), std::strerror(error)));
+                  fmt::format("{}: cannot be read: {}", one_line(path), std::strerror(errno)));
     }
     if (n == 0) break;
     out.append(buffer, static_cast<std::size_t>(n));
   }
-  ::close(fd);
   return out;
 }
 
@@ -487,16 +477,13 @@ std::string CheckpointFile::digest_of_file(const std::string& path) {
 void CheckpointFile::load_window_knowledge() {
   const std::string path = window_knowledge_path();
   require_regular_or_absent(path);  // a FIFO there would hold the run in open(2)
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
+  const UniqueFd file(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!file) {
     if (errno == ENOENT) return;
     throw Error(ErrorCategory::kCheckpoint,
                 fmt::format("{}: cannot be read: {}", one_line(path), std::strerror(errno)));
   }
-  struct Closer {
-    int fd;
-    ~Closer() { ::close(fd); }
-  } closer{fd};
+  const int fd = file.get();
   struct stat st {};
   if (::fstat(fd, &st) != 0) {
     throw Error(ErrorCategory::kCheckpoint,

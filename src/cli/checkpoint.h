@@ -39,6 +39,7 @@
 
 #include "atlas2kudu/compiler.h"
 #include "atlas2kudu/reader.h"
+#include "util/unique_fd.h"
 
 namespace atlas2kudu {
 
@@ -86,12 +87,9 @@ inline std::string checkpoint_lock_path(const std::string& checkpoint_path) {
 class CheckpointLock {
  public:
   explicit CheckpointLock(const std::string& checkpoint_path);
-  ~CheckpointLock();
-  CheckpointLock(const CheckpointLock&) = delete;
-  CheckpointLock& operator=(const CheckpointLock&) = delete;
 
  private:
-  int fd_ = -1;
+  UniqueFd fd_;  // closing it releases the lock; the file stays (removing it would race)
 };
 
 // Reads a checkpoint; a missing file is an empty checkpoint (a first run). Throws

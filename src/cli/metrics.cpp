@@ -19,6 +19,7 @@
 
 #include "cli/output_guard.h"
 #include "util/atomic_file.h"
+#include "util/unique_fd.h"
 
 namespace atlas2kudu {
 
@@ -321,20 +322,14 @@ void write_metrics_textfile(const std::string& path, const RunReport& report) {
   // directory, held only for the read and the write. Where the directory cannot be opened or
   // locked (search permission only, a file system without flock), the file is written as before.
   const std::filesystem::path directory = std::filesystem::path(path).parent_path();
-  const int lock =
-      ::open(directory.empty() ? "." : directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (lock >= 0) {
-    while (::flock(lock, LOCK_EX) != 0 && errno == EINTR) {
+  const UniqueFd lock(
+      ::open(directory.empty() ? "." : directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (lock) {
+    while (::flock(lock.get(), LOCK_EX) != 0 && errno == EINTR) {
     }
   }
-  try {
-    // Readable by node_exporter whatever the service's umask (examples/cron runs under 077).
-    write_file_atomically(path, metrics_text(report, read_text(path)), 0644, Umask::kIgnored);
-  } catch (...) {
-    if (lock >= 0) ::close(lock);  // also releases the lock
-    throw;
-  }
-  if (lock >= 0) ::close(lock);
+  // Readable by node_exporter whatever the service's umask (examples/cron runs under 077).
+  write_file_atomically(path, metrics_text(report, read_text(path)), 0644, Umask::kIgnored);
 }
 
 }  // namespace atlas2kudu

@@ -15,6 +15,7 @@
 #endif
 
 #include "atlas2kudu/error.h"
+#include "util/ascii_case.h"
 #include "util/utf8.h"
 
 namespace atlas2kudu {
@@ -149,11 +150,7 @@ void append_int(std::string& out, std::int64_t value) {
 
 void check_identifier(std::string_view name) {
   constexpr std::size_t kMaxName = 128;
-  const bool valid =
-      !name.empty() && name.size() <= kMaxName && std::all_of(name.begin(), name.end(), [](char c) {
-        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-               c == '_';
-      });
+  const bool valid = !name.empty() && name.size() <= kMaxName && is_ascii_word(name);
   if (!valid) {
     throw Error(ErrorCategory::kUsage,
                 fmt::format("--database '{}': not a name Impala accepts for a database: 1 to {} "

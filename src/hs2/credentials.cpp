@@ -239,26 +239,21 @@ std::string run_secret_command(const std::string& flag, const std::string& comma
   return out;
 }
 
-// Whether the process has a controlling terminal but is not in its foreground process group,
-// where prompt_tty does not ask.
-bool in_background_of_terminal() {
-  const int fd = open("/dev/tty", O_RDWR | O_CLOEXEC);
-  if (fd < 0) return false;
-  const bool background = tcgetpgrp(fd) != getpgrp();
-  close(fd);
-  return background;
-}
+// What the process's controlling terminal (/dev/tty) gave a prompt: the line typed, not echoed;
+// none when the process has no terminal (cron, systemd, setsid) or runs in its background.
+struct TerminalAnswer {
+  std::optional<std::string> line;
+  bool in_background = false;  // a terminal is there, but not ours to ask on
+};
 
-// The line typed on the process's controlling terminal (/dev/tty), not echoed; nullopt when the
-// process has none (cron, systemd, setsid) or runs in the background of one.
-std::optional<std::string> prompt_tty(const std::string& prompt) {
+TerminalAnswer prompt_tty(const std::string& prompt) {
   int fd = open("/dev/tty", O_RDWR | O_CLOEXEC);
-  if (fd < 0) return std::nullopt;
-  // A background job (`... &`, nohup) would be stopped by the terminal (SIGTTOU, SIGTTIN) at
-  // the prompt: only the terminal's foreground process group asks.
+  if (fd < 0) return {};
+  // A background job (`... &`, nohup, timeout(1)'s own process group) would be stopped by the
+  // terminal (SIGTTOU, SIGTTIN) at the prompt: only the terminal's foreground process group asks.
   if (tcgetpgrp(fd) != getpgrp()) {
     close(fd);
-    return std::nullopt;
+    return {std::nullopt, true};
   }
   termios old{};
   bool have_termios = tcgetattr(fd, &old) == 0;
@@ -275,7 +270,7 @@ std::optional<std::string> prompt_tty(const std::string& prompt) {
   if (have_termios) tcsetattr(fd, TCSAFLUSH, &old);
   (void)!write(fd, "\n", 1);
   close(fd);
-  return line;
+  return {std::move(line), false};
 }
 
 // Takes the value of a secret variable, then overwrites it in place and removes it from the
@@ -348,22 +343,23 @@ std::shared_ptr<const Hs2Credentials> resolve_hs2_credentials(
       source = "$ATLAS2KUDU_LDAP_PASSWORD is empty";
       origin = "$ATLAS2KUDU_LDAP_PASSWORD";
       take_secret_variable(c->password, "ATLAS2KUDU_LDAP_PASSWORD");
-    } else if (std::optional<std::string> typed =
-                   prompt_tty(fmt::format("LDAP password for {}: ", settings.user()))) {
+    } else if (TerminalAnswer typed =
+                   prompt_tty(fmt::format("LDAP password for {}: ", settings.user()));
+               typed.line) {
       // On the process's terminal, whatever stdin is: the input is often piped in
       // (kafka-console-consumer ... | atlas2kudu apply ... -). Under cron there is none.
       source = "the password typed is empty";
       origin = "the password typed";
-      take_secret(c->password, std::move(*typed));
+      take_secret(c->password, std::move(*typed.line));
     } else {
-      throw Hs2Error(Hs2ErrorKind::kAuth,
-                     fmt::format("-l/--ldap: no password (use --ldap_password_cmd, "
-                                 "$ATLAS2KUDU_LDAP_PASSWORD or a terminal){}",
-                                 in_background_of_terminal()
-                                     ? "; a terminal is there, but this process is not in its "
-                                       "foreground (a job run with &, or under timeout(1): "
-                                       "timeout --foreground asks)"
-                                     : ""));
+      throw Hs2Error(
+          Hs2ErrorKind::kAuth,
+          fmt::format("-l/--ldap: no password (use --ldap_password_cmd, "
+                      "$ATLAS2KUDU_LDAP_PASSWORD or a terminal){}",
+                      typed.in_background ? "; a terminal is there, but this process is not in its "
+                                            "foreground (a job run with &, or under timeout(1): "
+                                            "timeout --foreground asks)"
+                                          : ""));
     }
     // Never sent: many LDAP servers take an empty password as an anonymous bind, and an empty
     // answer is how a broken helper (a vault session expired, exit status 0) usually fails.

@@ -152,10 +152,7 @@ Hs2Settings validate_hs2_options(Hs2Options o) {
     const std::string key = q.substr(0, eq);
     // Impala's option names are letters, digits and '_' (TImpalaQueryOptions); any other name
     // would fail every statement.
-    if (!std::all_of(key.begin(), key.end(), [](char c) {
-          return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-                 c == '_';
-        })) {
+    if (!is_ascii_word(key)) {
       usage(fmt::format("-Q {}: a query option's name is letters, digits and '_'", q));
     }
     // The same option in another case is the same option, as Impala reads names: the last given

@@ -208,89 +208,93 @@ TEST_CASE("$ATLAS2KUDU_LDAP_PASSWORD: taken out of the environment; a wrong one 
   std::remove(stats.c_str());
 }
 
+// A command run by /bin/sh on a new pseudo-terminal of its own, as from an interactive shell;
+// `screen` collects what it writes there.
+class PtyRun {
+ public:
+  explicit PtyRun(const std::string& command) {
+    pid_ = forkpty(&master_, nullptr, nullptr, nullptr);
+    REQUIRE(pid_ >= 0);
+    if (pid_ == 0) {
+      ::execl("/bin/sh", "sh", "-c", command.c_str(), static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+  }
+  PtyRun(const PtyRun&) = delete;
+  PtyRun& operator=(const PtyRun&) = delete;
+  ~PtyRun() {
+    if (master_ >= 0) ::close(master_);
+  }
+
+  pid_t pid() const { return pid_; }
+  const std::string& screen() const { return screen_; }
+
+  // Appends what the terminal has to show now to screen().
+  void read_screen() {
+    pollfd p{master_, POLLIN, 0};
+    char buf[4096];
+    while (::poll(&p, 1, 20) > 0) {
+      const ssize_t n = ::read(master_, buf, sizeof buf);
+      if (n <= 0) break;
+      screen_.append(buf, static_cast<std::size_t>(n));
+    }
+  }
+  void type(const std::string& text) {
+    REQUIRE(::write(master_, text.data(), text.size()) == static_cast<ssize_t>(text.size()));
+  }
+  // The shell's exit status (128 + N for signal N), reading the screen until the command ends.
+  int wait_for_exit() {
+    int raw = 0;
+    REQUIRE(eventually([&] {
+      read_screen();
+      return ::waitpid(pid_, &raw, WNOHANG) == pid_;
+    }));
+    return shell_status(raw);
+  }
+
+ private:
+  int master_ = -1;
+  pid_t pid_ = -1;
+  std::string screen_;
+};
+
 TEST_CASE("the terminal prompt: not echoed, not shown, not in argv") {
   TestServer server("--transport sasl --user alice --handler kit --hang-at 2",
                     "HS2_TEST_SERVER_PASSWORD=" + kPassword);
   const std::string stats = tmp_path(".json");
   // The input comes on stdin, as from kafka-console-consumer: the prompt is on the terminal all
   // the same (it once asked only when stdin was the terminal).
-  const std::string cmd = std::string("exec ") + ATLAS2KUDU_BINARY + " apply -i " +
-                          server.address() +
-                          " --prior none -l -u alice --auth_creds_ok_in_clear --stats " + stats +
-                          " - < " + data("notifications/atlas21-console.jsonl");
-  int master = -1;
-  const pid_t pid = forkpty(&master, nullptr, nullptr, nullptr);
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    ::execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
-    ::_exit(127);
-  }
-  std::string screen;
-  const auto read_screen = [&] {
-    pollfd p{master, POLLIN, 0};
-    char buf[4096];
-    while (::poll(&p, 1, 20) > 0) {
-      const ssize_t n = ::read(master, buf, sizeof buf);
-      if (n <= 0) break;
-      screen.append(buf, static_cast<std::size_t>(n));
-    }
-  };
+  PtyRun apply(std::string("exec ") + ATLAS2KUDU_BINARY + " apply -i " + server.address() +
+               " --prior none -l -u alice --auth_creds_ok_in_clear --stats " + stats + " - < " +
+               data("notifications/atlas21-console.jsonl"));
   REQUIRE(eventually([&] {
-    read_screen();
-    return contains(screen, "LDAP password for alice: ");
+    apply.read_screen();
+    return contains(apply.screen(), "LDAP password for alice: ");
   }));
-  const std::string typed = kPassword + "\n";
-  REQUIRE(::write(master, typed.data(), typed.size()) == static_cast<ssize_t>(typed.size()));
+  apply.type(kPassword + "\n");
   REQUIRE(eventually([&] { return contains(server.statements(), "-- holding statement 2"); }));
-  check_process_hides(pid, kPassword);
-  ::kill(pid, SIGTERM);
-  int raw = 0;
-  REQUIRE(eventually([&] {
-    read_screen();
-    return ::waitpid(pid, &raw, WNOHANG) == pid;
-  }));
-  CHECK(shell_status(raw) == 143);
-  CHECK_FALSE(contains(screen, kPassword));  // no echo, no message shows it
-  CHECK(contains(screen, "(stopped by SIGTERM)"));
+  check_process_hides(apply.pid(), kPassword);
+  ::kill(apply.pid(), SIGTERM);
+  CHECK(apply.wait_for_exit() == 143);
+  CHECK_FALSE(contains(apply.screen(), kPassword));  // no echo, no message shows it
+  CHECK(contains(apply.screen(), "(stopped by SIGTERM)"));
   CHECK_FALSE(contains(slurp(stats), kPassword));
-  ::close(master);
   std::remove(stats.c_str());
 }
 
 TEST_CASE("the terminal prompt: not asked of a process outside the terminal's foreground") {
   // timeout(1) runs its command in a process group of its own: the terminal is there, and the
   // message says why it is not used and how to have it.
-  const std::string cmd = std::string("timeout 20 ") + ATLAS2KUDU_BINARY +
-                          " apply -i 127.0.0.1:1 --prior none -l -u alice "
-                          "--auth_creds_ok_in_clear " +
-                          data("notifications/atlas21-console.jsonl");
-  int master = -1;
-  const pid_t pid = forkpty(&master, nullptr, nullptr, nullptr);
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    ::execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
-    ::_exit(127);
-  }
-  std::string screen;
-  int raw = 0;
-  REQUIRE(eventually([&] {
-    pollfd p{master, POLLIN, 0};
-    char buf[4096];
-    while (::poll(&p, 1, 20) > 0) {
-      const ssize_t n = ::read(master, buf, sizeof buf);
-      if (n <= 0) break;
-      screen.append(buf, static_cast<std::size_t>(n));
-    }
-    return ::waitpid(pid, &raw, WNOHANG) == pid;
-  }));
-  CHECK(shell_status(raw) == 5);
-  CHECK_FALSE(contains(screen, "LDAP password for"));
-  CHECK(contains(screen,
+  PtyRun apply(std::string("timeout 20 ") + ATLAS2KUDU_BINARY +
+               " apply -i 127.0.0.1:1 --prior none -l -u alice --auth_creds_ok_in_clear " +
+               data("notifications/atlas21-console.jsonl"));
+  CHECK(apply.wait_for_exit() == 5);
+  CHECK_FALSE(contains(apply.screen(), "LDAP password for"));
+  CHECK(contains(apply.screen(),
                  "atlas2kudu: -l/--ldap: no password (use --ldap_password_cmd, "
                  "$ATLAS2KUDU_LDAP_PASSWORD or a terminal); a terminal is there, but this "
                  "process is not in its foreground (a job run with &, or under timeout(1): "
                  "timeout --foreground asks)"));
-  ::close(master);
 }
 
 TEST_CASE(

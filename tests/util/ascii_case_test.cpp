@@ -33,6 +33,18 @@ TEST_CASE("a substring is found in any case, wherever it sits") {
   CHECK_FALSE(contains_ignoring_ascii_case("", "x"));
 }
 
+TEST_CASE("a word of Impala names is ASCII letters, digits and underscores") {
+  CHECK(is_ascii_word("mem_limit"));
+  CHECK(is_ascii_word("LONG_POLLING_TIME_MS"));
+  CHECK(is_ascii_word("atlas2"));
+  CHECK(is_ascii_word(""));  // callers check emptiness themselves, with their own message
+  CHECK_FALSE(is_ascii_word("mem-limit"));
+  CHECK_FALSE(is_ascii_word("mem limit"));
+  CHECK_FALSE(is_ascii_word("db.table"));
+  CHECK_FALSE(is_ascii_word("caf\xc3\xa9"));  // a letter, but not an ASCII one
+  CHECK_FALSE(is_ascii_word(std::string_view("a\0b", 3)));
+}
+
 TEST_CASE("the process locale does not change the folding") {
   // In a Turkish locale, tolower('I') is not 'i'; Impala's names are ASCII regardless. The
   // locale may be missing on this machine, in which case "C" is tested twice.
