@@ -531,7 +531,7 @@ int compile_run(CompileCommand& c) {
   RunLog log = run_log("compile", c);
   if (settings) {
     sessions = hs2_session_factory(*settings, resolve_hs2_credentials(*settings),
-                                   [&log](std::string_view text) { log.http_wait(text); });
+                                   [&log](const HttpWait& wait) { log.http_wait(wait); });
   }
   std::optional<ServerWatch> watch;  // the prior-state lookups' retries, reconnects and waits
   if (settings) watch.emplace(log);
@@ -601,7 +601,7 @@ int apply_run(ApplyCommand& a) {
   RunLog log = run_log("apply", c);  // outlives the sessions, which tell it of HTTP waits
   const SessionFactory sessions =
       hs2_session_factory(settings, resolve_hs2_credentials(settings),
-                          [&log](std::string_view text) { log.http_wait(text); });
+                          [&log](const HttpWait& wait) { log.http_wait(wait); });
   ServerWatch watch(log);  // outlives the prior state and the executor, which report to it
   WindowLogger windows(log);
   const std::unique_ptr<PriorState> prior = make_prior_state(c, &settings, sessions, &watch);

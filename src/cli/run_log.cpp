@@ -67,10 +67,14 @@ void RunLog::write(std::string_view event, std::string_view text,
   std::fflush(out_);
 }
 
-void RunLog::http_wait(std::string_view text) {
+void RunLog::http_wait(const HttpWait& wait) {
   ++http_waits_;
   if (!enabled_) return;
-  write("http-wait", text, [&](JsonWriter& w) { w.key("message").value(text); });
+  write("http-wait", wait.text(), [&](JsonWriter& w) {
+    w.key("status").value(wait.status).key("endpoint").value(wait.endpoint);
+    w.key("try").value(wait.next_try).key("max_tries").value(wait.max_tries);
+    w.key("wait_seconds").value(wait.wait_seconds).key("retry_after").value(wait.retry_after);
+  });
 }
 
 void RunLog::window(const WindowLogLine& l) {

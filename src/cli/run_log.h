@@ -44,6 +44,7 @@
 #include <string_view>
 #include <thread>
 
+#include "hs2/http_wait.h"
 #include "hs2/observer.h"
 #include "util/json_writer.h"
 
@@ -93,9 +94,9 @@ class RunLog {
   //   {"time":...,"event":"already-deleted","window":2,"phase":"delete","statement":3,
   //    "statements":9,"table":"edge_out","rows":2}
   void already_deleted(const StatementAt& at, std::uint64_t rows, int sessions);
-  // hs2-http's wait on a 502/503/504 (hs2/transport.h, HttpWaitNotice), as it starts. Counted
+  // hs2-http's wait on a 502/503/504 (hs2/http_wait.h), as it starts. Counted
   // even when the log is disabled: --stats and the metrics report them (http_waits).
-  void http_wait(std::string_view text);
+  void http_wait(const HttpWait& wait);
   std::uint64_t http_waits() const { return http_waits_.load(); }
 
  private:

@@ -545,11 +545,9 @@ void HttpClientTransport::flush() {
       ++http_retries_;
       long wait = retry_after >= 0 ? std::min(retry_after, 60L) : attempt - 1;
       if (config_.on_wait) {
-        config_.on_wait(fmt::format("HTTP {} from {}: try {} of {} {}{}", status,
-                                    format_endpoint(config_.host, config_.port), attempt + 1,
-                                    config_.max_tries,
-                                    wait > 0 ? fmt::format("in {} s", wait) : "at once",
-                                    retry_after >= 0 ? " (Retry-After)" : ""));
+        config_.on_wait(HttpWait{static_cast<int>(status),
+                                 format_endpoint(config_.host, config_.port), attempt + 1,
+                                 config_.max_tries, wait, retry_after >= 0});
       }
       if (wait > 0) config_.sleep(std::chrono::seconds(wait));
       continue;

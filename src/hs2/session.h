@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "hs2/credentials.h"
+#include "hs2/http_wait.h"
 #include "hs2/options.h"
 
 namespace atlas2kudu {
@@ -72,9 +73,9 @@ using SessionFactory = std::function<std::unique_ptr<SqlSession>()>;
 
 // The real sessions (Hs2Session): each call makes a new one; all share one Authenticator (auth.h),
 // and so the run's one credentials object (null: neither -l nor -j). `http_wait` is told of
-// hs2-http's waits on 502/503/504 (hs2/transport.h), from the threads that run statements.
+// hs2-http's waits on 502/503/504 (hs2/http_wait.h), from the threads that run statements.
 SessionFactory hs2_session_factory(const Hs2Settings& settings,
                                    std::shared_ptr<const Hs2Credentials> credentials,
-                                   std::function<void(std::string_view)> http_wait = nullptr);
+                                   HttpWaitNotice http_wait = nullptr);
 
 }  // namespace atlas2kudu

@@ -21,6 +21,7 @@
 
 #include "hs2/auth.h"
 #include "hs2/clock.h"
+#include "hs2/http_wait.h"
 #include "hs2/options.h"
 
 namespace atlas2kudu {
@@ -50,13 +51,8 @@ class Hs2Transport : public apache::thrift::transport::TTransportDefaults {
   virtual bool cut_request_may_have_arrived() const { return false; }
 };
 
-// hs2-http's waits between 502/503/504 retries, told before each: "HTTP 503 from HOST:PORT:
-// try 2 of 4 in 3 s (Retry-After)". A load balancer draining impalad can hold a run for minutes,
-// and a log that shows nothing then reads as a hung job.
-using HttpWaitNotice = std::function<void(std::string_view)>;
-
 // `sleep` is what hs2-http waits with between 502/503/504 retries; empty: really sleeps.
-// `on_wait`: told of each such wait (empty: nobody).
+// `on_wait`: told of each such wait (http_wait.h; empty: nobody).
 std::shared_ptr<Hs2Transport> make_hs2_transport(const Hs2Settings& settings,
                                                  const Authenticator& authenticator,
                                                  Sleeper sleep = {}, HttpWaitNotice on_wait = {});

@@ -1336,6 +1336,20 @@ TEST_CASE("apply over hs2-http: 503 with Retry-After, then success") {
   CHECK(contains(r.err, ": try 3 of 4 in 1 s (Retry-After)\n"));
 }
 
+TEST_CASE("apply over hs2-http: a wait on 503 in the JSON log has its figures as fields") {
+  TestServer server("--transport http --handler kit --http-503 1");
+  const auto r = run("apply --protocol hs2-http --log-format json -i " + server.address() + " " +
+                     data("notifications/atlas21-console.jsonl"));
+  CHECK(r.status == 0);
+  // The test server's 503 says "Retry-After: 1".
+  CHECK(contains(r.err,
+                 "\"command\":\"apply\",\"event\":\"http-wait\",\"status\":503,"
+                 "\"endpoint\":\"" +
+                     server.address() +
+                     "\",\"try\":2,\"max_tries\":4,\"wait_seconds\":1,"
+                     "\"retry_after\":true}\n"));
+}
+
 TEST_CASE("apply --sessions 4 and --sessions 1 send the same statements") {
   const std::string input = data("scenarios/04-soft-delete-cascades-edges-keeps-tags.jsonl");
   auto sorted_lines = [](const std::string& text) {

@@ -320,11 +320,31 @@ TEST_CASE("hs2 client: HTTP 503 is retried after Retry-After seconds") {
   o.protocol = Hs2Protocol::kHttp;
   o.connect_max_tries = 3;
   auto clock = std::make_shared<ManualClock>();
-  Hs2Session client = hs2_session(o, nullptr, {.clock = clock});
+  std::vector<HttpWait> waits;  // told before the wait: the log shows it as it starts
+  Hs2Session client = hs2_session(o, nullptr, {.clock = clock, .http_wait = [&](const HttpWait& w) {
+                                                 CHECK(clock->slept().empty());
+                                                 waits.push_back(w);
+                                               }});
   client.connect();
   CHECK(server.stats().http_503_sent == 1);
   CHECK(clock->slept() == std::vector<milliseconds>{milliseconds(1000)});  // Retry-After: 1
+  REQUIRE(waits.size() == 1);
+  CHECK(waits[0].status == 503);
+  CHECK(waits[0].endpoint == "127.0.0.1:" + std::to_string(server.port()));
+  CHECK(waits[0].next_try == 2);
+  CHECK(waits[0].max_tries == 3);
+  CHECK(waits[0].wait_seconds == 1);
+  CHECK(waits[0].retry_after);
+  CHECK(waits[0].text() == "HTTP 503 from 127.0.0.1:" + std::to_string(server.port()) +
+                               ": try 2 of 3 in 1 s (Retry-After)");
   upsert_and_check(client, *handler);
+}
+
+TEST_CASE("hs2 client: an HTTP wait without Retry-After reads as our own back-off") {
+  CHECK(HttpWait{502, "lb.example:28000", 2, 4, 0, false}.text() ==
+        "HTTP 502 from lb.example:28000: try 2 of 4 at once");
+  CHECK(HttpWait{504, "lb.example:28000", 3, 4, 1, false}.text() ==
+        "HTTP 504 from lb.example:28000: try 3 of 4 in 1 s");
 }
 
 TEST_CASE("hs2 client: HTTP 503 beyond --connect_max_tries is transient") {
