@@ -50,26 +50,43 @@ void intersect_into(std::vector<T>& keep, std::span<const T> other) {
   keep.erase(out, keep.end());
 }
 
-// The distinct tags of a classification event, first entry per type name.
+// The distinct tags of a classification event, one entry per type name, in the order of their
+// first entries. Atlas lists an entity's direct and propagated tags together, so a type name the
+// entity carries both ways comes twice: the direct entry is the one kept (the entity carries the
+// tag itself, whatever else propagates it), else the first propagated one. For entity E:
+//   [PII from F {"y":1}, PII on E {"x":1}, Sensitive from F]
+//     -> [PII on E {"x":1}, Sensitive from F]
 std::vector<const Classification*> distinct_tags(const Event& e) {
   std::vector<const Classification*> out;
   out.reserve(e.classifications.size());
+  const auto keep = [&](const Classification*& kept, const Classification& c) {
+    if (kept->entity_guid != e.guid && c.entity_guid == e.guid) kept = &c;
+  };
   // A handful of tags is the rule: compare directly. A long list (an input can carry 100,000)
-  // goes through a hash set, so the fold stays linear in the number of tags.
+  // goes through a hash map, so the fold stays linear in the number of tags.
   constexpr std::size_t kScanLimit = 16;
   if (e.classifications.size() <= kScanLimit) {
     for (const Classification& c : e.classifications) {
-      const bool seen = std::any_of(out.begin(), out.end(), [&](const Classification* o) {
+      const auto seen = std::find_if(out.begin(), out.end(), [&](const Classification* o) {
         return o->type_name == c.type_name;
       });
-      if (!seen) out.push_back(&c);
+      if (seen == out.end()) {
+        out.push_back(&c);
+      } else {
+        keep(*seen, c);
+      }
     }
     return out;
   }
-  std::unordered_set<std::string_view, KeyedStringHash> seen;
+  std::unordered_map<std::string_view, std::size_t, KeyedStringHash> seen;
   seen.reserve(e.classifications.size());
   for (const Classification& c : e.classifications) {
-    if (seen.insert(c.type_name).second) out.push_back(&c);
+    const auto [at, added] = seen.try_emplace(c.type_name, out.size());
+    if (added) {
+      out.push_back(&c);
+    } else {
+      keep(out[at->second], c);
+    }
   }
   return out;
 }

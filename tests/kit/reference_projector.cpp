@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <stdexcept>
 
@@ -207,11 +208,22 @@ void ReferenceProjector::classifications(const Event& e) {
   const Cell g = store_.key(e.guid);
   std::vector<std::string> columns = {"tag_name",    "guid",       "propagated",
                                       "source_guid", "attrs_json", "updated_ts"};
+  // One row per distinct name: the entity's own (direct) entry if the list has one, else the
+  // first propagated entry of that name.
+  std::map<std::string, const Classification*> chosen;
+  std::vector<std::string> order;
+  for (const auto& c : e.classifications) {
+    const auto [at, added] = chosen.try_emplace(c.type_name, &c);
+    if (added) {
+      order.push_back(c.type_name);
+    } else if (at->second->entity_guid != e.guid && c.entity_guid == e.guid) {
+      at->second = &c;
+    }
+  }
   std::vector<std::vector<Cell>> rows;
   std::vector<Cell> names;
-  std::set<std::string> seen;
-  for (const auto& c : e.classifications) {
-    if (!seen.insert(c.type_name).second) continue;  // first entry per distinct name wins
+  for (const std::string& name : order) {
+    const Classification& c = *chosen.at(name);
     rows.push_back({Cell::string(c.type_name), g, Cell::boolean_value(c.entity_guid != e.guid),
                     store_.key(c.entity_guid), Cell::string(c.attributes_json),
                     Cell::i64(e.event_time_us)});
