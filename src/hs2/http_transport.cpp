@@ -3,6 +3,8 @@
 #include <arpa/inet.h>
 #include <curl/curl.h>
 #include <fmt/core.h>
+#include <openssl/ssl.h>
+#include <openssl/x509_vfy.h>
 #include <thrift/transport/TTransportException.h>
 
 #include <charconv>
@@ -15,6 +17,7 @@
 #include <string_view>
 
 #include "hs2/error.h"
+#include "hs2/tls.h"
 #include "util/ascii_case.h"
 #include "util/stop.h"
 #include "util/utf8.h"
@@ -105,6 +108,34 @@ std::optional<EnvironmentProxy> environment_proxy(bool tls, std::string_view hos
   return proxy;
 }
 
+// The ex_data slot of the SSL_CTX that libcurl makes for each connection: the string that keeps
+// the names of the certificate it verifies (HttpClientTransport::peer_names_).
+int peer_names_index() {
+  static const int index = SSL_CTX_get_ex_new_index(0, nullptr, nullptr, nullptr, nullptr);
+  return index;
+}
+
+// The verify callback: keeps the leaf's names, decides nothing (libcurl's checks stand).
+int keep_peer_names(int preverified, X509_STORE_CTX* store) {
+  auto* ssl =
+      static_cast<SSL*>(X509_STORE_CTX_get_ex_data(store, SSL_get_ex_data_X509_STORE_CTX_idx()));
+  auto* names =
+      ssl ? static_cast<std::string*>(SSL_CTX_get_ex_data(SSL_get_SSL_CTX(ssl), peer_names_index()))
+          : nullptr;
+  if (names != nullptr && names->empty()) {
+    if (X509* leaf = X509_STORE_CTX_get0_cert(store)) *names = certificate_names(leaf);
+  }
+  return preverified;
+}
+
+// CURLOPT_SSL_CTX_FUNCTION: called with each connection's SSL_CTX, after libcurl set it up.
+CURLcode watch_peer_certificate(CURL*, void* ssl_ctx, void* names) {
+  auto* ctx = static_cast<SSL_CTX*>(ssl_ctx);
+  SSL_CTX_set_ex_data(ctx, peer_names_index(), names);
+  SSL_CTX_set_verify(ctx, SSL_CTX_get_verify_mode(ctx), &keep_peer_names);
+  return CURLE_OK;
+}
+
 bool is_tls_trust_error(CURLcode rc) {
   return rc == CURLE_PEER_FAILED_VERIFICATION || rc == CURLE_SSL_CACERT_BADFILE ||
          rc == CURLE_SSL_ISSUER_ERROR;
@@ -162,6 +193,10 @@ HttpClientTransport::HttpClientTransport(HttpTransportConfig config,
   // leaf, as the end of a chain (X509_V_FLAG_PARTIAL_CHAIN); the binary transport's OpenSSL does
   // not. One file means the same trust on both: the chain must end at a CA of the bundle.
   curl_easy_setopt(c, CURLOPT_SSL_OPTIONS, static_cast<long>(CURLSSLOPT_NO_PARTIALCHAIN));
+  if (config_.verify_tls) {
+    curl_easy_setopt(c, CURLOPT_SSL_CTX_FUNCTION, &watch_peer_certificate);
+    curl_easy_setopt(c, CURLOPT_SSL_CTX_DATA, &peer_names_);
+  }
   authenticator.configure_http(c);
 }
 
@@ -247,6 +282,7 @@ void HttpClientTransport::perform_once(long* status, long* retry_after) {
   curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(wbuf_.size()));
   char errbuf[CURL_ERROR_SIZE] = {0};
   curl_easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf);
+  peer_names_.clear();
   CURLcode rc = curl_easy_perform(c);
   curl_off_t uploaded = 0;
   long answered = 0;
@@ -271,10 +307,25 @@ void HttpClientTransport::perform_once(long* status, long* retry_after) {
           fmt::format("TLS: cannot load CA certificates from {}: {}",
                       config_.ca_file.empty() ? "the system's store" : config_.ca_file, detail));
     }
-    if (is_tls_trust_error(rc))
+    if (is_tls_trust_error(rc)) {
+      // OpenSSL's verdict on the chain. The name is checked by libcurl itself once the chain
+      // passed, with its own words for a mismatch ("... does not match target host name"),
+      // which then reads as OpenSSL's would over hs2.
+      long verify = X509_V_OK;
+      curl_easy_getinfo(c, CURLINFO_SSL_VERIFYRESULT, &verify);
+      if (rc == CURLE_PEER_FAILED_VERIFICATION &&
+          detail.find("target host name") != std::string::npos) {
+        verify = is_ip_literal(config_.host) ? X509_V_ERR_IP_ADDRESS_MISMATCH
+                                             : X509_V_ERR_HOSTNAME_MISMATCH;
+      }
+      if (verify != X509_V_OK) {
+        throw untrusted_certificate(format_endpoint(config_.host, config_.port), config_.host,
+                                    verify, peer_names_);
+      }
       throw Hs2Error(Hs2ErrorKind::kAuth,
                      fmt::format("TLS: server certificate of {} not trusted: {}",
                                  format_endpoint(config_.host, config_.port), detail));
+    }
     if (is_tls_error(rc)) {
       const bool plain = detail.find("wrong version number") != std::string::npos ||
                          detail.find("packet length too long") != std::string::npos;

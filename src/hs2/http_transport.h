@@ -114,7 +114,10 @@ class HttpClientTransport final
   HttpTransportConfig config_;
   const Authenticator* authenticator_;
   std::string challenges_;  // WWW-Authenticate values of the last response, joined by ", "
-  void* curl_ = nullptr;    // CURL*
+  // The names the server's certificate is valid for (tls.h, certificate_names), seen while the
+  // last request's handshake verified it: a refused certificate is gone once libcurl gave up.
+  std::string peer_names_;
+  void* curl_ = nullptr;  // CURL*
   bool open_ = false;
   std::string wbuf_;
   std::string rbuf_;

@@ -30,19 +30,19 @@ std::string openssl_errors() {
   return out.empty() ? std::string{"unknown TLS error"} : out;
 }
 
-bool is_ip_literal(const std::string& host) {
-  unsigned char buf[16];
-  return inet_pton(AF_INET, host.c_str(), buf) == 1 || inet_pton(AF_INET6, host.c_str(), buf) == 1;
-}
-
 // The ex_data slot of an SSL that holds its TlsTransport, for the verify callback.
 int transport_index() {
   static const int index = SSL_get_ex_new_index(0, nullptr, nullptr, nullptr, nullptr);
   return index;
 }
 
-// The names a certificate is valid for: its subjectAltName DNS and IP entries, else its CN.
-//   "DNS:impala.example.com, IP:10.0.0.7"
+}  // namespace
+
+bool is_ip_literal(const std::string& host) {
+  unsigned char buf[16];
+  return inet_pton(AF_INET, host.c_str(), buf) == 1 || inet_pton(AF_INET6, host.c_str(), buf) == 1;
+}
+
 std::string certificate_names(X509* cert) {
   std::string out;
   const auto add = [&out](std::string_view kind, std::string_view name) {
@@ -74,7 +74,26 @@ std::string certificate_names(X509* cert) {
   return out.empty() ? std::string("no name") : out;
 }
 
-}  // namespace
+Hs2Error untrusted_certificate(const std::string& peer, const std::string& host, long verify_result,
+                               const std::string& names) {
+  std::string advice;
+  switch (verify_result) {
+    case X509_V_ERR_HOSTNAME_MISMATCH:
+    case X509_V_ERR_IP_ADDRESS_MISMATCH:
+      advice = "; try -i with a name it names, and the same port";
+      break;
+    case X509_V_ERR_CERT_HAS_EXPIRED:
+    case X509_V_ERR_CERT_NOT_YET_VALID:
+      advice = "; the server's certificate must be renewed (or this machine's clock is wrong)";
+      break;
+    default:
+      advice = "; try --ca_cert FILE with the CA that signed it";
+  }
+  return Hs2Error(Hs2ErrorKind::kAuth,
+                  fmt::format("TLS: the certificate of {} is not trusted for '{}': {}{}{}", peer,
+                              host, X509_verify_cert_error_string(verify_result),
+                              names.empty() ? "" : fmt::format("; it names {}", names), advice));
+}
 
 std::shared_ptr<TlsContext> TlsContext::client(const std::string& ca_file, bool verify) {
   SSL_CTX* ctx = SSL_CTX_new(TLS_client_method());
@@ -178,25 +197,8 @@ int TlsTransport::on_verify(int preverified, X509_STORE_CTX* store) {
 // ClientHello closes the connection or answers in plain text.
 void TlsTransport::fail_handshake(int err, int saved_errno, long verify, std::string detail) {
   const std::string peer = fmt::format("{}:{}", host_, socket_->getPort());
-  if (ctx_->verify() && verify != X509_V_OK) {
-    const std::string names = peer_names_.empty() ? "" : fmt::format("; it names {}", peer_names_);
-    std::string advice;
-    switch (verify) {
-      case X509_V_ERR_HOSTNAME_MISMATCH:
-      case X509_V_ERR_IP_ADDRESS_MISMATCH:
-        advice = "; try -i with a name it names, and the same port";
-        break;
-      case X509_V_ERR_CERT_HAS_EXPIRED:
-      case X509_V_ERR_CERT_NOT_YET_VALID:
-        advice = "; the server's certificate must be renewed (or this machine's clock is wrong)";
-        break;
-      default:
-        advice = "; try --ca_cert FILE with the CA that signed it";
-    }
-    throw Hs2Error(Hs2ErrorKind::kAuth,
-                   fmt::format("TLS: the certificate of {} is not trusted for '{}': {}{}{}", peer,
-                               host_, X509_verify_cert_error_string(verify), names, advice));
-  }
+  if (ctx_->verify() && verify != X509_V_OK)
+    throw untrusted_certificate(peer, host_, verify, peer_names_);
   const bool no_error_queued = detail == "unknown TLS error";
   if ((err == SSL_ERROR_WANT_READ || err == SSL_ERROR_WANT_WRITE ||
        (err == SSL_ERROR_SYSCALL && no_error_queued)) &&

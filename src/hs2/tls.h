@@ -25,8 +25,26 @@
 typedef struct ssl_ctx_st SSL_CTX;
 typedef struct ssl_st SSL;
 typedef struct x509_store_ctx_st X509_STORE_CTX;
+typedef struct x509_st X509;
 
 namespace atlas2kudu {
+
+class Hs2Error;
+
+// The names a certificate is valid for: its subjectAltName DNS and IP entries, else its CN.
+//   "DNS:impala.example.com, IP:10.0.0.7"
+std::string certificate_names(X509* cert);
+
+// The refusal of a server's certificate, in the same words over hs2 and hs2-http, with what to
+// try: the reason is OpenSSL's (X509_V_ERR_*), `names` what the certificate names (empty: not
+// seen), `host` what -i gave.
+//   "TLS: the certificate of 10.0.0.7:21050 is not trusted for '10.0.0.7': IP address mismatch;
+//    it names DNS:impala.example.com; try -i with a name it names, and the same port"
+Hs2Error untrusted_certificate(const std::string& peer, const std::string& host, long verify_result,
+                               const std::string& names);
+
+// Whether `host` is an IPv4 or IPv6 address rather than a name.
+bool is_ip_literal(const std::string& host);
 
 class TlsContext {
  public:

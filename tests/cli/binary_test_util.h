@@ -206,6 +206,7 @@ class TestServer {
     for (const auto& f : {port_file_, log_file_, stats_file_, dump_file_}) std::remove(f.c_str());
   }
   std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
+  int port() const { return port_; }
   std::string statements() const { return slurp(log_file_); }
   // The server's counters (JSON) and its kit store's dump, written on request (SIGUSR1). The
   // server writes the dump first and the counters last, so once the counters are back the dump is
