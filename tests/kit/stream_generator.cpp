@@ -96,7 +96,6 @@ struct EntityState {
 struct EdgeKey {
   std::size_t src, dst;
   std::string label, rel_type;
-  friend bool operator==(const EdgeKey&, const EdgeKey&) = default;
 };
 
 class Generator {
