@@ -64,6 +64,9 @@ int main(int argc, char** argv) {
   hold_closed_standard_descriptors();
   // A reader or server that went away must give EPIPE (an error we report), not kill the process.
   std::signal(SIGPIPE, SIG_IGN);
+  // A file past `ulimit -f` must give EFBIG, reported as the failed write it is (exit 74, with the
+  // summary, --stats and the temporary files removed), not kill the process without a word.
+  std::signal(SIGXFSZ, SIG_IGN);
   // Thrift prints socket errors itself; the HS2 layer reports each failure once, classified.
   atlas2kudu::quiet_thrift_logging();
   // SIGINT/SIGTERM stop the run cleanly (util/stop.h); a second one ends it at once.

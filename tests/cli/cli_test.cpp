@@ -691,6 +691,33 @@ TEST_CASE("stderr that cannot be written changes nothing; stdout that cannot fai
   std::remove(metrics.c_str());
 }
 
+TEST_CASE("a file past ulimit -f is a failed write (exit 74), not a silent SIGXFSZ") {
+  // compile -o of the examples writes 7 KiB of SQL and 2 KiB of --stats; the limit is 4 KiB
+  // (ulimit -f counts 1024 bytes).
+  const std::string dir = tmp_path(".d");  // a file of that name: a directory in its place
+  std::filesystem::remove(dir);
+  std::filesystem::create_directories(dir);
+  const std::string sql = dir + "/out.sql";
+  const std::string stats = dir + "/stats.json";
+  std::string files;
+  for (const std::string& f : example_files()) files += " " + f;
+  const Run r = run_shell("sh -c 'ulimit -f 4; exec " + std::string(ATLAS2KUDU_BINARY) +
+                          " compile -o " + sql + " --stats " + stats + files + "'");
+  CHECK(r.status == 74);
+  CHECK(contains(r.err, "atlas2kudu: writing SQL output: File too large\n"));
+  CHECK(contains(r.err, "stopped, no output written"));
+  CHECK(contains(slurp(stats), "\"exit_status\":74"));
+  // Neither -o nor its temporary file is left.
+  std::size_t left = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    CAPTURE(entry.path().string());
+    CHECK(entry.path().string() == stats);
+    ++left;
+  }
+  CHECK(left == 1);
+  std::filesystem::remove_all(dir);
+}
+
 TEST_CASE(
     "--config: a section of no command, help in the file, an option the command line excludes, "
     "and -Q over the file's query options whatever their case") {
