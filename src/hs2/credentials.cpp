@@ -265,11 +265,19 @@ TerminalAnswer prompt_tty(const std::string& prompt) {
   (void)!write(fd, prompt.data(), prompt.size());
   std::string line;
   char c;
-  while (read(fd, &c, 1) == 1 && c != '\n') append_secret(line, std::string_view(&c, 1));
+  // A stop (SIGINT, SIGTERM, SIGHUP, timeout(1)) ends the wait for the typing: the handlers
+  // restart a blocked read, which would keep waiting and leave the echo off at the second signal.
+  bool stopped = false;
+  while (!(stopped = !wait_readable(fd)) && read(fd, &c, 1) == 1 && c != '\n')
+    append_secret(line, std::string_view(&c, 1));
   OPENSSL_cleanse(&c, sizeof c);
   if (have_termios) tcsetattr(fd, TCSAFLUSH, &old);
   (void)!write(fd, "\n", 1);
   close(fd);
+  if (stopped) {
+    wipe_secret(line);
+    throw StopError(stop_reason());
+  }
   return {std::move(line), false};
 }
 

@@ -12,6 +12,7 @@
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -239,6 +240,12 @@ class PtyRun {
       screen_.append(buf, static_cast<std::size_t>(n));
     }
   }
+  // Whether the terminal echoes what is typed (its settings, read through the master side).
+  bool echoes() const {
+    termios t{};
+    REQUIRE(::tcgetattr(master_, &t) == 0);
+    return (t.c_lflag & ECHO) != 0;
+  }
   void type(const std::string& text) {
     REQUIRE(::write(master_, text.data(), text.size()) == static_cast<ssize_t>(text.size()));
   }
@@ -279,6 +286,26 @@ TEST_CASE("the terminal prompt: not echoed, not shown, not in argv") {
   CHECK_FALSE(contains(apply.screen(), kPassword));  // no echo, no message shows it
   CHECK(contains(apply.screen(), "(stopped by SIGTERM)"));
   CHECK_FALSE(contains(slurp(stats), kPassword));
+  std::remove(stats.c_str());
+}
+
+TEST_CASE("the terminal prompt: the first signal stops the run, and the echo is back") {
+  // The handlers restart a blocked read: the prompt went on waiting after SIGTERM, timeout(1)
+  // could not end the run, and the second signal left the terminal without echo.
+  const std::string stats = tmp_path(".json");
+  PtyRun apply(std::string("exec ") + ATLAS2KUDU_BINARY +
+               " apply -i 127.0.0.1:1 --prior none -l -u alice --auth_creds_ok_in_clear --stats " +
+               stats + " " + data("notifications/atlas21-console.jsonl"));
+  REQUIRE(eventually([&] {
+    apply.read_screen();
+    return contains(apply.screen(), "LDAP password for alice: ");
+  }));
+  CHECK_FALSE(apply.echoes());
+  ::kill(apply.pid(), SIGTERM);
+  CHECK(apply.wait_for_exit() == 143);
+  CHECK(contains(apply.screen(), "atlas2kudu: stopped by SIGTERM"));
+  CHECK(apply.echoes());
+  CHECK(contains(slurp(stats), "\"stopped_by\":\"SIGTERM\""));
   std::remove(stats.c_str());
 }
 
