@@ -150,9 +150,19 @@ RunOutcome run_reporting_failures(Progress& progress, const std::function<void()
     outcome.status = exit_code_for(e.category());
     outcome.stopped_by = e.reason();
   } catch (const Error& e) {
-    outcome.status = exit_code_for(e.category());
-    outcome.output_closed = e.category() == ErrorCategory::kOutputClosed;
-    if (!outcome.output_closed) failure = e.what();  // the reader had all it wanted
+    if (e.category() == ErrorCategory::kOutputClosed && stop_requested()) {
+      // A stop came first, and the reader went away while the window was still being printed
+      // (`timeout 60 atlas2kudu compile ... | consumer`): the run ends by the stop, not as a
+      // reader that had all it wanted (exit 0).
+      const StopError stop(stop_reason());
+      failure = stop.what();
+      outcome.status = exit_code_for(stop.category());
+      outcome.stopped_by = stop.reason();
+    } else {
+      outcome.status = exit_code_for(e.category());
+      outcome.output_closed = e.category() == ErrorCategory::kOutputClosed;
+      if (!outcome.output_closed) failure = e.what();  // the reader had all it wanted
+    }
   }
   progress.done();
   if (!failure.empty()) print_diagnostic(stderr, "atlas2kudu: {}\n", failure);

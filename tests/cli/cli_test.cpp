@@ -1948,6 +1948,16 @@ TEST_CASE("compile | head: the reader going away ends the run quietly with exit 
   REQUIRE(std::system(cmd.c_str()) == 0);
   CHECK(slurp(status) == "0\n");
   CHECK(slurp(err).empty());  // no error, no summary of a run the reader cut short
+  // A stop that came first is what ended the run, even if the reader goes away before the window
+  // being printed is whole: compile blocked writing to a reader that reads no more, was sent
+  // SIGTERM, and then the reader exited. It said exit 0 and nothing.
+  std::remove(status.c_str());
+  const std::string stalled = std::string("bash -c '(") + ATLAS2KUDU_BINARY + " compile " + input +
+                              " 2>" + err + " & p=$!; sleep 1; kill -TERM $p; wait $p; echo $? >" +
+                              status + ") | sleep 2'";
+  REQUIRE(std::system(stalled.c_str()) == 0);
+  CHECK(slurp(status) == "143\n");
+  CHECK(contains(slurp(err), "atlas2kudu: stopped by SIGTERM\n"));
   // ddl and digest likewise, their reader gone before they write.
   for (const std::string command : {"ddl", "digest hive_table db.t@c1"}) {
     CAPTURE(command);
