@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 #include <fmt/ranges.h>
 #include <sched.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -163,6 +164,22 @@ RunOutcome run_reporting_failures(Progress& progress, const std::function<void()
       outcome.output_closed = e.category() == ErrorCategory::kOutputClosed;
       if (!outcome.output_closed) failure = e.what();  // the reader had all it wanted
     }
+  } catch (const std::bad_alloc&) {
+    // Named, and reported as every failure is (summary, --stats, metrics): a limit on the
+    // process's memory, not a bug.
+    rlimit limit{};
+    const bool limited = ::getrlimit(RLIMIT_AS, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY;
+    failure = fmt::format(
+        "out of memory: an allocation failed ({}; --memory-budget bounds the run's resident "
+        "memory, not its address space, which is larger)",
+        limited ? fmt::format("`ulimit -v` allows {:.1f} MiB of address space",
+                              static_cast<double>(limit.rlim_cur) / (1 << 20))
+                : std::string("the machine or a container's limit has no more to give"));
+    outcome.status = kExitInternal;
+  } catch (const std::system_error& e) {
+    // A thread that cannot start (`ulimit -u`), where the run could not do without one.
+    failure = fmt::format("system error: {}", e.what());
+    outcome.status = kExitInternal;
   }
   progress.done();
   if (!failure.empty()) print_diagnostic(stderr, "atlas2kudu: {}\n", failure);

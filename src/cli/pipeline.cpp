@@ -7,6 +7,8 @@
 #include <csignal>
 #include <exception>
 #include <mutex>
+#include <optional>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -237,11 +239,19 @@ class ReadAhead {
   std::thread thread_;
 };
 
-void run_read_ahead(Reader& reader, Compiler& compiler, WindowWriter& writer, Progress* progress,
+// Whether it ran: without a second thread (`ulimit -u`, the system's limit on threads) nothing has
+// been read, and the caller reads in turn instead.
+bool run_read_ahead(Reader& reader, Compiler& compiler, WindowWriter& writer, Progress* progress,
                     const WindowApplied& on_applied, PipelineStats* stats) {
   std::vector<Event> window;
   window.reserve(compiler.options().window_events);
-  ReadAhead ahead(reader, compiler.options(), progress, window);
+  std::optional<ReadAhead> started;
+  try {
+    started.emplace(reader, compiler.options(), progress, window);
+  } catch (const std::system_error&) {
+    return false;
+  }
+  ReadAhead& ahead = *started;
   WindowParts parts(compiler);
   // Sizes the fold's indexes: the last window's event count, after the first window.
   std::size_t expected = 1024;
@@ -269,6 +279,7 @@ void run_read_ahead(Reader& reader, Compiler& compiler, WindowWriter& writer, Pr
     NetWindow net = parts.end(events);
     hand_over(net, writer, ahead.cut().this_closed_early(), &reader, on_applied, stats);
   }
+  return true;
 }
 
 }  // namespace
@@ -282,9 +293,10 @@ void run_pipeline(Reader& reader, Compiler& compiler, PriorState& prior, WindowW
                   bool read_ahead, const WindowStarting& on_starting,
                   const FirstWindowEnd& first_window_read) {
   writer.start(compiler.header(prior.describe()));
-  if (read_ahead && !on_starting && !first_window_read && read_ahead_possible(compiler, prior)) {
-    run_read_ahead(reader, compiler, writer, progress, on_applied, stats);
-  } else {
+  const bool read_ahead_ran = read_ahead && !on_starting && !first_window_read &&
+                              read_ahead_possible(compiler, prior) &&
+                              run_read_ahead(reader, compiler, writer, progress, on_applied, stats);
+  if (!read_ahead_ran) {
     run_in_turn(reader, compiler, prior, writer, progress, on_applied, stats, on_starting,
                 first_window_read);
   }

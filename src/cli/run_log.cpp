@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <system_error>
 
 #include "atlas2kudu/compiler.h"
 #include "cli/progress.h"
@@ -152,7 +153,13 @@ void RunLog::waiting(const StatementAt& at, std::chrono::seconds waited) {
 }
 
 ServerWatch::ServerWatch(RunLog& log, std::chrono::seconds interval)
-    : log_(log), interval_(interval), thread_([this] { watch(); }) {}
+    : log_(log), interval_(interval) {
+  try {
+    thread_ = std::thread([this] { watch(); });
+  } catch (const std::system_error&) {
+    // No thread to spare (`ulimit -u`): the run goes on without the "still waiting" lines.
+  }
+}
 
 ServerWatch::~ServerWatch() {
   {
@@ -160,7 +167,7 @@ ServerWatch::~ServerWatch() {
     done_ = true;
   }
   wake_.notify_all();
-  thread_.join();
+  if (thread_.joinable()) thread_.join();
 }
 
 StatementAt ServerWatch::placed(StatementAt at) const {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <optional>
+#include <system_error>
 #include <thread>
 
 #include "hs2/phase_schedule.h"
@@ -161,7 +162,13 @@ void Hs2Executor::run_phase(const CompiledWindow& window, const std::vector<Stat
 
   const std::size_t workers = std::min(sessions_.size(), statements.size());
   std::vector<std::thread> threads;
-  for (std::size_t w = 1; w < workers; ++w) threads.emplace_back(worker, std::ref(*sessions_[w]));
+  for (std::size_t w = 1; w < workers; ++w) {
+    try {
+      threads.emplace_back(worker, std::ref(*sessions_[w]));
+    } catch (const std::system_error&) {
+      break;  // no thread to spare (`ulimit -u`): the running ones take the other statements
+    }
+  }
   worker(*sessions_[0]);  // the calling thread is worker 0
   for (auto& t : threads) t.join();
   if (other_error) std::rethrow_exception(other_error);  // a stop request first of all

@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 #include <simdjson.h>
 
+#include <new>
 #include <string>
 
 #include "input/envelope.h"
@@ -237,6 +238,9 @@ std::optional<Event> NotificationDecoder::decode(std::string_view text, const So
     const std::string_view inner = impl_->json_text;
     const std::string where = inner == "record" ? std::string() : fmt::format("{}: ", inner);
     const simdjson::error_code code = e.error();
+    // The process's memory ran out, not the record's text: a rejection would blame the input
+    // (exit 2 past --max-rejects) for a limit of the machine (`ulimit -v`).
+    if (code == simdjson::MEMALLOC) throw std::bad_alloc();
     // "at byte N of the record", or of the text named, counted from where it starts there.
     const auto at_byte = [&](std::size_t at) {
       return fmt::format("at byte {}{}", impl_->json_text_skipped + at,

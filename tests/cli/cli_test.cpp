@@ -691,6 +691,59 @@ TEST_CASE("stderr that cannot be written changes nothing; stdout that cannot fai
   std::remove(metrics.c_str());
 }
 
+TEST_CASE("memory that runs out is named as such, not as bad input or an internal error") {
+  if (kAddressSanitized) return;  // no `ulimit -v` leaves AddressSanitizer its shadow memory
+  // One record of 7 MB (within the default 8 MiB record limit) needs some 60 MB to parse; with
+  // 100 MB of address space the run has too little (it passes with 200 MB). It was "invalid JSON:
+  // Error allocating memory" (a rejection: exit 2 past --max-rejects), or "internal error:
+  // std::bad_alloc".
+  const std::string input = write_temp(
+      ".jsonl", R"({"version":{"version":"1.0.0","versionParts":[1]},"message":{"type":)"
+                R"("ENTITY_NOTIFICATION_V2","entity":{"typeName":"T","attributes":{)"
+                R"("qualifiedName":"a","blob":")" +
+                    std::string(7000000, 'x') +
+                    R"("},"guid":"00000001-0000-4000-8000-000000000001"},"operationType":)"
+                    R"("ENTITY_CREATE","eventTime":1}})"
+                    "\n");
+  const std::string stats = tmp_path(".json");
+  const Run r = run_shell("sh -c 'ulimit -v 100000; exec " + std::string(ATLAS2KUDU_BINARY) +
+                          " compile --prior none --stats " + stats + " " + input + "'");
+  CHECK(r.status == 1);
+  CHECK(contains(r.err,
+                 "atlas2kudu: out of memory: an allocation failed (`ulimit -v` allows "
+                 "97.7 MiB of address space; --memory-budget bounds the run's resident "
+                 "memory, not its address space, which is larger)\n"));
+  CHECK_FALSE(contains(r.err, "invalid JSON"));
+  CHECK_FALSE(contains(r.err, "internal error"));
+  CHECK(contains(r.err, "atlas2kudu compile: "));  // the summary, as for every failure
+  CHECK(contains(slurp(stats), "\"exit_status\":1"));
+  std::remove(stats.c_str());
+  std::remove(input.c_str());
+}
+
+TEST_CASE("without a thread to spare (ulimit -u), compile reads in turn and apply runs fewer") {
+  // RLIMIT_NPROC binds only a user without CAP_SYS_RESOURCE: run as nobody, where that can be
+  // done (CI runs as root). It was "internal error: Resource temporarily unavailable", exit 1.
+  const std::string as_nobody = "setpriv --reuid=65534 --regid=65534 --clear-groups ";
+  const std::string example = example_files().front();
+  if (::getuid() != 0 || std::system((as_nobody + "test -x " + ATLAS2KUDU_BINARY + " -a -r " +
+                                      example + " 2>/dev/null")
+                                         .c_str()) != 0) {
+    MESSAGE("skipped: needs root, setpriv, and the binary and examples open to nobody");
+    return;
+  }
+  // bash: dash's ulimit has no -u (it says so, and runs the command without the limit).
+  const std::string limited = "bash -c 'ulimit -u 1; exec " + as_nobody + ATLAS2KUDU_BINARY;
+  Run r = run_shell(limited + " compile --prior none --threads 2 " + example + "'");
+  CHECK(r.status == 0);
+  CHECK(r.out == run("compile --prior none --threads 1 " + example).out);
+  TestServer server("--handler kit");
+  r = run_shell(limited + " apply --prior none --sessions 4 -i " + server.address() + " " +
+                example + "'");
+  CHECK(r.status == 0);
+  CHECK(contains(r.err, "0 row errors"));
+}
+
 TEST_CASE("a file past ulimit -f is a failed write (exit 74), not a silent SIGXFSZ") {
   // compile -o of the examples writes 7 KiB of SQL and 2 KiB of --stats; the limit is 4 KiB
   // (ulimit -f counts 1024 bytes).

@@ -44,17 +44,7 @@ using namespace atlas2kudu::testing;
 
 namespace {
 
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kSanitized = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool kSanitized = true;
-#else
-constexpr bool kSanitized = false;
-#endif
-#else
-constexpr bool kSanitized = false;
-#endif
+constexpr bool kSanitized = kAddressSanitized;
 
 // The bounds every run is held to. Sanitized builds run several times slower and keep freed
 // memory in quarantine, so their bounds are wider.

@@ -10,6 +10,20 @@
 
 namespace atlas2kudu::testing {
 
+// Whether this build runs under AddressSanitizer: its shadow memory needs more address space than
+// a test's `ulimit -v` leaves, and its quarantine keeps freed memory resident.
+#if defined(__SANITIZE_ADDRESS__)
+inline constexpr bool kAddressSanitized = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+inline constexpr bool kAddressSanitized = true;
+#else
+inline constexpr bool kAddressSanitized = false;
+#endif
+#else
+inline constexpr bool kAddressSanitized = false;
+#endif
+
 struct ReadOutcome {
   std::vector<Event> events;
   std::vector<std::string> diagnostics;  // "SOURCE:LINE:OFFSET: reason", one per rejection
