@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <cstdlib>
+#include <string_view>
 
 #include "atlas2kudu/reader.h"
 #include "util/diagnostic.h"
@@ -13,7 +15,10 @@
 namespace atlas2kudu {
 
 bool Progress::default_enabled() {
-  return isatty(STDERR_FILENO) == 1;
+  // TERM=dumb (Emacs' shell, some CI consoles) cannot erase a line: the redrawn line and its
+  // escape sequence would show as garbage, so it is logged to as a file is.
+  const char* term = std::getenv("TERM");
+  return isatty(STDERR_FILENO) == 1 && !(term != nullptr && std::string_view(term) == "dumb");
 }
 
 namespace {

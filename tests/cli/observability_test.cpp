@@ -604,6 +604,19 @@ TEST_CASE("on a terminal: the progress line shows percent and ETA for files, not
   std::remove(terminal.c_str());
 }
 
+TEST_CASE("on a TERM=dumb terminal: no progress line and no escape sequence, the log lines") {
+  const std::string terminal = tmp_path(".tty");
+  const std::string cmd = "TERM=dumb timeout 60 script -qec '" + std::string(ATLAS2KUDU_BINARY) +
+                          " compile --prior none" + examples() + " >/dev/null' /dev/null > " +
+                          terminal + " 2>&1";
+  CHECK(shell_status(std::system(cmd.c_str())) == 0);
+  const std::string shown = slurp(terminal);
+  CAPTURE(shown);
+  CHECK_FALSE(contains(shown, "\x1b"));
+  CHECK(contains(shown, " atlas2kudu compile: window 1: "));  // as to a file
+  std::remove(terminal.c_str());
+}
+
 TEST_CASE("on a terminal: rejections start a line of their own, over the progress line") {
   // The progress line ends without a line end: a rejection printed after it was glued to it.
   const std::string input =
