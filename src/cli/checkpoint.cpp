@@ -20,6 +20,7 @@
 #include "util/atomic_file.h"
 #include "util/digest.h"
 #include "util/json_writer.h"
+#include "util/os_error.h"
 #include "util/unique_fd.h"
 #include "util/utf8.h"
 
@@ -333,9 +334,9 @@ CheckpointLock::CheckpointLock(const std::string& checkpoint_path) {
       ::pwrite(fd_.get(), pid.data(), pid.size(), 0) != static_cast<ssize_t>(pid.size())) {
     const int err = errno;
     throw Error(ErrorCategory::kIo,
-                fmt::format("{}: cannot write: {}; the checkpoint beside it could not be saved "
-                            "either",
-                            path, std::strerror(err)));
+                fmt::format("{}: cannot write: {}; nothing was applied: the checkpoint "
+                            "beside it could not be saved either",
+                            path, os_error_text(err)));
   }
 }
 
@@ -636,7 +637,7 @@ std::vector<std::uint64_t> CheckpointFile::write_window_knowledge(
   if (error != 0) {
     throw Error(ErrorCategory::kIo,
                 fmt::format("{}: cannot write: {}", one_line(window_knowledge_path()),
-                            std::strerror(error)));
+                            os_error_text(error)));
   }
   file.commit();
   return starts;

@@ -40,6 +40,7 @@
 #include "util/diagnostic.h"
 #include "util/digest.h"
 #include "util/iso8601.h"
+#include "util/os_error.h"
 #include "util/resident_memory.h"
 #include "util/stop.h"
 #include "util/utf8.h"
@@ -62,7 +63,7 @@ class OutputFile {
     if (errno == EPIPE) throw Error(ErrorCategory::kOutputClosed, "stdout: the reader went away");
     throw Error(ErrorCategory::kIo,
                 fmt::format("{}: cannot write {}: {}", file_ ? file_->path() : "stdout", what,
-                            std::strerror(errno)));
+                            os_error_text(errno)));
   }
   void commit() {
     if (file_) {
@@ -70,7 +71,7 @@ class OutputFile {
     } else if (std::fflush(stdout) != 0) {
       if (errno == EPIPE) throw Error(ErrorCategory::kOutputClosed, "stdout: the reader went away");
       throw Error(ErrorCategory::kIo,
-                  fmt::format("stdout: write failed: {}", std::strerror(errno)));
+                  fmt::format("stdout: write failed: {}", os_error_text(errno)));
     }
   }
 
@@ -258,14 +259,18 @@ int reporting_early_failures(std::string_view command, const InputOptions& in,
     // passes its own checks: --metrics-textfile on the checkpoint's FILE.window, refused, had
     // created it all the same, and the next run refused the checkpoint.
     const RunOutput metrics{"--metrics-textfile", in.metrics_file, OutputKind::kMetrics};
-    if (outputs_checked || safe_to_write_alone(in.files, outputs, metrics)) {
+    // (An empty path is no file: the AtomicFile of "" made a temporary file in the current
+    // directory, renamed to nothing, then removed.)
+    if (!in.metrics_file.empty() &&
+        (outputs_checked || safe_to_write_alone(in.files, outputs, metrics))) {
       try {
         write_metrics_textfile(in.metrics_file, report);
       } catch (const Error&) {
       }
     }
     const RunOutput stats{"--stats", in.stats_file, OutputKind::kStats};
-    if (outputs_checked || safe_to_write_alone(in.files, outputs, stats)) {
+    if (!in.stats_file.empty() &&
+        (outputs_checked || safe_to_write_alone(in.files, outputs, stats))) {
       try {
         write_text_file(in.stats_file, stats_json(report));
       } catch (const Error&) {

@@ -7,6 +7,7 @@
 
 #include "atlas2kudu/error.h"
 #include "compile/impala_sql.h"
+#include "util/os_error.h"
 
 namespace atlas2kudu {
 
@@ -17,7 +18,7 @@ namespace {
 [[noreturn]] void throw_write_error() {
   const int err = errno ? errno : EIO;
   if (err == EPIPE) throw Error(ErrorCategory::kOutputClosed, "the reader of the SQL went away");
-  throw Error(ErrorCategory::kIo, fmt::format("writing SQL output: {}", std::strerror(err)));
+  throw Error(ErrorCategory::kIo, fmt::format("writing SQL output: {}", os_error_text(err)));
 }
 
 }  // namespace

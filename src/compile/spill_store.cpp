@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "atlas2kudu/error.h"
+#include "util/os_error.h"
 
 namespace atlas2kudu {
 
@@ -34,7 +35,7 @@ std::string default_parent() {
 [[noreturn]] void fail_spill(const std::string& what, bool budget_helps = true) {
   throw Error(ErrorCategory::kIo,
               fmt::format("{}: {}; set --spill-dir to a writable directory with free space{}", what,
-                          std::strerror(errno), budget_helps ? ", or raise --memory-budget" : ""));
+                          os_error_text(errno), budget_helps ? ", or raise --memory-budget" : ""));
 }
 
 }  // namespace

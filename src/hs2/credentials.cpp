@@ -274,7 +274,9 @@ TerminalAnswer prompt_tty(const std::string& prompt) {
   if (have_termios) tcsetattr(fd, TCSAFLUSH, &old);
   (void)!write(fd, "\n", 1);
   close(fd);
-  if (stopped) {
+  // A terminal that hangs up sends SIGHUP and then ends the read: the stop, not an empty
+  // password, is what ended the prompt.
+  if (stopped || stop_requested()) {
     wipe_secret(line);
     throw StopError(stop_reason());
   }

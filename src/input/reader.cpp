@@ -22,6 +22,7 @@
 #include "util/base64.h"
 #include "util/diagnostic.h"
 #include "util/json_writer.h"
+#include "util/os_error.h"
 #include "util/stop.h"
 #include "util/utf8.h"
 
@@ -186,7 +187,7 @@ void RejectSink::write_line(const std::string& line) {
   if (file_ == nullptr) return;
   if (std::fwrite(line.data(), 1, line.size(), file_) != line.size() || std::fflush(file_) != 0) {
     throw SourceError(false, fmt::format("{}: cannot write reject file: {}",
-                                         one_line(policy_.reject_file), std::strerror(errno)));
+                                         one_line(policy_.reject_file), os_error_text(errno)));
   }
 }
 

@@ -17,6 +17,7 @@
 #include <utility>
 
 #include "atlas2kudu/error.h"
+#include "util/os_error.h"
 #include "util/utf8.h"
 
 namespace atlas2kudu {
@@ -24,7 +25,7 @@ namespace atlas2kudu {
 namespace {
 
 [[noreturn]] void io_error(const std::string& what, int err) {
-  throw Error(ErrorCategory::kIo, fmt::format("{}: {}", what, std::strerror(err)));
+  throw Error(ErrorCategory::kIo, fmt::format("{}: {}", what, os_error_text(err)));
 }
 
 std::string directory_of(const std::string& path) {
@@ -94,6 +95,8 @@ void require_regular_or_absent(const std::string& path) {
 }
 
 AtomicFile::AtomicFile(std::string path, mode_t mode, Umask umask) : path_(std::move(path)) {
+  // "" is no file: its temporary file would land in the current directory, renamed to nothing.
+  if (path_.empty()) throw Error(ErrorCategory::kInternal, "an output file without a name");
   require_regular_or_absent(path_);
   remove_stale_temporaries(path_);
   std::random_device random;

@@ -691,6 +691,31 @@ TEST_CASE("stderr that cannot be written changes nothing; stdout that cannot fai
   std::remove(metrics.c_str());
 }
 
+TEST_CASE("a checkpoint lock that cannot be written: nothing applied, and no stray files") {
+  // ulimit -f 0: the lock's pid cannot be written. The early failure wrote --stats and
+  // --metrics-textfile even without either: temporary files in the current directory.
+  const std::string dir = tmp_path(".d");  // a file of that name: a directory in its place
+  std::filesystem::remove(dir);
+  std::filesystem::create_directories(dir);
+  TestServer server("--handler kit");
+  // The limit binds files only: the messages and the status go through a pipe.
+  const Run r =
+      run_shell("sh -c '(cd " + dir + " && ulimit -f 0 && " + std::string(ATLAS2KUDU_BINARY) +
+                " apply --prior none -i " + server.address() + " --checkpoint cp " +
+                example_files().front() + " 2>&1; echo \"status $?\") | cat'");
+  CHECK(contains(r.out,
+                 "atlas2kudu: cp.lock: cannot write: File too large (`ulimit -f` allows 0 KiB "
+                 "per file); nothing was applied: the checkpoint beside it could not be saved "
+                 "either\n"));
+  CHECK(contains(r.out, "status 74\n"));
+  std::vector<std::string> left;
+  for (const auto& entry : std::filesystem::directory_iterator(dir))
+    left.push_back(entry.path().filename().string());
+  CHECK(left == std::vector<std::string>{"cp.lock"});
+  CHECK(server.statements().empty());
+  std::filesystem::remove_all(dir);
+}
+
 TEST_CASE("memory that runs out is named as such, not as bad input or an internal error") {
   if (kAddressSanitized) return;  // no `ulimit -v` leaves AddressSanitizer its shadow memory
   // One record of 7 MB (within the default 8 MiB record limit) needs some 60 MB to parse; with
@@ -747,8 +772,8 @@ TEST_CASE("without a thread to spare (ulimit -u), compile reads in turn and appl
 }
 
 TEST_CASE("a file past ulimit -f is a failed write (exit 74), not a silent SIGXFSZ") {
-  // compile -o of the examples writes 7 KiB of SQL and 2 KiB of --stats; the limit is 4 KiB
-  // (ulimit -f counts 1024 bytes).
+  // compile -o of the examples writes 7 KiB of SQL and 1.7 KiB of --stats; the limit is 2 KiB
+  // (sh's ulimit -f counts blocks of 512 bytes).
   const std::string dir = tmp_path(".d");  // a file of that name: a directory in its place
   std::filesystem::remove(dir);
   std::filesystem::create_directories(dir);
@@ -759,7 +784,9 @@ TEST_CASE("a file past ulimit -f is a failed write (exit 74), not a silent SIGXF
   const Run r = run_shell("sh -c 'ulimit -f 4; exec " + std::string(ATLAS2KUDU_BINARY) +
                           " compile -o " + sql + " --stats " + stats + files + "'");
   CHECK(r.status == 74);
-  CHECK(contains(r.err, "atlas2kudu: writing SQL output: File too large\n"));
+  CHECK(contains(r.err,
+                 "atlas2kudu: writing SQL output: File too large (`ulimit -f` allows 2 KiB "
+                 "per file)\n"));
   CHECK(contains(r.err, "stopped, no output written"));
   CHECK(contains(slurp(stats), "\"exit_status\":74"));
   // Neither -o nor its temporary file is left.

@@ -230,6 +230,13 @@ class PtyRun {
   pid_t pid() const { return pid_; }
   const std::string& screen() const { return screen_; }
 
+  // Reads the screen until it shows `text` (REQUIRE: within the usual time).
+  void wait_for_screen(const std::string& text) {
+    REQUIRE(eventually([&] {
+      read_screen();
+      return contains(screen_, text);
+    }));
+  }
   // Appends what the terminal has to show now to screen().
   void read_screen() {
     pollfd p{master_, POLLIN, 0};
@@ -245,6 +252,12 @@ class PtyRun {
     termios t{};
     REQUIRE(::tcgetattr(master_, &t) == 0);
     return (t.c_lflag & ECHO) != 0;
+  }
+  // Closes the terminal's master side, as a dropped SSH session does: the kernel hangs up the
+  // terminal (SIGHUP to its session), and its reads end.
+  void hang_up() {
+    ::close(master_);
+    master_ = -1;
   }
   void type(const std::string& text) {
     REQUIRE(::write(master_, text.data(), text.size()) == static_cast<ssize_t>(text.size()));
@@ -274,10 +287,7 @@ TEST_CASE("the terminal prompt: not echoed, not shown, not in argv") {
   PtyRun apply(std::string("exec ") + ATLAS2KUDU_BINARY + " apply -i " + server.address() +
                " --prior none -l -u alice --auth_creds_ok_in_clear --stats " + stats + " - < " +
                data("notifications/atlas21-console.jsonl"));
-  REQUIRE(eventually([&] {
-    apply.read_screen();
-    return contains(apply.screen(), "LDAP password for alice: ");
-  }));
+  apply.wait_for_screen("LDAP password for alice: ");
   apply.type(kPassword + "\n");
   REQUIRE(eventually([&] { return contains(server.statements(), "-- holding statement 2"); }));
   check_process_hides(apply.pid(), kPassword);
@@ -289,23 +299,35 @@ TEST_CASE("the terminal prompt: not echoed, not shown, not in argv") {
   std::remove(stats.c_str());
 }
 
+// apply -l with nothing to connect to, waiting at its prompt: then --stats FILE and its input.
+const std::string kApplyAtPrompt =
+    std::string("exec ") + ATLAS2KUDU_BINARY +
+    " apply -i 127.0.0.1:1 --prior none -l -u alice --auth_creds_ok_in_clear --stats ";
+
 TEST_CASE("the terminal prompt: the first signal stops the run, and the echo is back") {
   // The handlers restart a blocked read: the prompt went on waiting after SIGTERM, timeout(1)
   // could not end the run, and the second signal left the terminal without echo.
   const std::string stats = tmp_path(".json");
-  PtyRun apply(std::string("exec ") + ATLAS2KUDU_BINARY +
-               " apply -i 127.0.0.1:1 --prior none -l -u alice --auth_creds_ok_in_clear --stats " +
-               stats + " " + data("notifications/atlas21-console.jsonl"));
-  REQUIRE(eventually([&] {
-    apply.read_screen();
-    return contains(apply.screen(), "LDAP password for alice: ");
-  }));
+  PtyRun apply(kApplyAtPrompt + stats + " " + data("notifications/atlas21-console.jsonl"));
+  apply.wait_for_screen("LDAP password for alice: ");
   CHECK_FALSE(apply.echoes());
   ::kill(apply.pid(), SIGTERM);
   CHECK(apply.wait_for_exit() == 143);
   CHECK(contains(apply.screen(), "atlas2kudu: stopped by SIGTERM"));
   CHECK(apply.echoes());
   CHECK(contains(slurp(stats), "\"stopped_by\":\"SIGTERM\""));
+  std::remove(stats.c_str());
+}
+
+TEST_CASE("the terminal prompt: a terminal that hangs up stops the run (129), not as a password") {
+  // The hang-up ends the read with nothing typed: it was "the password typed is empty", exit 5.
+  const std::string stats = tmp_path(".json");
+  PtyRun apply(kApplyAtPrompt + stats + " " + data("notifications/atlas21-console.jsonl"));
+  apply.wait_for_screen("LDAP password for alice: ");
+  apply.hang_up();
+  CHECK(apply.wait_for_exit() == 129);
+  CHECK(contains(slurp(stats), "\"stopped_by\":\"SIGHUP\""));
+  CHECK_FALSE(contains(slurp(stats), "empty"));
   std::remove(stats.c_str());
 }
 
