@@ -52,15 +52,17 @@ void intersect_into(std::vector<T>& keep, std::span<const T> other) {
 
 // The distinct tags of a classification event, one entry per type name, in the order of their
 // first entries. Atlas lists an entity's direct and propagated tags together, so a type name the
-// entity carries both ways comes twice: the direct entry is the one kept (the entity carries the
-// tag itself, whatever else propagates it), else the first propagated one. For entity E:
-//   [PII from F {"y":1}, PII on E {"x":1}, Sensitive from F]
-//     -> [PII on E {"x":1}, Sensitive from F]
+// entity carries both ways, or from two sources, comes twice: the direct entry is the one kept
+// (the entity carries the tag itself, whatever else propagates it), else the one propagated from
+// the smallest source guid, so that the row does not depend on the order of the list. For E:
+//   [PII from G {"y":1}, PII on E {"x":1}, Sensitive from G, Sensitive from F]
+//     -> [PII on E {"x":1}, Sensitive from F]       (F < G)
 std::vector<const Classification*> distinct_tags(const Event& e) {
   std::vector<const Classification*> out;
   out.reserve(e.classifications.size());
   const auto keep = [&](const Classification*& kept, const Classification& c) {
-    if (kept->entity_guid != e.guid && c.entity_guid == e.guid) kept = &c;
+    if (kept->entity_guid == e.guid) return;
+    if (c.entity_guid == e.guid || c.entity_guid < kept->entity_guid) kept = &c;
   };
   // A handful of tags is the rule: compare directly. A long list (an input can carry 100,000)
   // goes through a hash map, so the fold stays linear in the number of tags.

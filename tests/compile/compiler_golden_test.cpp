@@ -205,26 +205,33 @@ UPSERT INTO `atlas`.`entity_flat` (`guid`, `type_name`, `state`, `updated_ts`) V
 )sql");
 }
 
-TEST_CASE("golden: a tag both on the entity and propagated to it is the entity's own") {
+TEST_CASE(
+    "golden: a tag both on the entity and propagated to it is the entity's own; of two sources, "
+    "the "
+    "smaller") {
   // Atlas lists direct and propagated tags together; in either order, the row is the direct one.
   Event propagated_first = tags(7, {{"PII", 8}, {"PII", 7}, {"GDPR", 8}, {"GDPR", 9}}, 3);
   propagated_first.classifications[0].attributes_json = R"({"from":"8"})";
   propagated_first.classifications[1].attributes_json = R"({"own":true})";
-  Event direct_first = tags(5, {{"PII", 5}, {"PII", 8}}, 4);
+  // Propagated from two sources, the larger listed first: the smaller source's entry, whatever
+  // the order.
+  Event direct_first = tags(5, {{"PII", 5}, {"PII", 8}, {"GDPR", 9}, {"GDPR", 8}}, 4);
   direct_first.classifications[1].attributes_json = R"({"from":"8"})";
+  direct_first.classifications[2].attributes_json = R"({"from":"9"})";
+  direct_first.classifications[3].attributes_json = R"({"from":"8"})";
   CHECK(body({propagated_first, direct_first}) ==
         R"sql(-- window 1: events 1-2
--- window 1 phase 1: deletes (3 statements)
+-- window 1 phase 1: deletes (2 statements)
 DELETE FROM `atlas`.`entity_by_qn` WHERE `guid` IN ('00000005000040008000000000000005', '00000007000040008000000000000007') AND `type_name` NOT IN ('hive_table');
-DELETE FROM `atlas`.`entity_classifications` WHERE `guid` IN ('00000007000040008000000000000007') AND `tag_name` NOT IN ('GDPR', 'PII');
-DELETE FROM `atlas`.`entity_classifications` WHERE `guid` IN ('00000005000040008000000000000005') AND `tag_name` NOT IN ('PII');
+DELETE FROM `atlas`.`entity_classifications` WHERE `guid` IN ('00000005000040008000000000000005', '00000007000040008000000000000007') AND `tag_name` NOT IN ('GDPR', 'PII');
 -- window 1 phase 2: upserts (3 statements)
 UPSERT INTO `atlas`.`entity_classifications` (`tag_name`, `guid`, `propagated`, `source_guid`, `attrs_json`, `updated_ts`) VALUES
+('GDPR', '00000005000040008000000000000005', TRUE, '00000008000040008000000000000008', '{"from":"8"}', 4000),
 ('GDPR', '00000007000040008000000000000007', TRUE, '00000008000040008000000000000008', '{}', 3000),
 ('PII', '00000005000040008000000000000005', FALSE, '00000005000040008000000000000005', '{}', 4000),
 ('PII', '00000007000040008000000000000007', FALSE, '00000007000040008000000000000007', '{"own":true}', 3000);
 UPSERT INTO `atlas`.`entity_audit` (`guid`, `event_ts`, `seq`, `op`, `type_name`, `qualified_name`, `detail_json`) VALUES
-('00000005000040008000000000000005', 4000, 4000320, 'CLASSIFICATION_ADD', 'hive_table', NULL, '{"attributes":[],"classifications":["PII"]}'),
+('00000005000040008000000000000005', 4000, 4000320, 'CLASSIFICATION_ADD', 'hive_table', NULL, '{"attributes":[],"classifications":["GDPR","PII"]}'),
 ('00000007000040008000000000000007', 3000, 3000319, 'CLASSIFICATION_ADD', 'hive_table', NULL, '{"attributes":[],"classifications":["GDPR","PII"]}');
 UPSERT INTO `atlas`.`entity_flat` (`guid`, `type_name`, `state`, `updated_ts`) VALUES
 ('00000005000040008000000000000005', 'hive_table', 'ACTIVE', 4000),

@@ -209,14 +209,15 @@ void ReferenceProjector::classifications(const Event& e) {
   std::vector<std::string> columns = {"tag_name",    "guid",       "propagated",
                                       "source_guid", "attrs_json", "updated_ts"};
   // One row per distinct name: the entity's own (direct) entry if the list has one, else the
-  // first propagated entry of that name.
+  // entry propagated from the smallest source guid.
   std::map<std::string, const Classification*> chosen;
   std::vector<std::string> order;
   for (const auto& c : e.classifications) {
     const auto [at, added] = chosen.try_emplace(c.type_name, &c);
     if (added) {
       order.push_back(c.type_name);
-    } else if (at->second->entity_guid != e.guid && c.entity_guid == e.guid) {
+    } else if (at->second->entity_guid != e.guid &&
+               (c.entity_guid == e.guid || c.entity_guid < at->second->entity_guid)) {
       at->second = &c;
     }
   }
