@@ -301,6 +301,7 @@ void HttpClientTransport::perform_once(long* status, long* retry_after) {
     // retry, no probe on a second connection.
     if (stoppable_) throw_if_stopped();
     std::string detail = errbuf[0] ? errbuf : curl_easy_strerror(rc);
+    while (!detail.empty() && detail.back() == ' ') detail.pop_back();  // libcurl's may end so
     if (rc == CURLE_SSL_CACERT_BADFILE) {
       throw Hs2Error(
           Hs2ErrorKind::kAuth,
@@ -327,13 +328,11 @@ void HttpClientTransport::perform_once(long* status, long* retry_after) {
                                  format_endpoint(config_.host, config_.port), detail));
     }
     if (is_tls_error(rc)) {
-      const bool plain = detail.find("wrong version number") != std::string::npos ||
-                         detail.find("packet length too long") != std::string::npos;
-      throw Hs2Error(Hs2ErrorKind::kAuth,
-                     fmt::format("TLS handshake with {} failed: {}{}", config_.url, detail,
-                                 plain ? "; the server does not speak TLS on this port: try "
-                                         "without --ssl"
-                                       : ""));
+      // libcurl's words for a server that closed the connection at the ClientHello.
+      const bool closed = detail.find("SSL_ERROR_SYSCALL") != std::string::npos ||
+                          detail.find("unexpected eof") != std::string::npos ||
+                          detail.find("Connection reset") != std::string::npos;
+      throw tls_handshake_failure(format_endpoint(config_.host, config_.port), detail, closed);
     }
     const std::string endpoint = format_endpoint(config_.host, config_.port);
     const bool tls = config_.url.rfind("https:", 0) == 0;

@@ -74,6 +74,17 @@ std::string certificate_names(X509* cert) {
   return out.empty() ? std::string("no name") : out;
 }
 
+Hs2Error tls_handshake_failure(const std::string& peer, const std::string& detail, bool closed) {
+  const bool plain = detail.find("wrong version number") != std::string::npos ||
+                     detail.find("packet length too long") != std::string::npos ||
+                     detail.find("http request") != std::string::npos;
+  return Hs2Error(
+      Hs2ErrorKind::kAuth,
+      fmt::format(
+          "TLS handshake with {} failed: {}{}", peer, detail,
+          plain || closed ? "; does the server use TLS on this port? try without --ssl" : ""));
+}
+
 Hs2Error untrusted_certificate(const std::string& peer, const std::string& host, long verify_result,
                                const std::string& names) {
   std::string advice;
@@ -213,13 +224,7 @@ void TlsTransport::fail_handshake(int err, int saved_errno, long verify, std::st
   const bool closed = (err == SSL_ERROR_SYSCALL &&
                        (saved_errno == 0 || saved_errno == ECONNRESET || saved_errno == EPIPE)) ||
                       detail.find("unexpected eof") != std::string::npos;
-  const bool plain = detail.find("wrong version number") != std::string::npos ||
-                     detail.find("packet length too long") != std::string::npos ||
-                     detail.find("http request") != std::string::npos;
-  std::string hint;
-  if (plain || closed) hint = "; does the server use TLS on this port? try without --ssl";
-  throw Hs2Error(Hs2ErrorKind::kAuth,
-                 fmt::format("TLS handshake with {} failed: {}{}", peer, detail, hint));
+  throw tls_handshake_failure(peer, detail, closed);
 }
 
 void TlsTransport::accept() {

@@ -43,6 +43,13 @@ std::string certificate_names(X509* cert);
 Hs2Error untrusted_certificate(const std::string& peer, const std::string& host, long verify_result,
                                const std::string& names);
 
+// The failure of a TLS handshake with `peer` (HOST:PORT), in the same words over hs2 and
+// hs2-http: a server that answered in plain text, or closed the connection at the ClientHello
+// (`closed`), does not speak TLS on that port.
+//   "TLS handshake with 10.0.0.7:21050 failed: ...wrong version number; does the server use TLS
+//    on this port? try without --ssl"
+Hs2Error tls_handshake_failure(const std::string& peer, const std::string& detail, bool closed);
+
 // Whether `host` is an IPv4 or IPv6 address rather than a name.
 bool is_ip_literal(const std::string& host);
 

@@ -637,6 +637,12 @@ TEST_CASE("protocol mismatches are named with the flag to try; TLS failures exit
     r = run("apply --ssl --ca_cert " + tls_files().ca + " -i " + binary.address() + " " + input);
     CHECK(r.status == 5);
     CHECK(contains(r.err, "try without --ssl"));
+    // hs2-http with --ssl against it: the same words (it showed libcurl's SSL_ERROR_SYSCALL alone).
+    r = run("apply --protocol hs2-http --ssl --connect_max_tries 1 --ca_cert " + tls_files().ca +
+            " -i " + binary.address() + " " + input);
+    CHECK(r.status == 5);
+    CHECK(contains(r.err, "atlas2kudu: TLS handshake with " + binary.address() + " failed: "));
+    CHECK(contains(r.err, "; does the server use TLS on this port? try without --ssl\n"));
   }
 }
 
