@@ -781,8 +781,9 @@ TEST_CASE("--metrics-textfile is readable by node_exporter under a private umask
 }
 
 TEST_CASE("--stats and --metrics-textfile that cannot be written at the end: 74, both say it") {
-  // A full disk, here a file size limit of N KiB (bash counts KiB; its signal ignored, so that the
-  // write fails with EFBIG; the SQL goes to /dev/null, which it does not bound). Each file is
+  // A full disk, here a file size limit of N KiB (bash counts KiB; the program ignores its signal,
+  // SIGXFSZ, so that the write fails with EFBIG; the SQL goes to /dev/null, which it does not
+  // bound). Each file is
   // named, then what the run itself did. A run that succeeded ends with 74, and the other file
   // says 74 too (the stats file written again when only the metrics failed, or removed when that
   // fails too); a run that failed keeps its own status.
@@ -791,18 +792,19 @@ TEST_CASE("--stats and --metrics-textfile that cannot be written at the end: 74,
   const auto limited = [&](int kib, const std::string& args, const std::string& metrics_file) {
     std::remove(stats.c_str());
     std::remove(metrics.c_str());
-    return run_shell("bash -c 'trap \"\" XFSZ; ulimit -f " + std::to_string(kib) + "; exec " +
+    return run_shell("bash -c 'ulimit -f " + std::to_string(kib) + "; exec " +
                      std::string(ATLAS2KUDU_BINARY) + " " + args + " --stats " + stats +
                      " --metrics-textfile " + metrics_file + " >/dev/null'");
   };
-  const auto too_large = [](const std::string& file) {
-    return "atlas2kudu: " + file + ": cannot write: File too large\n";
+  const auto too_large = [](const std::string& file, int kib) {
+    return "atlas2kudu: " + file + ": cannot write: File too large (`ulimit -f` allows " +
+           std::to_string(kib) + " KiB per file)\n";
   };
   // Both too large for 1 KiB (compile's stats are about 1.4 KiB, its metrics 2.3).
   Run r = limited(1, "compile -q" + examples(), metrics);
   CHECK(r.status == 74);
-  CHECK(contains(r.err, too_large(stats)));
-  CHECK(contains(r.err, too_large(metrics)));
+  CHECK(contains(r.err, too_large(stats, 1)));
+  CHECK(contains(r.err, too_large(metrics, 1)));
   CHECK(contains(r.err, "atlas2kudu: the run itself succeeded; not written: " + stats + ", " +
                             metrics + "\n"));
   CHECK_FALSE(std::filesystem::exists(stats));
@@ -818,11 +820,13 @@ TEST_CASE("--stats and --metrics-textfile that cannot be written at the end: 74,
     CAPTURE(args);
     r = limited(run_with_limit.first, args, metrics);
     CHECK(r.status == 74);
-    CHECK(contains(r.err, too_large(metrics)));
+    CHECK(contains(r.err, too_large(metrics, run_with_limit.first)));
     CHECK(contains(r.err, "atlas2kudu: the run itself succeeded; not written: " + metrics + "\n"));
     const std::string written = slurp(stats);
     CHECK(contains(written, "\"completed\":true,\"exit_status\":74,"));
-    CHECK(contains(written, "\"error\":\"" + metrics + ": cannot write: File too large\""));
+    CHECK(contains(written, "\"error\":\"" + metrics +
+                                ": cannot write: File too large (`ulimit -f` allows " +
+                                std::to_string(run_with_limit.first) + " KiB per file)\""));
   }
   // The stats file fits with exit status 0, but not again with 74 and the metrics file's long
   // name in its error: it is removed rather than left saying 0.
