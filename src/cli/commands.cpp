@@ -144,22 +144,22 @@ RunOutcome run_reporting_failures(Progress& progress, const std::function<void()
   RunOutcome outcome;
   outcome.start_micros = wall_clock_micros();
   std::string failure;
+  const auto stopped = [&](const StopError& e) {
+    failure = e.what();
+    outcome.status = exit_code_for(e.category());
+    outcome.stopped_by = e.reason();
+  };
   try {
     body();
     outcome.completed = true;
   } catch (const StopError& e) {
-    failure = e.what();
-    outcome.status = exit_code_for(e.category());
-    outcome.stopped_by = e.reason();
+    stopped(e);
   } catch (const Error& e) {
     if (e.category() == ErrorCategory::kOutputClosed && stop_requested()) {
       // A stop came first, and the reader went away while the window was still being printed
       // (`timeout 60 atlas2kudu compile ... | consumer`): the run ends by the stop, not as a
       // reader that had all it wanted (exit 0).
-      const StopError stop(stop_reason());
-      failure = stop.what();
-      outcome.status = exit_code_for(stop.category());
-      outcome.stopped_by = stop.reason();
+      stopped(StopError(stop_reason()));
     } else {
       outcome.status = exit_code_for(e.category());
       outcome.output_closed = e.category() == ErrorCategory::kOutputClosed;

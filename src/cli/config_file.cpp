@@ -138,9 +138,8 @@ ConfigFile read_config_file(const std::string& path, const std::vector<std::stri
   // config. Found here, before the command could run.
   if ((st.st_mode & S_IWOTH) != 0) {
     const auto names_a_command = [](const ConfigEntry& e) {
-      std::string key = e.key;
-      std::replace(key.begin(), key.end(), '-', '_');
-      return key == "ldap_password_cmd" || key == "jwt_cmd";
+      const std::string key = canonical_option_key(e.key);
+      return key == "ldap-password-cmd" || key == "jwt-cmd";
     };
     std::vector<const ConfigEntry*> entries;
     for (const ConfigEntry& e : config.common) entries.push_back(&e);

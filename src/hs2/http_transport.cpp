@@ -302,6 +302,7 @@ void HttpClientTransport::perform_once(long* status, long* retry_after) {
     if (stoppable_) throw_if_stopped();
     std::string detail = errbuf[0] ? errbuf : curl_easy_strerror(rc);
     while (!detail.empty() && detail.back() == ' ') detail.pop_back();  // libcurl's may end so
+    const std::string endpoint = format_endpoint(config_.host, config_.port);
     if (rc == CURLE_SSL_CACERT_BADFILE) {
       throw Hs2Error(
           Hs2ErrorKind::kAuth,
@@ -320,21 +321,19 @@ void HttpClientTransport::perform_once(long* status, long* retry_after) {
                                              : X509_V_ERR_HOSTNAME_MISMATCH;
       }
       if (verify != X509_V_OK) {
-        throw untrusted_certificate(format_endpoint(config_.host, config_.port), config_.host,
-                                    verify, peer_names_);
+        throw untrusted_certificate(endpoint, config_.host, verify, peer_names_);
       }
-      throw Hs2Error(Hs2ErrorKind::kAuth,
-                     fmt::format("TLS: server certificate of {} not trusted: {}",
-                                 format_endpoint(config_.host, config_.port), detail));
+      throw Hs2Error(
+          Hs2ErrorKind::kAuth,
+          fmt::format("TLS: server certificate of {} not trusted: {}", endpoint, detail));
     }
     if (is_tls_error(rc)) {
       // libcurl's words for a server that closed the connection at the ClientHello.
       const bool closed = detail.find("SSL_ERROR_SYSCALL") != std::string::npos ||
                           detail.find("unexpected eof") != std::string::npos ||
                           detail.find("Connection reset") != std::string::npos;
-      throw tls_handshake_failure(format_endpoint(config_.host, config_.port), detail, closed);
+      throw tls_handshake_failure(endpoint, detail, closed);
     }
-    const std::string endpoint = format_endpoint(config_.host, config_.port);
     const bool tls = config_.url.rfind("https:", 0) == 0;
     // Through a proxy of the environment, a connection that failed, or one that went unanswered
     // before any reply came through it, is the proxy's: the impalad's port was never reached, so

@@ -44,13 +44,11 @@ using namespace atlas2kudu::testing;
 
 namespace {
 
-constexpr bool kSanitized = kAddressSanitized;
-
 // The bounds every run is held to. Sanitized builds run several times slower and keep freed
 // memory in quarantine, so their bounds are wider.
-constexpr std::size_t kAddressSpace = std::size_t{1} << 30;        // RLIMIT_AS: 1 GiB
-constexpr long kSanitizedResidentKb = 3L << 20;                    // ru_maxrss: 3 GiB
-constexpr std::chrono::seconds kTimeLimit{kSanitized ? 300 : 60};  // then SIGKILL
+constexpr std::size_t kAddressSpace = std::size_t{1} << 30;               // RLIMIT_AS: 1 GiB
+constexpr long kSanitizedResidentKb = 3L << 20;                           // ru_maxrss: 3 GiB
+constexpr std::chrono::seconds kTimeLimit{kAddressSanitized ? 300 : 60};  // then SIGKILL
 
 struct Run {
   int status = -1;  // exit status, or 128 + signal
@@ -76,7 +74,7 @@ Run run_bounded(const std::vector<std::string>& args) {
   const pid_t pid = fork();
   REQUIRE(pid >= 0);
   if (pid == 0) {
-    if (!kSanitized) {
+    if (!kAddressSanitized) {
       const rlimit as{kAddressSpace, kAddressSpace};
       setrlimit(RLIMIT_AS, &as);
     }
@@ -121,7 +119,7 @@ Run run_bounded(const std::vector<std::string>& args) {
 void check_bounded(const Run& r) {
   CHECK_FALSE(r.timed_out);
   CHECK(r.status < 128);  // no signal: no crash, no abort, no kill for memory
-  if (kSanitized) CHECK(r.max_rss_kb < kSanitizedResidentKb);
+  if (kAddressSanitized) CHECK(r.max_rss_kb < kSanitizedResidentKb);
   CHECK(r.err.find("internal error") == std::string::npos);
   CHECK(r.err.find("bad_alloc") == std::string::npos);
 }
