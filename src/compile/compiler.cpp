@@ -12,7 +12,6 @@
 #include "compile/print_executor.h"
 #include "compile/sql_writer.h"
 #include "util/resident_memory.h"
-#include "util/stop.h"
 #include "util/version.h"
 
 namespace atlas2kudu {
@@ -339,8 +338,6 @@ void prepare_window(Compiler& compiler, PriorState& prior, std::span<const Event
         compiler.learn(found);
         keep_resident_memory_under_ceiling(true);
       });
-    } catch (const StopError&) {
-      throw;  // a stop request says what stopped the run itself
     } catch (Error& e) {
       // The lookup names its table and keys; the window says which input it was for, as a
       // failed statement's message does.

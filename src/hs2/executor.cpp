@@ -10,6 +10,7 @@
 
 #include "hs2/phase_schedule.h"
 #include "util/resident_memory.h"
+#include "util/stop.h"
 
 namespace atlas2kudu {
 
@@ -246,17 +247,27 @@ void Hs2Executor::run_part(SqlSession& session, Phase& phase, std::size_t index,
   const CompiledWindow& window = phase.window;
   const ObservedStatement observed(
       observer_, {window.index, phase.name, position, phase.statements.size(), statement.table});
-  const Hs2DmlResult r = retry_.run(
-      session, [&](SqlSession& s) { return execute(s, statement.sql); },
-      [&](const RetryFailure& f) {
-        std::string where = statement_name(window, phase.name, position, statement);
-        if (is_part) where += fmt::format(", rows {}-{} of {}", first + 1, last, whole.rows);
-        const std::string message = f.exhausted ? fmt::format("{}: {}", where, f.giving_up())
-                                                : fmt::format("{}: {}", where, f.error.what());
-        throw Hs2ExecutionError(f.error.kind(), message, window.index, phase.name, position,
-                                statement.table, f.error.what());
-      },
-      observed.retries());
+  const auto where = [&] {
+    std::string name = statement_name(window, phase.name, position, statement);
+    if (is_part) name += fmt::format(", rows {}-{} of {}", first + 1, last, whole.rows);
+    return name;
+  };
+  Hs2DmlResult r;
+  try {
+    r = retry_.run(
+        session, [&](SqlSession& s) { return execute(s, statement.sql); },
+        [&](const RetryFailure& f) {
+          const std::string message = f.exhausted ? fmt::format("{}: {}", where(), f.giving_up())
+                                                  : fmt::format("{}: {}", where(), f.error.what());
+          throw Hs2ExecutionError(f.error.kind(), message, window.index, phase.name, position,
+                                  statement.table, f.error.what());
+        },
+        observed.retries());
+  } catch (StopError& e) {
+    // Which statement the stop cut short, or which one it came before (nothing of it was sent).
+    e.add_context(e.statement_may_have_run() ? where() + ": " : "before " + where() + ": ");
+    throw;
+  }
   const bool deleting = std::string_view(phase.name) == "delete";
   if (r.row_errors > 0 && !deleting) {
     std::lock_guard lock(phase.mu);

@@ -540,6 +540,9 @@ void Hs2Session::connect() {
     impl_->open_transport();
     impl_->open_session();
     impl_->settings.note_server_answered();
+  } catch (StopError& e) {
+    e.add_context(fmt::format("connecting to {}: ", impl_->endpoint()));
+    throw;
   } catch (const Hs2Error& e) {
     // Not retried inside one connect, since it already waited -t; a later connect may work.
     if (e.kind() == Hs2ErrorKind::kTimeout) throw Hs2Error(Hs2ErrorKind::kTransient, e.what());

@@ -13,6 +13,7 @@
 #include "atlas2kudu/reader.h"
 #include "compile/impala_sql.h"
 #include "compile/schema.h"
+#include "util/stop.h"
 
 namespace atlas2kudu {
 
@@ -165,15 +166,21 @@ Hs2QueryResult Hs2PriorState::run(const std::string& sql, std::string_view table
   }
   const std::string what = fmt::format("{}, {}", table, where);
   const ObservedStatement observed(observer_, {0, "lookup", ++lookup_queries_, 0, table});
-  Hs2QueryResult r = retry_.run(
-      *session_, [&](SqlSession& s) { return s.query(sql); },
-      [&](const RetryFailure& f) {
-        throw Hs2Error(f.error.kind(),
-                       f.exhausted
-                           ? fmt::format("prior-state lookup ({}): {}", what, f.giving_up())
-                           : fmt::format("prior-state lookup ({}): {}", what, f.error.what()));
-      },
-      observed.retries());
+  Hs2QueryResult r;
+  try {
+    r = retry_.run(
+        *session_, [&](SqlSession& s) { return s.query(sql); },
+        [&](const RetryFailure& f) {
+          throw Hs2Error(f.error.kind(),
+                         f.exhausted
+                             ? fmt::format("prior-state lookup ({}): {}", what, f.giving_up())
+                             : fmt::format("prior-state lookup ({}): {}", what, f.error.what()));
+        },
+        observed.retries());
+  } catch (StopError& e) {
+    e.add_context(fmt::format("prior-state lookup ({}): ", what));  // a query: nothing written
+    throw;
+  }
   ++stats_.queries;
   return r;
 }

@@ -45,6 +45,13 @@ void check_clean_stop_mid_apply(int signo, const std::string& name, int status) 
   const Run r = apply.wait();
   CHECK(r.status == status);
   CHECK(contains(r.err, "(stopped by " + name + ")"));
+  // Which statement it cut short; as in --stats.
+  const std::string cut_short = "window 1 (events 1-23; " + example_files().front() + ":1 .. " +
+                                example_files().back() +
+                                ":4), delete phase, statement 1 of 12 (table entity_by_qn): "
+                                "stopped by " +
+                                name;
+  CHECK(contains(r.err, "atlas2kudu: " + cut_short + "\n"));
   CHECK(contains(slurp(stats), "\"stopped_by\":\"" + name + "\""));
   // The statement cancelled may have written rows before the cancel: said apart.
   CHECK(contains(r.err,
@@ -84,7 +91,10 @@ TEST_CASE(
   first.signal(SIGTERM);
   const Run stopped = first.wait();
   CHECK(stopped.status == 143);
-  CHECK(contains(stopped.err, "atlas2kudu: stopped by SIGTERM"));
+  // The statement the stop cut short, by window, phase and table.
+  CHECK(contains(stopped.err, "atlas2kudu: window 3 (events 11-15; " + files[1] + ":7 .. "));
+  CHECK(contains(stopped.err,
+                 "delete phase, statement 6 of 10 (table edge_in): stopped by SIGTERM\n"));
   CHECK(contains(stopped.err, "2 windows applied"));
   CHECK(contains(stopped.err, "(stopped by SIGTERM)"));
   // Window 2 ends in the second file (4 + 6 records): the message says where a rerun starts.
@@ -367,6 +377,24 @@ TEST_CASE("--deadline stops a run like SIGTERM, cancelling the running statement
 }
 
 TEST_CASE(
+    "a stop during a prior-state lookup names the lookup; a query is no statement cut short") {
+  TestServer server("--handler kit --hang-at 1");  // the first statement: window 1's SELECT
+  const std::string stats = tmp_path(".json");
+  Background apply("apply -i " + server.address() + " --stats " + stats + joined(example_files()));
+  REQUIRE(eventually([&] { return contains(server.statements(), "-- holding statement 1"); }));
+  apply.signal(SIGTERM);
+  const Run r = apply.wait();
+  CHECK(r.status == 143);
+  CHECK(contains(r.err, "atlas2kudu: window 1 (events 1-23; " + example_files().front() + ":1 .. " +
+                            example_files().back() +
+                            ":4), prior-state lookup (entity_flat, keys 1-8 of 8): stopped by "
+                            "SIGTERM\n"));
+  CHECK(contains(r.err, ", 0 windows applied, 0 statements, "));
+  CHECK(json_number(slurp(stats), "statements_cut_short") == 0);
+  std::remove(stats.c_str());
+}
+
+TEST_CASE(
     "the first signal cuts short a wait for a silent server (OpenSession over hs2 and hs2-http, "
     "the SASL handshake without -t): exit 143 at once, --stats says SIGTERM") {
   TestServer server("--silent");
@@ -383,7 +411,9 @@ TEST_CASE(
     const Run r = apply.wait(std::chrono::seconds(20));  // before: -t (30 s), or never
     CHECK(r.status == 143);
     CHECK(std::chrono::steady_clock::now() - signalled < std::chrono::seconds(10));
-    CHECK(contains(r.err, "atlas2kudu: stopped by SIGTERM"));
+    // It says what it was waiting for.
+    CHECK(contains(r.err,
+                   "atlas2kudu: connecting to " + server.address() + ": stopped by SIGTERM\n"));
     CHECK_FALSE(contains(r.err, "cannot connect"));
     CHECK(contains(slurp(stats), "\"stopped_by\":\"SIGTERM\""));
     std::remove(stats.c_str());

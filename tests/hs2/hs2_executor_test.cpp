@@ -11,6 +11,7 @@
 #include "hs2_test_server.h"
 #include "hs2_test_util.h"
 #include "statement_handler.h"
+#include "util/stop.h"
 
 TEST_SUITE_BEGIN("hs2_executor");
 
@@ -267,6 +268,51 @@ TEST_CASE("hs2 executor: a definite error stops with the message, window and pos
   int lines = 0;
   for (std::string line; std::getline(log, line);) ++lines;
   CHECK(lines == 3);  // the failed statement never reached the handler
+}
+
+TEST_CASE("hs2 executor: a stop between two statements names the next one, which is not sent") {
+  // The session requests the stop as the third statement returns, as a SIGTERM then would.
+  class StopAfterThird final : public SqlSession {
+   public:
+    explicit StopAfterThird(std::unique_ptr<SqlSession> inner) : inner_(std::move(inner)) {}
+    void connect() override { inner_->connect(); }
+    bool connected() const override { return inner_->connected(); }
+    Hs2DmlResult execute(std::string_view sql) override {
+      Hs2DmlResult r = inner_->execute(sql);
+      if (++executed_ == 3) request_stop(StopReason::kTerminate);
+      return r;
+    }
+    Hs2QueryResult query(std::string_view sql) override { return inner_->query(sql); }
+    void drop() noexcept override { inner_->drop(); }
+    void close() noexcept override { inner_->close(); }
+
+   private:
+    std::unique_ptr<SqlSession> inner_;
+    int executed_ = 0;
+  };
+  reset_stop();
+  auto handler = std::make_shared<KeySetHandler>();
+  Hs2TestServer server(Hs2TestServerConfig{}, handler);
+  auto o = test_options(server.start());
+  const SessionFactory real = hs2_sessions(o);
+  Hs2Executor ex(validate_hs2_options(o), [&] { return std::make_unique<StopAfterThird>(real()); });
+  ex.start("");
+  const std::vector<CompiledWindow> windows = make_windows(1, 12, 5);
+  try {
+    ex.run_window(windows.front());
+    FAIL("expected StopError");
+  } catch (const StopError& e) {
+    CHECK(e.category() == ErrorCategory::kTerminated);
+    CHECK_FALSE(e.statement_may_have_run());
+    CHECK(std::string(e.what()) ==
+          "before window 1 (events 1-10), upsert phase, statement 4 of 10 (table entity_flat): "
+          "stopped by SIGTERM");
+  }
+  CHECK(handler->statements().size() == 3);
+  CHECK(ex.stats().statements == 3);
+  CHECK(ex.stats().statements_cut_short == 0);
+  ex.finish();
+  reset_stop();
 }
 
 TEST_CASE("hs2 executor: retries are bounded; exhaustion is 'unavailable'") {
