@@ -530,21 +530,21 @@ void Framer::use_kernel(Kernel kernel) {
   kernel_ = static_cast<int>(kernel) < static_cast<int>(best) ? best : kernel;
 }
 
-bool Framer::next_line_opens_member_position(std::size_t& start) {
+char Framer::next_line_cannot_hold_member(std::size_t& start) {
   // Where a member name belongs: right after the object's '{' or a ',' (the bytes before the
   // newline at pos_, outside any string since a string never holds a raw newline).
   std::size_t back = pos_;
   while (back > start && is_space(buf_[back - 1])) --back;
-  if (back == start || (buf_[back - 1] != '{' && buf_[back - 1] != ',')) return false;
+  if (back == start || (buf_[back - 1] != '{' && buf_[back - 1] != ',')) return 0;
   // The next line's first byte other than spaces and tabs, within a few bytes.
   constexpr std::size_t kLook = 64;
   if (end_ - pos_ < kLook) refill(start, kLook);
   for (std::size_t at = pos_ + 1; at < end_ && at < pos_ + kLook; ++at) {
     const char c = buf_[at];
     if (c == ' ' || c == '\t' || c == '\r') continue;
-    return c == '{';
+    return c == '"' || c == '}' || c == '\n' ? 0 : c;
   }
-  return false;
+  return 0;
 }
 
 Framer::Scan Framer::scan_document(std::size_t& start, std::string& reason, DocumentState& s) {
@@ -613,13 +613,16 @@ Framer::Scan Framer::scan_document(std::size_t& start, std::string& reason, Docu
               depth);
           return Scan::kTruncated;
         }
-        if (depth == 1 && !over_limit_ && next_line_opens_member_position(start)) {
+        if (depth == 1 && !over_limit_) {
           // A stray line holding '{' before records of one line each: without this, it would
           // take every record after it to the end of the input into one bad record.
-          reason =
-              "not a JSON document: its next line starts with '{' where a member name belongs "
-              "(a stray line of its own before the records that follow?)";
-          return Scan::kTruncated;
+          if (const char next = next_line_cannot_hold_member(start); next != 0) {
+            reason = fmt::format(
+                "not a JSON document: its next line starts with '{}' where a member name belongs "
+                "(a stray line of its own before the records that follow?)",
+                printable_excerpt(std::string_view(&next, 1), 1));
+            return Scan::kTruncated;
+          }
         }
         ++line_;
         s.spaced = true;

@@ -150,12 +150,14 @@ class Framer {
   };
   // Scans a document from its '{' (at pos_) to its end.
   Scan scan_document(std::size_t& start, std::string& reason, DocumentState& state);
-  // At a newline (pos_) of a document spread over lines, at its top level: whether the line
-  // before ends where a member name belongs ('{' or ',') and the next line starts with '{',
-  // which no JSON has. Reads ahead (refill) to see the next line.
-  //   {                      <- a stray line: rejected alone,
-  //   {"version":...}        <- and this record framed as usual
-  bool next_line_opens_member_position(std::size_t& start);
+  // At a newline (pos_) of a document spread over lines, at its top level: when the line before
+  // ends where a member name belongs ('{' or ',') and the next line starts with neither the '"'
+  // of a member name nor a '}', which no JSON has there, that first byte; 0 otherwise (also for
+  // a blank line). Reads ahead (refill) to see the next line.
+  //   {                                  <- a stray line: rejected alone,
+  //   {"version":...}                    <- and this record framed as usual ('{'),
+  //   CreateTime:1700000000000\t{...}    <- or this console line ('C'), or a log line ('[')
+  char next_line_cannot_hold_member(std::size_t& start);
   // Advances a document's scan by the 64 bytes at pos_ (which must be in the buffer), classified
   // at once: quotes, brackets and whitespace as bit masks, the bytes inside strings as the prefix
   // XOR of the quotes. It stops before the first backslash or newline (kStopped, possibly

@@ -488,6 +488,27 @@ TEST_CASE("a stray line holding '{' is one bad record; the records after it are 
   CHECK(after_member.records[0].text == "{\n  \"x\": 1,");
   check_document(after_member.records[1], b, 3, cut.find(b), 1);
 
+  // Any line that cannot go on where a member name belongs ends the stray line there: a console
+  // line (kafka-console-consumer's prefixes), a log line, a bare word. Only '"' and '}' go on.
+  for (const std::string& next : {std::string("CreateTime:1\tPartition:0\tOffset:2\t"),
+                                  std::string("[2021-01-01] WARN x ")}) {
+    CAPTURE(next);
+    const std::string line = next + b;
+    const std::string stray = a + "\n{\n" + line + "\n" + c + "\n";
+    const Framed read_on = frame_all_ways(stray);
+    REQUIRE(read_on.records.size() >= 3);
+    check_malformed(read_on.records[1], RejectCode::kInvalidJson,
+                    "not a JSON document: its next line starts with '" + next.substr(0, 1) +
+                        "' where a member name belongs (a stray line of its own before the "
+                        "records that follow?)",
+                    2, a.size() + 1);
+    CHECK(read_on.records[1].text == "{");
+    CHECK(read_on.records.back().text == c);  // not taken into the stray line's record
+  }
+  const Framed empty_object = frame_all_ways("{\n}\n" + b + "\n");
+  REQUIRE(empty_object.records.size() == 2);
+  check_document(empty_object.records[0], "{\n}", 1, 0, 0);
+
   // A value on the line after its name is JSON: one document, as before.
   const std::string value_below = "{\n  \"x\":\n  {\"y\": 1}\n}";
   const Framed valid = frame_all_ways(value_below + "\n");
