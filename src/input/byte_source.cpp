@@ -48,8 +48,9 @@ class FileByteSource final : public ByteSource {
 
   std::size_t read(char* out, std::size_t size) override {
     if (!started_) start();
-    if (!gzip_) return read_plain(out, size);
-    return read_gzip(out, size);
+    const std::size_t n = gzip_ ? read_gzip(out, size) : read_plain(out, size);
+    if (head_.size() < kTarMagicEnd) refuse_tar(std::string_view(out, n));
+    return n;
   }
 
   std::uint64_t consumed() const override { return offset_ + in_begin_; }
@@ -59,6 +60,7 @@ class FileByteSource final : public ByteSource {
 
  private:
   static constexpr std::size_t kInputBuffer = std::size_t{1} << 20;
+  std::string head_;  // the first bytes read, up to kTarMagicEnd (refuse_tar)
   // Plain reads at least this large bypass in_ when it is empty (read_plain).
   static constexpr std::size_t kDirectRead = std::size_t{64} << 10;
 
@@ -144,6 +146,27 @@ class FileByteSource final : public ByteSource {
     throw SourceError(false, fmt::format("{}: {}, which atlas2kudu does not read (UTF-8 text or "
                                          "gzip only); {}",
                                          one_line(name_), found->what, found->remedy));
+  }
+
+  // A tar archive (`tar czf export.tar.gz *.jsonl`), plain or inside gzip, is known by its
+  // header's magic at byte 257 of what is read, POSIX "ustar\0" or GNU "ustar  \0": its header
+  // would otherwise be read as part of the first record (lost with it), and its padding as bad
+  // records. Text never has the NUL byte, so a record that holds "ustar" there is not taken for
+  // one. Looked at over the first reads, which may be short (a pipe's).
+  static constexpr std::size_t kTarMagicAt = 257;
+  static constexpr std::size_t kTarMagicEnd = kTarMagicAt + 8;
+  void refuse_tar(std::string_view data) {
+    using namespace std::string_view_literals;
+    head_.append(data.substr(0, kTarMagicEnd - head_.size()));
+    if (data.empty()) head_.resize(kTarMagicEnd, '\n');  // the end: no more to look at
+    if (head_.size() < kTarMagicEnd) return;
+    const std::string_view magic = std::string_view(head_).substr(kTarMagicAt);
+    if (!magic.starts_with("ustar\0"sv) && !magic.starts_with("ustar  \0"sv)) return;
+    throw SourceError(
+        false, fmt::format("{}: a tar archive{}, which atlas2kudu does not read (UTF-8 text or "
+                           "gzip only); extract its files to standard output first: tar -x{}Of "
+                           "FILE | atlas2kudu ... -",
+                           one_line(name_), gzip_ ? " (gzip-compressed)" : "", gzip_ ? "z" : ""));
   }
 
   void start() {

@@ -654,6 +654,39 @@ TEST_CASE("gzip inputs: members continue, a cut or appended-to file is an error"
     }
     CHECK(stopped.starts_with("stopped at the first malformed record (" + name + ":1:0)"));
   }
+
+  // A tar archive, plain or gzip-compressed: its 512-byte header holds the magic at byte 257,
+  // POSIX "ustar\0" + "00" or GNU "ustar  \0". Without this, the header and the first record
+  // read as one bad record, the padding as another.
+  for (const std::string magic : {"ustar\0"
+                                  "00"s,
+                                  "ustar  \0"s}) {
+    std::string header(512, '\0');
+    header.replace(0, 11, "plain.jsonl");
+    header.replace(257, magic.size(), magic);
+    const std::string tar = header + good + std::string(512 - good.size() % 512, '\0');
+    const std::string says =
+        ": a tar archive, which atlas2kudu does not read (UTF-8 text or gzip "
+        "only); extract its files to standard output first: tar -xOf FILE | "
+        "atlas2kudu ... -";
+    CHECK(read_file_bytes(tar) == "0 events, then: " + name + says);
+    CHECK(read_file_bytes(gzip_compress(tar), gz) ==
+          "0 events, then: " + gz +
+              ": a tar archive (gzip-compressed), which atlas2kudu does not read (UTF-8 text or "
+              "gzip only); extract its files to standard output first: tar -xzOf FILE | "
+              "atlas2kudu ... -");
+  }
+  // Text never holds the NUL byte: a record with "ustar" at byte 257 is read.
+  const std::string ustar_text = "{\"a\":\"" + std::string(251, 'x') + "ustar  \"}\n";
+  REQUIRE(ustar_text.compare(257, 5, "ustar") == 0);
+  std::string read_as_text;
+  try {
+    read_as_text = read_file_bytes(ustar_text);
+  } catch (const std::exception& e) {
+    read_as_text = e.what();  // its one record is not an event: rejected as such
+  }
+  CHECK(read_as_text.starts_with("stopped at the first malformed record (" + name + ":1:0)"));
+  std::remove(gz.c_str());
   std::remove(path);
 }
 
