@@ -535,10 +535,17 @@ bool Reader::Impl::next(Event& out) {
       // would have every later run read (and apply again) all that follows it (resume_hold).
       incomplete_at_end_ = resume_hold(true);
       for (const IncompleteRecord& held : splits_.take_incomplete()) {
-        reject(held.record.pos, RejectCode::kBadSplit,
-               fmt::format("split message {} incomplete at end of input: {} of {} chunks arrived",
-                           printable_excerpt(held.msg_id, 80), held.received, held.expected),
-               held.record.text, 0, held.record.console_prefix);
+        std::string reason =
+            fmt::format("split message {} incomplete at end of input: {} of {} chunks arrived",
+                        printable_excerpt(held.msg_id, 80), held.received, held.expected);
+        if (!held.completed_earlier_at.empty()) {
+          reason += fmt::format(
+              "; a message with this msgId was completed earlier, at {} (copies of some of its "
+              "chunks, from exports that overlap?)",
+              held.completed_earlier_at);
+        }
+        reject(held.record.pos, RejectCode::kBadSplit, std::move(reason), held.record.text, 0,
+               held.record.console_prefix);
       }
       return false;
     }

@@ -102,6 +102,13 @@ std::optional<AssembledMessage> SplitAssembler::add(SplitChunk chunk, const Sour
   }
   whole.records = std::move(split.records);
   bytes_ -= split.bytes;
+  const auto [done, fresh] = completed_at_.insert_or_assign(
+      it->first, fmt::format("{}:{}", printable_excerpt(pos.source, 200), pos.line));
+  if (fresh) completion_order_.push_back(done);
+  if (completion_order_.size() > kCompletionsRemembered) {
+    completed_at_.erase(completion_order_.front());
+    completion_order_.pop_front();
+  }
   pending_.erase(it);
   return whole;
 }
@@ -134,8 +141,10 @@ std::vector<IncompleteRecord> SplitAssembler::take_incomplete() {
   std::vector<IncompleteRecord> out;
   for (auto& [id, split] : pending_) {
     for (HeldRecord& r : split.records) {
+      const auto done = completed_at_.find(id);
       out.push_back(IncompleteRecord{id, split.chunks.size(), static_cast<std::size_t>(split.count),
-                                     std::move(r)});
+                                     std::move(r),
+                                     done == completed_at_.end() ? std::string() : done->second});
     }
   }
   std::sort(out.begin(), out.end(), [](const IncompleteRecord& a, const IncompleteRecord& b) {

@@ -32,6 +32,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <optional>
@@ -77,6 +78,10 @@ struct IncompleteRecord {
   std::size_t received = 0;  // distinct chunks of its message that arrived
   std::size_t expected = 0;  // msgSplitCount
   HeldRecord record;
+  // "SOURCE:LINE" of the chunk that completed an earlier message with this msgId, if one did
+  // (among the last SplitAssembler::kCompletionsRemembered): the chunks held are then copies of
+  // some of its chunks, as exports that overlap give, rather than a message cut short.
+  std::string completed_earlier_at;
 };
 
 struct SplitLimits {
@@ -121,6 +126,9 @@ class SplitAssembler {
   // Bytes held now (chunk texts and records), for tests and limits.
   std::size_t bytes_held() const { return bytes_; }
 
+  // How many completed msgIds are remembered for IncompleteRecord::completed_earlier_at.
+  static constexpr std::size_t kCompletionsRemembered = 4096;
+
  private:
   struct Pending {
     std::int64_t count = 0;
@@ -132,6 +140,9 @@ class SplitAssembler {
   SplitLimits limits_;
   std::map<std::string, Pending, std::less<>> pending_;
   std::size_t bytes_ = 0;
+  // The last kCompletionsRemembered completed msgIds, with where each completed; oldest first.
+  std::map<std::string, std::string, std::less<>> completed_at_;
+  std::deque<std::map<std::string, std::string, std::less<>>::iterator> completion_order_;
 };
 
 }  // namespace atlas2kudu

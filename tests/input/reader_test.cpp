@@ -766,6 +766,17 @@ TEST_CASE("incomplete split message at end of input: each of its records rejecte
   CHECK(out.reject_file.find("\"record\":" +
                              json_quote(first_two.substr(end0, first_two.size() - end0 - 1))) !=
         std::string::npos);
+
+  // The whole message, then two of its chunks again (an export overlapping the first): one
+  // event, and the copies are said to be copies.
+  const auto again = read_text(text + first_two);
+  CHECK(again.events.size() == 1);
+  REQUIRE(again.diagnostics.size() == 2);
+  const std::size_t lines = static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
+  CHECK(again.diagnostics[0] ==
+        "t.jsonl:" + std::to_string(lines + 1) + ":" + std::to_string(text.size()) + ": " + reason +
+            "; a message with this msgId was completed earlier, at t.jsonl:" +
+            std::to_string(lines) + " (copies of some of its chunks, from exports that overlap?)");
 }
 
 TEST_CASE("a completed split message that is bad is rejected as all of its records") {

@@ -198,6 +198,36 @@ TEST_CASE("a completed message hands back the other records it was read from") {
   CHECK(splits.bytes_held() == 0);
 }
 
+TEST_CASE("chunks of a msgId completed earlier say where it completed, as long as it is recalled") {
+  // Two console exports that overlap, the second starting within a split message: its chunks
+  // come again after the message completed, and can never complete a second one.
+  SplitAssembler splits;
+  CHECK_FALSE(add(splits, chunk("m_1", 0, 3, "a"), at(0)));
+  CHECK_FALSE(add(splits, chunk("m_1", 1, 3, "b"), at(1)));
+  REQUIRE(add(splits, chunk("m_1", 2, 3, "c"), at(2)));
+  CHECK_FALSE(add(splits, chunk("m_1", 2, 3, "c"), at(0, 1)));
+  CHECK_FALSE(add(splits, chunk("m_2", 0, 2, "x"), at(1, 1)));  // never completed before
+  const auto incomplete = splits.take_incomplete();
+  REQUIRE(incomplete.size() == 2);
+  CHECK(incomplete[0].msg_id == "m_1");
+  CHECK(incomplete[0].completed_earlier_at == "t.jsonl:3");
+  CHECK(incomplete[1].completed_earlier_at.empty());
+
+  // Only the last kCompletionsRemembered completions are recalled.
+  SplitAssembler many;
+  for (std::size_t i = 0; i <= SplitAssembler::kCompletionsRemembered; ++i) {
+    const std::string id = "n_" + std::to_string(i);
+    REQUIRE(add(many, chunk(id, 0, 2, "a"), at(2 * i)) == std::nullopt);
+    REQUIRE(add(many, chunk(id, 1, 2, "b"), at(2 * i + 1)));
+  }
+  CHECK_FALSE(add(many, chunk("n_0", 0, 2, "a"), at(0, 1)));  // the oldest: forgotten
+  CHECK_FALSE(add(many, chunk("n_1", 0, 2, "a"), at(1, 1)));
+  const auto again = many.take_incomplete();
+  REQUIRE(again.size() == 2);
+  CHECK(again[0].completed_earlier_at.empty());
+  CHECK(again[1].completed_earlier_at == "t.jsonl:4");
+}
+
 TEST_CASE("the bounds: chunks per message, messages pending, bytes held") {
   SplitAssembler splits(SplitLimits{.max_messages = 2, .max_chunks = 4, .max_bytes = 200});
   CHECK(refused(splits, chunk("m_big", 0, 5, "x"), at(0), RejectCode::kTooLarge) ==
