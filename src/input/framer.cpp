@@ -724,6 +724,11 @@ bool Framer::next(FramedRecord& out) {
       line_start_ = true;
       continue;
     }
+    if (line_start_ && c == '\xEF' && !in_array_ && fill(pos_, 3) >= 3 &&
+        std::memcmp(buf_.get() + pos_, "\xEF\xBB\xBF", 3) == 0) {
+      pos_ += 3;  // the byte order mark of a file joined on (`cat a.jsonl b.jsonl`)
+      continue;
+    }
     if (line_start_ && in_log_event_) {
       fill(pos_, kPrefixLookahead);
       if (!in_array_ && is_exception_line(std::string_view(buf_.get() + pos_, end_ - pos_))) {

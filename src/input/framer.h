@@ -9,7 +9,8 @@
 // Lines that kafka-console-consumer and kcat print about themselves ("Processed a total of 6
 // messages", "% Reached end of topic ...") are counted and skipped, since terminal captures mix
 // them into exports. A UTF-8 byte order mark at the very start of an input is skipped (RFC 8259
-// allows a reader to ignore it; editors add one). Anything else that is not a JSON object is a
+// allows a reader to ignore it; editors add one), and so is one at the start of a line, where
+// `cat a.jsonl b.jsonl` leaves b's. Anything else that is not a JSON object is a
 // malformed record: to its line end, or in a top-level array to the next element, so that one bad
 // element never takes the valid ones after it along.
 //

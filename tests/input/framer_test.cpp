@@ -640,13 +640,18 @@ TEST_CASE("the excerpt ends where a UTF-8 character starts") {
   CHECK(out.records[0].text == head);
 }
 
-TEST_CASE("a byte order mark at the start of an input is skipped; anywhere else it is not JSON") {
+TEST_CASE(
+    "a byte order mark at the start of an input or of a line is skipped; anywhere else it is not "
+    "JSON") {
+  // `cat a.jsonl b.jsonl` of two files that each start with one leaves b's at a line start.
   const std::string bom = "\xEF\xBB\xBF";
-  const Framed out = frame_all_ways(bom + "{\"a\":1}\n" + bom + "{\"b\":2}\n");
-  REQUIRE(out.records.size() == 2);
+  const std::string text = bom + "{\"a\":1}\n" + bom + "{\"b\":2}\n " + bom + "{\"c\":3}\n";
+  const Framed out = frame_all_ways(text);
+  REQUIRE(out.records.size() == 3);
   check_document(out.records[0], "{\"a\":1}", 1, 3, 0);
-  CHECK(out.records[1].error == RejectCode::kNotJson);
-  CHECK(out.records[1].reason == "not a JSON object: \"\\xef\\xbb\\xbf{\"b\":2}\"");
+  check_document(out.records[1], "{\"b\":2}", 2, text.find("{\"b"), 1);
+  CHECK(out.records[2].error == RejectCode::kNotJson);
+  CHECK(out.records[2].reason == "not a JSON object: \"\\xef\\xbb\\xbf{\"c\":3}\"");
 }
 
 TEST_CASE("one bad element of a one-line array rejects that element only") {

@@ -258,8 +258,8 @@ std::vector<Case> cases() {
       {"NUL byte in a string", std::string("{\"version\":{\"v\":\"a\0b\"}}", 23),
        "invalid JSON at byte 18 of the record: a control character (U+0000) in a string, where "
        "JSON needs it escaped: \"\\x00b\"}}\""},
-      {"byte order mark inside the input", "\xEF\xBB\xBF" + kGood,
-       "not a JSON object: \"\\xef\\xbb\\xbf{\"version\":{\"version\":\"1.0.0\",\"versio...\""},
+      // (A byte order mark at a line start is skipped, as `cat` of files that each start with one
+      // leaves it; elsewhere it is not JSON: framer_test.)
   };
 }
 
