@@ -845,6 +845,15 @@ bool Framer::next(FramedRecord& out) {
       }
       out.error = RejectCode::kNotJson;
       out.reason = fmt::format("not a JSON object: \"{}\"", printable_excerpt(out.text, 40));
+      // Fields of text, each ending in a tab, then the message: a console consumer's key without
+      // the prefixes it is read after, or a kcat -f format.
+      const std::size_t tab = out.text.find("\t{");
+      if (!in_array_ && tab != std::string_view::npos && tab < kPrefixLookahead) {
+        out.reason +=
+            " (fields and a tab before the message: a kafka-console-consumer key is read only "
+            "after the CreateTime:, Partition: or Offset: prefix, so export with "
+            "print.timestamp=true too; or, from kcat, use -J)";
+      }
     }
     return true;
   }

@@ -193,6 +193,16 @@ TEST_CASE("a record's console headers and key are skipped after its position") {
   CHECK(out.records[2].console_prefix == "Offset:4\th:1\tkey\t");  // what the line had before it
   CHECK(out.records[3].error == RejectCode::kNotJson);
   CHECK(out.records[4].error == RejectCode::kNotJson);
+  // Said how to export it so that it is read.
+  const std::string hint =
+      " (fields and a tab before the message: a kafka-console-consumer key is read only after the "
+      "CreateTime:, Partition: or Offset: prefix, so export with print.timestamp=true too; or, "
+      "from kcat, use -J)";
+  CHECK(out.records[4].reason == "not a JSON object: \"h:1\\x09{\"e\":5}\"" + hint);
+  const Framed kcat_format = frame_all_ways("ATLAS_ENTITIES\t0\t100\t{\"a\":1}\nnot json\n");
+  REQUIRE(kcat_format.records.size() == 2);
+  CHECK(kcat_format.records[0].reason.ends_with(hint));
+  CHECK(kcat_format.records[1].reason == "not a JSON object: \"not json\"");
   // Blanks between the prefixes and the record are the prefix's: the two give the line back.
   const Framed spaced = frame_all_ways("Partition:0\tOffset:5\t \t {\"a\":1}\n");
   REQUIRE(spaced.records.size() == 1);
