@@ -275,6 +275,7 @@ Envelope parse_envelope(od::parser& parser, std::string_view text, const char* w
         env.kafka_ts = int64_if_fits(value);
       }
     } else {
+      env.has_value = env.has_value || key == "value";
       validate_json(value, at, inside);
     }
   }
@@ -298,8 +299,12 @@ Envelope parse_envelope(od::parser& parser, std::string_view text, const char* w
     kcat_error.raise();
     env.payload_error = payload_error.error;
     if (kcat_without_payload) {
-      env.payload_error = InputError(RejectCode::kMissingField,
-                                     "payload: missing (a kcat record without its value's member)");
+      env.payload_error = InputError(
+          RejectCode::kMissingField,
+          env.has_value ? "payload: missing (a kcat -J record has its message in \"payload\"; "
+                          "this one's \"value\", as rpk topic consume prints it, is not read: "
+                          "export with kcat -J, or with rpk topic consume -f '%v\\n')"
+                        : "payload: missing (a kcat record without its value's member)");
     }
     return env;
   }

@@ -70,6 +70,7 @@ struct Envelope {
   std::optional<std::int64_t> offset;
   std::optional<std::int64_t> kafka_ts;  // "ts", when it is an integer (ms since the epoch)
   bool has_payload = false;
+  bool has_value = false;              // a "value" member: where rpk topic consume puts the message
   std::optional<std::string> payload;  // null for a Kafka record without a value
   // A kcat record's "payload" that is no string (an object, a number): the decoder raises it once
   // it has taken the record's Kafka position, so that the rejection names the position too.

@@ -168,6 +168,13 @@ std::vector<Case> cases() {
       {"kcat record without a payload member",
        "{\"topic\":\"ATLAS_ENTITIES\",\"partition\":3,\"offset\":17,\"ts\":1,\"key\":null}",
        "payload: missing (a kcat record without its value's member)"},
+      {"kcat record as rpk topic consume prints it (its message in \"value\")",
+       "{\"topic\":\"ATLAS_ENTITIES\",\"value\":\"{}\",\"timestamp\":1,\"partition\":3,"
+       "\"offset\":17}",
+       "payload: missing (a kcat -J record has its message in \"payload\"; this one's \"value\", "
+       "as "
+       "rpk topic consume prints it, is not read: export with kcat -J, or with rpk topic consume "
+       "-f '%v\\n')"},
       {"kcat record with null payload",
        "{\"topic\":\"ATLAS_ENTITIES\",\"partition\":3,\"offset\":17,\"key\":null,\"payload\":null}",
        "payload: kcat record without a value (null)"},
