@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <optional>
 
 #include "atlas2kudu/error.h"
@@ -163,6 +164,23 @@ std::vector<std::pair<const std::string*, FileIdentity>> input_identities(
   return ids;
 }
 
+// Throws Error(kUsage) if two inputs are one file (every input exists here).
+void refuse_repeated_inputs(const std::vector<std::pair<const std::string*, FileIdentity>>& ids) {
+  std::map<std::pair<dev_t, ino_t>, const std::string*> seen;
+  for (const auto& [input, id] : ids) {
+    const auto [first, inserted] = seen.try_emplace({id.device, id.inode}, input);
+    if (inserted) continue;
+    const std::string which = *first->second == *input
+                                  ? fmt::format("{} is given twice", one_line(*input))
+                                  : fmt::format("{} and {} are the same file",
+                                                one_line(*first->second), one_line(*input));
+    throw Error(ErrorCategory::kUsage,
+                fmt::format("{}: it would be read twice, and its events applied twice (without "
+                            "Kafka offsets, nothing tells the copies apart). Give each input once.",
+                            which));
+  }
+}
+
 }  // namespace
 
 void check_run_paths(const std::vector<std::string>& inputs,
@@ -181,6 +199,7 @@ void check_run_paths(const std::vector<std::string>& inputs,
     if (out.kind) refuse_foreign_output(out.option, out.path, *out.kind);
   }
   const auto input_ids = input_identities(inputs, /*require_open=*/true);
+  refuse_repeated_inputs(input_ids);
   std::vector<std::pair<const RunOutput*, FileIdentity>> output_ids;
   for (const RunOutput& out : outputs) {
     if (!writes_a_file(out)) continue;

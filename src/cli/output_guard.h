@@ -50,6 +50,8 @@ struct RunOutput {
 //     half done;
 //   - every output's directory exists and an existing output is a regular file (exit 74), so
 //     that `--stats outdir` fails before the windows are applied, not after;
+//   - no two inputs are one file (exit 64): `check a.jsonl ./a.jsonl` read it twice, and a
+//     compile of it applied its events twice, an older change after newer ones;
 //   - no output is also an input, and no two outputs are one file (exit 64). `check
 //     --reject-file rej.jsonl rej.jsonl` truncated its input before reading it, and `apply
 //     --checkpoint` (which appends to the reject file) read back the lines it was writing, each

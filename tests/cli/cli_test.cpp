@@ -538,6 +538,34 @@ TEST_CASE(
   }
 }
 
+TEST_CASE("an input given twice, or as two names of one file, is refused before anything is read") {
+  const std::string example = example_files().front();
+  const std::string other = tmp_path(".jsonl");  // another name of it
+  std::remove(other.c_str());
+  REQUIRE(::symlink(example.c_str(), other.c_str()) == 0);
+  Run r = run("compile -q " + example + " " + example);
+  CHECK(r.status == 64);
+  CHECK(r.err == "atlas2kudu: " + example +
+                     " is given twice: it would be read twice, and its events applied twice "
+                     "(without Kafka offsets, nothing tells the copies apart). Give each input "
+                     "once.\n");
+  CHECK(r.out.empty());
+  r = run("check " + example + " " + other);
+  CHECK(r.status == 64);
+  CHECK(contains(r.err, "atlas2kudu: " + example + " and " + other +
+                            " are the same file: it would "
+                            "be read twice"));
+  // Standard input redirected from one of them is that file too.
+  r = run("check " + example + " -", example);
+  CHECK(r.status == 64);
+  CHECK(contains(r.err, example + " and - (standard input) are the same file"));
+  // Two files with the same content are two inputs.
+  const std::string copy = write_temp(".jsonl", slurp(example));
+  CHECK(run("check " + example + " " + copy).status == 0);
+  std::remove(copy.c_str());
+  std::remove(other.c_str());
+}
+
 TEST_CASE("outputs naming an input or each other, and paths that cannot be written, fail first") {
   const std::string example = example_files().front();
   const std::string bad = write_temp(".jsonl", slurp(example) + "not json at all\n");
