@@ -144,7 +144,7 @@ class Folder::Window {
       case Operation::kClassificationAdd:
       case Operation::kClassificationUpdate:
       case Operation::kClassificationDelete:
-        entity_upsert(e, false);
+        if (!e.header_deleted) entity_upsert(e, false);  // event.h: header_deleted
         classifications(e);
         break;
       case Operation::kRelationshipCreate:

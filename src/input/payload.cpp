@@ -158,6 +158,8 @@ void parse_v1_id(od::value& value, const Path& path, Nesting nesting, EntityFiel
       if (auto t = get_optional_string(id_value, member)) e.v1_id_guid = std::string(*t);
     } else if (key == "typeName") {
       if (auto t = get_optional_string(id_value, member)) e.v1_id_type_name = std::string(*t);
+    } else if (key == "state" && id_value.type() == od::json_type::string) {
+      e.status_deleted = get_string(id_value, member) == "DELETED";
     } else {
       validate_json(id_value, member, nesting.inside());
     }
@@ -231,6 +233,9 @@ void parse_entity(od::value& v, const Path& path, Nesting nesting, bool write_at
       }
     } else if (key == "systemAttributes") {
       parse_system_attributes(value, member, inside, e);
+    } else if (key == "status" && value.type() == od::json_type::string) {
+      // Only "DELETED" is looked at; any other value, of any type, is read as before.
+      e.status_deleted = get_string(value, member) == "DELETED";
     } else {
       validate_json(value, member, inside);
     }
@@ -358,7 +363,8 @@ void payload_to_event(PayloadFields& p, const EventTimeFallbacks& fallbacks, Eve
     throw InputError(RejectCode::kMissingField,
                      v1 ? "no event time: a V1 message has no eventTime, and it has no "
                           "message.entity.systemAttributes.modifiedTime, msgCreationTime or Kafka "
-                          "timestamp to use"
+                          "timestamp to use (export it with the record's timestamp: "
+                          "kafka-console-consumer --property print.timestamp=true, or kcat -J)"
                         : "message.eventTime: missing, and no msgCreationTime or Kafka timestamp "
                           "to use");
   }
@@ -413,6 +419,7 @@ void payload_to_event(PayloadFields& p, const EventTimeFallbacks& fallbacks, Eve
                                                            : "message.entity.typeName: empty");
   }
   event.type_name = std::move(*type_name);
+  event.header_deleted = e.status_deleted;
 
   AttributeSet& attrs = v1 && e.values.present ? e.values : e.attributes;
   event.qualified_name = std::move(attrs.qualified_name);

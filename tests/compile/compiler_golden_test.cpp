@@ -239,6 +239,39 @@ UPSERT INTO `atlas`.`entity_flat` (`guid`, `type_name`, `state`, `updated_ts`) V
 )sql");
 }
 
+TEST_CASE("golden: the tags of an entity deleted change its tags only, not its state or name") {
+  // Atlas removes the tags propagated to an entity it soft-deletes after the delete, in a
+  // CLASSIFICATION_DELETE whose header says DELETED: the entity stays DELETED, and its name stays
+  // with the entity created with it since.
+  Event late_tags = tags(1, {}, 4, O::kClassificationDelete);
+  late_tags.qualified_name = "db.t@cl";
+  late_tags.header_deleted = true;
+  CHECK(body({create({.id = 1, .qn = "db.t@cl", .ms = 1}), remove({.id = 1, .ms = 2}),
+              create({.id = 2, .qn = "db.t@cl", .ms = 3}), late_tags}) ==
+        R"sql(-- window 1: events 1-4
+-- window 1 phase 1: deletes (8 statements)
+DELETE FROM `atlas`.`entity_by_qn` WHERE `qn_digest` IN ('c816104ecd79f81707ad2594cfee4fa6');
+DELETE FROM `atlas`.`entity_by_qn` WHERE `qn_digest` IN ('c816104ecd79f81707ad2594cfee4fa6') AND `guid` IN ('00000001000040008000000000000001');
+DELETE FROM `atlas`.`entity_by_qn` WHERE `guid` IN ('00000001000040008000000000000001', '00000002000040008000000000000002') AND `qn_digest` NOT IN ('c816104ecd79f81707ad2594cfee4fa6');
+DELETE FROM `atlas`.`edge_out` WHERE `src` IN ('00000001000040008000000000000001');
+DELETE FROM `atlas`.`edge_out` WHERE `dst` IN ('00000001000040008000000000000001');
+DELETE FROM `atlas`.`edge_in` WHERE `dst` IN ('00000001000040008000000000000001');
+DELETE FROM `atlas`.`edge_in` WHERE `src` IN ('00000001000040008000000000000001');
+DELETE FROM `atlas`.`entity_classifications` WHERE `guid` IN ('00000001000040008000000000000001');
+-- window 1 phase 2: upserts (3 statements)
+UPSERT INTO `atlas`.`entity_by_qn` (`qn_digest`, `guid`, `type_name`) VALUES
+('c816104ecd79f81707ad2594cfee4fa6', '00000002000040008000000000000002', 'hive_table');
+UPSERT INTO `atlas`.`entity_audit` (`guid`, `event_ts`, `seq`, `op`, `type_name`, `qualified_name`, `detail_json`) VALUES
+('00000001000040008000000000000001', 1000, 1000004, 'ENTITY_CREATE', 'hive_table', 'db.t@cl', '{"attributes":["qualifiedName"]}'),
+('00000001000040008000000000000001', 2000, 2000209, 'ENTITY_DELETE', 'hive_table', NULL, '{"attributes":[]}'),
+('00000001000040008000000000000001', 4000, 4000417, 'CLASSIFICATION_DELETE', 'hive_table', 'db.t@cl', '{"attributes":["qualifiedName"],"classifications":[]}'),
+('00000002000040008000000000000002', 3000, 3000011, 'ENTITY_CREATE', 'hive_table', 'db.t@cl', '{"attributes":["qualifiedName"]}');
+UPSERT INTO `atlas`.`entity_flat` (`guid`, `type_name`, `qualified_name`, `state`, `created_ts`, `updated_ts`) VALUES
+('00000001000040008000000000000001', 'hive_table', 'db.t@cl', 'DELETED', 1000, 2000),
+('00000002000040008000000000000002', 'hive_table', 'db.t@cl', 'ACTIVE', 3000, 3000);
+)sql");
+}
+
 TEST_CASE("golden: soft delete cascades to edges on both tables; an edge created later survives") {
   CHECK(body({relationship(O::kRelationshipCreate, 1, 2, "r:ab", 1),
               relationship(O::kRelationshipCreate, 3, 1, "", 2), remove({.id = 1, .ms = 3}),

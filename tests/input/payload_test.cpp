@@ -111,6 +111,22 @@ TEST_CASE("V1 entities: id.id and values, not guid and attributes") {
   CHECK(e.attributes[0] == Attribute{"owner", "\"o\""});
 }
 
+TEST_CASE("an entity header that says DELETED is marked: V2 status, V1 id.state") {
+  const std::string v2 =
+      R"({"type":"ENTITY_NOTIFICATION_V2","operationType":"CLASSIFICATION_DELETE",)"
+      R"("eventTime":1,"entity":{"typeName":"t","guid":")" +
+      std::string(kGuid) + R"(","status":)";
+  CHECK(to_event(v2 + R"("DELETED"}})").header_deleted);
+  CHECK_FALSE(to_event(v2 + R"("ACTIVE"}})").header_deleted);
+  CHECK_FALSE(to_event(v2 + R"(null}})").header_deleted);
+  CHECK_FALSE(to_event(v2 + R"(7}})").header_deleted);  // read as before: any other value passes
+  CHECK(failure(v2 + R"([}})") == "invalid JSON");      // but it must be JSON
+  const std::string v1 = R"({"operationType":"TRAIT_DELETE","eventTime":1,"entity":{"id":{"id":")" +
+                         std::string(kGuid) + R"(","typeName":"t","state":)";
+  CHECK(to_event(v1 + R"("DELETED"}}})").header_deleted);
+  CHECK_FALSE(to_event(v1 + R"("ACTIVE"}}})").header_deleted);
+}
+
 TEST_CASE("attribute values are kept as canonical JSON: whitespace out, escapes normalized") {
   const Event e = to_event(
       "{\"type\":\"ENTITY_NOTIFICATION_V2\",\"operationType\":\"ENTITY_CREATE\",\"eventTime\":1,"
@@ -143,7 +159,9 @@ TEST_CASE("the event time: eventTime, V1 modifiedTime, msgCreationTime, Kafka ti
             .event_time_us == 4000);
   CHECK(failure(R"({"operationType":"ENTITY_UPDATE",)" + v1_entity() + "}") ==
         "missing-field: no event time: a V1 message has no eventTime, and it has no "
-        "message.entity.systemAttributes.modifiedTime, msgCreationTime or Kafka timestamp to use");
+        "message.entity.systemAttributes.modifiedTime, msgCreationTime or Kafka timestamp to use "
+        "(export it with the record's timestamp: kafka-console-consumer --property "
+        "print.timestamp=true, or kcat -J)");
   CHECK(failure(R"({"operationType":"ENTITY_UPDATE",)" + v1_entity() + "}",
                 EventTimeFallbacks{.msg_creation_time_ms = INT64_MAX}) ==
         "wrong-type: msgCreationTime: 9223372036854775807 is out of range");

@@ -108,7 +108,7 @@ void ReferenceProjector::apply(const Event& e) {
     case Operation::kClassificationAdd:
     case Operation::kClassificationDelete:
     case Operation::kClassificationUpdate:
-      entity_header(e, false);
+      if (!e.header_deleted) entity_header(e, false);  // the tags of an entity deleted: only them
       classifications(e);
       audit(e);
       break;
