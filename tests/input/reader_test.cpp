@@ -658,7 +658,7 @@ TEST_CASE("gzip inputs: members continue, a cut or appended-to file is an error"
   // A tar archive, plain or gzip-compressed: its 512-byte header holds the magic at byte 257,
   // POSIX "ustar\0" + "00" or GNU "ustar  \0". Without this, the header and the first record
   // read as one bad record, the padding as another.
-  for (const std::string magic : {"ustar\0"
+  for (const std::string& magic : {"ustar\0"
                                   "00"s,
                                   "ustar  \0"s}) {
     std::string header(512, '\0');
