@@ -217,6 +217,18 @@ class FileByteSource final : public ByteSource {
     return n;
   }
 
+  // Whether nothing but NUL bytes follow, to the end of the input: the padding that tape and some
+  // copy tools add to a file's last block, which gzip(1) ignores too. Reads (and uses) them.
+  bool only_zeros_to_end() {
+    do {
+      const char* begin = in_.data() + in_begin_;
+      const char* end = in_.data() + in_end_;
+      if (std::find_if(begin, end, [](char c) { return c != '\0'; }) != end) return false;
+      in_begin_ = in_end_;
+    } while (refill());
+    return true;
+  }
+
   std::size_t read_gzip(char* out, std::size_t size) {
     const std::size_t limit = std::min<std::size_t>(size, INT_MAX / 2);
     while (!finished_) {
@@ -236,12 +248,12 @@ class FileByteSource final : public ByteSource {
         // Another member may follow (what `cat a.gz b.gz` makes); anything else is an error.
         if (at_gzip_member()) {
           inflateReset(&zs_);
-        } else if (available() > 0) {
+        } else if (const std::uint64_t after = offset_ + in_begin_; !only_zeros_to_end()) {
           // Reported once the text before it is handed out.
           trailing_error_ = fmt::format(
               "{}: data after the last gzip member, at byte {} (a "
               "damaged or appended-to file)",
-              one_line(name_), offset_ + in_begin_);
+              one_line(name_), after);
           finished_ = true;
         } else {
           finished_ = true;

@@ -594,6 +594,12 @@ TEST_CASE("gzip inputs: members continue, a cut or appended-to file is an error"
   CHECK(read_file_bytes(member + std::string(1, '\x1f')) ==
         "1 events, then: " + name + ": data after the last gzip member, at byte " +
             std::to_string(member.size()) + " (a damaged or appended-to file)");
+  // NUL padding to the end (a tape's or copy tool's last block) is ignored, as gzip(1) does, over
+  // more than one buffer of it; anything else in it is not.
+  CHECK(read_file_bytes(member + std::string(3 << 20, '\0')) == "1 events");
+  CHECK(read_file_bytes(member + std::string(2 << 20, '\0') + "x" + std::string(9, '\0')) ==
+        "1 events, then: " + name + ": data after the last gzip member, at byte " +
+            std::to_string(member.size()) + " (a damaged or appended-to file)");
   CHECK(read_file_bytes(member.substr(0, member.size() - 4))
             .ends_with(": truncated gzip data: the file ends inside a gzip member, at byte " +
                        std::to_string(member.size() - 4)));
@@ -659,8 +665,8 @@ TEST_CASE("gzip inputs: members continue, a cut or appended-to file is an error"
   // POSIX "ustar\0" + "00" or GNU "ustar  \0". Without this, the header and the first record
   // read as one bad record, the padding as another.
   for (const std::string& magic : {"ustar\0"
-                                  "00"s,
-                                  "ustar  \0"s}) {
+                                   "00"s,
+                                   "ustar  \0"s}) {
     std::string header(512, '\0');
     header.replace(0, 11, "plain.jsonl");
     header.replace(257, magic.size(), magic);
