@@ -102,8 +102,7 @@ std::optional<AssembledMessage> SplitAssembler::add(SplitChunk chunk, const Sour
   }
   whole.records = std::move(split.records);
   bytes_ -= split.bytes;
-  const auto [done, fresh] = completed_at_.insert_or_assign(
-      it->first, fmt::format("{}:{}", printable_excerpt(pos.source, 200), pos.line));
+  const auto [done, fresh] = completed_at_.insert_or_assign(it->first, format_position(pos));
   if (fresh) completion_order_.push_back(done);
   if (completion_order_.size() > kCompletionsRemembered) {
     completed_at_.erase(completion_order_.front());
@@ -140,8 +139,8 @@ std::map<KafkaPartition, std::int64_t> SplitAssembler::pending_kafka_offsets() c
 std::vector<IncompleteRecord> SplitAssembler::take_incomplete() {
   std::vector<IncompleteRecord> out;
   for (auto& [id, split] : pending_) {
+    const auto done = completed_at_.find(id);
     for (HeldRecord& r : split.records) {
-      const auto done = completed_at_.find(id);
       out.push_back(IncompleteRecord{id, split.chunks.size(), static_cast<std::size_t>(split.count),
                                      std::move(r),
                                      done == completed_at_.end() ? std::string() : done->second});

@@ -78,9 +78,9 @@ struct IncompleteRecord {
   std::size_t received = 0;  // distinct chunks of its message that arrived
   std::size_t expected = 0;  // msgSplitCount
   HeldRecord record;
-  // "SOURCE:LINE" of the chunk that completed an earlier message with this msgId, if one did
-  // (among the last SplitAssembler::kCompletionsRemembered): the chunks held are then copies of
-  // some of its chunks, as exports that overlap give, rather than a message cut short.
+  // The position (format_position) of the chunk that completed an earlier message with this msgId,
+  // if one did (among the last SplitAssembler::kCompletionsRemembered): the chunks held are then
+  // copies of some of its chunks, as exports that overlap give, rather than a message cut short.
   std::string completed_earlier_at;
 };
 

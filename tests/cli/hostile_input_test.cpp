@@ -571,18 +571,19 @@ std::vector<Case> cases() {
 
     Case twice = accepted("split message with a chunk delivered twice",
                           chunks[2] + "\n" + text + chunks[2] + "\n" + chunks[2] + "\n", 1);
-    // The two copies after the message completed start a new message that never completes.
+    // The two copies after the message completed start a new message that never completes; they
+    // are said to be copies of the one that completed at its last chunk (line 6).
+    const std::string completed_at =
+        "@:6:" + std::to_string(chunks[2].size() + 1 + text.rfind('\n', text.size() - 2) + 1);
     twice.diagnostics = {
         "@:7:" + std::to_string(chunks[2].size() + 1 + text.size()) +
             ": split message 5c0e2f0a-6d1b-4b7e-9a55-3f1f2d9c8e71_0 incomplete at end of input: "
-            "1 of 5 chunks arrived; a message with this msgId was completed earlier, at @:6 "
-            "(copies "
-            "of some of its chunks, from exports that overlap?)",
+            "1 of 5 chunks arrived; a message with this msgId was completed earlier, at " +
+            completed_at + " (copies of some of its chunks, from exports that overlap?)",
         "@:8:" + std::to_string(2 * (chunks[2].size() + 1) + text.size()) +
             ": split message 5c0e2f0a-6d1b-4b7e-9a55-3f1f2d9c8e71_0 incomplete at end of input: "
-            "1 of 5 chunks arrived; a message with this msgId was completed earlier, at @:6 "
-            "(copies "
-            "of some of its chunks, from exports that overlap?)"};
+            "1 of 5 chunks arrived; a message with this msgId was completed earlier, at " +
+            completed_at + " (copies of some of its chunks, from exports that overlap?)"};
     twice.reasons = {{"bad-split", 2}};
     twice.compile_exit = 2;
     all.push_back(twice);

@@ -779,10 +779,12 @@ TEST_CASE("incomplete split message at end of input: each of its records rejecte
   CHECK(again.events.size() == 1);
   REQUIRE(again.diagnostics.size() == 2);
   const std::size_t lines = static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
+  const std::size_t last_line = text.rfind('\n', text.size() - 2) + 1;  // the chunk completing it
   CHECK(again.diagnostics[0] ==
         "t.jsonl:" + std::to_string(lines + 1) + ":" + std::to_string(text.size()) + ": " + reason +
             "; a message with this msgId was completed earlier, at t.jsonl:" +
-            std::to_string(lines) + " (copies of some of its chunks, from exports that overlap?)");
+            std::to_string(lines) + ":" + std::to_string(last_line) +
+            " (copies of some of its chunks, from exports that overlap?)");
 }
 
 TEST_CASE("a completed split message that is bad is rejected as all of its records") {

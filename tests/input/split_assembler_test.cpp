@@ -210,7 +210,7 @@ TEST_CASE("chunks of a msgId completed earlier say where it completed, as long a
   const auto incomplete = splits.take_incomplete();
   REQUIRE(incomplete.size() == 2);
   CHECK(incomplete[0].msg_id == "m_1");
-  CHECK(incomplete[0].completed_earlier_at == "t.jsonl:3");
+  CHECK(incomplete[0].completed_earlier_at == "t.jsonl:3:200");
   CHECK(incomplete[1].completed_earlier_at.empty());
 
   // Only the last kCompletionsRemembered completions are recalled.
@@ -225,7 +225,7 @@ TEST_CASE("chunks of a msgId completed earlier say where it completed, as long a
   const auto again = many.take_incomplete();
   REQUIRE(again.size() == 2);
   CHECK(again[0].completed_earlier_at.empty());
-  CHECK(again[1].completed_earlier_at == "t.jsonl:4");
+  CHECK(again[1].completed_earlier_at == "t.jsonl:4:300");
 }
 
 TEST_CASE("the bounds: chunks per message, messages pending, bytes held") {
