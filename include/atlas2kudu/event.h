@@ -182,11 +182,12 @@ struct Event {
   // none (Reader::validation_only).
   std::int64_t audit_seq = 0;
   bool legacy_v1 = false;  // came from an ENTITY_NOTIFICATION_V1 (or untyped) payload
-  // The entity header says the entity is deleted: V2 `status`, V1 `id.state` "DELETED". Never a
-  // delete by itself (operationType decides that), but a CLASSIFICATION_* event with such a header
-  // changes only the entity's tags: Atlas sends one for an entity it has just soft-deleted (its
-  // propagated tags removed after the delete), and that header must not make the entity ACTIVE
-  // again, nor take its qualifiedName's entity_by_qn row back from an entity created since.
+  // The entity header says the entity is deleted: V2 `status`, V1 `id.state` "DELETED" (or
+  // "PURGED"). Never a delete by itself (operationType decides that), but a CLASSIFICATION_* event
+  // with such a header changes only the entity's tags (none under --tombstone hard, which left the
+  // entity no rows): Atlas sends one for an entity it has just soft-deleted (its propagated tags
+  // removed after the delete), and that header must not make the entity ACTIVE again, nor take its
+  // qualifiedName's entity_by_qn row back from an entity created since.
   bool header_deleted = false;
   SourcePosition pos;
 };

@@ -152,9 +152,10 @@ std::vector<std::pair<const std::string*, FileIdentity>> input_identities(
   }
   // Standard input redirected from a file is that file, as a named input is: `check
   // --reject-file rej.jsonl - < rej.jsonl` truncated the file it was about to read, and reported
-  // success with 0 records.
+  // success with 0 records. So is a FIFO: `check ff - < ff` waited for ever for a second writer.
   struct stat st {};
-  if (reads_stdin && ::fstat(STDIN_FILENO, &st) == 0 && S_ISREG(st.st_mode)) {
+  if (reads_stdin && ::fstat(STDIN_FILENO, &st) == 0 &&
+      (S_ISREG(st.st_mode) || S_ISFIFO(st.st_mode))) {
     FileIdentity id;
     id.exists = true;
     id.device = st.st_dev;
@@ -175,8 +176,9 @@ void refuse_repeated_inputs(const std::vector<std::pair<const std::string*, File
                                   : fmt::format("{} and {} are the same file",
                                                 one_line(*first->second), one_line(*input));
     throw Error(ErrorCategory::kUsage,
-                fmt::format("{}: it would be read twice, and its events applied twice (without "
-                            "Kafka offsets, nothing tells the copies apart). Give each input once.",
+                fmt::format("{}: it would be read twice (its records with Kafka offsets passed "
+                            "over as replays the second time, those without applied twice). Give "
+                            "each input once.",
                             which));
   }
 }

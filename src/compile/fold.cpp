@@ -144,8 +144,9 @@ class Folder::Window {
       case Operation::kClassificationAdd:
       case Operation::kClassificationUpdate:
       case Operation::kClassificationDelete:
-        if (!e.header_deleted) entity_upsert(e, false);  // event.h: header_deleted
-        classifications(e);
+        // event.h: header_deleted. Under --tombstone hard the entity has no rows left to tag.
+        if (!e.header_deleted) entity_upsert(e, false);
+        if (!e.header_deleted || options_.tombstone == Tombstone::kSoft) classifications(e);
         break;
       case Operation::kRelationshipCreate:
         relationship(e, false);

@@ -253,9 +253,14 @@ void Hs2Executor::run_part(SqlSession& session, Phase& phase, std::size_t index,
     return name;
   };
   Hs2DmlResult r;
+  bool sent = false;  // a try reached ExecuteStatement: the server may have run the statement
   try {
     r = retry_.run(
-        session, [&](SqlSession& s) { return execute(s, statement.sql); },
+        session,
+        [&](SqlSession& s) {
+          sent = true;
+          return execute(s, statement.sql);
+        },
         [&](const RetryFailure& f) {
           const std::string message = f.exhausted ? fmt::format("{}: {}", where(), f.giving_up())
                                                   : fmt::format("{}: {}", where(), f.error.what());
@@ -264,6 +269,13 @@ void Hs2Executor::run_part(SqlSession& session, Phase& phase, std::size_t index,
         },
         observed.retries());
   } catch (StopError& e) {
+    if (sent && !e.statement_may_have_run()) {
+      // Stopped while waiting to try again (back-off, reconnect) after a try that failed once
+      // sent: a connection lost after the statement ran leaves its rows written.
+      e.set_statement_may_have_run();
+      std::lock_guard lock(mu_);
+      ++stats_.statements_cut_short;
+    }
     // Which statement the stop cut short, or which one it came before (nothing of it was sent).
     e.add_context(e.statement_may_have_run() ? where() + ": " : "before " + where() + ": ");
     throw;

@@ -88,7 +88,8 @@ class FileByteSource final : public ByteSource {
       if (may_block_ && !wait_readable(fd_)) throw StopError(stop_reason());
       const ssize_t n = ::read(fd_, out, size);
       if (n >= 0) return static_cast<std::size_t>(n);
-      if (errno != EINTR) {
+      // EAGAIN: a FIFO opened non-blocking, read before its writer wrote (wait_readable again).
+      if (errno != EINTR && !(may_block_ && (errno == EAGAIN || errno == EWOULDBLOCK))) {
         throw SourceError(false,
                           fmt::format("{}: read error: {}", one_line(name_), std::strerror(errno)));
       }
@@ -218,13 +219,15 @@ class FileByteSource final : public ByteSource {
   }
 
   // Whether nothing but NUL bytes follow, to the end of the input: the padding that tape and some
-  // copy tools add to a file's last block, which gzip(1) ignores too. Reads (and uses) them.
+  // copy tools add to a file's last block, which gzip(1) ignores too. Uses the NUL bytes it reads;
+  // false at the first other byte, left at in_begin_.
   bool only_zeros_to_end() {
     do {
       const char* begin = in_.data() + in_begin_;
       const char* end = in_.data() + in_end_;
-      if (std::find_if(begin, end, [](char c) { return c != '\0'; }) != end) return false;
-      in_begin_ = in_end_;
+      const char* other = std::find_if(begin, end, [](char c) { return c != '\0'; });
+      in_begin_ = static_cast<std::size_t>(other - in_.data());
+      if (other != end) return false;
     } while (refill());
     return true;
   }
@@ -248,12 +251,12 @@ class FileByteSource final : public ByteSource {
         // Another member may follow (what `cat a.gz b.gz` makes); anything else is an error.
         if (at_gzip_member()) {
           inflateReset(&zs_);
-        } else if (const std::uint64_t after = offset_ + in_begin_; !only_zeros_to_end()) {
+        } else if (!only_zeros_to_end()) {
           // Reported once the text before it is handed out.
           trailing_error_ = fmt::format(
               "{}: data after the last gzip member, at byte {} (a "
               "damaged or appended-to file)",
-              one_line(name_), after);
+              one_line(name_), offset_ + in_begin_);
           finished_ = true;
         } else {
           finished_ = true;
@@ -314,7 +317,13 @@ class MemoryByteSource final : public ByteSource {
 
 std::unique_ptr<ByteSource> open_byte_source(const std::string& path) {
   const bool is_stdin = path == "-";
-  const int fd = is_stdin ? dup(STDIN_FILENO) : ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // A FIFO is opened without waiting for its writer (open(2) would block until one comes, deaf to
+  // a stop); its reads wait with wait_readable, which a stop ends.
+  struct stat named {};
+  const int flags =
+      O_RDONLY | O_CLOEXEC |
+      (!is_stdin && ::stat(path.c_str(), &named) == 0 && S_ISFIFO(named.st_mode) ? O_NONBLOCK : 0);
+  const int fd = is_stdin ? dup(STDIN_FILENO) : ::open(path.c_str(), flags);
   if (fd < 0) {
     throw SourceError(true,
                       fmt::format("{}: cannot open: {}", one_line(path), std::strerror(errno)));

@@ -616,7 +616,10 @@ Framer::Scan Framer::scan_document(std::size_t& start, std::string& reason, Docu
         if (depth == 1 && !over_limit_) {
           // A stray line holding '{' before records of one line each: without this, it would
           // take every record after it to the end of the input into one bad record.
-          if (const char next = next_line_cannot_hold_member(start); next != 0) {
+          // Another '{' at any member position starts a record; any other byte only right after
+          // the lone '{' (a bad line further in is the document's own error, one rejection).
+          const char next = next_line_cannot_hold_member(start);
+          if (next == '{' || (next != 0 && line_ == start_line)) {
             reason = fmt::format(
                 "not a JSON document: its next line starts with '{}' where a member name belongs "
                 "(a stray line of its own before the records that follow?)",

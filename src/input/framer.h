@@ -154,7 +154,10 @@ class Framer {
   // At a newline (pos_) of a document spread over lines, at its top level: when the line before
   // ends where a member name belongs ('{' or ',') and the next line starts with neither the '"'
   // of a member name nor a '}', which no JSON has there, that first byte; 0 otherwise (also for
-  // a blank line). Reads ahead (refill) to see the next line.
+  // a blank line). Reads ahead (refill) to see the next line. scan_document ends the document
+  // there, as a stray line, when that byte is '{' (a record), or when the line before is the
+  // document's lone '{' (a console or log line after it); a bad line further into a document is
+  // the document's own error:
   //   {                                  <- a stray line: rejected alone,
   //   {"version":...}                    <- and this record framed as usual ('{'),
   //   CreateTime:1700000000000\t{...}    <- or this console line ('C'), or a log line ('[')

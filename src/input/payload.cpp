@@ -141,6 +141,11 @@ void parse_relationship(od::value& v, const Path& path, Nesting nesting, Relatio
   }
 }
 
+// An entity's status (V1: its id's state) once it is deleted: soft-deleted, or purged after that.
+bool is_deleted_status(std::string_view status) {
+  return status == "DELETED" || status == "PURGED";
+}
+
 // V1 Referenceable id: {"jsonClass":..,"id":"<guid>","typeName":..,"state":..}, or the guid.
 void parse_v1_id(od::value& value, const Path& path, Nesting nesting, EntityFields& e) {
   if (take_null(value)) return;
@@ -159,7 +164,7 @@ void parse_v1_id(od::value& value, const Path& path, Nesting nesting, EntityFiel
     } else if (key == "typeName") {
       if (auto t = get_optional_string(id_value, member)) e.v1_id_type_name = std::string(*t);
     } else if (key == "state" && id_value.type() == od::json_type::string) {
-      e.status_deleted = get_string(id_value, member) == "DELETED";
+      e.status_deleted = is_deleted_status(get_string(id_value, member));
     } else {
       validate_json(id_value, member, nesting.inside());
     }
@@ -234,8 +239,8 @@ void parse_entity(od::value& v, const Path& path, Nesting nesting, bool write_at
     } else if (key == "systemAttributes") {
       parse_system_attributes(value, member, inside, e);
     } else if (key == "status" && value.type() == od::json_type::string) {
-      // Only "DELETED" is looked at; any other value, of any type, is read as before.
-      e.status_deleted = get_string(value, member) == "DELETED";
+      // Only "DELETED" and "PURGED" are looked at; any other value, of any type, is read as before.
+      e.status_deleted = is_deleted_status(get_string(value, member));
     } else {
       validate_json(value, member, inside);
     }

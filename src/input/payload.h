@@ -80,7 +80,7 @@ struct EntityFields {
   std::vector<ClassificationFields> traits;  // V1 "traits" map
   std::vector<std::string> trait_names;      // V1 "traitNames"
   std::optional<std::string> modified_time;  // V1 systemAttributes.modifiedTime
-  bool status_deleted = false;               // V2 "status", V1 "id"."state": "DELETED"
+  bool status_deleted = false;               // V2 "status", V1 "id"."state": "DELETED" or "PURGED"
 };
 
 struct RelationshipEndFields {

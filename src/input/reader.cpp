@@ -541,7 +541,7 @@ bool Reader::Impl::next(Event& out) {
         if (!held.completed_earlier_at.empty()) {
           reason += fmt::format(
               "; a message with this msgId was completed earlier, at {} (copies of some of its "
-              "chunks, from exports that overlap?)",
+              "chunks, from exports that overlap? or a msgId used again)",
               held.completed_earlier_at);
         }
         reject(held.record.pos, RejectCode::kBadSplit, std::move(reason), held.record.text, 0,

@@ -546,9 +546,9 @@ TEST_CASE("an input given twice, or as two names of one file, is refused before 
   Run r = run("compile -q " + example + " " + example);
   CHECK(r.status == 64);
   CHECK(r.err == "atlas2kudu: " + example +
-                     " is given twice: it would be read twice, and its events applied twice "
-                     "(without Kafka offsets, nothing tells the copies apart). Give each input "
-                     "once.\n");
+                     " is given twice: it would be read twice (its records with Kafka offsets "
+                     "passed over as replays the second time, those without applied twice). Give "
+                     "each input once.\n");
   CHECK(r.out.empty());
   r = run("check " + example + " " + other);
   CHECK(r.status == 64);

@@ -579,11 +579,13 @@ std::vector<Case> cases() {
         "@:7:" + std::to_string(chunks[2].size() + 1 + text.size()) +
             ": split message 5c0e2f0a-6d1b-4b7e-9a55-3f1f2d9c8e71_0 incomplete at end of input: "
             "1 of 5 chunks arrived; a message with this msgId was completed earlier, at " +
-            completed_at + " (copies of some of its chunks, from exports that overlap?)",
+            completed_at +
+            " (copies of some of its chunks, from exports that overlap? or a msgId used again)",
         "@:8:" + std::to_string(2 * (chunks[2].size() + 1) + text.size()) +
             ": split message 5c0e2f0a-6d1b-4b7e-9a55-3f1f2d9c8e71_0 incomplete at end of input: "
             "1 of 5 chunks arrived; a message with this msgId was completed earlier, at " +
-            completed_at + " (copies of some of its chunks, from exports that overlap?)"};
+            completed_at +
+            " (copies of some of its chunks, from exports that overlap? or a msgId used again)"};
     twice.reasons = {{"bad-split", 2}};
     twice.compile_exit = 2;
     all.push_back(twice);

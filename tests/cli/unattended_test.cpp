@@ -193,6 +193,34 @@ TEST_CASE("under timeout(1), which signals the run and then its group, apply sti
   for (const auto& f : {stats, metrics}) std::remove(f.c_str());
 }
 
+TEST_CASE("a FIFO given as FILE with no writer yet: the run waits, and stops at the first signal") {
+  // open(2) of a FIFO waits for its writer, and a signal did not end that wait (SA_RESTART):
+  // only SIGKILL ended `timeout 2 atlas2kudu check FIFO`.
+  const std::string fifo = tmp_path(".fifo");
+  std::remove(fifo.c_str());
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  Background check("check " + fifo);
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  const auto signalled = std::chrono::steady_clock::now();
+  check.signal(SIGTERM);
+  const Run r = check.wait(std::chrono::seconds(20));
+  CHECK(std::chrono::steady_clock::now() - signalled < std::chrono::seconds(5));
+  CHECK(r.status == 143);
+  // A writer that comes later is read as before, to its end.
+  Background late("check " + fifo);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  REQUIRE(std::system(("cat " + example_files()[0] + " > " + fifo).c_str()) == 0);
+  const Run read = late.wait(std::chrono::seconds(20));
+  CHECK(read.status == 0);
+  CHECK(contains(read.out, "events accepted"));
+  // The same FIFO as FILE and as standard input is one input given twice.
+  const Run twice = run_shell("sh -c 'cat " + example_files()[0] + " > " + fifo + " & exec " +
+                              ATLAS2KUDU_BINARY + " check " + fifo + " - < " + fifo + "'");
+  CHECK(twice.status == 64);
+  CHECK(contains(twice.err, fifo + " and - (standard input) are the same file"));
+  std::remove(fifo.c_str());
+}
+
 TEST_CASE("a run waiting on a silent pipe stops at the first signal") {
   // `kafka-console-consumer ... | atlas2kudu apply` when the topic is quiet: the producer keeps
   // the pipe open and sends nothing. The first SIGTERM ends the run (cleanly, exit 143) without

@@ -270,6 +270,30 @@ UPSERT INTO `atlas`.`entity_flat` (`guid`, `type_name`, `qualified_name`, `state
 ('00000001000040008000000000000001', 'hive_table', 'db.t@cl', 'DELETED', 1000, 2000),
 ('00000002000040008000000000000002', 'hive_table', 'db.t@cl', 'ACTIVE', 3000, 3000);
 )sql");
+  // Under --tombstone hard the entity has no rows left: not even a tag row is written for it.
+  CompileOptions hard;
+  hard.tombstone = Tombstone::kHard;
+  Event late_add = tags(1, {{"PII", 1}}, 4, O::kClassificationAdd);
+  late_add.header_deleted = true;
+  CHECK(body({create({.id = 1, .qn = "db.t@cl", .ms = 1}), remove({.id = 1, .ms = 2}), late_add},
+             hard) ==
+        R"sql(-- window 1: events 1-3
+-- window 1 phase 1: deletes (9 statements)
+DELETE FROM `atlas`.`entity_by_qn` WHERE `qn_digest` IN ('c816104ecd79f81707ad2594cfee4fa6');
+DELETE FROM `atlas`.`entity_by_qn` WHERE `qn_digest` IN ('c816104ecd79f81707ad2594cfee4fa6') AND `guid` IN ('00000001000040008000000000000001');
+DELETE FROM `atlas`.`entity_by_qn` WHERE `guid` IN ('00000001000040008000000000000001') AND `qn_digest` NOT IN ('c816104ecd79f81707ad2594cfee4fa6');
+DELETE FROM `atlas`.`edge_out` WHERE `src` IN ('00000001000040008000000000000001');
+DELETE FROM `atlas`.`edge_out` WHERE `dst` IN ('00000001000040008000000000000001');
+DELETE FROM `atlas`.`edge_in` WHERE `dst` IN ('00000001000040008000000000000001');
+DELETE FROM `atlas`.`edge_in` WHERE `src` IN ('00000001000040008000000000000001');
+DELETE FROM `atlas`.`entity_classifications` WHERE `guid` IN ('00000001000040008000000000000001');
+DELETE FROM `atlas`.`entity_flat` WHERE `guid` IN ('00000001000040008000000000000001');
+-- window 1 phase 2: upserts (1 statement)
+UPSERT INTO `atlas`.`entity_audit` (`guid`, `event_ts`, `seq`, `op`, `type_name`, `qualified_name`, `detail_json`) VALUES
+('00000001000040008000000000000001', 1000, 1000004, 'ENTITY_CREATE', 'hive_table', 'db.t@cl', '{"attributes":["qualifiedName"]}'),
+('00000001000040008000000000000001', 2000, 2000209, 'ENTITY_DELETE', 'hive_table', NULL, '{"attributes":[]}'),
+('00000001000040008000000000000001', 4000, 4000316, 'CLASSIFICATION_ADD', 'hive_table', NULL, '{"attributes":[],"classifications":["PII"]}');
+)sql");
 }
 
 TEST_CASE("golden: soft delete cascades to edges on both tables; an edge created later survives") {

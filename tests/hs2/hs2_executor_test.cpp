@@ -315,6 +315,35 @@ TEST_CASE("hs2 executor: a stop between two statements names the next one, which
   reset_stop();
 }
 
+TEST_CASE("hs2 executor: a stop while waiting to try a sent statement again says it may have run") {
+  // The second statement runs, then its connection drops; the stop comes in the back-off before
+  // the next try, as a SIGTERM there would.
+  reset_stop();
+  auto handler = std::make_shared<KeySetHandler>();
+  Hs2TestServerConfig cfg;
+  cfg.faults.drop_after_run_at = {2};
+  Hs2TestServer server(cfg, handler);
+  auto o = test_options(server.start());
+  Hs2Executor ex(validate_hs2_options(o), hs2_sessions(o));
+  ex.set_sleeper([](std::chrono::milliseconds) { request_stop(StopReason::kTerminate); });
+  ex.start("");
+  const std::vector<CompiledWindow> windows = make_windows(1, 12, 5);
+  try {
+    ex.run_window(windows.front());
+    FAIL("expected StopError");
+  } catch (const StopError& e) {
+    CHECK(e.statement_may_have_run());
+    CHECK(std::string(e.what()) ==
+          "window 1 (events 1-10), upsert phase, statement 2 of 10 (table entity_flat): stopped "
+          "by SIGTERM");
+  }
+  CHECK(handler->statements().size() == 2);  // it ran before its connection dropped
+  CHECK(ex.stats().statements == 1);
+  CHECK(ex.stats().statements_cut_short == 1);
+  ex.finish();
+  reset_stop();
+}
+
 TEST_CASE("hs2 executor: retries are bounded; exhaustion is 'unavailable'") {
   FaultPlan f;
   for (int i = 2; i <= 10; ++i) f.drop_at.insert(i);

@@ -515,6 +515,14 @@ TEST_CASE("a stray line holding '{' is one bad record; the records after it are 
     CHECK(read_on.records[1].text == "{");
     CHECK(read_on.records.back().text == c);  // not taken into the stray line's record
   }
+  // Further into a document, such a line is the document's own error: one record, as before,
+  // not a stray line and every line after it a record of its own.
+  const std::string inside = "{\n  \"a\": 1,\n[2021-01-01] WARN x\n  \"b\": 2\n}\n" + c + "\n";
+  const Framed one = frame_all_ways(inside);
+  REQUIRE(one.records.size() == 2);
+  CHECK(one.records[0].text == inside.substr(0, inside.find(c) - 1));
+  CHECK_FALSE(one.records[0].reason.starts_with("not a JSON document"));
+  check_document(one.records[1], c, 6, inside.find(c), 1);
   const Framed empty_object = frame_all_ways("{\n}\n" + b + "\n");
   REQUIRE(empty_object.records.size() == 2);
   check_document(empty_object.records[0], "{\n}", 1, 0, 0);

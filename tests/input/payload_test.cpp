@@ -117,6 +117,7 @@ TEST_CASE("an entity header that says DELETED is marked: V2 status, V1 id.state"
       R"("eventTime":1,"entity":{"typeName":"t","guid":")" +
       std::string(kGuid) + R"(","status":)";
   CHECK(to_event(v2 + R"("DELETED"}})").header_deleted);
+  CHECK(to_event(v2 + R"("PURGED"}})").header_deleted);
   CHECK_FALSE(to_event(v2 + R"("ACTIVE"}})").header_deleted);
   CHECK_FALSE(to_event(v2 + R"(null}})").header_deleted);
   CHECK_FALSE(to_event(v2 + R"(7}})").header_deleted);  // read as before: any other value passes

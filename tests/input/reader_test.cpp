@@ -599,7 +599,7 @@ TEST_CASE("gzip inputs: members continue, a cut or appended-to file is an error"
   CHECK(read_file_bytes(member + std::string(3 << 20, '\0')) == "1 events");
   CHECK(read_file_bytes(member + std::string(2 << 20, '\0') + "x" + std::string(9, '\0')) ==
         "1 events, then: " + name + ": data after the last gzip member, at byte " +
-            std::to_string(member.size()) + " (a damaged or appended-to file)");
+            std::to_string(member.size() + (2 << 20)) + " (a damaged or appended-to file)");
   CHECK(read_file_bytes(member.substr(0, member.size() - 4))
             .ends_with(": truncated gzip data: the file ends inside a gzip member, at byte " +
                        std::to_string(member.size() - 4)));
@@ -784,7 +784,7 @@ TEST_CASE("incomplete split message at end of input: each of its records rejecte
         "t.jsonl:" + std::to_string(lines + 1) + ":" + std::to_string(text.size()) + ": " + reason +
             "; a message with this msgId was completed earlier, at t.jsonl:" +
             std::to_string(lines) + ":" + std::to_string(last_line) +
-            " (copies of some of its chunks, from exports that overlap?)");
+            " (copies of some of its chunks, from exports that overlap? or a msgId used again)");
 }
 
 TEST_CASE("a completed split message that is bad is rejected as all of its records") {

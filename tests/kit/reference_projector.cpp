@@ -108,8 +108,9 @@ void ReferenceProjector::apply(const Event& e) {
     case Operation::kClassificationAdd:
     case Operation::kClassificationDelete:
     case Operation::kClassificationUpdate:
-      if (!e.header_deleted) entity_header(e, false);  // the tags of an entity deleted: only them
-      classifications(e);
+      // The tags of an entity deleted: only them, and under --tombstone hard not even those.
+      if (!e.header_deleted) entity_header(e, false);
+      if (!e.header_deleted || options_.tombstone == Tombstone::kSoft) classifications(e);
       audit(e);
       break;
     case Operation::kRelationshipCreate:
