@@ -45,7 +45,7 @@ void check_clean_stop_mid_apply(int signo, const std::string& name, int status) 
   const Run r = apply.wait();
   CHECK(r.status == status);
   CHECK(contains(r.err, "(stopped by " + name + ")"));
-  // Which statement it cut short; as in --stats.
+  // The first line names the statement it cut short.
   const std::string cut_short = "window 1 (events 1-23; " + example_files().front() + ":1 .. " +
                                 example_files().back() +
                                 ":4), delete phase, statement 1 of 12 (table entity_by_qn): "
