@@ -5,6 +5,7 @@
 
 #include <doctest/doctest.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -63,6 +64,14 @@ inline std::string write_temp(const std::string& suffix, const std::string& text
   REQUIRE(f != nullptr);
   std::fputs(text.c_str(), f);
   std::fclose(f);
+  return path;
+}
+
+// A fresh named pipe under $TMPDIR (the caller removes it).
+inline std::string make_fifo() {
+  const std::string path = tmp_path(".fifo");
+  std::remove(path.c_str());
+  REQUIRE(::mkfifo(path.c_str(), 0600) == 0);
   return path;
 }
 

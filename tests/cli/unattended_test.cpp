@@ -196,9 +196,7 @@ TEST_CASE("under timeout(1), which signals the run and then its group, apply sti
 TEST_CASE("a FIFO given as FILE with no writer yet: the run waits, and stops at the first signal") {
   // open(2) of a FIFO waits for its writer, and a signal did not end that wait (SA_RESTART):
   // only SIGKILL ended `timeout 2 atlas2kudu check FIFO`.
-  const std::string fifo = tmp_path(".fifo");
-  std::remove(fifo.c_str());
-  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  const std::string fifo = make_fifo();
   Background check("check " + fifo);
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
   const auto signalled = std::chrono::steady_clock::now();
@@ -225,9 +223,7 @@ TEST_CASE("a run waiting on a silent pipe stops at the first signal") {
   // `kafka-console-consumer ... | atlas2kudu apply` when the topic is quiet: the producer keeps
   // the pipe open and sends nothing. The first SIGTERM ends the run (cleanly, exit 143) without
   // waiting for more input.
-  const std::string fifo = tmp_path(".fifo");
-  std::remove(fifo.c_str());
-  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  const std::string fifo = make_fifo();
   const int writer = ::open(fifo.c_str(), O_RDWR | O_NONBLOCK);  // a producer that stays silent
   REQUIRE(writer >= 0);
   const std::string examples = slurp(example_files()[0]);
@@ -310,9 +306,7 @@ TEST_CASE("a second signal ends the run at once") {
 }
 
 TEST_CASE("compile stopped by a signal leaves no partial -o and only whole statements on stdout") {
-  const std::string fifo = tmp_path(".fifo");
-  std::remove(fifo.c_str());
-  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  const std::string fifo = make_fifo();
   const std::string examples = slurp(example_files()[0]);
   for (const bool to_file : {true, false}) {
     CAPTURE(to_file);

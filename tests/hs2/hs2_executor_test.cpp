@@ -270,6 +270,20 @@ TEST_CASE("hs2 executor: a definite error stops with the message, window and pos
   CHECK(lines == 3);  // the failed statement never reached the handler
 }
 
+// Starts `ex` and runs one window of 12 keys in 5 batches (10 statements), which a stop must end;
+// returns that stop.
+static StopError stopped_in_first_window(Hs2Executor& ex) {
+  ex.start("");
+  const std::vector<CompiledWindow> windows = make_windows(1, 12, 5);
+  try {
+    ex.run_window(windows.front());
+  } catch (const StopError& e) {
+    return e;
+  }
+  FAIL("expected StopError");
+  return StopError(StopReason::kTerminate);
+}
+
 TEST_CASE("hs2 executor: a stop between two statements names the next one, which is not sent") {
   // The session requests the stop as the third statement returns, as a SIGTERM then would.
   class StopAfterThird final : public SqlSession {
@@ -296,18 +310,12 @@ TEST_CASE("hs2 executor: a stop between two statements names the next one, which
   auto o = test_options(server.start());
   const SessionFactory real = hs2_sessions(o);
   Hs2Executor ex(validate_hs2_options(o), [&] { return std::make_unique<StopAfterThird>(real()); });
-  ex.start("");
-  const std::vector<CompiledWindow> windows = make_windows(1, 12, 5);
-  try {
-    ex.run_window(windows.front());
-    FAIL("expected StopError");
-  } catch (const StopError& e) {
-    CHECK(e.category() == ErrorCategory::kTerminated);
-    CHECK_FALSE(e.statement_may_have_run());
-    CHECK(std::string(e.what()) ==
-          "before window 1 (events 1-10), upsert phase, statement 4 of 10 (table entity_flat): "
-          "stopped by SIGTERM");
-  }
+  const StopError e = stopped_in_first_window(ex);
+  CHECK(e.category() == ErrorCategory::kTerminated);
+  CHECK_FALSE(e.statement_may_have_run());
+  CHECK(std::string(e.what()) ==
+        "before window 1 (events 1-10), upsert phase, statement 4 of 10 (table entity_flat): "
+        "stopped by SIGTERM");
   CHECK(handler->statements().size() == 3);
   CHECK(ex.stats().statements == 3);
   CHECK(ex.stats().statements_cut_short == 0);
@@ -326,17 +334,11 @@ TEST_CASE("hs2 executor: a stop while waiting to try a sent statement again says
   auto o = test_options(server.start());
   Hs2Executor ex(validate_hs2_options(o), hs2_sessions(o));
   ex.set_sleeper([](std::chrono::milliseconds) { request_stop(StopReason::kTerminate); });
-  ex.start("");
-  const std::vector<CompiledWindow> windows = make_windows(1, 12, 5);
-  try {
-    ex.run_window(windows.front());
-    FAIL("expected StopError");
-  } catch (const StopError& e) {
-    CHECK(e.statement_may_have_run());
-    CHECK(std::string(e.what()) ==
-          "window 1 (events 1-10), upsert phase, statement 2 of 10 (table entity_flat): stopped "
-          "by SIGTERM");
-  }
+  const StopError e = stopped_in_first_window(ex);
+  CHECK(e.statement_may_have_run());
+  CHECK(std::string(e.what()) ==
+        "window 1 (events 1-10), upsert phase, statement 2 of 10 (table entity_flat): stopped "
+        "by SIGTERM");
   CHECK(handler->statements().size() == 2);  // it ran before its connection dropped
   CHECK(ex.stats().statements == 1);
   CHECK(ex.stats().statements_cut_short == 1);
