@@ -76,7 +76,14 @@ constexpr std::size_t kWholeWindow = static_cast<std::size_t>(-1);
 ReadStep read_event(Reader& reader, std::vector<Event>& window, Progress* progress,
                     WindowCutter& cut) {
   window.emplace_back();
-  if (!reader.next(window.back())) {
+  bool read = false;
+  try {
+    read = reader.next(window.back());
+  } catch (...) {
+    window.pop_back();  // the window holds the events read, whatever ends the reading
+    throw;
+  }
+  if (!read) {
     window.pop_back();
     return ReadStep::kEnd;
   }
@@ -84,6 +91,13 @@ ReadStep read_event(Reader& reader, std::vector<Event>& window, Progress* progre
   keep_resident_memory_under_ceiling();
   throw_if_stopped();
   return cut.add(window.back()) ? ReadStep::kWindowComplete : ReadStep::kMore;
+}
+
+// A stop while a window is read (a pipe's producer gone quiet, say) names that window and what of
+// it was read; nothing of it has run: "reading window 3 (events 5-6; -:9 .. -:10): stopped by
+// SIGTERM", or "reading window 3 (from event 5): ..." before its first event.
+void name_window_being_read(StopError& e, const Compiler& compiler, std::span<const Event> read) {
+  e.add_context("reading " + compiler.next_window_name(read) + ": ");
 }
 
 void run_in_turn(Reader& reader, Compiler& compiler, PriorState& prior, WindowWriter& writer,
@@ -100,19 +114,24 @@ void run_in_turn(Reader& reader, Compiler& compiler, PriorState& prior, WindowWr
     window.clear();
     cut.start();
     ReadStep step = ReadStep::kMore;
-    for (;;) {
-      while (step == ReadStep::kMore) step = read_event(reader, window, progress, cut);
-      // The first window goes on, past what --window-events and the budget say, until it covers
-      // the window an earlier run stopped in (FirstWindowEnd says when).
-      if (!first || step != ReadStep::kWindowComplete || !first_window_read ||
-          first_window_read(reader, window)) {
-        break;
+    try {
+      for (;;) {
+        while (step == ReadStep::kMore) step = read_event(reader, window, progress, cut);
+        // The first window goes on, past what --window-events and the budget say, until it
+        // covers the window an earlier run stopped in (FirstWindowEnd says when).
+        if (!first || step != ReadStep::kWindowComplete || !first_window_read ||
+            first_window_read(reader, window)) {
+          break;
+        }
+        step = ReadStep::kMore;
       }
-      step = ReadStep::kMore;
+      throw_if_stopped();
+    } catch (StopError& e) {
+      name_window_being_read(e, compiler, window);
+      throw;
     }
     first = false;
     more = step != ReadStep::kEnd;
-    throw_if_stopped();
     if (window.empty()) break;
     prepare_window(compiler, prior, window);
     if (on_starting) on_starting(KnowledgeSnapshot(compiler, window), window);
@@ -167,6 +186,11 @@ class ReadAhead {
     complete = complete_;
     return published_;
   }
+  // The events of the window read so far (after wait() rethrew what reading threw, all of them).
+  std::size_t read() {
+    const std::lock_guard<std::mutex> lock(mu_);
+    return published_;
+  }
   // After a complete window: false once the input has ended.
   bool more() const { return more_; }
   const WindowCutter& cut() const { return cut_; }
@@ -210,6 +234,7 @@ class ReadAhead {
         }
       } catch (...) {
         error = std::current_exception();
+        read = window_.size();  // with the event read as the stop came, as on one thread
       }
       publish(read, true, error);
     }
@@ -261,17 +286,22 @@ bool run_read_ahead(Reader& reader, Compiler& compiler, WindowWriter& writer, Pr
     parts.begin(expected);
     std::size_t folded = 0;
     std::size_t read = 0;
-    for (bool complete = false; !complete;) {
-      read = ahead.wait(parts.full() ? kWholeWindow : folded, complete);
-      // Folded as they arrive, up to a full part: a part is written only once the whole window
-      // is read, as on one thread (a bad record further on stops the run before anything of the
-      // window has run). The window's storage never moves (ReadAhead).
-      while (folded < read && !parts.full()) {
-        (void)fold_next(parts, std::span<const Event>(window.data(), read), folded++);
+    try {
+      for (bool complete = false; !complete;) {
+        read = ahead.wait(parts.full() ? kWholeWindow : folded, complete);
+        // Folded as they arrive, up to a full part: a part is written only once the whole window
+        // is read, as on one thread (a bad record further on stops the run before anything of
+        // the window has run). The window's storage never moves (ReadAhead).
+        while (folded < read && !parts.full()) {
+          (void)fold_next(parts, std::span<const Event>(window.data(), read), folded++);
+        }
       }
+      throw_if_stopped();
+    } catch (StopError& e) {
+      name_window_being_read(e, compiler, std::span<const Event>(window.data(), ahead.read()));
+      throw;
     }
     more = ahead.more();
-    throw_if_stopped();
     if (read == 0) break;
     const std::span<const Event> events(window.data(), read);
     fold_parts(parts, events, folded, read, writer, on_applied, stats);

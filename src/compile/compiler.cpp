@@ -314,6 +314,8 @@ void Compiler::continue_numbering(std::uint64_t windows, std::uint64_t events) {
 }
 
 std::string Compiler::next_window_name(std::span<const Event> window) const {
+  if (window.empty())
+    return fmt::format("window {} (from event {})", impl_->windows + 1, impl_->events + 1);
   return window_name(impl_->windows + 1, impl_->events + 1, impl_->events + window.size(),
                      span_of(window));
 }

@@ -231,6 +231,9 @@ TEST_CASE("a stop request ends the read-ahead after the windows handed over, as 
   });
   CHECK(one.stopped);
   CHECK(one.stats.windows == 2);
+  // Named by the window it came in (the same both ways: check_same compares the messages).
+  CHECK(one.error ==
+        std::optional<std::string>("reading window 3 (from event 121): stopped by SIGTERM"));
 }
 
 TEST_CASE("an error after a window ends the read-ahead at once, its reading thread joined") {

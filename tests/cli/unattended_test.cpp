@@ -242,18 +242,22 @@ TEST_CASE("a run waiting on a silent pipe stops at the first signal") {
   const Run r = apply.wait(std::chrono::seconds(20));
   CHECK(std::chrono::steady_clock::now() - signalled < std::chrono::seconds(5));
   CHECK(r.status == 143);
+  // The stop names the window it came in, before any of it ran (it had no events yet).
+  CHECK(contains(r.err, "\natlas2kudu: reading window 3 (from event 5): stopped by SIGTERM\n"));
   CHECK(contains(r.err, "(stopped by SIGTERM)"));
   const std::string json = slurp(stats);
   CHECK(contains(json, "\"stopped_by\":\"SIGTERM\""));
   CHECK(json_number(json, "applied_windows") >= 1);
   CHECK(json_number(server.report(), "open_sessions") == 0);
 
-  // compile the same way, printing: what it printed ends on a whole window.
+  // compile the same way, printing: what it printed ends on a whole window. The apply read all
+  // there was, so compile waits for its first event.
   Background compile("compile --window-events 2 -", fifo);
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   compile.signal(SIGINT);
   const Run c = compile.wait(std::chrono::seconds(20));
   CHECK(c.status == 130);
+  CHECK(contains(c.err, "atlas2kudu: reading window 1 (from event 1): stopped by SIGINT\n"));
   CHECK(contains(c.err, "stopped by SIGINT, the windows printed are complete"));
   ::close(writer);
   std::remove(fifo.c_str());
