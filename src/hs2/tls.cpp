@@ -216,7 +216,9 @@ void TlsTransport::fail_handshake(int err, int saved_errno, long verify, std::st
       (saved_errno == EAGAIN || saved_errno == EWOULDBLOCK)) {
     throw TTransportException(TTransportException::TIMED_OUT,
                               fmt::format("TLS handshake with {} got no answer (a silent server, "
-                                          "or no TLS on this port: try without --ssl)",
+                                          "or no TLS on this port: try without --ssl; an "
+                                          "hs2-http port, impalad's 28000, waits for a request "
+                                          "line: try --protocol hs2-http)",
                                           peer));
   }
   if (no_error_queued && saved_errno != 0) detail = std::strerror(saved_errno);

@@ -54,6 +54,16 @@ TEST_CASE("binary HS2 against an hs2-http port: try --protocol hs2-http (exit 4)
                              ": it answers in HTTP (HTTP/1.1 400 Bad Request), as an hs2-http "
                              "port (impalad: 28000) does, not binary HS2 (impalad: 21050); try "
                              "--protocol hs2-http");
+  // With --ssl the ClientHello has no line end, so an HTTP server waits for more: the timeout
+  // names both ways out.
+  TestServer quiet_http("--transport http");
+  const Run tls =
+      run("apply --ssl -t 500 --connect_max_tries 1 -i " + quiet_http.address() + " " + kInput);
+  CHECK(tls.status == 4);
+  CHECK(contains(error_line(tls),
+                 "no TLS on this port: try without --ssl; an hs2-http port, "
+                 "impalad's 28000, waits for a request line: try --protocol "
+                 "hs2-http)"));
 }
 
 TEST_CASE("hs2-http against a binary HS2 port: try --protocol hs2 (exit 4)") {
