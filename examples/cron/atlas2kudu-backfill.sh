@@ -254,12 +254,13 @@ if [ "$status" -eq 0 ]; then
       left+=("$f")
       if [ "$count" -ge "$stuck_after" ]; then
         log "$f is not applied to its end in $count runs in a row, unchanged: a split message" \
-            "whose other parts never came, or a last record cut short (see $state/rejects);" \
+            "whose other parts never came, or a last record cut short, here or in an export" \
+            "before it (see $state/rejects);" \
             "once looked at, move it out of the inbox"
         stuck=1
       else
         log "$f is not applied to its end (a split message waits for its other parts, or its" \
-            "last record is cut short); it stays for the next run"
+            "last record, or an earlier export's, is cut short); it stays for the next run"
       fi
     else
       done_now+=("$f")

@@ -109,6 +109,11 @@ struct ReadStats {
   // older export read after a newer one): applied in input order, which can take rows back to
   // older states. Not a kind of record: these are among the events.
   std::uint64_t out_of_order = 0;
+  // With a resume point (resume_from), inputs not read because an earlier one ended in a record
+  // cut short; the first such input's name, and that earlier input's.
+  std::uint64_t inputs_held_back = 0;
+  std::string first_held_back;
+  std::string held_back_behind;
   std::array<std::uint64_t, kOperationCount> per_operation{};
   std::array<std::uint64_t, kRejectCodeCount> per_reason{};
 
@@ -308,6 +313,15 @@ class Reader {
   // `on_source_resumed`, when given, is told as each source it recognises opens, with the source's
   // name and the records of it that will be skipped (the operator sees the run resume as it
   // happens, not only in the summary).
+  //
+  // With a resume point, an input whose last record is cut short by its end (a file still being
+  // written) ends what this run reads: the inputs after it are left for a later run, so that the
+  // rest of that record and whatever follows it in its file are applied before them. Read on,
+  // they would be applied first, and the next run, reading on from the record cut short, would
+  // take rows back to older states:
+  //
+  //   run 1: a.jsonl (records 1-65, record 66 cut short), b.jsonl  ->  a's 1-65; b not read
+  //   run 2: a.jsonl (grown to 120 records), b.jsonl                ->  a's 66-120, then b
   using ResumeNotice = std::function<void(std::string_view source, const SourceMark& applied)>;
   void resume_from(InputProgress applied, ResumeNotice on_source_resumed = {});
 

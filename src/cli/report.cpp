@@ -29,6 +29,7 @@ void write_read_stats(JsonWriter& w, const ReadStats& s, std::uint64_t input_byt
   w.key("skipped").value(s.skipped);            // records an earlier run applied (--checkpoint)
   w.key("replayed").value(s.replayed);          // Kafka offsets this run had read already
   w.key("out_of_order").value(s.out_of_order);  // events after later offsets of their partition
+  w.key("inputs_held_back").value(s.inputs_held_back);  // behind one cut short (--checkpoint)
   w.key("input_bytes").value(input_bytes);
   w.key("operations").begin_object();
   for (std::size_t i = 0; i < kOperationCount; ++i) {
@@ -220,8 +221,9 @@ std::string knowledge_note(const MemoryReport* memory) {
 }
 
 // The records a run passed over because their Kafka offsets came earlier in it, on a line of
-// their own: an export that overlaps another, or arrives after a later one, is worth a look.
-void print_replayed(std::FILE* out, std::string_view command, const ReadStats& read) {
+// their own: an export that overlaps another, or arrives after a later one, is worth a look. So
+// are inputs left unread behind one that ends in a record cut short.
+void print_read_warnings(std::FILE* out, std::string_view command, const ReadStats& read) {
   if (read.replayed != 0) {
     print_diagnostic(out,
                      "atlas2kudu {}: {} record{} passed over: this run had already read {} Kafka "
@@ -239,6 +241,20 @@ void print_replayed(std::FILE* out, std::string_view command, const ReadStats& r
                      command, read.out_of_order, read.out_of_order == 1 ? "" : "s",
                      read.out_of_order == 1 ? "its" : "their",
                      read.out_of_order == 1 ? "was" : "were");
+  }
+  if (read.inputs_held_back != 0) {
+    print_diagnostic(out,
+                     "atlas2kudu {}: warning: {} ends in a record cut short (still being "
+                     "written?), so {}{} {} not read: the rest of {}, when it comes, is applied "
+                     "before {}. A later run with this checkpoint reads on from that record; "
+                     "if the input stays cut short for good, leave it out of the inputs (its "
+                     "last record is rejected)\n",
+                     command, one_line(read.held_back_behind), one_line(read.first_held_back),
+                     read.inputs_held_back == 1
+                         ? std::string()
+                         : fmt::format(" and the {} after it", read.inputs_held_back - 1),
+                     read.inputs_held_back == 1 ? "was" : "were", one_line(read.held_back_behind),
+                     read.inputs_held_back == 1 ? "it" : "them");
   }
 }
 
@@ -265,7 +281,7 @@ void print_unreadable_props(std::FILE* out, const RunReport& r) {
 }
 
 void print_compile_summary(std::FILE* out, const RunReport& r, SqlDestination sql) {
-  print_replayed(out, "compile", *r.read);
+  print_read_warnings(out, "compile", *r.read);
   const SqlWriteStats& run = *r.write;
   const ReadStats& read = *r.read;
   print_diagnostic(
@@ -308,7 +324,7 @@ std::string statements_run(const Hs2RunStats& hs2, const SqlWriteStats* written)
 void print_apply_summary(std::FILE* out, const RunReport& r, const std::string& checkpoint_path) {
   const ReadStats& read = *r.read;
   const Hs2RunStats& hs2 = *r.execution;
-  print_replayed(out, "apply", read);
+  print_read_warnings(out, "apply", read);
   if (read.skipped) {
     print_diagnostic(
         out, "atlas2kudu apply: {} records skipped, applied by an earlier run ({}){}\n",

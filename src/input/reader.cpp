@@ -291,7 +291,8 @@ struct Reader::Impl {
   FramedRecord record_;
   ReadStats stats_;
   bool finished_ = false;
-  std::vector<SourceMark> marks_;  // one per opened source; next_record = records framed
+  bool holds_back_after_cut_ = false;  // resume_from was called
+  std::vector<SourceMark> marks_;      // one per opened source; next_record = records framed
   // Per opened source: its last record was malformed and ran to the end of the input with no line
   // end (Framer::ended_at_record_end): not counted as read, and the source not complete.
   std::vector<bool> cut_at_end_;
@@ -365,6 +366,7 @@ void Reader::resume_from(InputProgress applied, ResumeNotice on_source_resumed) 
   impl_->on_resumed_ = std::move(on_source_resumed);
   impl_->resume_ = std::move(applied);
   impl_->resume_used_.assign(impl_->resume_.sources.size(), false);
+  impl_->holds_back_after_cut_ = true;
   impl_->kafka_next_ = impl_->resume_.kafka_next_offset;
 }
 
@@ -375,6 +377,15 @@ bool Reader::Impl::open_next_source() {
     bytes_done_ += source_->consumed();
     source_.reset();
     framed_end_ = 0;
+  }
+  const std::size_t inputs = std::max(opened_.size(), paths_.size());
+  if (holds_back_after_cut_ && !cut_at_end_.empty() && cut_at_end_.back() && next_path_ < inputs) {
+    // The rest of the record cut short, when it comes, goes before them (resume_from).
+    stats_.inputs_held_back = inputs - next_path_;
+    stats_.first_held_back =
+        next_path_ < opened_.size() ? opened_[next_path_]->name() : paths_[next_path_];
+    stats_.held_back_behind = marks_.back().name;
+    return false;
   }
   if (next_path_ < opened_.size()) {
     source_ = std::move(opened_[next_path_++]);

@@ -114,6 +114,46 @@ TEST_CASE("a pending split message holds the resume point at its first chunk") {
   CHECK(take(rerun) == std::vector<std::string>{"q1", "sales.orders@cl1", "q2"});
 }
 
+TEST_CASE("with a resume point, the inputs after one that ends in a record cut short wait") {
+  // Regression: b.jsonl was read and applied after a.jsonl's cut-short record, and the next run,
+  // reading on in the grown a.jsonl, applied a's rest after b: rows went back to a's older state.
+  std::string a;
+  std::vector<std::string> names;
+  for (int i = 0; i < 300; ++i) {  // over the 64 KiB its identity reads: the grown file is a.jsonl
+    a += line(i);
+    names.push_back("q" + std::to_string(i));
+  }
+  const std::string last = line(300);
+  const std::string cut = a + last.substr(0, last.size() / 2);
+  const std::string b = line(500) + line(501);
+  const std::string c = line(600);
+  RejectSink sink(RejectPolicy{.max_rejects = 10, .reject_file = {}}, nullptr);
+  Reader first(sources({{"a.jsonl", cut}, {"b.jsonl", b}, {"c.jsonl", c}}), sink);
+  first.resume_from(InputProgress{});
+  CHECK(take(first) == names);
+  CHECK(first.stats().rejected == 1);
+  CHECK(first.stats().inputs_held_back == 2);
+  CHECK(first.stats().first_held_back == "b.jsonl");
+  CHECK(first.stats().held_back_behind == "a.jsonl");
+  const InputProgress p = first.progress();
+  REQUIRE(p.sources.size() == 1);
+  CHECK(p.sources[0].next_record == 300);
+  CHECK_FALSE(p.sources[0].complete);
+
+  // a.jsonl complete now: its rest first, then b and c.
+  Reader rerun(sources({{"a.jsonl", a + last}, {"b.jsonl", b}, {"c.jsonl", c}}), sink);
+  rerun.resume_from(p);
+  CHECK(take(rerun) == std::vector<std::string>{"q300", "q500", "q501", "q600"});
+  CHECK(rerun.stats().inputs_held_back == 0);
+
+  // Without a resume point (compile, check, apply without --checkpoint) nothing is read again
+  // later, and every input is read.
+  Reader once(sources({{"a.jsonl", cut}, {"b.jsonl", b}}), sink);
+  names.insert(names.end(), {"q500", "q501"});
+  CHECK(take(once) == names);
+  CHECK(once.stats().inputs_held_back == 0);
+}
+
 TEST_CASE("chunks still incomplete at end of input are rejected, and a rerun reads them again") {
   // Regression: the chunks were rejected at end of input and the resume point moved past them, so
   // a rerun over the grown file (or a later Kafka export) never completed the message.

@@ -295,23 +295,32 @@ TEST_CASE("the backfill script moves only the exports applied to their end and u
 
   // An export whose last record is cut short at its end (its producer died mid-write) is left
   // to be read again, as the checkpoint records it: the export stays, and after 3 runs in a row
-  // unchanged the script says so, exit 65 (mailed even with ATLAS2KUDU_REPORT=failures).
+  // unchanged the script says so, exit 65 (mailed even with ATLAS2KUDU_REPORT=failures). The
+  // export after it waits with it, so that it is applied after the first one's rest.
   const std::vector<std::string> good = lines_of(slurp(examples().front()));
   REQUIRE(good.size() >= 2);
   write_file(d.inbox + "/2026120504.jsonl", good[0] + "\n" + good[1].substr(0, 40),
              fs::perms::owner_all);
+  fs::copy_file(examples()[1], d.inbox + "/2026120505.jsonl");
   for (int run = 1; run <= 3; ++run) {
     CAPTURE(run);
     const Run r = backfill(d, conf, "ATLAS2KUDU_REPORT=failures");
     CHECK(r.status == (run < 3 ? 0 : 65));
     CHECK(r.err.empty() == (run < 3));
-    CHECK(names_in(d.inbox) == std::vector<std::string>{"2026120504.jsonl"});
+    CHECK(names_in(d.inbox) == std::vector<std::string>{"2026120504.jsonl", "2026120505.jsonl"});
     if (run == 3) {
       CHECK(contains(r.err, d.inbox + "/2026120504.jsonl is not applied to its end in 3 runs in "
                                       "a row, unchanged"));
+      CHECK(contains(r.err,
+                     "/2026120504.jsonl ends in a record cut short (still being "
+                     "written?), so " +
+                         d.inbox + "/2026120505.jsonl was not read"));
     }
   }
   fs::remove(d.inbox + "/2026120504.jsonl");  // looked at
+  const Run unblocked = backfill(d, conf);
+  CHECK(unblocked.status == 0);
+  CHECK(names_in(d.inbox).empty());
 
   // A name the checkpoint writes escaped (a tab here) cannot be matched: the export stays, exit
   // 65 says why; renamed, it is recognised by its content and moves.
