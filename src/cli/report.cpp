@@ -410,7 +410,9 @@ std::string read_summary(const ReadStats& s) {
   fmt::format_to(out, "events accepted   {:>12}\n", s.events);
   fmt::format_to(out, "records rejected  {:>12}\n", s.rejected);
   if (s.split_chunks)
-    fmt::format_to(out, "split chunks      {:>12}  (records joined into split-message events)\n",
+    fmt::format_to(out,
+                   "split chunks      {:>12}  (records joined into split-message events, other "
+                   "than the one completing each)\n",
                    s.split_chunks);
   if (s.ignored_lines) {
     fmt::format_to(out, "ignored lines     {:>12}  (kafka-console-consumer/kcat diagnostics)\n",
