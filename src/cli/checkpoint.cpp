@@ -356,13 +356,19 @@ CheckpointFile::CheckpointFile(std::string path, Reader& reader,
   if (!target.endpoint.empty() && !recorded.endpoint.empty() &&
       (!equals_ignoring_ascii_case(recorded.endpoint, target.endpoint) ||
        !equals_ignoring_ascii_case(recorded.database, target.database))) {
+    // Another host name can be the same cluster; another database never holds what was applied.
+    const bool same_database = equals_ignoring_ascii_case(recorded.database, target.database);
     throw Error(ErrorCategory::kCheckpoint,
                 fmt::format("{}: records what was applied to database {} on {}, and this run "
                             "writes to database {} on {}: its inputs would be skipped there. "
-                            "Give each target its own --checkpoint (if {} is the same cluster "
-                            "under another name, delete the file's \"target\" member)",
+                            "Give each target its own --checkpoint{}",
                             one_line(path_), recorded.database, one_line(recorded.endpoint),
-                            target.database, one_line(target.endpoint), one_line(target.endpoint)));
+                            target.database, one_line(target.endpoint),
+                            same_database ? fmt::format(" (if {} is the same cluster under "
+                                                        "another name, delete the file's "
+                                                        "\"target\" member)",
+                                                        one_line(target.endpoint))
+                                          : std::string()));
   }
   file_digest_ = digest_of_file(path_);
   // The target FILE.window was written for: the recorded one, else this run's (a first run).

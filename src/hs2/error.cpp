@@ -148,7 +148,13 @@ std::string unreachable_message(std::string_view host, int port, bool http, std:
         "(hs2-http)",
         endpoint, how_often, kImpaladBinaryPort, kImpaladHttpPort);
     if (port == usual) {
-      return cannot_connect(endpoint, fmt::format("{}: is impalad running there?", what), "");
+      // A run without -i comes here: say where the address came from.
+      const bool default_host = host == "localhost";
+      return cannot_connect(
+          endpoint,
+          fmt::format("{}: is impalad running there?{}", what,
+                      default_host ? " (localhost is -i's default: give -i HOST[:PORT])" : ""),
+          "");
     }
     return cannot_connect(endpoint, what, "-i " + format_endpoint(host, usual));
   }

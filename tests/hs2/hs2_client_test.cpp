@@ -144,6 +144,17 @@ TEST_CASE("hs2 client: connection refused is transient after --connect_max_tries
   CHECK(e.category() == ErrorCategory::kUnavailable);
 }
 
+TEST_CASE("hs2 client: a refusal on impalad's usual port asks if it runs; on localhost, names -i") {
+  CHECK(unreachable_message("db1", 21050, false, "connect() failed: Connection refused", 4) ==
+        "cannot connect to db1:21050: nothing listens on db1:21050 (connection refused, 4 "
+        "tries); impalad's HS2 port is 21050 (hs2) or 28000 (hs2-http): is impalad running "
+        "there?");
+  CHECK(unreachable_message("localhost", 28000, true, "Couldn't connect to server", 1) ==
+        "cannot connect to localhost:28000: nothing listens on localhost:28000 (connection "
+        "refused); impalad's HS2 port is 21050 (hs2) or 28000 (hs2-http): is impalad running "
+        "there? (localhost is -i's default: give -i HOST[:PORT])");
+}
+
 TEST_CASE("hs2 client: SASL PLAIN with the right password, split frames") {
   auto handler = std::make_shared<KeySetHandler>();
   Hs2TestServerConfig cfg;
