@@ -93,10 +93,23 @@ on_exit() {
 }
 trap 'on_exit $?' EXIT
 # A signal ends the script with its status, so that the EXIT trap sees a failure (bash would
-# otherwise run it with the status of the last command, often 0).
-trap 'exit 143' TERM
-trap 'exit 130' INT
-trap 'exit 129' HUP
+# otherwise run it with the status of the last command, often 0). One sent to the script alone
+# (`kill PID`, not its process group as systemd and timeout(1) signal) goes on to atlas2kudu, so
+# that it stops as cleanly (the running statement cancelled, the checkpoint kept) and is waited
+# for; had the group been signalled too, atlas2kudu takes the two as one (within a fifth of a
+# second of each other, see SIGNALS in `man atlas2kudu`).
+child=
+# shellcheck disable=SC2317  # called from the traps
+stop() {
+  if [ -n "$child" ]; then
+    kill -s "$1" "$child" 2>/dev/null
+    wait "$child"
+  fi
+  exit "$2"
+}
+trap 'stop TERM 143' TERM
+trap 'stop INT 130' INT
+trap 'stop HUP 129' HUP
 trap 'exit 131' QUIT
 
 if ! [[ "$settle" =~ ^[0-9]+$ ]]; then
@@ -199,7 +212,12 @@ if [ -n "$metrics" ]; then args+=(--metrics-textfile "$metrics"); fi
 
 log "applying ${#inputs[@]} export(s), stats in $stats_file"
 status=0
-"$bin" "${args[@]}" -- "${inputs[@]}" 9>&- || status=$?
+# In the background and waited for, so that a signal reaches the traps above at once (bash runs
+# them only after a command in the foreground ends).
+"$bin" "${args[@]}" -- "${inputs[@]}" 9>&- </dev/null &
+child=$!
+wait "$child" || status=$?
+child=
 
 # Whether the checkpoint records export $1 as applied to its end by this run (its entry in the
 # file, atlas2kudu-checkpoint/3: {"name":...,"identity":...,"next_record":N,"complete":true,

@@ -113,15 +113,22 @@ inline Run run(const std::string& args, const std::string& stdin_file = "/dev/nu
   return run_shell(env + " " + ATLAS2KUDU_BINARY + " " + args, stdin_file);
 }
 
-// `atlas2kudu ARGS` in the background, to be signalled; its stdout and stderr go to files.
+// A shell command line for Background, run with exec (its process is the one signalled).
+struct ShellCommand {
+  std::string text;
+};
+
+// `atlas2kudu ARGS` (or a ShellCommand) in the background, to be signalled; its stdout and stderr
+// go to files.
 class Background {
  public:
   explicit Background(const std::string& args, const std::string& stdin_file = "/dev/null",
-                      const std::string& env = "") {
+                      const std::string& env = "")
+      : Background(ShellCommand{env + " exec " + ATLAS2KUDU_BINARY + " " + args}, stdin_file) {}
+  explicit Background(const ShellCommand& command, const std::string& stdin_file = "/dev/null") {
     out_ = tmp_path(".out");
     err_ = tmp_path(".err");
-    const std::string cmd = env + " exec " + ATLAS2KUDU_BINARY + " " + args + " <" + stdin_file +
-                            " >" + out_ + " 2>" + err_;
+    const std::string cmd = command.text + " <" + stdin_file + " >" + out_ + " 2>" + err_;
     pid_ = fork();
     REQUIRE(pid_ >= 0);
     if (pid_ == 0) {

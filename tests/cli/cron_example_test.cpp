@@ -71,14 +71,17 @@ std::vector<std::string> examples() {
 
 // `settings`: more of the script's variables; exports are applied however new they are, unless
 // settings gives ATLAS2KUDU_SETTLE (the last one given wins).
-Run backfill(const Dirs& d, const std::string& conf, const std::string& settings = "") {
+std::string backfill_command(const Dirs& d, const std::string& conf, const std::string& settings) {
   const std::string script =
       std::string(ATLAS2KUDU_SOURCE_DIR) + "/examples/cron/atlas2kudu-backfill.sh";
-  const std::string env =
-      std::string("ATLAS2KUDU=") + ATLAS2KUDU_BINARY + " ATLAS2KUDU_CONF=" + conf +
-      " ATLAS2KUDU_STATE=" + d.state + " ATLAS2KUDU_INBOX=" + d.inbox + " ATLAS2KUDU_DEADLINE=2m" +
-      " ATLAS2KUDU_METRICS=" + d.state + "/atlas2kudu.prom" + " ATLAS2KUDU_SETTLE=0 " + settings;
-  return run_shell(env + " " + script, "/dev/null", 120);
+  return std::string("ATLAS2KUDU=") + ATLAS2KUDU_BINARY + " ATLAS2KUDU_CONF=" + conf +
+         " ATLAS2KUDU_STATE=" + d.state + " ATLAS2KUDU_INBOX=" + d.inbox +
+         " ATLAS2KUDU_DEADLINE=2m" + " ATLAS2KUDU_METRICS=" + d.state + "/atlas2kudu.prom" +
+         " ATLAS2KUDU_SETTLE=0 " + settings + " " + script;
+}
+
+Run backfill(const Dirs& d, const std::string& conf, const std::string& settings = "") {
+  return run_shell(backfill_command(d, conf, settings), "/dev/null", 120);
 }
 
 std::vector<std::string> names_in(const std::string& dir) {
@@ -374,6 +377,31 @@ TEST_CASE("the backfill script moves only the exports applied to their end and u
   CHECK(absent.status == 66);
   CHECK(contains(absent.err, "the inbox " + missing.inbox + " does not exist"));
   CHECK_FALSE(fs::exists(missing.inbox));
+}
+
+TEST_CASE("a SIGTERM to the backfill script alone stops atlas2kudu cleanly, and waits for it") {
+  // `kill PID` of the script, as by hand or from another cron job: bash runs its trap only after
+  // a command in the foreground ends, so atlas2kudu ran on to the end of its inputs.
+  const std::string env = std::string("HS2_TEST_SERVER_PASSWORD=") + kPassword;
+  TestServer server("--transport sasl --user etl --latency-ms 400", env);
+  Dirs d;
+  const std::string conf = write_conf(d, server.address(), kPassword);
+  for (const auto& f : examples()) {
+    fs::copy_file(f, d.inbox + "/" + fs::path(f).filename().string());
+  }
+  Background script(ShellCommand{"exec env " + backfill_command(d, conf, "")});
+  REQUIRE(eventually([&] { return !server.statements().empty(); }));
+  const auto signalled = std::chrono::steady_clock::now();
+  script.signal(SIGTERM);
+  const Run r = script.wait(std::chrono::seconds(30));
+  CHECK(std::chrono::steady_clock::now() - signalled < std::chrono::seconds(5));
+  CHECK(r.status == 143);
+  // atlas2kudu stopped by the signal, and had ended when the script did: its stats are written.
+  const std::vector<std::string> stats = names_in(d.state + "/stats");
+  REQUIRE(stats.size() == 1);
+  CHECK(contains(slurp(d.state + "/stats/" + stats[0]), "\"stopped_by\":\"SIGTERM\""));
+  CHECK(json_number(server.report(), "open_sessions") == 0);
+  CHECK(names_in(d.inbox).size() == examples().size());  // nothing moved: the next run resumes
 }
 
 TEST_SUITE_END();
