@@ -285,6 +285,28 @@ struct CellCheck {
   }
 };
 
+// Kudu refuses a row whose primary key, encoded, is over 16 KiB (--max_encoded_key_size_bytes),
+// failing the whole statement. Text in a key column beside two guids (entity_classifications'
+// tag_name, edge_out's and edge_in's elabel) gets what they leave: Kudu's encoding of a key
+// column that is not the last doubles its NUL bytes and ends it with two more, and the guids take
+// at most 36 + 2 (not last) and 36 bytes.
+constexpr std::size_t kMaxEncodedKeyBytes = 16 * 1024;
+constexpr std::size_t kKeyBytesBesideText = 2 + 38 + 36;
+
+void check_key_text(std::string_view text, const std::string& path, std::string_view column) {
+  const std::size_t encoded =
+      text.size() + static_cast<std::size_t>(std::count(text.begin(), text.end(), '\0'));
+  if (encoded + kKeyBytesBesideText > kMaxEncodedKeyBytes) {
+    throw InputError(
+        RejectCode::kTooLarge,
+        fmt::format("{}: {} bytes{}, more than the {} bytes that Kudu's 16 KiB primary key "
+                    "leaves for {} beside the guids",
+                    path, text.size(),
+                    encoded == text.size() ? std::string() : fmt::format(" ({} encoded)", encoded),
+                    kMaxEncodedKeyBytes - kKeyBytesBesideText, column));
+  }
+}
+
 }  // namespace
 
 void parse_payload(od::value& value, PayloadFields& p, Nesting nesting,
@@ -400,6 +422,10 @@ void payload_to_event(PayloadFields& p, const EventTimeFallbacks& fallbacks, Eve
     const CellCheck cell{max_cell_bytes};
     cell.check(event.type_name, "message.relationship.typeName");
     cell.check(event.relationship.label, "message.relationship.label");
+    check_key_text(event.relationship.edge_label(),
+                   event.relationship.label.empty() ? "message.relationship.typeName"
+                                                    : "message.relationship.label",
+                   "elabel");
     cell.check(event.relationship.end1.type_name, "message.relationship.end1.typeName");
     cell.check(event.relationship.end2.type_name, "message.relationship.end2.typeName");
     return;
@@ -457,6 +483,9 @@ void payload_to_event(PayloadFields& p, const EventTimeFallbacks& fallbacks, Eve
   for (std::size_t i = 0; i < event.classifications.size(); ++i) {
     const Classification& c = event.classifications[i];
     cell.check(c.type_name, tag_list, i, "typeName");
+    if (c.type_name.size() + kKeyBytesBesideText > kMaxEncodedKeyBytes / 2) {
+      check_key_text(c.type_name, fmt::format("{}[{}].typeName", tag_list, i), "tag_name");
+    }
     cell.check(c.attributes_json, tag_list, i, v1 ? "values" : "attributes");
   }
 }

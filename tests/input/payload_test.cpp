@@ -399,4 +399,38 @@ TEST_CASE("a string bound for a Kudu cell over max_cell_bytes rejects the event"
         "cell (--max-cell-bytes)");
 }
 
+TEST_CASE("a tag name or edge label over what Kudu's 16 KiB primary key leaves rejects the event") {
+  // Kudu refuses the row (and fails the statement) when its encoded key is over 16 KiB: the text
+  // gets 16384 - 76 bytes beside the guids, a NUL byte counting twice.
+  const std::string guid = R"("guid":")" + std::string(kGuid) + R"(")";
+  const auto tag = [&](const std::string& name) {
+    return R"({"type":"ENTITY_NOTIFICATION_V2","operationType":"CLASSIFICATION_ADD","eventTime":1,)"
+           R"("entity":{"typeName":"t",)" +
+           guid + R"(,"classifications":[{"typeName":")" + name + R"("}]}})";
+  };
+  const auto edge = [&](const std::string& label, const std::string& type_name) {
+    return R"({"type":"ENTITY_NOTIFICATION_V2","operationType":"RELATIONSHIP_CREATE",)"
+           R"("eventTime":1,"relationship":{"typeName":")" +
+           type_name + R"(","label":")" + label + R"(","end1":{)" + guid + R"(},"end2":{)" + guid +
+           "}}}";
+  };
+  CHECK(failure(tag(std::string(16308, 'T'))) == "accepted");
+  CHECK(failure(tag(std::string(16309, 'T'))) ==
+        "too-large: message.entity.classifications[0].typeName: 16309 bytes, more than the 16308 "
+        "bytes that Kudu's 16 KiB primary key leaves for tag_name beside the guids");
+  std::string nuls = std::string(16000, 'T');
+  for (int i = 0; i < 309; ++i) nuls += "\\u0000";
+  CHECK(failure(tag(nuls)) ==
+        "too-large: message.entity.classifications[0].typeName: 16309 bytes (16618 encoded), more "
+        "than the 16308 bytes that Kudu's 16 KiB primary key leaves for tag_name beside the guids");
+  CHECK(failure(edge(std::string(16308, 'l'), "t")) == "accepted");
+  CHECK(failure(edge(std::string(16309, 'l'), "t")) ==
+        "too-large: message.relationship.label: 16309 bytes, more than the 16308 bytes that "
+        "Kudu's 16 KiB primary key leaves for elabel beside the guids");
+  // Without a label, the typeName is the edge's label.
+  CHECK(failure(edge("", std::string(16309, 't'))) ==
+        "too-large: message.relationship.typeName: 16309 bytes, more than the 16308 bytes that "
+        "Kudu's 16 KiB primary key leaves for elabel beside the guids");
+}
+
 TEST_SUITE_END();
