@@ -253,6 +253,15 @@ int reporting_early_failures(std::string_view command, const InputOptions& in,
                      .end_micros = ended,
                      .error = e.what(),
                      .read = &nothing_read};
+    // The same sections as a run that got further, empty: a monitor reads the same keys.
+    const SqlWriteStats nothing_written;
+    const MemoryReport no_memory_used{.budget = in.memory_budget};
+    const Hs2RunStats nothing_applied;
+    if (command != "check") {
+      report.write = &nothing_written;
+      report.memory = &no_memory_used;
+    }
+    if (command == "apply") report.execution = &nothing_applied;
     const auto* stop = dynamic_cast<const StopError*>(&e);
     if (stop != nullptr) report.stopped_by = stop->reason();
     // The run reports its first failure, not one of these. Each file is written only where it

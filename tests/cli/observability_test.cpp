@@ -386,6 +386,15 @@ TEST_CASE("--stats: schema, version, times, exit status, error and the checkpoin
                  "\"completed\":false,\"exit_status\":5,\"error\":"
                  "\"--ldap_password_cmd: command failed (status 3)\","));
   CHECK(json_number(json, "records") == 0);
+  // With the sections of a run that got further, empty: the same keys for a monitor.
+  CHECK(json_number(json, "windows") == 0);
+  CHECK(json_number(json, "applied_windows") == 0);
+  CHECK(contains(json, "\"memory\":{\"budget\":268435456,"));
+  CHECK(contains(json, "\"checkpoint\":null"));
+  const Run missing = run("compile --stats " + stats + " /nonexistent/input.jsonl");
+  CHECK(missing.status == 66);
+  CHECK(json_number(slurp(stats), "statements") == 0);
+  CHECK_FALSE(contains(slurp(stats), "applied_windows"));
   // Another output refused (a checkpoint where none can be created): --stats, safe on its own,
   // still records the failure.
   const Run no_ckpt = run("apply -i " + server.address() +
