@@ -500,6 +500,31 @@ std::string config_line_of(const ConfigOrigins& origins, std::string_view what,
       return where + ": ";
     }
   }
+  // "-k/--kerberos and -l/--ldap are mutually exclusive" when the file gave them: their lines,
+  // "FILE:16 and FILE:10: ...", as the file is where to look (its LDAP lines left in when its
+  // Kerberos ones were taken in, say).
+  constexpr std::string_view kExclusive = " are mutually exclusive";
+  if (what.ends_with(kExclusive)) {
+    std::vector<std::string> lines;
+    std::string_view names = what.substr(0, what.size() - kExclusive.size());
+    for (std::size_t from = 0; from <= names.size();) {
+      std::size_t to = names.find(" and ", from);
+      if (to == std::string_view::npos) to = names.size();
+      const std::string_view spellings = names.substr(from, to - from);  // "-k/--kerberos"
+      for (std::size_t a = 0; a <= spellings.size();) {
+        std::size_t b = spellings.find('/', a);
+        if (b == std::string_view::npos) b = spellings.size();
+        const auto it = origins.find(std::string(spellings.substr(a, b - a)));
+        if (it != origins.end()) {
+          lines.push_back(it->second);
+          break;
+        }
+        a = b + 1;
+      }
+      from = to + 5;
+    }
+    if (!lines.empty()) return fmt::format("{}: ", fmt::join(lines, " and "));
+  }
   // CLI11's "--partitions excludes --fdw" when the file gave the second: its line all the same.
   constexpr std::string_view kExcludes = " excludes ";
   if (const std::size_t at = what.find(kExcludes); at != std::string_view::npos) {

@@ -882,6 +882,13 @@ TEST_CASE(
     CHECK(r.status == 4);  // it went as far as connecting
     CHECK(contains(r.err, "atlas2kudu: cannot connect to 127.0.0.1:1: nothing listens"));
   }
+  // Both in the file (its Kerberos lines taken in, its LDAP ones left): the two lines named.
+  const std::string both = write_temp(".ini", slurp(ldap) + "kerberos = true\n");
+  r = run("apply --config " + both + " " + example_files().front());
+  CHECK(r.status == 64);
+  CHECK(r.err == "atlas2kudu: " + both + ":7 and " + both +
+                     ":3: -k/--kerberos and -l/--ldap are mutually exclusive\n");
+  std::remove(both.c_str());
   std::remove(ldap.c_str());
   // A production file's CA bundle, absent here: checked only by a run that connects.
   const std::string production =
