@@ -139,6 +139,22 @@ void note_record_limits(CLI::App* cmd, InputOptions& in) {
   in.split_limit_given = cmd->get_option("--max-split-bytes")->count() > 0;
 }
 
+// `apply -u FILE` with the user name left out: FILE became the user, and the run read standard
+// input, at 3 a.m. from cron /dev/null: nothing applied, exit 0. A -u naming a file when no FILE
+// is left to read is refused.
+void refuse_user_naming_the_input(const CLI::App* cmd, const std::string& user,
+                                  const InputOptions& in) {
+  struct stat st {};
+  if (cmd->get_option("--user")->count() == 0 || !in.files.empty() ||
+      ::stat(user.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
+    return;
+  }
+  throw CLI::ValidationError("-u/--user " + one_line(user),
+                             "names a file, and no FILE is left to read (the run would read "
+                             "standard input): give the user name right after -u (-u NAME FILE), "
+                             "or - to read standard input");
+}
+
 CLI::Option* add_memory_budget(CLI::App* cmd, std::size_t& budget, const std::string& help) {
   return cmd->add_option("--memory-budget", budget, help)
       ->transform(byte_size(kMinMemoryBudget, "64M", std::numeric_limits<std::uint64_t>::max() / 2))
@@ -333,6 +349,7 @@ CommandLine::CommandLine() {
   add_hs2_options(compile, &compile_cmd.hs2);
   compile->callback([this, compile] {
     note_record_limits(compile, compile_cmd.in);
+    refuse_user_naming_the_input(compile, compile_cmd.hs2.user, compile_cmd.in);
     compile_cmd.prior_given = compile->get_option("--prior")->count() > 0;
     compile_cmd.connection_given = compile->get_option("--impalad")->count() > 0;
     for (const CLI::Option* o : compile->get_options()) {
@@ -368,6 +385,7 @@ CommandLine::CommandLine() {
       ->transform(whole_number(0, std::numeric_limits<std::int64_t>::max()));
   apply->callback([this, apply] {
     note_record_limits(apply, apply_cmd.compile.in);
+    refuse_user_naming_the_input(apply, apply_cmd.compile.hs2.user, apply_cmd.compile.in);
     command = [this] { return run_apply(apply_cmd); };
   });
 

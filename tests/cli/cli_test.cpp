@@ -308,6 +308,21 @@ TEST_CASE("usage errors and missing files have their own exit codes") {
   CHECK(contains(r.err,
                  "atlas2kudu: --jwt is an option of compile and apply: give the command "
                  "first"));
+  // -u with its name left out takes the input as the user: with no FILE left, the run would read
+  // standard input (/dev/null under cron) and apply nothing, exit 0. Refused; with - it reads it.
+  const std::string input = example_files().front();
+  for (const std::string command : {"apply", "compile"}) {
+    CAPTURE(command);
+    r = run(command + " -i 127.0.0.1:1 -u " + input);
+    CHECK(r.status == 64);
+    CHECK(r.err == "atlas2kudu: -u/--user " + input +
+                       ": names a file, and no FILE is left to read (the run would read standard "
+                       "input): give the user name right after -u (-u NAME FILE), or - to read "
+                       "standard input\nRun 'atlas2kudu " +
+                       command + " --help' for the options.\n");
+  }
+  r = run("compile --prior none -u " + input + " -", input);
+  CHECK(r.status == 0);
   // The refusal's own words stay whole when the word after -l is one of them ("the", "flag");
   // another tool's password option after -l is named as the option it is, not as -l's value.
   for (const std::string word : {"the", "flag", "password"}) {
