@@ -16,6 +16,7 @@
 #include "compile/plan.h"
 #include "compile/refusals.h"
 #include "compile/sql_writer.h"
+#include "hs2/error.h"
 #include "hs2/executor.h"
 #include "hs2_test_server.h"
 #include "hs2_test_util.h"
@@ -315,6 +316,24 @@ TEST_CASE("hs2 rows: deletes of absent keys are not row errors (Impala's DELETE 
   executor.run_window(w);
   CHECK(executor.stats().row_errors == 0);
   CHECK(executor.stats().windows == 1);
+}
+
+TEST_CASE("hs2 rows: the kit refuses a statement over 16 MiB as Impala does, a row refusal") {
+  // Impala checks the length before parsing, with its own words (no AnalysisException), which
+  // the client takes for a statement to split (a single row set aside).
+  auto kit = std::make_shared<KitHandler>();
+  const std::string big =
+      "UPSERT INTO `atlas`.`entity_by_qn` (`qn_digest`, `guid`, `type_name`) "
+      "VALUES ('" +
+      std::string(32, 'a') + "', '" + std::string(32, 'a') + "', '" + std::string(16 << 20, 't') +
+      "')";
+  const StatementOutcome out = kit->execute(big);
+  REQUIRE(out.error);
+  CHECK(*out.error == fmt::format("Statement length of {} bytes exceeds the maximum statement "
+                                  "length (16777216 bytes)",
+                                  big.size()));
+  CHECK(refused_because_of_rows(*out.error));
+  CHECK(rows_of(*kit, "entity_by_qn") == 0);
 }
 
 TEST_CASE(

@@ -46,6 +46,15 @@ void KitHandler::set_refusals(KitRefusals refusals) {
 
 StatementOutcome KitHandler::execute(const std::string& sql) {
   StatementOutcome out;
+  // Impala checks MAX_STATEMENT_LENGTH_BYTES on the text before parsing it, with its own words
+  // (no AnalysisException): those the client takes for a statement to split.
+  if (sql.size() > testkit::kImpalaMaxStatementBytes) {
+    out.error =
+        fmt::format("Statement length of {} bytes exceeds the maximum statement length ({} bytes)",
+                    sql.size(), testkit::kImpalaMaxStatementBytes);
+    out.at_execute = true;
+    return out;
+  }
   try {
     if (is_select_statement(sql)) {  // prior-state lookups (kit_select.h)
       std::lock_guard lock(mu_);
