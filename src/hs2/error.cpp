@@ -66,6 +66,14 @@ Hs2ErrorKind classify_server_message(std::string_view message) {
   return Hs2ErrorKind::kDefinite;
 }
 
+std::string with_server_hint(std::string message) {
+  if (contains_ignoring_ascii_case(message, "Could not resolve table reference")) {
+    message +=
+        " (create the projection tables first: `atlas2kudu ddl -d DATABASE` prints their DDL)";
+  }
+  return message;
+}
+
 ErrorCategory category_for(Hs2ErrorKind kind) {
   switch (kind) {
     case Hs2ErrorKind::kTransient:

@@ -69,6 +69,14 @@ bool refused_because_of_rows(std::string_view message);
 //     == Hs2ErrorKind::kTransient
 Hs2ErrorKind classify_server_message(std::string_view message);
 
+// `message` (a failed statement's text, on one line) with what to do where atlas2kudu knows it: a
+// table or database Impala cannot find (a first run against a cluster, or another --database)
+// points at the DDL.
+//   with_server_hint("AnalysisException: Could not resolve table reference: 'x.entity_flat'")
+//     == "AnalysisException: Could not resolve table reference: 'x.entity_flat' (create the
+//        projection tables first: `atlas2kudu ddl -d DATABASE` prints their DDL)"
+std::string with_server_hint(std::string message);
+
 const char* to_string(Hs2ErrorKind kind);
 
 // Connection mistakes are named in one wording, with the flag to try (the man page's DIAGNOSTICS

@@ -164,7 +164,8 @@ struct Hs2Session::Impl {
     const std::string msg = trim(status.errorMessage);
     // On one line, as every diagnostic is: it reaches stderr, --stats and the reject file.
     throw Hs2Error(classify_server_message(msg),
-                   fmt::format("{}: {}", what, msg.empty() ? "(no message)" : joined_lines(msg)));
+                   fmt::format("{}: {}", what,
+                               msg.empty() ? "(no message)" : with_server_hint(joined_lines(msg))));
   }
 
   // hs2-http: sessions opened on connections since lost. An HTTP session outlives its
@@ -499,7 +500,7 @@ struct Hs2Session::Impl {
           // Impala's "Query <id> failed:\n<cause>" on one line, so that the cause stays on the
           // "atlas2kudu:" line a cron mail is searched for; no server byte reaches a terminal
           // unescaped.
-          throw Hs2Error(kind, joined_lines(msg));
+          throw Hs2Error(kind, with_server_hint(joined_lines(msg)));
         }
       }
       const auto elapsed = std::chrono::duration_cast<milliseconds>(clock->now() - started);

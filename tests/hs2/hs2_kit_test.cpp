@@ -88,7 +88,12 @@ TEST_CASE("hs2 kit: a statement the interpreter rejects is a definite error") {
     FAIL("expected Hs2Error");
   } catch (const Hs2Error& e) {
     CHECK(e.kind() == Hs2ErrorKind::kDefinite);
-    CHECK(std::string(e.what()).find("unknown table") != std::string::npos);
+    const std::string what = e.what();
+    CHECK(what.find("AnalysisException: statement 1 (line 1): Could not resolve table reference: "
+                    "'atlas.nope'") != std::string::npos);
+    CHECK(
+        what.ends_with(" (create the projection tables first: `atlas2kudu ddl -d DATABASE` "
+                       "prints their DDL)"));
   }
 }
 

@@ -200,12 +200,15 @@ KitSelectResult run_kit_select(std::string_view sql, const testkit::KuduStore& s
   if (p.at_punct(';')) p.punct(';');
   if (p.peek().kind != Token::Kind::kEnd) p.fail("end of statement");
 
-  if (db != database) throw SelectError("unknown database `" + db + "`");
+  // Impala's words for a database or table it does not know.
+  const std::string unresolved =
+      "Could not resolve table reference: '" + db + "." + table_name + "'";
+  if (db != database) throw SelectError(unresolved);
   const testkit::Table* table = nullptr;
   try {
     table = &store.table(table_name);
-  } catch (const testkit::StoreError& e) {
-    throw SelectError(e.what());
+  } catch (const testkit::StoreError&) {
+    throw SelectError(unresolved);
   }
   const testkit::TableSchema& schema = table->schema();
   auto column_index = [&](const std::string& name) {

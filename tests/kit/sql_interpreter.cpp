@@ -485,13 +485,14 @@ class Parser {
     expect_punct(".");
     const Token& table_token = peek();
     st.table = ident("table name");
-    if (db != options_.database) {
-      fail(at, fmt::format("database `{}` is not the expected `{}`", db, options_.database));
-    }
+    // Impala's words for a database or table it does not know.
+    const std::string unresolved =
+        fmt::format("Could not resolve table reference: '{}.{}'", db, st.table);
+    if (db != options_.database) fail(at, unresolved);
     try {
       return store_.table(st.table).schema();
-    } catch (const StoreError& e) {
-      fail(table_token, e.what());
+    } catch (const StoreError&) {
+      fail(table_token, unresolved);
     }
   }
 
