@@ -843,7 +843,16 @@ void report_usage_error(CLI::App& app, const CLI::ParseError& e,
       }
       // The first word that is no option was meant as the command.
       what = fmt::format("unknown command '{}'", a);
-      if (const auto m = closest_match(a, commands)) hint = fmt::format(" (did you mean {}?)", *m);
+      if (const auto m = closest_match(a, commands)) {
+        hint = fmt::format(" (did you mean {}?)", *m);
+      } else if (const auto command =
+                     std::find_first_of(args.begin() + static_cast<long>(i) + 1, args.end(),
+                                        commands.begin(), commands.end());
+                 command != args.end()) {
+        // "atlas2kudu entities.jsonl compile": a file before the command.
+        hint = fmt::format(" (the command comes first, as in 'atlas2kudu {} {}')", *command,
+                           one_line(a));
+      }
       break;
     }
   } else {
@@ -905,6 +914,21 @@ void report_usage_error(CLI::App& app, const CLI::ParseError& e,
             " (no option takes a password, which ps would show: with -l, it comes from {})",
             kPasswordSources);
         break;
+      }
+    }
+    // An option of another command ("compile --checkpoint", "check -i"): which ones have it, as
+    // a --config file's key is named.
+    constexpr std::string_view kNotExpected = "The following argument was not expected: ";
+    if (hint.empty() && what.starts_with(kNotExpected)) {
+      const std::string given = what.substr(kNotExpected.size());  // "--sessions=..."
+      const std::string name = given.substr(0, given.find('='));
+      std::vector<std::string> owners;
+      for (const CLI::App* s : app.get_subcommands({})) {
+        if (s != sub && option_named(*s, name) != nullptr) owners.push_back(s->get_name());
+      }
+      if (!owners.empty()) {
+        hint = fmt::format(" ({} is an option of {}, not of {})", name, fmt::join(owners, " and "),
+                           sub->get_name());
       }
     }
   }

@@ -375,6 +375,20 @@ TEST_CASE("usage errors and missing files have their own exit codes") {
   CHECK(r.err ==
         "atlas2kudu: unknown command 'compil' (did you mean compile?)\n"
         "Run 'atlas2kudu --help' for the options.\n");
+  // An option of another command: which ones have it.
+  r = run("compile --checkpoint c.ckpt " + example_files().front());
+  CHECK(r.status == 64);
+  CHECK(
+      r.err.starts_with("atlas2kudu: The following argument was not expected: --checkpoint "
+                        "(--checkpoint is an option of apply, not of compile)\n"));
+  r = run("check -i db1 " + example_files().front());
+  CHECK(contains(r.err, ": -i (-i is an option of compile and apply, not of check)\n"));
+  // A file before the command: the command first.
+  r = run("examples/x.jsonl -q compile");
+  CHECK(r.status == 64);
+  CHECK(r.err ==
+        "atlas2kudu: unknown command 'examples/x.jsonl' (the command comes first, as in "
+        "'atlas2kudu compile examples/x.jsonl')\nRun 'atlas2kudu --help' for the options.\n");
   r = run("compile --windows-events 5");
   CHECK(r.status == 64);
   CHECK(r.err.starts_with("atlas2kudu: "));
