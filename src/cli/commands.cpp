@@ -779,6 +779,7 @@ int apply_run(ApplyCommand& a) {
   }
   report.http_waits = log.http_waits();
   print_unreadable_props(stderr, report);
+  print_inputs_held_back(stderr, report);
   if (!c.quiet) {
     print_apply_summary(stderr, report, a.checkpoint);
   } else {

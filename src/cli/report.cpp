@@ -221,8 +221,7 @@ std::string knowledge_note(const MemoryReport* memory) {
 }
 
 // The records a run passed over because their Kafka offsets came earlier in it, on a line of
-// their own: an export that overlaps another, or arrives after a later one, is worth a look. So
-// are inputs left unread behind one that ends in a record cut short.
+// their own: an export that overlaps another, or arrives after a later one, is worth a look.
 void print_read_warnings(std::FILE* out, std::string_view command, const ReadStats& read) {
   if (read.replayed != 0) {
     print_diagnostic(out,
@@ -241,20 +240,6 @@ void print_read_warnings(std::FILE* out, std::string_view command, const ReadSta
                      command, read.out_of_order, read.out_of_order == 1 ? "" : "s",
                      read.out_of_order == 1 ? "its" : "their",
                      read.out_of_order == 1 ? "was" : "were");
-  }
-  if (read.inputs_held_back != 0) {
-    print_diagnostic(out,
-                     "atlas2kudu {}: warning: {} ends in a record cut short (still being "
-                     "written?), so {}{} {} not read: the rest of {}, when it comes, is applied "
-                     "before {}. A later run with this checkpoint reads on from that record; "
-                     "if the input stays cut short for good, leave it out of the inputs (its "
-                     "last record is rejected)\n",
-                     command, one_line(read.held_back_behind), one_line(read.first_held_back),
-                     read.inputs_held_back == 1
-                         ? std::string()
-                         : fmt::format(" and the {} after it", read.inputs_held_back - 1),
-                     read.inputs_held_back == 1 ? "was" : "were", one_line(read.held_back_behind),
-                     read.inputs_held_back == 1 ? "it" : "them");
   }
 }
 
@@ -278,6 +263,24 @@ void print_unreadable_props(std::FILE* out, const RunReport& r) {
                    "entities' attributes are merged onto {{}} instead, and each cell is replaced "
                    "where its props_json is next written\n",
                    command, n, first);
+}
+
+void print_inputs_held_back(std::FILE* out, const RunReport& r) {
+  const ReadStats& read = *r.read;
+  if (read.inputs_held_back == 0) return;
+  const std::string_view command = r.command;
+  print_diagnostic(out,
+                   "atlas2kudu {}: warning: {} ends in a record cut short (still being "
+                   "written?), so {}{} {} not read: the rest of {}, when it comes, is applied "
+                   "before {}. A later run with this checkpoint reads on from that record; "
+                   "if the input stays cut short for good, leave it out of the inputs (its "
+                   "last record is rejected)\n",
+                   command, one_line(read.held_back_behind), one_line(read.first_held_back),
+                   read.inputs_held_back == 1
+                       ? std::string()
+                       : fmt::format(" and the {} after it", read.inputs_held_back - 1),
+                   read.inputs_held_back == 1 ? "was" : "were", one_line(read.held_back_behind),
+                   read.inputs_held_back == 1 ? "it" : "them");
 }
 
 void print_compile_summary(std::FILE* out, const RunReport& r, SqlDestination sql) {

@@ -106,6 +106,12 @@ std::string stats_json(const RunReport& report);
 //   props_json is next written
 void print_unreadable_props(std::FILE* out, const RunReport& report);
 
+// The warning for inputs apply --checkpoint did not read, behind one that ends in a record cut
+// short (Reader::resume_from), also with -q (they wait for a later run): nothing when none.
+//   atlas2kudu apply: warning: a.jsonl ends in a record cut short (still being written?), so
+//   b.jsonl was not read: the rest of a.jsonl, when it comes, is applied before it. ...
+void print_inputs_held_back(std::FILE* out, const RunReport& report);
+
 std::string read_summary(const ReadStats& stats);
 
 // The summaries of compile and apply go to stderr through util/diagnostic.h: a summary that

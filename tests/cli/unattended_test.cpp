@@ -729,7 +729,7 @@ TEST_CASE("--max-rejects counts one run's rejections: a rerun with --checkpoint 
 
 TEST_CASE("apply --checkpoint leaves the inputs after one cut short for a later run") {
   // a.jsonl is still being written (its last record cut short), b.jsonl is ready: b waits, so
-  // that the rest of a, when it comes, is applied before it.
+  // that the rest of a, when it comes, is applied before it. Said also with -q.
   const std::vector<std::string> examples = example_files();
   const std::string whole_a = slurp(examples[0]);
   const std::string a = tmp_path(".jsonl");
@@ -744,7 +744,7 @@ TEST_CASE("apply --checkpoint leaves the inputs after one cut short for a later 
     std::fclose(f);
   }
   TestServer server("--handler kit");
-  const std::string apply = "apply -i " + server.address() + " --prior none --checkpoint " +
+  const std::string apply = "apply -q -i " + server.address() + " --prior none --checkpoint " +
                             checkpoint + " --max-rejects 5 --stats " + stats + " " + a + " " + b;
   const Run first = run(apply);
   CHECK(first.status == 0);
