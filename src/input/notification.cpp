@@ -251,7 +251,8 @@ std::optional<Event> NotificationDecoder::decode(std::string_view text, const So
       // sequence, counted from the start of the text named.
       const std::string_view bytes = impl_->json_text_bytes;
       const std::size_t at = valid_utf8_prefix(bytes);
-      throw InputError(RejectCode::kInvalidJson,
+      // Text that is not UTF-8: an encoding fault, told apart from JSON that is malformed.
+      throw InputError(RejectCode::kBadEncoding,
                        at < bytes.size()
                            ? fmt::format("{}invalid UTF-8 in JSON text {}: \"{}\"", where,
                                          at_byte(at), printable_excerpt(bytes.substr(at), 8))

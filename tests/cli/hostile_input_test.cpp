@@ -392,7 +392,7 @@ std::vector<Case> cases() {
   {
     // Where in the record: the first byte that starts no valid sequence.
     const std::string bad = with_attribute("\"caf\xc3\"");
-    all.push_back(between_good("invalid UTF-8", bad, "invalid-json",
+    all.push_back(between_good("invalid UTF-8", bad, "bad-encoding",
                                "invalid UTF-8 in JSON text at byte " +
                                    std::to_string(bad.find('\xc3')) + " of the record: \"\\xc3" +
                                    bad.substr(bad.find('\xc3') + 1, 7) + "...\""));
