@@ -103,14 +103,15 @@ child=
 stop() {
   if [ -n "$child" ]; then
     kill -s "$1" "$child" 2>/dev/null
-    wait "$child"
+    wait "$child" || true  # its status is not the script's (set -e would exit with it)
   fi
   exit "$2"
 }
 trap 'stop TERM 143' TERM
 trap 'stop INT 130' INT
 trap 'stop HUP 129' HUP
-trap 'exit 131' QUIT
+# atlas2kudu, run in the background, ignores SIGQUIT (as bash leaves it there): a SIGTERM stops it.
+trap 'stop TERM 131' QUIT
 
 if ! [[ "$settle" =~ ^[0-9]+$ ]]; then
   log "ATLAS2KUDU_SETTLE=$settle: give a whole number of seconds"
