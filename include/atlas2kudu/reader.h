@@ -322,6 +322,9 @@ class Reader {
   //
   //   run 1: a.jsonl (records 1-65, record 66 cut short), b.jsonl  ->  a's 1-65; b not read
   //   run 2: a.jsonl (grown to 120 records), b.jsonl                ->  a's 66-120, then b
+  //
+  // Unless an input after it is standard input or a pipe, whose records could not be read again:
+  // the inputs are then read on, as without a resume point.
   using ResumeNotice = std::function<void(std::string_view source, const SourceMark& applied)>;
   void resume_from(InputProgress applied, ResumeNotice on_source_resumed = {});
 

@@ -145,14 +145,25 @@ void note_record_limits(CLI::App* cmd, InputOptions& in) {
 void refuse_user_naming_the_input(const CLI::App* cmd, const std::string& user,
                                   const InputOptions& in) {
   struct stat st {};
-  if (cmd->get_option("--user")->count() == 0 || !in.files.empty() ||
-      ::stat(user.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
+  if (cmd->get_option("--user")->count() == 0 || ::stat(user.c_str(), &st) != 0 ||
+      !S_ISREG(st.st_mode)) {
     return;
   }
-  throw CLI::ValidationError("-u/--user " + one_line(user),
-                             "names a file, and no FILE is left to read (the run would read "
-                             "standard input): give the user name right after -u (-u NAME FILE), "
-                             "or - to read standard input");
+  if (in.files.empty()) {
+    throw CLI::ValidationError("-u/--user " + one_line(user),
+                               "names a file, and no FILE is left to read (the run would read "
+                               "standard input): give the user name right after -u (-u NAME "
+                               "FILE)");
+  }
+  // With other inputs, one named as an export is (a.jsonl, exports/b.json.gz): that input would
+  // go unread. A user named like a file that happens to be here ("etl") is let be.
+  const bool named_as_export = user.find('/') != std::string::npos || user.ends_with(".jsonl") ||
+                               user.ends_with(".json") || user.ends_with(".gz");
+  if (named_as_export) {
+    throw CLI::ValidationError("-u/--user " + one_line(user),
+                               "names an input file, which would not be read: give the user name "
+                               "right after -u (-u NAME FILE...)");
+  }
 }
 
 CLI::Option* add_memory_budget(CLI::App* cmd, std::size_t& budget, const std::string& help) {
@@ -697,6 +708,15 @@ void refuse_flag_values(CLI::App& app, const std::vector<std::string>& args) {
   }
 }
 
+// "check, compile and apply".
+std::string in_prose(const std::vector<std::string>& words) {
+  std::string out;
+  for (std::size_t k = 0; k < words.size(); ++k) {
+    out += (k == 0 ? "" : k + 1 == words.size() ? " and " : ", ") + words[k];
+  }
+  return out;
+}
+
 // "atlas2kudu: <what CLI11 says>", a near match for a mistyped option or subcommand, and where
 // to look; for a bad value the --config file gave (`origins`), its FILE:LINE first.
 void report_usage_error(CLI::App& app, const CLI::ParseError& e,
@@ -823,10 +843,8 @@ void report_usage_error(CLI::App& app, const CLI::ParseError& e,
         } else if (owners.empty()) {
           what = fmt::format("{} is no option of atlas2kudu itself{}", shown, not_shown);
         } else {
-          std::string of = owners.size() == commands.size() ? "every command" : owners.front();
-          for (std::size_t k = 1; k < owners.size() && owners.size() < commands.size(); ++k) {
-            of += (k + 1 == owners.size() ? " and " : ", ") + owners[k];
-          }
+          const std::string of =
+              owners.size() == commands.size() ? "every command" : in_prose(owners);
           what = fmt::format(
               "{} is an option of {}: give the command first, as in 'atlas2kudu {} {}{}'{}", before,
               of, command, before, shows_value ? " " + a : std::string(), not_shown);
@@ -918,17 +936,26 @@ void report_usage_error(CLI::App& app, const CLI::ParseError& e,
     }
     // An option of another command ("compile --checkpoint", "check -i"): which ones have it, as
     // a --config file's key is named.
-    constexpr std::string_view kNotExpected = "The following argument was not expected: ";
-    if (hint.empty() && what.starts_with(kNotExpected)) {
-      const std::string given = what.substr(kNotExpected.size());  // "--sessions=..."
-      const std::string name = given.substr(0, given.find('='));
-      std::vector<std::string> owners;
-      for (const CLI::App* s : app.get_subcommands({})) {
-        if (s != sub && option_named(*s, name) != nullptr) owners.push_back(s->get_name());
-      }
-      if (!owners.empty()) {
-        hint = fmt::format(" ({} is an option of {}, not of {})", name, fmt::join(owners, " and "),
-                           sub->get_name());
+    // CLI11 lists the words: "... was not expected: --sessions=...", "... were not expected:
+    // 5 --window-events" (the option's value first).
+    const std::size_t list = what.find(" expected: ");
+    if (hint.empty() && what.starts_with("The following argument") && list != std::string::npos) {
+      const std::string words = what.substr(list + std::string_view(" expected: ").size());
+      for (std::size_t from = 0; from < words.size() && hint.empty();) {
+        std::size_t to = words.find(' ', from);
+        if (to == std::string::npos) to = words.size();
+        const std::string word = words.substr(from, to - from);
+        from = to + 1;
+        if (!word.starts_with("-")) continue;
+        const std::string name = word.substr(0, word.find('='));
+        std::vector<std::string> owners;
+        for (const CLI::App* s : app.get_subcommands({})) {
+          if (s != sub && option_named(*s, name) != nullptr) owners.push_back(s->get_name());
+        }
+        if (!owners.empty()) {
+          hint = fmt::format(" ({} is an option of {}, not of {})", name, in_prose(owners),
+                             sub->get_name());
+        }
       }
     }
   }

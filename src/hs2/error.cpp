@@ -161,7 +161,7 @@ std::string unreachable_message(std::string_view host, int port, bool http, std:
       return cannot_connect(
           endpoint,
           fmt::format("{}: is impalad running there?{}", what,
-                      default_host ? " (localhost is -i's default: give -i HOST[:PORT])" : ""),
+                      default_host ? " (a run without -i connects to localhost)" : ""),
           "");
     }
     return cannot_connect(endpoint, what, "-i " + format_endpoint(host, usual));

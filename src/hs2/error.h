@@ -108,9 +108,8 @@ inline constexpr int kImpaladHttpPort = 28000;
 //   unreachable_message("10.0.0.7", 21000, false, "connect() failed: Connection refused", 1)
 //     == "cannot connect to 10.0.0.7:21000: nothing listens on 10.0.0.7:21000 (connection "
 //        "refused); impalad's HS2 port is 21050 (hs2) or 28000 (hs2-http); try -i 10.0.0.7:21050"
-// On impalad's usual port it asks "is impalad running there?", and on localhost's (where a run
-// without -i goes) says so: "... is impalad running there? (localhost is -i's default: give -i
-// HOST[:PORT])".
+// On impalad's usual port it asks "is impalad running there?", and on localhost's says where a
+// run without -i goes: "... is impalad running there? (a run without -i connects to localhost)".
 // `answered_before`: the same endpoint answered earlier in this run (a reconnect after the server
 // went away), so a refusal is no sign of a wrong port, and the message says what it is instead:
 //     == "cannot connect to 10.0.0.7:21000: nothing listens on 10.0.0.7:21000 any more

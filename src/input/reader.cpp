@@ -271,6 +271,7 @@ struct Reader::Impl {
   // The accepted event's Kafka position (and its split message's other records'): read.
   void mark_read(const Event& event);
   bool open_next_source();
+  bool remaining_inputs_can_wait() const;
   void reject(const SourcePosition& pos, RejectCode code, std::string reason,
               std::string_view record, std::uint64_t record_bytes = 0,
               std::string_view console_prefix = {});
@@ -370,6 +371,22 @@ void Reader::resume_from(InputProgress applied, ResumeNotice on_source_resumed) 
   impl_->kafka_next_ = impl_->resume_.kafka_next_offset;
 }
 
+// Whether the inputs not opened yet can be read by a later run: files, not standard input or a
+// pipe, whose records would be gone (a rerun reads such an input again from its start anyway).
+bool Reader::Impl::remaining_inputs_can_wait() const {
+  for (std::size_t i = next_path_; i < std::max(opened_.size(), paths_.size()); ++i) {
+    if (i < opened_.size()) {
+      if (opened_[i]->identity().empty()) return false;
+      continue;
+    }
+    struct stat st {};
+    if (paths_[i] == "-" || ::stat(paths_[i].c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
+      return false;
+    }
+  }
+  return true;
+}
+
 bool Reader::Impl::open_next_source() {
   if (framer_) {
     stats_.ignored_lines += framer_->ignored_lines();
@@ -379,7 +396,8 @@ bool Reader::Impl::open_next_source() {
     framed_end_ = 0;
   }
   const std::size_t inputs = std::max(opened_.size(), paths_.size());
-  if (holds_back_after_cut_ && !cut_at_end_.empty() && cut_at_end_.back() && next_path_ < inputs) {
+  if (holds_back_after_cut_ && !cut_at_end_.empty() && cut_at_end_.back() && next_path_ < inputs &&
+      remaining_inputs_can_wait()) {
     // The rest of the record cut short, when it comes, goes before them (resume_from).
     stats_.inputs_held_back = inputs - next_path_;
     stats_.first_held_back =

@@ -769,6 +769,22 @@ TEST_CASE("apply --checkpoint leaves the inputs after one cut short for a later 
   CHECK(json_number(slurp(stats), "inputs_held_back") == 0);
   CHECK(contains(slurp(checkpoint), "\"complete\":true"));
   CHECK(server.statements().size() > applied_first.size());
+
+  // Standard input cannot wait for a later run (a pipe's records would be gone): read on.
+  std::remove(checkpoint.c_str());
+  {
+    std::FILE* f = std::fopen(a.c_str(), "w");
+    REQUIRE(f != nullptr);
+    std::fputs(whole_a.substr(0, whole_a.size() - 40).c_str(), f);
+    std::fclose(f);
+  }
+  const Run piped = run("apply -q -i " + server.address() + " --prior none --checkpoint " +
+                            checkpoint + " --max-rejects 5 --stats " + stats + " " + a + " -",
+                        b);
+  CHECK(piped.status == 0);
+  CHECK_FALSE(contains(piped.err, "warning:"));
+  CHECK(json_number(slurp(stats), "inputs_held_back") == 0);
+  CHECK(json_number(slurp(stats), "sources") == 2);
   for (const auto& f : {a, b, checkpoint, stats}) std::remove(f.c_str());
 }
 

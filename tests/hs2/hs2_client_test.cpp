@@ -152,7 +152,7 @@ TEST_CASE("hs2 client: a refusal on impalad's usual port asks if it runs; on loc
   CHECK(unreachable_message("localhost", 28000, true, "Couldn't connect to server", 1) ==
         "cannot connect to localhost:28000: nothing listens on localhost:28000 (connection "
         "refused); impalad's HS2 port is 21050 (hs2) or 28000 (hs2-http): is impalad running "
-        "there? (localhost is -i's default: give -i HOST[:PORT])");
+        "there? (a run without -i connects to localhost)");
 }
 
 TEST_CASE("hs2 client: SASL PLAIN with the right password, split frames") {
