@@ -737,12 +737,14 @@ TEST_CASE("apply --checkpoint leaves the inputs after one cut short for a later 
   const std::string checkpoint = tmp_path(".ckpt");
   std::remove(checkpoint.c_str());  // a new checkpoint
   const std::string stats = tmp_path(".json");
-  {
+  const auto write_a = [&](const std::string& text) {
     std::FILE* f = std::fopen(a.c_str(), "w");
     REQUIRE(f != nullptr);
-    std::fputs(whole_a.substr(0, whole_a.size() - 40).c_str(), f);
+    std::fputs(text.c_str(), f);
     std::fclose(f);
-  }
+  };
+  const std::string cut_a = whole_a.substr(0, whole_a.size() - 40);
+  write_a(cut_a);
   TestServer server("--handler kit");
   const std::string apply = "apply -q -i " + server.address() + " --prior none --checkpoint " +
                             checkpoint + " --max-rejects 5 --stats " + stats + " " + a + " " + b;
@@ -756,13 +758,9 @@ TEST_CASE("apply --checkpoint leaves the inputs after one cut short for a later 
   CHECK(contains(server.statements(), "UPSERT"));  // a's whole records ran
   const std::string applied_first = server.statements();
 
-  // a is complete now: the rerun reads on in a, then b.
-  {
-    std::FILE* f = std::fopen(a.c_str(), "w");
-    REQUIRE(f != nullptr);
-    std::fputs(whole_a.c_str(), f);
-    std::fclose(f);
-  }
+  // a is complete now: the rerun reads it (from its start: under 64 KiB, it grew into a new
+  // identity), then b.
+  write_a(whole_a);
   const Run second = run(apply);
   CHECK(second.status == 0);
   CHECK_FALSE(contains(second.err, "warning:"));
@@ -772,12 +770,7 @@ TEST_CASE("apply --checkpoint leaves the inputs after one cut short for a later 
 
   // Standard input cannot wait for a later run (a pipe's records would be gone): read on.
   std::remove(checkpoint.c_str());
-  {
-    std::FILE* f = std::fopen(a.c_str(), "w");
-    REQUIRE(f != nullptr);
-    std::fputs(whole_a.substr(0, whole_a.size() - 40).c_str(), f);
-    std::fclose(f);
-  }
+  write_a(cut_a);
   const Run piped = run("apply -q -i " + server.address() + " --prior none --checkpoint " +
                             checkpoint + " --max-rejects 5 --stats " + stats + " " + a + " -",
                         b);
@@ -785,7 +778,7 @@ TEST_CASE("apply --checkpoint leaves the inputs after one cut short for a later 
   CHECK_FALSE(contains(piped.err, "warning:"));
   CHECK(json_number(slurp(stats), "inputs_held_back") == 0);
   CHECK(json_number(slurp(stats), "sources") == 2);
-  for (const auto& f : {a, b, checkpoint, stats}) std::remove(f.c_str());
+  for (const auto& f : {a, b, checkpoint, checkpoint + ".lock", stats}) std::remove(f.c_str());
 }
 
 TEST_SUITE_END();
