@@ -85,7 +85,16 @@ void require_creatable(const RunOutput& out) {
   try {
     require_regular_or_absent(out.path);  // a directory, FIFO, device or symbolic link
   } catch (const Error& e) {
-    throw Error(e.category(), fmt::format("{} {}", out.option, e.what()));
+    // /dev/stdout, /dev/fd/1, a terminal or a FIFO: the SQL gets there through standard output.
+    struct stat st {};
+    const bool stream = out.path.rfind("/dev/", 0) == 0 ||
+                        (::stat(out.path.c_str(), &st) == 0 &&
+                         (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)));
+    const std::string_view hint =
+        out.kind == OutputKind::kSql && stream
+            ? " (-o - writes to standard output, which may be a terminal or a pipe)"
+            : "";
+    throw Error(e.category(), fmt::format("{} {}{}", out.option, e.what(), hint));
   }
   struct stat st {};
   if (::stat(out.path.c_str(), &st) == 0) {

@@ -271,6 +271,11 @@ struct Reader::Impl {
   // The accepted event's Kafka position (and its split message's other records'): read.
   void mark_read(const Event& event);
   bool open_next_source();
+  // The inputs are either opened ahead (`opened_`) or named (`paths_`): one of the two is empty.
+  std::size_t input_count() const { return std::max(opened_.size(), paths_.size()); }
+  std::string input_name(std::size_t i) const {
+    return i < opened_.size() ? opened_[i]->name() : paths_[i];
+  }
   bool remaining_inputs_can_wait() const;
   void reject(const SourcePosition& pos, RejectCode code, std::string reason,
               std::string_view record, std::uint64_t record_bytes = 0,
@@ -374,7 +379,7 @@ void Reader::resume_from(InputProgress applied, ResumeNotice on_source_resumed) 
 // Whether the inputs not opened yet can be read by a later run: files, not standard input or a
 // pipe, whose records would be gone (a rerun reads such an input again from its start anyway).
 bool Reader::Impl::remaining_inputs_can_wait() const {
-  for (std::size_t i = next_path_; i < std::max(opened_.size(), paths_.size()); ++i) {
+  for (std::size_t i = next_path_; i < input_count(); ++i) {
     if (i < opened_.size()) {
       if (opened_[i]->identity().empty()) return false;
       continue;
@@ -395,13 +400,12 @@ bool Reader::Impl::open_next_source() {
     source_.reset();
     framed_end_ = 0;
   }
-  const std::size_t inputs = std::max(opened_.size(), paths_.size());
+  const std::size_t inputs = input_count();
   if (holds_back_after_cut_ && !cut_at_end_.empty() && cut_at_end_.back() && next_path_ < inputs &&
       remaining_inputs_can_wait()) {
     // The rest of the record cut short, when it comes, goes before them (resume_from).
     stats_.inputs_held_back = inputs - next_path_;
-    stats_.first_held_back =
-        next_path_ < opened_.size() ? opened_[next_path_]->name() : paths_[next_path_];
+    stats_.first_held_back = input_name(next_path_);
     stats_.held_back_behind = marks_.back().name;
     return false;
   }

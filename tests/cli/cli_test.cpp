@@ -555,6 +555,12 @@ TEST_CASE(
   const Run device = run("compile -q -o /dev/null --max-rejects 1 " + bad);
   CHECK(device.status == 74);
   CHECK(contains(device.err, "/dev/null: not a regular file"));
+  // Standard output named as a file: -o - says it.
+  const Run dev_stdout = run("compile -q -o /dev/stdout --max-rejects 1 " + bad);
+  CHECK(dev_stdout.status == 74);
+  CHECK(dev_stdout.err ==
+        "atlas2kudu: -o /dev/stdout: not a regular file (a symbolic link); refusing to replace it "
+        "(-o - writes to standard output, which may be a terminal or a pipe)\n");
   // ddl's -o is named as compile's is.
   const Run directory = run("ddl -o /tmp");
   CHECK(directory.status == 74);

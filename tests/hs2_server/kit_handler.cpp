@@ -46,12 +46,8 @@ void KitHandler::set_refusals(KitRefusals refusals) {
 
 StatementOutcome KitHandler::execute(const std::string& sql) {
   StatementOutcome out;
-  // Impala checks MAX_STATEMENT_LENGTH_BYTES on the text before parsing it, with its own words
-  // (no AnalysisException): those the client takes for a statement to split.
   if (sql.size() > testkit::kImpalaMaxStatementBytes) {
-    out.error =
-        fmt::format("Statement length of {} bytes exceeds the maximum statement length ({} bytes)",
-                    sql.size(), testkit::kImpalaMaxStatementBytes);
+    out.error = testkit::statement_too_long(sql.size());
     out.at_execute = true;
     return out;
   }

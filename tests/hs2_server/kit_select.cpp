@@ -200,9 +200,7 @@ KitSelectResult run_kit_select(std::string_view sql, const testkit::KuduStore& s
   if (p.at_punct(';')) p.punct(';');
   if (p.peek().kind != Token::Kind::kEnd) p.fail("end of statement");
 
-  // Impala's words for a database or table it does not know.
-  const std::string unresolved =
-      "Could not resolve table reference: '" + db + "." + table_name + "'";
+  const std::string unresolved = testkit::unresolved_table_reference(db, table_name);
   if (db != database) throw SelectError(unresolved);
   const testkit::Table* table = nullptr;
   try {

@@ -214,6 +214,9 @@ TEST_CASE("interpreter: everything outside the subset is rejected with statement
            "`atlas`.`entity_flat` (`guid`, `name`) VALUES ('" +
            kG1 + "', 'x');",
        "statements 1 and 2 of one phase"},
+      {"UPSERT INTO `atlas`.`entity_flat` (`guid`, `name`) VALUES ('" + kG1 + "', '" +
+           std::string(kImpalaMaxStatementBytes, 'a') + "');",
+       "exceeds the maximum statement length (16777216 bytes)"},
   };
   for (const auto& c : cases) {
     CAPTURE(c.sql);

@@ -258,6 +258,15 @@ std::string impala_quote(std::string_view utf8) {
   return out;
 }
 
+std::string statement_too_long(std::size_t bytes) {
+  return fmt::format("Statement length of {} bytes exceeds the maximum statement length ({} bytes)",
+                     bytes, kImpalaMaxStatementBytes);
+}
+
+std::string unresolved_table_reference(std::string_view database, std::string_view table) {
+  return fmt::format("Could not resolve table reference: '{}.{}'", database, table);
+}
+
 std::string impala_unhex(std::string_view hex) {
   if (hex.size() % 2 != 0) return {};
   std::string out;
@@ -485,9 +494,7 @@ class Parser {
     expect_punct(".");
     const Token& table_token = peek();
     st.table = ident("table name");
-    // Impala's words for a database or table it does not know.
-    const std::string unresolved =
-        fmt::format("Could not resolve table reference: '{}.{}'", db, st.table);
+    const std::string unresolved = unresolved_table_reference(db, st.table);
     if (db != options_.database) fail(at, unresolved);
     try {
       return store_.table(st.table).schema();
@@ -765,8 +772,7 @@ class Parser {
     st.bytes = end.offset - first.offset;
     const bool single_row = st.kind == ParsedStatement::Kind::kUpsert && st.rows.size() == 1;
     if (st.bytes > kImpalaMaxStatementBytes) {
-      fail(first, fmt::format("statement of {} bytes exceeds Impala's {} byte limit", st.bytes,
-                              kImpalaMaxStatementBytes));
+      fail(first, statement_too_long(st.bytes));
     }
     if (options_.max_bytes && st.bytes > options_.max_bytes && !single_row) {
       fail(first, fmt::format("statement of {} bytes exceeds --batch-bytes {}", st.bytes,

@@ -52,6 +52,17 @@ std::string impala_unhex(std::string_view hex);
 // Impala's MAX_STATEMENT_LENGTH_BYTES default, 16 MiB: longer statements are refused.
 inline constexpr std::size_t kImpalaMaxStatementBytes = std::size_t{16} << 20;
 
+// Impala's words for a statement longer than kImpalaMaxStatementBytes (no AnalysisException: it
+// checks the text before parsing it), which the client takes for a statement to split:
+//   statement_too_long(16777217) == "Statement length of 16777217 bytes exceeds the maximum
+//   statement length (16777216 bytes)"
+std::string statement_too_long(std::size_t bytes);
+
+// Impala's words for a database or table it does not know:
+//   unresolved_table_reference("atlas", "nope") == "Could not resolve table reference:
+//   'atlas.nope'"
+std::string unresolved_table_reference(std::string_view database, std::string_view table);
+
 // Impala refuses an expression of more than 10000 children (Expr.EXPR_CHILDREN_LIMIT), and an IN
 // predicate has one for its column and one per value: the interpreter and the test server's
 // SELECT refuse a longer IN-list, for this reason.
