@@ -29,8 +29,9 @@
 # appears on a command line, in the environment or in the logs.
 #
 # Exit status: atlas2kudu's (see `man atlas2kudu`, EXIT STATUS), 75 when another backfill holds
-# the lock, 64 for a bad setting, 66 when the inbox does not exist, 73 when the state directory or
-# its lock cannot be created, 74 when the inbox cannot be listed or an export cannot be moved, 77
+# the lock, 64 for a bad setting, 66 when the inbox does not exist, 73 when the state directory,
+# its lock or (ATLAS2KUDU_REPORT=failures) the run's private log file in $TMPDIR cannot be
+# created, 74 when the inbox cannot be listed or an export cannot be moved, 77
 # when kinit fails, 65 when an export stays unfinished and unchanged for 3 runs in a row or has a
 # name the checkpoint cannot be matched for (after atlas2kudu exited 0), 143, 130, 129 or 131 when
 # stopped by SIGTERM, SIGINT, SIGHUP or SIGQUIT, 0 when the inbox is empty.
@@ -121,7 +122,13 @@ case "$report" in
   all) ;;
   failures)
     # The run's lines go to a private file; they reach stderr (and cron's mail) only on failure.
-    run_log=$(mktemp "${TMPDIR:-/tmp}/atlas2kudu-backfill.XXXXXXXX")
+    # (Set only once made: the EXIT trap shows and removes it.)
+    if ! private_log=$(mktemp "${TMPDIR:-/tmp}/atlas2kudu-backfill.XXXXXXXX" 2>&1); then
+      log "ATLAS2KUDU_REPORT=failures keeps the run's lines in a private file, which could not be" \
+        "created ($private_log): set TMPDIR to a writable directory"
+      exit 73
+    fi
+    run_log=$private_log
     exec 8>&2 2>"$run_log"
     # A run stopped by the deadline after applying windows: progress, not a failure to look at.
     # shellcheck disable=SC2317  # called from the EXIT trap

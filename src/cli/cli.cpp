@@ -179,6 +179,20 @@ void add_compile_options(CLI::App* cmd, CompileCommand& c) {
          "--deadline",
          [&c](const std::string& text) {
            const auto d = parse_duration(text);
+           const auto too_large = [&text] {
+             std::size_t run = 0;
+             for (const char ch : text) {
+               run = ch >= '0' && ch <= '9' ? run + 1 : 0;
+               if (run > std::to_string(kMaxDurationNumber).size()) return true;
+             }
+             return false;
+           };
+           if (!d && too_large()) {
+             throw CLI::ValidationError(
+                 "--deadline", fmt::format("a number too large: each is at most {} (of hours, "
+                                           "minutes or seconds)",
+                                           kMaxDurationNumber));
+           }
            if (!d)
              throw CLI::ValidationError(
                  "--deadline",

@@ -436,10 +436,10 @@ std::optional<std::chrono::milliseconds> parse_duration(std::string_view text) {
   while (i < text.size()) {
     std::uint64_t n = 0;
     const std::size_t digits = i;
-    while (i < text.size() && text[i] >= '0' && text[i] <= '9' && n < 100000000) {
+    while (i < text.size() && text[i] >= '0' && text[i] <= '9' && n <= kMaxDurationNumber) {
       n = n * 10 + static_cast<std::uint64_t>(text[i++] - '0');
     }
-    if (i == digits) return std::nullopt;
+    if (i == digits || n > kMaxDurationNumber) return std::nullopt;
     if (i == text.size() && !bare) return std::nullopt;
     const std::size_t unit = i < text.size() ? kUnits.find(text[i++]) : kUnits.find('s');
     if (unit == std::string_view::npos || unit < next_unit) return std::nullopt;

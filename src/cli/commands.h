@@ -52,9 +52,11 @@ struct RunDeadline {
 };
 
 // "90" or "90s", "30m", "2h", "1h30m" -> the duration; nullopt for anything else, "1h30" (a
-// number without its unit after another) and "30m1h" (units out of order) included.
+// number without its unit after another), "30m1h" (units out of order) and a number over
+// kMaxDurationNumber included.
 //   parse_duration("1h30m") == std::chrono::minutes(90)
 std::optional<std::chrono::milliseconds> parse_duration(std::string_view text);
+inline constexpr std::uint64_t kMaxDurationNumber = 999999999;
 
 struct CompileCommand {
   InputOptions in;

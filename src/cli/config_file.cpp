@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
@@ -133,10 +134,12 @@ ConfigFile read_config_file(const std::string& path, const std::vector<std::stri
                                    unquote(trim(text.substr(eq + 1))), where});
   }
   if (in.bad()) throw cannot_read(std::strerror(errno));
-  // A command the run executes (a password or token helper) from a file anyone may write would
-  // run anyone's command under the account of the cron job: refused, as ssh refuses such a
-  // config. Found here, before the command could run.
-  if ((st.st_mode & S_IWOTH) != 0) {
+  // A command the run executes (a password or token helper) from a file anyone may write, or that
+  // another user owns (and may make writable at any time), would run another's command under the
+  // account of the cron job: refused, as ssh refuses such a config. Found here, before the command
+  // could run.
+  const bool foreign_owner = st.st_uid != ::geteuid() && st.st_uid != 0;
+  if ((st.st_mode & S_IWOTH) != 0 || foreign_owner) {
     const auto names_a_command = [](const ConfigEntry& e) {
       const std::string key = canonical_option_key(e.key);
       return key == "ldap-password-cmd" || key == "jwt-cmd";
@@ -148,6 +151,13 @@ ConfigFile read_config_file(const std::string& path, const std::vector<std::stri
     }
     for (const ConfigEntry* e : entries) {
       if (!names_a_command(*e)) continue;
+      if (foreign_owner) {
+        throw Error(ErrorCategory::kUsage,
+                    fmt::format("{}: {} is a command this run would execute, and {} belongs to "
+                                "another user (uid {}): chown it to this run's user (uid {}) or "
+                                "root",
+                                e->where, e->key, path, st.st_uid, ::geteuid()));
+      }
       throw Error(ErrorCategory::kUsage,
                   fmt::format("{}: {} is a command this run would execute, and anyone may write "
                               "to {} (mode {:04o}): chmod o-w {}",

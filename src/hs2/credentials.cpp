@@ -295,6 +295,15 @@ void take_secret_variable(std::string& to, const char* name) {
 
 }  // namespace
 
+std::string without_userinfo(std::string_view url) {
+  const std::size_t scheme = url.find("://");
+  const std::size_t from = scheme == std::string_view::npos ? 0 : scheme + 3;
+  const std::size_t path = url.find_first_of("/?#", from);
+  const std::size_t at = url.substr(0, path).rfind('@');
+  if (at == std::string_view::npos || at < from) return std::string(url);
+  return std::string(url.substr(0, from)).append(url.substr(at + 1));
+}
+
 void wipe_secret(std::string& secret) noexcept {
   secret.resize(secret.capacity());  // never reallocates; makes the whole buffer addressable
   OPENSSL_cleanse(secret.data(), secret.size());

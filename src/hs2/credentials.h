@@ -20,6 +20,7 @@
 #include <chrono>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "hs2/options.h"
 
@@ -36,6 +37,14 @@ struct Hs2Credentials {
   Hs2Credentials& operator=(Hs2Credentials&& other) noexcept;  // so is this object's old value
   ~Hs2Credentials();                                           // wipes both secrets
 };
+
+// `url` without the user and password it may carry, for messages (a proxy URL of the environment,
+// a URL given where host[:port] belongs). Everything up to the last '@' before the path goes, since
+// a password may hold an unencoded '@':
+//   without_userinfo("http://squid:p@ss@proxy:3128/x") == "http://proxy:3128/x"
+//   without_userinfo("etl:pw@db1:21050") == "db1:21050"
+//   without_userinfo("http://u:pw@") == "http://"
+std::string without_userinfo(std::string_view url);
 
 // Overwrites every byte of the string's buffer up to its capacity (so also an inline short
 // string, and bytes beyond size() left by pop_back) with OPENSSL_cleanse, then empties the string.

@@ -16,6 +16,7 @@
 #include <optional>
 #include <string_view>
 
+#include "hs2/credentials.h"
 #include "hs2/error.h"
 #include "hs2/tls.h"
 #include "util/ascii_case.h"
@@ -44,24 +45,36 @@ int on_progress(void* self, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
   return static_cast<const HttpClientTransport*>(self)->stoppable() && stop_grace_over() ? 1 : 0;
 }
 
+// libcurl's words may quote a proxy variable's value whole ("Unsupported proxy syntax in
+// 'http://u:p@ss@proxy:3128'"): each such value is replaced by its form without_userinfo.
+std::string without_proxy_userinfo(std::string detail) {
+  for (const char* name :
+       {"https_proxy", "HTTPS_PROXY", "http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"}) {
+    const char* value = std::getenv(name);
+    if (value == nullptr || *value == '\0') continue;
+    const std::string shown = without_userinfo(value);
+    if (shown == value) continue;
+    for (std::size_t at = detail.find(value); at != std::string::npos;
+         at = detail.find(value, at + shown.size())) {
+      detail.replace(at, std::strlen(value), shown);
+    }
+  }
+  return detail;
+}
+
 // The proxy libcurl takes from the environment for a request to `host`: https_proxy (or
 // HTTPS_PROXY) for https, http_proxy (libcurl reads no HTTP_PROXY) for http, else all_proxy (or
 // ALL_PROXY); none when no_proxy (or NO_PROXY) names the host, a domain of it, or "*".
 struct EnvironmentProxy {
   std::string variable;  // "http_proxy"
-  std::string url;       // its value
+  std::string url;       // its value, without_userinfo
 };
 
 std::optional<EnvironmentProxy> environment_proxy(bool tls, std::string_view host) {
   const auto get = [](const char* name) -> std::optional<EnvironmentProxy> {
     const char* value = std::getenv(name);
     if (value == nullptr || *value == '\0') return std::nullopt;
-    // Shown without the user and password a proxy URL may carry ("http://u:p@proxy:3128").
-    std::string url = value;
-    const std::size_t from = url.find("://") == std::string::npos ? 0 : url.find("://") + 3;
-    const std::size_t at = url.find('@', from);
-    if (at != std::string::npos && at < url.find('/', from)) url.erase(from, at + 1 - from);
-    return EnvironmentProxy{name, url};
+    return EnvironmentProxy{name, without_userinfo(value)};
   };
   std::optional<EnvironmentProxy> proxy = tls ? get("https_proxy") : get("http_proxy");
   if (!proxy && tls) proxy = get("HTTPS_PROXY");
@@ -300,7 +313,7 @@ void HttpClientTransport::perform_once(long* status, long* retry_after) {
     // Aborted by on_progress, or cut short otherwise while a stop is requested: no diagnosis, no
     // retry, no probe on a second connection.
     if (stoppable_) throw_if_stopped();
-    std::string detail = errbuf[0] ? errbuf : curl_easy_strerror(rc);
+    std::string detail = without_proxy_userinfo(errbuf[0] ? errbuf : curl_easy_strerror(rc));
     while (!detail.empty() && detail.back() == ' ') detail.pop_back();  // libcurl's may end so
     const std::string endpoint = format_endpoint(config_.host, config_.port);
     if (rc == CURLE_SSL_CACERT_BADFILE) {

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "hs2/credentials.h"
 #include "hs2/error.h"
 #include "util/ascii_case.h"
 
@@ -28,20 +29,46 @@ namespace {
 Hs2Endpoint parse_host_port(const std::string& spec, const char* flag, int default_port) {
   Hs2Endpoint ep;
   std::string port_text;
-  // A URL where host[:port] belongs ("http://db1:28000/cliservice"): the scheme and path are
-  // other options here, as in impala-shell.
-  if (const std::size_t scheme = spec.find("://"); scheme != std::string::npos) {
-    const std::string rest = spec.substr(scheme + 3);
-    const std::string authority = rest.substr(0, rest.find('/'));
+  // A URL where host[:port] belongs ("http://db1:28000/cliservice"): the scheme, path and user
+  // are other options here, as in impala-shell. A user and password it carries are not repeated
+  // (the message goes to cron's mail and --stats).
+  const bool impalad = std::string_view(flag) == "-i";
+  const std::size_t scheme = spec.find("://");
+  if (scheme != std::string::npos || (impalad && spec.find('@') != std::string::npos)) {
+    const std::size_t from = scheme == std::string::npos ? 0 : scheme + 3;
+    const std::string rest = without_userinfo(spec).substr(from);  // host:port/path
+    const std::string user_info = spec.substr(from, spec.size() - rest.size() - from);  // "u:pw@"
+    const std::string user =
+        user_info.empty()
+            ? ""
+            : user_info.substr(0, std::min(user_info.find(':'), user_info.size() - 1));
+    const std::string shown =
+        spec.substr(0, from) +
+        (user_info.empty() ? ""
+                           : user + (user_info.find(':') == std::string::npos ? "@" : ":****@")) +
+        rest;
+    const std::size_t path_at = rest.find_first_of("/?#");
+    const std::string authority = rest.substr(0, path_at);
+    std::string path = path_at == std::string::npos ? "" : rest.substr(path_at);
+    path = path.substr(0, path.find_first_of("?#"));
     // -b names the principal's host: no protocol to suggest there.
     const std::string scheme_name =
-        std::string_view(flag) == "-i" ? to_lower_ascii(spec.substr(0, scheme)) : "";
+        impalad && scheme != std::string::npos ? to_lower_ascii(spec.substr(0, scheme)) : "";
+    const bool http = scheme_name == "https" || scheme_name == "http";
+    std::string advice = fmt::format("give {} {}", flag, authority.empty() ? "HOST" : authority);
+    if (http)
+      advice += scheme_name == "https" ? " --protocol hs2-http --ssl" : " --protocol hs2-http";
+    if (http && !path.empty() && path != "/" && path != "/cliservice")
+      advice += " --http_path " + path;
+    if (!user.empty()) advice += " -u " + user;
+    if (user_info.find(':') != std::string::npos) {
+      advice +=
+          " -l, with the password from --ldap_password_cmd or $ATLAS2KUDU_LDAP_PASSWORD "
+          "(never on the command line)";
+    }
     throw Hs2Error(Hs2ErrorKind::kUsage,
-                   fmt::format("{} {}: a host[:port], not a URL; give {} {}{}", flag, spec, flag,
-                               authority.empty() ? "HOST" : authority,
-                               scheme_name == "https"  ? " --protocol hs2-http --ssl"
-                               : scheme_name == "http" ? " --protocol hs2-http"
-                                                       : ""));
+                   fmt::format("{} {}: a host[:port], not a {}; {}", flag, shown,
+                               scheme == std::string::npos ? "user@host" : "URL", advice));
   }
   if (!spec.empty() && spec.front() == '[') {  // [v6addr]:port, as impala-shell accepts
     auto close = spec.find(']');

@@ -2090,7 +2090,18 @@ TEST_CASE("--deadline durations: seconds, minutes, hours") {
   CHECK_FALSE(parse_duration("30m1h"));
   CHECK_FALSE(parse_duration("1m1m"));
   CHECK_FALSE(parse_duration("999999999999h"));
+  CHECK_FALSE(parse_duration("1000000000s"));
+  CHECK(parse_duration("999999999h") == std::chrono::hours(999999999));
   CHECK(parse_duration("0") == std::chrono::seconds(0));  // no deadline
+  // On the command line, a number too large is named as such.
+  const Run large = run("compile --deadline 300000000000h /dev/null");
+  CHECK(large.status == 64);
+  CHECK(contains(large.err,
+                 "atlas2kudu: --deadline: a number too large: each is at most "
+                 "999999999 (of hours, minutes or seconds)\n"));
+  const Run unitless = run("compile --deadline 1h30 /dev/null");
+  CHECK(unitless.status == 64);
+  CHECK(contains(unitless.err, "atlas2kudu: --deadline: expected e.g. 90s"));
   CHECK(parse_duration("2h15s") == std::chrono::seconds(7215));
 }
 

@@ -27,6 +27,17 @@ std::string write_temp(const std::string& text) {
   return path;
 }
 
+// The message of the usage error reading `path` gives ("" if it reads).
+std::string usage_error_reading(const std::string& path) {
+  try {
+    read_config_file(path);
+  } catch (const Error& e) {
+    CHECK(e.category() == ErrorCategory::kUsage);
+    return e.what();
+  }
+  return "";
+}
+
 }  // namespace
 
 TEST_CASE("sections, comments, quotes and repeated keys") {
@@ -115,19 +126,28 @@ TEST_CASE("a command to execute from a file anyone may write is refused") {
       "[atlas2kudu]\nldap = true\n[atlas2kudu.apply]\nldap_password_cmd = pass show "
       "impala/etl\n");
   REQUIRE(::chmod(path.c_str(), 0666) == 0);
-  try {
-    read_config_file(path);
-    FAIL("expected a usage error");
-  } catch (const Error& e) {
-    CHECK(e.category() == ErrorCategory::kUsage);
-    CHECK(std::string(e.what()) == path +
-                                       ":4: ldap_password_cmd is a command this run would "
-                                       "execute, and anyone may write to " +
-                                       path + " (mode 0666): chmod o-w " + path);
-  }
+  CHECK(usage_error_reading(path) == path +
+                                         ":4: ldap_password_cmd is a command this run would "
+                                         "execute, and anyone may write to " +
+                                         path + " (mode 0666): chmod o-w " + path);
   // Writable by its group, or by no one else: read as before.
   REQUIRE(::chmod(path.c_str(), 0664) == 0);
   CHECK(read_config_file(path).per_command.at("apply").size() == 1);
+  // Owned by another user (who could make it writable at any time), as root alone can arrange.
+  if (::geteuid() == 0 && ::chown(path.c_str(), 65534, static_cast<gid_t>(-1)) == 0) {
+    REQUIRE(::chmod(path.c_str(), 0644) == 0);
+    CHECK(usage_error_reading(path) == path +
+                                           ":4: ldap_password_cmd is a command this run would "
+                                           "execute, and " +
+                                           path +
+                                           " belongs to another user (uid 65534): chown it to "
+                                           "this run's user (uid 0) or root");
+    // Without a command to execute, another user's file is read.
+    const std::string plain = write_temp("[atlas2kudu]\nldap = true\n");
+    REQUIRE(::chown(plain.c_str(), 65534, static_cast<gid_t>(-1)) == 0);
+    CHECK(read_config_file(plain).common.size() == 1);
+    std::remove(plain.c_str());
+  }
   std::remove(path.c_str());
 }
 

@@ -277,6 +277,20 @@ TEST_CASE(
   r = run(args, "/dev/null", proxy + " no_proxy=.0.0.1");
   CHECK(r.status == 4);
   CHECK(contains(r.err, "the request went to the proxy"));
+  // A URL libcurl cannot read is quoted whole in its words: the password is not, whether it
+  // holds an unencoded '@', the URL has a leading space or no host after "user:password@".
+  const std::string stats = tmp_path(".stats.json");
+  for (const std::string url : {"http://squid:Pr0@xyPw@127.0.0.1:1", " http://squid:Pr0xyPw@h:1",
+                                "http://squid:Pr0xyPw@"}) {
+    CAPTURE(url);
+    r = run(args + " --stats " + stats, "/dev/null",
+            "no_proxy= NO_PROXY= http_proxy='" + url + "'");
+    CHECK(r.status == 4);
+    CHECK(contains(r.err, "http://"));
+    CHECK_FALSE(contains(r.err, "xyPw"));
+    CHECK_FALSE(contains(slurp(stats), "xyPw"));
+  }
+  std::remove(stats.c_str());
 }
 
 TEST_CASE("hs2-http: what other HTTP statuses say, and their exit status") {

@@ -231,6 +231,17 @@ TEST_CASE("the backfill script applies the inbox once, then idles, locks and kee
   const std::string after = slurp(d.state + "/atlas2kudu.prom");
   CHECK_FALSE(contains(after, "atlas2kudu_last_exit_status{command=\"apply\"} 0\n"));
   CHECK(contains(after, "atlas2kudu_last_success_timestamp_seconds{command=\"apply\"} "));
+
+  // No private file for the run's lines (TMPDIR not a directory): its documented status, and
+  // why, before atlas2kudu runs.
+  const Run no_tmp =
+      backfill(d, conf, "ATLAS2KUDU_REPORT=failures TMPDIR=" + d.inbox + "/100-later.jsonl");
+  CHECK(no_tmp.status == 73);
+  CHECK(contains(no_tmp.err, "could not be created (mktemp: "));
+  CHECK(contains(no_tmp.err, "set TMPDIR to a writable directory\n"));
+  CHECK_FALSE(contains(no_tmp.err, "applying"));
+  CHECK(contains(slurp(d.state + "/atlas2kudu-backfill.prom"),
+                 "atlas2kudu_backfill_last_exit_status 73\n"));
 }
 
 TEST_CASE("the backfill script moves only the exports applied to their end and unchanged since") {

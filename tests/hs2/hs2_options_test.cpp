@@ -13,6 +13,7 @@
 #include <iterator>
 #include <thread>
 #include <type_traits>
+#include <utility>
 
 #include "cli/hs2_flags.h"
 #include "hs2/auth.h"
@@ -236,6 +237,40 @@ TEST_CASE("hs2 options: validation resolves the endpoint, the user and the -Q ov
           "-i https://db1.example:28000/cliservice: a host[:port], not a URL; give -i "
           "db1.example:28000 --protocol hs2-http --ssl");
   }
+  // A gateway's path becomes --http_path; a user and password (which may hold an '@') are not
+  // repeated: the user becomes -u, the password is hidden and goes through -l.
+  const std::pair<std::string, std::string> urls[] = {
+      {"https://knox.example:8443/gateway/cdp-proxy-api/impala?doAs=x",
+       "-i https://knox.example:8443/gateway/cdp-proxy-api/impala?doAs=x: a host[:port], not a "
+       "URL; give -i knox.example:8443 --protocol hs2-http --ssl --http_path "
+       "/gateway/cdp-proxy-api/impala"},
+      {"http://etl:Hunter2@pw@db1:28000/",
+       "-i http://etl:****@db1:28000/: a host[:port], not a URL; give -i db1:28000 --protocol "
+       "hs2-http -u etl -l, with the password from --ldap_password_cmd or "
+       "$ATLAS2KUDU_LDAP_PASSWORD (never on the command line)"},
+      {"etl:Hunter2pw@db1:21050",
+       "-i etl:****@db1:21050: a host[:port], not a user@host; give -i db1:21050 -u etl -l, with "
+       "the password from --ldap_password_cmd or $ATLAS2KUDU_LDAP_PASSWORD (never on the command "
+       "line)"},
+      {"etl@db1", "-i etl@db1: a host[:port], not a user@host; give -i db1 -u etl"},
+  };
+  for (const auto& given_says : urls) {
+    const std::string& given = given_says.first;
+    const std::string& says = given_says.second;
+    CAPTURE(given);
+    url.impalad = given;
+    try {
+      (void)validate_hs2_options(url);
+      FAIL("expected a usage error");
+    } catch (const Hs2Error& e) {
+      CHECK(e.kind() == Hs2ErrorKind::kUsage);
+      CHECK(std::string(e.what()) == says);
+    }
+  }
+  CHECK(without_userinfo("http://squid:p@ss@proxy:3128/x") == "http://proxy:3128/x");
+  CHECK(without_userinfo("etl:pw@db1:21050") == "db1:21050");
+  CHECK(without_userinfo("http://u:pw@") == "http://");
+  CHECK(without_userinfo("http://proxy:3128/a@b") == "http://proxy:3128/a@b");
   // A path libcurl would refuse at connect time (exit 4) is a usage error.
   Hs2Options path;
   path.protocol = Hs2Protocol::kHttp;
