@@ -61,9 +61,10 @@ std::string_view to_string(RejectCode code);
 // counted a ',' missing after an array element cut short as a record; framing 2 skips such log
 // and exception lines, takes a '[' with no object after it as one record, and counts no missing
 // ','. Framing 3 counts a kafka-console-consumer line of prefixes with no message after them (an
-// empty Kafka message) as a record, where 1 and 2 read on into the next line. Everything else is
-// counted alike.
-inline constexpr std::uint32_t kFraming = 3;
+// empty Kafka message) as a record, where 1 and 2 read on into the next line. Framing 4 reads a
+// console key that is JSON (`Offset:5\t{"id":1}\t{...message...}`) as one of the message's
+// prefixes, where 1 to 3 counted it as a record of its own. Everything else is counted alike.
+inline constexpr std::uint32_t kFraming = 4;
 
 struct SourceMark {
   std::string name;

@@ -10,7 +10,7 @@
 //   {"format":"atlas2kudu-checkpoint/3","target":{"endpoint":"impala-a:21050","database":"atlas"},
 //    "runs":4,"windows_applied":3,"events_applied":150,
 //    "sources":[{"name":"a.jsonl","identity":"9f2c…","next_record":150,"complete":false,
-//                "framing":3,"last_run":4}, …],
+//                "framing":4,"last_run":4}, …],
 //    "kafka":[{"topic":"ATLAS_ENTITIES","partition":0,"next_offset":1204}]}
 //
 // A source is recognised on the rerun by its identity (a hash of its first 64 KiB), not its name,

@@ -317,7 +317,14 @@ bool Framer::skip_prefixes_and_diagnostics(FramedRecord& out) {
       break;
     }
   }
+  key_may_follow_ = positioned && headers_and_key < 2;
   return false;
+}
+
+bool Framer::tab_and_message_follow(std::size_t& start) {
+  if (end_ - pos_ < 2 && refill(start, 2) < 2) return false;
+  const char after = buf_[pos_ + 1];
+  return buf_[pos_] == '\t' && !is_space(after);
 }
 
 template <typename T>
@@ -705,6 +712,7 @@ bool Framer::next(FramedRecord& out) {
   out.console_timestamp_ms.reset();
   out.console_prefix.clear();
   prefix_error_.clear();
+  key_may_follow_ = false;
   if (at_source_start_) {
     at_source_start_ = false;
     if (fill(pos_, 3) >= 3 && std::memcmp(buf_.get() + pos_, "\xEF\xBB\xBF", 3) == 0) pos_ += 3;
@@ -820,6 +828,18 @@ bool Framer::next(FramedRecord& out) {
     if (d == '{') {
       DocumentState document;
       const Scan scan = scan_document(start, out.reason, document);
+      if (key_may_follow_ && scan == Scan::kComplete && !over_limit_ &&
+          tab_and_message_follow(start)) {
+        // print.key's key is JSON (`CreateTime:...\tPartition:0\tOffset:5\t{"id":1}\t{...}`):
+        // one more prefix, kept with the others; the message follows its tab.
+        pos_ += 1;
+        out.console_prefix.append(buf_.get() + start, pos_ - start);
+        key_may_follow_ = false;
+        --records_;
+        ++json_keys_;
+        continue;
+      }
+      key_may_follow_ = false;
       finish_record(start, out);
       if (!out.error && scan == Scan::kTruncated) out.error = RejectCode::kInvalidJson;
       // An element cut short at its line end took the ',' after it along (or never had one): the

@@ -94,10 +94,12 @@ class Framer {
   std::uint64_t ignored_lines() const { return ignored_lines_; }
   // Places so far where an earlier framing (reader.h, kFraming) counted records otherwise. Framing
   // 1: a consumer's log line skipped, a '[' that opens no array, a ',' not missed after an element
-  // cut short; framings 1 and 2: a console line of prefixes alone (no record then).
+  // cut short; framings 1 and 2: a console line of prefixes alone (no record then); framings 1 to
+  // 3: a console key that is JSON (a record of its own then).
   std::uint64_t counted_differently_from(std::uint32_t framing) const {
-    return framing == 1   ? counted_differently_ + empty_console_records_
-           : framing == 2 ? empty_console_records_
+    return framing == 1   ? counted_differently_ + empty_console_records_ + json_keys_
+           : framing == 2 ? empty_console_records_ + json_keys_
+           : framing == 3 ? json_keys_
                           : 0;
   }
 
@@ -138,6 +140,8 @@ class Framer {
   }
   [[gnu::cold]] void start_dropping(std::size_t start);
   bool skip_prefixes_and_diagnostics(FramedRecord& out);
+  // The document just scanned (from `start`) is followed by a tab and a message on its line.
+  bool tab_and_message_follow(std::size_t& start);
   // Inside a string, from pos_: past its closing quote (kClosed); to a raw newline, or one after
   // a backslash, which ends the line and so the string (kNewline, pos_ on the newline); or as far
   // as the bytes read so far, or two bytes of an escape, go (kOpen).
@@ -252,6 +256,10 @@ class Framer {
   std::uint64_t ignored_lines_ = 0;
   std::uint64_t counted_differently_ = 0;    // by framing 1 only
   std::uint64_t empty_console_records_ = 0;  // counted by neither framing 1 nor 2
+  std::uint64_t json_keys_ = 0;              // counted as records by framings 1 to 3
+  // After a console line's timestamp, partition or offset, with no key read yet: a JSON document
+  // followed by a tab and more on its line is the record's key (print.key), not a record.
+  bool key_may_follow_ = false;
   // The last line skipped was a log4j line: the lines of the exception it logged may follow.
   bool in_log_event_ = false;
   Kernel kernel_ = default_kernel();

@@ -449,10 +449,12 @@ void Reader::Impl::check_skip_framing() const {
                   "with a new --checkpoint (what was applied already changes nothing when "
                   "applied again)",
                   one_line(source_name_), skip_records_, skip_records_ == 1 ? "" : "s",
-                  skip_framing_ == 1 ? "a Kafka tool's log line, a line starting with '[' that "
-                                       "opens no array, an array element cut short, or a "
-                                       "console line of prefixes alone"
-                                     : "a console line of prefixes alone"));
+                  skip_framing_ == 1   ? "a Kafka tool's log line, a line starting with '[' that "
+                                         "opens no array, an array element cut short, a console "
+                                         "line of prefixes alone, or a console key that is JSON"
+                  : skip_framing_ == 2 ? "a console line of prefixes alone, or a console key that "
+                                         "is JSON"
+                                       : "a console key that is JSON"));
 }
 
 bool Reader::Impl::kafka_applied(const SourcePosition::Kafka& k) const {

@@ -600,7 +600,7 @@ TEST_CASE("the checkpoint remembers every input applied: A, then B, then A again
   CHECK(c.last_run.at(c.progress.sources[0].identity) == 4);
   const std::string text = slurp(path);
   CHECK(text.find("\"format\":\"atlas2kudu-checkpoint/3\"") != std::string::npos);
-  CHECK(text.find("\"framing\":3") != std::string::npos);
+  CHECK(text.find("\"framing\":4") != std::string::npos);
   CHECK(text.find("\"last_run\":4") != std::string::npos);
   std::filesystem::remove_all(dir_template);
 }
@@ -1079,9 +1079,21 @@ TEST_CASE("a resume point counted by an earlier framing is refused where the cou
   REQUIRE(got.size() == 1);
   CHECK(contains(got[0],
                  "after 2 records, was counted by an earlier atlas2kudu, and this input has lines "
-                 "it counted otherwise before that point (a console line of prefixes alone)"));
+                 "it counted otherwise before that point (a console line of prefixes alone, or a "
+                 "console key that is JSON)"));
   // The empty line after the resume point: rejected.
   CHECK(resumed_by_framing("d.jsonl", line(0) + log + line(1) + line(2) + empty + line(3), 2, 2) ==
+        std::vector<std::string>{"q2", "q3"});
+
+  // Framing 3 counted a console key that is JSON as a record of its own; framing 4 reads it as
+  // one of the message's prefixes (after a timestamp alone: no Kafka position, which the earlier
+  // run would have marked as applied).
+  const std::string key = "CreateTime:1700000000000\t{\"id\":1}\t";
+  // As framing 3 counted q0, the key and q1.
+  got = resumed_by_framing("e.jsonl", line(0) + key + line(1) + line(2) + line(3), 3, 3);
+  REQUIRE(got.size() == 1);
+  CHECK(contains(got[0], "before that point (a console key that is JSON)"));
+  CHECK(resumed_by_framing("f.jsonl", line(0) + line(1) + key + line(2) + line(3), 2, 3) ==
         std::vector<std::string>{"q2", "q3"});
 }
 

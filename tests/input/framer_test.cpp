@@ -210,6 +210,32 @@ TEST_CASE("a record's console headers and key are skipped after its position") {
         "Partition:0\tOffset:5\t \t {\"a\":1}");
 }
 
+TEST_CASE("a console key that is JSON is one of the record's prefixes") {
+  // print.key with a JSON key (a producer keying by entity): the key and its tab join the
+  // prefixes, and the message after it is the record, at the line's Kafka position.
+  const std::string line1 = "CreateTime:1\tPartition:0\tOffset:2\t{\"guid\":\"k\"}\t{\"a\":1}\n";
+  const std::string line2 = "Partition:0\tOffset:3\tNO_HEADERS\t{\"k\":[1,\"}\t\"]}\t{\"b\":2}\n";
+  // No tab and message after it: the document is the record, with or without a tab left over.
+  const std::string line3 = "Offset:4\t{\"c\":3}\n";
+  const std::string line4 = "Offset:5\t{\"d\":4}\t\n";
+  // No position before it: not read as a key (each document a record of its own), as before.
+  const std::string line5 = "{\"k\":1}\t{\"e\":5}\n";
+  const std::string text = line1 + line2 + line3 + line4 + line5;
+  const Framed out = frame_all_ways(text);
+  REQUIRE(out.records.size() == 6);
+  check_document(out.records[0], "{\"a\":1}", 1, line1.find("{\"a\""), 0);
+  CHECK(out.records[0].partition == 0);
+  CHECK(out.records[0].kafka_offset == 2);
+  CHECK(out.records[0].console_prefix == "CreateTime:1\tPartition:0\tOffset:2\t{\"guid\":\"k\"}\t");
+  check_document(out.records[1], "{\"b\":2}", 2, text.find("{\"b\""), 1);
+  CHECK(out.records[1].kafka_offset == 3);
+  CHECK(out.records[1].console_prefix + out.records[1].text + "\n" == line2);
+  check_document(out.records[2], "{\"c\":3}", 3, text.find("{\"c\""), 2);
+  check_document(out.records[3], "{\"d\":4}", 4, text.find("{\"d\""), 3);
+  check_document(out.records[4], "{\"k\":1}", 5, text.find("{\"k\":1"), 4);
+  check_document(out.records[5], "{\"e\":5}", 5, text.find("{\"e\""), 5);
+}
+
 TEST_CASE("a record with console headers is framed from what has arrived: a quiet pipe") {
   // A producer that wrote one line and then waits: the framer must not ask for more before it
   // hands the record out (it asked for 16 KiB to find the headers' tab).
