@@ -95,8 +95,12 @@ struct ReadStats {
   // replayed once the input is read to its end.
   std::uint64_t split_chunks = 0;
   std::uint64_t ignored_lines = 0;  // kafka-console-consumer / kcat diagnostics skipped
-  std::uint64_t legacy_v1 = 0;      // events from V1 payloads
-  std::uint64_t skipped = 0;        // records an earlier run applied (--checkpoint)
+  // Of them, the consumer's errors ("% ERROR: ... Offset out of range", "%3|...|FAIL|...", a log4j
+  // ERROR line): the export may miss messages. The first, as FILE:LINE: its text.
+  std::uint64_t consumer_errors = 0;
+  std::string first_consumer_error;
+  std::uint64_t legacy_v1 = 0;  // events from V1 payloads
+  std::uint64_t skipped = 0;    // records an earlier run applied (--checkpoint)
   // ... of which skipped by their Kafka offset: below the next offset the checkpoint records for
   // their partition. That includes the records of an older export given after a newer one,
   // which no run applied: the checkpoint keeps one offset per partition, not every range.

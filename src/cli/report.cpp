@@ -25,6 +25,7 @@ void write_read_stats(JsonWriter& w, const ReadStats& s, std::uint64_t input_byt
   w.key("rejected").value(s.rejected);
   w.key("split_chunks").value(s.split_chunks);
   w.key("ignored_lines").value(s.ignored_lines);
+  w.key("consumer_errors").value(s.consumer_errors);  // of them, the consumer's error lines
   w.key("legacy_v1").value(s.legacy_v1);
   w.key("skipped").value(s.skipped);            // records an earlier run applied (--checkpoint)
   w.key("replayed").value(s.replayed);          // Kafka offsets this run had read already
@@ -223,6 +224,15 @@ std::string knowledge_note(const MemoryReport* memory) {
 // The records a run passed over because their Kafka offsets came earlier in it, on a line of
 // their own: an export that overlaps another, or arrives after a later one, is worth a look.
 void print_read_warnings(std::FILE* out, std::string_view command, const ReadStats& read) {
+  if (read.consumer_errors != 0) {
+    print_diagnostic(out,
+                     "atlas2kudu {}: warning: the input has {} error line{} of the Kafka "
+                     "consumer that wrote it ({} {}): if it lost messages, they are missing "
+                     "here; look at the consumer's run\n",
+                     command, read.consumer_errors, read.consumer_errors == 1 ? "" : "s",
+                     read.consumer_errors == 1 ? "it is" : "the first is",
+                     read.first_consumer_error);
+  }
   if (read.replayed != 0) {
     print_diagnostic(out,
                      "atlas2kudu {}: {} record{} passed over: this run had already read {} Kafka "
@@ -420,6 +430,12 @@ std::string read_summary(const ReadStats& s) {
   if (s.ignored_lines) {
     fmt::format_to(out, "ignored lines     {:>12}  (kafka-console-consumer/kcat diagnostics)\n",
                    s.ignored_lines);
+  }
+  if (s.consumer_errors) {
+    fmt::format_to(out,
+                   "consumer errors   {:>12}  (of them; the export may miss messages. {} {})\n",
+                   s.consumer_errors, s.consumer_errors == 1 ? "It is" : "The first is",
+                   s.first_consumer_error);
   }
   if (s.legacy_v1) fmt::format_to(out, "legacy V1 events  {:>12}\n", s.legacy_v1);
   if (s.replayed) {

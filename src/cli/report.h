@@ -6,7 +6,7 @@
 //    "end_time":"2026-11-30T23:41:07Z","completed":true,"exit_status":0,["stopped_by":"SIGTERM",]
 //    "error":null,"elapsed_seconds":1.250,
 //    "sources":1,"records":27,"events":23,"rejected":0,"split_chunks":4,"ignored_lines":0,
-//    "legacy_v1":0,"skipped":0,"input_bytes":20480,"operations":{"ENTITY_CREATE":9,...},
+//    "consumer_errors":0,"legacy_v1":0,"skipped":0,"input_bytes":20480,"operations":{"ENTITY_CREATE":9,...},
 //    "rejections":{...},
 //    "windows":1,"statements":12,"sql_bytes":5120,                       <- compile and apply
 //    "tables":{"entity_flat":{"delete_statements":0,"delete_keys":0,"upsert_statements":2,

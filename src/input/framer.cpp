@@ -30,6 +30,7 @@ constexpr std::size_t kInitialCapacity = std::size_t{1} << 20;
 // the few bytes of look-ahead the scanners ask for.
 constexpr std::size_t kGrowthSlack = std::size_t{64} << 10;
 constexpr std::size_t kPrefixLookahead = 64;
+constexpr std::size_t kErrorExcerpt = 160;  // bytes of a consumer's error line in messages
 // How far a record's headers (print.headers, when the record has some) may run before their tab.
 constexpr std::size_t kHeadersLookahead = std::size_t{16} << 10;
 
@@ -72,6 +73,18 @@ bool is_consumer_log_line(std::string_view line) {
   const std::string_view level = line.substr(kLog4jTime.size());
   return level.starts_with("TRACE ") || level.starts_with("DEBUG ") || level.starts_with("INFO ") ||
          level.starts_with("WARN ") || level.starts_with("ERROR ") || level.starts_with("FATAL ");
+}
+
+// A diagnostic line (a tool's or a log line) that says the consumer failed.
+bool is_consumer_error_line(std::string_view line) {
+  if (line.size() >= 3 && line[0] == '%' && line[1] >= '0' && line[1] <= '3' && line[2] == '|')
+    return true;  // librdkafka's syslog levels: emergency, alert, critical, error
+  if (line.starts_with("% ERROR") || line.starts_with("% Fatal") || line.starts_with("% FATAL"))
+    return true;
+  constexpr std::size_t kLog4jLevelAt = std::string_view("[dddd-dd-dd dd:dd:dd,ddd] ").size();
+  return line.starts_with('[') && line.size() > kLog4jLevelAt &&
+         (line.substr(kLog4jLevelAt).starts_with("ERROR ") ||
+          line.substr(kLog4jLevelAt).starts_with("FATAL "));
 }
 
 // The lines log4j writes after a log line for the exception it carries: "Caused by: ...",
@@ -241,6 +254,15 @@ bool Framer::skip_prefixes_and_diagnostics(FramedRecord& out) {
   if (tool_line || log_line) {
     if (log_line) ++counted_differently_;
     in_log_event_ = ahead.starts_with('[');  // a log4j line: an exception's lines may follow
+    if (is_consumer_error_line(ahead) && error_lines_++ == 0) {
+      // As much of the line whatever the reads were: one byte more than is shown tells whether
+      // the excerpt ends in "...".
+      fill(pos_, kErrorExcerpt + 1);
+      std::string_view text(buf_.get() + pos_, std::min(end_ - pos_, kErrorExcerpt + 1));
+      text = text.substr(0, text.find_first_of("\r\n"));
+      first_error_line_ = line_;
+      first_error_text_ = printable_excerpt(text, kErrorExcerpt);
+    }
     drop_line();
     return true;
   }

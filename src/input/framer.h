@@ -92,6 +92,12 @@ class Framer {
 
   // Tool diagnostics skipped so far ("Processed a total of ...", "% ..." lines).
   std::uint64_t ignored_lines() const { return ignored_lines_; }
+  // Of them, the consumer's errors (librdkafka's log levels 0-3 "%3|...", kcat's "% ERROR: ..."
+  // and "% Fatal ...", log4j ERROR and FATAL lines): the export may miss messages. The first one's
+  // line number and text (its first 160 bytes, printable).
+  std::uint64_t error_lines() const { return error_lines_; }
+  std::uint64_t first_error_line() const { return first_error_line_; }
+  const std::string& first_error_text() const { return first_error_text_; }
   // Places so far where an earlier framing (reader.h, kFraming) counted records otherwise. Framing
   // 1: a consumer's log line skipped, a '[' that opens no array, a ',' not missed after an element
   // cut short; framings 1 and 2: a console line of prefixes alone (no record then); framings 1 to
@@ -257,6 +263,9 @@ class Framer {
   std::uint64_t counted_differently_ = 0;    // by framing 1 only
   std::uint64_t empty_console_records_ = 0;  // counted by neither framing 1 nor 2
   std::uint64_t json_keys_ = 0;              // counted as records by framings 1 to 3
+  std::uint64_t error_lines_ = 0;
+  std::uint64_t first_error_line_ = 0;
+  std::string first_error_text_;
   // After a console line's timestamp, partition or offset, with no key read yet: a JSON document
   // followed by a tab and more on its line is the record's key (print.key), not a record.
   bool key_may_follow_ = false;

@@ -395,6 +395,12 @@ bool Reader::Impl::remaining_inputs_can_wait() const {
 bool Reader::Impl::open_next_source() {
   if (framer_) {
     stats_.ignored_lines += framer_->ignored_lines();
+    if (framer_->error_lines() != 0 && stats_.consumer_errors == 0) {
+      stats_.first_consumer_error =
+          fmt::format("{}:{}: {}", one_line(source_name_), framer_->first_error_line(),
+                      framer_->first_error_text());
+    }
+    stats_.consumer_errors += framer_->error_lines();
     framer_.reset();
     bytes_done_ += source_->consumed();
     source_.reset();

@@ -101,6 +101,39 @@ TEST_CASE("check counts a clean export per operation, from files, stdin and gzip
   CHECK(count(r.out, "events accepted") == 4);
 }
 
+TEST_CASE("the consumer's error lines in an export are named by check, compile and --stats") {
+  const std::string input = write_temp(
+      ".jsonl", "% ERROR: Topic ATLAS_ENTITIES [0] error: Broker: Offset out of range\n" +
+                    slurp(data("notifications/kcat.jsonl")) +
+                    "[2022-04-12 22:19:10,904] ERROR Error processing message, "
+                    "terminating consumer process:  (kafka.tools.ConsoleConsumer$)\n");
+  const std::string stats = tmp_path(".stats.json");
+  const std::string first =
+      input + ":1: % ERROR: Topic ATLAS_ENTITIES [0] error: Broker: Offset out of range";
+  Run r = run("check " + input);
+  CHECK(r.status == 0);
+  CHECK(contains(r.out,
+                 "consumer errors              2  (of them; the export may miss "
+                 "messages. The first is " +
+                     first + ")\n"));
+  r = run("compile --stats " + stats + " " + input);
+  CHECK(r.status == 0);
+  CHECK(contains(r.err,
+                 "atlas2kudu compile: warning: the input has 2 error lines of the Kafka "
+                 "consumer that wrote it (the first is " +
+                     first +
+                     "): if it lost messages, they are missing here; look at the "
+                     "consumer's run\n"));
+  CHECK(json_number(slurp(stats), "consumer_errors") == 2);
+  CHECK(json_number(slurp(stats), "ignored_lines") == 2);
+  // -q: the figure in --stats alone.
+  r = run("compile -q --stats " + stats + " " + input);
+  CHECK(r.err.empty());
+  CHECK(json_number(slurp(stats), "consumer_errors") == 2);
+  std::remove(input.c_str());
+  std::remove(stats.c_str());
+}
+
 TEST_CASE("check stops at the first bad record with exit 2 and its position") {
   const std::string bad = tmp_path(".jsonl");
   {

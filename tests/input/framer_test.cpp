@@ -39,6 +39,9 @@ struct Record {
 struct Framed {
   std::vector<Record> records;
   std::uint64_t ignored_lines = 0;
+  std::uint64_t error_lines = 0;
+  std::uint64_t first_error_line = 0;
+  std::string first_error_text;
 };
 
 Framed frame(const std::string& text, std::size_t max_read,
@@ -54,6 +57,9 @@ Framed frame(const std::string& text, std::size_t max_read,
                                  r.console_prefix});
   }
   out.ignored_lines = framer.ignored_lines();
+  out.error_lines = framer.error_lines();
+  out.first_error_line = framer.first_error_line();
+  out.first_error_text = framer.first_error_text();
   return out;
 }
 
@@ -62,6 +68,9 @@ constexpr std::size_t kReadSizes[] = {1, 3, 7, static_cast<std::size_t>(-1)};
 void check_same(const Framed& got, const Framed& want) {
   REQUIRE(got.records.size() == want.records.size());
   CHECK(got.ignored_lines == want.ignored_lines);
+  CHECK(got.error_lines == want.error_lines);
+  CHECK(got.first_error_line == want.first_error_line);
+  CHECK(got.first_error_text == want.first_error_text);
   for (std::size_t i = 0; i < got.records.size(); ++i) {
     CAPTURE(i);
     CHECK(got.records[i].text == want.records[i].text);
@@ -300,6 +309,7 @@ TEST_CASE("tool diagnostics are counted and skipped, wherever they fall") {
                            "\nProcessed a total of 1 messages\n" + "% Exiting." + "\n" + doc;
   const Framed out = frame_all_ways(text);
   CHECK(out.ignored_lines == 3);
+  CHECK(out.error_lines == 0);  // the end of a partition and of the run: no failure
   REQUIRE(out.records.size() == 2);
   check_document(out.records[0], doc, 2, text.find(doc), 0);
   check_document(out.records[1], doc, 5, text.rfind(doc), 1);
@@ -313,6 +323,12 @@ TEST_CASE("tool diagnostics are counted and skipped, wherever they fall") {
       "\n";
   const Framed logged = frame_all_ways(logs);
   CHECK(logged.ignored_lines == 3);
+  // librdkafka's level 3 is an error: the consumer failed, and the export may miss messages.
+  CHECK(logged.error_lines == 1);
+  CHECK(logged.first_error_line == 3);
+  CHECK(logged.first_error_text ==
+        "%3|1700000000.123|FAIL|rdkafka#consumer-1| [thrd:localhost:9092/bootstrap]: Connect to "
+        "ipv4#127.0.0.1:9092 failed");
   REQUIRE(logged.records.size() == 2);
   CHECK_FALSE(logged.records[0].error);
   CHECK_FALSE(logged.records[1].error);
@@ -328,6 +344,17 @@ TEST_CASE("tool diagnostics are counted and skipped, wherever they fall") {
       doc + "\norg.apache.kafka.common.errors.TimeoutException\n";
   const Framed timed_out = frame_all_ways(ended);
   CHECK(timed_out.ignored_lines == 8);
+  CHECK(timed_out.error_lines == 1);  // log4j's ERROR line; WARN is no failure
+  CHECK(timed_out.first_error_line == 2);
+  // kcat's own error and fatal lines.
+  const Framed kcat = frame_all_ways(
+      "% ERROR: Topic ATLAS_ENTITIES [0] error: Broker: Offset out of range\n" + doc +
+      "\n% Fatal error at consume_cb:567:\n% ERROR: Local: Broker transport failure\n");
+  CHECK(kcat.ignored_lines == 3);
+  CHECK(kcat.error_lines == 3);
+  CHECK(kcat.first_error_line == 1);
+  CHECK(kcat.first_error_text ==
+        "% ERROR: Topic ATLAS_ENTITIES [0] error: Broker: Offset out of range");
   REQUIRE(timed_out.records.size() == 3);
   CHECK_FALSE(timed_out.records[0].error);
   CHECK_FALSE(timed_out.records[1].error);

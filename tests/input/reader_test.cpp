@@ -323,6 +323,16 @@ TEST_CASE("console prefixes are stripped and tool diagnostics skipped") {
   CHECK(out.diagnostics.empty());
   REQUIRE(out.events.size() == 4);
   CHECK(out.stats.ignored_lines == 1);
+  CHECK(out.stats.consumer_errors == 0);
+  // The consumer's error lines among them: counted, the first named by its input and line.
+  const auto failed = read_text(
+      "% Reached end of topic ATLAS_ENTITIES [0] at offset 3\n"
+      "% ERROR: Topic ATLAS_ENTITIES [0] error: Broker: Offset out of "
+      "range\n% Fatal error at consume_cb:567:\n");
+  CHECK(failed.stats.ignored_lines == 3);
+  CHECK(failed.stats.consumer_errors == 2);
+  CHECK(failed.stats.first_consumer_error ==
+        "t.jsonl:2: % ERROR: Topic ATLAS_ENTITIES [0] error: Broker: Offset out of range");
   REQUIRE(out.events[1].pos.kafka);
   CHECK(out.events[1].pos.kafka->offset == 201);
   CHECK(out.events[1].pos.kafka->partition == 0);
