@@ -475,7 +475,8 @@ bool Reader::Impl::passed_over(const SourcePosition::Kafka& k) {
     return true;
   }
   const auto partition = kafka_read_.find({k.topic, k.partition});
-  if (partition == kafka_read_.end() || !partition->second.contains(k.offset)) return false;
+  const bool read = partition != kafka_read_.end() && partition->second.contains(k.offset);
+  if (!read && !splits_.holds(k)) return false;
   if (stats_.replayed++ == 0) {
     // The record being read: passed_over is asked before its payload is decoded.
     SourcePosition at;

@@ -87,6 +87,7 @@ std::optional<AssembledMessage> SplitAssembler::add(SplitChunk chunk, const Sour
   if (!held) split.chunks.emplace(chunk.index, std::move(chunk.text));
   if (held || split.chunks.size() < static_cast<std::size_t>(split.count)) {
     split.records.push_back(HeldRecord{pos, std::string(record), std::string(console_prefix)});
+    if (pos.kafka) held_kafka_[{pos.kafka->topic, pos.kafka->partition}].insert(pos.kafka->offset);
     return std::nullopt;
   }
 
@@ -101,6 +102,7 @@ std::optional<AssembledMessage> SplitAssembler::add(SplitChunk chunk, const Sour
     if (read_before(r.pos, whole.first)) whole.first = r.pos;
   }
   whole.records = std::move(split.records);
+  forget_positions(whole.records);
   bytes_ -= split.bytes;
   const auto [done, fresh] = completed_at_.insert_or_assign(it->first, format_position(pos));
   if (fresh) completion_order_.push_back(done);
@@ -150,8 +152,25 @@ std::vector<IncompleteRecord> SplitAssembler::take_incomplete() {
     return read_before(a.record.pos, b.record.pos);
   });
   pending_.clear();
+  held_kafka_.clear();
   bytes_ = 0;
   return out;
+}
+
+bool SplitAssembler::holds(const SourcePosition::Kafka& k) const {
+  const auto partition = held_kafka_.find({k.topic, k.partition});
+  return partition != held_kafka_.end() && partition->second.contains(k.offset);
+}
+
+void SplitAssembler::forget_positions(const std::vector<HeldRecord>& records) {
+  for (const HeldRecord& r : records) {
+    if (!r.pos.kafka) continue;
+    const auto partition = held_kafka_.find({r.pos.kafka->topic, r.pos.kafka->partition});
+    if (partition == held_kafka_.end()) continue;
+    const auto at = partition->second.find(r.pos.kafka->offset);
+    if (at != partition->second.end()) partition->second.erase(at);
+    if (partition->second.empty()) held_kafka_.erase(partition);
+  }
 }
 
 }  // namespace atlas2kudu

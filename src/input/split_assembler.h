@@ -36,6 +36,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <string_view>
@@ -123,6 +124,10 @@ class SplitAssembler {
   // Every record held for messages still waiting, in input order; forgets them.
   std::vector<IncompleteRecord> take_incomplete();
 
+  // Whether a record read at Kafka position `k` is held for a message still waiting: a copy of
+  // it read again (overlapping exports) is a replay, as a record of a complete message is.
+  bool holds(const SourcePosition::Kafka& k) const;
+
   // Bytes held now (chunk texts and records), for tests and limits.
   std::size_t bytes_held() const { return bytes_; }
 
@@ -137,8 +142,11 @@ class SplitAssembler {
     bool gzip = false;
     std::size_t bytes = 0;
   };
+  void forget_positions(const std::vector<HeldRecord>& records);
+
   SplitLimits limits_;
   std::map<std::string, Pending, std::less<>> pending_;
+  std::map<KafkaPartition, std::multiset<std::int64_t>> held_kafka_;  // of pending_'s records
   std::size_t bytes_ = 0;
   // The last kCompletionsRemembered completed msgIds, with where each completed; oldest first.
   std::map<std::string, std::string, std::less<>> completed_at_;

@@ -465,6 +465,18 @@ TEST_CASE("kcat: a replayed chunk of a split message read already is passed over
   CHECK(reader.stats().first_replayed == "second.jsonl:1:0 (ATLAS_ENTITIES/0@2)");
   CHECK(reader.stats().rejected == 0);  // not held as the start of an incomplete message
   CHECK(reader.progress().kafka_next_offset.at({"ATLAS_ENTITIES", 0}) == 7);
+
+  // A copy of a chunk still held (its message waiting for the rest) is a replay as well, whatever
+  // its content: neither held twice nor rejected as a second chunk with other content.
+  const std::string waiting = kcat(1, chunks[0]) + kcat(2, chunks[1]) + kcat(2, chunks[1]) +
+                              kcat(2, chunks[3]) + kcat(3, chunks[2]) + kcat(4, chunks[3]) +
+                              kcat(5, chunks[4]);
+  Reader pending(sources({{"waiting.jsonl", waiting}}), sink);
+  CHECK(take(pending) == std::vector<std::string>{"sales.orders@cl1"});
+  CHECK(pending.stats().replayed == 2);
+  CHECK(pending.stats().split_chunks == 4);
+  CHECK(pending.stats().rejected == 0);
+  CHECK(pending.stats().first_replayed.starts_with("waiting.jsonl:3:"));
 }
 
 TEST_CASE("checkpoint files round-trip and are replaced atomically") {

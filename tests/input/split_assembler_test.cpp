@@ -198,6 +198,31 @@ TEST_CASE("a completed message hands back the other records it was read from") {
   CHECK(splits.bytes_held() == 0);
 }
 
+TEST_CASE("the Kafka positions of the records held are known until their message completes") {
+  SplitAssembler splits;
+  const auto kafka_at = [](std::uint64_t record, std::int64_t offset) {
+    SourcePosition pos = at(record);
+    pos.kafka = SourcePosition::Kafka{"ATLAS_ENTITIES", 0, offset};
+    return pos;
+  };
+  const SourcePosition::Kafka first{"ATLAS_ENTITIES", 0, 10};
+  const SourcePosition::Kafka second{"ATLAS_ENTITIES", 0, 11};
+  CHECK_FALSE(splits.holds(first));
+  add(splits, chunk("m", 0, 3, "aa"), kafka_at(0, 10));
+  add(splits, chunk("m", 1, 3, "bb"), kafka_at(1, 11));
+  CHECK(splits.holds(first));
+  CHECK(splits.holds(second));
+  CHECK_FALSE(splits.holds({"ATLAS_ENTITIES", 1, 10}));  // another partition
+  CHECK_FALSE(splits.holds({"OTHER", 0, 10}));           // another topic
+  REQUIRE(add(splits, chunk("m", 2, 3, "cc"), kafka_at(2, 12)));
+  CHECK_FALSE(splits.holds(first));  // read with their message: the reader knows them now
+  CHECK_FALSE(splits.holds(second));
+  add(splits, chunk("n", 0, 2, "x"), kafka_at(3, 13));
+  CHECK(splits.holds({"ATLAS_ENTITIES", 0, 13}));
+  (void)splits.take_incomplete();
+  CHECK_FALSE(splits.holds({"ATLAS_ENTITIES", 0, 13}));
+}
+
 TEST_CASE("chunks of a msgId completed earlier say where it completed, as long as it is recalled") {
   // Two console exports that overlap, the second starting within a split message: its chunks
   // come again after the message completed, and can never complete a second one.
