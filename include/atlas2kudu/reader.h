@@ -77,10 +77,16 @@ struct SourceMark {
 };
 
 using KafkaPartition = std::pair<std::string, std::int32_t>;  // topic, partition
+inline constexpr std::size_t kMaxRejectedOffsets = 10000;
 
 struct InputProgress {
   std::vector<SourceMark> sources;
   std::map<KafkaPartition, std::int64_t> kafka_next_offset;
+  // Offsets below a partition's next offset whose records were rejected and not read since, in
+  // increasing order: a resumed reader reads a record there (one fixed from the reject file)
+  // rather than skip it as applied. At most kMaxRejectedOffsets per partition, the highest.
+  //   offsets 4..8 read, 6 rejected: kafka_next_offset {p, 9}, kafka_rejected {p, [6]}
+  std::map<KafkaPartition, std::vector<std::int64_t>> kafka_rejected;
 
   friend bool operator==(const InputProgress&, const InputProgress&) = default;
 };

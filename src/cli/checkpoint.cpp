@@ -72,6 +72,12 @@ std::string checkpoint_json(const Checkpoint& c) {
     w.key("topic").value(partition.first);
     w.key("partition").value(partition.second);
     w.key("next_offset").value(offset);
+    if (const auto rejected = c.progress.kafka_rejected.find(partition);
+        rejected != c.progress.kafka_rejected.end()) {
+      w.key("rejected").begin_array();
+      for (const std::int64_t o : rejected->second) w.value(o);
+      w.end_array();
+    }
     w.end_object();
   }
   w.end_array();
@@ -217,6 +223,7 @@ Checkpoint load_checkpoint(const std::string& path) {
         for (auto item : field.value().get_array()) {
           std::string topic;
           std::int64_t partition = 0, next = 0;
+          std::vector<std::int64_t> rejected;  // offsets below next not applied
           bool has_topic = false, has_partition = false, has_next = false;
           const std::string entry = fmt::format("kafka[{}]", i);
           at = entry;
@@ -237,12 +244,18 @@ Checkpoint load_checkpoint(const std::string& path) {
             } else if (k == "next_offset") {
               next = f.value().get_int64();
               has_next = true;
+            } else if (k == "rejected") {
+              for (auto o : f.value().get_array()) rejected.push_back(o.get_int64());
             }
           }
           require(has_topic, entry, "topic");
           require(has_partition, entry, "partition");
           require(has_next, entry, "next_offset");
-          c.progress.kafka_next_offset[{topic, static_cast<std::int32_t>(partition)}] = next;
+          const KafkaPartition key{topic, static_cast<std::int32_t>(partition)};
+          c.progress.kafka_next_offset[key] = next;
+          std::sort(rejected.begin(), rejected.end());
+          rejected.erase(std::unique(rejected.begin(), rejected.end()), rejected.end());
+          if (!rejected.empty()) c.progress.kafka_rejected[key] = std::move(rejected);
           ++i;
         }
       }
@@ -302,6 +315,7 @@ void remember_inputs(const Checkpoint& previous, const InputProgress& current, s
   }
   out.progress.sources = std::move(sources);
   out.progress.kafka_next_offset = current.kafka_next_offset;
+  out.progress.kafka_rejected = current.kafka_rejected;
   out.last_run = std::move(last_run);
 }
 

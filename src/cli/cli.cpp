@@ -178,20 +178,13 @@ void add_compile_options(CLI::App* cmd, CompileCommand& c) {
   cmd->add_option_function<std::string>(
          "--deadline",
          [&c](const std::string& text) {
-           const auto d = parse_duration(text);
-           const auto too_large = [&text] {
-             std::size_t run = 0;
-             for (const char ch : text) {
-               run = ch >= '0' && ch <= '9' ? run + 1 : 0;
-               if (run > std::to_string(kMaxDurationNumber).size()) return true;
-             }
-             return false;
-           };
-           if (!d && too_large()) {
+           const DurationParse parsed = read_duration(text);
+           const auto d = parsed.duration;
+           if (parsed.too_long) {
              throw CLI::ValidationError(
-                 "--deadline", fmt::format("a number too large: each is at most {} (of hours, "
-                                           "minutes or seconds)",
-                                           kMaxDurationNumber));
+                 "--deadline",
+                 fmt::format("too long: at most {}h (some 114 years)",
+                             std::chrono::duration_cast<std::chrono::hours>(kMaxDuration).count()));
            }
            if (!d)
              throw CLI::ValidationError(

@@ -424,32 +424,43 @@ std::optional<Hs2PriorStats> lookup_stats(const PriorState& prior) {
 
 }  // namespace
 
-std::optional<std::chrono::milliseconds> parse_duration(std::string_view text) {
-  if (text.empty()) return std::nullopt;
+DurationParse read_duration(std::string_view text) {
+  if (text.empty()) return {};
   // A bare number is seconds; otherwise every number has its unit, hours before minutes before
   // seconds, each at most once: "1h30" (read as 1h and 30 seconds) is refused, not guessed.
   const bool bare = text.find_first_not_of("0123456789") == std::string_view::npos;
   constexpr std::string_view kUnits = "hms";
   std::size_t next_unit = 0;  // the units before it are used
   std::chrono::milliseconds total{0};
+  bool too_long = false;
   std::size_t i = 0;
   while (i < text.size()) {
     std::uint64_t n = 0;
     const std::size_t digits = i;
-    while (i < text.size() && text[i] >= '0' && text[i] <= '9' && n <= kMaxDurationNumber) {
-      n = n * 10 + static_cast<std::uint64_t>(text[i++] - '0');
+    while (i < text.size() && text[i] >= '0' && text[i] <= '9') {
+      // Past what any duration below the cap needs, the number's value no longer matters.
+      if (n <= std::uint64_t{1} << 40) n = n * 10 + static_cast<std::uint64_t>(text[i] - '0');
+      ++i;
     }
-    if (i == digits || n > kMaxDurationNumber) return std::nullopt;
-    if (i == text.size() && !bare) return std::nullopt;
+    if (i == digits) return {};
+    if (i == text.size() && !bare) return {};
     const std::size_t unit = i < text.size() ? kUnits.find(text[i++]) : kUnits.find('s');
-    if (unit == std::string_view::npos || unit < next_unit) return std::nullopt;
+    if (unit == std::string_view::npos || unit < next_unit) return {};
     next_unit = unit + 1;
-    const auto count = static_cast<std::int64_t>(n);
-    total += unit == 0   ? std::chrono::milliseconds(std::chrono::hours(count))
-             : unit == 1 ? std::chrono::milliseconds(std::chrono::minutes(count))
-                         : std::chrono::milliseconds(std::chrono::seconds(count));
+    const std::uint64_t seconds_per = unit == 0 ? 3600 : unit == 1 ? 60 : 1;
+    const auto cap = static_cast<std::uint64_t>(kMaxDuration.count() / 1000);
+    if (n > cap / seconds_per) {
+      too_long = true;
+      continue;
+    }
+    total += std::chrono::seconds(static_cast<std::int64_t>(n * seconds_per));
   }
-  return total;
+  if (too_long || total > kMaxDuration) return {std::nullopt, true};
+  return {total, false};
+}
+
+std::optional<std::chrono::milliseconds> parse_duration(std::string_view text) {
+  return read_duration(text).duration;
 }
 
 void fit_record_limits(InputOptions& in) {

@@ -52,11 +52,17 @@ struct RunDeadline {
 };
 
 // "90" or "90s", "30m", "2h", "1h30m" -> the duration; nullopt for anything else, "1h30" (a
-// number without its unit after another), "30m1h" (units out of order) and a number over
-// kMaxDurationNumber included.
+// number without its unit after another), "30m1h" (units out of order) and a duration over
+// kMaxDuration (which the clock a deadline is kept on could not add to the time now) included.
 //   parse_duration("1h30m") == std::chrono::minutes(90)
 std::optional<std::chrono::milliseconds> parse_duration(std::string_view text);
-inline constexpr std::uint64_t kMaxDurationNumber = 999999999;
+inline constexpr std::chrono::milliseconds kMaxDuration = std::chrono::hours(1000000);
+// parse_duration, saying whether a text written as a duration was refused for its length.
+struct DurationParse {
+  std::optional<std::chrono::milliseconds> duration;
+  bool too_long = false;
+};
+DurationParse read_duration(std::string_view text);
 
 struct CompileCommand {
   InputOptions in;

@@ -295,13 +295,25 @@ void take_secret_variable(std::string& to, const char* name) {
 
 }  // namespace
 
-std::string without_userinfo(std::string_view url) {
+UrlParts split_userinfo(std::string_view url) {
   const std::size_t scheme = url.find("://");
   const std::size_t from = scheme == std::string_view::npos ? 0 : scheme + 3;
-  const std::size_t path = url.find_first_of("/?#", from);
-  const std::size_t at = url.substr(0, path).rfind('@');
-  if (at == std::string_view::npos || at < from) return std::string(url);
-  return std::string(url.substr(0, from)).append(url.substr(at + 1));
+  const std::size_t at = url.rfind('@');
+  if (at == std::string_view::npos || at < from) {
+    return {std::string(url.substr(0, from)), "", std::string(url.substr(from))};
+  }
+  return {std::string(url.substr(0, from)), std::string(url.substr(from, at - from)),
+          std::string(url.substr(at + 1))};
+}
+
+std::string without_password(std::string_view url) {
+  if (url.find('@') == std::string_view::npos) return std::string(url);
+  const UrlParts parts = split_userinfo(url);
+  const std::size_t colon = parts.userinfo.find(':');
+  if (url.rfind('@') < parts.scheme.size()) return std::string(url);  // "@" within the scheme
+  return parts.scheme +
+         (colon == std::string::npos ? "****" : parts.userinfo.substr(0, colon) + ":****") + "@" +
+         parts.rest;
 }
 
 void wipe_secret(std::string& secret) noexcept {

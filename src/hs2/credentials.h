@@ -38,13 +38,25 @@ struct Hs2Credentials {
   ~Hs2Credentials();                                           // wipes both secrets
 };
 
-// `url` without the user and password it may carry, for messages (a proxy URL of the environment,
-// a URL given where host[:port] belongs). Everything up to the last '@' before the path goes, since
-// a password may hold an unencoded '@':
-//   without_userinfo("http://squid:p@ss@proxy:3128/x") == "http://proxy:3128/x"
-//   without_userinfo("etl:pw@db1:21050") == "db1:21050"
-//   without_userinfo("http://u:pw@") == "http://"
-std::string without_userinfo(std::string_view url);
+// A URL (or host[:port]) split around the user information it may carry, for messages that must
+// not show a password: the user information runs from after "scheme://" (if any) to the last '@',
+// since an unencoded password may hold '@', '/', '?' or '#' (a path holding '@' is taken for user
+// information: a message then shows less, never a password).
+//   split_userinfo("http://squid:p@s/s@proxy:3128/x") == {"http://", "squid:p@s/s", "proxy:3128/x"}
+//   split_userinfo("db1:21050") == {"", "", "db1:21050"}
+struct UrlParts {
+  std::string scheme;    // "http://", or empty
+  std::string userinfo;  // without its '@'; empty when there is none
+  std::string rest;      // host[:port][/path...]
+};
+UrlParts split_userinfo(std::string_view url);
+
+// `url` with its password replaced by "****" (user information without a ':' may be a token, and
+// is replaced whole):
+//   without_password("http://squid:p@ss@proxy:3128") == "http://squid:****@proxy:3128"
+//   without_password("http://t0ken@proxy:3128") == "http://****@proxy:3128"
+//   without_password("http://proxy:3128") == "http://proxy:3128"
+std::string without_password(std::string_view url);
 
 // Overwrites every byte of the string's buffer up to its capacity (so also an inline short
 // string, and bytes beyond size() left by pop_back) with OPENSSL_cleanse, then empties the string.

@@ -46,13 +46,13 @@ int on_progress(void* self, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
 }
 
 // libcurl's words may quote a proxy variable's value whole ("Unsupported proxy syntax in
-// 'http://u:p@ss@proxy:3128'"): each such value is replaced by its form without_userinfo.
+// 'http://u:p@ss@proxy:3128'"): each such value is replaced by its form without_password.
 std::string without_proxy_userinfo(std::string detail) {
   for (const char* name :
        {"https_proxy", "HTTPS_PROXY", "http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"}) {
     const char* value = std::getenv(name);
     if (value == nullptr || *value == '\0') continue;
-    const std::string shown = without_userinfo(value);
+    const std::string shown = without_password(value);
     if (shown == value) continue;
     for (std::size_t at = detail.find(value); at != std::string::npos;
          at = detail.find(value, at + shown.size())) {
@@ -67,14 +67,14 @@ std::string without_proxy_userinfo(std::string detail) {
 // ALL_PROXY); none when no_proxy (or NO_PROXY) names the host, a domain of it, or "*".
 struct EnvironmentProxy {
   std::string variable;  // "http_proxy"
-  std::string url;       // its value, without_userinfo
+  std::string url;       // its value, without_password
 };
 
 std::optional<EnvironmentProxy> environment_proxy(bool tls, std::string_view host) {
   const auto get = [](const char* name) -> std::optional<EnvironmentProxy> {
     const char* value = std::getenv(name);
     if (value == nullptr || *value == '\0') return std::nullopt;
-    return EnvironmentProxy{name, without_userinfo(value)};
+    return EnvironmentProxy{name, without_password(value)};
   };
   std::optional<EnvironmentProxy> proxy = tls ? get("https_proxy") : get("http_proxy");
   if (!proxy && tls) proxy = get("HTTPS_PROXY");

@@ -34,19 +34,16 @@ Hs2Endpoint parse_host_port(const std::string& spec, const char* flag, int defau
   // (the message goes to cron's mail and --stats).
   const bool impalad = std::string_view(flag) == "-i";
   const std::size_t scheme = spec.find("://");
-  if (scheme != std::string::npos || (impalad && spec.find('@') != std::string::npos)) {
-    const std::size_t from = scheme == std::string::npos ? 0 : scheme + 3;
-    const std::string rest = without_userinfo(spec).substr(from);  // host:port/path
-    const std::string user_info = spec.substr(from, spec.size() - rest.size() - from);  // "u:pw@"
-    const std::string user =
-        user_info.empty()
-            ? ""
-            : user_info.substr(0, std::min(user_info.find(':'), user_info.size() - 1));
-    const std::string shown =
-        spec.substr(0, from) +
-        (user_info.empty() ? ""
-                           : user + (user_info.find(':') == std::string::npos ? "@" : ":****@")) +
-        rest;
+  if (scheme != std::string::npos || spec.find('@') != std::string::npos) {
+    const UrlParts parts = split_userinfo(spec);
+    const std::string& rest = parts.rest;  // host[:port][/path]
+    const bool password = parts.userinfo.find(':') != std::string::npos;
+    std::string user = parts.userinfo.substr(0, parts.userinfo.find(':'));
+    user.erase(0, user.find_first_not_of(" \t"));
+    const std::string shown = parts.userinfo.empty()
+                                  ? spec
+                                  : parts.scheme + (impalad ? user : std::string("****")) +
+                                        (password ? ":****@" : "@") + rest;
     const std::size_t path_at = rest.find_first_of("/?#");
     const std::string authority = rest.substr(0, path_at);
     std::string path = path_at == std::string::npos ? "" : rest.substr(path_at);
@@ -60,8 +57,8 @@ Hs2Endpoint parse_host_port(const std::string& spec, const char* flag, int defau
       advice += scheme_name == "https" ? " --protocol hs2-http --ssl" : " --protocol hs2-http";
     if (http && !path.empty() && path != "/" && path != "/cliservice")
       advice += " --http_path " + path;
-    if (!user.empty()) advice += " -u " + user;
-    if (user_info.find(':') != std::string::npos) {
+    if (impalad && !user.empty()) advice += " -u " + user;
+    if (impalad && password) {
       advice +=
           " -l, with the password from --ldap_password_cmd or $ATLAS2KUDU_LDAP_PASSWORD "
           "(never on the command line)";

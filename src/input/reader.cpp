@@ -303,6 +303,11 @@ struct Reader::Impl {
   // end (Framer::ended_at_record_end): not counted as read, and the source not complete.
   std::vector<bool> cut_at_end_;
   std::map<KafkaPartition, std::int64_t> kafka_next_;  // next offset after those read
+  // Offsets of records rejected, by earlier runs (InputProgress::kafka_rejected) or this one, and
+  // not read since.
+  std::map<KafkaPartition, std::set<std::int64_t>> kafka_rejected_;
+  bool rejected_before(const SourcePosition::Kafka& k) const;
+  bool forget_rejected(const SourcePosition::Kafka& k);
   // The offsets this run has read, per partition: exact, so that only records read already are
   // passed over (an older export read after a newer one that does not overlap it is applied, in
   // input order, and counted as out_of_order).
@@ -374,6 +379,24 @@ void Reader::resume_from(InputProgress applied, ResumeNotice on_source_resumed) 
   impl_->resume_used_.assign(impl_->resume_.sources.size(), false);
   impl_->holds_back_after_cut_ = true;
   impl_->kafka_next_ = impl_->resume_.kafka_next_offset;
+  impl_->kafka_rejected_.clear();
+  for (const auto& [partition, offsets] : impl_->resume_.kafka_rejected) {
+    impl_->kafka_rejected_[partition].insert(offsets.begin(), offsets.end());
+  }
+}
+
+bool Reader::Impl::rejected_before(const SourcePosition::Kafka& k) const {
+  if (kafka_rejected_.empty()) return false;
+  const auto partition = kafka_rejected_.find({k.topic, k.partition});
+  return partition != kafka_rejected_.end() && partition->second.contains(k.offset);
+}
+
+bool Reader::Impl::forget_rejected(const SourcePosition::Kafka& k) {
+  if (kafka_rejected_.empty()) return false;
+  const auto partition = kafka_rejected_.find({k.topic, k.partition});
+  if (partition == kafka_rejected_.end() || partition->second.erase(k.offset) == 0) return false;
+  if (partition->second.empty()) kafka_rejected_.erase(partition);
+  return true;
 }
 
 // Whether the inputs not opened yet can be read by a later run: files, not standard input or a
@@ -465,7 +488,7 @@ void Reader::Impl::check_skip_framing() const {
 
 bool Reader::Impl::kafka_applied(const SourcePosition::Kafka& k) const {
   const auto it = resume_.kafka_next_offset.find({k.topic, k.partition});
-  return it != resume_.kafka_next_offset.end() && k.offset < it->second;
+  return it != resume_.kafka_next_offset.end() && k.offset < it->second && !rejected_before(k);
 }
 
 bool Reader::Impl::passed_over(const SourcePosition::Kafka& k) {
@@ -492,8 +515,10 @@ bool Reader::Impl::passed_over(const SourcePosition::Kafka& k) {
 void Reader::Impl::mark_read(const Event& event) {
   if (!event.pos.kafka) return;
   const SourcePosition::Kafka& k = *event.pos.kafka;
+  // A record rejected before, read again (fixed from the reject file): not out of order.
+  const bool rejected = forget_rejected(k);
   std::int64_t& next = kafka_next_[{k.topic, k.partition}];
-  if (k.offset < next && !kafka_applied(k)) ++stats_.out_of_order;
+  if (k.offset < next && !rejected && !kafka_applied(k)) ++stats_.out_of_order;
   next = std::max(next, k.offset + 1);  // offsets are below INT64_MAX
   kafka_read_[{k.topic, k.partition}].insert(k.offset);
   // The other chunks of a split message it completed are read and applied with it, in their
@@ -501,6 +526,7 @@ void Reader::Impl::mark_read(const Event& event) {
   for (const HeldRecord& held : decoder_.completed_records()) {
     if (!held.pos.kafka) continue;
     const SourcePosition::Kafka& at = *held.pos.kafka;
+    forget_rejected(at);
     std::int64_t& chunk_next = kafka_next_[{at.topic, at.partition}];
     chunk_next = std::max(chunk_next, at.offset + 1);
     kafka_read_[{at.topic, at.partition}].insert(at.offset);
@@ -550,6 +576,14 @@ InputProgress Reader::Impl::progress() const {
     const auto it = p.kafka_next_offset.find(partition);
     if (it != p.kafka_next_offset.end()) it->second = std::min(it->second, offset);
   }
+  for (const auto& [partition, offsets] : kafka_rejected_) {
+    const auto next = p.kafka_next_offset.find(partition);
+    if (next == p.kafka_next_offset.end()) continue;  // nothing there is skipped
+    std::vector<std::int64_t> below(offsets.begin(), offsets.lower_bound(next->second));
+    if (below.size() > kMaxRejectedOffsets)
+      below.erase(below.begin(), below.end() - kMaxRejectedOffsets);
+    if (!below.empty()) p.kafka_rejected[partition] = std::move(below);
+  }
   return p;
 }
 
@@ -558,6 +592,8 @@ void Reader::Impl::reject(const SourcePosition& pos, RejectCode code, std::strin
                           std::string_view console_prefix) {
   ++stats_.rejected;
   ++stats_.per_reason[static_cast<std::size_t>(code)];
+  if (pos.kafka)
+    kafka_rejected_[{pos.kafka->topic, pos.kafka->partition}].insert(pos.kafka->offset);
   rejects_.reject(Rejection{pos, code, std::move(reason), record, record_bytes, console_prefix});
 }
 

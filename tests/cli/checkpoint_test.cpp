@@ -441,6 +441,44 @@ TEST_CASE("Kafka positions this run has read are passed over as replayed; nothin
   CHECK(other.stats().out_of_order == 0);
 }
 
+TEST_CASE("a record rejected below the next offset is read again when given again, fixed") {
+  const auto at = [](int offset, const std::string& record) {
+    return "Partition:0\tOffset:" + std::to_string(offset) + "\t" + record;
+  };
+  // Offsets 4 to 8, the record at 6 malformed: rejected (with --max-rejects), the rest applied.
+  std::string exported;
+  for (int i = 4; i <= 8; ++i) exported += at(i, i == 6 ? "{\"version\":1}\n" : line(i));
+  RejectSink sink(RejectPolicy{.max_rejects = 10, .reject_file = {}}, nullptr);
+  Reader first(sources({{"export.txt", exported}}), sink);
+  CHECK(take(first) == std::vector<std::string>{"q4", "q5", "q7", "q8"});
+  const InputProgress p = first.progress();
+  CHECK(p.kafka_next_offset.at({"", 0}) == 9);
+  CHECK(p.kafka_rejected.at({"", 0}) == std::vector<std::int64_t>{6});
+  // The record fixed and given again, with the export (applied: skipped by its mark) and an
+  // overlap of offsets applied (skipped by offset): the fixed record alone is read, and it is
+  // not out of order. The next progress no longer lists offset 6.
+  Reader second(sources({{"export.txt", exported}, {"fixed.txt", at(6, line(6)) + at(7, line(7))}}),
+                sink);
+  second.resume_from(p);
+  CHECK(take(second) == std::vector<std::string>{"q6"});
+  CHECK(second.stats().skipped == 6);
+  CHECK(second.stats().skipped_by_offset == 1);
+  CHECK(second.stats().out_of_order == 0);
+  CHECK(second.progress().kafka_rejected.empty());
+  CHECK(second.progress().kafka_next_offset.at({"", 0}) == 9);
+  // Rejected again: still listed, and the next run reads it again too.
+  Reader third(sources({{"again.txt", at(6, "{\"version\":1}\n")}}), sink);
+  third.resume_from(p);
+  CHECK(take(third).empty());
+  CHECK(third.stats().rejected == 1);
+  CHECK(third.progress().kafka_rejected.at({"", 0}) == std::vector<std::int64_t>{6});
+  // A record rejected at or past the next offset needs no entry: nothing skips it.
+  Reader last(sources({{"last.txt", at(4, line(4)) + at(5, "{\"version\":1}\n")}}), sink);
+  take(last);
+  CHECK(last.progress().kafka_next_offset.at({"", 0}) == 5);
+  CHECK(last.progress().kafka_rejected.empty());
+}
+
 TEST_CASE("kcat: a replayed chunk of a split message read already is passed over, not held") {
   // kcat -J records of one partition: a split message's chunks at offsets 1-5, then an event; a
   // second export repeats chunks 2 and 3 (an overlap that does not hold the whole message).
@@ -490,7 +528,9 @@ TEST_CASE("checkpoint files round-trip and are replaced atomically") {
   c.events_applied = 150;
   c.progress.sources.push_back(SourceMark{"a \"quoted\".jsonl", "abc", 150, false});
   c.progress.kafka_next_offset[{"ATLAS_ENTITIES", 2}] = 1204;
+  c.progress.kafka_rejected[{"ATLAS_ENTITIES", 2}] = {17, 1190};
   save_checkpoint(path, c);
+  CHECK(slurp(path).find("\"next_offset\":1204,\"rejected\":[17,1190]}") != std::string::npos);
   const Checkpoint back = load_checkpoint(path);
   CHECK(back.found);
   CHECK(back.progress == c.progress);

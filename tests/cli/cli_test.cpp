@@ -2106,6 +2106,7 @@ TEST_CASE(
 
 TEST_CASE("--deadline durations: seconds, minutes, hours") {
   using atlas2kudu::parse_duration;
+  using atlas2kudu::read_duration;
   CHECK(parse_duration("90") == std::chrono::seconds(90));
   CHECK(parse_duration("90s") == std::chrono::seconds(90));
   CHECK(parse_duration("45m") == std::chrono::minutes(45));
@@ -2123,15 +2124,22 @@ TEST_CASE("--deadline durations: seconds, minutes, hours") {
   CHECK_FALSE(parse_duration("30m1h"));
   CHECK_FALSE(parse_duration("1m1m"));
   CHECK_FALSE(parse_duration("999999999999h"));
-  CHECK_FALSE(parse_duration("1000000000s"));
-  CHECK(parse_duration("999999999h") == std::chrono::hours(999999999));
+  // Longer than kMaxDuration: a deadline kept in nanoseconds on the monotonic clock would wrap.
+  CHECK_FALSE(parse_duration("1000001h"));
+  CHECK_FALSE(parse_duration("2562048h"));
+  CHECK_FALSE(parse_duration("999999999h"));
+  CHECK_FALSE(parse_duration("999999h3600m1s"));
+  CHECK(read_duration("999999h3600m1s").too_long);
+  CHECK_FALSE(read_duration("1h30").too_long);
+  CHECK(parse_duration("1000000h") == std::chrono::hours(1000000));
+  CHECK(parse_duration("999999h60m") == std::chrono::hours(1000000));
+  CHECK(parse_duration("0001h") == std::chrono::hours(1));
   CHECK(parse_duration("0") == std::chrono::seconds(0));  // no deadline
-  // On the command line, a number too large is named as such.
+  // On the command line, a duration too long is named as such.
   const Run large = run("compile --deadline 300000000000h /dev/null");
   CHECK(large.status == 64);
-  CHECK(contains(large.err,
-                 "atlas2kudu: --deadline: a number too large: each is at most "
-                 "999999999 (of hours, minutes or seconds)\n"));
+  CHECK(
+      contains(large.err, "atlas2kudu: --deadline: too long: at most 1000000h (some 114 years)\n"));
   const Run unitless = run("compile --deadline 1h30 /dev/null");
   CHECK(unitless.status == 64);
   CHECK(contains(unitless.err, "atlas2kudu: --deadline: expected e.g. 90s"));

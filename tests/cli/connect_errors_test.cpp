@@ -260,7 +260,7 @@ TEST_CASE(
   CHECK(r.status == 4);
   CHECK(contains(r.err, "atlas2kudu: cannot connect to " + server.address() +
                             ": the request went to the proxy that $http_proxy names (http://"
-                            "127.0.0.1:" +
+                            "squid:****@127.0.0.1:" +
                             std::to_string(unused_port) + "), which failed: "));
   CHECK(contains(r.err,
                  "; try no_proxy=127.0.0.1 in the environment to connect directly, or a "
@@ -280,13 +280,14 @@ TEST_CASE(
   // A URL libcurl cannot read is quoted whole in its words: the password is not, whether it
   // holds an unencoded '@', the URL has a leading space or no host after "user:password@".
   const std::string stats = tmp_path(".stats.json");
-  for (const std::string url : {"http://squid:Pr0@xyPw@127.0.0.1:1", " http://squid:Pr0xyPw@h:1",
-                                "http://squid:Pr0xyPw@"}) {
+  for (const std::string url :
+       {"http://squid:Pr0@xyPw@127.0.0.1:1", " http://squid:Pr0xyPw@h:1", "http://squid:Pr0xyPw@",
+        "http://squid:Pr0/xyPw@127.0.0.1:1", "http://squid:Pr0#xy?Pw@127.0.0.1:1"}) {
     CAPTURE(url);
     r = run(args + " --stats " + stats, "/dev/null",
             "no_proxy= NO_PROXY= http_proxy='" + url + "'");
     CHECK(r.status == 4);
-    CHECK(contains(r.err, "http://"));
+    CHECK(contains(r.err, "http://squid:****@"));
     CHECK_FALSE(contains(r.err, "xyPw"));
     CHECK_FALSE(contains(slurp(stats), "xyPw"));
   }

@@ -40,6 +40,17 @@ Hs2ErrorKind usage_kind(const Hs2Options& o) {
   return Hs2ErrorKind::kInternal;  // "no error" marker
 }
 
+// The message of the usage error validate_hs2_options(o) throws ("" if none).
+std::string usage_message(const Hs2Options& o) {
+  try {
+    (void)validate_hs2_options(o);
+  } catch (const Hs2Error& e) {
+    CHECK(e.kind() == Hs2ErrorKind::kUsage);
+    return e.what();
+  }
+  return "";
+}
+
 // resolve_hs2_credentials for options that only say where the secrets come from.
 std::shared_ptr<const Hs2Credentials> resolve(Hs2Options o) {
   o.ssl = true;
@@ -178,6 +189,11 @@ TEST_CASE("hs2 options: -k, -s and -b as impala-shell has them") {
   Hs2Options slash = d;
   slash.kerberos_service_name = "impala/db1";
   CHECK(usage_kind(slash) == Hs2ErrorKind::kUsage);  // a principal, not a service name
+  // A user and password where -b's host belongs: neither is repeated.
+  Hs2Options user_in_b = d;
+  user_in_b.kerberos_host_fqdn = "etl:Secret1@db1";
+  CHECK(usage_message(user_in_b) ==
+        "-b ****:****@db1: a host[:port], not a user@host; give -b db1");
   Hs2Options bad_port = d;
   bad_port.kerberos_host_fqdn = "db1:x";
   try {
@@ -259,18 +275,36 @@ TEST_CASE("hs2 options: validation resolves the endpoint, the user and the -Q ov
     const std::string& says = given_says.second;
     CAPTURE(given);
     url.impalad = given;
-    try {
-      (void)validate_hs2_options(url);
-      FAIL("expected a usage error");
-    } catch (const Hs2Error& e) {
-      CHECK(e.kind() == Hs2ErrorKind::kUsage);
-      CHECK(std::string(e.what()) == says);
-    }
+    CHECK(usage_message(url) == says);
   }
-  CHECK(without_userinfo("http://squid:p@ss@proxy:3128/x") == "http://proxy:3128/x");
-  CHECK(without_userinfo("etl:pw@db1:21050") == "db1:21050");
-  CHECK(without_userinfo("http://u:pw@") == "http://");
-  CHECK(without_userinfo("http://proxy:3128/a@b") == "http://proxy:3128/a@b");
+  // A password holding '/', '#' or '?' is hidden too; so is one given to -b.
+  const std::pair<std::string, std::string> slashed[] = {
+      {"etl:Sec/ret1@host:21050",
+       "-i etl:****@host:21050: a host[:port], not a user@host; give -i host:21050 -u etl -l, "
+       "with the password from --ldap_password_cmd or $ATLAS2KUDU_LDAP_PASSWORD (never on the "
+       "command line)"},
+      {"https://etl:Sec#r?et1@host:28000/x",
+       "-i https://etl:****@host:28000/x: a host[:port], not a URL; give -i host:28000 --protocol "
+       "hs2-http --ssl --http_path /x -u etl -l, with the password from --ldap_password_cmd or "
+       "$ATLAS2KUDU_LDAP_PASSWORD (never on the command line)"},
+      {" etl:pw@host",
+       "-i etl:****@host: a host[:port], not a user@host; give -i host -u etl -l, "
+       "with the password from --ldap_password_cmd or $ATLAS2KUDU_LDAP_PASSWORD "
+       "(never on the command line)"},
+  };
+  for (const auto& given_says : slashed) {
+    CAPTURE(given_says.first);
+    url.impalad = given_says.first;
+    CHECK(usage_message(url) == given_says.second);
+  }
+  CHECK(split_userinfo("http://squid:p@s/s@proxy:3128/x").userinfo == "squid:p@s/s");
+  CHECK(split_userinfo("http://squid:p@s/s@proxy:3128/x").rest == "proxy:3128/x");
+  CHECK(split_userinfo("db1:21050").userinfo.empty());
+  CHECK(without_password("http://squid:p@ss@proxy:3128") == "http://squid:****@proxy:3128");
+  CHECK(without_password("http://squid:p/s#s?@proxy:3128") == "http://squid:****@proxy:3128");
+  CHECK(without_password("http://t0ken@proxy:3128") == "http://****@proxy:3128");
+  CHECK(without_password("http://u:pw@") == "http://u:****@");
+  CHECK(without_password("http://proxy:3128") == "http://proxy:3128");
   // A path libcurl would refuse at connect time (exit 4) is a usage error.
   Hs2Options path;
   path.protocol = Hs2Protocol::kHttp;
