@@ -144,6 +144,16 @@ void note_record_limits(CLI::App* cmd, InputOptions& in) {
 // is left to read is refused.
 void refuse_user_naming_the_input(const CLI::App* cmd, const std::string& user,
                                   const InputOptions& in) {
+  // `-ul PASSWORD...`: -u took "l" as the user, and what followed became an input file, whose
+  // name (a password typed there) "cannot open" would print. A one-letter user that is another
+  // option's letter is taken for that.
+  if (user.size() == 1 && cmd->get_option("--user")->count() != 0 &&
+      cmd->get_option_no_throw("-" + user) != nullptr) {
+    throw CLI::ValidationError("-u/--user " + user,
+                               fmt::format("is the letter of -{0}: a -{0} joined to -u became the "
+                                           "user name; give the user name after -u (-u NAME -{0})",
+                                           user));
+  }
   struct stat st {};
   if (cmd->get_option("--user")->count() == 0 || ::stat(user.c_str(), &st) != 0 ||
       !S_ISREG(st.st_mode)) {

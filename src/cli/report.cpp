@@ -311,8 +311,12 @@ void print_compile_summary(std::FILE* out, const RunReport& r, SqlDestination sq
                                                   : std::string(),
                 sql == SqlDestination::kFile     ? "no output written"
                 : sql == SqlDestination::kStdout ? "the windows printed are complete"
-                                                 : "standard output could not be written: the "
-                                                   "last window printed may be cut short"));
+                : run.windows == 0
+                    ? "standard output could not be written: no window reached it whole, and "
+                      "what did of the first may end in a statement cut short"
+                    : fmt::format("standard output could not be written after {} printed whole: "
+                                  "what reached it of the next may end in a statement cut short",
+                                  counted(run.windows, "window", "windows"))));
 }
 
 // The statements apply ran; those of a window it did not finish (a stopped run) are said apart,

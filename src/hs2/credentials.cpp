@@ -390,7 +390,8 @@ std::shared_ptr<const Hs2Credentials> resolve_hs2_credentials(
                       typed.in_background ? "; a terminal is there, but this process is not in its "
                                             "foreground (a job run with &, or under timeout(1): "
                                             "timeout --foreground asks)"
-                                          : ""));
+                                          : "; this process has no controlling terminal (as "
+                                            "under cron)"));
     }
     // Never sent: many LDAP servers take an empty password as an anonymous bind, and an empty
     // answer is how a broken helper (a vault session expired, exit status 0) usually fails.

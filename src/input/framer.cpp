@@ -340,6 +340,7 @@ bool Framer::skip_prefixes_and_diagnostics(FramedRecord& out) {
     }
   }
   key_may_follow_ = positioned && headers_and_key < 2;
+  after_position_ = positioned;
   return false;
 }
 
@@ -735,6 +736,7 @@ bool Framer::next(FramedRecord& out) {
   out.console_prefix.clear();
   prefix_error_.clear();
   key_may_follow_ = false;
+  after_position_ = false;
   if (at_source_start_) {
     at_source_start_ = false;
     if (fill(pos_, 3) >= 3 && std::memcmp(buf_.get() + pos_, "\xEF\xBB\xBF", 3) == 0) pos_ += 3;
@@ -895,9 +897,13 @@ bool Framer::next(FramedRecord& out) {
       const std::size_t tab = out.text.find("\t{");
       if (!in_array_ && tab != std::string_view::npos && tab < kPrefixLookahead) {
         out.reason +=
-            " (fields and a tab before the message: a kafka-console-consumer key is read only "
-            "after the CreateTime:, Partition: or Offset: prefix, so export with "
-            "print.timestamp=true too; or, from kcat, use -J)";
+            after_position_
+                ? " (fields and a tab before the message: after the console prefixes, a key or "
+                  "header that starts with '[' or '{' is read as one only when it is a JSON "
+                  "object)"
+                : " (fields and a tab before the message: a kafka-console-consumer key is read "
+                  "only after the CreateTime:, Partition: or Offset: prefix, so export with "
+                  "print.timestamp=true too; or, from kcat, use -J)";
       }
     }
     return true;

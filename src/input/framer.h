@@ -269,6 +269,7 @@ class Framer {
   // After a console line's timestamp, partition or offset, with no key read yet: a JSON document
   // followed by a tab and more on its line is the record's key (print.key), not a record.
   bool key_may_follow_ = false;
+  bool after_position_ = false;  // the record's line had a timestamp, partition or offset prefix
   // The last line skipped was a log4j line: the lines of the exception it logged may follow.
   bool in_log_event_ = false;
   Kernel kernel_ = default_kernel();

@@ -358,6 +358,13 @@ TEST_CASE("usage errors and missing files have their own exit codes") {
   r = run("apply -i 127.0.0.1:1 -u " + input + " " + example_files().back());
   CHECK(r.status == 64);
   CHECK(contains(r.err, "-u/--user " + input + ": names an input file, which would not be read"));
+  // -ul PASSWORD: -u takes the l, and what follows would be an input named in "cannot open".
+  r = run("apply -ul Hunter2pw " + input);
+  CHECK(r.status == 64);
+  CHECK(r.err ==
+        "atlas2kudu: -u/--user l: is the letter of -l: a -l joined to -u became the user name; "
+        "give the user name after -u (-u NAME -l)\nRun 'atlas2kudu apply --help' for the "
+        "options.\n");
   // The refusal's own words stay whole when the word after -l is one of them ("the", "flag");
   // another tool's password option after -l is named as the option it is, not as -l's value.
   for (const std::string word : {"the", "flag", "password"}) {
@@ -2188,8 +2195,19 @@ TEST_CASE("compile | head: the reader going away ends the run quietly with exit 
   CHECK(contains(slurp(err), "writing SQL output: No space left on device"));
   // The summary does not vouch for windows that may have been cut short.
   CHECK(contains(slurp(err),
-                 "; stopped, standard output could not be written: the last window "
-                 "printed may be cut short\n"));
+                 " in 0 windows -> 0 statements, 0 bytes of SQL; stopped, standard output could "
+                 "not be written: no window reached it whole, and what did of the first may end "
+                 "in a statement cut short\n"));
+  // After windows printed whole: they are counted, and the one cut short is the next.
+  const std::string to_limited = std::string("bash -c 'ulimit -f 200; timeout 60 ") +
+                                 ATLAS2KUDU_BINARY + " compile --window-events 100 " + input +
+                                 " >" + input + ".sql 2>" + err + "'";
+  CHECK(shell_status(std::system(to_limited.c_str())) == 74);
+  CHECK(std::regex_search(slurp(err),
+                          std::regex("; stopped, standard output could not be written after [1-9]"
+                                     "[0-9]* windows printed whole: what reached it of the next "
+                                     "may end in a statement cut short\n")));
+  std::remove((input + ".sql").c_str());
   std::remove(input.c_str());
   std::remove(err.c_str());
   std::remove(status.c_str());

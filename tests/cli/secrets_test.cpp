@@ -346,6 +346,19 @@ TEST_CASE("the terminal prompt: not asked of a process outside the terminal's fo
                  "timeout --foreground asks)"));
 }
 
+TEST_CASE("the terminal prompt: a process without a controlling terminal says so (cron)") {
+  const Run r = run_shell(std::string("setsid ") + ATLAS2KUDU_BINARY +
+                              " apply -i 127.0.0.1:1 --prior none -l -u alice "
+                              "--auth_creds_ok_in_clear " +
+                              data("notifications/atlas21-console.jsonl"),
+                          "/dev/null", 30);
+  CHECK(r.status == 5);
+  CHECK(contains(r.err,
+                 "atlas2kudu: -l/--ldap: no password (use --ldap_password_cmd, "
+                 "$ATLAS2KUDU_LDAP_PASSWORD or a terminal); this process has no "
+                 "controlling terminal (as under cron)\n"));
+}
+
 TEST_CASE(
     "--jwt_cmd over hs2-http and compile -i: the token and password are not in SQL or stats") {
   {

@@ -243,6 +243,14 @@ TEST_CASE("a console key that is JSON is one of the record's prefixes") {
   check_document(out.records[3], "{\"d\":4}", 4, text.find("{\"d\""), 3);
   check_document(out.records[4], "{\"k\":1}", 5, text.find("{\"k\":1"), 4);
   check_document(out.records[5], "{\"e\":5}", 5, text.find("{\"e\""), 5);
+  // A key that starts as JSON but is no object: the line is one malformed record, and the reason
+  // says which keys are read (the line has its position prefix already).
+  const Framed array_key = frame_all_ways("Partition:0\tOffset:6\t[\"x\"]\t{\"f\":6}\n");
+  REQUIRE(array_key.records.size() == 1);
+  CHECK(array_key.records[0].error == RejectCode::kNotJson);
+  CHECK(array_key.records[0].reason.ends_with(
+      " (fields and a tab before the message: after the console prefixes, a key or header that "
+      "starts with '[' or '{' is read as one only when it is a JSON object)"));
 }
 
 TEST_CASE("a record with console headers is framed from what has arrived: a quiet pipe") {
