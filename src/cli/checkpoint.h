@@ -13,8 +13,8 @@
 //                "framing":4,"last_run":4}, …],
 //    "kafka":[{"topic":"ATLAS_ENTITIES","partition":0,"next_offset":1204,"rejected":[1190]}]}
 //
-// `rejected` (InputProgress::kafka_rejected): offsets below next_offset whose records were
-// rejected, so that a record fixed from the reject file and read again is applied, not skipped.
+// `rejected` (InputProgress::kafka_rejected): offsets whose records were rejected and not applied
+// since, so that a record fixed from the reject file and read again is applied, not skipped.
 // An earlier release ignores the key (and skips such a record).
 // A source is recognised on the rerun by its identity (a hash of its first 64 KiB), not its name,
 // so a renamed file still resumes and a different file under the same name is read from the start.

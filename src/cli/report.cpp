@@ -244,9 +244,9 @@ void print_read_warnings(std::FILE* out, std::string_view command, const ReadSta
   if (read.out_of_order != 0) {
     print_diagnostic(out,
                      "atlas2kudu {}: warning: {} event{} came after later Kafka offsets of {} "
-                     "partition (an older export read after a newer one?) and {} applied in "
-                     "input order, which can take rows back to older states; give exports in "
-                     "offset order\n",
+                     "partition (an older export read after a newer one? or records fixed from "
+                     "the reject file) and {} applied in input order, which can take rows back "
+                     "to older states; give exports in offset order\n",
                      command, read.out_of_order, read.out_of_order == 1 ? "" : "s",
                      read.out_of_order == 1 ? "its" : "their",
                      read.out_of_order == 1 ? "was" : "were");

@@ -515,10 +515,12 @@ bool Reader::Impl::passed_over(const SourcePosition::Kafka& k) {
 void Reader::Impl::mark_read(const Event& event) {
   if (!event.pos.kafka) return;
   const SourcePosition::Kafka& k = *event.pos.kafka;
-  // A record rejected before, read again (fixed from the reject file): not out of order.
-  const bool rejected = forget_rejected(k);
+  // A record rejected before, read again (fixed from the reject file), is out of order like any
+  // other record after later offsets of its partition: it can take rows back to older states.
+  const bool applied_before = kafka_applied(k);  // false for one rejected before
+  forget_rejected(k);
   std::int64_t& next = kafka_next_[{k.topic, k.partition}];
-  if (k.offset < next && !rejected && !kafka_applied(k)) ++stats_.out_of_order;
+  if (k.offset < next && !applied_before) ++stats_.out_of_order;
   next = std::max(next, k.offset + 1);  // offsets are below INT64_MAX
   kafka_read_[{k.topic, k.partition}].insert(k.offset);
   // The other chunks of a split message it completed are read and applied with it, in their
@@ -576,13 +578,15 @@ InputProgress Reader::Impl::progress() const {
     const auto it = p.kafka_next_offset.find(partition);
     if (it != p.kafka_next_offset.end()) it->second = std::min(it->second, offset);
   }
+  // Also those at or past the next offset, or in a partition nothing was read from yet: a later
+  // run's records may take the next offset past them.
   for (const auto& [partition, offsets] : kafka_rejected_) {
-    const auto next = p.kafka_next_offset.find(partition);
-    if (next == p.kafka_next_offset.end()) continue;  // nothing there is skipped
-    std::vector<std::int64_t> below(offsets.begin(), offsets.lower_bound(next->second));
-    if (below.size() > kMaxRejectedOffsets)
-      below.erase(below.begin(), below.end() - kMaxRejectedOffsets);
-    if (!below.empty()) p.kafka_rejected[partition] = std::move(below);
+    std::vector<std::int64_t> kept(offsets.begin(), offsets.end());
+    if (kept.size() > kMaxRejectedOffsets) {
+      kept.erase(kept.begin(), kept.end() - kMaxRejectedOffsets);
+    }
+    p.kafka_next_offset.try_emplace(partition, 0);  // 0: nothing applied there
+    p.kafka_rejected[partition] = std::move(kept);
   }
   return p;
 }
@@ -592,8 +596,11 @@ void Reader::Impl::reject(const SourcePosition& pos, RejectCode code, std::strin
                           std::string_view console_prefix) {
   ++stats_.rejected;
   ++stats_.per_reason[static_cast<std::size_t>(code)];
-  if (pos.kafka)
-    kafka_rejected_[{pos.kafka->topic, pos.kafka->partition}].insert(pos.kafka->offset);
+  if (pos.kafka) {
+    std::set<std::int64_t>& offsets = kafka_rejected_[{pos.kafka->topic, pos.kafka->partition}];
+    offsets.insert(pos.kafka->offset);
+    if (offsets.size() > kMaxRejectedOffsets) offsets.erase(offsets.begin());  // the lowest goes
+  }
   rejects_.reject(Rejection{pos, code, std::move(reason), record, record_bytes, console_prefix});
 }
 

@@ -455,15 +455,15 @@ TEST_CASE("a record rejected below the next offset is read again when given agai
   CHECK(p.kafka_next_offset.at({"", 0}) == 9);
   CHECK(p.kafka_rejected.at({"", 0}) == std::vector<std::int64_t>{6});
   // The record fixed and given again, with the export (applied: skipped by its mark) and an
-  // overlap of offsets applied (skipped by offset): the fixed record alone is read, and it is
-  // not out of order. The next progress no longer lists offset 6.
+  // overlap of offsets applied (skipped by offset): the fixed record alone is read, out of order
+  // (after offsets 7 and 8, applied by the first run). The next progress no longer lists it.
   Reader second(sources({{"export.txt", exported}, {"fixed.txt", at(6, line(6)) + at(7, line(7))}}),
                 sink);
   second.resume_from(p);
   CHECK(take(second) == std::vector<std::string>{"q6"});
   CHECK(second.stats().skipped == 6);
   CHECK(second.stats().skipped_by_offset == 1);
-  CHECK(second.stats().out_of_order == 0);
+  CHECK(second.stats().out_of_order == 1);
   CHECK(second.progress().kafka_rejected.empty());
   CHECK(second.progress().kafka_next_offset.at({"", 0}) == 9);
   // Rejected again: still listed, and the next run reads it again too.
@@ -472,11 +472,26 @@ TEST_CASE("a record rejected below the next offset is read again when given agai
   CHECK(take(third).empty());
   CHECK(third.stats().rejected == 1);
   CHECK(third.progress().kafka_rejected.at({"", 0}) == std::vector<std::int64_t>{6});
-  // A record rejected at or past the next offset needs no entry: nothing skips it.
+  // A record rejected at or past the next offset is listed too: the next export takes the next
+  // offset past it, and its fix, a run later, is still read.
   Reader last(sources({{"last.txt", at(4, line(4)) + at(5, "{\"version\":1}\n")}}), sink);
   take(last);
   CHECK(last.progress().kafka_next_offset.at({"", 0}) == 5);
-  CHECK(last.progress().kafka_rejected.empty());
+  CHECK(last.progress().kafka_rejected.at({"", 0}) == std::vector<std::int64_t>{5});
+  Reader next_export(sources({{"next.txt", at(6, line(6)) + at(7, line(7))}}), sink);
+  next_export.resume_from(last.progress());
+  CHECK(take(next_export) == std::vector<std::string>{"q6", "q7"});
+  CHECK(next_export.progress().kafka_next_offset.at({"", 0}) == 8);
+  Reader fix(sources({{"fix.txt", at(5, line(5))}}), sink);
+  fix.resume_from(next_export.progress());
+  CHECK(take(fix) == std::vector<std::string>{"q5"});
+  CHECK(fix.stats().out_of_order == 1);  // after offsets 6 and 7: said, as any such event is
+  CHECK(fix.progress().kafka_rejected.empty());
+  // A partition whose records were all rejected: listed, with nothing applied there.
+  Reader only_bad(sources({{"bad.txt", "Partition:3\tOffset:2\t{\"version\":1}\n"}}), sink);
+  take(only_bad);
+  CHECK(only_bad.progress().kafka_next_offset.at({"", 3}) == 0);
+  CHECK(only_bad.progress().kafka_rejected.at({"", 3}) == std::vector<std::int64_t>{2});
 }
 
 TEST_CASE("kcat: a replayed chunk of a split message read already is passed over, not held") {
