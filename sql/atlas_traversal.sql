@@ -13,15 +13,19 @@
 --   -- the entity behind a qualifiedName (entity_by_qn, digest computed here)
 --   SELECT guid, state FROM atlas_kudu.entity_by_qn('hive_table', 'sales.orders@cl1');
 --
---   -- everything downstream of it, five hops deep
---   SELECT * FROM atlas_kudu.traverse(
+--   -- its lineage downstream, five hops deep: the processes that read it, what they write, ...
+--   SELECT * FROM atlas_kudu.lineage(
 --            ARRAY(SELECT guid FROM atlas_kudu.entity_by_qn('hive_table', 'sales.orders@cl1')),
---            'out', 5);
+--            'downstream', 5);
 --                 guid               | depth |              parent              |      elabel
 --  ----------------------------------+-------+----------------------------------+------------------
 --   0b6f3c1e2a4d4e8f9c1b5d7e8f9a0b1c |     0 |                                  |
 --   5d2a9e7011c34f0e8a6b2c4d6e8f0a12 |     1 | 0b6f3c1e2a4d4e8f9c1b5d7e8f9a0b1c | __Process.inputs
+--   7c40d1b2e3f44a5b8c6d7e8f9a0b1c2d |     2 | 5d2a9e7011c34f0e8a6b2c4d6e8f0a12 | __Process.outputs
 --   ...
+--
+--   -- everything its edges lead to as stored (src -> dst), five hops deep
+--   SELECT * FROM atlas_kudu.traverse(ARRAY['0b6f3c1e2a4d4e8f9c1b5d7e8f9a0b1c'], 'out', 5);
 --
 --   -- one hop both ways, following two labels and only towards hive_table entities
 --   SELECT * FROM atlas_kudu.traverse(ARRAY['0b6f3c1e2a4d4e8f9c1b5d7e8f9a0b1c'], 'both', 1,
@@ -47,7 +51,8 @@
 --   SELECT e.dst, e.src, e.elabel FROM atlas_kudu.edge_out e WHERE e.src = ANY($1) [AND ...]
 --
 -- src leads edge_out's primary key and is its hash-partition column (dst for edge_in), so Kudu
--- answers the hop's `src IN (...)` by key, not by a scan: one remote query per hop. Keys already
+-- answers the hop's `src IN (...)` by key, not by a scan: one remote query per edge table a hop
+-- reads (two for 'both' and lineage(), and one on entity_flat more with active_only). Keys already
 -- visited are dropped, so cycles end; the rest are the next frontier. Never a recursive CTE over
 -- foreign tables: no wrapper ships the recursion, so its recursive part runs here and reads the
 -- edge tables whole or queries them once per row.
@@ -83,7 +88,9 @@
 --                                               type and qualifiedName (none or one row)
 --   entities(keys)                              SETOF entity_flat: rows of these guids
 --   entities_by_tag(tag_name, include_propagated)  SETOF entity_classifications of that tag
---   traverse(start, direction, max_depth, labels, entity_types, max_frontier, active_only)
+--   traverse(start, direction, max_depth, labels, entity_types, max_frontier, active_only,
+--            in_labels)                         TABLE (guid, depth, parent, elabel)
+--   lineage(start, direction, max_depth, max_frontier, active_only)
 --                                               TABLE (guid, depth, parent, elabel)
 
 \set ON_ERROR_STOP on
@@ -169,6 +176,8 @@ $fn$;
 --                 both in each hop
 --   max_depth     hops at most (0: only the start keys)
 --   labels        follow only edges with these labels (NULL: all)
+--   in_labels     with 'both': follow only edge_in rows with these labels, and labels then
+--                 applies to edge_out alone (NULL: labels for both); lineage() is built on it
 --   entity_types  follow only edges whose far end has one of these types, as the edge records it
 --                 (edge_out.dst_type, edge_in.src_type; NULL: all). It prunes the walk: entities of
 --                 other types are neither returned nor walked through. To filter only the output,
@@ -186,13 +195,17 @@ $fn$;
 -- (parent, elabel) in byte order is given, so results are deterministic. Edges are followed as
 -- stored: deleting an entity deletes its edges in both tables, so without active_only a deleted
 -- entity is reached only through an edge written after its delete.
+-- An earlier file's traverse, without in_labels: two would make calls ambiguous.
+DROP FUNCTION IF EXISTS atlas_kudu.traverse(anyarray, text, integer, text[], text[], integer,
+                                            boolean);
 CREATE OR REPLACE FUNCTION atlas_kudu.traverse(start anyarray,
                                                direction text DEFAULT 'out',
                                                max_depth integer DEFAULT 3,
                                                labels text[] DEFAULT NULL,
                                                entity_types text[] DEFAULT NULL,
                                                max_frontier integer DEFAULT 10000,
-                                               active_only boolean DEFAULT false)
+                                               active_only boolean DEFAULT false,
+                                               in_labels text[] DEFAULT NULL)
 RETURNS TABLE (guid anyelement, depth integer, parent anyelement, elabel text)
 LANGUAGE plpgsql STABLE AS $fn$
 DECLARE
@@ -215,7 +228,11 @@ BEGIN
     RAISE EXCEPTION 'atlas_kudu.traverse: start is %, but the foreign tables hold % keys',
                     pg_typeof(start), key_type
       USING ERRCODE = 'datatype_mismatch',
-            HINT = format('Pass %s[], e.g. ARRAY[...]::%s[].', key_type, key_type);
+            HINT = CASE WHEN key_type = 'bytea'::regtype
+                        THEN 'Pass bytea[] of 16-byte keys, e.g. ARRAY[decode(''0b6f...'', '
+                             '''hex'')] (a hex text cast to bytea would be its 32 characters).'
+                        ELSE 'Pass text[] of keys in 32 lowercase hex characters, e.g. '
+                             'ARRAY[''0b6f...''] (an Atlas guid without its dashes).' END;
   END IF;
   IF direction IS NULL OR direction NOT IN ('out', 'in', 'both') THEN
     RAISE EXCEPTION 'atlas_kudu.traverse: direction must be out, in or both, not %',
@@ -239,7 +256,7 @@ BEGIN
   -- nullif(k, k): a NULL of the key type, whichever it is.
   RETURN QUERY SELECT s.k, 0, nullif(s.k, s.k), NULL::text FROM unnest(frontier) AS s(k);
 
-  -- The hop: $1 frontier, $2 labels, $3 entity types. Only the conditions asked for are written,
+  -- The hop: $1 frontier, $2 labels (edge_in's: $5), $3 entity types. Only the conditions asked for are written,
   -- so the remote side gets a plain conjunction on the key and, maybe, the label and the type.
   hop_out := 'SELECT e.dst AS k, e.src AS p, e.elabel AS l FROM atlas_kudu.edge_out e '
              'WHERE e.src = ANY($1)'
@@ -247,7 +264,8 @@ BEGIN
              || CASE WHEN entity_types IS NULL THEN '' ELSE ' AND e.dst_type = ANY($3)' END;
   hop_in := 'SELECT e.src AS k, e.dst AS p, e.elabel AS l FROM atlas_kudu.edge_in e '
             'WHERE e.dst = ANY($1)'
-            || CASE WHEN labels IS NULL THEN '' ELSE ' AND e.elabel = ANY($2)' END
+            || CASE WHEN coalesce(in_labels, labels) IS NULL THEN ''
+                    ELSE ' AND e.elabel = ANY($5)' END
             || CASE WHEN entity_types IS NULL THEN '' ELSE ' AND e.src_type = ANY($3)' END;
   hop := CASE direction WHEN 'out' THEN hop_out
                         WHEN 'in' THEN hop_in
@@ -271,7 +289,7 @@ BEGIN
   WHILE d < max_depth AND cardinality(frontier) > 0 LOOP
     d := d + 1;
     EXECUTE hop INTO new_keys, new_parents, new_labels
-      USING frontier, labels, entity_types, visited;
+      USING frontier, labels, entity_types, visited, coalesce(in_labels, labels);
     IF cardinality(new_keys) > max_frontier THEN
       RAISE EXCEPTION 'atlas_kudu.traverse: hop % reached % new keys, more than max_frontier (%)',
                       d, cardinality(new_keys), max_frontier
@@ -294,6 +312,39 @@ BEGIN
                    FROM unnest(new_keys, new_parents, new_labels) AS u(k, p, l);
     frontier := new_keys;
   END LOOP;
+END
+$fn$;
+
+-- Atlas lineage from `start`: 'downstream' (what is made from it) or 'upstream' (what it is made
+-- from), as traverse() returns it. Atlas relates a process to the datasets it reads
+-- (dataset_process_inputs) and writes (process_dataset_outputs) with the process as end1 both
+-- times, so both edges are stored process -> dataset (src -> dst), labels __Process.inputs and
+-- __Process.outputs. Downstream of a dataset are the processes that read it (edge_in, label
+-- __Process.inputs), then the datasets they write (edge_out, __Process.outputs), and so on;
+-- upstream, the processes that write it (edge_in, __Process.outputs), then what they read (edge_out,
+-- __Process.inputs). Each hop follows both, as traverse(..., 'both', labels, in_labels) does: a
+-- dataset has no edge_out rows with these labels, a process no edge_in rows. Processes count as
+-- hops: a dataset two processes away is at depth 4.
+CREATE OR REPLACE FUNCTION atlas_kudu.lineage(start anyarray,
+                                              direction text DEFAULT 'downstream',
+                                              max_depth integer DEFAULT 6,
+                                              max_frontier integer DEFAULT 10000,
+                                              active_only boolean DEFAULT false)
+RETURNS TABLE (guid anyelement, depth integer, parent anyelement, elabel text)
+LANGUAGE plpgsql STABLE AS $fn$
+BEGIN
+  IF direction IS NULL OR direction NOT IN ('downstream', 'upstream') THEN
+    RAISE EXCEPTION 'atlas_kudu.lineage: direction must be downstream or upstream, not %',
+                    coalesce(quote_literal(direction), 'NULL')
+      USING ERRCODE = 'invalid_parameter_value';
+  END IF;
+  RETURN QUERY SELECT * FROM atlas_kudu.traverse(
+    start, 'both', max_depth,
+    labels => CASE direction WHEN 'downstream' THEN ARRAY['__Process.outputs']
+                             ELSE ARRAY['__Process.inputs'] END,
+    max_frontier => max_frontier, active_only => active_only,
+    in_labels => CASE direction WHEN 'downstream' THEN ARRAY['__Process.inputs']
+                                ELSE ARRAY['__Process.outputs'] END);
 END
 $fn$;
 

@@ -22,16 +22,20 @@
 --
 -- psql variables (-v name=value):
 --   fdw             the wrapper, also its extension's name (default postgres_fdw)
---   server_options  the CREATE SERVER options (default none); add updatable 'false' where the
---                   wrapper knows it (postgres_fdw, jdbc_fdw) to refuse writes
+--   server_options  the CREATE SERVER options (default none)
 --   user_options    the CREATE USER MAPPING options (default none)
 --   remote_schema   the remote schema, the Impala database of the tables (default atlas)
 --   schema_option   the wrapper's table option naming the remote schema (default schema_name)
 --   table_option    the wrapper's table option naming the remote table (default table_name)
+--   read_only       what ends each table's options: for postgres_fdw (by default)
+--                   ", updatable 'false'", so that writes through the tables are refused; none
+--                   for other wrappers (give -v "read_only=, updatable 'false'" where the wrapper
+--                   knows it, as jdbc_fdw does)
 -- Other roles need USAGE on schema atlas_kudu, SELECT on its tables and a user mapping of their
 -- own (CREATE USER MAPPING FOR role SERVER atlas_kudu OPTIONS (...)).
 --
--- The tables are read only: atlas2kudu (Impala UPSERT and DELETE) is their only writer.
+-- The tables are read only: atlas2kudu (Impala UPSERT and DELETE) is their only writer
+-- (INSERT, UPDATE and DELETE through them fail: see read_only).
 --
 -- Wrappers. Kudu tables are read through Impala, so a wrapper reaches them through Impala's
 -- JDBC or ODBC driver; postgres_fdw reads PostgreSQL only (a PostgreSQL copy of the projections,
@@ -78,6 +82,10 @@
 \else
   \set table_option table_name
 \endif
+\if :{?read_only}
+\else
+  SELECT CASE WHEN :'fdw' = 'postgres_fdw' THEN ', updatable ''false''' ELSE '' END AS read_only \gset
+\endif
 
 BEGIN;
 
@@ -106,14 +114,14 @@ CREATE FOREIGN TABLE IF NOT EXISTS atlas_kudu.entity_flat (
   updated_ts     bigint,
   props_json     text
 ) SERVER atlas_kudu
-  OPTIONS (:schema_option :'remote_schema', :table_option 'entity_flat');
+  OPTIONS (:schema_option :'remote_schema', :table_option 'entity_flat' :read_only);
 
 CREATE FOREIGN TABLE IF NOT EXISTS atlas_kudu.entity_by_qn (
   qn_digest text NOT NULL,
   guid      text,
   type_name text
 ) SERVER atlas_kudu
-  OPTIONS (:schema_option :'remote_schema', :table_option 'entity_by_qn');
+  OPTIONS (:schema_option :'remote_schema', :table_option 'entity_by_qn' :read_only);
 
 CREATE FOREIGN TABLE IF NOT EXISTS atlas_kudu.edge_out (
   src      text NOT NULL,
@@ -121,7 +129,7 @@ CREATE FOREIGN TABLE IF NOT EXISTS atlas_kudu.edge_out (
   dst      text NOT NULL,
   dst_type text
 ) SERVER atlas_kudu
-  OPTIONS (:schema_option :'remote_schema', :table_option 'edge_out');
+  OPTIONS (:schema_option :'remote_schema', :table_option 'edge_out' :read_only);
 
 CREATE FOREIGN TABLE IF NOT EXISTS atlas_kudu.edge_in (
   dst      text NOT NULL,
@@ -129,7 +137,7 @@ CREATE FOREIGN TABLE IF NOT EXISTS atlas_kudu.edge_in (
   src      text NOT NULL,
   src_type text
 ) SERVER atlas_kudu
-  OPTIONS (:schema_option :'remote_schema', :table_option 'edge_in');
+  OPTIONS (:schema_option :'remote_schema', :table_option 'edge_in' :read_only);
 
 CREATE FOREIGN TABLE IF NOT EXISTS atlas_kudu.entity_classifications (
   tag_name    text NOT NULL,
@@ -139,7 +147,7 @@ CREATE FOREIGN TABLE IF NOT EXISTS atlas_kudu.entity_classifications (
   attrs_json  text,
   updated_ts  bigint
 ) SERVER atlas_kudu
-  OPTIONS (:schema_option :'remote_schema', :table_option 'entity_classifications');
+  OPTIONS (:schema_option :'remote_schema', :table_option 'entity_classifications' :read_only);
 
 CREATE FOREIGN TABLE IF NOT EXISTS atlas_kudu.entity_audit (
   guid           text NOT NULL,
@@ -150,6 +158,6 @@ CREATE FOREIGN TABLE IF NOT EXISTS atlas_kudu.entity_audit (
   qualified_name text,
   detail_json    text
 ) SERVER atlas_kudu
-  OPTIONS (:schema_option :'remote_schema', :table_option 'entity_audit');
+  OPTIONS (:schema_option :'remote_schema', :table_option 'entity_audit' :read_only);
 
 COMMIT;

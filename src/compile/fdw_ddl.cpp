@@ -41,16 +41,20 @@ constexpr std::string_view kUsage = R"(--
 --
 -- psql variables (-v name=value):
 --   fdw             the wrapper, also its extension's name (default postgres_fdw)
---   server_options  the CREATE SERVER options (default none); add updatable 'false' where the
---                   wrapper knows it (postgres_fdw, jdbc_fdw) to refuse writes
+--   server_options  the CREATE SERVER options (default none)
 --   user_options    the CREATE USER MAPPING options (default none)
 --   remote_schema   the remote schema, the Impala database of the tables (default {database})
 --   schema_option   the wrapper's table option naming the remote schema (default schema_name)
 --   table_option    the wrapper's table option naming the remote table (default table_name)
+--   read_only       what ends each table's options: for postgres_fdw (by default)
+--                   ", updatable 'false'", so that writes through the tables are refused; none
+--                   for other wrappers (give -v "read_only=, updatable 'false'" where the wrapper
+--                   knows it, as jdbc_fdw does)
 -- Other roles need USAGE on schema atlas_kudu, SELECT on its tables and a user mapping of their
 -- own (CREATE USER MAPPING FOR role SERVER atlas_kudu OPTIONS (...)).
 --
--- The tables are read only: atlas2kudu (Impala UPSERT and DELETE) is their only writer.
+-- The tables are read only: atlas2kudu (Impala UPSERT and DELETE) is their only writer
+-- (INSERT, UPDATE and DELETE through them fail: see read_only).
 --
 -- Wrappers. Kudu tables are read through Impala, so a wrapper reaches them through Impala's
 -- JDBC or ODBC driver; postgres_fdw reads PostgreSQL only (a PostgreSQL copy of the projections,
@@ -147,6 +151,11 @@ std::string foreign_table_ddl(const DdlOptions& o) {
   default_variable(out, "remote_schema", psql_quoted(o.database));
   default_variable(out, "schema_option", "schema_name");
   default_variable(out, "table_option", "table_name");
+  // Known to postgres_fdw only among the wrappers named above (an unknown table option fails).
+  out +=
+      "\\if :{?read_only}\n\\else\n"
+      "  SELECT CASE WHEN :'fdw' = 'postgres_fdw' THEN ', updatable ''false''' ELSE '' END "
+      "AS read_only \\gset\n\\endif\n";
 
   out +=
       "\nBEGIN;\n\n"
@@ -176,7 +185,7 @@ std::string foreign_table_ddl(const DdlOptions& o) {
     }
     fmt::format_to(it,
                    ") SERVER atlas_kudu\n"
-                   "  OPTIONS (:schema_option :'remote_schema', :table_option '{}');\n",
+                   "  OPTIONS (:schema_option :'remote_schema', :table_option '{}' :read_only);\n",
                    t->name);
   }
   out += "\nCOMMIT;\n";

@@ -660,7 +660,19 @@ TEST_CASE("pg_fdw: the shipped files load through postgres_fdw with the document
     CHECK(pg.psql_ok(r.db(),
                      "SELECT ftoptions::text FROM pg_foreign_table WHERE ftrelid = "
                      "'atlas_kudu.edge_out'::regclass;") ==
-          "{schema_name=atlas,table_name=edge_out}\n");
+          "{schema_name=atlas,table_name=edge_out,updatable=false}\n");
+    // Read only: writes through the foreign tables are refused, before reaching the remote side.
+    for (const std::string write :
+         {"INSERT INTO atlas_kudu.edge_out (src) SELECT src FROM atlas_kudu.edge_out LIMIT 1;",
+          "DELETE FROM atlas_kudu.entity_flat;", "UPDATE atlas_kudu.entity_flat SET name = 'x';"}) {
+      CAPTURE(write);
+      PsqlRun refused;
+      refused.database = r.db();
+      refused.script = write;
+      const RunResult w = pg.psql(refused);
+      CHECK(w.status != 0);
+      CHECK_MESSAGE(w.err.find("\" does not allow ") != std::string::npos, w.err);
+    }
     CHECK(pg.psql_ok(r.db(), "SELECT atlas_kudu.key_type();") ==
           (e == KeyEncoding::kHex ? "text\n" : "bytea\n"));
     // Every column of every foreign table is read from the stand-in (a whole-row reference makes
@@ -907,6 +919,62 @@ TEST_CASE("pg_fdw: EXPLAIN VERBOSE shows each hop's = ANY pushed into the remote
   }
 }
 
+TEST_CASE("pg_fdw: lineage follows Atlas's process edges downstream and upstream") {
+  // dataset_process_inputs and process_dataset_outputs have the process as end1 both times, so
+  // both edges are stored process -> dataset. P11 reads T1 and T2 and writes T3; P12 reads T3
+  // and writes T4.
+  std::vector<Event> ev;
+  std::int64_t ms = 1000;
+  const std::string t = "hive_table", p = "hive_process";
+  for (int n = 1; n <= 4; ++n) ev.push_back(entity_event(Operation::kEntityCreate, n, t, ++ms));
+  for (int n = 11; n <= 12; ++n) ev.push_back(entity_event(Operation::kEntityCreate, n, p, ++ms));
+  for (const auto& [process, label, dataset] :
+       std::vector<std::tuple<int, std::string, int>>{{11, "__Process.inputs", 1},
+                                                      {11, "__Process.inputs", 2},
+                                                      {11, "__Process.outputs", 3},
+                                                      {12, "__Process.inputs", 3},
+                                                      {12, "__Process.outputs", 4}}) {
+    ev.push_back(edge_event(process, p, label, dataset, t, ++ms));
+  }
+  PgCluster& pg = cluster();
+  for (const KeyEncoding e : {KeyEncoding::kHex, KeyEncoding::kBinary}) {
+    CAPTURE(name_of(e));
+    const Reader r{e};
+    pg.psql_ok(r.standin(), fill_sql(project_events(ev, e, Tombstone::kSoft)));
+    const auto lineage = [&](int from, const std::string& direction) {
+      return pg.psql_ok(r.db(), "SELECT " + r.hex("l.guid") + " || ' ' || l.depth || ' ' || " +
+                                    "coalesce(" + r.hex("l.parent") +
+                                    ", '-') || ' ' || coalesce(l.elabel, '-') FROM "
+                                    "atlas_kudu.lineage(" +
+                                    r.keys({hex_key(from)}) + ", '" + direction +
+                                    "') AS l ORDER BY l.depth, 1;");
+    };
+    const auto row = [](int n, int depth, int parent, const std::string& label) {
+      return hex_key(n) + " " + std::to_string(depth) + " " +
+             (parent ? hex_key(parent) : std::string("-")) + " " + label + "\n";
+    };
+    // Downstream of T1: what reads it, what that writes, ...; not T2, read beside it.
+    CHECK(lineage(1, "downstream") == row(1, 0, 0, "-") + row(11, 1, 1, "__Process.inputs") +
+                                          row(3, 2, 11, "__Process.outputs") +
+                                          row(12, 3, 3, "__Process.inputs") +
+                                          row(4, 4, 12, "__Process.outputs"));
+    // Upstream of T4: what wrote it, what that read, ...
+    const std::string up = lineage(4, "upstream");
+    CHECK(up == row(4, 0, 0, "-") + row(12, 1, 4, "__Process.outputs") +
+                    row(3, 2, 12, "__Process.inputs") + row(11, 3, 3, "__Process.outputs") +
+                    (hex_key(1) < hex_key(2)
+                         ? row(1, 4, 11, "__Process.inputs") + row(2, 4, 11, "__Process.inputs")
+                         : row(2, 4, 11, "__Process.inputs") + row(1, 4, 11, "__Process.inputs")));
+    PsqlRun bad;
+    bad.database = r.db();
+    bad.script = "SELECT * FROM atlas_kudu.lineage(" + r.keys({hex_key(1)}) + ", 'down');";
+    const RunResult refused = pg.psql(bad);
+    CHECK(refused.status != 0);
+    CHECK(refused.err.find("direction must be downstream or upstream, not 'down'") !=
+          std::string::npos);
+  }
+}
+
 TEST_CASE("pg_fdw: a frontier over max_frontier and keys of the wrong type fail clearly") {
   PgCluster& pg = cluster();
   const Reader r{KeyEncoding::kHex};
@@ -932,6 +1000,16 @@ TEST_CASE("pg_fdw: a frontier over max_frontier and keys of the wrong type fail 
   CHECK(wrong.status != 0);
   CHECK(wrong.err.find("start is bytea[], but the foreign tables hold text keys") !=
         std::string::npos);
+  CHECK(wrong.err.find("HINT:  Pass text[] of keys in 32 lowercase hex characters, e.g. "
+                       "ARRAY['0b6f...'] (an Atlas guid without its dashes).") !=
+        std::string::npos);
+  // With binary keys the hint names decode(): a hex text cast to bytea is its characters.
+  PsqlRun text_keys;
+  text_keys.database = Reader{KeyEncoding::kBinary}.db();
+  text_keys.script = "SELECT * FROM atlas_kudu.traverse(ARRAY['" + hex_key(1) + "'], 'out', 1);";
+  const RunResult binary_wrong = pg.psql(text_keys);
+  CHECK(binary_wrong.err.find("HINT:  Pass bytea[] of 16-byte keys, e.g. "
+                              "ARRAY[decode('0b6f...', 'hex')]") != std::string::npos);
   const RunResult direction =
       run("SELECT * FROM atlas_kudu.traverse(ARRAY['" + hex_key(1) + "'], 'up', 1);");
   CHECK(direction.err.find("direction must be out, in or both, not 'up'") != std::string::npos);
