@@ -223,7 +223,7 @@ Checkpoint load_checkpoint(const std::string& path) {
         for (auto item : field.value().get_array()) {
           std::string topic;
           std::int64_t partition = 0, next = 0;
-          std::vector<std::int64_t> rejected;  // offsets below next not applied
+          std::vector<std::int64_t> rejected;  // offsets rejected and not applied since
           bool has_topic = false, has_partition = false, has_next = false;
           const std::string entry = fmt::format("kafka[{}]", i);
           at = entry;
