@@ -60,7 +60,8 @@
 -- The queries run through EXECUTE ... USING, so each is planned with its values as constants:
 -- every wrapper that pushes `column = ANY(constant array)` down (postgres_fdw, and jdbc_fdw and
 -- odbc_fdw as an IN list) sends the hop to the remote side, also those that never send query
--- parameters. To see it, log the plans of the nested statements:
+-- parameters. To see it, log the plans of the nested statements (LOAD needs a superuser; a
+-- reader role can have auto_explain in session_preload_libraries set for it instead):
 --
 --   LOAD 'auto_explain';
 --   SET auto_explain.log_min_duration = 0;
@@ -183,7 +184,8 @@ $fn$;
 --                 other types are neither returned nor walked through. To filter only the output,
 --                 join the result with entities().
 --   max_frontier  the most keys one hop may add; more raise program_limit_exceeded (54000)
---                 before the next hop runs, rather than sending an unbounded IN list
+--                 before the next hop runs, rather than sending an unbounded IN list (with
+--                 active_only, inactive keys count too: they are known only once looked up)
 --   active_only   walk only entities whose entity_flat row is ACTIVE: soft-deleted entities,
 --                 hard-deleted ones and guids never created are neither returned nor walked
 --                 through. Costs one more pushed-down query per hop (entity_flat, guid = ANY).
