@@ -177,8 +177,8 @@ $fn$;
 --                 both in each hop
 --   max_depth     hops at most (0: only the start keys)
 --   labels        follow only edges with these labels (NULL: all)
---   in_labels     with 'both': follow only edge_in rows with these labels, and labels then
---                 applies to edge_out alone (NULL: labels for both); lineage() is built on it
+--   in_labels     follow only edge_in rows with these labels ('in' or 'both'; labels then
+--                 applies to edge_out alone; NULL: labels for both); lineage() is built on it
 --   entity_types  follow only edges whose far end has one of these types, as the edge records it
 --                 (edge_out.dst_type, edge_in.src_type; NULL: all). It prunes the walk: entities of
 --                 other types are neither returned nor walked through. To filter only the output,

@@ -17,8 +17,8 @@
 -- In one transaction it creates the wrapper's extension (if missing), the server atlas_kudu, a
 -- user mapping for the current user, and the six foreign tables in schema atlas_kudu reading the
 -- tables of the remote schema. Objects that already exist are left as they are: to change them
--- (another server, the other key encoding), DROP SCHEMA atlas_kudu CASCADE and
--- DROP SERVER atlas_kudu CASCADE, then load both files again.
+-- (another server, the other key encoding, tables an earlier atlas2kudu created writable), DROP
+-- SCHEMA atlas_kudu CASCADE and DROP SERVER atlas_kudu CASCADE, then load both files again.
 --
 -- psql variables (-v name=value):
 --   fdw             the wrapper, also its extension's name (default postgres_fdw)
@@ -28,14 +28,15 @@
 --   schema_option   the wrapper's table option naming the remote schema (default schema_name)
 --   table_option    the wrapper's table option naming the remote table (default table_name)
 --   read_only       what ends each table's options: for postgres_fdw (by default)
---                   ", updatable 'false'", so that writes through the tables are refused; none
---                   for other wrappers (give -v "read_only=, updatable 'false'" where the wrapper
---                   knows it, as jdbc_fdw does)
+--                   ", updatable 'false', truncatable 'false'", so that writes and TRUNCATE
+--                   through the tables are refused; none for other wrappers (give
+--                   -v "read_only=, updatable 'false'" where the wrapper knows it, as jdbc_fdw
+--                   does)
 -- Other roles need USAGE on schema atlas_kudu, SELECT on its tables and a user mapping of their
 -- own (CREATE USER MAPPING FOR role SERVER atlas_kudu OPTIONS (...)).
 --
 -- The tables are read only: atlas2kudu (Impala UPSERT and DELETE) is their only writer
--- (INSERT, UPDATE and DELETE through them fail: see read_only).
+-- (INSERT, UPDATE, DELETE and TRUNCATE through them fail: see read_only).
 --
 -- Wrappers. Kudu tables are read through Impala, so a wrapper reaches them through Impala's
 -- JDBC or ODBC driver; postgres_fdw reads PostgreSQL only (a PostgreSQL copy of the projections,
@@ -84,7 +85,7 @@
 \endif
 \if :{?read_only}
 \else
-  SELECT CASE WHEN :'fdw' = 'postgres_fdw' THEN ', updatable ''false''' ELSE '' END AS read_only \gset
+  SELECT CASE WHEN :'fdw' = 'postgres_fdw' THEN ', updatable ''false'', truncatable ''false''' ELSE '' END AS read_only \gset
 \endif
 
 BEGIN;

@@ -660,11 +660,12 @@ TEST_CASE("pg_fdw: the shipped files load through postgres_fdw with the document
     CHECK(pg.psql_ok(r.db(),
                      "SELECT ftoptions::text FROM pg_foreign_table WHERE ftrelid = "
                      "'atlas_kudu.edge_out'::regclass;") ==
-          "{schema_name=atlas,table_name=edge_out,updatable=false}\n");
+          "{schema_name=atlas,table_name=edge_out,updatable=false,truncatable=false}\n");
     // Read only: writes through the foreign tables are refused, before reaching the remote side.
     for (const std::string write :
          {"INSERT INTO atlas_kudu.edge_out (src) SELECT src FROM atlas_kudu.edge_out LIMIT 1;",
-          "DELETE FROM atlas_kudu.entity_flat;", "UPDATE atlas_kudu.entity_flat SET name = 'x';"}) {
+          "DELETE FROM atlas_kudu.entity_flat;", "UPDATE atlas_kudu.entity_flat SET name = 'x';",
+          "TRUNCATE atlas_kudu.edge_in;"}) {
       CAPTURE(write);
       PsqlRun refused;
       refused.database = r.db();
