@@ -144,16 +144,6 @@ void note_record_limits(CLI::App* cmd, InputOptions& in) {
 // is left to read is refused.
 void refuse_user_naming_the_input(const CLI::App* cmd, const std::string& user,
                                   const InputOptions& in) {
-  // `-ul PASSWORD...`: -u took "l" as the user, and what followed became an input file, whose
-  // name (a password typed there) "cannot open" would print. A one-letter user that is another
-  // option's letter is taken for that.
-  if (user.size() == 1 && cmd->get_option("--user")->count() != 0 &&
-      cmd->get_option_no_throw("-" + user) != nullptr) {
-    throw CLI::ValidationError("-u/--user " + user,
-                               fmt::format("is the letter of -{0}: a -{0} joined to -u became the "
-                                           "user name; give the user name after -u (-u NAME -{0})",
-                                           user));
-  }
   struct stat st {};
   if (cmd->get_option("--user")->count() == 0 || ::stat(user.c_str(), &st) != 0 ||
       !S_ISREG(st.st_mode)) {
@@ -702,8 +692,20 @@ void refuse_flag_values(CLI::App& app, const std::vector<std::string>& args) {
     if (a.size() > 2 && a[0] == '-' && a[1] != '-' && !(a[1] >= '0' && a[1] <= '9')) {
       for (std::size_t i = 1; i < a.size(); ++i) {
         const CLI::Option* o = option_named(*sub, std::string("-") + a[i]);
-        if (o == nullptr) break;                // CLI11's own error, masked (report_usage_error)
-        if (o->get_expected_max() != 0) break;  // the rest is this option's value
+        if (o == nullptr) break;  // CLI11's own error, masked (report_usage_error)
+        if (o->get_expected_max() != 0) {
+          // The rest is this option's value. One letter that is a flag's (`-ul PASSWORD`): the
+          // flag was meant, and what follows would be an input named in "cannot open".
+          const std::string rest = a.substr(i + 1);
+          const CLI::Option* flag = rest.size() == 1 ? option_named(*sub, "-" + rest) : nullptr;
+          if (flag != nullptr && flag->get_expected_max() == 0) {
+            throw SecretFreeUsageError(fmt::format(
+                "{}: -{} takes the letter after it, {}, as its value, not as the flag -{}: give "
+                "-{} VALUE -{}",
+                a, a[i], rest, rest, a[i], rest));
+          }
+          break;
+        }
         const bool last = i + 1 == a.size();
         if (!last && (!where_the_secret_comes_from(*o).empty() || a[i + 1] == '=')) {
           refuse(std::string("-") + a[i], "on its own or last in a cluster of short options",

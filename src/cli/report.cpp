@@ -221,8 +221,9 @@ std::string knowledge_note(const MemoryReport* memory) {
   return {};
 }
 
-// The records a run passed over because their Kafka offsets came earlier in it, on a line of
-// their own: an export that overlaps another, or arrives after a later one, is worth a look.
+// What the reader saw in the input that is worth a look, each on a line of its own: the consumer's
+// error lines (messages it may have lost), records passed over because their Kafka offsets came
+// earlier in the run (exports that overlap), and events after later offsets (out of order).
 void print_read_warnings(std::FILE* out, std::string_view command, const ReadStats& read) {
   if (read.consumer_errors != 0) {
     print_diagnostic(out,

@@ -362,9 +362,11 @@ TEST_CASE("usage errors and missing files have their own exit codes") {
   r = run("apply -ul Hunter2pw " + input);
   CHECK(r.status == 64);
   CHECK(r.err ==
-        "atlas2kudu: -u/--user l: is the letter of -l: a -l joined to -u became the user name; "
-        "give the user name after -u (-u NAME -l)\nRun 'atlas2kudu apply --help' for the "
-        "options.\n");
+        "atlas2kudu: -ul: -u takes the letter after it, l, as its value, not as the flag -l: give "
+        "-u VALUE -l\nRun 'atlas2kudu apply --help' for the options.\n");
+  // A user named l, given apart, is one.
+  r = run("apply -u l -i 127.0.0.1:1 --prior none --connect_max_tries 1 " + input);
+  CHECK(r.status == 4);
   // The refusal's own words stay whole when the word after -l is one of them ("the", "flag");
   // another tool's password option after -l is named as the option it is, not as -l's value.
   for (const std::string word : {"the", "flag", "password"}) {
