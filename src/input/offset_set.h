@@ -15,6 +15,9 @@
 #include <iterator>
 #include <map>
 
+#include "atlas2kudu/event.h"
+#include "atlas2kudu/reader.h"
+
 namespace atlas2kudu {
 
 class OffsetSet {
@@ -49,5 +52,28 @@ class OffsetSet {
  private:
   std::map<std::int64_t, std::int64_t> ranges_;  // first -> end
 };
+
+// Offsets kept per partition (an OffsetSet, std::set or std::multiset): whether k's offset is
+// among its partition's, and taking one occurrence of it out, a partition left with none going
+// with it (so that an empty map says "none anywhere" at once).
+template <class Offsets>
+bool holds_offset(const std::map<KafkaPartition, Offsets>& by_partition,
+                  const SourcePosition::Kafka& k) {
+  if (by_partition.empty()) return false;
+  const auto partition = by_partition.find({k.topic, k.partition});
+  return partition != by_partition.end() && partition->second.contains(k.offset);
+}
+
+template <class Offsets>
+bool erase_offset(std::map<KafkaPartition, Offsets>& by_partition, const SourcePosition::Kafka& k) {
+  if (by_partition.empty()) return false;
+  const auto partition = by_partition.find({k.topic, k.partition});
+  if (partition == by_partition.end()) return false;
+  const auto at = partition->second.find(k.offset);
+  if (at == partition->second.end()) return false;
+  partition->second.erase(at);
+  if (partition->second.empty()) by_partition.erase(partition);
+  return true;
+}
 
 }  // namespace atlas2kudu

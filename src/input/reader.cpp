@@ -306,8 +306,6 @@ struct Reader::Impl {
   // Offsets of records rejected, by earlier runs (InputProgress::kafka_rejected) or this one, and
   // not read since.
   std::map<KafkaPartition, std::set<std::int64_t>> kafka_rejected_;
-  bool rejected_before(const SourcePosition::Kafka& k) const;
-  bool forget_rejected(const SourcePosition::Kafka& k);
   // The offsets this run has read, per partition: exact, so that only records read already are
   // passed over (an older export read after a newer one that does not overlap it is applied, in
   // input order, and counted as out_of_order).
@@ -381,22 +379,12 @@ void Reader::resume_from(InputProgress applied, ResumeNotice on_source_resumed) 
   impl_->kafka_next_ = impl_->resume_.kafka_next_offset;
   impl_->kafka_rejected_.clear();
   for (const auto& [partition, offsets] : impl_->resume_.kafka_rejected) {
-    impl_->kafka_rejected_[partition].insert(offsets.begin(), offsets.end());
+    // The highest kMaxRejectedOffsets, as reject() keeps them (a checkpoint edited by hand may
+    // list more).
+    const auto from = offsets.size() > kMaxRejectedOffsets ? offsets.end() - kMaxRejectedOffsets
+                                                           : offsets.begin();
+    impl_->kafka_rejected_[partition].insert(from, offsets.end());
   }
-}
-
-bool Reader::Impl::rejected_before(const SourcePosition::Kafka& k) const {
-  if (kafka_rejected_.empty()) return false;
-  const auto partition = kafka_rejected_.find({k.topic, k.partition});
-  return partition != kafka_rejected_.end() && partition->second.contains(k.offset);
-}
-
-bool Reader::Impl::forget_rejected(const SourcePosition::Kafka& k) {
-  if (kafka_rejected_.empty()) return false;
-  const auto partition = kafka_rejected_.find({k.topic, k.partition});
-  if (partition == kafka_rejected_.end() || partition->second.erase(k.offset) == 0) return false;
-  if (partition->second.empty()) kafka_rejected_.erase(partition);
-  return true;
 }
 
 // Whether the inputs not opened yet can be read by a later run: files, not standard input or a
@@ -488,7 +476,8 @@ void Reader::Impl::check_skip_framing() const {
 
 bool Reader::Impl::kafka_applied(const SourcePosition::Kafka& k) const {
   const auto it = resume_.kafka_next_offset.find({k.topic, k.partition});
-  return it != resume_.kafka_next_offset.end() && k.offset < it->second && !rejected_before(k);
+  return it != resume_.kafka_next_offset.end() && k.offset < it->second &&
+         !holds_offset(kafka_rejected_, k);
 }
 
 bool Reader::Impl::passed_over(const SourcePosition::Kafka& k) {
@@ -497,9 +486,7 @@ bool Reader::Impl::passed_over(const SourcePosition::Kafka& k) {
     ++stats_.skipped_by_offset;
     return true;
   }
-  const auto partition = kafka_read_.find({k.topic, k.partition});
-  const bool read = partition != kafka_read_.end() && partition->second.contains(k.offset);
-  if (!read && !splits_.holds(k)) return false;
+  if (!holds_offset(kafka_read_, k) && !splits_.holds(k)) return false;
   if (stats_.replayed++ == 0) {
     // The record being read: passed_over is asked before its payload is decoded.
     SourcePosition at;
@@ -517,10 +504,10 @@ void Reader::Impl::mark_read(const Event& event) {
   const SourcePosition::Kafka& k = *event.pos.kafka;
   // A record rejected before, read again (fixed from the reject file), is out of order like any
   // other record after later offsets of its partition: it can take rows back to older states.
-  const bool applied_before = kafka_applied(k);  // false for one rejected before
-  forget_rejected(k);
+  // (One applied before never comes here: passed_over passed it over.)
+  erase_offset(kafka_rejected_, k);
   std::int64_t& next = kafka_next_[{k.topic, k.partition}];
-  if (k.offset < next && !applied_before) ++stats_.out_of_order;
+  if (k.offset < next) ++stats_.out_of_order;
   next = std::max(next, k.offset + 1);  // offsets are below INT64_MAX
   kafka_read_[{k.topic, k.partition}].insert(k.offset);
   // The other chunks of a split message it completed are read and applied with it, in their
@@ -528,7 +515,7 @@ void Reader::Impl::mark_read(const Event& event) {
   for (const HeldRecord& held : decoder_.completed_records()) {
     if (!held.pos.kafka) continue;
     const SourcePosition::Kafka& at = *held.pos.kafka;
-    forget_rejected(at);
+    erase_offset(kafka_rejected_, at);
     std::int64_t& chunk_next = kafka_next_[{at.topic, at.partition}];
     chunk_next = std::max(chunk_next, at.offset + 1);
     kafka_read_[{at.topic, at.partition}].insert(at.offset);
@@ -581,12 +568,8 @@ InputProgress Reader::Impl::progress() const {
   // Also those at or past the next offset, or in a partition nothing was read from yet: a later
   // run's records may take the next offset past them.
   for (const auto& [partition, offsets] : kafka_rejected_) {
-    std::vector<std::int64_t> kept(offsets.begin(), offsets.end());
-    if (kept.size() > kMaxRejectedOffsets) {
-      kept.erase(kept.begin(), kept.end() - kMaxRejectedOffsets);
-    }
     p.kafka_next_offset.try_emplace(partition, 0);  // 0: nothing applied there
-    p.kafka_rejected[partition] = std::move(kept);
+    p.kafka_rejected[partition].assign(offsets.begin(), offsets.end());
   }
   return p;
 }

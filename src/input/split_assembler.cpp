@@ -7,6 +7,7 @@
 
 #include "input/input_error.h"
 #include "input/json_text.h"
+#include "input/offset_set.h"
 
 namespace atlas2kudu {
 
@@ -158,18 +159,12 @@ std::vector<IncompleteRecord> SplitAssembler::take_incomplete() {
 }
 
 bool SplitAssembler::holds(const SourcePosition::Kafka& k) const {
-  const auto partition = held_kafka_.find({k.topic, k.partition});
-  return partition != held_kafka_.end() && partition->second.contains(k.offset);
+  return holds_offset(held_kafka_, k);
 }
 
 void SplitAssembler::forget_positions(const std::vector<HeldRecord>& records) {
   for (const HeldRecord& r : records) {
-    if (!r.pos.kafka) continue;
-    const auto partition = held_kafka_.find({r.pos.kafka->topic, r.pos.kafka->partition});
-    if (partition == held_kafka_.end()) continue;
-    const auto at = partition->second.find(r.pos.kafka->offset);
-    if (at != partition->second.end()) partition->second.erase(at);
-    if (partition->second.empty()) held_kafka_.erase(partition);
+    if (r.pos.kafka) erase_offset(held_kafka_, *r.pos.kafka);
   }
 }
 

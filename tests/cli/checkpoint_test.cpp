@@ -494,6 +494,33 @@ TEST_CASE("a record rejected below the next offset is read again when given agai
   CHECK(only_bad.progress().kafka_rejected.at({"", 3}) == std::vector<std::int64_t>{2});
 }
 
+TEST_CASE("at most kMaxRejectedOffsets rejected offsets are kept per partition, the highest") {
+  const auto at = [](std::size_t offset, const std::string& record) {
+    return "Partition:0\tOffset:" + std::to_string(offset) + "\t" + record;
+  };
+  const std::size_t n = kMaxRejectedOffsets + 2;
+  std::string bad;
+  for (std::size_t i = 0; i < n; ++i) bad += at(i, "{\"version\":1}\n");
+  RejectSink sink(RejectPolicy{.max_rejects = 2 * n, .reject_file = {}}, nullptr);
+  Reader first(sources({{"bad.txt", bad}}), sink);
+  CHECK(take(first).empty());
+  const InputProgress p = first.progress();
+  const std::vector<std::int64_t>& kept = p.kafka_rejected.at({"", 0});
+  CHECK(kept.size() == kMaxRejectedOffsets);
+  CHECK(kept.front() == 2);
+  CHECK(kept.back() == static_cast<std::int64_t>(n - 1));
+  // A checkpoint edited by hand to list more: only the highest are read again once fixed; the
+  // lowest are below the next offset like any record applied.
+  InputProgress edited;
+  edited.kafka_next_offset[{"", 0}] = static_cast<std::int64_t>(n);
+  for (std::size_t i = 0; i < n; ++i) edited.kafka_rejected[{"", 0}].push_back(i);
+  Reader fixed(sources({{"fixed.txt", at(0, line(0)) + at(2, line(2))}}), sink);
+  fixed.resume_from(edited);
+  CHECK(take(fixed) == std::vector<std::string>{"q2"});
+  CHECK(fixed.stats().skipped_by_offset == 1);
+  CHECK(fixed.progress().kafka_rejected.at({"", 0}).size() == kMaxRejectedOffsets - 1);
+}
+
 TEST_CASE("kcat: a replayed chunk of a split message read already is passed over, not held") {
   // kcat -J records of one partition: a split message's chunks at offsets 1-5, then an event; a
   // second export repeats chunks 2 and 3 (an overlap that does not hold the whole message).

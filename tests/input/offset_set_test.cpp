@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <cstdint>
+#include <map>
 #include <random>
 #include <set>
 
@@ -70,6 +71,30 @@ TEST_CASE("agrees with a plain set for shuffled offsets") {
     if (expected.count(offset) == 1 && expected.count(offset - 1) == 0) ++runs;
   }
   CHECK(read.range_count() == runs);
+}
+
+TEST_CASE("per partition: holds_offset and erase_offset, a partition left empty going") {
+  std::map<KafkaPartition, std::multiset<std::int64_t>> held;
+  const SourcePosition::Kafka five{"t", 0, 5};
+  const SourcePosition::Kafka other_partition{"t", 1, 5};
+  const SourcePosition::Kafka other_topic{"u", 0, 5};
+  CHECK_FALSE(holds_offset(held, five));
+  CHECK_FALSE(erase_offset(held, five));
+  held[{"t", 0}].insert(5);
+  held[{"t", 0}].insert(5);  // a redelivered copy: held twice
+  CHECK(holds_offset(held, five));
+  CHECK_FALSE(holds_offset(held, other_partition));
+  CHECK_FALSE(holds_offset(held, other_topic));
+  CHECK(erase_offset(held, five));  // one occurrence
+  CHECK(holds_offset(held, five));
+  CHECK(erase_offset(held, five));
+  CHECK_FALSE(holds_offset(held, five));
+  CHECK(held.empty());
+  CHECK_FALSE(erase_offset(held, five));
+  std::map<KafkaPartition, OffsetSet> read;
+  read[{"t", 1}].insert(5);
+  CHECK(holds_offset(read, other_partition));
+  CHECK_FALSE(holds_offset(read, five));
 }
 
 TEST_SUITE_END();
