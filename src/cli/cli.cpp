@@ -1009,7 +1009,7 @@ std::vector<std::string> with_config_file(CommandLine& cli, const std::vector<st
   };
   std::map<const CLI::Option*, FromFile> from_file;
   const auto take = [&](const ConfigEntry& entry, bool this_command_only) {
-    const std::string canonical = canonical_option_key("--" + entry.key);
+    const std::string canonical = "--" + canonical_config_key(entry.key);
     const auto it = own.find(canonical);
     if (it == own.end()) {
       std::vector<std::string> owners;  // the commands that have the option
@@ -1025,7 +1025,7 @@ std::vector<std::string> with_config_file(CommandLine& cli, const std::vector<st
       // Near matches among every command's options: [atlas2kudu] serves them all, so the key is
       // said to be no option of any command there ("max_rejcts" under digest: max-rejects is
       // check's, compile's and apply's).
-      const auto m = closest_match("--" + entry.key, names);
+      const auto m = closest_match("--" + to_lower_ascii(entry.key), names);
       throw Error(ErrorCategory::kUsage,
                   fmt::format("{}: '{}' is not an option of atlas2kudu{}{}", entry.where, entry.key,
                               this_command_only ? " " + sub->get_name() : std::string(),

@@ -40,6 +40,10 @@ std::string canonical_option_key(std::string key) {
   return key;
 }
 
+std::string canonical_config_key(const std::string& key) {
+  return canonical_option_key(to_lower_ascii(key));
+}
+
 int parse_config_bool(const std::string& value) {
   const std::string v = to_lower_ascii(value);
   if (v == "true" || v == "yes" || v == "on" || v == "1") return 1;
@@ -141,7 +145,7 @@ ConfigFile read_config_file(const std::string& path, const std::vector<std::stri
   const bool foreign_owner = st.st_uid != ::geteuid() && st.st_uid != 0;
   if ((st.st_mode & S_IWOTH) != 0 || foreign_owner) {
     const auto names_a_command = [](const ConfigEntry& e) {
-      const std::string key = canonical_option_key(e.key);
+      const std::string key = canonical_config_key(e.key);
       return key == "ldap-password-cmd" || key == "jwt-cmd";
     };
     std::vector<const ConfigEntry*> entries;

@@ -47,6 +47,11 @@ ConfigFile read_config_file(const std::string& path, const std::vector<std::stri
 // "max_rejects" and "max-rejects" -> "max-rejects"; the form the command line registers first.
 std::string canonical_option_key(std::string key);
 
+// A --config key in that form, whatever its case: "Max_Rejects" -> "max-rejects". Keys are
+// case-insensitive, as in impala-shell's file (Python's ConfigParser lowers them); option names
+// on the command line are not.
+std::string canonical_config_key(const std::string& key);
+
 // A flag value from the file: 1 for true/yes/on/1, 0 for false/no/off/0 (any case), -1 for
 // anything else.
 int parse_config_bool(const std::string& value);

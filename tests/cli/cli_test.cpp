@@ -951,10 +951,10 @@ TEST_CASE(
   CHECK(ddl_uses_partitions("--fdw=false --config " + own, 32));
   CHECK(ddl_uses_partitions("--fdw=false --partitions 4", 4));
   // One authentication at a time: -k or -j on the command line sets aside [atlas2kudu]'s LDAP
-  // and its password command, and so does --ldap=false.
+  // and its password command, and so does --ldap=false. (Keys in any case, as impala-shell's.)
   const std::string ldap =
       write_temp(".ini",
-                 "[atlas2kudu]\nimpalad = 127.0.0.1:1\nldap = true\nldap_password_cmd = echo pw\n"
+                 "[atlas2kudu]\nImpalad = 127.0.0.1:1\nLDAP = true\nLdap_Password_Cmd = echo pw\n"
                  "ssl = true\nconnect_max_tries = 1\n");
   for (const std::string instead : {"-k", "--ldap=false", "-j --protocol hs2-http"}) {
     CAPTURE(instead);

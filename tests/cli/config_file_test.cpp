@@ -130,6 +130,14 @@ TEST_CASE("a command to execute from a file anyone may write is refused") {
                                          ":4: ldap_password_cmd is a command this run would "
                                          "execute, and anyone may write to " +
                                          path + " (mode 0666): chmod o-w " + path);
+  // Whatever the case of its key.
+  const std::string shouted = write_temp("[atlas2kudu]\nJWT_CMD = vault read -field=jwt x\n");
+  REQUIRE(::chmod(shouted.c_str(), 0666) == 0);
+  CHECK(usage_error_reading(shouted) == shouted +
+                                            ":2: JWT_CMD is a command this run would execute, "
+                                            "and anyone may write to " +
+                                            shouted + " (mode 0666): chmod o-w " + shouted);
+  std::remove(shouted.c_str());
   // Writable by its group, or by no one else: read as before.
   REQUIRE(::chmod(path.c_str(), 0664) == 0);
   CHECK(read_config_file(path).per_command.at("apply").size() == 1);
@@ -170,6 +178,8 @@ TEST_CASE("booleans and key spellings") {
   CHECK(parse_config_bool("maybe") == -1);
   CHECK(canonical_option_key("max_rejects") == "max-rejects");
   CHECK(canonical_option_key("ldap_password_cmd") == "ldap-password-cmd");
+  CHECK(canonical_config_key("Max_Rejects") == "max-rejects");
+  CHECK(canonical_config_key("IMPALAD") == "impalad");
 }
 
 TEST_CASE("did you mean: near misses only") {
