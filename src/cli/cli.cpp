@@ -347,14 +347,16 @@ CommandLine::CommandLine() {
 
   CLI::App* compile = app.add_subcommand(
       "compile",
-      "Dry run: compile notifications into the Impala SQL that apply would run, and "
-      "print it (or write it with -o)");
+      "Dry run: compile notifications into Impala SQL and print it (or write it with -o): the "
+      "SQL apply would run, when given -i and apply's connection options (without, the SQL for "
+      "tables holding nothing else: see --prior)");
   add_compile_options(compile, compile_cmd);
   // compile's default depends on -i (commands.cpp): said so rather than "=none".
   compile->get_option("--prior")->default_str("")->description(
       compile->get_option("--prior")->get_description() +
       ". Default: impala when -i (or impalad in the --config file) is given, else "
-      "none");
+      "none (the SQL is then for tables that hold nothing the input does not establish: run on "
+      "tables that do, it would replace the props_json of entities first seen as updates)");
   compile
       ->add_option("-o,--output", compile_cmd.output,
                    "Write the SQL to FILE (replaced only when the run succeeds)")
@@ -365,6 +367,11 @@ CommandLine::CommandLine() {
                     "Before each statement, a comment naming the events behind it: FILE:LINE of "
                     "the first and last and how many, and the guid of a single-row statement");
   add_hs2_options(compile, &compile_cmd.hs2);
+  compile->get_option("--impalad")
+      ->description(
+          "Impala daemon host[:port] to read the tables' stored state from (--prior impala), as "
+          "apply does; compile connects nowhere without -i or --prior impala (then to "
+          "localhost). Port default 21050 (hs2-http: 28000)");
   compile->callback([this, compile] {
     note_record_limits(compile, compile_cmd.in);
     refuse_user_naming_the_input(compile, compile_cmd.hs2.user, compile_cmd.in);

@@ -58,11 +58,14 @@ void Progress::tick(const Reader& reader) {
   }
   const std::string statements =
       counts_ == Counts::kRecordsAndStatements
-          ? fmt::format(", {} statements, {} rows", statements_.load(std::memory_order_relaxed),
-                        rows_.load(std::memory_order_relaxed))
+          ? fmt::format(
+                ", {}, {}",
+                counted(statements_.load(std::memory_order_relaxed), "statement", "statements"),
+                counted(rows_.load(std::memory_order_relaxed), "row", "rows"))
           : std::string();
-  print_diagnostic(out_, "\r{}: {} records, {} events{}, {:.0f} records/s{}\x1b[K", label_,
-                   stats.records, stats.events, statements,
+  print_diagnostic(out_, "\r{}: {}, {}{}, {:.0f} records/s{}\x1b[K", label_,
+                   counted(stats.records, "record", "records"),
+                   counted(stats.events, "event", "events"), statements,
                    seconds > 0 ? stats.records / seconds : 0.0, share);
   shown_ = true;
 }
