@@ -654,7 +654,11 @@ TEST_CASE("gzip inputs: members continue, a cut or appended-to file is an error"
             "UTF-16 text, which atlas2kudu does not read (UTF-8 text or gzip "
             "only); convert it first: iconv -f UTF-16 -t UTF-8 FILE | atlas2kudu "
             "... -"},
-           {"\xFE\xFF\0{"s, "UTF-16 text, "}}) {
+           {"\xFE\xFF\0{"s, "UTF-16 text, "},
+           // compile's output given back to apply (apply out.sql)
+           {"-- atlas2kudu 0.1.0 compile\n-- options: --database atlas\n"s,
+            "SQL written by atlas2kudu compile, not notifications; run it with impala-shell -f, "
+            "or give atlas2kudu the notifications it was compiled from"}}) {
     const std::string& said = format.second;  // clang 14 captures no structured binding
     CAPTURE(said);
     CHECK(read_file_bytes(format.first).starts_with("0 events, then: " + name + ": " + said));
