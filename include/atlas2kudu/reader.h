@@ -72,6 +72,11 @@ struct SourceMark {
   std::uint64_t next_record = 0;
   bool complete = false;
   std::uint32_t framing = kFraming;  // how next_record was counted
+  // 32 lowercase hex digits of SHA-256 over the records before next_record (each one's length
+  // and bytes, its console prefix too): a rerun skips them only if they are the same records,
+  // not merely in a file that starts with the same 64 KiB. Empty: not recorded (standard input,
+  // a checkpoint of an earlier release, or a reader not resuming).
+  std::string records_digest = {};
 
   friend bool operator==(const SourceMark&, const SourceMark&) = default;
 };
@@ -125,6 +130,11 @@ struct ReadStats {
   std::uint64_t inputs_held_back = 0;
   std::string first_held_back;
   std::string held_back_behind;
+  // With a resume point, inputs recognised as one an earlier run applied whose records before
+  // its resume point are others (SourceMark::records_digest): read again from their start, all
+  // their records applied. The first such input's name.
+  std::uint64_t resume_mismatches = 0;
+  std::string first_resume_mismatch;
   std::array<std::uint64_t, kOperationCount> per_operation{};
   std::array<std::uint64_t, kRejectCodeCount> per_reason{};
 
@@ -320,10 +330,20 @@ class Reader {
   InputProgress progress() const;
 
   // Skips what an earlier run applied: records before a source's mark (the source recognised by
-  // its identity) and Kafka records below the applied offsets. Call before the first next().
-  // `on_source_resumed`, when given, is told as each source it recognises opens, with the source's
-  // name and the records of it that will be skipped (the operator sees the run resume as it
-  // happens, not only in the summary).
+  // its identity, else by its name) and Kafka records below the applied offsets. Call before the
+  // first next(); a reader that is to record a resume point calls it too, with no progress, so
+  // that its marks carry records_digest. The records skipped are digested as they are framed; if
+  // they are not those the mark's records_digest says were applied (or the source ends first),
+  // the source is opened again (ByteSource::reopen) and read whole, and counted in
+  // ReadStats::resume_mismatches:
+  //
+  //   run 1: a.jsonl (records r0-r599)                      ->  mark {next_record 600, digest D}
+  //   run 2: b.jsonl (r0-r499, then x0-x99; same 64 KiB)    ->  600 framed, digest != D: b read
+  //                                                             again from its start, all applied
+  //
+  // `on_source_resumed`, when given, is told as each source it recognises is found to be what
+  // was applied, with the source's name and the records of it skipped (the operator sees the run
+  // resume as it happens, not only in the summary).
   //
   // With a resume point, an input whose last record is cut short by its end (a file still being
   // written) ends what this run reads: the inputs after it are left for a later run, so that the

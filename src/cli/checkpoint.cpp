@@ -59,6 +59,7 @@ std::string checkpoint_json(const Checkpoint& c) {
     w.key("next_record").value(s.next_record);
     w.key("complete").value(s.complete);
     w.key("framing").value(s.framing);
+    if (!s.records_digest.empty()) w.key("records_digest").value(s.records_digest);
     if (const auto it = c.last_run.find(s.identity);
         !s.identity.empty() && it != c.last_run.end()) {
       w.key("last_run").value(it->second);
@@ -206,6 +207,13 @@ Checkpoint load_checkpoint(const std::string& path) {
               framing = true;
             } else if (k == "last_run") {
               last_run = f.value().get_uint64();
+            } else if (k == "records_digest") {
+              mark.records_digest = std::string(std::string_view(f.value().get_string()));
+              if (mark.records_digest.size() != 32 ||
+                  mark.records_digest.find_first_not_of("0123456789abcdef") != std::string::npos) {
+                throw refuse(
+                    fmt::format("malformed checkpoint at {}: not 32 lowercase hex digits", at));
+              }
             }
           }
           require(name, entry, "name");

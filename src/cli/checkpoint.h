@@ -10,14 +10,19 @@
 //   {"format":"atlas2kudu-checkpoint/3","target":{"endpoint":"impala-a:21050","database":"atlas"},
 //    "runs":4,"windows_applied":3,"events_applied":150,
 //    "sources":[{"name":"a.jsonl","identity":"9f2c…","next_record":150,"complete":false,
-//                "framing":4,"last_run":4}, …],
+//                "framing":4,"records_digest":"07be…","last_run":4}, …],
 //    "kafka":[{"topic":"ATLAS_ENTITIES","partition":0,"next_offset":1204,"rejected":[1190]}]}
 //
 // `rejected` (InputProgress::kafka_rejected): offsets whose records were rejected and not applied
 // since, so that a record fixed from the reject file and read again is applied, not skipped.
 // An earlier release ignores the key (and skips such a record).
 // A source is recognised on the rerun by its identity (a hash of its first 64 KiB), not its name,
-// so a renamed file still resumes and a different file under the same name is read from the start.
+// so a renamed file still resumes and a different file under the same name is read from the start;
+// or, when no identity matches, by its name (a file under 64 KiB that has grown). Its records
+// before the resume point are then skipped only if they are those applied (`records_digest`,
+// SourceMark): a file that starts as another did but goes on differently, or is shorter now, is
+// read from its start, and said (ReadStats::resume_mismatches). A checkpoint of an earlier
+// release has no `records_digest`: its inputs are recognised by identity alone, as it did.
 // Records before a split message's first chunk are kept as a resume point until the message
 // completes. Resuming is exact when each window's stored state is read before it is compiled
 // (--prior impala); with --prior none the resumed run knows only what it reads itself.

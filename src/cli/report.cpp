@@ -31,6 +31,8 @@ void write_read_stats(JsonWriter& w, const ReadStats& s, std::uint64_t input_byt
   w.key("replayed").value(s.replayed);          // Kafka offsets this run had read already
   w.key("out_of_order").value(s.out_of_order);  // events after later offsets of their partition
   w.key("inputs_held_back").value(s.inputs_held_back);  // behind one cut short (--checkpoint)
+  // recognised from the checkpoint, but with other records than it says were applied
+  w.key("resume_mismatches").value(s.resume_mismatches);
   w.key("input_bytes").value(input_bytes);
   w.key("operations").begin_object();
   for (std::size_t i = 0; i < kOperationCount; ++i) {
@@ -241,6 +243,16 @@ void print_read_warnings(std::FILE* out, std::string_view command, const ReadSta
                      command, read.replayed, read.replayed == 1 ? "" : "s",
                      read.replayed == 1 ? "its" : "their", read.replayed == 1 ? "" : "s",
                      read.replayed == 1 ? "it is" : "the first is", read.first_replayed);
+  }
+  if (read.resume_mismatches != 0) {
+    print_diagnostic(out,
+                     "atlas2kudu {}: warning: {} input{} recognised as one an earlier run "
+                     "applied, but not what it applied ({}{}): read from {} start, every record "
+                     "applied\n",
+                     command, read.resume_mismatches,
+                     read.resume_mismatches == 1 ? " was" : "s were",
+                     read.resume_mismatches == 1 ? "" : "the first: ", read.first_resume_mismatch,
+                     read.resume_mismatches == 1 ? "its" : "their");
   }
   if (read.out_of_order != 0) {
     print_diagnostic(out,

@@ -57,6 +57,9 @@ class FileByteSource final : public ByteSource {
   bool inflates() const override { return gzip_; }
   const std::string& name() const override { return name_; }
   std::string identity() const override { return identity_; }
+  std::unique_ptr<ByteSource> reopen() const override {
+    return identity_.empty() ? nullptr : open_byte_source(name_);
+  }
 
  private:
   static constexpr std::size_t kInputBuffer = std::size_t{1} << 20;
@@ -312,6 +315,9 @@ class MemoryByteSource final : public ByteSource {
   const std::string& name() const override { return name_; }
   std::string identity() const override {
     return "mem:" + to_hex(sha256(std::string_view(data_).substr(0, 64 * 1024))).substr(0, 28);
+  }
+  std::unique_ptr<ByteSource> reopen() const override {
+    return std::make_unique<MemoryByteSource>(name_, data_, max_read_);
   }
 
  private:

@@ -31,6 +31,10 @@ class ByteSource {
   // What recognises this input on a later run (checkpoint.h): a hash of its first 64 KiB for
   // files, empty for stdin (which cannot be recognised).
   virtual std::string identity() const = 0;
+  // The same input opened again, to be read from its start (the Reader does when the records a
+  // checkpoint says were applied turn out to be others); nullptr when it cannot be: standard
+  // input and pipes, which have no identity either.
+  virtual std::unique_ptr<ByteSource> reopen() const { return nullptr; }
 };
 
 // An input that cannot be opened or read (missing file, corrupt, truncated or appended-to gzip

@@ -21,6 +21,7 @@
 #include "input/split_assembler.h"
 #include "util/base64.h"
 #include "util/diagnostic.h"
+#include "util/digest.h"
 #include "util/json_writer.h"
 #include "util/os_error.h"
 #include "util/stop.h"
@@ -322,6 +323,22 @@ struct Reader::Impl {
   std::vector<bool> resume_used_;
   std::uint64_t skip_records_ = 0;         // of the current source
   std::uint32_t skip_framing_ = kFraming;  // how skip_records_ was counted
+  std::size_t resumed_entry_ = 0;          // its entry in resume_.sources, when skip_records_ > 0
+  std::uint64_t skipped_here_ = 0;         // records of the current source skipped so far
+  // With a resume point: SHA-256 of the current source's records framed so far, and of those
+  // before its last (a record cut short at the end is read again: not among those applied). The
+  // digest before each record a split message holds, by its position, for a resume point that
+  // pulls back to one (progress()).
+  bool digest_records_ = false;
+  Sha256Stream records_digest_;
+  Sha256Stream records_digest_before_last_;
+  std::map<std::pair<std::uint32_t, std::uint64_t>, std::string> held_digests_;
+  void digest_record();
+  std::string current_records_digest() const;
+  // Once the records before the resume point were framed (or the source ended before): whether
+  // they are those the checkpoint recorded. Either tells the resume notice, or reads the source
+  // again from its start.
+  void resume_or_read_again();
   // Throws when lines before the record being skipped were counted otherwise by the framing of
   // the resume point (an earlier release's checkpoint): skipping by count could pass over records
   // never applied.
@@ -376,6 +393,7 @@ void Reader::resume_from(InputProgress applied, ResumeNotice on_source_resumed) 
   impl_->resume_ = std::move(applied);
   impl_->resume_used_.assign(impl_->resume_.sources.size(), false);
   impl_->holds_back_after_cut_ = true;
+  impl_->digest_records_ = true;
   impl_->kafka_next_ = impl_->resume_.kafka_next_offset;
   impl_->kafka_rejected_.clear();
   for (const auto& [partition, offsets] : impl_->resume_.kafka_rejected) {
@@ -412,6 +430,7 @@ bool Reader::Impl::open_next_source() {
                       framer_->first_error_text());
     }
     stats_.consumer_errors += framer_->error_lines();
+    if (digest_records_) marks_.back().records_digest = current_records_digest();
     framer_.reset();
     bytes_done_ += source_->consumed();
     source_.reset();
@@ -440,18 +459,107 @@ bool Reader::Impl::open_next_source() {
   cut_at_end_.push_back(false);
   skip_records_ = 0;
   skip_framing_ = kFraming;
+  skipped_here_ = 0;
+  records_digest_ = {};
+  records_digest_before_last_ = {};
   if (!marks_.back().identity.empty()) {
-    for (std::size_t i = 0; i < resume_.sources.size(); ++i) {
-      if (!resume_used_[i] && resume_.sources[i].identity == marks_.back().identity) {
-        resume_used_[i] = true;
-        skip_records_ = resume_.sources[i].next_record;
-        skip_framing_ = resume_.sources[i].framing;
-        if (on_resumed_) on_resumed_(source_name_, resume_.sources[i]);
-        break;
+    // By identity; else (a file under 64 KiB that has grown since: its identity is another) by
+    // name, where the records' digest tells whether they are the same.
+    const auto find = [&](auto&& same) -> std::optional<std::size_t> {
+      for (std::size_t i = 0; i < resume_.sources.size(); ++i) {
+        if (!resume_used_[i] && same(resume_.sources[i])) return i;
       }
+      return std::nullopt;
+    };
+    std::optional<std::size_t> found =
+        find([&](const SourceMark& m) { return m.identity == marks_.back().identity; });
+    if (!found) {
+      found = find([&](const SourceMark& m) {
+        return m.name == marks_.back().name && !m.records_digest.empty() && m.next_record > 0;
+      });
+    }
+    if (found) {
+      resume_used_[*found] = true;
+      resumed_entry_ = *found;
+      skip_records_ = resume_.sources[*found].next_record;
+      skip_framing_ = resume_.sources[*found].framing;
+      if (skip_records_ == 0 && on_resumed_) on_resumed_(source_name_, resume_.sources[*found]);
     }
   }
   return true;
+}
+
+namespace {
+
+// SourceMark::records_digest of no records.
+const std::string& no_records_digest() {
+  static const std::string digest = to_hex(Sha256Stream().digest()).substr(0, 32);
+  return digest;
+}
+
+}  // namespace
+
+void Reader::Impl::digest_record() {
+  records_digest_before_last_ = records_digest_;
+  // Lengths first: records "ab","c" and "a","bc" differ.
+  const auto feed = [&](std::string_view bytes) {
+    const std::uint64_t size = bytes.size();
+    records_digest_.update(std::string_view(reinterpret_cast<const char*>(&size), sizeof size));
+    records_digest_.update(bytes);
+  };
+  feed(record_.console_prefix);
+  feed(record_.text);
+}
+
+std::string Reader::Impl::current_records_digest() const {
+  const Sha256Stream& d = cut_at_end_.back() ? records_digest_before_last_ : records_digest_;
+  return to_hex(d.digest()).substr(0, 32);
+}
+
+void Reader::Impl::resume_or_read_again() {
+  const SourceMark& applied = resume_.sources[resumed_entry_];
+  const std::uint64_t expected = skip_records_;
+  skip_records_ = 0;  // done either way
+  if (skipped_here_ == expected &&
+      (applied.records_digest.empty() ||
+       to_hex(records_digest_.digest()).substr(0, 32) == applied.records_digest)) {
+    if (on_resumed_) on_resumed_(source_name_, applied);
+    return;
+  }
+  std::unique_ptr<ByteSource> again = source_->reopen();
+  if (!again) {
+    throw Error(ErrorCategory::kCheckpoint,
+                fmt::format("{}: its first {} record{} are not those an earlier run applied, and "
+                            "it cannot be read again from its start",
+                            one_line(source_name_), expected, expected == 1 ? "" : "s"));
+  }
+  ++stats_.resume_mismatches;
+  if (stats_.first_resume_mismatch.empty()) {
+    stats_.first_resume_mismatch =
+        skipped_here_ < expected
+            ? fmt::format(
+                  "{}, taken for {}: it has {} record{}, fewer than the {} an earlier "
+                  "run applied",
+                  one_line(source_name_), one_line(applied.name), skipped_here_,
+                  skipped_here_ == 1 ? "" : "s", expected)
+            : fmt::format(
+                  "{}, taken for {}: its first {} record{} are not those an earlier run "
+                  "applied",
+                  one_line(source_name_), one_line(applied.name), expected,
+                  expected == 1 ? "" : "s");
+  }
+  resume_used_[resumed_entry_] = false;  // the input it names may come later in this run
+  stats_.records -= skipped_here_;
+  stats_.skipped -= skipped_here_;
+  skipped_here_ = 0;
+  skip_framing_ = kFraming;
+  source_ = std::move(again);
+  framer_ = std::make_unique<Framer>(*source_, max_record_bytes_, record_limit_source_);
+  framed_end_ = 0;
+  marks_.back().next_record = 0;
+  cut_at_end_.back() = false;
+  records_digest_ = {};
+  records_digest_before_last_ = {};
 }
 
 void Reader::Impl::check_skip_framing() const {
@@ -552,12 +660,19 @@ InputProgress Reader::Impl::progress() const {
     p.sources[i].complete = (i + 1 < p.sources.size() || finished_) && !cut_at_end_[i];
   }
   p.kafka_next_offset = kafka_next_;
+  if (digest_records_ && framer_) p.sources.back().records_digest = current_records_digest();
   const SplitAssembler::Hold hold = finished_ ? incomplete_at_end_ : resume_hold(false);
   if (const auto& pending = hold.earliest) {
     const std::size_t s = pending->source_index;
     for (std::size_t i = s; i < p.sources.size(); ++i) {
       p.sources[i].complete = false;
       p.sources[i].next_record = i == s ? pending->record : 0;
+      if (digest_records_) {
+        const auto held = held_digests_.find({pending->source_index, pending->record});
+        p.sources[i].records_digest = i > s                         ? no_records_digest()
+                                      : held != held_digests_.end() ? held->second
+                                                                    : std::string();
+      }
     }
   }
   for (const auto& [partition, offset] : hold.kafka_offsets) {
@@ -593,6 +708,10 @@ bool Reader::Impl::next(Event& out) {
     // an input of nothing but bad records would otherwise be read to its end after SIGTERM.
     throw_if_stopped();
     if (!framer_ || !framer_->next(record_)) {
+      if (framer_ && skip_records_ > 0) {  // it ended before the records applied did
+        resume_or_read_again();
+        continue;
+      }
       if (open_next_source()) continue;
       finished_ = true;
       // Each record of a message that never completed is rejected, verbatim, in input order.
@@ -620,6 +739,7 @@ bool Reader::Impl::next(Event& out) {
     ++stats_.records;
     framed_end_ = record_.offset + record_.size;
     marks_.back().next_record = record_.index + 1;
+    if (digest_records_) digest_record();
     SourcePosition pos;
     pos.source = source_name_;
     pos.source_index = static_cast<std::uint32_t>(marks_.size() - 1);
@@ -637,6 +757,8 @@ bool Reader::Impl::next(Event& out) {
       // the last one skipped, they do not.
       check_skip_framing();
       ++stats_.skipped;
+      ++skipped_here_;
+      if (record_.index + 1 == skip_records_) resume_or_read_again();
       continue;
     }
     if (pos.kafka && passed_over(*pos.kafka)) continue;
@@ -659,7 +781,19 @@ bool Reader::Impl::next(Event& out) {
       // (passed_over, asked by the decoder once it has read the record's Kafka position).
       std::optional<Event> event = decoder_.decode(
           record_.text, pos, record_.compact, record_.console_timestamp_ms, record_.console_prefix);
-      if (!event) continue;
+      if (!event) {
+        // Perhaps held for a split message: the resume point may pull back to it.
+        if (digest_records_) {
+          if (const auto earliest = splits_.earliest_pending()) {
+            held_digests_.erase(
+                held_digests_.begin(),
+                held_digests_.lower_bound({earliest->source_index, earliest->record}));
+            held_digests_.emplace(std::pair{pos.source_index, pos.record},
+                                  to_hex(records_digest_before_last_.digest()).substr(0, 32));
+          }
+        }
+        continue;
+      }
       mark_read(*event);
       // The other records of a completed split message count once its event is accepted.
       stats_.split_chunks += decoder_.completed_records().size();

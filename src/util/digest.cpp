@@ -11,6 +11,7 @@
 #include <openssl/sha.h>
 
 #include <algorithm>
+#include <cstring>
 #include <stdexcept>
 
 namespace atlas2kudu {
@@ -34,6 +35,28 @@ Sha256 sha256_of(Parts... parts) {
 
 Sha256 sha256(std::string_view data) {
   return sha256_of(data);
+}
+
+static_assert(sizeof(SHA256_CTX) == 112 && alignof(SHA256_CTX) <= 8);
+
+Sha256Stream::Sha256Stream() {
+  if (SHA256_Init(reinterpret_cast<SHA256_CTX*>(state_.data())) != 1) {
+    throw std::runtime_error("OpenSSL SHA-256 failed");
+  }
+}
+
+void Sha256Stream::update(std::string_view data) {
+  if (SHA256_Update(reinterpret_cast<SHA256_CTX*>(state_.data()), data.data(), data.size()) != 1) {
+    throw std::runtime_error("OpenSSL SHA-256 failed");
+  }
+}
+
+Sha256 Sha256Stream::digest() const {
+  SHA256_CTX copy;
+  std::memcpy(&copy, state_.data(), sizeof copy);
+  Sha256 out{};
+  if (SHA256_Final(out.data(), &copy) != 1) throw std::runtime_error("OpenSSL SHA-256 failed");
+  return out;
 }
 
 Digest16 qn_digest(std::string_view type_name, std::string_view qualified_name) {

@@ -13,6 +13,19 @@ using Digest16 = std::array<std::uint8_t, 16>;
 
 Sha256 sha256(std::string_view data);
 
+// SHA-256 fed in pieces, whose digest of what it was fed so far may be taken at any point while
+// feeding goes on; copies are cheap (no allocation), to keep the state at some point:
+//   Sha256Stream s;  s.update("ab");  s.update("c");  s.digest() == sha256("abc")
+class Sha256Stream {
+ public:
+  Sha256Stream();
+  void update(std::string_view data);
+  Sha256 digest() const;
+
+ private:
+  alignas(8) std::array<std::uint8_t, 112> state_;  // OpenSSL's SHA256_CTX
+};
+
 // The contract's secondary key: first 16 bytes of SHA-256(type_name || 0x1F || qualified_name),
 // over the UTF-8 bytes as given. Example:
 //   qn_digest("hive_table", "default.customers@cl1") -> db0ed8217c95acb8134ac87cca0d782a

@@ -102,9 +102,15 @@ TEST_CASE("a pending split message holds the resume point at its first chunk") {
       line(0) + chunks[0] + line(1) + chunks[1] + chunks[2] + chunks[3] + chunks[4] + line(2);
   RejectSink sink(RejectPolicy{}, nullptr);
   Reader reader(sources({{"s.jsonl", text}}), sink);
+  reader.resume_from({});
   CHECK(take(reader, 2) == std::vector<std::string>{"q0", "q1"});
   const InputProgress held = reader.progress();
   CHECK(held.sources[0].next_record == 1);  // chunk 0 (record 1) is still pending
+  // The digest of record 0 alone: the file read again with another record 0 is read whole.
+  Reader changed(sources({{"s.jsonl", line(9) + text.substr(line(0).size())}}), sink);
+  changed.resume_from(held);
+  CHECK(take(changed) == std::vector<std::string>{"q9", "q1", "sales.orders@cl1", "q2"});
+  CHECK(changed.stats().resume_mismatches == 1);
   CHECK(take(reader, 1) == std::vector<std::string>{"sales.orders@cl1"});
   CHECK(reader.progress().sources[0].next_record == 7);
 
@@ -112,6 +118,78 @@ TEST_CASE("a pending split message holds the resume point at its first chunk") {
   Reader rerun(sources({{"s.jsonl", text}}), sink);
   rerun.resume_from(held);
   CHECK(take(rerun) == std::vector<std::string>{"q1", "sales.orders@cl1", "q2"});
+}
+
+TEST_CASE("an input is skipped only as far as its records are those applied; else read whole") {
+  // Records 0-599, then a file with the same first 500 (so the same first 64 KiB: its identity)
+  // that goes on with others, as a second full export of a topic whose partitions interleave
+  // otherwise: it was taken for the first, and its records 500-599 were never applied.
+  std::string a, same_start, first_half;
+  std::vector<std::string> other_names;
+  for (int i = 0; i < 600; ++i) a += line(i);
+  for (int i = 0; i < 500; ++i) same_start += line(i);
+  for (int i = 0; i < 300; ++i) first_half += line(i);
+  REQUIRE(first_half.size() > 65536);
+  for (int i = 0; i < 500; ++i) other_names.push_back("q" + std::to_string(i));
+  for (int i = 1000; i < 1100; ++i) {
+    same_start += line(i);
+    other_names.push_back("q" + std::to_string(i));
+  }
+  RejectSink sink(RejectPolicy{}, nullptr);
+  Reader first(sources({{"a.jsonl", a}}), sink);
+  first.resume_from({});
+  CHECK(take(first).size() == 600);
+  const InputProgress p = first.progress();
+  REQUIRE(p.sources[0].records_digest.size() == 32);
+  CHECK(p.sources[0].records_digest.find_first_not_of("0123456789abcdef") == std::string::npos);
+
+  Reader other(sources({{"b.jsonl", same_start}}), sink);
+  other.resume_from(p);
+  CHECK(take(other) == other_names);
+  CHECK(other.stats().skipped == 0);
+  CHECK(other.stats().records == 600);
+  CHECK(other.stats().resume_mismatches == 1);
+  CHECK(other.stats().first_resume_mismatch ==
+        "b.jsonl, taken for a.jsonl: its first 600 records are not those an earlier run applied");
+  CHECK(other.progress().sources[0].next_record == 600);
+
+  // Shorter now (rewritten): read whole too.
+  Reader shorter(sources({{"a.jsonl", first_half}}), sink);
+  shorter.resume_from(p);
+  CHECK(take(shorter).size() == 300);
+  CHECK(shorter.stats().skipped == 0);
+  CHECK(shorter.stats().first_resume_mismatch ==
+        "a.jsonl, taken for a.jsonl: it has 300 records, fewer than the 600 an earlier run "
+        "applied");
+
+  // Grown (records appended): only the new ones, whatever its name now.
+  Reader grown(sources({{"renamed.jsonl", a + line(600) + line(601)}}), sink);
+  grown.resume_from(p);
+  CHECK(take(grown) == std::vector<std::string>{"q600", "q601"});
+  CHECK(grown.stats().skipped == 600);
+  CHECK(grown.stats().resume_mismatches == 0);
+
+  // A file under 64 KiB that has grown has another identity: it is recognised by its name, and
+  // its records tell whether it is the same file. Another file under that name is read whole.
+  const std::string small = line(0) + line(1) + line(2);
+  Reader s1(sources({{"s.jsonl", small}}), sink);
+  s1.resume_from({});
+  CHECK(take(s1).size() == 3);
+  Reader s2(sources({{"s.jsonl", small + line(3)}}), sink);
+  s2.resume_from(s1.progress());
+  CHECK(take(s2) == std::vector<std::string>{"q3"});
+  CHECK(s2.stats().skipped == 3);
+  Reader s3(sources({{"s.jsonl", line(7) + line(8) + line(9) + line(10)}}), sink);
+  s3.resume_from(s1.progress());
+  CHECK(take(s3) == std::vector<std::string>{"q7", "q8", "q9", "q10"});
+  CHECK(s3.stats().resume_mismatches == 1);
+  // A checkpoint of an earlier release has no digests: identity alone, as it did then.
+  InputProgress earlier = p;
+  earlier.sources[0].records_digest.clear();
+  Reader trusted(sources({{"b.jsonl", same_start}}), sink);
+  trusted.resume_from(earlier);
+  CHECK(take(trusted).empty());
+  CHECK(trusted.stats().skipped == 600);
 }
 
 TEST_CASE("with a resume point, the inputs after one that ends in a record cut short wait") {
@@ -145,6 +223,7 @@ TEST_CASE("with a resume point, the inputs after one that ends in a record cut s
   rerun.resume_from(p);
   CHECK(take(rerun) == std::vector<std::string>{"q300", "q500", "q501", "q600"});
   CHECK(rerun.stats().inputs_held_back == 0);
+  CHECK(rerun.stats().resume_mismatches == 0);  // a.jsonl's digest: of the records before the cut
 
   // Without a resume point (compile, check, apply without --checkpoint) nothing is read again
   // later, and every input is read.
@@ -569,6 +648,8 @@ TEST_CASE("checkpoint files round-trip and are replaced atomically") {
   c.windows_applied = 3;
   c.events_applied = 150;
   c.progress.sources.push_back(SourceMark{"a \"quoted\".jsonl", "abc", 150, false});
+  c.progress.sources.push_back(
+      SourceMark{"b.jsonl", "def", 7, true, kFraming, "0123456789abcdef0123456789abcdef"});
   c.progress.kafka_next_offset[{"ATLAS_ENTITIES", 2}] = 1204;
   c.progress.kafka_rejected[{"ATLAS_ENTITIES", 2}] = {17, 1190};
   save_checkpoint(path, c);

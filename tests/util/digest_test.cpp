@@ -50,4 +50,21 @@ TEST_CASE("sha256 and the audit seq prefix") {
   CHECK(sha256_prefix_i64("") < 0);
 }
 
+TEST_CASE("Sha256Stream: fed in pieces, its digest taken along the way") {
+  Sha256Stream s;
+  CHECK(s.digest() == sha256(""));
+  s.update("ab");
+  const Sha256Stream at_ab = s;  // a copy keeps the state
+  s.update("c");
+  CHECK(s.digest() == sha256("abc"));
+  CHECK(s.digest() == sha256("abc"));  // taking it changes nothing
+  CHECK(at_ab.digest() == sha256("ab"));
+  std::string big(100000, 'x');
+  Sha256Stream pieces;
+  for (std::size_t at = 0; at < big.size(); at += 777) {
+    pieces.update(std::string_view(big).substr(at, 777));
+  }
+  CHECK(pieces.digest() == sha256(big));
+}
+
 TEST_SUITE_END();
