@@ -229,7 +229,8 @@ child=
 
 # Whether the checkpoint records export $1 as applied to its end by this run (its entry in the
 # file, atlas2kudu-checkpoint/3: {"name":...,"identity":...,"next_record":N,"complete":true,
-# "framing":F,"last_run":R} with R this run). Not so for an export whose last records wait for
+# "framing":F,"records_digest":...,"last_run":R} with R this run; an earlier release writes no
+# records_digest). Not so for an export whose last records wait for
 # the rest of a split message in a later export. Only for a name_matchable one.
 applied_to_its_end() {
   local text run pattern
@@ -237,7 +238,7 @@ applied_to_its_end() {
   [[ "$text" =~ \{\"format\":\"atlas2kudu-checkpoint/3\".*\"runs\":([0-9]+), ]] || return 1
   run=${BASH_REMATCH[1]}
   pattern=$(printf '%s' "$1" | sed 's/[][\.*^$+?(){}|]/\\&/g')
-  grep -Eq "\\{\"name\":\"$pattern\",\"identity\":\"[0-9a-f]+\",\"next_record\":[0-9]+,\"complete\":true,\"framing\":[0-9]+,\"last_run\":$run\\}" \
+  grep -Eq "\\{\"name\":\"$pattern\",\"identity\":\"[0-9a-f]+\",\"next_record\":[0-9]+,\"complete\":true,\"framing\":[0-9]+,(\"records_digest\":\"[0-9a-f]+\",)?\"last_run\":$run\\}" \
     <<<"$text"
 }
 

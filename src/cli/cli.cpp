@@ -665,7 +665,8 @@ bool reads_as_option(const CLI::App& sub, const std::string& arg) {
 //   "-lu etl": give -l alone or last), and '=' after a short flag ("-q=1");
 //   an argument after -l, -j, --ldap or --jwt (alone or ending a cluster) that is no option and
 //   names nothing on disk ("--jwt eyJ..."): it would be read as an input and named in "cannot
-//   open".
+//   open";
+//   an option that takes a value followed by another option ("-u -i HOST").
 // Only for the command line as typed, after the subcommand (the --config file's flags are
 // checked where it is read); the last two not when it asks for --help.
 void refuse_flag_values(CLI::App& app, const std::vector<std::string>& args) {
@@ -721,6 +722,17 @@ void refuse_flag_values(CLI::App& app, const std::vector<std::string>& args) {
       }
     }
     const auto next = it + 1;
+    // An option that takes a value, followed by another option: CLI11 takes that option for the
+    // value (-u -i HOST: the user "-i", HOST an input, and the run connects to localhost).
+    if (!help && next != options_end && *next != "-" && reads_as_option(*sub, *next) &&
+        (a.starts_with("--") ? a.find('=') == std::string::npos : a.size() == 2)) {
+      const CLI::Option* o = option_named(*sub, a);
+      if (o != nullptr && o->get_expected_min() > 0) {
+        throw SecretFreeUsageError(fmt::format(
+            "{} takes a value, but the argument after it, {}, is an option: give {} VALUE", a,
+            next->starts_with("--") ? next->substr(0, next->find('=')) : next->substr(0, 2), a));
+      }
+    }
     if (help || next == options_end || !ends_with_secret_flag(sub, a) ||
         reads_as_option(*sub, *next) || names_a_password_option(*next))
       continue;

@@ -367,6 +367,24 @@ TEST_CASE("usage errors and missing files have their own exit codes") {
   // A user named l, given apart, is one.
   r = run("apply -u l -i 127.0.0.1:1 --prior none --connect_max_tries 1 " + input);
   CHECK(r.status == 4);
+  // -u forgotten its value: CLI11 would take -i for the user, and the host for an input.
+  r = run("apply -u -i 127.0.0.1:1 " + input);
+  CHECK(r.status == 64);
+  CHECK(r.err ==
+        "atlas2kudu: -u takes a value, but the argument after it, -i, is an option: give -u "
+        "VALUE\nRun 'atlas2kudu apply --help' for the options.\n");
+  // ... named by its letters alone (the rest may be a secret), and for long options too.
+  r = run("apply -u -lHunter2pw " + input);
+  CHECK(r.status == 64);
+  CHECK(contains(r.err, "the argument after it, -l, is an option"));
+  CHECK(!contains(r.err, "Hunter2pw"));
+  r = run("apply --user --ldap_password_cmd=x " + input);
+  CHECK(r.status == 64);
+  CHECK(contains(r.err,
+                 "--user takes a value, but the argument after it, --ldap_password_cmd, is "
+                 "an option: give --user VALUE"));
+  // Standard output for -o is no option.
+  CHECK(run("compile -q -o - " + input).status == 0);
   // The refusal's own words stay whole when the word after -l is one of them ("the", "flag");
   // another tool's password option after -l is named as the option it is, not as -l's value.
   for (const std::string word : {"the", "flag", "password"}) {
