@@ -293,6 +293,28 @@ void take_secret_variable(std::string& to, const char* name) {
   unsetenv(name);
 }
 
+// The token goes into the "Authorization: Bearer" header as it is (libcurl encodes nothing): a
+// line break would end the header there and start another one of the token's choosing, and any
+// other control byte is no part of a JWT (base64url and dots). Refused, naming where the token came
+// from and the byte's position (from 1), never the token.
+void refuse_control_bytes(const std::string& token, std::string_view origin) {
+  const auto bad = std::find_if(token.begin(), token.end(), [](char c) {
+    const auto byte = static_cast<unsigned char>(c);
+    return byte < 0x20 || byte == 0x7f;
+  });
+  if (bad == token.end()) return;
+  const auto byte = static_cast<unsigned char>(*bad);
+  const std::size_t position = static_cast<std::size_t>(bad - token.begin()) + 1;
+  throw Hs2Error(Hs2ErrorKind::kAuth,
+                 byte == '\r' || byte == '\n'
+                     ? fmt::format("-j/--jwt: {} a token with a line break at byte {}: a JWT is "
+                                   "one line; it is never sent",
+                                   origin, position)
+                     : fmt::format("-j/--jwt: {} a token with a control character (0x{:02x}) at "
+                                   "byte {}, which no JWT holds; it is never sent",
+                                   origin, byte, position));
+}
+
 }  // namespace
 
 UrlParts split_userinfo(std::string_view url) {
@@ -411,14 +433,18 @@ std::shared_ptr<const Hs2Credentials> resolve_hs2_credentials(
     }
   }
   if (o.jwt) {
+    std::string_view origin;  // where the token came from, for a refusal of its bytes
     if (!o.jwt_cmd.empty()) {
+      origin = "--jwt_cmd printed";
       take_secret(c->jwt, run_secret_command("--jwt_cmd", o.jwt_cmd, command_limit));
-      while (!c->jwt.empty() && (c->jwt.back() == '\n' || c->jwt.back() == '\r')) c->jwt.pop_back();
     } else if (std::getenv("ATLAS2KUDU_JWT") != nullptr) {
+      origin = "$ATLAS2KUDU_JWT holds";
       take_secret_variable(c->jwt, "ATLAS2KUDU_JWT");
     }
+    while (!c->jwt.empty() && (c->jwt.back() == '\n' || c->jwt.back() == '\r')) c->jwt.pop_back();
     if (c->jwt.empty())
       throw Hs2Error(Hs2ErrorKind::kAuth, "-j/--jwt: no token (use --jwt_cmd or $ATLAS2KUDU_JWT)");
+    refuse_control_bytes(c->jwt, origin);
   }
   // Secret variables this run does not use are wiped too: no child may inherit them.
   std::string unused;

@@ -78,7 +78,11 @@ inline constexpr std::chrono::milliseconds kSecretCommandLimit{30000};
 //   LDAP password: --ldap_password_cmd (run by /bin/sh -c with stdin from /dev/null and without
 //   $ATLAS2KUDU_LDAP_PASSWORD and $ATLAS2KUDU_JWT in its environment; stdout with ONE trailing
 //   newline removed), else $ATLAS2KUDU_LDAP_PASSWORD, else a no-echo prompt on /dev/tty.
-//   JWT: --jwt_cmd (same rules, trailing CR/LF removed), else $ATLAS2KUDU_JWT.
+//   JWT: --jwt_cmd (same rules), else $ATLAS2KUDU_JWT; trailing CRs and LFs removed from either.
+//   A token with any other control byte (a CR or LF inside it would start a header line of its
+//   own in the HTTP request) is refused: Hs2Error(kAuth) "-j/--jwt: --jwt_cmd printed a token
+//   with a line break at byte 8: a JWT is one line; it is never sent". An LDAP password needs no
+//   such check: HTTP Basic sends it base64-encoded, SASL PLAIN in a length-prefixed frame.
 // A secret taken from the environment is overwritten there and the variable removed, so the
 // credentials object holds the process's one copy; the secret variables the run does not use are
 // wiped and removed as well. Neither -l nor -j: empty credentials. Throws

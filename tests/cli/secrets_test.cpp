@@ -19,9 +19,11 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "binary_test_util.h"
+#include "connect_errors_loopback.h"
 
 TEST_SUITE_BEGIN("secrets");
 
@@ -70,6 +72,51 @@ void check_output_hides(const Run& r, const std::string& stats, const std::strin
   CHECK_FALSE(contains(r.err, secret));
   CHECK_FALSE(contains(slurp(stats), secret));
 }
+
+// A loopback HTTP server for one request: keeps the request's head as it arrived (header lines
+// and all) and answers 401 with no challenge. Bounded: it gives up after 20 s without a client.
+class OneRequestCapture {
+ public:
+  OneRequestCapture() {
+    const LoopbackSocket s = bind_loopback(SOCK_STREAM);
+    fd_ = s.fd;
+    port_ = s.port;
+    thread_ = std::thread([this] { serve(); });
+  }
+  ~OneRequestCapture() {
+    thread_.join();
+    ::close(fd_);
+  }
+  std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
+  // The request head, once the run is over.
+  const std::string& head() const { return head_; }
+
+ private:
+  void serve() {
+    pollfd p{fd_, POLLIN, 0};
+    if (::poll(&p, 1, 20000) != 1) return;
+    const int c = ::accept(fd_, nullptr, nullptr);
+    if (c < 0) return;
+    char buf[4096];
+    while (head_.find("\r\n\r\n") == std::string::npos) {
+      pollfd q{c, POLLIN, 0};
+      if (::poll(&q, 1, 5000) != 1) break;
+      const ssize_t n = ::read(c, buf, sizeof buf);
+      if (n <= 0) break;
+      head_.append(buf, static_cast<std::size_t>(n));
+    }
+    head_ = head_.substr(0, head_.find("\r\n\r\n"));
+    const std::string reply =
+        "HTTP/1.1 401 Unauthorized\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
+    (void)!::write(c, reply.data(), reply.size());
+    ::close(c);
+  }
+
+  int fd_ = -1;
+  int port_ = 0;
+  std::string head_;
+  std::thread thread_;
+};
 
 }  // namespace
 
@@ -440,6 +487,55 @@ TEST_CASE("files: no planted symlink, FIFO or device is written through; modes 0
   ::umask(umask_now);
   CHECK(mode(dir / "out.sql") == (0644 & ~umask_now));
   std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("a JWT with a line break or control character inside is refused, never sent (exit 5)") {
+  // A token is put into the Authorization header as it is: a CR/LF inside it would add a header
+  // line of its own to every request. Refused before any connection (-i names a closed port), the
+  // message names where the token came from and the byte's position, never the token.
+  const std::string args = "apply --protocol hs2-http -j --auth_creds_ok_in_clear -i 127.0.0.1:9 " +
+                           data("notifications/gzip-message.jsonl");
+  Run r = run(args + " --jwt_cmd 'printf \"eyJ.tok\\r\\nX-Injected: yes\\r\\n\"'");
+  CHECK(r.status == 5);
+  CHECK(contains(r.err,
+                 "atlas2kudu: -j/--jwt: --jwt_cmd printed a token with a line break at byte 8: a "
+                 "JWT is one line; it is never sent\n"));
+  CHECK_FALSE(contains(r.err, "eyJ.tok"));
+  CHECK_FALSE(contains(r.err, "X-Injected"));
+  CHECK_FALSE(contains(r.err, "cannot connect"));  // nothing was sent
+  r = run(args, "/dev/null", "ATLAS2KUDU_JWT=\"$(printf 'eyJ.a\\001b')\"");
+  CHECK(r.status == 5);
+  CHECK(contains(r.err,
+                 "atlas2kudu: -j/--jwt: $ATLAS2KUDU_JWT holds a token with a control character "
+                 "(0x01) at byte 6, which no JWT holds; it is never sent\n"));
+  CHECK_FALSE(contains(r.err, "eyJ.a"));
+  // Trailing line ends are no part of the token, from the command or the variable: sent without
+  // them, on one header line.
+  for (const std::string source : {"--jwt_cmd 'printf \"eyJ.tok\\r\\n\\n\"'", ""}) {
+    CAPTURE(source);
+    OneRequestCapture server;
+    r = run("apply --protocol hs2-http -j --auth_creds_ok_in_clear --connect_max_tries 1 -i " +
+                server.address() + " " + source + " " + data("notifications/gzip-message.jsonl"),
+            "/dev/null", source.empty() ? "ATLAS2KUDU_JWT=\"$(printf 'eyJ.tok\\n')\"" : "");
+    CHECK(r.status == 5);
+    CHECK(contains(server.head(), "\r\nAuthorization: Bearer eyJ.tok\r\nContent-Type: "));
+  }
+}
+
+TEST_CASE("an LDAP password with a line break goes into HTTP Basic encoded: no header is added") {
+  // HTTP Basic sends "user:password" base64-encoded, so a CR/LF in the password cannot end the
+  // header line: the request keeps one Authorization line and no other.
+  OneRequestCapture server;
+  const Run r =
+      run("apply --protocol hs2-http -l -u alice --auth_creds_ok_in_clear "
+          "--connect_max_tries 1 --ldap_password_cmd 'printf \"pw\\r\\nX-Injected: yes\"' "
+          "-i " +
+          server.address() + " " + data("notifications/gzip-message.jsonl"));
+  CHECK(r.status == 5);
+  // base64("alice:pw\r\nX-Injected: yes")
+  CHECK(
+      contains(server.head(), "\r\nAuthorization: Basic YWxpY2U6cHcNClgtSW5qZWN0ZWQ6IHllcw==\r\n"));
+  CHECK_FALSE(contains(server.head(), "X-Injected"));
 }
 
 TEST_SUITE_END();
