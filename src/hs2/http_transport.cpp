@@ -141,14 +141,6 @@ int keep_peer_names(int preverified, X509_STORE_CTX* store) {
   return preverified;
 }
 
-// CURLOPT_SSL_CTX_FUNCTION: called with each connection's SSL_CTX, after libcurl set it up.
-CURLcode watch_peer_certificate(CURL*, void* ssl_ctx, void* names) {
-  auto* ctx = static_cast<SSL_CTX*>(ssl_ctx);
-  SSL_CTX_set_ex_data(ctx, peer_names_index(), names);
-  SSL_CTX_set_verify(ctx, SSL_CTX_get_verify_mode(ctx), &keep_peer_names);
-  return CURLE_OK;
-}
-
 bool is_tls_trust_error(CURLcode rc) {
   return rc == CURLE_PEER_FAILED_VERIFICATION || rc == CURLE_SSL_CACERT_BADFILE ||
          rc == CURLE_SSL_ISSUER_ERROR;
@@ -176,6 +168,18 @@ bool is_tls_error(CURLcode rc) {
 }
 
 }  // namespace
+
+struct TlsWatch {
+  // CURLOPT_SSL_CTX_FUNCTION: called with each connection's SSL_CTX, after libcurl set it up.
+  static CURLcode on_ssl_ctx(CURL*, void* ssl_ctx, void* self) {
+    auto* ctx = static_cast<SSL_CTX*>(ssl_ctx);
+    auto* transport = static_cast<HttpClientTransport*>(self);
+    SSL_CTX_set_ex_data(ctx, peer_names_index(), &transport->peer_names_);
+    SSL_CTX_set_verify(ctx, SSL_CTX_get_verify_mode(ctx), &keep_peer_names);
+    note_certificate_requests(ctx, &transport->certificate_requested_);
+    return CURLE_OK;
+  }
+};
 
 HttpClientTransport::HttpClientTransport(HttpTransportConfig config,
                                          const Authenticator& authenticator)
@@ -206,10 +210,8 @@ HttpClientTransport::HttpClientTransport(HttpTransportConfig config,
   // leaf, as the end of a chain (X509_V_FLAG_PARTIAL_CHAIN); the binary transport's OpenSSL does
   // not. One file means the same trust on both: the chain must end at a CA of the bundle.
   curl_easy_setopt(c, CURLOPT_SSL_OPTIONS, static_cast<long>(CURLSSLOPT_NO_PARTIALCHAIN));
-  if (config_.verify_tls) {
-    curl_easy_setopt(c, CURLOPT_SSL_CTX_FUNCTION, &watch_peer_certificate);
-    curl_easy_setopt(c, CURLOPT_SSL_CTX_DATA, &peer_names_);
-  }
+  curl_easy_setopt(c, CURLOPT_SSL_CTX_FUNCTION, &TlsWatch::on_ssl_ctx);
+  curl_easy_setopt(c, CURLOPT_SSL_CTX_DATA, this);
   authenticator.configure_http(c);
 }
 
@@ -296,6 +298,7 @@ void HttpClientTransport::perform_once(long* status, long* retry_after) {
   char errbuf[CURL_ERROR_SIZE] = {0};
   curl_easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf);
   peer_names_.clear();
+  certificate_requested_ = false;
   CURLcode rc = curl_easy_perform(c);
   curl_off_t uploaded = 0;
   long answered = 0;
@@ -316,11 +319,22 @@ void HttpClientTransport::perform_once(long* status, long* retry_after) {
     std::string detail = without_proxy_userinfo(errbuf[0] ? errbuf : curl_easy_strerror(rc));
     while (!detail.empty() && detail.back() == ' ') detail.pop_back();  // libcurl's may end so
     const std::string endpoint = format_endpoint(config_.host, config_.port);
+    const bool tls_used = config_.url.rfind("https:", 0) == 0;
     if (rc == CURLE_SSL_CACERT_BADFILE) {
       throw Hs2Error(
           Hs2ErrorKind::kAuth,
           fmt::format("TLS: cannot load CA certificates from {}: {}",
                       config_.ca_file.empty() ? "the system's store" : config_.ca_file, detail));
+    }
+    if (tls_used && client_certificate_refused(detail, certificate_requested_)) {
+      throw client_certificate_required(endpoint, detail);
+    }
+    // TLS 1.3 refuses a client without a certificate after the handshake: the request can meet
+    // the closed connection before the alert is read. Only before any reply on this transport.
+    if (tls_used && certificate_requested_ && replies_ == 0 &&
+        (rc == CURLE_SEND_ERROR || rc == CURLE_RECV_ERROR || rc == CURLE_GOT_NOTHING)) {
+      throw client_certificate_required(endpoint,
+                                        detail + ", after it asked for a client certificate");
     }
     if (is_tls_trust_error(rc)) {
       // OpenSSL's verdict on the chain. The name is checked by libcurl itself once the chain

@@ -117,6 +117,9 @@ class HttpClientTransport final
   // The names the server's certificate is valid for (tls.h, certificate_names), seen while the
   // last request's handshake verified it: a refused certificate is gone once libcurl gave up.
   std::string peer_names_;
+  bool certificate_requested_ = false;  // the last request's server asked for a client certificate
+  // Its CURLOPT_SSL_CTX_FUNCTION points each connection's SSL_CTX at the two above.
+  friend struct TlsWatch;
   void* curl_ = nullptr;  // CURL*
   bool open_ = false;
   std::string wbuf_;

@@ -36,7 +36,51 @@ int transport_index() {
   return index;
 }
 
+// The ex_data slots that point at the flag note_certificate_request sets: an SSL's own (the
+// binary transport), else its SSL_CTX's (libcurl).
+int requested_ssl_index() {
+  static const int index = SSL_get_ex_new_index(0, nullptr, nullptr, nullptr, nullptr);
+  return index;
+}
+
+int requested_ctx_index() {
+  static const int index = SSL_CTX_get_ex_new_index(0, nullptr, nullptr, nullptr, nullptr);
+  return index;
+}
+
+// SSL_CTX_set_client_cert_cb's callback, called when the server asks for a client certificate:
+// notes it, and sends none (0).
+int note_certificate_request(SSL* ssl, X509**, EVP_PKEY**) {
+  auto* requested = static_cast<bool*>(SSL_get_ex_data(ssl, requested_ssl_index()));
+  if (requested == nullptr) {
+    requested =
+        static_cast<bool*>(SSL_CTX_get_ex_data(SSL_get_SSL_CTX(ssl), requested_ctx_index()));
+  }
+  if (requested != nullptr) *requested = true;
+  return 0;
+}
+
 }  // namespace
+
+bool client_certificate_refused(std::string_view detail, bool requested) {
+  if (detail.find("alert certificate required") != std::string_view::npos) return true;
+  return requested && (detail.find("alert handshake failure") != std::string_view::npos ||
+                       detail.find("alert bad certificate") != std::string_view::npos);
+}
+
+Hs2Error client_certificate_required(const std::string& peer, std::string_view detail) {
+  return Hs2Error(Hs2ErrorKind::kAuth,
+                  fmt::format("TLS: {} requires a client certificate (mutual TLS), which "
+                              "atlas2kudu does not present: the server, or a load balancer before "
+                              "it, refused the connection ({}); connect to a port (or load "
+                              "balancer) that does not require one",
+                              peer, detail));
+}
+
+void note_certificate_requests(SSL_CTX* ctx, bool* requested) {
+  SSL_CTX_set_ex_data(ctx, requested_ctx_index(), requested);
+  SSL_CTX_set_client_cert_cb(ctx, &note_certificate_request);
+}
 
 bool is_ip_literal(const std::string& host) {
   unsigned char buf[16];
@@ -111,6 +155,7 @@ std::shared_ptr<TlsContext> TlsContext::client(const std::string& ca_file, bool 
   if (!ctx) throw Hs2Error(Hs2ErrorKind::kInternal, "TLS: " + openssl_errors());
   std::shared_ptr<TlsContext> result(new TlsContext(ctx, verify));
   SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);  // Impala's --ssl_minimum_version default
+  SSL_CTX_set_client_cert_cb(ctx, &note_certificate_request);  // the flag is each SSL's
   if (verify) {
     int ok = ca_file.empty() ? SSL_CTX_set_default_verify_paths(ctx)
                              : SSL_CTX_load_verify_locations(ctx, ca_file.c_str(), nullptr);
@@ -168,6 +213,9 @@ void TlsTransport::open() {
   if (!ssl_) throw Hs2Error(Hs2ErrorKind::kInternal, "TLS: " + openssl_errors());
   SSL_set_fd(ssl_, socket_->getSocketFD());
   if (!is_ip_literal(host_)) SSL_set_tlsext_host_name(ssl_, host_.c_str());  // SNI
+  certificate_requested_ = false;
+  received_ = false;
+  SSL_set_ex_data(ssl_, requested_ssl_index(), &certificate_requested_);
   if (ctx_->verify()) {
     // Host name (or IP) verification by OpenSSL itself, checked during the handshake.
     X509_VERIFY_PARAM* param = SSL_get0_param(ssl_);
@@ -210,6 +258,8 @@ void TlsTransport::fail_handshake(int err, int saved_errno, long verify, std::st
   const std::string peer = fmt::format("{}:{}", host_, socket_->getPort());
   if (ctx_->verify() && verify != X509_V_OK)
     throw untrusted_certificate(peer, host_, verify, peer_names_);
+  if (client_certificate_refused(detail, certificate_requested_))
+    throw client_certificate_required(peer, detail);
   const bool no_error_queued = detail == "unknown TLS error";
   if ((err == SSL_ERROR_WANT_READ || err == SSL_ERROR_WANT_WRITE ||
        (err == SSL_ERROR_SYSCALL && no_error_queued)) &&
@@ -227,6 +277,15 @@ void TlsTransport::fail_handshake(int err, int saved_errno, long verify, std::st
                        (saved_errno == 0 || saved_errno == ECONNRESET || saved_errno == EPIPE)) ||
                       detail.find("unexpected eof") != std::string::npos;
   throw tls_handshake_failure(peer, detail, closed);
+}
+
+void TlsTransport::refuse_if_lost_after_certificate_request(int saved_errno) const {
+  if (!certificate_requested_ || received_) return;
+  if (saved_errno != 0 && saved_errno != EPIPE && saved_errno != ECONNRESET) return;
+  throw client_certificate_required(
+      fmt::format("{}:{}", host_, socket_->getPort()),
+      fmt::format("{}, after it asked for a client certificate",
+                  saved_errno == 0 ? "connection closed" : std::strerror(saved_errno)));
 }
 
 void TlsTransport::accept() {
@@ -257,7 +316,10 @@ uint32_t TlsTransport::read(uint8_t* buf, uint32_t len) {
     ERR_clear_error();
     errno = 0;
     int n = SSL_read(ssl_, buf, static_cast<int>(len));
-    if (n > 0) return static_cast<uint32_t>(n);
+    if (n > 0) {
+      received_ = true;
+      return static_cast<uint32_t>(n);
+    }
     int err = SSL_get_error(ssl_, n);
     if (err == SSL_ERROR_ZERO_RETURN) return 0;
     if (err == SSL_ERROR_WANT_READ || err == SSL_ERROR_WANT_WRITE) {
@@ -265,11 +327,18 @@ uint32_t TlsTransport::read(uint8_t* buf, uint32_t len) {
       // SO_RCVTIMEO expired on the blocking socket underneath.
       throw TTransportException(TTransportException::TIMED_OUT, "TLS read timed out");
     }
-    if (err == SSL_ERROR_SYSCALL && errno == 0) return 0;  // EOF without close_notify
-    if (err == SSL_ERROR_SYSCALL && errno == EINTR) continue;
+    const int saved_errno = errno;
+    const std::string errors = openssl_errors();
+    // TLS 1.3: the refusal of a client without a certificate comes after the handshake.
+    if (client_certificate_refused(errors, certificate_requested_)) {
+      throw client_certificate_required(fmt::format("{}:{}", host_, socket_->getPort()), errors);
+    }
+    if (err == SSL_ERROR_SYSCALL && saved_errno == EINTR) continue;
+    refuse_if_lost_after_certificate_request(saved_errno);
+    if (err == SSL_ERROR_SYSCALL && saved_errno == 0) return 0;  // EOF without close_notify
     throw TTransportException(
         TTransportException::END_OF_FILE,
-        fmt::format("TLS read failed: {}", errno ? std::strerror(errno) : openssl_errors()));
+        fmt::format("TLS read failed: {}", saved_errno ? std::strerror(saved_errno) : errors));
   }
 }
 
@@ -288,9 +357,24 @@ void TlsTransport::write(const uint8_t* buf, uint32_t len) {
     if (err == SSL_ERROR_SYSCALL && errno == EINTR) continue;
     if (err == SSL_ERROR_WANT_WRITE || err == SSL_ERROR_WANT_READ)
       throw TTransportException(TTransportException::TIMED_OUT, "TLS write timed out");
+    const int saved_errno = errno;
+    std::string errors = openssl_errors();
+    if (certificate_requested_ && !client_certificate_refused(errors, true)) {
+      // TLS 1.3: a server that refused us for want of a certificate has closed the connection,
+      // and its alert may be waiting to be read.
+      ERR_clear_error();
+      std::uint8_t byte = 0;
+      SSL_read(ssl_, &byte, 1);
+      const std::string alert = openssl_errors();
+      if (client_certificate_refused(alert, true)) errors = alert;
+    }
+    if (client_certificate_refused(errors, certificate_requested_)) {
+      throw client_certificate_required(fmt::format("{}:{}", host_, socket_->getPort()), errors);
+    }
+    refuse_if_lost_after_certificate_request(saved_errno);
     throw TTransportException(
         TTransportException::NOT_OPEN,
-        fmt::format("TLS write failed: {}", errno ? std::strerror(errno) : openssl_errors()));
+        fmt::format("TLS write failed: {}", saved_errno ? std::strerror(saved_errno) : errors));
   }
 }
 

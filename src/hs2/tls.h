@@ -21,6 +21,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 
 typedef struct ssl_ctx_st SSL_CTX;
 typedef struct ssl_st SSL;
@@ -49,6 +50,27 @@ Hs2Error untrusted_certificate(const std::string& peer, const std::string& host,
 //   "TLS handshake with 10.0.0.7:21050 failed: ...wrong version number; does the server use TLS
 //    on this port? try without --ssl"
 Hs2Error tls_handshake_failure(const std::string& peer, const std::string& detail, bool closed);
+
+// A server that requires a client certificate (mutual TLS; impalad with
+// --ssl_client_ca_certificate, or a load balancer before it) refuses a client without one with an
+// alert: TLS 1.3's "certificate required" (116), after the client's handshake has finished, so at
+// its first read; TLS 1.2's handshake_failure or bad_certificate, inside the handshake. The latter
+// two are told from other handshake failures by the server's CertificateRequest, which `requested`
+// says was seen (note_certificate_requests). `detail` is OpenSSL's text (or libcurl's, which quotes
+// it).
+bool client_certificate_refused(std::string_view detail, bool requested);
+
+// The Hs2Error(kAuth) (exit 5) of such a refusal by `peer` (HOST:PORT), the same over hs2 and
+// hs2-http:
+//   "TLS: 10.0.0.7:21050 requires a client certificate (mutual TLS), which atlas2kudu does not
+//    present: the server, or a load balancer before it, refused the connection (...tlsv13 alert
+//    certificate required); connect to a port (or load balancer) that does not require one"
+Hs2Error client_certificate_required(const std::string& peer, std::string_view detail);
+
+// Makes client handshakes on `ctx` set `*requested` when the server asks for a client
+// certificate (none is then sent). For libcurl, which makes an SSL_CTX per connection; the binary
+// transport shares its context and sets its flag per connection (TlsTransport::open).
+void note_certificate_requests(SSL_CTX* ctx, bool* requested);
 
 // Whether `host` is an IPv4 or IPv6 address rather than a name.
 bool is_ip_literal(const std::string& host);
@@ -104,6 +126,15 @@ class TlsTransport : public apache::thrift::transport::TVirtualTransport<TlsTran
   // seen during verification: a refused certificate is gone once the handshake failed, and a
   // name mismatch is fixed by knowing them.
   std::string peer_names_;
+  // A connection the server closes (or resets) after asking for a client certificate, before it
+  // sent any data: its refusal of a client without one (TLS 1.3 refuses after the handshake, and
+  // a write can meet the closed connection before the alert is read). Throws
+  // client_certificate_required then; `saved_errno` is the failed call's errno (0: closed).
+  void refuse_if_lost_after_certificate_request(int saved_errno) const;
+
+  // The server asked for a client certificate in this connection's handshake.
+  bool certificate_requested_ = false;
+  bool received_ = false;  // application data has come on this connection
 };
 
 }  // namespace atlas2kudu

@@ -222,6 +222,39 @@ TEST_CASE("hs2-http without --ssl against a TLS port, and --ssl against a plain 
   CHECK(contains(r.err, "a silent server, or no TLS on this port"));
 }
 
+TEST_CASE("a server that requires a client certificate (mutual TLS): said so, exit 5") {
+  // TLS 1.3 refuses after the client's handshake has finished (at its first read: it was taken
+  // for a server wanting LDAP, or an HTTP port's hang-up), TLS 1.2 inside the handshake after
+  // asking for a certificate. Both protocols, with and without -l.
+  const TlsFiles& tls = tls_files();
+  for (const std::string version : {"", " --tls-max-1.2"}) {
+    for (const std::string transport : {"binary", "sasl", "http"}) {
+      CAPTURE(version);
+      CAPTURE(transport);
+      TestServer server("--transport " + transport + " --user etl --tls-require-client-cert" +
+                            version + " --tls-cert " + tls.cert + " --tls-key " + tls.key,
+                        "HS2_TEST_SERVER_PASSWORD=secret");
+      const std::string flags = transport == "binary" ? ""
+                                : transport == "sasl"
+                                    ? " -l -u etl --ldap_password_cmd 'echo secret'"
+                                    : " --protocol hs2-http";
+      const Run r = run("apply --ssl --ca_cert " + tls.ca + " --connect_max_tries 1" + flags +
+                        " -i " + server.address() + " " + kInput);
+      CHECK(r.status == 5);
+      const std::string line = r.err.substr(0, r.err.find('\n'));
+      CHECK(line.starts_with("atlas2kudu: TLS: " + server.address() +
+                             " requires a client certificate (mutual TLS), which atlas2kudu does "
+                             "not present: the server, or a load balancer before it, refused the "
+                             "connection ("));
+      // (With TLS 1.3 the request may meet the closed connection before the alert is read.)
+      CHECK((contains(line,
+                      version.empty() ? "alert certificate required" : "alert handshake failure") ||
+             (version.empty() && contains(line, ", after it asked for a client certificate"))));
+      CHECK(line.ends_with("); connect to a port (or load balancer) that does not require one"));
+    }
+  }
+}
+
 TEST_CASE(
     "hs2-http: a first request that -t cuts after a 503 on the same connection is no connect "
     "failure (exit 4)") {

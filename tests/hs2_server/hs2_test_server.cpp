@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <fmt/core.h>
 #include <netinet/in.h>
+#include <openssl/ssl.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -956,8 +957,17 @@ Hs2TestServer::Hs2TestServer(Hs2TestServerConfig config, std::shared_ptr<Stateme
   impl_->config = std::move(config);
   impl_->handler = std::move(handler);
   impl_->http_503_left = impl_->config.faults.http_503;
-  if (!impl_->config.tls_cert.empty())
+  if (!impl_->config.tls_cert.empty()) {
     impl_->tls = TlsContext::server(impl_->config.tls_cert, impl_->config.tls_key);
+    // Mutual TLS, as impalad with --ssl_client_ca_certificate or a load balancer: a client
+    // without a certificate is refused with an alert (TLS 1.3: certificate_required; TLS 1.2:
+    // handshake_failure).
+    if (impl_->config.tls_require_client_cert) {
+      SSL_CTX_set_verify(impl_->tls->get(), SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT,
+                         nullptr);
+    }
+    if (impl_->config.tls_max_1_2) SSL_CTX_set_max_proto_version(impl_->tls->get(), TLS1_2_VERSION);
+  }
   if (!impl_->config.keytab.empty())
     impl_->kerberos =
         std::make_unique<KerberosAcceptor>(impl_->config.keytab, impl_->config.principal);

@@ -96,9 +96,11 @@ struct FaultPlan {
 struct Hs2TestServerConfig {
   enum class Transport { kBinary, kSasl, kHttp };
   Transport transport = Transport::kBinary;
-  std::string tls_cert, tls_key;  // TLS when both are set
-  std::string user, password;     // SASL PLAIN / HTTP Basic; HTTP without user: no auth
-  std::string bearer_token;       // HTTP: also accept "Authorization: Bearer <token>"
+  std::string tls_cert, tls_key;         // TLS when both are set
+  bool tls_require_client_cert = false;  // refuse a client without a certificate (mutual TLS)
+  bool tls_max_1_2 = false;              // TLS 1.2 at most (its alerts come inside the handshake)
+  std::string user, password;            // SASL PLAIN / HTTP Basic; HTTP without user: no auth
+  std::string bearer_token;              // HTTP: also accept "Authorization: Bearer <token>"
   // Kerberos with this service key (kerberos_acceptor.h): SASL GSSAPI, HTTP Negotiate. The realm
   // comes from $KRB5_CONFIG. Without `user`, SASL PLAIN and HTTP Basic are then refused.
   std::string keytab, principal;  // "impala/localhost@REALM"

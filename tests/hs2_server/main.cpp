@@ -67,6 +67,9 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"binary", "sasl", "http"}));
   app.add_option("--tls-cert", cfg.tls_cert, "PEM certificate (enables TLS)");
   app.add_option("--tls-key", cfg.tls_key, "PEM private key");
+  app.add_flag("--tls-require-client-cert", cfg.tls_require_client_cert,
+               "Refuse a TLS client that presents no certificate (mutual TLS)");
+  app.add_flag("--tls-max-1.2", cfg.tls_max_1_2, "Speak TLS 1.2 at most");
   app.add_option("--user", cfg.user, "SASL PLAIN / HTTP Basic user ($HS2_TEST_SERVER_PASSWORD)");
   auto* keytab =
       app.add_option("--keytab", cfg.keytab,
