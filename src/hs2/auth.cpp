@@ -255,13 +255,19 @@ class JwtAuthentication final : public Authenticator {
     curl_easy_setopt(curl, CURLOPT_XOAUTH2_BEARER, credentials_->jwt.c_str());
   }
 
+  // Impala never challenges with Bearer, even with JWT enabled: a 401 for a token comes with its
+  // Basic and/or Negotiate challenges, which therefore do not say that JWT is off. Both causes are
+  // named, the token's first; the other authentication is the one the challenge asks for.
   std::string http_unauthorized_message(std::string_view endpoint,
                                         std::string_view challenges) const override {
-    if (auto other = other_scheme_wanted(endpoint, challenges, "Bearer", "JWT")) return *other;
+    const bool bearer = contains_ignoring_ascii_case(challenges, "Bearer");
     return fmt::format(
-        "JWT authentication failed at {} (HTTP 401): the server refused the token (expired, "
-        "or not signed by a key it trusts); check what --jwt_cmd or $ATLAS2KUDU_JWT gives",
-        endpoint);
+        "JWT authentication failed at {} (HTTP 401{}): the server refused the token: it may have "
+        "expired or be invalid (check what --jwt_cmd or $ATLAS2KUDU_JWT gives){}",
+        endpoint, challenges.empty() ? "" : fmt::format(" with {}", challenges),
+        bearer ? ""
+               : fmt::format(", or JWT may not be enabled on this server (then try {})",
+                             flag_for_challenges(challenges)));
   }
 
  private:

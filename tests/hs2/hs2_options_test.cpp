@@ -375,9 +375,21 @@ TEST_CASE(
   o.protocol = Hs2Protocol::kHttp;
   auto jwt = make_authenticator(validate_hs2_options(o), jwt_credentials("a.b.c"));
   CHECK(jwt->describe() == "JWT (HTTP Bearer)");
-  CHECK(jwt->http_unauthorized_message("db1.example:28000", "Bearer")
-            .starts_with("JWT authentication failed at db1.example:28000 (HTTP 401): the server "
-                         "refused the token"));
+  CHECK(jwt->http_unauthorized_message("db1.example:28000", "Bearer") ==
+        "JWT authentication failed at db1.example:28000 (HTTP 401 with Bearer): the server "
+        "refused the token: it may have expired or be invalid (check what --jwt_cmd or "
+        "$ATLAS2KUDU_JWT gives)");
+  // Impala answers a refused token with its Basic (LDAP) and/or Negotiate challenges, never
+  // Bearer, even with JWT enabled: the token is named first, then JWT possibly being off.
+  CHECK(jwt->http_unauthorized_message("db1.example:28000", "Basic realm=\"impala\"") ==
+        "JWT authentication failed at db1.example:28000 (HTTP 401 with Basic realm=\"impala\"): "
+        "the server refused the token: it may have expired or be invalid (check what --jwt_cmd "
+        "or $ATLAS2KUDU_JWT gives), or JWT may not be enabled on this server (then try -l -u "
+        "USER (LDAP))");
+  CHECK(jwt->http_unauthorized_message("db1.example:28000", "") ==
+        "JWT authentication failed at db1.example:28000 (HTTP 401): the server refused the "
+        "token: it may have expired or be invalid (check what --jwt_cmd or $ATLAS2KUDU_JWT "
+        "gives), or JWT may not be enabled on this server (then try -l -u USER (LDAP))");
   try {
     jwt->wrap_binary(socket);
     FAIL("JWT over the binary protocol");

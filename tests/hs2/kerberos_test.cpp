@@ -297,8 +297,9 @@ TEST_CASE("kerberos: the server refuses the mechanism, or the ticket; the KDC is
     jwt.jwt = true;
     jwt.auth_creds_ok_in_clear = true;
     CHECK(contains(refusal(Hs2TestServerConfig::Transport::kHttp, jwt, jwt_credentials("t.o.k")),
-                   ": the server does not accept JWT (HTTP Bearer): it answered HTTP 401 with "
-                   "Negotiate; try -k (Kerberos)"));
+                   " (HTTP 401 with Negotiate): the server refused the token: it may have "
+                   "expired or be invalid (check what --jwt_cmd or $ATLAS2KUDU_JWT gives), or "
+                   "JWT may not be enabled on this server (then try -k (Kerberos))"));
   }
   // A ticket for a principal the KDC knows but the server has no key for (-b naming another
   // host): the server rejects it.
