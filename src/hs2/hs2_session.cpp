@@ -247,6 +247,16 @@ struct Hs2Session::Impl {
                                  "--ssl (and --ca_cert FILE if its CA is not a system one)"));
             }
             throw;
+          } catch (const SaslNotSasl& e) {
+            drop();
+            throw_if_stopped();
+            throw Hs2Error(
+                Hs2ErrorKind::kMismatch,
+                cannot_connect(endpoint(),
+                               fmt::format("{}: it does not speak HS2's SASL there", e.what()),
+                               fmt::format("-i with impalad's HS2 port ({}; {} with "
+                                           "--protocol hs2-http)",
+                                           kImpaladBinaryPort, kImpaladHttpPort)));
           } catch (const Hs2Error&) {
             drop();
             throw_if_stopped();

@@ -48,6 +48,19 @@ void init_cyrus_once() {
                                                         sasl_errstring(rc, nullptr, nullptr)));
 }
 
+// Reads `len` bytes into `buf` from `got` on, fewer only at end of file; `got` counts them as
+// they come, so that a caller that catches a timeout knows how far the reply came.
+void read_counted(TTransport& t, std::uint8_t* buf, std::uint32_t len, std::uint32_t& got) {
+  while (got < len) {
+    const std::uint32_t n = t.read(buf + got, len - got);
+    if (n == 0) return;
+    got += n;
+  }
+}
+
+// The longest negotiation message read: GSSAPI's tokens are a few KiB, PLAIN's replies empty.
+constexpr std::uint32_t kMaxSaslMessage = std::uint32_t{1} << 20;
+
 }  // namespace
 
 void write_sasl_message(TTransport& t, SaslStatus status, std::string_view payload) {
@@ -172,14 +185,14 @@ void SaslClientTransport::negotiate() {
   } catch (const TTransportException&) {
     // A server that refuses the mechanism answers START with BAD and closes the connection, maybe
     // before the initial response arrives: its answer may still be waiting to be read.
-    auto [status, payload] = read_sasl_message(*inner_);  // throws again if there is none
+    auto [status, payload] = read_reply();  // throws again if there is none
     if (status == SaslStatus::kBad || status == SaslStatus::kError)
       throw Hs2Error(Hs2ErrorKind::kAuth,
                      mechanism_->failure_message(SaslFailure::kServerRefused, payload));
     throw;
   }
   for (;;) {
-    auto [status, payload] = read_sasl_message(*inner_);
+    auto [status, payload] = read_reply();
     switch (status) {
       case SaslStatus::kComplete:
         return;
@@ -201,11 +214,54 @@ void SaslClientTransport::negotiate() {
       case SaslStatus::kError:
         throw Hs2Error(Hs2ErrorKind::kAuth,
                        mechanism_->failure_message(SaslFailure::kServerRefused, payload));
-      default:
-        throw Hs2Error(
-            Hs2ErrorKind::kInternal,
-            fmt::format("SASL: unexpected negotiation status {}", static_cast<int>(status)));
+      case SaslStatus::kStart:  // read_reply lets no START through
+        throw Hs2Error(Hs2ErrorKind::kInternal, "SASL: a START message from the server");
     }
+  }
+}
+
+std::pair<SaslStatus, std::string> SaslClientTransport::read_reply() {
+  std::uint8_t header[5];
+  std::uint32_t got = 0;
+  std::string payload;
+  std::uint32_t payload_got = 0;
+  // What came before the reply stopped, for the message of a message cut short.
+  const auto cut_short = [&](std::string_view then) {
+    return got < sizeof header
+               ? SaslNotSasl(fmt::format("it answers the SASL handshake with a message cut short "
+                                         "({} bytes of its 5-byte header, then: {})",
+                                         got, then))
+               : SaslNotSasl(fmt::format("it answers the SASL handshake with a message cut short "
+                                         "({} of its {} bytes, then: {})",
+                                         payload_got, payload.size(), then));
+  };
+  try {
+    read_counted(*inner_, header, sizeof header, got);
+    if (got == 0) {
+      // The hang-up with which Impala refuses a password or ticket.
+      throw TTransportException(TTransportException::END_OF_FILE, "No more data to read.");
+    }
+    if (got < sizeof header) throw cut_short("the connection closed");
+    const std::uint8_t status = header[0];
+    const std::uint32_t len = get_be32(header + 1);
+    if (status < static_cast<std::uint8_t>(SaslStatus::kOk) ||
+        status > static_cast<std::uint8_t>(SaslStatus::kComplete)) {
+      throw SaslNotSasl(fmt::format(
+          "it answers the SASL handshake with bytes that are not SASL ('{}'...)",
+          one_line(std::string_view(reinterpret_cast<const char*>(header), sizeof header))));
+    }
+    if (len > kMaxSaslMessage) {
+      throw SaslNotSasl(fmt::format(
+          "it answers the SASL handshake with a message of {} bytes, which no SASL server sends",
+          len));
+    }
+    payload.assign(len, '\0');
+    read_counted(*inner_, reinterpret_cast<std::uint8_t*>(payload.data()), len, payload_got);
+    if (payload_got < len) throw cut_short("the connection closed");
+    return {static_cast<SaslStatus>(status), std::move(payload)};
+  } catch (const TTransportException& e) {
+    if (got == 0) throw;
+    throw cut_short(e.what());
   }
 }
 

@@ -80,6 +80,17 @@ class SaslConnectionClosed : public Hs2Error {
   std::string transport_error_;
 };
 
+// A negotiation reply that no SASL server sends: a status byte other than OK, BAD, ERROR or
+// COMPLETE, a length past the limit, or a message cut short (the connection closed, or -t ran
+// out, inside it). The server does not speak HS2's SASL: another service, or the wrong port. The
+// message says what came, without the endpoint, which the session adds:
+//   "it answers the SASL handshake with a message of 4294967295 bytes, which no SASL server sends"
+// (kMismatch, exit 4: not an authentication failure.)
+class SaslNotSasl : public Hs2Error {
+ public:
+  explicit SaslNotSasl(const std::string& what) : Hs2Error(Hs2ErrorKind::kMismatch, what) {}
+};
+
 class SaslClientTransport
     : public apache::thrift::transport::TVirtualTransport<SaslClientTransport> {
  public:
@@ -99,6 +110,9 @@ class SaslClientTransport
 
  private:
   void negotiate();
+  // The server's next negotiation message; SaslNotSasl when it is none. A connection closed (or
+  // silent) before its first byte stays a TTransportException: Impala's way of refusing.
+  std::pair<SaslStatus, std::string> read_reply();
   void dispose_connection() noexcept;
 
   std::shared_ptr<apache::thrift::transport::TTransport> inner_;

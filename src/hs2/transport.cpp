@@ -283,10 +283,11 @@ class FirstReplyCheck final : public apache::thrift::transport::TVirtualTranspor
                                     "authentication, which may be LDAP",
                                     "-l -u USER (LDAP), or -k (Kerberos)"));
     }
-    // Anything else that is neither a strict Thrift message (0x80 0x01) nor, under SASL, a SASL
-    // status byte (1 to 5) is another service's greeting or reply: an SSH banner, a mail server.
+    // Anything else that is neither a strict Thrift message (0x80 0x01) nor, under SASL, a status
+    // byte a SASL server sends (2 to 5: OK, BAD, ERROR, COMPLETE; START is the client's) is
+    // another service's greeting or reply: an SSH banner, a mail server.
     const bool thrift = byte(0) == 0x80 && (head_.size() < 2 || byte(1) == 0x01);
-    const bool sasl_status = sasl_ && byte(0) >= 0x01 && byte(0) <= 0x05;
+    const bool sasl_status = sasl_ && byte(0) >= 0x02 && byte(0) <= 0x05;
     if (!head_.empty() && !thrift && !sasl_status) {
       throw Hs2Error(Hs2ErrorKind::kMismatch,
                      cannot_connect(endpoint_,

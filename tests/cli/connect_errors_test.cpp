@@ -5,13 +5,17 @@
 #include <doctest/doctest.h>
 #include <fmt/core.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "binary_test_util.h"
+#include "connect_errors_loopback.h"
 #include "hs2_test_util.h"
 
 TEST_SUITE_BEGIN("connect_errors");
@@ -25,16 +29,9 @@ const std::string kInput = data("notifications/gzip-message.jsonl");
 
 // A loopback port nothing listens on: bound, never listened to, closed again.
 int closed_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  REQUIRE(fd >= 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
-  socklen_t len = sizeof addr;
-  REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0);
-  ::close(fd);
-  return ntohs(addr.sin_port);
+  const LoopbackSocket s = bind_loopback(SOCK_STREAM, 0, false);
+  ::close(s.fd);
+  return s.port;
 }
 
 // The one line the run ends with on stderr, before the summary.
@@ -43,6 +40,52 @@ std::string error_line(const Run& r) {
   if (at == std::string::npos) return r.err;
   return r.err.substr(at, r.err.find('\n', at) - at);
 }
+
+// A loopback server that answers each connection (at most 8, within 20 s) with fixed bytes once
+// the client has paused for 200 ms (its SASL START and initial response read), then keeps the
+// connection `hold_ms` and closes it for writing, reading until the client closes (so that no
+// reset loses what it sent).
+class FixedReplyServer {
+ public:
+  FixedReplyServer(std::string reply, int hold_ms) : reply_(std::move(reply)), hold_ms_(hold_ms) {
+    const LoopbackSocket s = bind_loopback(SOCK_STREAM);
+    fd_ = s.fd;
+    port_ = s.port;
+    thread_ = std::thread([this] { serve(); });
+  }
+  ~FixedReplyServer() {
+    ::shutdown(fd_, SHUT_RDWR);  // ends the accept wait
+    thread_.join();
+    ::close(fd_);
+  }
+  std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
+
+ private:
+  void serve() {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    for (int served = 0; served < 8 && std::chrono::steady_clock::now() < until; ++served) {
+      pollfd p{fd_, POLLIN, 0};
+      if (::poll(&p, 1, 20000) != 1 || (p.revents & POLLIN) == 0) return;
+      const int c = ::accept(fd_, nullptr, nullptr);
+      if (c < 0) return;
+      char buf[4096];
+      for (pollfd q{c, POLLIN, 0}; ::poll(&q, 1, 200) == 1 && ::read(c, buf, sizeof buf) > 0;) {
+      }
+      (void)!::write(c, reply_.data(), reply_.size());
+      std::this_thread::sleep_for(std::chrono::milliseconds(hold_ms_));
+      ::shutdown(c, SHUT_WR);
+      for (pollfd q{c, POLLIN, 0}; ::poll(&q, 1, 5000) == 1 && ::read(c, buf, sizeof buf) > 0;) {
+      }
+      ::close(c);
+    }
+  }
+
+  std::string reply_;
+  int hold_ms_;
+  int fd_ = -1;
+  int port_ = 0;
+  std::thread thread_;
+};
 
 }  // namespace
 
@@ -99,6 +142,52 @@ TEST_CASE("no -l against a server that requires LDAP: try -l -u USER") {
     CHECK(error_line(r) == "atlas2kudu: cannot connect to " + http.address() +
                                ": the server requires authentication (HTTP 401 with Basic "
                                "realm=\"impala\"); try -l -u USER (LDAP)");
+  }
+}
+
+TEST_CASE("-l against a server whose reply is no SASL message: not HS2's SASL (exit 4)") {
+  // Neither an internal error (a START status) nor an authentication failure (a length past any
+  // SASL message, a message cut short by -t or by the connection's end): the wrong service.
+  struct Case {
+    std::string reply;
+    int hold_ms;
+    std::string says;
+  };
+  using namespace std::string_literals;
+  const std::string hs2_port =
+      "; try -i with impalad's HS2 port (21050; 28000 with --protocol hs2-http)";
+  const std::vector<Case> cases = {
+      // START, which only a client sends: as without -l.
+      {"\x01\x00\x00\x00\x05PLAIN"s, 0,
+       ": it answers with bytes that are not HS2 ('\\x01\\x00\\x00\\x00\\x05'...): another "
+       "service listens there" +
+           hs2_port},
+      {"\x02\xff\xff\xff\xff"s, 0,
+       ": it answers the SASL handshake with a message of 4294967295 bytes, which no SASL server "
+       "sends: it does not speak HS2's SASL there" +
+           hs2_port},
+      {"\x02\x00\x00\x00\x10"
+       "ABC"s,
+       3000,
+       ": it answers the SASL handshake with a message cut short (3 of its 16 bytes, then: "
+       "THRIFT_EAGAIN (timed out)): it does not speak HS2's SASL there" +
+           hs2_port},
+      {"\x05\x00\x00\x00\x10"
+       "ABC"s,
+       0,
+       ": it answers the SASL handshake with a message cut short (3 of its 16 bytes, then: the "
+       "connection closed): it does not speak HS2's SASL there" +
+           hs2_port},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.says);
+    FixedReplyServer server(c.reply, c.hold_ms);
+    const Run r =
+        run("apply -l -u etl --auth_creds_ok_in_clear --ldap_password_cmd 'echo pw' -t 1000 "
+            "--connect_max_tries 1 -i " +
+            server.address() + " " + kInput);
+    CHECK(r.status == 4);
+    CHECK(error_line(r) == "atlas2kudu: cannot connect to " + server.address() + c.says);
   }
 }
 
