@@ -15,6 +15,7 @@
 #include <mutex>
 #include <optional>
 #include <string_view>
+#include <vector>
 
 #include "hs2/credentials.h"
 #include "hs2/error.h"
@@ -140,6 +141,69 @@ int keep_peer_names(int preverified, X509_STORE_CTX* store) {
   }
   return preverified;
 }
+
+// A URL's parts as libcurl reads them (the port filled in from the scheme); nullopt when it
+// cannot read it.
+struct UrlView {
+  std::string scheme, host, port, path;
+};
+
+std::optional<UrlView> parse_url(const std::string& url) {
+  CURLU* u = curl_url();
+  if (u == nullptr) return std::nullopt;
+  std::optional<UrlView> view;
+  if (curl_url_set(u, CURLUPART_URL, url.c_str(), 0) == CURLUE_OK) {
+    const auto part = [u](CURLUPart which, unsigned flags) {
+      char* text = nullptr;
+      std::string out;
+      if (curl_url_get(u, which, &text, flags) == CURLUE_OK && text != nullptr) out = text;
+      curl_free(text);
+      return out;
+    };
+    view = UrlView{part(CURLUPART_SCHEME, 0), part(CURLUPART_HOST, 0),
+                   part(CURLUPART_PORT, CURLU_DEFAULT_PORT), part(CURLUPART_PATH, 0)};
+    // An IPv6 address comes in brackets; -i's host has none.
+    if (view->host.size() > 1 && view->host.front() == '[') {
+      view->host = view->host.substr(1, view->host.size() - 2);
+    }
+  }
+  curl_url_cleanup(u);
+  return view;
+}
+
+}  // namespace
+
+std::string redirect_advice(const std::string& url, const std::string& location) {
+  const std::optional<UrlView> from = parse_url(url);
+  const std::optional<UrlView> to = parse_url(location);
+  const std::string fallback = "-i and --http_path naming where it redirects";
+  if (!from || !to || (to->scheme != "http" && to->scheme != "https")) return fallback;
+  const bool add_ssl = from->scheme == "http" && to->scheme == "https";
+  if (!equals_ignoring_ascii_case(from->host, to->host)) {
+    return add_ssl ? fallback + ", with --ssl (it redirects to https)" : fallback;
+  }
+  // The same server: what differs is what to change.
+  std::vector<std::string> flags;
+  if (add_ssl) flags.emplace_back("--ssl");
+  if (to->scheme == "http" && from->scheme == "https") flags.emplace_back("without --ssl");
+  if (to->port != from->port) {
+    int port = 0;
+    const char* end = to->port.data() + to->port.size();
+    if (std::from_chars(to->port.data(), end, port).ptr != end) return fallback;
+    flags.push_back("-i " + format_endpoint(to->host, port));
+  }
+  if (to->path != from->path) {
+    std::string_view path = to->path;
+    while (!path.empty() && path.front() == '/') path.remove_prefix(1);
+    flags.push_back("--http_path " + (path.empty() ? std::string("''") : one_line(path)));
+  }
+  if (flags.empty()) return fallback;
+  std::string advice;
+  for (const std::string& flag : flags) advice += (advice.empty() ? "" : " ") + flag;
+  return advice;
+}
+
+namespace {
 
 bool is_tls_trust_error(CURLcode rc) {
   return rc == CURLE_PEER_FAILED_VERIFICATION || rc == CURLE_SSL_CACERT_BADFILE ||
@@ -545,7 +609,8 @@ Hs2Error HttpClientTransport::unexpected_status(long status) const {
                                    "so that credentials go only where -i says",
                                    config_.url, status,
                                    location ? one_line(location) : std::string("nowhere named")),
-                       "-i and --http_path naming where it redirects"));
+                       location ? redirect_advice(config_.url, location)
+                                : "-i and --http_path naming where it redirects"));
   }
   if (status == 404) {
     return Hs2Error(Hs2ErrorKind::kMismatch,

@@ -73,6 +73,15 @@ struct HttpTransportConfig {
   std::function<bool()> answered_before;
 };
 
+// What to try when the request to `url` (ours) is redirected to `location`: flags that reach the
+// same server where it redirects, when it is the same host; otherwise (or a location that cannot
+// be read) "-i and --http_path naming where it redirects", with ", with --ssl (it redirects to
+// https)" when it redirects from http to https.
+//   redirect_advice("http://db1:28000/cliservice", "https://db1:28000/cliservice") == "--ssl"
+//   redirect_advice("http://db1:28000/cliservice", "https://db1:28443/hs2")
+//     == "--ssl -i db1:28443 --http_path hs2"
+std::string redirect_advice(const std::string& url, const std::string& location);
+
 class HttpClientTransport final
     : public apache::thrift::transport::TVirtualTransport<HttpClientTransport, Hs2Transport> {
  public:

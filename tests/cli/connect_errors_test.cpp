@@ -429,7 +429,7 @@ TEST_CASE("hs2-http: what other HTTP statuses say, and their exit status") {
       {302, 4,
        "/cliservice redirects (HTTP 302) to https://elsewhere.invalid/; redirects are not "
        "followed, so that credentials go only where -i says; try -i and --http_path "
-       "naming where it redirects"},
+       "naming where it redirects, with --ssl (it redirects to https)"},
       {407, 5, ": a proxy on the way requires authentication (HTTP 407); try without the proxy"},
       {403, 5, " refused this user (HTTP 403 Forbidden)"},
       {418, 4,
@@ -454,6 +454,36 @@ TEST_CASE("hs2-http: what other HTTP statuses say, and their exit status") {
     CHECK(r.status == c.exit_status);
     CHECK(contains(r.err, c.says));
     CHECK(contains(r.err, server.address()));
+  }
+}
+
+TEST_CASE("hs2-http: a redirect to https on the same host asks for --ssl (exit 4)") {
+  struct Case {
+    std::string location;
+    std::string try_this;
+  };
+  const std::vector<Case> cases = {
+      {"https://{host}/cliservice", "try --ssl"},
+      {"https://127.0.0.1:28443/hs2", "try --ssl -i 127.0.0.1:28443 --http_path hs2"},
+      {"http://{host}/other", "try --http_path other"},
+      {"https://elsewhere.invalid/",
+       "try -i and --http_path naming where it redirects, with --ssl (it redirects to https)"},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.location);
+    TestServer server("--transport http --http-status 301 --http-location '" + c.location + "'");
+    const Run r = run("apply --protocol hs2-http --connect_max_tries 1 -i " + server.address() +
+                      " " + kInput);
+    CHECK(r.status == 4);
+    std::string location = c.location;
+    if (location.find("{host}") != std::string::npos)
+      location.replace(location.find("{host}"), 6, server.address());
+    CHECK(error_line(r) == "atlas2kudu: cannot connect to " + server.address() + ": http://" +
+                               server.address() + "/cliservice redirects (HTTP 301) to " +
+                               location +
+                               "; redirects are not followed, so that credentials go only where "
+                               "-i says; " +
+                               c.try_this);
   }
 }
 

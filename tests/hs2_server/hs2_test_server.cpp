@@ -780,8 +780,14 @@ void Hs2TestServer::Impl::serve_http(TTransport& wire, ConnState& conn) {
     }
     if (config.faults.http_status != 0) {
       const int status = config.faults.http_status;
+      const std::string host = headers.count("host") ? headers["host"] : "";
       std::vector<std::string> headers = {"Connection: close"};
-      if (status >= 300 && status < 400) headers.push_back("Location: https://elsewhere.invalid/");
+      if (status >= 300 && status < 400) {
+        std::string location = config.faults.http_location;
+        if (const auto at = location.find("{host}"); at != std::string::npos)
+          location.replace(at, 6, host);
+        headers.push_back("Location: " + location);
+      }
       if (status == 200) {  // another server on the port: a web UI's page
         headers.push_back("Content-Type: text/html");
         respond("200 OK", headers, "<!DOCTYPE html>\n<html><body>impalad web UI</body></html>\n");

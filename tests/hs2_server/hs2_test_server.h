@@ -91,6 +91,9 @@ struct FaultPlan {
   // wanting credentials: 407, a redirect: 302 with a Location, a failed backend: 500, another
   // server on the port: 200 with a web page); 0: off.
   int http_status = 0;
+  // The Location of an --http-status 3xx answer; "{host}" in it stands for the request's Host
+  // header (the server's own host:port).
+  std::string http_location = "https://elsewhere.invalid/";
 };
 
 struct Hs2TestServerConfig {

@@ -112,6 +112,8 @@ int main(int argc, char** argv) {
   app.add_option(
       "--http-status", cfg.faults.http_status,
       "HTTP: answer every request with this status (404, 407, 302, 500, ...; 200: a web page)");
+  app.add_option("--http-location", cfg.faults.http_location,
+                 "The Location of an --http-status 3xx answer ({host}: the request's Host)");
   app.add_flag("--no-long-polling", cfg.faults.no_long_polling,
                "Serve as an Impala before 4.5: LONG_POLLING_TIME_MS is not listed by OpenSession "
                "and fails a statement that sets it (without it, a poll of a running statement "
