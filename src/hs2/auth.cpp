@@ -150,6 +150,14 @@ class SaslGssapi final : public SaslMechanism {
   }
 
   const char* name() const override { return "GSSAPI"; }
+
+  // The first GSS-API step, bounded by -t and the stop request, before Cyrus runs the same step
+  // unbounded (under its lock): a ticket that cannot be had is explained from this one step, and
+  // otherwise Cyrus finds the service ticket in the cache.
+  void prepare() override {
+    if (std::optional<std::string> why = service_->diagnose())
+      throw Hs2Error(Hs2ErrorKind::kAuth, *why);
+  }
   const sasl_callback_t* callbacks() override { return callbacks_; }
 
   std::string failure_message(SaslFailure failure, std::string_view detail) const override {
@@ -276,8 +284,9 @@ class JwtAuthentication final : public Authenticator {
 
 class KerberosAuthentication final : public Authenticator {
  public:
-  KerberosAuthentication(const std::string& service, const std::string& host)
-      : service_(std::make_shared<const KerberosService>(service, host)) {}
+  KerberosAuthentication(const std::string& service, const std::string& host,
+                         std::chrono::milliseconds wait_limit)
+      : service_(std::make_shared<const KerberosService>(service, host, wait_limit)) {}
 
   std::string describe() const override {
     return fmt::format("Kerberos as a client of {} (SASL GSSAPI / HTTP SPNEGO)",
@@ -327,8 +336,9 @@ std::shared_ptr<const Authenticator> make_authenticator(
   }
   if (o.jwt) return std::make_shared<JwtAuthentication>(std::move(credentials));
   if (o.kerberos)
-    return std::make_shared<KerberosAuthentication>(settings.kerberos_service(),
-                                                    settings.kerberos_host());
+    return std::make_shared<KerberosAuthentication>(
+        settings.kerberos_service(), settings.kerberos_host(),
+        std::chrono::milliseconds(o.connect_timeout_ms));
   return std::make_shared<NoAuthentication>();
 }
 

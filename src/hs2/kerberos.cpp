@@ -5,7 +5,14 @@
 #include <gssapi/gssapi_krb5.h>
 #include <krb5/krb5.h>
 
+#include <atomic>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <thread>
+
 #include "hs2/error.h"
+#include "util/stop.h"
 
 namespace atlas2kudu {
 
@@ -83,6 +90,18 @@ InitOutcome init_first_step(const std::string& target, gss_OID mechanism) {
   return out;
 }
 
+// Worker threads still inside a GSS-API step, left behind by a caller that stopped waiting.
+std::atomic<int> steps_running{0};
+
+// on_exit handler: with a worker still inside libkrb5, exit() must not run the library
+// destructors (k5_mutex_destroy, the mechanism list freed) under it; stdio is flushed, then
+// _exit with the run's status.
+void exit_past_running_steps(int status, void*) {
+  if (steps_running.load() == 0) return;
+  std::fflush(nullptr);
+  std::_Exit(status);
+}
+
 std::string default_realm() {
   krb5_context context = nullptr;
   if (krb5_init_context(&context) != 0) return {};
@@ -115,6 +134,58 @@ std::string principal_of(const std::string& service, const std::string& host) {
   if (principal.back() == '@') principal += default_realm();
   if (principal.back() == '@') principal.pop_back();
   return principal;
+}
+
+}  // namespace
+
+struct KerberosService::Step {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool done = false;
+  InitOutcome outcome;
+};
+
+namespace {
+
+// Starts `target`'s first step with `mechanism` on a worker thread of its own.
+std::shared_ptr<KerberosService::Step> start_step(const std::string& target, gss_OID mechanism) {
+  static std::once_flag registered;
+  std::call_once(registered, [] { on_exit(&exit_past_running_steps, nullptr); });
+  auto step = std::make_shared<KerberosService::Step>();
+  ++steps_running;
+  std::thread([step, target, mechanism] {
+    InitOutcome outcome = init_first_step(target, mechanism);
+    {
+      std::lock_guard lock(step->mu);
+      step->outcome = std::move(outcome);
+      step->done = true;
+    }
+    step->cv.notify_all();
+    --steps_running;
+  }).detach();
+  return step;
+}
+
+// Waits for `step` (see the class comment): its outcome, StopError, or Hs2Error(kAuth) past
+// `limit` (0: none).
+InitOutcome wait_for_step(KerberosService::Step& step, std::chrono::milliseconds limit,
+                          std::string_view principal) {
+  const auto until = std::chrono::steady_clock::now() + limit;
+  std::unique_lock lock(step.mu);
+  for (;;) {
+    if (step.done) return step.outcome;
+    if (stop_requested()) throw StopError(stop_reason());
+    if (limit.count() > 0 && std::chrono::steady_clock::now() >= until) {
+      throw Hs2Error(
+          Hs2ErrorKind::kAuth,
+          kerberos_problem_message(
+              KerberosProblem::kKdcUnreachable, principal,
+              fmt::format("no answer within -t {} ms; libkrb5 waits kdc_timeout per KDC and try, "
+                          "max_retries tries, in krb5.conf's [libdefaults]",
+                          limit.count())));
+    }
+    step.cv.wait_for(lock, std::chrono::milliseconds(50));
+  }
 }
 
 }  // namespace
@@ -200,26 +271,39 @@ std::string kerberos_rejected_message(std::string_view principal) {
       principal);
 }
 
-KerberosService::KerberosService(std::string service, std::string host)
-    : service_(std::move(service)), host_(std::move(host)) {
+KerberosService::KerberosService(std::string service, std::string host,
+                                 std::chrono::milliseconds wait_limit)
+    : service_(std::move(service)), host_(std::move(host)), wait_limit_(wait_limit) {
   principal_ = principal_of(service_, host_);
 }
 
 std::string KerberosService::spnego_token() const {
-  InitOutcome out = init_first_step(target_name(), &spnego_mechanism);
+  // SPNEGO passes a krb5 failure on with a remapped minor code: the krb5 mechanism's own first
+  // step, run first, tells the cause exactly, and leaves the service ticket in the cache.
+  if (std::optional<std::string> why = diagnose()) throw Hs2Error(Hs2ErrorKind::kAuth, *why);
+  // A token of its own for each request (never one shared with another caller: the server's
+  // replay cache would refuse the second use).
+  InitOutcome out =
+      wait_for_step(*start_step(target_name(), &spnego_mechanism), wait_limit_, principal_);
   if (!GSS_ERROR(out.major)) return std::move(out.token);
-  // SPNEGO passes the krb5 failure on with a remapped minor code: the krb5 mechanism's own first
-  // step tells the cause exactly.
-  std::optional<std::string> why = diagnose();
-  throw Hs2Error(
-      Hs2ErrorKind::kAuth,
-      why ? *why
-          : kerberos_problem_message(KerberosProblem::kOther, principal_,
-                                     failure_text(out.major, out.minor, &spnego_mechanism)));
+  throw Hs2Error(Hs2ErrorKind::kAuth,
+                 kerberos_problem_message(KerberosProblem::kOther, principal_,
+                                          failure_text(out.major, out.minor, &spnego_mechanism)));
 }
 
 std::optional<std::string> KerberosService::diagnose() const {
-  const InitOutcome out = init_first_step(target_name(), gss_mech_krb5);
+  std::shared_ptr<Step> step;
+  {
+    std::lock_guard lock(mu_);
+    bool running = false;
+    if (diagnosing_) {
+      std::lock_guard step_lock(diagnosing_->mu);
+      running = !diagnosing_->done;
+    }
+    if (!running) diagnosing_ = start_step(target_name(), gss_mech_krb5);
+    step = diagnosing_;
+  }
+  const InitOutcome out = wait_for_step(*step, wait_limit_, principal_);
   if (!GSS_ERROR(out.major)) return std::nullopt;
   return kerberos_problem_message(
       classify_kerberos_status(out.major, static_cast<std::int32_t>(out.minor)), principal_,

@@ -148,6 +148,7 @@ void SaslClientTransport::open() {
 }
 
 void SaslClientTransport::negotiate() {
+  mechanism_->prepare();  // outside the Cyrus lock: other sessions negotiate meanwhile
   init_cyrus_once();
   const char* mechanism = mechanism_->name();
   std::unique_lock lock(cyrus_mutex());
@@ -170,7 +171,7 @@ void SaslClientTransport::negotiate() {
   rc = sasl_client_start(conn_, mechanism, nullptr, &out, &out_len, &chosen);
   if (rc != SASL_OK && rc != SASL_CONTINUE) {
     const std::string detail = sasl_errdetail(conn_);
-    lock.unlock();  // failure_message may take time (GSSAPI asks the KDC again)
+    lock.unlock();  // failure_message may take time (GSSAPI may ask the KDC)
     throw Hs2Error(
         Hs2ErrorKind::kAuth,
         mechanism_->failure_message(

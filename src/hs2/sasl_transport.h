@@ -64,6 +64,10 @@ class SaslMechanism {
   // "SASL PLAIN authentication failed: server said: invalid password". A mechanism that knows
   // more about its failures (GSSAPI: which Kerberos step failed) says so here.
   virtual std::string failure_message(SaslFailure failure, std::string_view detail) const;
+  // Called once per negotiation before Cyrus is: what may take long or fail on this side
+  // (GSSAPI: the KDC exchange for the service ticket) is done here, where it can be bounded and
+  // explained. Throws Hs2Error(kAuth) (or StopError) to end the negotiation before it starts.
+  virtual void prepare() {}
 };
 
 // The Hs2Error(kAuth) of a negotiation the server ended by closing the connection: a refused

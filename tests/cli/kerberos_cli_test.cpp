@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -17,6 +18,7 @@
 #include <vector>
 
 #include "atlas2kudu/reader.h"
+#include "connect_errors_loopback.h"
 #include "hs2_test_server.h"
 #include "hs2_test_util.h"
 #include "kerberos_realm.h"
@@ -257,6 +259,81 @@ TEST_CASE("hs2_test_server --keytab --principal serves apply -k (GSSAPI and SPNE
                                  " --principal " + realm.service_principal() +
                                  " --max-seconds 5 >/dev/null 2>&1")
                                     .c_str())) == 1);
+}
+
+TEST_CASE("apply -k with a KDC that never answers: -t, --deadline and SIGINT end the wait") {
+  // libkrb5 cannot be interrupted and waits about 27 s for a silent KDC (kdc_timeout 1 s, 3
+  // tries, UDP then TCP); the run waits -t for it, or until a stop, and then exits cleanly with
+  // that thread still inside libkrb5. The ticket-granting ticket comes from the realm's KDC; the
+  // service ticket is then asked of one that never answers: a UDP port never read, a TCP port
+  // never accepted from (also the -i port: the connect completes in the backlog).
+  KerberosRealm realm;
+  const std::string cache = realm.kinit("alice");
+  const LoopbackSocket udp = bind_loopback(SOCK_DGRAM);
+  const LoopbackSocket tcp = bind_loopback(SOCK_STREAM, udp.port);
+  const std::string silent = "127.0.0.1:" + std::to_string(udp.port);
+  std::string conf = slurp(realm.krb5_config());
+  const std::string kdc = "127.0.0.1:" + std::to_string(realm.kdc_port());
+  REQUIRE(conf.find(kdc) != std::string::npos);
+  conf.replace(conf.find(kdc), kdc.size(), silent);
+  const auto silent_conf = realm.dir() / "krb5-silent.conf";
+  {
+    std::FILE* f = std::fopen(silent_conf.string().c_str(), "w");
+    REQUIRE(f != nullptr);
+    std::fputs(conf.c_str(), f);
+    std::fclose(f);
+  }
+  const std::string env = realm.shell_env(cache) + "KRB5_CONFIG='" + silent_conf.string() + "' ";
+  const std::string base =
+      "apply -k -b localhost --prior none --connect_max_tries 1 -i " + silent + joined_inputs();
+  for (const char* protocol : {" --protocol hs2", " --protocol hs2-http"}) {
+    CAPTURE(protocol);
+    auto started = std::chrono::steady_clock::now();
+    Run r = run(realm, env, base + protocol + " -t 1500");
+    auto took = std::chrono::steady_clock::now() - started;
+    CHECK(r.status == 5);
+    CHECK(contains(r.err,
+                   "atlas2kudu: Kerberos: cannot reach a KDC of realm A2K.TEST for a ticket to "
+                   "impala/localhost@A2K.TEST (no answer within -t 1500 ms; libkrb5 waits "
+                   "kdc_timeout per KDC and try, max_retries tries, in krb5.conf's [libdefaults]): "
+                   "check the realm's kdc entries in krb5.conf (or $KRB5_CONFIG) and that the KDC "
+                   "is up and reachable\n"));
+    CHECK(took < std::chrono::seconds(10));
+    // --deadline, with no -t: a stop (exit 4).
+    started = std::chrono::steady_clock::now();
+    r = run(realm, env, base + protocol + " -t 0 --deadline 2s");
+    took = std::chrono::steady_clock::now() - started;
+    CHECK(r.status == 4);
+    CHECK(contains(r.err, "deadline"));
+    CHECK(took < std::chrono::seconds(10));
+  }
+  // SIGINT: exit 130 within a second of it.
+  const std::string err = (realm.dir() / "sigint.err").string();
+  const pid_t pid = fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    const std::string cmd = "exec env " + env + ATLAS2KUDU_BINARY + " " + base + " -t 0 2>" + err;
+    ::execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  const auto signalled = std::chrono::steady_clock::now();
+  ::kill(pid, SIGINT);
+  int raw = 0;
+  for (int i = 0; i < 500 && ::waitpid(pid, &raw, WNOHANG) == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  if (::waitpid(pid, &raw, WNOHANG) == 0) {
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, &raw, 0);
+    FAIL("apply -k did not stop at SIGINT");
+  }
+  CHECK(std::chrono::steady_clock::now() - signalled < std::chrono::seconds(3));
+  CHECK(WIFEXITED(raw));
+  CHECK(WEXITSTATUS(raw) == 130);
+  CHECK(contains(slurp(err), "stopped by SIGINT"));
+  ::close(udp.fd);
+  ::close(tcp.fd);
 }
 
 TEST_SUITE_END();
