@@ -682,6 +682,18 @@ void refuse_flag_values(CLI::App& app, const std::vector<std::string>& args) {
         fmt::format("{} is a flag: give it {} ({} not shown: it may be a secret){}", flag, how,
                     what, where_the_secret_comes_from(o)));
   };
+  // -V with a run's arguments would print the version and exit 0, having done nothing: in cron,
+  // a success every night. impala-shell's -V is --verbose, which habit types.
+  const auto version = std::find_if(
+      first, options_end, [](const std::string& a) { return a == "-V" || a == "--version"; });
+  if (version != options_end && std::distance(first, args.end()) > 1 &&
+      std::none_of(first, options_end,
+                   [](const std::string& a) { return a == "-h" || a == "--help"; })) {
+    throw SecretFreeUsageError(fmt::format(
+        "{} prints the version and exits, doing nothing else: give it alone (impala-shell's -V "
+        "is --verbose; atlas2kudu prints its progress and summary unless -q)",
+        *version));
+  }
   bool help = false;
   for (auto it = first; it != options_end; ++it) {
     const std::string& a = *it;
@@ -745,6 +757,21 @@ void refuse_flag_values(CLI::App& app, const std::vector<std::string>& args) {
            "the argument after it names no file, so it is not read as an input; it is", *o);
   }
 }
+
+// impala-shell's options with no namesake in atlas2kudu, and what stands for each here.
+const std::map<std::string, std::string, std::less<>> kImpalaShellOptions = {
+    {"--config_file", "here it is --config FILE"},
+    {"-v", "the version is -V (or --version) here"},
+    {"--verbose", "atlas2kudu prints its progress and summary unless -q, and logs each retry"},
+    {"-f", "atlas2kudu runs the SQL it compiles itself; run compile's output with impala-shell -f"},
+    {"--query_file",
+     "atlas2kudu runs the SQL it compiles itself; run compile's output with impala-shell -f"},
+    {"-B", "atlas2kudu prints no result rows: apply's summary counts rows per table"},
+    {"--delimited", "atlas2kudu prints no result rows: apply's summary counts rows per table"},
+    {"--output_delimiter", "atlas2kudu prints no result rows"},
+    {"--print_header", "atlas2kudu prints no result rows"},
+    {"--var", "the statements are compiled from the notifications: no variables"},
+};
 
 // "check, compile and apply".
 std::string in_prose(const std::vector<std::string>& words) {
@@ -949,6 +976,15 @@ void report_usage_error(CLI::App& app, const CLI::ParseError& e,
           " (a FILE whose name starts with '-' goes after '--', as in 'atlas2kudu {} [OPTIONS] -- "
           "FILE', or as ./FILE)",
           sub->get_name());
+    }
+    // impala-shell's options that have no namesake here, typed by habit: what stands for them.
+    for (const std::string& a : args) {
+      if (!hint.empty()) break;
+      const std::string name = a.substr(0, a.find('='));
+      if (std::find(known.begin(), known.end(), name) != known.end()) continue;
+      if (const auto it = kImpalaShellOptions.find(name); it != kImpalaShellOptions.end()) {
+        hint = fmt::format(" (impala-shell's {}: {})", name, it->second);
+      }
     }
     for (const std::string& a : args) {
       if (!hint.empty()) break;

@@ -213,6 +213,8 @@ Envelope parse_envelope(od::parser& parser, std::string_view text, const char* w
       } else if (env.message_type == od::json_type::string) {
         env.message_string = std::string(get_string(value, "message"));
       } else if (!take_null(value)) {
+        // "tru" or "12x" is no JSON value at all: invalid JSON, as in any other member.
+        validate_json(value, at, inside);
         wrong_type("message", "an object or a string", env.message_type);
       }
     } else if (key == "msgCompressionKind") {

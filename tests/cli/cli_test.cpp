@@ -457,6 +457,28 @@ TEST_CASE("usage errors and missing files have their own exit codes") {
   CHECK(r.status == 64);
   CHECK(r.err.starts_with("atlas2kudu: "));
   CHECK(contains(r.err, "--windows-events (did you mean --window-events?)"));
+  // impala-shell's options with no namesake: what stands for them here.
+  r = run("apply --config_file=impalarc examples/x.jsonl");
+  CHECK(r.status == 64);
+  CHECK(r.err ==
+        "atlas2kudu: The following argument was not expected: --config_file=... "
+        "(impala-shell's --config_file: here it is --config FILE)\n"
+        "Run 'atlas2kudu apply --help' for the options.\n");
+  r = run("compile -v examples/x.jsonl");
+  CHECK(contains(r.err, "(impala-shell's -v: the version is -V (or --version) here)"));
+  r = run("apply -f out.sql");
+  CHECK(contains(r.err,
+                 "(impala-shell's -f: atlas2kudu runs the SQL it compiles itself; run "
+                 "compile's output with impala-shell -f)"));
+  // -V (impala-shell's --verbose) with a run's arguments would do nothing and exit 0.
+  r = run("apply -V examples/x.jsonl");
+  CHECK(r.status == 64);
+  CHECK(r.err ==
+        "atlas2kudu: -V prints the version and exits, doing nothing else: give it alone "
+        "(impala-shell's -V is --verbose; atlas2kudu prints its progress and summary unless -q)\n"
+        "Run 'atlas2kudu apply --help' for the options.\n");
+  CHECK(run("apply -V").status == 0);
+  CHECK(run("apply --version --help").status == 0);
   // One-letter flags are all one edit apart: none is offered for another.
   r = run("apply -p examples/x.jsonl");
   CHECK(r.status == 64);

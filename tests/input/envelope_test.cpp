@@ -110,6 +110,12 @@ TEST_CASE("a bare payload: no version, no message; its fields are at the top") {
 TEST_CASE("members of the wrong type are named in the error") {
   CHECK(failure("[1]") == "record: expected a JSON object, got an array");
   CHECK(failure("{\"message\":true}") == "message: expected an object or a string, got a boolean");
+  // ... but a misspelt atom or a broken number is no JSON: invalid JSON (simdjson's error), as in
+  // any other member, not a wrong type.
+  for (const char* bad : {"tru", "fals", "12x", "-"}) {
+    CAPTURE(bad);
+    CHECK_THROWS_AS(Parsed(std::string("{\"message\":") + bad + "}"), simdjson::simdjson_error);
+  }
   CHECK(failure("{\"version\":{},\"msgSplitCount\":\"2\"}") ==
         "msgSplitCount: expected an integer, got a string");
   CHECK(failure("{\"version\":{},\"msgCompressionKind\":\"LZ4\"}") ==
