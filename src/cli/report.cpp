@@ -96,6 +96,7 @@ void write_execution_stats(JsonWriter& w, const Hs2RunStats& hs2) {
   w.key("rows_refused").value(hs2.rows_refused);
   w.key("split_statements").value(hs2.split_statements);
   w.key("statements_cut_short").value(hs2.statements_cut_short);
+  w.key("statements_timed_out").value(hs2.statements_timed_out);
   w.key("rows_already_deleted").value(hs2.rows_already_deleted);
 }
 
@@ -345,6 +346,11 @@ std::string statements_run(const Hs2RunStats& hs2, const SqlWriteStats* written)
     notes.push_back(fmt::format(
         "{} more cut short by the stop before the server finished: {}", hs2.statements_cut_short,
         hs2.statements_cut_short == 1 ? "it may have run" : "they may have run"));
+  }
+  if (hs2.statements_timed_out > 0) {
+    notes.push_back(fmt::format(
+        "{} more cancelled at --statement_timeout_ms: {}", hs2.statements_timed_out,
+        hs2.statements_timed_out == 1 ? "it may have run in part" : "they may have run in part"));
   }
   std::string text = counted(hs2.statements, "statement", "statements");
   if (!notes.empty()) text += fmt::format(" ({})", fmt::join(notes, "; "));

@@ -19,7 +19,7 @@
 //    "applied_windows":1,"applied_statements":12,"rows_modified":40,      <- apply
 //    "row_errors":0,"retries":0,"reconnects":0,"rows_modified_by_table":{"entity_flat":9,...},
 //    "row_errors_by_table":{"entity_audit":0,...},"rows_refused":0,"split_statements":0,
-//    "statements_cut_short":0,"rows_already_deleted":0,
+//    "statements_cut_short":0,"statements_timed_out":0,"rows_already_deleted":0,
 //    "prior_lookups":{"lookups":1,"guids":23,"found":0,"tag_rows":0,"queries":2,   <- --prior
 //                     "retries":0,"reconnects":0,"unreadable_props":0},               impala
 //    "http_waits":0,                                      <- apply, and compile with --prior impala

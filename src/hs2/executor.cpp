@@ -236,6 +236,12 @@ Hs2DmlResult Hs2Executor::execute(SqlSession& session, std::string_view sql) {
       ++stats_.statements_cut_short;
     }
     throw;
+  } catch (const Hs2Error& e) {
+    if (e.kind() == Hs2ErrorKind::kTimeout) {
+      std::lock_guard lock(mu_);
+      ++stats_.statements_timed_out;
+    }
+    throw;
   }
 }
 

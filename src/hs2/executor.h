@@ -90,6 +90,9 @@ struct Hs2RunStats {
   // answered ExecuteStatement, or cancelled while running): not in `statements`, yet the server
   // may have run them, in whole or in part.
   std::uint64_t statements_cut_short = 0;
+  // Statements (or parts) cancelled at --statement_timeout_ms while they ran: the run fails, and
+  // the rows they wrote before the cancel stay, as a stop's.
+  std::uint64_t statements_timed_out = 0;
 };
 
 // One statement the executor finished, for StatementCallback.

@@ -523,11 +523,19 @@ TEST_CASE("a stop during an hs2-http request never sends that request again") {
 
 TEST_CASE("a statement past --statement_timeout_ms is cancelled and the run fails with exit 4") {
   TestServer server("--handler kit --hang-at 1");
-  const Run r = run("apply --statement_timeout_ms 300 --prior none -i " + server.address() + " " +
-                    data("notifications/gzip-message.jsonl"));
+  const std::string stats = tmp_path(".json");
+  const Run r = run("apply --statement_timeout_ms 300 --prior none --stats " + stats + " -i " +
+                    server.address() + " " + data("notifications/gzip-message.jsonl"));
   CHECK(r.status == 4);
   CHECK(contains(r.err, "--statement_timeout_ms 300 ms; cancelled"));
   CHECK(json_number(server.report(), "operations_cancelled") == 1);
+  // Counted apart, as a statement a stop cut short: its rows written before the cancel stay.
+  CHECK(contains(r.err,
+                 "0 statements (1 more cancelled at --statement_timeout_ms: it may have run "
+                 "in part)"));
+  CHECK(json_number(slurp(stats), "statements_timed_out") == 1);
+  CHECK(json_number(slurp(stats), "statements_cut_short") == 0);
+  std::remove(stats.c_str());
 }
 
 TEST_CASE(
