@@ -378,7 +378,7 @@ void payload_to_event(PayloadFields& p, const EventTimeFallbacks& fallbacks, Eve
     if (!us) {
       throw InputError(RejectCode::kWrongType,
                        fmt::format("message.entity.systemAttributes.modifiedTime: \"{}\" is not an "
-                                   "ISO-8601 UTC time",
+                                   "ISO-8601 time (yyyy-MM-ddTHH:mm:ss[.SSS] and Z or +hh:mm)",
                                    printable_excerpt(*p.entity.modified_time, 40)));
     }
     event.event_time_us = *us;

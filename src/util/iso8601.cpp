@@ -8,7 +8,7 @@
 namespace atlas2kudu {
 
 std::optional<std::int64_t> parse_iso8601_micros(std::string_view s) {
-  // yyyy-MM-ddTHH:mm:ss[.fraction]Z
+  // yyyy-MM-ddTHH:mm:ss[.fraction](Z|+hh:mm|-hh:mm)
   auto num = [&](std::size_t at, std::size_t len, int& out) {
     if (at + len > s.size()) return false;
     out = 0;
@@ -37,14 +37,24 @@ std::optional<std::int64_t> parse_iso8601_micros(std::string_view s) {
     if (digits == 0) return std::nullopt;
     for (int k = digits; k < 6; ++k) micros *= 10;
   }
-  if (i + 1 != s.size() || s[i] != 'Z') return std::nullopt;
+  // 'Z', or an offset from UTC, +hh:mm or -hh:mm (another writer than Atlas's serializer).
+  int offset_minutes = 0;
+  if (i + 6 == s.size() && (s[i] == '+' || s[i] == '-')) {
+    int oh, om;
+    if (!num(i + 1, 2, oh) || s[i + 3] != ':' || !num(i + 4, 2, om) || oh > 23 || om > 59) {
+      return std::nullopt;
+    }
+    offset_minutes = (s[i] == '+' ? 1 : -1) * (oh * 60 + om);
+  } else if (i + 1 != s.size() || s[i] != 'Z') {
+    return std::nullopt;
+  }
   if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60) return std::nullopt;
   const std::chrono::year_month_day date{std::chrono::year{y},
                                          std::chrono::month{static_cast<unsigned>(mo)},
                                          std::chrono::day{static_cast<unsigned>(d)}};
   if (!date.ok()) return std::nullopt;
   const std::int64_t days = std::chrono::sys_days{date}.time_since_epoch().count();
-  return ((days * 24 + h) * 60 + mi) * 60 * 1000000LL + sec * 1000000LL + micros;
+  return ((days * 24 + h) * 60 + mi - offset_minutes) * 60 * 1000000LL + sec * 1000000LL + micros;
 }
 
 std::int64_t wall_clock_micros() {

@@ -211,7 +211,8 @@ std::vector<Case> cases() {
            "{\"type\":\"ENTITY_NOTIFICATION_V1\",\"operationType\":\"ENTITY_UPDATE\",\"entity\":"
            "{\"id\":{\"id\":\"00000001-0000-4000-8000-000000000001\",\"typeName\":\"t\"},"
            "\"values\":{},\"systemAttributes\":{\"modifiedTime\":\"yesterday\"}}}"),
-       "message.entity.systemAttributes.modifiedTime: \"yesterday\" is not an ISO-8601 UTC time"},
+       "message.entity.systemAttributes.modifiedTime: \"yesterday\" is not an ISO-8601 time "
+       "(yyyy-MM-ddTHH:mm:ss[.SSS] and Z or +hh:mm)"},
       {"record is a top-level string", "\"just a string\"",
        "not a JSON object: \"\"just a string\"\""},
       {"invalid value in a member nobody reads",

@@ -1,4 +1,5 @@
-// ISO-8601 UTC times as V1 notifications write them (systemAttributes.modifiedTime).
+// ISO-8601 times as V1 notifications write them (systemAttributes.modifiedTime), or with an
+// offset from UTC.
 #include "util/iso8601.h"
 
 #include <doctest/doctest.h>
@@ -18,6 +19,18 @@ TEST_CASE("the form Atlas writes, with and without a fraction") {
   CHECK(parse_iso8601_micros("2024-02-29T00:00:00Z") == 1709164800000000);
 }
 
+TEST_CASE("an offset from UTC instead of Z is taken into account") {
+  CHECK(parse_iso8601_micros("2017-03-25T22:07:12.000+02:00") == 1490472432000000);
+  CHECK(parse_iso8601_micros("2017-03-25T14:37:12-05:30") == 1490472432000000);
+  CHECK(parse_iso8601_micros("2017-03-25T20:07:12+00:00") == 1490472432000000);
+  CHECK(parse_iso8601_micros("1970-01-01T00:30:00.5+01:00") == -1800000000 + 500000);
+  CHECK_FALSE(parse_iso8601_micros("2017-03-25T20:07:12+0100"));
+  CHECK_FALSE(parse_iso8601_micros("2017-03-25T20:07:12+01"));
+  CHECK_FALSE(parse_iso8601_micros("2017-03-25T20:07:12+24:00"));
+  CHECK_FALSE(parse_iso8601_micros("2017-03-25T20:07:12+01:60"));
+  CHECK_FALSE(parse_iso8601_micros("2017-03-25T20:07:12+01:00Z"));
+}
+
 TEST_CASE("anything else is refused, not guessed") {
   CHECK_FALSE(parse_iso8601_micros(""));
   CHECK_FALSE(parse_iso8601_micros("yesterday"));
@@ -28,7 +41,7 @@ TEST_CASE("anything else is refused, not guessed") {
   CHECK_FALSE(parse_iso8601_micros("2017-03-25 20:07:12.000Z"));
   CHECK_FALSE(parse_iso8601_micros("2017-03-25T20:07:12.000"));
   CHECK_FALSE(parse_iso8601_micros("2017-03-25T20:07:12.Z"));
-  CHECK_FALSE(parse_iso8601_micros("2017-03-25T20:07:12+01:00"));
+  CHECK_FALSE(parse_iso8601_micros("2017-03-25T20:07:12 +01:00"));
   CHECK_FALSE(parse_iso8601_micros("2017-03-25T20:07:12.000Zjunk"));
   CHECK_FALSE(parse_iso8601_micros("2017-3-25T20:07:12.000Z"));
 }
