@@ -359,6 +359,12 @@ class Reader {
   using ResumeNotice = std::function<void(std::string_view source, const SourceMark& applied)>;
   void resume_from(InputProgress applied, ResumeNotice on_source_resumed = {});
 
+  // Which of the sources given to resume_from this run recognised (an input found to be what was
+  // applied there), by their index: a checkpoint forgets those, superseded by the input's new
+  // mark, and keeps the others, also one with the same identity that turned out to be another
+  // file (A, then B that starts as A does, then A again: A's entry is still there).
+  std::vector<bool> resumed_sources() const;
+
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;

@@ -60,7 +60,7 @@ std::string checkpoint_json(const Checkpoint& c) {
     w.key("complete").value(s.complete);
     w.key("framing").value(s.framing);
     if (!s.records_digest.empty()) w.key("records_digest").value(s.records_digest);
-    if (const auto it = c.last_run.find(s.identity);
+    if (const auto it = c.last_run.find(remembered_key(s));
         !s.identity.empty() && it != c.last_run.end()) {
       w.key("last_run").value(it->second);
     }
@@ -221,7 +221,7 @@ Checkpoint load_checkpoint(const std::string& path) {
           require(next_record, entry, "next_record");
           require(complete, entry, "complete");
           framings_seen.push_back(framing);
-          if (!mark.identity.empty()) c.last_run.emplace(mark.identity, last_run);
+          if (!mark.identity.empty()) c.last_run.emplace(remembered_key(mark), last_run);
           c.progress.sources.push_back(std::move(mark));
           ++i;
         }
@@ -296,27 +296,33 @@ void save_checkpoint(const std::string& path, const Checkpoint& checkpoint) {
   write_file_atomically(path, checkpoint_json(checkpoint), 0600);
 }
 
+std::string remembered_key(const SourceMark& mark) {
+  return mark.identity + "/" + mark.records_digest;
+}
+
 void remember_inputs(const Checkpoint& previous, const InputProgress& current, std::uint64_t run,
-                     Checkpoint& out) {
+                     Checkpoint& out, const std::vector<bool>& superseded) {
   std::vector<SourceMark> sources = current.sources;
   std::map<std::string, std::uint64_t> last_run;
   for (const SourceMark& m : current.sources) {
-    if (!m.identity.empty()) last_run[m.identity] = run;
+    if (!m.identity.empty()) last_run[remembered_key(m)] = run;
   }
   // Earlier runs' inputs this run did not read, most recently read first (stable: file order).
   std::vector<const SourceMark*> older;
-  for (const SourceMark& m : previous.progress.sources) {
-    if (m.identity.empty() || last_run.count(m.identity)) continue;
-    const auto it = previous.last_run.find(m.identity);
-    last_run[m.identity] = it == previous.last_run.end() ? 0 : it->second;
+  for (std::size_t i = 0; i < previous.progress.sources.size(); ++i) {
+    const SourceMark& m = previous.progress.sources[i];
+    const bool read_now = i < superseded.size() ? superseded[i] : false;
+    if (m.identity.empty() || read_now || last_run.count(remembered_key(m))) continue;
+    const auto it = previous.last_run.find(remembered_key(m));
+    last_run[remembered_key(m)] = it == previous.last_run.end() ? 0 : it->second;
     older.push_back(&m);
   }
   std::stable_sort(older.begin(), older.end(), [&](const SourceMark* a, const SourceMark* b) {
-    return last_run[a->identity] > last_run[b->identity];
+    return last_run[remembered_key(*a)] > last_run[remembered_key(*b)];
   });
   for (const SourceMark* m : older) {
     if (sources.size() >= kMaxRememberedInputs) {
-      last_run.erase(m->identity);  // forgotten: read longest ago
+      last_run.erase(remembered_key(*m));  // forgotten: read longest ago
       continue;
     }
     sources.push_back(*m);
@@ -406,7 +412,7 @@ CheckpointFile::CheckpointFile(std::string path, Reader& reader,
 
 void CheckpointFile::record(Checkpoint next, const Reader& reader) {
   InputProgress progress = reader.progress();
-  remember_inputs(previous_, progress, next.runs, next);
+  remember_inputs(previous_, progress, next.runs, next, reader.resumed_sources());
   const std::string text = checkpoint_json(next);
   const std::string next_digest = to_hex(sha256(text));
   // What an earlier run left and the recorded window did not fold stays, for the checkpoint

@@ -68,17 +68,23 @@ struct Checkpoint {
   std::uint64_t windows_applied = 0;
   std::uint64_t events_applied = 0;
   std::uint64_t runs = 0;                         // runs that saved this checkpoint
-  std::map<std::string, std::uint64_t> last_run;  // identity -> the run that last read it
+  std::map<std::string, std::uint64_t> last_run;  // remembered_key -> the run that last read it
 };
 
 // The inputs a checkpoint remembers at most.
 inline constexpr std::size_t kMaxRememberedInputs = 10000;
 
+// What tells remembered inputs apart: a file's identity and its records' digest, since two files
+// may start alike (A, then B that starts with A's first 64 KiB, are two inputs to remember).
+std::string remembered_key(const SourceMark& mark);
+
 // The sources to record after run number `run` read `current`: current's marks (this run's
 // inputs, in order), then the inputs `previous` remembers that this run did not read, most
-// recently read first, up to kMaxRememberedInputs in all. Updates `last_run` to match.
+// recently read first, up to kMaxRememberedInputs in all. Updates `last_run` to match. An input
+// this run read is one `superseded` marks (Reader::resumed_sources: the entries of `previous`
+// it recognised) or one with the remembered_key of a mark of this run.
 void remember_inputs(const Checkpoint& previous, const InputProgress& current, std::uint64_t run,
-                     Checkpoint& out);
+                     Checkpoint& out, const std::vector<bool>& superseded = {});
 
 // The files kept beside a checkpoint: "<path>.window" (Checkpoint::window_knowledge_path) and
 // "<path>.lock" (CheckpointLock). No other output of a run may be one of them.

@@ -323,8 +323,14 @@ struct Reader::Impl {
   std::vector<bool> resume_used_;
   std::uint64_t skip_records_ = 0;         // of the current source
   std::uint32_t skip_framing_ = kFraming;  // how skip_records_ was counted
-  std::size_t resumed_entry_ = 0;          // its entry in resume_.sources, when skip_records_ > 0
-  std::uint64_t skipped_here_ = 0;         // records of the current source skipped so far
+  // The entries of resume_.sources the current source may be, in the order they are tried, and
+  // the one being tried (resumed_entry_, candidates_[candidate_]).
+  std::vector<std::size_t> candidates_;
+  std::size_t candidate_ = 0;
+  std::size_t resumed_entry_ = 0;
+  std::string first_mismatch_;  // how the first candidate tried differed
+  void take_candidate(std::size_t k);
+  std::uint64_t skipped_here_ = 0;  // records of the current source skipped so far
   // With a resume point: SHA-256 of the current source's records framed so far, and of those
   // before its last (a record cut short at the end is read again: not among those applied). The
   // digest before each record a split message holds, by its position, for a resume point that
@@ -386,6 +392,10 @@ std::uint64_t Reader::bytes_read() const {
 
 InputProgress Reader::progress() const {
   return impl_->progress();
+}
+
+std::vector<bool> Reader::resumed_sources() const {
+  return impl_->resume_used_;
 }
 
 void Reader::resume_from(InputProgress applied, ResumeNotice on_source_resumed) {
@@ -462,31 +472,41 @@ bool Reader::Impl::open_next_source() {
   skipped_here_ = 0;
   records_digest_ = {};
   records_digest_before_last_ = {};
+  candidates_.clear();
+  candidate_ = 0;
+  first_mismatch_.clear();
   if (!marks_.back().identity.empty()) {
-    // By identity; else (a file under 64 KiB that has grown since: its identity is another) by
-    // name, where the records' digest tells whether they are the same.
-    const auto find = [&](auto&& same) -> std::optional<std::size_t> {
+    // By identity (and name first: two exports may start alike), most recently read first; then
+    // by name alone (a file under 64 KiB that has grown since has another identity). Each is
+    // tried in turn as its records are skipped (resume_or_read_again).
+    const SourceMark& mine = marks_.back();
+    const auto add = [&](auto&& same) {
       for (std::size_t i = 0; i < resume_.sources.size(); ++i) {
-        if (!resume_used_[i] && same(resume_.sources[i])) return i;
+        if (resume_used_[i] || !same(resume_.sources[i]) ||
+            std::find(candidates_.begin(), candidates_.end(), i) != candidates_.end()) {
+          continue;
+        }
+        candidates_.push_back(i);
       }
-      return std::nullopt;
     };
-    std::optional<std::size_t> found =
-        find([&](const SourceMark& m) { return m.identity == marks_.back().identity; });
-    if (!found) {
-      found = find([&](const SourceMark& m) {
-        return m.name == marks_.back().name && !m.records_digest.empty() && m.next_record > 0;
-      });
-    }
-    if (found) {
-      resume_used_[*found] = true;
-      resumed_entry_ = *found;
-      skip_records_ = resume_.sources[*found].next_record;
-      skip_framing_ = resume_.sources[*found].framing;
-      if (skip_records_ == 0 && on_resumed_) on_resumed_(source_name_, resume_.sources[*found]);
-    }
+    add([&](const SourceMark& m) { return m.identity == mine.identity && m.name == mine.name; });
+    add([&](const SourceMark& m) { return m.identity == mine.identity; });
+    add([&](const SourceMark& m) {
+      return m.name == mine.name && !m.records_digest.empty() && m.next_record > 0;
+    });
+    if (!candidates_.empty()) take_candidate(0);
   }
   return true;
+}
+
+void Reader::Impl::take_candidate(std::size_t k) {
+  candidate_ = k;
+  resumed_entry_ = candidates_[k];
+  resume_used_[resumed_entry_] = true;
+  const SourceMark& applied = resume_.sources[resumed_entry_];
+  skip_records_ = applied.next_record;
+  skip_framing_ = applied.framing;
+  if (skip_records_ == 0 && on_resumed_) on_resumed_(source_name_, applied);
 }
 
 namespace {
@@ -533,9 +553,8 @@ void Reader::Impl::resume_or_read_again() {
                             "it cannot be read again from its start",
                             one_line(source_name_), expected, expected == 1 ? "" : "s"));
   }
-  ++stats_.resume_mismatches;
-  if (stats_.first_resume_mismatch.empty()) {
-    stats_.first_resume_mismatch =
+  if (first_mismatch_.empty()) {
+    first_mismatch_ =
         skipped_here_ < expected
             ? fmt::format(
                   "{}, taken for {}: it has {} record{}, fewer than the {} an earlier "
@@ -549,6 +568,11 @@ void Reader::Impl::resume_or_read_again() {
                   expected == 1 ? "" : "s");
   }
   resume_used_[resumed_entry_] = false;  // the input it names may come later in this run
+  const bool another = candidate_ + 1 < candidates_.size();
+  if (!another) {
+    ++stats_.resume_mismatches;
+    if (stats_.first_resume_mismatch.empty()) stats_.first_resume_mismatch = first_mismatch_;
+  }
   stats_.records -= skipped_here_;
   stats_.skipped -= skipped_here_;
   skipped_here_ = 0;
@@ -560,6 +584,7 @@ void Reader::Impl::resume_or_read_again() {
   cut_at_end_.back() = false;
   records_digest_ = {};
   records_digest_before_last_ = {};
+  if (another) take_candidate(candidate_ + 1);  // read again from the start, skipping as that says
 }
 
 void Reader::Impl::check_skip_framing() const {
