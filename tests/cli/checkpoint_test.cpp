@@ -48,6 +48,23 @@ std::vector<std::string> take(Reader& reader, std::size_t n = static_cast<std::s
   return out;
 }
 
+struct CheckpointedRun {
+  std::vector<std::string> read;  // the events' qualified names
+  ReadStats stats;
+};
+
+// One run over `files` with the checkpoint at `path`, recorded after its one window.
+CheckpointedRun checkpointed_run(const std::string& path,
+                                 const std::vector<std::pair<std::string, std::string>>& files) {
+  RejectSink sink(RejectPolicy{}, nullptr);
+  Reader reader(sources(files), sink);
+  CheckpointFile checkpoint(path, reader);
+  const std::vector<std::string> read = take(reader);
+  if (!read.empty()) checkpoint.window_applied(WindowInfo{1, 1, read.size(), "", ""}, reader);
+  checkpoint.run_completed(reader);
+  return {read, reader.stats()};
+}
+
 // The five chunk records of the split message in tests/data, each with its line end.
 std::vector<std::string> split_message_chunks() {
   const std::string split =
@@ -754,15 +771,8 @@ TEST_CASE("the checkpoint remembers every input applied: A, then B, then A again
   std::string a, b;
   for (int i = 0; i < 3; ++i) a += line(i);
   for (int i = 3; i < 5; ++i) b += line(i);
-  // One run over `files`, checkpointed after its one window; returns the events it read.
   const auto run = [&](std::vector<std::pair<std::string, std::string>> files) {
-    RejectSink sink(RejectPolicy{}, nullptr);
-    Reader reader(sources(files), sink);
-    CheckpointFile checkpoint(path, reader);
-    const std::vector<std::string> read = take(reader);
-    if (!read.empty()) checkpoint.window_applied(WindowInfo{1, 1, read.size(), "", ""}, reader);
-    checkpoint.run_completed(reader);
-    return read;
+    return checkpointed_run(path, files).read;
   };
   CHECK(run({{"a.jsonl", a}}).size() == 3);
   CHECK(run({{"b.jsonl", b}}).size() == 2);
@@ -1141,29 +1151,19 @@ TEST_CASE("two exports that start alike are two inputs: A, then B, then A or B a
   for (int i = 0; i < 600; ++i) a += line(i);
   for (int i = 0; i < 500; ++i) b += line(i);
   for (int i = 1000; i < 1050; ++i) b += line(i);
-  struct Result {
-    std::size_t read;
-    std::uint64_t mismatches;
-  };
   const auto run = [&](std::vector<std::pair<std::string, std::string>> files) {
-    RejectSink sink(RejectPolicy{}, nullptr);
-    Reader reader(sources(files), sink);
-    CheckpointFile checkpoint(path, reader);
-    const std::vector<std::string> read = take(reader);
-    if (!read.empty()) checkpoint.window_applied(WindowInfo{1, 1, read.size(), "", ""}, reader);
-    checkpoint.run_completed(reader);
-    return Result{read.size(), reader.stats().resume_mismatches};
+    return checkpointed_run(path, files);
   };
-  CHECK(run({{"a.jsonl", a}}).read == 600);
-  const Result second = run({{"b.jsonl", b}});  // taken for a at first, then read whole
-  CHECK(second.read == 550);
-  CHECK(second.mismatches == 1);
+  CHECK(run({{"a.jsonl", a}}).read.size() == 600);
+  const CheckpointedRun second = run({{"b.jsonl", b}});  // taken for a at first, then read whole
+  CHECK(second.read.size() == 550);
+  CHECK(second.stats.resume_mismatches == 1);
   CHECK(load_checkpoint(path).progress.sources.size() == 2);  // a is still remembered
-  const Result third = run({{"a.jsonl", a}});  // b's entry tried first (the latest), then a's
-  CHECK(third.read == 0);
-  CHECK(third.mismatches == 0);
-  CHECK(run({{"b.jsonl", b}}).read == 0);
-  CHECK(run({{"b2.jsonl", b}, {"a2.jsonl", a}}).read == 0);  // renamed, both
+  const CheckpointedRun third = run({{"a.jsonl", a}});        // b's entry tried first, then a's
+  CHECK(third.read.empty());
+  CHECK(third.stats.resume_mismatches == 0);
+  CHECK(run({{"b.jsonl", b}}).read.empty());
+  CHECK(run({{"b2.jsonl", b}, {"a2.jsonl", a}}).read.empty());  // renamed, both
   CHECK(load_checkpoint(path).progress.sources.size() == 2);
   std::filesystem::remove_all(dir_template);
 }
