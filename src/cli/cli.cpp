@@ -666,7 +666,9 @@ bool reads_as_option(const CLI::App& sub, const std::string& arg) {
 //   an argument after -l, -j, --ldap or --jwt (alone or ending a cluster) that is no option and
 //   names nothing on disk ("--jwt eyJ..."): it would be read as an input and named in "cannot
 //   open";
-//   an option that takes a value followed by another option ("-u -i HOST").
+//   an option that takes a value followed by another option ("-u -i HOST", "-o -h": the help
+//   would be printed and the run exit 0, having done nothing);
+//   -V or --version with any argument other than the subcommand (before it too).
 // Only for the command line as typed, after the subcommand (the --config file's flags are
 // checked where it is read); the last two not when it asks for --help.
 void refuse_flag_values(CLI::App& app, const std::vector<std::string>& args) {
@@ -684,11 +686,12 @@ void refuse_flag_values(CLI::App& app, const std::vector<std::string>& args) {
   };
   // -V with a run's arguments would print the version and exit 0, having done nothing: in cron,
   // a success every night. impala-shell's -V is --verbose, which habit types.
-  const auto version = std::find_if(
-      first, options_end, [](const std::string& a) { return a == "-V" || a == "--version"; });
-  if (version != options_end && std::distance(first, args.end()) > 1 &&
-      std::none_of(first, options_end,
-                   [](const std::string& a) { return a == "-h" || a == "--help"; })) {
+  const auto is_version = [](const std::string& a) { return a == "-V" || a == "--version"; };
+  const auto is_help = [](const std::string& a) { return a == "-h" || a == "--help"; };
+  const auto version = std::find_if(args.begin(), options_end, is_version);
+  if (version != options_end && std::none_of(args.begin(), options_end, is_help) &&
+      std::any_of(args.begin(), args.end(),
+                  [&](const std::string& a) { return !is_version(a) && a != sub->get_name(); })) {
     throw SecretFreeUsageError(fmt::format(
         "{} prints the version and exits, doing nothing else: give it alone (impala-shell's -V "
         "is --verbose; atlas2kudu prints its progress and summary unless -q)",
@@ -736,7 +739,7 @@ void refuse_flag_values(CLI::App& app, const std::vector<std::string>& args) {
     const auto next = it + 1;
     // An option that takes a value, followed by another option: CLI11 takes that option for the
     // value (-u -i HOST: the user "-i", HOST an input, and the run connects to localhost).
-    if (!help && next != options_end && *next != "-" && reads_as_option(*sub, *next) &&
+    if (next != options_end && *next != "-" && reads_as_option(*sub, *next) &&
         (a.starts_with("--") ? a.find('=') == std::string::npos : a.size() == 2)) {
       const CLI::Option* o = option_named(*sub, a);
       if (o != nullptr && o->get_expected_min() > 0) {

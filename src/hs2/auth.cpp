@@ -273,9 +273,11 @@ class JwtAuthentication final : public Authenticator {
         "JWT authentication failed at {} (HTTP 401{}): the server refused the token: it may have "
         "expired or be invalid (check what --jwt_cmd or $ATLAS2KUDU_JWT gives){}",
         endpoint, challenges.empty() ? "" : fmt::format(" with {}", challenges),
-        bearer ? ""
-               : fmt::format(", or JWT may not be enabled on this server (then try {})",
-                             flag_for_challenges(challenges)));
+        bearer ? std::string()
+        : challenges.empty()
+            ? std::string(", or JWT may not be enabled on this server")
+            : fmt::format(", or JWT may not be enabled on this server (then try {})",
+                          flag_for_challenges(challenges)));
   }
 
  private:

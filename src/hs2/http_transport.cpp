@@ -397,8 +397,7 @@ void HttpClientTransport::perform_once(long* status, long* retry_after) {
     // the closed connection before the alert is read. Only before any reply on this transport.
     if (tls_used && certificate_requested_ && replies_ == 0 &&
         (rc == CURLE_SEND_ERROR || rc == CURLE_RECV_ERROR || rc == CURLE_GOT_NOTHING)) {
-      throw client_certificate_required(endpoint,
-                                        detail + ", after it asked for a client certificate");
+      throw client_certificate_asked_then_closed(endpoint, detail);
     }
     if (is_tls_trust_error(rc)) {
       // OpenSSL's verdict on the chain. The name is checked by libcurl itself once the chain
@@ -608,7 +607,9 @@ Hs2Error HttpClientTransport::unexpected_status(long status) const {
                        fmt::format("{} redirects (HTTP {}) to {}; redirects are not followed, "
                                    "so that credentials go only where -i says",
                                    config_.url, status,
-                                   location ? one_line(location) : std::string("nowhere named")),
+                                   // A password in it is not repeated (cron mail, --stats).
+                                   location ? one_line(without_password(location))
+                                            : std::string("nowhere named")),
                        location ? redirect_advice(config_.url, location)
                                 : "-i and --http_path naming where it redirects"));
   }

@@ -12,6 +12,7 @@
 #include "hs2/credentials.h"
 #include "hs2/error.h"
 #include "util/ascii_case.h"
+#include "util/utf8.h"
 
 namespace atlas2kudu {
 
@@ -187,6 +188,16 @@ Hs2Settings validate_hs2_options(Hs2Options o) {
     settings.query_overlay_[key] = q.substr(eq + 1);
   }
   settings.user_ = hs2_user(o);
+  // A user name is one line: a line break or another control character would end up in a
+  // message as two lines (or, in an HTTP header, as one of its own).
+  if (const auto control =
+          std::find_if(settings.user_.begin(), settings.user_.end(),
+                       [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; });
+      control != settings.user_.end()) {
+    usage(fmt::format("-u {}: a user name with a control character (0x{:02x}) at byte {}",
+                      one_line(settings.user_), static_cast<unsigned char>(*control),
+                      control - settings.user_.begin() + 1));
+  }
   if (o.ldap && o.protocol == Hs2Protocol::kHttp && settings.user_.find(':') != std::string::npos) {
     // Basic credentials are "user:password": the server would split at the user's own colon.
     usage(

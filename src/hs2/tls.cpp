@@ -77,6 +77,16 @@ Hs2Error client_certificate_required(const std::string& peer, std::string_view d
                               peer, detail));
 }
 
+Hs2Error client_certificate_asked_then_closed(const std::string& peer, std::string_view detail) {
+  return Hs2Error(Hs2ErrorKind::kAuth,
+                  fmt::format("TLS: {} asked for a client certificate, which atlas2kudu does not "
+                              "present, then closed the connection ({}): if it requires one "
+                              "(mutual TLS), connect to a port (or load balancer) that does not; "
+                              "if one is optional there, it closed for another reason (the "
+                              "authentication it expects: -l, -k or -j)",
+                              peer, detail));
+}
+
 void note_certificate_requests(SSL_CTX* ctx, bool* requested) {
   SSL_CTX_set_ex_data(ctx, requested_ctx_index(), requested);
   SSL_CTX_set_client_cert_cb(ctx, &note_certificate_request);
@@ -282,10 +292,9 @@ void TlsTransport::fail_handshake(int err, int saved_errno, long verify, std::st
 void TlsTransport::refuse_if_lost_after_certificate_request(int saved_errno) const {
   if (!certificate_requested_ || received_) return;
   if (saved_errno != 0 && saved_errno != EPIPE && saved_errno != ECONNRESET) return;
-  throw client_certificate_required(
+  throw client_certificate_asked_then_closed(
       fmt::format("{}:{}", host_, socket_->getPort()),
-      fmt::format("{}, after it asked for a client certificate",
-                  saved_errno == 0 ? "connection closed" : std::strerror(saved_errno)));
+      saved_errno == 0 ? "connection closed" : std::strerror(saved_errno));
 }
 
 void TlsTransport::accept() {

@@ -67,6 +67,15 @@ bool client_certificate_refused(std::string_view detail, bool requested);
 //    certificate required); connect to a port (or load balancer) that does not require one"
 Hs2Error client_certificate_required(const std::string& peer, std::string_view detail);
 
+// The Hs2Error(kAuth) (exit 5) of a connection `peer` closed (or reset) after asking for a client
+// certificate and before sending anything: a TLS 1.3 refusal whose alert the client did not get
+// to read, or a server whose certificate is optional closing for another reason. Both are said:
+//   "TLS: 10.0.0.7:21050 asked for a client certificate, which atlas2kudu does not present, then
+//    closed the connection (connection closed): if it requires one (mutual TLS), connect to a
+//    port (or load balancer) that does not; if one is optional there, it closed for another
+//    reason (the authentication it expects: -l, -k or -j)"
+Hs2Error client_certificate_asked_then_closed(const std::string& peer, std::string_view detail);
+
 // Makes client handshakes on `ctx` set `*requested` when the server asks for a client
 // certificate (none is then sent). For libcurl, which makes an SSL_CTX per connection; the binary
 // transport shares its context and sets its flag per connection (TlsTransport::open).
@@ -129,7 +138,8 @@ class TlsTransport : public apache::thrift::transport::TVirtualTransport<TlsTran
   // A connection the server closes (or resets) after asking for a client certificate, before it
   // sent any data: its refusal of a client without one (TLS 1.3 refuses after the handshake, and
   // a write can meet the closed connection before the alert is read). Throws
-  // client_certificate_required then; `saved_errno` is the failed call's errno (0: closed).
+  // client_certificate_asked_then_closed then; `saved_errno` is the failed call's errno (0:
+  // closed).
   void refuse_if_lost_after_certificate_request(int saved_errno) const;
 
   // The server asked for a client certificate in this connection's handshake.

@@ -477,8 +477,14 @@ TEST_CASE("usage errors and missing files have their own exit codes") {
         "atlas2kudu: -V prints the version and exits, doing nothing else: give it alone "
         "(impala-shell's -V is --verbose; atlas2kudu prints its progress and summary unless -q)\n"
         "Run 'atlas2kudu apply --help' for the options.\n");
+  CHECK(run("-V apply examples/x.jsonl").status == 64);  // before the command too
   CHECK(run("apply -V").status == 0);
+  CHECK(run("-V apply").status == 0);
   CHECK(run("apply --version --help").status == 0);
+  // -h as an option's value would print the help and exit 0, having done nothing.
+  r = run("compile -o -h examples/x.jsonl");
+  CHECK(r.status == 64);
+  CHECK(contains(r.err, "the argument after it, -h, is an option"));
   // One-letter flags are all one edit apart: none is offered for another.
   r = run("apply -p examples/x.jsonl");
   CHECK(r.status == 64);
@@ -548,6 +554,9 @@ TEST_CASE("usage errors and missing files have their own exit codes") {
            {"apply -i 127.0.0.1:1 --protocol hs2-http -l -u a:b --auth_creds_ok_in_clear",
             "-u a:b: a user name with ':' cannot be sent over HTTP Basic (RFC 7617); use "
             "--protocol hs2 (SASL PLAIN) or another user name"},
+           {"apply -i 127.0.0.1:1 --protocol hs2-http -l -u \"$(printf 'bob\\r\\nX-Injected: 1')\" "
+            "--auth_creds_ok_in_clear",
+            "-u bob\\r\\nX-Injected: 1: a user name with a control character (0x0d) at byte 4"},
        }) {
     CAPTURE(c.args);
     r = run(c.args + " " + example_files().front());

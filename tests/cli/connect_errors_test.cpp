@@ -331,15 +331,24 @@ TEST_CASE("a server that requires a client certificate (mutual TLS): said so, ex
                         " -i " + server.address() + " " + kInput);
       CHECK(r.status == 5);
       const std::string line = r.err.substr(0, r.err.find('\n'));
-      CHECK(line.starts_with("atlas2kudu: TLS: " + server.address() +
-                             " requires a client certificate (mutual TLS), which atlas2kudu does "
-                             "not present: the server, or a load balancer before it, refused the "
-                             "connection ("));
-      // (With TLS 1.3 the request may meet the closed connection before the alert is read.)
-      CHECK((contains(line,
-                      version.empty() ? "alert certificate required" : "alert handshake failure") ||
-             (version.empty() && contains(line, ", after it asked for a client certificate"))));
-      CHECK(line.ends_with("); connect to a port (or load balancer) that does not require one"));
+      // With TLS 1.3 the request may meet the closed connection before the alert is read: then
+      // both causes a close after the request can have are said.
+      const bool alert_read = line.starts_with("atlas2kudu: TLS: " + server.address() +
+                                               " requires a client certificate (mutual TLS), "
+                                               "which atlas2kudu does not present: the server, "
+                                               "or a load balancer before it, refused the "
+                                               "connection (");
+      CHECK((alert_read ||
+             (version.empty() && line.starts_with("atlas2kudu: TLS: " + server.address() +
+                                                  " asked for a client "
+                                                  "certificate, which atlas2kudu "
+                                                  "does not present, then closed "
+                                                  "the connection ("))));
+      if (alert_read) {
+        CHECK(contains(line,
+                       version.empty() ? "alert certificate required" : "alert handshake failure"));
+        CHECK(line.ends_with("); connect to a port (or load balancer) that does not require one"));
+      }
     }
   }
 }
@@ -468,6 +477,8 @@ TEST_CASE("hs2-http: a redirect to https on the same host asks for --ssl (exit 4
       {"http://{host}/other", "try --http_path other"},
       {"https://elsewhere.invalid/",
        "try -i and --http_path naming where it redirects, with --ssl (it redirects to https)"},
+      // A password in the location is not repeated.
+      {"https://u:s3cret@{host}/cliservice", "try --ssl"},
   };
   for (const Case& c : cases) {
     CAPTURE(c.location);
@@ -478,6 +489,10 @@ TEST_CASE("hs2-http: a redirect to https on the same host asks for --ssl (exit 4
     std::string location = c.location;
     if (location.find("{host}") != std::string::npos)
       location.replace(location.find("{host}"), 6, server.address());
+    if (location.find("s3cret") != std::string::npos) {
+      CHECK(!contains(r.err, "s3cret"));
+      location.replace(location.find("s3cret"), 6, "****");
+    }
     CHECK(error_line(r) == "atlas2kudu: cannot connect to " + server.address() + ": http://" +
                                server.address() + "/cliservice redirects (HTTP 301) to " +
                                location +

@@ -389,7 +389,7 @@ TEST_CASE(
   CHECK(jwt->http_unauthorized_message("db1.example:28000", "") ==
         "JWT authentication failed at db1.example:28000 (HTTP 401): the server refused the "
         "token: it may have expired or be invalid (check what --jwt_cmd or $ATLAS2KUDU_JWT "
-        "gives), or JWT may not be enabled on this server (then try -l -u USER (LDAP))");
+        "gives), or JWT may not be enabled on this server");  // no challenge: nothing to suggest
   try {
     jwt->wrap_binary(socket);
     FAIL("JWT over the binary protocol");
