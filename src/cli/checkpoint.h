@@ -23,9 +23,11 @@
 // SourceMark): a file that starts as another did but goes on differently, or is shorter now, is
 // read from its start, and said (ReadStats::resume_mismatches). A checkpoint of an earlier
 // release has no `records_digest`: its inputs are recognised by identity alone, as it did.
-// Several remembered inputs may fit a file (two exports that start alike, one renamed): each is
-// tried in turn, the one with its name first, then the most recently read; the entry the file
-// turns out to be is superseded by its new mark, and the others stay remembered.
+// Several remembered inputs may fit a file (two exports that start alike, one renamed, one a
+// prefix of another): each is tried in turn, the one with the most records applied first, then
+// the most recently read; the entry the file turns out to be is superseded by its new mark, and
+// the others stay remembered. (So a file given again after a grown copy of it was applied has
+// fewer records than the entry left, and is applied again whole.)
 // Records before a split message's first chunk are kept as a resume point until the message
 // completes. Resuming is exact when each window's stored state is read before it is compiled
 // (--prior impala); with --prior none the resumed run knows only what it reads itself.

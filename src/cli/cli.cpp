@@ -669,8 +669,8 @@ bool reads_as_option(const CLI::App& sub, const std::string& arg) {
 //   an option that takes a value followed by another option ("-u -i HOST", "-o -h": the help
 //   would be printed and the run exit 0, having done nothing);
 //   -V or --version with any argument other than the subcommand (before it too).
-// Only for the command line as typed, after the subcommand (the --config file's flags are
-// checked where it is read); the last two not when it asks for --help.
+// Only for the command line as typed, after the subcommand but for -V (the --config file's flags
+// are checked where it is read); the second, third and last not when it asks for --help.
 void refuse_flag_values(CLI::App& app, const std::vector<std::string>& args) {
   const CLI::App* sub = chosen_subcommand(app, args);
   if (sub == nullptr) return;
@@ -739,8 +739,16 @@ void refuse_flag_values(CLI::App& app, const std::vector<std::string>& args) {
     const auto next = it + 1;
     // An option that takes a value, followed by another option: CLI11 takes that option for the
     // value (-u -i HOST: the user "-i", HOST an input, and the run connects to localhost).
-    if (next != options_end && *next != "-" && reads_as_option(*sub, *next) &&
-        (a.starts_with("--") ? a.find('=') == std::string::npos : a.size() == 2)) {
+    // A value that only starts as an option that takes one ("-u -bob") is a value; a cluster that
+    // starts with a flag ("-u -lPASSWORD") is not.
+    const auto next_is_option = [&] {
+      if (next == options_end || *next == "-" || !reads_as_option(*sub, *next)) return false;
+      if (next->starts_with("--")) return true;
+      const CLI::Option* n = option_named(*sub, next->substr(0, 2));
+      return next->size() == 2 || (n != nullptr && n->get_expected_max() == 0);
+    };
+    if ((a.starts_with("--") ? a.find('=') == std::string::npos : a.size() == 2) &&
+        next_is_option()) {
       const CLI::Option* o = option_named(*sub, a);
       if (o != nullptr && o->get_expected_min() > 0) {
         throw SecretFreeUsageError(fmt::format(

@@ -26,6 +26,7 @@
 
 #include "hs2/error.h"
 #include "util/stop.h"
+#include "util/utf8.h"
 
 extern char** environ;
 
@@ -298,13 +299,10 @@ void take_secret_variable(std::string& to, const char* name) {
 // other control byte is no part of a JWT (base64url and dots). Refused, naming where the token came
 // from and the byte's position (from 1), never the token.
 void refuse_control_bytes(const std::string& token, std::string_view origin) {
-  const auto bad = std::find_if(token.begin(), token.end(), [](char c) {
-    const auto byte = static_cast<unsigned char>(c);
-    return byte < 0x20 || byte == 0x7f;
-  });
-  if (bad == token.end()) return;
-  const auto byte = static_cast<unsigned char>(*bad);
-  const std::size_t position = static_cast<std::size_t>(bad - token.begin()) + 1;
+  const std::size_t at = first_control_byte(token);
+  if (at == std::string_view::npos) return;
+  const auto byte = static_cast<unsigned char>(token[at]);
+  const std::size_t position = at + 1;
   throw Hs2Error(Hs2ErrorKind::kAuth,
                  byte == '\r' || byte == '\n'
                      ? fmt::format("-j/--jwt: {} a token with a line break at byte {}: a JWT is "

@@ -190,13 +190,11 @@ Hs2Settings validate_hs2_options(Hs2Options o) {
   settings.user_ = hs2_user(o);
   // A user name is one line: a line break or another control character would end up in a
   // message as two lines (or, in an HTTP header, as one of its own).
-  if (const auto control =
-          std::find_if(settings.user_.begin(), settings.user_.end(),
-                       [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; });
-      control != settings.user_.end()) {
+  if (const std::size_t control = first_control_byte(settings.user_);
+      control != std::string_view::npos) {
     usage(fmt::format("-u {}: a user name with a control character (0x{:02x}) at byte {}",
-                      one_line(settings.user_), static_cast<unsigned char>(*control),
-                      control - settings.user_.begin() + 1));
+                      one_line(settings.user_), static_cast<unsigned char>(settings.user_[control]),
+                      control + 1));
   }
   if (o.ldap && o.protocol == Hs2Protocol::kHttp && settings.user_.find(':') != std::string::npos) {
     // Basic credentials are "user:password": the server would split at the user's own colon.

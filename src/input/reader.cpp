@@ -320,7 +320,7 @@ struct Reader::Impl {
   SplitAssembler::Hold resume_hold(bool at_end) const;
   InputProgress resume_;
   Reader::ResumeNotice on_resumed_;
-  std::vector<bool> resume_used_;
+  std::vector<bool> resume_used_;          // the entries an input of this run turned out to be
   std::uint64_t skip_records_ = 0;         // of the current source
   std::uint32_t skip_framing_ = kFraming;  // how skip_records_ was counted
   // The entries of resume_.sources the current source may be, in the order they are tried, and
@@ -476,23 +476,21 @@ bool Reader::Impl::open_next_source() {
   candidate_ = 0;
   first_mismatch_.clear();
   if (!marks_.back().identity.empty()) {
-    // By identity (and name first: two exports may start alike), most recently read first; then
-    // by name alone (a file under 64 KiB that has grown since has another identity). Each is
-    // tried in turn as its records are skipped (resume_or_read_again).
+    // By identity, else by name (a file under 64 KiB that has grown since has another identity):
+    // each is tried in turn as its records are skipped (resume_or_read_again), the one with the
+    // most records applied first (two exports may start alike, one may be a prefix of another:
+    // the longest that fits is what was applied of this one), then the most recently read. An
+    // entry another input of this run fitted may fit this one too (a copy).
     const SourceMark& mine = marks_.back();
-    const auto add = [&](auto&& same) {
-      for (std::size_t i = 0; i < resume_.sources.size(); ++i) {
-        if (resume_used_[i] || !same(resume_.sources[i]) ||
-            std::find(candidates_.begin(), candidates_.end(), i) != candidates_.end()) {
-          continue;
-        }
+    for (std::size_t i = 0; i < resume_.sources.size(); ++i) {
+      const SourceMark& m = resume_.sources[i];
+      if (m.identity == mine.identity ||
+          (m.name == mine.name && !m.records_digest.empty() && m.next_record > 0)) {
         candidates_.push_back(i);
       }
-    };
-    add([&](const SourceMark& m) { return m.identity == mine.identity && m.name == mine.name; });
-    add([&](const SourceMark& m) { return m.identity == mine.identity; });
-    add([&](const SourceMark& m) {
-      return m.name == mine.name && !m.records_digest.empty() && m.next_record > 0;
+    }
+    std::stable_sort(candidates_.begin(), candidates_.end(), [&](std::size_t x, std::size_t y) {
+      return resume_.sources[x].next_record > resume_.sources[y].next_record;
     });
     if (!candidates_.empty()) take_candidate(0);
   }
@@ -502,11 +500,13 @@ bool Reader::Impl::open_next_source() {
 void Reader::Impl::take_candidate(std::size_t k) {
   candidate_ = k;
   resumed_entry_ = candidates_[k];
-  resume_used_[resumed_entry_] = true;
   const SourceMark& applied = resume_.sources[resumed_entry_];
   skip_records_ = applied.next_record;
   skip_framing_ = applied.framing;
-  if (skip_records_ == 0 && on_resumed_) on_resumed_(source_name_, applied);
+  if (skip_records_ == 0) {  // nothing to skip, nothing to check
+    resume_used_[resumed_entry_] = true;
+    if (on_resumed_) on_resumed_(source_name_, applied);
+  }
 }
 
 namespace {
@@ -543,6 +543,7 @@ void Reader::Impl::resume_or_read_again() {
   if (skipped_here_ == expected &&
       (applied.records_digest.empty() ||
        to_hex(records_digest_.digest()).substr(0, 32) == applied.records_digest)) {
+    resume_used_[resumed_entry_] = true;  // superseded by this input's mark
     if (on_resumed_) on_resumed_(source_name_, applied);
     return;
   }
@@ -567,7 +568,6 @@ void Reader::Impl::resume_or_read_again() {
                   one_line(source_name_), one_line(applied.name), expected,
                   expected == 1 ? "" : "s");
   }
-  resume_used_[resumed_entry_] = false;  // the input it names may come later in this run
   const bool another = candidate_ + 1 < candidates_.size();
   if (!another) {
     ++stats_.resume_mismatches;

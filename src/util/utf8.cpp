@@ -77,6 +77,14 @@ void append_one_line(std::string& out, std::string_view text) {
   }
 }
 
+std::size_t first_control_byte(std::string_view text) {
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const auto byte = static_cast<unsigned char>(text[i]);
+    if (byte < 0x20 || byte == 0x7f) return i;
+  }
+  return std::string_view::npos;
+}
+
 std::string one_line(std::string_view text) {
   std::string out;
   append_one_line(out, text);

@@ -36,6 +36,11 @@ bool shown_escaped(char32_t code_point);
 void append_one_line(std::string& out, std::string_view text);
 std::string one_line(std::string_view text);
 
+// The position of the first ASCII control byte (below 0x20, or DEL) in `text`, or npos: what a
+// one-line value sent as is (an HTTP header's, a user name) must not hold.
+//   first_control_byte("eyJ.a\r\nX: 1") == 5
+std::size_t first_control_byte(std::string_view text);
+
 // A server's message, whose lines are parts of one sentence ("Query 4a:0
 // failed:\nAnalysisException:
 // ..."), as one line: each line break (LF, CR, CRLF) becomes a space, the rest as one_line() does.

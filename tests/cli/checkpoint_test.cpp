@@ -1165,6 +1165,16 @@ TEST_CASE("two exports that start alike are two inputs: A, then B, then A or B a
   CHECK(run({{"b.jsonl", b}}).read.empty());
   CHECK(run({{"b2.jsonl", b}, {"a2.jsonl", a}}).read.empty());  // renamed, both
   CHECK(load_checkpoint(path).progress.sources.size() == 2);
+  // A prefix of both (p), read last: a copy of a is a, the longest entry that fits, not p grown.
+  // (p itself has fewer records than a's and b's entries: applied again, said.)
+  std::string p;
+  for (int i = 0; i < 500; ++i) p += line(i);
+  CHECK(run({{"p.jsonl", p}}).stats.resume_mismatches == 1);
+  CHECK(run({{"copy-of-a.jsonl", a}}).read.empty());
+  // a grown and a copy of a in one run: the entry the first fits fits the second too.
+  const CheckpointedRun both = run({{"a-grown.jsonl", a + line(600)}, {"again.jsonl", a}});
+  CHECK(both.read == std::vector<std::string>{"q600"});
+  CHECK(both.stats.resume_mismatches == 0);
   std::filesystem::remove_all(dir_template);
 }
 

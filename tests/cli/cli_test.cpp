@@ -378,6 +378,9 @@ TEST_CASE("usage errors and missing files have their own exit codes") {
   CHECK(r.status == 64);
   CHECK(contains(r.err, "the argument after it, -l, is an option"));
   CHECK(!contains(r.err, "Hunter2pw"));
+  // A value that only starts as an option that takes one is a value (CLI11 reads it so).
+  r = run("apply -u -bob -i 127.0.0.1:1 --prior none --connect_max_tries 1 " + input);
+  CHECK(r.status == 4);
   r = run("apply --user --ldap_password_cmd=x " + input);
   CHECK(r.status == 64);
   CHECK(contains(r.err,

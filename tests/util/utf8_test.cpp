@@ -27,4 +27,14 @@ TEST_SUITE("utf8") {
     CHECK(joined_lines("") == "");
     CHECK(joined_lines("x\x1b[2J\ty\\") == R"(x\x1b[2J\ty\\)");
   }
+
+  TEST_CASE("first_control_byte: below 0x20 or DEL, nothing else") {
+    CHECK(atlas2kudu::first_control_byte("eyJ.a\r\nX: 1") == 5);
+    CHECK(atlas2kudu::first_control_byte("tab\there") == 3);
+    CHECK(atlas2kudu::first_control_byte(std::string_view("\0", 1)) == 0);
+    CHECK(atlas2kudu::first_control_byte("del\x7f") == 3);
+    CHECK(atlas2kudu::first_control_byte("caf\xc3\xa9 \xff") ==
+          std::string_view::npos);  // not ASCII controls
+    CHECK(atlas2kudu::first_control_byte("") == std::string_view::npos);
+  }
 }
