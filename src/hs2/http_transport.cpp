@@ -383,19 +383,19 @@ void HttpClientTransport::perform_once(long* status, long* retry_after) {
     std::string detail = without_proxy_userinfo(errbuf[0] ? errbuf : curl_easy_strerror(rc));
     while (!detail.empty() && detail.back() == ' ') detail.pop_back();  // libcurl's may end so
     const std::string endpoint = format_endpoint(config_.host, config_.port);
-    const bool tls_used = config_.url.rfind("https:", 0) == 0;
+    const bool tls = config_.url.rfind("https:", 0) == 0;
     if (rc == CURLE_SSL_CACERT_BADFILE) {
       throw Hs2Error(
           Hs2ErrorKind::kAuth,
           fmt::format("TLS: cannot load CA certificates from {}: {}",
                       config_.ca_file.empty() ? "the system's store" : config_.ca_file, detail));
     }
-    if (tls_used && client_certificate_refused(detail, certificate_requested_)) {
+    if (tls && client_certificate_refused(detail, certificate_requested_)) {
       throw client_certificate_required(endpoint, detail);
     }
     // TLS 1.3 refuses a client without a certificate after the handshake: the request can meet
     // the closed connection before the alert is read. Only before any reply on this transport.
-    if (tls_used && certificate_requested_ && replies_ == 0 &&
+    if (tls && certificate_requested_ && replies_ == 0 &&
         (rc == CURLE_SEND_ERROR || rc == CURLE_RECV_ERROR || rc == CURLE_GOT_NOTHING)) {
       throw client_certificate_asked_then_closed(endpoint, detail);
     }
@@ -424,7 +424,6 @@ void HttpClientTransport::perform_once(long* status, long* retry_after) {
                           detail.find("Connection reset") != std::string::npos;
       throw tls_handshake_failure(endpoint, detail, closed);
     }
-    const bool tls = config_.url.rfind("https:", 0) == 0;
     // Through a proxy of the environment, a connection that failed, or one that went unanswered
     // before any reply came through it, is the proxy's: the impalad's port was never reached, so
     // nothing is said of it. (Once replies have come, a timeout is the statement's, as without.)

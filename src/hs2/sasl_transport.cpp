@@ -245,8 +245,7 @@ std::pair<SaslStatus, std::string> SaslClientTransport::read_reply() {
     if (got < sizeof header) throw cut_short("the connection closed");
     const std::uint8_t status = header[0];
     const std::uint32_t len = get_be32(header + 1);
-    if (status < static_cast<std::uint8_t>(SaslStatus::kOk) ||
-        status > static_cast<std::uint8_t>(SaslStatus::kComplete)) {
+    if (!server_sasl_status(status)) {
       throw SaslNotSasl(fmt::format(
           "it answers the SASL handshake with bytes that are not SASL ('{}'...)",
           one_line(std::string_view(reinterpret_cast<const char*>(header), sizeof header))));

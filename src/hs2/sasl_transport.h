@@ -35,6 +35,13 @@ namespace atlas2kudu {
 
 enum class SaslStatus : std::uint8_t { kStart = 1, kOk = 2, kBad = 3, kError = 4, kComplete = 5 };
 
+// Whether `byte` is a status a SASL server sends: OK, BAD, ERROR or COMPLETE (START is the
+// client's). A first byte of a reply that is none is another service's, or not SASL at all.
+constexpr bool server_sasl_status(std::uint8_t byte) {
+  return byte >= static_cast<std::uint8_t>(SaslStatus::kOk) &&
+         byte <= static_cast<std::uint8_t>(SaslStatus::kComplete);
+}
+
 // Shared by client and test server: writes/reads one negotiation message.
 void write_sasl_message(apache::thrift::transport::TTransport& t, SaslStatus status,
                         std::string_view payload);

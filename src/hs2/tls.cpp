@@ -265,7 +265,7 @@ int TlsTransport::on_verify(int preverified, X509_STORE_CTX* store) {
 // silent server (transient). Mismatches get the flag to try: a plain server reading a
 // ClientHello closes the connection or answers in plain text.
 void TlsTransport::fail_handshake(int err, int saved_errno, long verify, std::string detail) {
-  const std::string peer = fmt::format("{}:{}", host_, socket_->getPort());
+  const std::string peer = this->peer();
   if (ctx_->verify() && verify != X509_V_OK)
     throw untrusted_certificate(peer, host_, verify, peer_names_);
   if (client_certificate_refused(detail, certificate_requested_))
@@ -289,12 +289,15 @@ void TlsTransport::fail_handshake(int err, int saved_errno, long verify, std::st
   throw tls_handshake_failure(peer, detail, closed);
 }
 
+std::string TlsTransport::peer() const {
+  return fmt::format("{}:{}", host_, socket_->getPort());
+}
+
 void TlsTransport::refuse_if_lost_after_certificate_request(int saved_errno) const {
   if (!certificate_requested_ || received_) return;
   if (saved_errno != 0 && saved_errno != EPIPE && saved_errno != ECONNRESET) return;
   throw client_certificate_asked_then_closed(
-      fmt::format("{}:{}", host_, socket_->getPort()),
-      saved_errno == 0 ? "connection closed" : std::strerror(saved_errno));
+      peer(), saved_errno == 0 ? "connection closed" : std::strerror(saved_errno));
 }
 
 void TlsTransport::accept() {
@@ -340,7 +343,7 @@ uint32_t TlsTransport::read(uint8_t* buf, uint32_t len) {
     const std::string errors = openssl_errors();
     // TLS 1.3: the refusal of a client without a certificate comes after the handshake.
     if (client_certificate_refused(errors, certificate_requested_)) {
-      throw client_certificate_required(fmt::format("{}:{}", host_, socket_->getPort()), errors);
+      throw client_certificate_required(peer(), errors);
     }
     if (err == SSL_ERROR_SYSCALL && saved_errno == EINTR) continue;
     refuse_if_lost_after_certificate_request(saved_errno);
@@ -378,7 +381,7 @@ void TlsTransport::write(const uint8_t* buf, uint32_t len) {
       if (client_certificate_refused(alert, true)) errors = alert;
     }
     if (client_certificate_refused(errors, certificate_requested_)) {
-      throw client_certificate_required(fmt::format("{}:{}", host_, socket_->getPort()), errors);
+      throw client_certificate_required(peer(), errors);
     }
     refuse_if_lost_after_certificate_request(saved_errno);
     throw TTransportException(

@@ -141,6 +141,8 @@ class TlsTransport : public apache::thrift::transport::TVirtualTransport<TlsTran
   // client_certificate_asked_then_closed then; `saved_errno` is the failed call's errno (0:
   // closed).
   void refuse_if_lost_after_certificate_request(int saved_errno) const;
+  // HOST:PORT of the server, for messages.
+  std::string peer() const;
 
   // The server asked for a client certificate in this connection's handshake.
   bool certificate_requested_ = false;

@@ -15,6 +15,7 @@
 
 #include "hs2/error.h"
 #include "hs2/http_transport.h"
+#include "hs2/sasl_transport.h"
 #include "hs2/tls.h"
 #include "util/stop.h"
 #include "util/utf8.h"
@@ -287,7 +288,7 @@ class FirstReplyCheck final : public apache::thrift::transport::TVirtualTranspor
     // byte a SASL server sends (2 to 5: OK, BAD, ERROR, COMPLETE; START is the client's) is
     // another service's greeting or reply: an SSH banner, a mail server.
     const bool thrift = byte(0) == 0x80 && (head_.size() < 2 || byte(1) == 0x01);
-    const bool sasl_status = sasl_ && byte(0) >= 0x02 && byte(0) <= 0x05;
+    const bool sasl_status = sasl_ && server_sasl_status(byte(0));
     if (!head_.empty() && !thrift && !sasl_status) {
       throw Hs2Error(Hs2ErrorKind::kMismatch,
                      cannot_connect(endpoint_,
