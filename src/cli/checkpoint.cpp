@@ -312,9 +312,10 @@ void remember_inputs(const Checkpoint& previous, const InputProgress& current, s
   for (std::size_t i = 0; i < previous.progress.sources.size(); ++i) {
     const SourceMark& m = previous.progress.sources[i];
     const bool read_now = i < superseded.size() ? superseded[i] : false;
-    if (m.identity.empty() || read_now || last_run.count(remembered_key(m))) continue;
-    const auto it = previous.last_run.find(remembered_key(m));
-    last_run[remembered_key(m)] = it == previous.last_run.end() ? 0 : it->second;
+    const std::string key = remembered_key(m);
+    if (m.identity.empty() || read_now || last_run.count(key)) continue;
+    const auto it = previous.last_run.find(key);
+    last_run[key] = it == previous.last_run.end() ? 0 : it->second;
     older.push_back(&m);
   }
   std::stable_sort(older.begin(), older.end(), [&](const SourceMark* a, const SourceMark* b) {

@@ -511,9 +511,14 @@ void Reader::Impl::take_candidate(std::size_t k) {
 
 namespace {
 
-// SourceMark::records_digest of no records.
+// SourceMark::records_digest of the records `fed` was fed: 32 hex digits of their SHA-256.
+std::string mark_digest(const Sha256Stream& fed) {
+  return to_hex(fed.digest()).substr(0, 32);
+}
+
+// ... of no records.
 const std::string& no_records_digest() {
-  static const std::string digest = to_hex(Sha256Stream().digest()).substr(0, 32);
+  static const std::string digest = mark_digest(Sha256Stream());
   return digest;
 }
 
@@ -533,7 +538,7 @@ void Reader::Impl::digest_record() {
 
 std::string Reader::Impl::current_records_digest() const {
   const Sha256Stream& d = cut_at_end_.back() ? records_digest_before_last_ : records_digest_;
-  return to_hex(d.digest()).substr(0, 32);
+  return mark_digest(d);
 }
 
 void Reader::Impl::resume_or_read_again() {
@@ -541,8 +546,7 @@ void Reader::Impl::resume_or_read_again() {
   const std::uint64_t expected = skip_records_;
   skip_records_ = 0;  // done either way
   if (skipped_here_ == expected &&
-      (applied.records_digest.empty() ||
-       to_hex(records_digest_.digest()).substr(0, 32) == applied.records_digest)) {
+      (applied.records_digest.empty() || mark_digest(records_digest_) == applied.records_digest)) {
     resume_used_[resumed_entry_] = true;  // superseded by this input's mark
     if (on_resumed_) on_resumed_(source_name_, applied);
     return;
@@ -814,7 +818,7 @@ bool Reader::Impl::next(Event& out) {
                 held_digests_.begin(),
                 held_digests_.lower_bound({earliest->source_index, earliest->record}));
             held_digests_.emplace(std::pair{pos.source_index, pos.record},
-                                  to_hex(records_digest_before_last_.digest()).substr(0, 32));
+                                  mark_digest(records_digest_before_last_));
           }
         }
         continue;
