@@ -15,6 +15,7 @@
 #include "atlas2kudu/error.h"
 #include "util/atomic_file.h"
 #include "util/utf8.h"
+#include "util/version.h"
 
 namespace atlas2kudu {
 
@@ -28,7 +29,7 @@ struct Kind {
 Kind describe(OutputKind kind) {
   switch (kind) {
     case OutputKind::kSql:
-      return {"SQL", "-- atlas2kudu "};
+      return {"SQL", kSqlSignature};
     case OutputKind::kStats:
       return {"a --stats summary", "{\"schema\":"};
     case OutputKind::kMetrics:

@@ -164,12 +164,12 @@ const CompileOptions& Compiler::options() const {
 std::string Compiler::header(std::string_view prior_description) const {
   const CompileOptions& o = impl_->options;
   return fmt::format(
-      "-- atlas2kudu {} compile\n"
+      "{}{} compile\n"
       "-- options: --database {} --key-encoding {} --tombstone {} --prior {} "
       "--props-max-bytes {} --window-events {} --batch-rows {} --batch-bytes {}{}{}\n"
       "-- prior state: {}\n",
-      kVersion, o.database, to_string(o.key_encoding), to_string(o.tombstone), to_string(o.prior),
-      o.props_max_bytes, o.window_events, o.batch_rows, o.batch_bytes,
+      kSqlSignature, kVersion, o.database, to_string(o.key_encoding), to_string(o.tombstone),
+      to_string(o.prior), o.props_max_bytes, o.window_events, o.batch_rows, o.batch_bytes,
       o.memory_budget == kDefaultMemoryBudget
           ? std::string()
           : " --memory-budget " + memory_budget_text(o.memory_budget),

@@ -15,6 +15,7 @@
 #include "util/digest.h"
 #include "util/stop.h"
 #include "util/utf8.h"
+#include "util/version.h"
 
 namespace atlas2kudu {
 
@@ -112,13 +113,12 @@ class FileByteSource final : public ByteSource {
   // Data of a format atlas2kudu does not read, known by its first bytes (none can start JSON or a
   // console consumer's line): said as what it is, with the command that makes it readable,
   // instead of a not-json rejection for each "line" of its binary.
-  static constexpr std::string_view kOwnSqlHeader = "-- atlas2kudu ";
   void refuse_unread_format() {
-    while (available() < kOwnSqlHeader.size() && refill()) {
+    while (available() < kSqlSignature.size() && refill()) {
     }
     const std::string_view head(in_.data() + in_begin_, available());
     // compile's output, given back (apply out.sql): its first line is the header compile writes.
-    if (head.starts_with(kOwnSqlHeader)) {
+    if (head.starts_with(kSqlSignature)) {
       throw SourceError(false, fmt::format("{}: SQL written by atlas2kudu compile, not "
                                            "notifications; run it with impala-shell -f, or give "
                                            "atlas2kudu the notifications it was compiled from",
