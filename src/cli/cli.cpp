@@ -79,8 +79,9 @@ void add_input_options(CLI::App* cmd, InputOptions& in) {
                       budget_bound(kDefaultMaxMessageBytes, kRecordShare))
       ->transform(whole_number(1024, std::uint64_t{1} << 34));
   cmd->add_option("--max-cell-bytes", l.max_cell_bytes,
-                  "Reject an event whose type, qualifiedName, name, tag or label text (or a tag's "
-                  "attributes) is longer than N bytes: Kudu refuses such a row (its "
+                  "Reject an event whose type (a relationship end's too), qualifiedName, name, tag "
+                  "or label text (or a tag's attributes) is longer than N bytes: Kudu refuses "
+                  "such a row (its "
                   "max_cell_size_bytes)")
       ->capture_default_str()
       ->transform(whole_number(1, std::uint64_t{1} << 30));

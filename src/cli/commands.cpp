@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 #include <sched.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -632,6 +633,7 @@ int compile_run(CompileCommand& c) {
   }
   if (settings) report.http_waits = log.http_waits();
   print_unreadable_props(stderr, report);
+  print_read_warnings(stderr, report, c.quiet);
   if (!c.quiet && !outcome.output_closed) {
     const bool to_file = !c.output.empty() && c.output != "-";
     print_compile_summary(stderr, report,
@@ -642,8 +644,28 @@ int compile_run(CompileCommand& c) {
   return write_run_reports(c.in, report);
 }
 
+// apply --checkpoint: standard input and pipes have no identity, so a later run reads them again
+// in full. Last, that replays what was applied last (harmless); before another input, a rerun
+// would apply them after that input a second time, taking its rows back to older states.
+void refuse_unrecognisable_before_others(const std::vector<std::string>& files) {
+  for (std::size_t i = 0; i + 1 < files.size(); ++i) {
+    struct stat st {};
+    const bool is_stdin = files[i] == "-";
+    if (!is_stdin && (::stat(files[i].c_str(), &st) != 0 || S_ISREG(st.st_mode))) continue;
+    throw Error(ErrorCategory::kUsage,
+                fmt::format("--checkpoint: {} comes before {}: a later run cannot tell how much "
+                            "of it was applied and reads it again in full, which would apply it "
+                            "after {} a second time, taking rows back to older states. Give it "
+                            "last, or save it to a file first",
+                            is_stdin ? std::string("- (standard input)")
+                                     : one_line(files[i]) + " (not a regular file)",
+                            one_line(files[i + 1]), one_line(files[i + 1])));
+  }
+}
+
 int apply_run(ApplyCommand& a) {
   CompileCommand& c = a.compile;
+  if (!a.checkpoint.empty()) refuse_unrecognisable_before_others(c.in.files);
   use_memory_budget(c, true);
   const Hs2Settings settings = checked_hs2_settings("apply", c.hs2);
   // One run at a time per checkpoint, decided before anything else happens (exit 75).
@@ -790,6 +812,7 @@ int apply_run(ApplyCommand& a) {
   }
   report.http_waits = log.http_waits();
   print_unreadable_props(stderr, report);
+  print_read_warnings(stderr, report, c.quiet);
   print_inputs_held_back(stderr, report);
   if (!c.quiet) {
     print_apply_summary(stderr, report, a.checkpoint);
@@ -812,6 +835,7 @@ int run_compile(CompileCommand& c) {
         const SqlWriteStats nothing_written;
         RunReport report = stopped;
         report.write = &nothing_written;
+        print_read_warnings(stderr, report, c.quiet);
         if (!c.quiet) {
           print_compile_summary(stderr, report,
                                 c.output.empty() || c.output == "-" ? SqlDestination::kStdout
@@ -828,6 +852,7 @@ int run_apply(ApplyCommand& a) {
         const Hs2RunStats nothing_run;
         RunReport report = stopped;
         report.execution = &nothing_run;
+        print_read_warnings(stderr, report, a.compile.quiet);
         if (!a.compile.quiet) print_apply_summary(stderr, report, a.checkpoint);
         // Said even with -q, as print_rerun_point is: the stop came before the checkpoint was
         // read, so the file is as it was.

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstring>
@@ -175,21 +176,28 @@ std::vector<std::pair<const std::string*, FileIdentity>> input_identities(
   return ids;
 }
 
-// Throws Error(kUsage) if two inputs are one file (every input exists here).
-void refuse_repeated_inputs(const std::vector<std::pair<const std::string*, FileIdentity>>& ids) {
+[[noreturn]] void throw_read_twice(std::string_view which) {
+  throw Error(ErrorCategory::kUsage,
+              fmt::format("{}: it would be read twice (its records with Kafka offsets passed "
+                          "over as replays the second time, those without applied twice). Give "
+                          "each input once.",
+                          which));
+}
+
+// Throws Error(kUsage) if two inputs are one file (every input exists here), or standard input
+// is given twice (the second '-' read nothing, whatever standard input was).
+void refuse_repeated_inputs(const std::vector<std::string>& inputs,
+                            const std::vector<std::pair<const std::string*, FileIdentity>>& ids) {
+  if (std::count(inputs.begin(), inputs.end(), "-") > 1)
+    throw_read_twice("- (standard input) is given twice");
   std::map<std::pair<dev_t, ino_t>, const std::string*> seen;
   for (const auto& [input, id] : ids) {
     const auto [first, inserted] = seen.try_emplace({id.device, id.inode}, input);
     if (inserted) continue;
-    const std::string which = *first->second == *input
-                                  ? fmt::format("{} is given twice", one_line(*input))
-                                  : fmt::format("{} and {} are the same file",
-                                                one_line(*first->second), one_line(*input));
-    throw Error(ErrorCategory::kUsage,
-                fmt::format("{}: it would be read twice (its records with Kafka offsets passed "
-                            "over as replays the second time, those without applied twice). Give "
-                            "each input once.",
-                            which));
+    throw_read_twice(*first->second == *input
+                         ? fmt::format("{} is given twice", one_line(*input))
+                         : fmt::format("{} and {} are the same file", one_line(*first->second),
+                                       one_line(*input)));
   }
 }
 
@@ -211,7 +219,7 @@ void check_run_paths(const std::vector<std::string>& inputs,
     if (out.kind) refuse_foreign_output(out.option, out.path, *out.kind);
   }
   const auto input_ids = input_identities(inputs, /*require_open=*/true);
-  refuse_repeated_inputs(input_ids);
+  refuse_repeated_inputs(inputs, input_ids);
   std::vector<std::pair<const RunOutput*, FileIdentity>> output_ids;
   for (const RunOutput& out : outputs) {
     if (!writes_a_file(out)) continue;

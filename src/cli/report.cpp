@@ -224,10 +224,9 @@ std::string knowledge_note(const MemoryReport* memory) {
   return {};
 }
 
-// What the reader saw in the input that is worth a look, each on a line of its own: the consumer's
-// error lines (messages it may have lost), records passed over because their Kafka offsets came
-// earlier in the run (exports that overlap), and events after later offsets (out of order).
-void print_read_warnings(std::FILE* out, std::string_view command, const ReadStats& read) {
+void print_read_warnings(std::FILE* out, const RunReport& r, bool quiet) {
+  const std::string_view command = r.command;
+  const ReadStats& read = *r.read;
   if (read.consumer_errors != 0) {
     print_diagnostic(out,
                      "atlas2kudu {}: warning: the input has {} error line{} of the Kafka "
@@ -237,7 +236,7 @@ void print_read_warnings(std::FILE* out, std::string_view command, const ReadSta
                      read.consumer_errors == 1 ? "it is" : "the first is",
                      read.first_consumer_error);
   }
-  if (read.replayed != 0) {
+  if (read.replayed != 0 && !quiet) {
     print_diagnostic(out,
                      "atlas2kudu {}: {} record{} passed over: this run had already read {} Kafka "
                      "position{} (overlapping exports); {} {}\n",
@@ -308,7 +307,6 @@ void print_inputs_held_back(std::FILE* out, const RunReport& r) {
 }
 
 void print_compile_summary(std::FILE* out, const RunReport& r, SqlDestination sql) {
-  print_read_warnings(out, "compile", *r.read);
   const SqlWriteStats& run = *r.write;
   const ReadStats& read = *r.read;
   print_diagnostic(
@@ -360,11 +358,10 @@ std::string statements_run(const Hs2RunStats& hs2, const SqlWriteStats* written)
 void print_apply_summary(std::FILE* out, const RunReport& r, const std::string& checkpoint_path) {
   const ReadStats& read = *r.read;
   const Hs2RunStats& hs2 = *r.execution;
-  print_read_warnings(out, "apply", read);
   if (read.skipped) {
     print_diagnostic(
-        out, "atlas2kudu apply: {} records skipped, applied by an earlier run ({}){}\n",
-        read.skipped, one_line(checkpoint_path),
+        out, "atlas2kudu apply: {} skipped, applied by an earlier run ({}){}\n",
+        counted(read.skipped, "record", "records"), one_line(checkpoint_path),
         read.skipped_by_offset == 0
             ? std::string()
             : fmt::format("; {} of them by their Kafka offset, below the next offset it records "

@@ -114,6 +114,14 @@ void print_inputs_held_back(std::FILE* out, const RunReport& report);
 
 std::string read_summary(const ReadStats& stats);
 
+// What compile and apply saw in the input that may have lost or misplaced data, before their
+// summary, also with -q (a cron job's log keeps them): the consumer's error lines, inputs a
+// --checkpoint recognised but whose records were others, events after later Kafka offsets. The
+// records passed over as replays of positions this run read are said without -q alone.
+//   atlas2kudu apply: warning: 30 events came after later Kafka offsets of their partition (an
+//   older export read after a newer one? ...) and were applied in input order, ...
+void print_read_warnings(std::FILE* out, const RunReport& report, bool quiet);
+
 // The summaries of compile and apply go to stderr through util/diagnostic.h: a summary that
 // cannot be written never changes the run's outcome.
 // `compile`'s summary line. Where the SQL went, for a run that did not complete: -o leaves no

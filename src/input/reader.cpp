@@ -9,6 +9,7 @@
 #include <array>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <mutex>
 #include <set>
 
@@ -37,6 +38,17 @@ std::string_view intern_source_name(const std::string& name) {
 }
 
 namespace {
+
+// An input's name as the match by name compares it (a file under 64 KiB that grew): s.jsonl,
+// ./s.jsonl, its absolute path and a link to it are one file. A name that does not resolve is
+// compared as given. A match is only a candidate: its records still tell whether it is the file.
+std::string path_key(const std::string& name) {
+  std::error_code error;
+  const std::filesystem::path absolute = std::filesystem::absolute(name, error);
+  if (error) return name;
+  const std::filesystem::path resolved = std::filesystem::weakly_canonical(absolute, error);
+  return error ? name : resolved.string();
+}
 
 // Bytes written verbatim under `key`, or as KEY_base64 when they are no UTF-8 (a JSON string
 // cannot hold them as they are).
@@ -321,6 +333,7 @@ struct Reader::Impl {
   InputProgress resume_;
   Reader::ResumeNotice on_resumed_;
   std::vector<bool> resume_used_;          // the entries an input of this run turned out to be
+  std::vector<std::string> resume_paths_;  // path_key of each entry's name
   std::uint64_t skip_records_ = 0;         // of the current source
   std::uint32_t skip_framing_ = kFraming;  // how skip_records_ was counted
   // The entries of resume_.sources the current source may be, in the order they are tried, and
@@ -402,6 +415,9 @@ void Reader::resume_from(InputProgress applied, ResumeNotice on_source_resumed) 
   impl_->on_resumed_ = std::move(on_source_resumed);
   impl_->resume_ = std::move(applied);
   impl_->resume_used_.assign(impl_->resume_.sources.size(), false);
+  impl_->resume_paths_.clear();
+  for (const SourceMark& m : impl_->resume_.sources)
+    impl_->resume_paths_.push_back(path_key(m.name));
   impl_->holds_back_after_cut_ = true;
   impl_->digest_records_ = true;
   impl_->kafka_next_ = impl_->resume_.kafka_next_offset;
@@ -482,10 +498,11 @@ bool Reader::Impl::open_next_source() {
     // the longest that fits is what was applied of this one), then the most recently read. An
     // entry another input of this run fitted may fit this one too (a copy).
     const SourceMark& mine = marks_.back();
+    const std::string my_path = path_key(mine.name);
     for (std::size_t i = 0; i < resume_.sources.size(); ++i) {
       const SourceMark& m = resume_.sources[i];
       if (m.identity == mine.identity ||
-          (m.name == mine.name && !m.records_digest.empty() && m.next_record > 0)) {
+          (resume_paths_[i] == my_path && !m.records_digest.empty() && m.next_record > 0)) {
         candidates_.push_back(i);
       }
     }

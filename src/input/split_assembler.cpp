@@ -112,20 +112,49 @@ std::optional<AssembledMessage> SplitAssembler::add(SplitChunk chunk, const Sour
     completion_order_.pop_front();
   }
   pending_.erase(it);
+  if (pending_.empty()) {
+    completed_while_waiting_.clear();
+  } else {
+    std::vector<SourcePosition>& span = completed_while_waiting_.emplace_back();
+    span.reserve(whole.records.size() + 1);
+    for (const HeldRecord& r : whole.records) span.push_back(r.pos);
+    span.push_back(pos);
+    if (completed_while_waiting_.size() > kCompletionsRemembered)
+      completed_while_waiting_.pop_front();
+  }
   return whole;
 }
 
 SplitAssembler::Hold SplitAssembler::hold(
     const std::function<bool(std::span<const HeldRecord>)>& keep) const {
   Hold out;
+  const auto read_again_from = [&out](const SourcePosition& pos) {
+    if (!out.earliest || read_before(pos, *out.earliest)) out.earliest = pos;
+    if (!pos.kafka) return;
+    const auto [at, inserted] =
+        out.kafka_offsets.try_emplace({pos.kafka->topic, pos.kafka->partition}, pos.kafka->offset);
+    if (!inserted) at->second = std::min(at->second, pos.kafka->offset);
+  };
   for (const auto& [id, split] : pending_) {
     if (!keep(split.records)) continue;
-    for (const HeldRecord& r : split.records) {
-      if (!out.earliest || read_before(r.pos, *out.earliest)) out.earliest = r.pos;
-      if (!r.pos.kafka) continue;
-      const auto [at, inserted] = out.kafka_offsets.try_emplace(
-          {r.pos.kafka->topic, r.pos.kafka->partition}, r.pos.kafka->offset);
-      if (!inserted) at->second = std::min(at->second, r.pos.kafka->offset);
+    for (const HeldRecord& r : split.records) read_again_from(r.pos);
+  }
+  if (!out.earliest) return out;
+  const auto read_again = [&out](const SourcePosition& pos) {
+    if (read_before(pos, *out.earliest)) return false;
+    if (!pos.kafka) return true;
+    const auto at = out.kafka_offsets.find({pos.kafka->topic, pos.kafka->partition});
+    return at != out.kafka_offsets.end() && pos.kafka->offset >= at->second;
+  };
+  // Each pass takes in at least one message cut by the point, which it never cuts again (the
+  // point only moves back): at most one pass per message.
+  for (bool moved = true; moved;) {
+    moved = false;
+    for (const std::vector<SourcePosition>& span : completed_while_waiting_) {
+      const auto again = std::count_if(span.begin(), span.end(), read_again);
+      if (again == 0 || static_cast<std::size_t>(again) == span.size()) continue;
+      for (const SourcePosition& pos : span) read_again_from(pos);
+      moved = true;
     }
   }
   return out;
@@ -153,6 +182,7 @@ std::vector<IncompleteRecord> SplitAssembler::take_incomplete() {
     return read_before(a.record.pos, b.record.pos);
   });
   pending_.clear();
+  completed_while_waiting_.clear();
   held_kafka_.clear();
   bytes_ = 0;
   return out;

@@ -111,6 +111,16 @@ class SplitAssembler {
   // (it is given each waiting message's records, in arrival order): the earliest of them (by
   // source, then record), and the smallest offset per Kafka partition (of records that have
   // Kafka coordinates). Messages `keep` leaves out are not waited for by a resume.
+  //
+  // A message completed while others waited may have records on both sides of that point: a
+  // resume would read its last chunk without its first, and the message would be lost (and the
+  // events between applied again after it). The point is pulled back until no such message is
+  // cut by it. Records read at 0..9 of one input:
+  //   2: M chunk 0    3: N chunk 0    5: an update of E    6: M chunk 1 (M completes: E's event)
+  // N waits: the resume point is 2, not 3, so that a rerun reads M whole, after the update, as
+  // the first run did. A record is read again when it is at or after `earliest` and, when it has
+  // Kafka coordinates, at or above its partition's offset here (a partition with no offset here
+  // is passed over: every record of it was read).
   struct Hold {
     std::optional<SourcePosition> earliest;
     std::map<KafkaPartition, std::int64_t> kafka_offsets;
@@ -121,7 +131,8 @@ class SplitAssembler {
   std::optional<SourcePosition> earliest_pending() const;
   std::map<KafkaPartition, std::int64_t> pending_kafka_offsets() const;
 
-  // Every record held for messages still waiting, in input order; forgets them.
+  // Every record held for messages still waiting, in input order; forgets them (and the messages
+  // completed while they waited).
   std::vector<IncompleteRecord> take_incomplete();
 
   // Whether a record read at Kafka position `k` is held for a message still waiting: a copy of
@@ -131,7 +142,8 @@ class SplitAssembler {
   // Bytes held now (chunk texts and records), for tests and limits.
   std::size_t bytes_held() const { return bytes_; }
 
-  // How many completed msgIds are remembered for IncompleteRecord::completed_earlier_at.
+  // How many completed msgIds are remembered for IncompleteRecord::completed_earlier_at, and
+  // how many messages completed while others waited, for hold().
   static constexpr std::size_t kCompletionsRemembered = 4096;
 
  private:
@@ -151,6 +163,9 @@ class SplitAssembler {
   // The last kCompletionsRemembered completed msgIds, with where each completed; oldest first.
   std::map<std::string, std::string, std::less<>> completed_at_;
   std::deque<std::map<std::string, std::string, std::less<>>::iterator> completion_order_;
+  // The positions of the records of each message completed while another waited, oldest first;
+  // emptied whenever none waits (a resume point is then past all of them, and stays so).
+  std::deque<std::vector<SourcePosition>> completed_while_waiting_;
 };
 
 }  // namespace atlas2kudu

@@ -317,7 +317,12 @@ TEST_CASE("the smallest Kafka offset held, per partition") {
   CHECK(offsets.at({"T", 0}) == 5);
   CHECK(offsets.at({"T", 1}) == 20);
   add(splits, chunk("c", 2, 3, "x"), with_kafka(5, 1, 26));  // "c" completes
-  CHECK(splits.pending_kafka_offsets().at({"T", 0}) == 10);
+  // "a" alone would hold partition 0 at 10, but a resume would then pass c's chunk at offset 5
+  // over and read the others (partition 1 from 20): c stays whole by holding partition 0 at 5.
+  CHECK(splits.pending_kafka_offsets().at({"T", 0}) == 5);
+  add(splits, chunk("a", 1, 2, "x"), with_kafka(6, 0, 11));
+  add(splits, chunk("b", 1, 2, "x"), with_kafka(7, 1, 21));
+  CHECK(splits.pending_kafka_offsets().empty());  // "d" has no Kafka coordinates
 }
 
 TEST_CASE("the earliest pending chunk follows what is still held, across sources") {
@@ -330,11 +335,51 @@ TEST_CASE("the earliest pending chunk follows what is still held, across sources
   add(splits, chunk("c", 0, 2, "x"), at(2, 1));
   CHECK(earliest(splits) == "0:9");
   add(splits, chunk("a", 1, 2, "x"), at(10, 1));  // "a" completes
-  CHECK(earliest(splits) == "1:2");
+  // "c" waits from 1:2, but a resume there would read a's last chunk (1:10) without its first
+  // (0:9): the point stays before both.
+  CHECK(earliest(splits) == "0:9");
   add(splits, chunk("c", 1, 2, "x"), at(11, 1));
-  CHECK(earliest(splits) == "1:7");
+  CHECK(earliest(splits) == "0:9");  // "b" from 1:7 cuts "c" (1:2, 1:11), which cuts "a"
   add(splits, chunk("b", 1, 2, "x"), at(12, 1));
   CHECK(earliest(splits) == "none");
+}
+
+TEST_CASE("a message completed while another waits is not cut by the resume point") {
+  // The header's example: 2 M chunk 0, 3 N chunk 0, 6 M chunk 1; N waits.
+  SplitAssembler splits;
+  add(splits, chunk("M", 0, 2, "x"), at(2));
+  add(splits, chunk("N", 0, 2, "x"), at(3));
+  CHECK(add(splits, chunk("M", 1, 2, "x"), at(6)).has_value());
+  CHECK(earliest(splits) == "0:2");
+  // A message wholly after the point is read again whole, and one wholly before it not at all:
+  // neither moves it.
+  add(splits, chunk("P", 0, 2, "x"), at(8));
+  CHECK(add(splits, chunk("P", 1, 2, "x"), at(9)).has_value());
+  CHECK(earliest(splits) == "0:2");
+  CHECK(add(splits, chunk("N", 1, 2, "x"), at(10)).has_value());
+  CHECK(earliest(splits) == "none");
+  // Nothing waits: what completed meanwhile is forgotten, and holds nothing later.
+  add(splits, chunk("Q", 0, 2, "x"), at(12));
+  CHECK(earliest(splits) == "0:12");
+
+  // By Kafka offset: records below a partition's offset are passed over by a resume, so a
+  // message with a chunk on each side pulls the offset back, in every partition it has records in.
+  const auto with_kafka = [](std::uint64_t record, std::int32_t partition, std::int64_t offset) {
+    SourcePosition pos = at(record);
+    pos.kafka = SourcePosition::Kafka{"T", partition, offset};
+    return pos;
+  };
+  SplitAssembler kafka;
+  add(kafka, chunk("M", 0, 2, "x"), with_kafka(0, 0, 10));
+  add(kafka, chunk("M2", 0, 2, "x"), with_kafka(1, 1, 40));
+  add(kafka, chunk("N", 0, 2, "x"), with_kafka(2, 0, 15));
+  CHECK(add(kafka, chunk("M", 1, 2, "x"), with_kafka(3, 0, 20)).has_value());
+  CHECK(add(kafka, chunk("M2", 1, 2, "x"), with_kafka(4, 0, 21)).has_value());
+  const auto offsets = kafka.pending_kafka_offsets();
+  REQUIRE(offsets.size() == 2);
+  CHECK(offsets.at({"T", 0}) == 10);  // M's first chunk
+  CHECK(offsets.at({"T", 1}) == 40);  // M2's first chunk, in a partition N has nothing in
+  CHECK(earliest(kafka) == "0:0");
 }
 
 TEST_SUITE_END();
