@@ -352,6 +352,7 @@ struct Reader::Impl {
   Sha256Stream records_digest_;
   Sha256Stream records_digest_before_last_;
   std::map<std::pair<std::uint32_t, std::uint64_t>, std::string> held_digests_;
+  std::size_t prune_held_digests_at_ = 1024;
   void digest_record();
   std::string current_records_digest() const;
   // Once the records before the resume point were framed (or the source ended before): whether
@@ -830,12 +831,17 @@ bool Reader::Impl::next(Event& out) {
       if (!event) {
         // Perhaps held for a split message: the resume point may pull back to it.
         if (digest_records_) {
-          if (const auto earliest = splits_.earliest_pending()) {
+          held_digests_.emplace(std::pair{pos.source_index, pos.record},
+                                mark_digest(records_digest_before_last_));
+          // Those before every point a resume could pull back to go, now and then: finding that
+          // point looks at every message completed while others waited.
+          if (held_digests_.size() >= prune_held_digests_at_) {
+            const auto earliest = splits_.earliest_pending();
             held_digests_.erase(
                 held_digests_.begin(),
-                held_digests_.lower_bound({earliest->source_index, earliest->record}));
-            held_digests_.emplace(std::pair{pos.source_index, pos.record},
-                                  mark_digest(records_digest_before_last_));
+                earliest ? held_digests_.lower_bound({earliest->source_index, earliest->record})
+                         : held_digests_.end());
+            prune_held_digests_at_ = std::max<std::size_t>(1024, 2 * held_digests_.size());
           }
         }
         continue;

@@ -114,13 +114,20 @@ std::optional<AssembledMessage> SplitAssembler::add(SplitChunk chunk, const Sour
   pending_.erase(it);
   if (pending_.empty()) {
     completed_while_waiting_.clear();
+    positions_while_waiting_ = 0;
   } else {
-    std::vector<SourcePosition>& span = completed_while_waiting_.emplace_back();
-    span.reserve(whole.records.size() + 1);
-    for (const HeldRecord& r : whole.records) span.push_back(r.pos);
-    span.push_back(pos);
-    if (completed_while_waiting_.size() > kCompletionsRemembered)
+    Completed& done = completed_while_waiting_.emplace_back();
+    done.records.reserve(whole.records.size() + 1);
+    for (const HeldRecord& r : whole.records) done.records.push_back(r.pos);
+    done.records.push_back(pos);
+    done.kafka = std::any_of(done.records.begin(), done.records.end(),
+                             [](const SourcePosition& p) { return p.kafka.has_value(); });
+    positions_while_waiting_ += done.records.size();
+    while (completed_while_waiting_.size() > kCompletionsRemembered ||
+           positions_while_waiting_ > kPositionsRemembered) {
+      positions_while_waiting_ -= completed_while_waiting_.front().records.size();
       completed_while_waiting_.pop_front();
+    }
   }
   return whole;
 }
@@ -147,10 +154,18 @@ SplitAssembler::Hold SplitAssembler::hold(
     return at != out.kafka_offsets.end() && pos.kafka->offset >= at->second;
   };
   // Each pass takes in at least one message cut by the point, which it never cuts again (the
-  // point only moves back): at most one pass per message.
+  // point only moves back): at most one pass per message. Newest first, one pass is enough by
+  // record (a message pulled in only cuts those that completed before it); offsets in other
+  // partitions may need another.
   for (bool moved = true; moved;) {
     moved = false;
-    for (const std::vector<SourcePosition>& span : completed_while_waiting_) {
+    for (auto it = completed_while_waiting_.rbegin(); it != completed_while_waiting_.rend(); ++it) {
+      const std::vector<SourcePosition>& span = it->records;
+      // Completed at a record before the point: none of its records is read again, nor of those
+      // that completed before it.
+      if (read_before(span.back(), *out.earliest)) break;
+      // Its first record at or after the point, and none passed over by offset: read again whole.
+      if (!it->kafka && !read_before(span.front(), *out.earliest)) continue;
       const auto again = std::count_if(span.begin(), span.end(), read_again);
       if (again == 0 || static_cast<std::size_t>(again) == span.size()) continue;
       for (const SourcePosition& pos : span) read_again_from(pos);
@@ -183,6 +198,7 @@ std::vector<IncompleteRecord> SplitAssembler::take_incomplete() {
   });
   pending_.clear();
   completed_while_waiting_.clear();
+  positions_while_waiting_ = 0;
   held_kafka_.clear();
   bytes_ = 0;
   return out;

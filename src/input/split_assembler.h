@@ -143,8 +143,10 @@ class SplitAssembler {
   std::size_t bytes_held() const { return bytes_; }
 
   // How many completed msgIds are remembered for IncompleteRecord::completed_earlier_at, and
-  // how many messages completed while others waited, for hold().
+  // how many messages completed while others waited, for hold(), with at most
+  // kPositionsRemembered records in all (each hold() looks at each of them; the oldest go first).
   static constexpr std::size_t kCompletionsRemembered = 4096;
+  static constexpr std::size_t kPositionsRemembered = 65536;
 
  private:
   struct Pending {
@@ -165,7 +167,12 @@ class SplitAssembler {
   std::deque<std::map<std::string, std::string, std::less<>>::iterator> completion_order_;
   // The positions of the records of each message completed while another waited, oldest first;
   // emptied whenever none waits (a resume point is then past all of them, and stays so).
-  std::deque<std::vector<SourcePosition>> completed_while_waiting_;
+  struct Completed {
+    std::vector<SourcePosition> records;  // in input order: the last completed it
+    bool kafka = false;                   // some have Kafka coordinates
+  };
+  std::deque<Completed> completed_while_waiting_;
+  std::size_t positions_while_waiting_ = 0;  // in completed_while_waiting_
 };
 
 }  // namespace atlas2kudu
