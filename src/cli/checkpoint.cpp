@@ -273,6 +273,10 @@ Checkpoint load_checkpoint(const std::string& path) {
       throw refuse(fmt::format("not an atlas2kudu checkpoint ({}, {} or {} expected)", kFormat,
                                kFormatV2, kFormatV1));
     }
+    // A second document after it (a file appended to, or two joined) is no checkpoint this
+    // release wrote: which of the two would be meant?
+    if (const char* more = nullptr; doc.current_location().get(more) == simdjson::SUCCESS)
+      throw refuse("malformed checkpoint: more after its JSON object");
     require(windows_seen, "the document", "windows_applied");
     require(events_seen, "the document", "events_applied");
     require(sources_seen, "the document", "sources");

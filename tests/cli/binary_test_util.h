@@ -132,6 +132,10 @@ class Background {
     pid_ = fork();
     REQUIRE(pid_ >= 0);
     if (pid_ == 0) {
+      // As cron or a terminal starts a command: a test run started with `&` by a shell without
+      // job control has SIGINT and SIGQUIT ignored, which a shell script cannot trap then.
+      ::signal(SIGINT, SIG_DFL);
+      ::signal(SIGQUIT, SIG_DFL);
       ::execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
       ::_exit(127);
     }

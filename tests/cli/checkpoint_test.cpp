@@ -783,6 +783,12 @@ TEST_CASE("checkpoint files round-trip and are replaced atomically") {
            {R"({"format":"atlas2kudu-checkpoint/3","windows_applied":2,"events_applied":9,)"
             R"("kafka":[]})",
             R"(malformed checkpoint at the document: "sources" missing)"},
+           // Two documents (one appended to the file): which is meant?
+           {R"({"format":"atlas2kudu-checkpoint/3","windows_applied":2,"events_applied":9,)"
+            R"("sources":[],"kafka":[]})"
+            "\n"
+            R"({"format":"atlas2kudu-checkpoint/3","windows_applied":3})",
+            "malformed checkpoint: more after its JSON object"},
        }) {
     CAPTURE(bad.text);
     {
