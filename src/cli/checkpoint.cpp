@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <signal.h>
 #include <simdjson.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -353,6 +354,19 @@ CheckpointLock::CheckpointLock(const std::string& checkpoint_path) {
     while (!owner.empty() && (owner.back() == '\n' || owner.back() == ' ')) owner.pop_back();
     if (err != EWOULDBLOCK) {
       throw Error(ErrorCategory::kIo, fmt::format("{}: cannot lock: {}", path, std::strerror(err)));
+    }
+    // The pid an earlier run left in the file, when another process holds the lock (flock(1)
+    // around a cron job): not named as the holder.
+    int owner_pid = 0;
+    const bool stale =
+        std::from_chars(owner.data(), owner.data() + owner.size(), owner_pid).ec == std::errc() &&
+        owner_pid > 0 && ::kill(owner_pid, 0) != 0 && errno == ESRCH;
+    if (stale) {
+      throw Error(ErrorCategory::kLocked,
+                  fmt::format("{}: another process holds its lock {} (not the atlas2kudu run "
+                              "whose pid the file names, {}, which has ended: flock(1) on the "
+                              "lock file?); nothing was done. Run again once it has let go.",
+                              checkpoint_path, path, owner));
     }
     throw Error(ErrorCategory::kLocked,
                 fmt::format("{}: another atlas2kudu run{} is applying with this checkpoint (it "

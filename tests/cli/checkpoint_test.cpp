@@ -2,7 +2,9 @@
 #include "cli/checkpoint.h"
 
 #include <doctest/doctest.h>
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -1376,6 +1378,27 @@ TEST_CASE("one run at a time: a second lock on the checkpoint fails at once, nam
       CHECK(std::string(e.what()).find("pid " + std::to_string(::getpid())) != std::string::npos);
       CHECK(std::string(e.what()).find(path + ".lock") != std::string::npos);
     }
+  }
+  {
+    // Held by another process than the run the file names (flock(1) around a cron job): the
+    // pid an ended run left there is not named as the holder.
+    const int fd = ::open((path + ".lock").c_str(), O_RDWR);
+    REQUIRE(fd >= 0);
+    REQUIRE(::flock(fd, LOCK_EX) == 0);
+    REQUIRE(::ftruncate(fd, 0) == 0);
+    REQUIRE(::pwrite(fd, "2147483647\n", 11, 0) == 11);  // above any pid_max: not running
+    try {
+      CheckpointLock second(path);
+      FAIL("expected Error(kLocked)");
+    } catch (const Error& e) {
+      CHECK(e.category() == ErrorCategory::kLocked);
+      CHECK(std::string(e.what()) ==
+            path + ": another process holds its lock " + path +
+                ".lock (not the atlas2kudu run whose pid the file names, 2147483647, which has "
+                "ended: flock(1) on the lock file?); nothing was done. Run again once it has let "
+                "go.");
+    }
+    ::close(fd);
   }
   CheckpointLock again(path);  // released with the first
   // The lock file is never followed through a symbolic link.
