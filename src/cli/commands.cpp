@@ -517,6 +517,13 @@ int check_run(InputOptions& in) {
       reader.stats().records > 0) {
     try {
       OutputFile out("-");
+      // A report of the part read, said so: its counts look like the whole input's otherwise.
+      if (!outcome.completed) {
+        out.write(
+            "stopped before the end of the input (see standard error): the counts are of "
+            "the records read until then\n",
+            "the report");
+      }
       out.write(read_summary(reader.stats()), "the report");
       out.commit();
     } catch (const Error& e) {

@@ -154,12 +154,17 @@ TEST_CASE("check stops at the first bad record with exit 2 and its position") {
         std::string::npos);
   CHECK(r.err.find("stopped at the first malformed record") != std::string::npos);
   CHECK(r.err.find("not json") == std::string::npos);  // stopped before line 3
+  // The report is of the part read, and says so.
+  CHECK(
+      r.out.starts_with("stopped before the end of the input (see standard error): the counts "
+                        "are of the records read until then\nrecords read                 2\n"));
 
   // With --max-rejects the run goes on, writes the reject file and the stats JSON.
   const std::string rejects = tmp_path(".rejects");
   const std::string stats = tmp_path(".json");
   r = run("check --max-rejects 5 --reject-file " + rejects + " --stats " + stats + " " + bad);
   CHECK(r.status == 0);
+  CHECK(r.out.starts_with("records read"));
   CHECK(count(r.out, "events accepted") == 2);
   CHECK(count(r.out, "hook-topic") == 1);
   CHECK(count(r.out, "not-json") == 1);
