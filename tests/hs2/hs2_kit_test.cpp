@@ -168,4 +168,16 @@ TEST_CASE("hs2 kit: the standalone hs2_test_server binary serves SASL and logs s
   CHECK(lines[1] == upsert(kG2, "b"));
 }
 
+TEST_CASE("hs2 kit: a script's comment lines after its last statement end no statement") {
+  // compile's output seeded as it is (--seed-sql): an empty phase's comment ends it.
+  KitHandler kit;
+  const std::string upsert =
+      "UPSERT INTO `atlas`.`entity_flat` (`guid`, `state`) VALUES ('" + kG1 + "', 'ACTIVE');\n";
+  CHECK_FALSE(kit.execute(upsert + "-- window 1 phase 2: upserts (0 statements)\n").error);
+  CHECK_FALSE(kit.execute(upsert + "  -- a\n\n-- b").error);
+  // An HS2 statement has no ';', and nothing but a comment is no statement.
+  CHECK_FALSE(kit.execute(upsert.substr(0, upsert.size() - 2)).error);
+  CHECK(kit.execute("-- nothing\n").error);
+}
+
 TEST_SUITE_END();

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <optional>
+#include <string_view>
 
 #include "compile/ddl.h"
 #include "kit_select.h"
@@ -29,6 +30,23 @@ std::optional<std::string> refusal_reason(const KitRefusals& r, const std::strin
     return fmt::format("invalid value for column '{}': contains '{}'", column, r.refused_value);
   }
   return std::nullopt;
+}
+
+// Whether the last statement of `sql` lacks its ';': an HS2 statement (Impala takes one without),
+// not a script (--seed-sql of compile's output), whose comment lines after its last ';' (an
+// empty phase's "-- window 1 phase 2: upserts (0 statements)") end no statement. Text with no
+// statement at all lacks one too, so that it fails as Impala fails an empty statement.
+bool lacks_terminator(std::string_view sql) {
+  for (;;) {
+    const std::size_t last = sql.find_last_not_of(" \t\r\n");
+    if (last == std::string_view::npos) return true;
+    sql = sql.substr(0, last + 1);
+    const std::size_t line_end = sql.rfind('\n');
+    const std::size_t line_start = line_end == std::string_view::npos ? 0 : line_end + 1;
+    const std::size_t first = sql.find_first_not_of(" \t", line_start);
+    if (!sql.substr(first).starts_with("--")) return sql.back() != ';';
+    sql = sql.substr(0, line_start);
+  }
 }
 
 }  // namespace
@@ -66,8 +84,7 @@ StatementOutcome KitHandler::execute(const std::string& sql) {
     options.check_phase_conflicts = false;
     // HS2 statements carry no terminator (Impala accepts one optional ';'); scripts need it.
     std::string script = sql;
-    auto last = script.find_last_not_of(" \t\r\n");
-    if (last == std::string::npos || script[last] != ';') script += ";";
+    if (lacks_terminator(script)) script += ";";
     // Parsed outside the lock (it reads only the schemas, kudu_store.h): the sessions' statements
     // are parsed in parallel, as Impala's planners do, and only the writes take turns.
     const std::vector<testkit::ParsedStatement> parsed =
