@@ -704,8 +704,10 @@ struct CompiledWindow {
 // How every message names a statement of a window's "delete" or "upsert" phase (position 1-based):
 //   "window 2 (events 4-6; in.json:4 .. in.json:6), upsert phase, statement 3 of 5 (table
 //   entity_flat)"
+// `before`: the statement a stop came before, nothing of it sent ("..., upsert phase, before
+// statement 3 of 5 ..."): the window's earlier statements may have run.
 std::string statement_name(const CompiledWindow& window, std::string_view phase,
-                           std::size_t position, const Statement& statement);
+                           std::size_t position, const Statement& statement, bool before = false);
 
 // Steps 1-3, then plans the window into statements (compile/plan.h).
 CompiledWindow compile_window(Compiler& compiler, PriorState& prior, std::span<const Event> window);

@@ -301,11 +301,11 @@ std::string window_name(std::uint64_t index, std::uint64_t first_event, std::uin
 }
 
 std::string statement_name(const CompiledWindow& window, std::string_view phase,
-                           std::size_t position, const Statement& statement) {
+                           std::size_t position, const Statement& statement, bool before) {
   const std::size_t count = phase == "delete" ? window.deletes.size() : window.upserts.size();
-  return fmt::format("{}, {} phase, statement {} of {} (table {})",
+  return fmt::format("{}, {} phase, {}statement {} of {} (table {})",
                      window_name(window.index, window.first_event, window.last_event, window.span),
-                     phase, position, count, statement.table);
+                     phase, before ? "before " : "", position, count, statement.table);
 }
 
 void Compiler::continue_numbering(std::uint64_t windows, std::uint64_t events) {

@@ -253,8 +253,8 @@ void Hs2Executor::run_part(SqlSession& session, Phase& phase, std::size_t index,
   const CompiledWindow& window = phase.window;
   const ObservedStatement observed(
       observer_, {window.index, phase.name, position, phase.statements.size(), statement.table});
-  const auto where = [&] {
-    std::string name = statement_name(window, phase.name, position, statement);
+  const auto where = [&](bool before = false) {
+    std::string name = statement_name(window, phase.name, position, statement, before);
     if (is_part) name += fmt::format(", rows {}-{} of {}", first + 1, last, whole.rows);
     return name;
   };
@@ -283,7 +283,7 @@ void Hs2Executor::run_part(SqlSession& session, Phase& phase, std::size_t index,
       ++stats_.statements_cut_short;
     }
     // Which statement the stop cut short, or which one it came before (nothing of it was sent).
-    e.add_context(e.statement_may_have_run() ? where() + ": " : "before " + where() + ": ");
+    e.add_context(where(!e.statement_may_have_run()) + ": ");
     throw;
   }
   const bool deleting = std::string_view(phase.name) == "delete";

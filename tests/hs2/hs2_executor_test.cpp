@@ -314,7 +314,7 @@ TEST_CASE("hs2 executor: a stop between two statements names the next one, which
   CHECK(e.category() == ErrorCategory::kTerminated);
   CHECK_FALSE(e.statement_may_have_run());
   CHECK(std::string(e.what()) ==
-        "before window 1 (events 1-10), upsert phase, statement 4 of 10 (table entity_flat): "
+        "window 1 (events 1-10), upsert phase, before statement 4 of 10 (table entity_flat): "
         "stopped by SIGTERM");
   CHECK(handler->statements().size() == 3);
   CHECK(ex.stats().statements == 3);
