@@ -123,8 +123,7 @@ std::optional<AssembledMessage> SplitAssembler::add(SplitChunk chunk, const Sour
     done.kafka = std::any_of(done.records.begin(), done.records.end(),
                              [](const SourcePosition& p) { return p.kafka.has_value(); });
     positions_while_waiting_ += done.records.size();
-    while (completed_while_waiting_.size() > kCompletionsRemembered ||
-           positions_while_waiting_ > kPositionsRemembered) {
+    while (positions_while_waiting_ > kPositionsRemembered) {
       positions_while_waiting_ -= completed_while_waiting_.front().records.size();
       completed_while_waiting_.pop_front();
     }

@@ -142,11 +142,14 @@ class SplitAssembler {
   // Bytes held now (chunk texts and records), for tests and limits.
   std::size_t bytes_held() const { return bytes_; }
 
-  // How many completed msgIds are remembered for IncompleteRecord::completed_earlier_at, and
-  // how many messages completed while others waited, for hold(), with at most
-  // kPositionsRemembered records in all (each hold() looks at each of them; the oldest go first).
+  // How many completed msgIds are remembered for IncompleteRecord::completed_earlier_at.
   static constexpr std::size_t kCompletionsRemembered = 4096;
-  static constexpr std::size_t kPositionsRemembered = 65536;
+  // How many records of messages completed while others waited are remembered for hold(), the
+  // oldest completed going first: as many as a resume waits for a message
+  // (kDefaultSplitWaitRecords), so that every message completed within that wait, with all its
+  // records in it, is remembered whatever others completed meanwhile (some 100 bytes each: about
+  // 10 MB at most, reached only by 100,000 chunks completing while one message waits).
+  static constexpr std::size_t kPositionsRemembered = kDefaultSplitWaitRecords;
 
  private:
   struct Pending {
