@@ -4,7 +4,6 @@
 #include <fmt/ranges.h>
 #include <sched.h>
 #include <sys/resource.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -37,6 +36,7 @@
 #include "hs2/executor.h"
 #include "hs2/prior_state.h"
 #include "hs2/session.h"
+#include "input/byte_source.h"
 #include "util/atomic_file.h"
 #include "util/diagnostic.h"
 #include "util/digest.h"
@@ -653,12 +653,12 @@ int compile_run(CompileCommand& c) {
 
 // apply --checkpoint: standard input and pipes have no identity, so a later run reads them again
 // in full. Last, that replays what was applied last (harmless); before another input, a rerun
-// would apply them after that input a second time, taking its rows back to older states.
+// would apply them after that input a second time, taking its rows back to older states. (Every
+// input opened before this is called: before_reading.)
 void refuse_unrecognisable_before_others(const std::vector<std::string>& files) {
   for (std::size_t i = 0; i + 1 < files.size(); ++i) {
-    struct stat st {};
+    if (names_a_regular_file(files[i])) continue;
     const bool is_stdin = files[i] == "-";
-    if (!is_stdin && (::stat(files[i].c_str(), &st) != 0 || S_ISREG(st.st_mode))) continue;
     throw Error(ErrorCategory::kUsage,
                 fmt::format("--checkpoint: {} comes before {}: a later run cannot tell how much "
                             "of it was applied and reads it again in full, which would apply it "

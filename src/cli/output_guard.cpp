@@ -189,7 +189,7 @@ std::vector<std::pair<const std::string*, FileIdentity>> input_identities(
 void refuse_repeated_inputs(const std::vector<std::string>& inputs,
                             const std::vector<std::pair<const std::string*, FileIdentity>>& ids) {
   if (std::count(inputs.begin(), inputs.end(), "-") > 1)
-    throw_read_twice("- (standard input) is given twice");
+    throw_read_twice(kStandardInput + " is given twice");
   std::map<std::pair<dev_t, ino_t>, const std::string*> seen;
   for (const auto& [input, id] : ids) {
     const auto [first, inserted] = seen.try_emplace({id.device, id.inode}, input);

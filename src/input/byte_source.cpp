@@ -329,6 +329,11 @@ class MemoryByteSource final : public ByteSource {
 
 }  // namespace
 
+bool names_a_regular_file(const std::string& path) {
+  struct stat st {};
+  return path != "-" && ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
 std::unique_ptr<ByteSource> open_byte_source(const std::string& path) {
   const bool is_stdin = path == "-";
   // A FIFO is opened without waiting for its writer (open(2) would block until one comes, deaf to

@@ -48,6 +48,11 @@ class SourceError : public Error {
 // Opens `path` ("-" = stdin). Throws SourceError(cannot_open=true) if it cannot be opened.
 std::unique_ptr<ByteSource> open_byte_source(const std::string& path);
 
+// Whether `path` names a regular file, which a later run can recognise and read again as it was
+// (its source has an identity): not standard input ("-"), a pipe, a device, or a path that does
+// not resolve.
+bool names_a_regular_file(const std::string& path);
+
 // An in-memory source for tests; hands out at most `max_read` bytes per read() to exercise
 // records that straddle buffer refills.
 std::unique_ptr<ByteSource> memory_byte_source(std::string name, std::string data,

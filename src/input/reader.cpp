@@ -440,10 +440,7 @@ bool Reader::Impl::remaining_inputs_can_wait() const {
       if (opened_[i]->identity().empty()) return false;
       continue;
     }
-    struct stat st {};
-    if (paths_[i] == "-" || ::stat(paths_[i].c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
-      return false;
-    }
+    if (!names_a_regular_file(paths_[i])) return false;
   }
   return true;
 }
